@@ -1,0 +1,25 @@
+import type { Context } from '@temporalio/activity';
+
+/**
+ * Keeps an activity heartbeating: once a second (so cancellation and a lost worker are noticed) and on progress, at
+ * most four times a second, with the latest details. `stop()` must be called when the activity settles.
+ */
+export function startHeartbeat(ctx: Context, initial?: unknown): { update(details: unknown): void; stop(): void } {
+  let latest = initial;
+  let lastSent = 0;
+  const send = () => {
+    lastSent = performance.now();
+    ctx.heartbeat(latest);
+  };
+  send();
+  const timer = setInterval(send, 1000);
+  return {
+    update(details) {
+      latest = details;
+      if (performance.now() - lastSent >= 250) send();
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}

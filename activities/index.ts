@@ -1,0 +1,37 @@
+/**
+ * `createActivities({ tools, models, hooks, transcript })` → Keel's activity functions. Dependencies come in, so tests
+ * pass fakes instead of mocking globals.
+ */
+import type { AgentHooks } from './hooks.js';
+import { createCallModel } from './model/call-model.js';
+import type { ModelRegistry } from './model/provider.js';
+import { createStartRun } from './start-run.js';
+import type { ToolDefinition } from './tools/define-tool.js';
+import { createToolActivities } from './tools/tool-activities.js';
+import { TranscriptCache, type TranscriptSource } from './transcript.js';
+
+export interface KeelActivityDeps {
+  tools?: ToolDefinition[];
+  models?: ModelRegistry;
+  hooks?: AgentHooks;
+  /** Where activities read transcripts (normally the workflow's `messages` query). */
+  transcript: TranscriptSource;
+}
+
+export function createActivities(deps: KeelActivityDeps) {
+  const tools = new Map<string, ToolDefinition>();
+  for (const t of deps.tools ?? []) {
+    if (tools.has(t.name)) throw new Error(`Two tools are named "${t.name}"; tool names must be unique on a worker.`);
+    tools.set(t.name, t);
+  }
+  const models = deps.models ?? {};
+  const hooks = deps.hooks ?? {};
+  const transcript = new TranscriptCache(deps.transcript);
+  return {
+    startRun: createStartRun({ tools, models }),
+    callModel: createCallModel({ models, tools, hooks, transcript }),
+    ...createToolActivities({ tools, hooks, transcript }),
+  };
+}
+
+export type KeelActivities = ReturnType<typeof createActivities>;

@@ -1,0 +1,130 @@
+/**
+ * The scripted model (keel.md §6): replies from rules or from an ordered list, deterministically from the transcript,
+ * so a retried model activity gets the same answer. The demo model and the test model.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { emptyUsage, messageText, type AssistantMessage, type Message, type StopReason, type Usage } from '../../common/messages.js';
+import type { ModelProvider, ModelRequest } from './provider.js';
+
+export interface ScriptedToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Default `call_<n>_<k>`: n = assistant messages so far + 1, k = position. */
+  id?: string;
+}
+
+export interface ScriptedReply {
+  text?: string;
+  thinking?: string;
+  toolCalls?: ScriptedToolCall[];
+  /** One tool call (the seed documents' rule shape). */
+  toolCall?: ScriptedToolCall;
+  /** Default `toolUse` when there are tool calls, else `stop`. */
+  stopReason?: StopReason;
+  errorMessage?: string;
+  /** Fail the model call instead of replying (Temporal retries it unless `retryable: false`). */
+  fail?: { message: string; type?: string; retryable?: boolean };
+  /** Stream the text in chunks this many ms apart (abort-aware). */
+  chunkDelayMs?: number;
+  usage?: Partial<Usage>;
+}
+
+export interface ScriptedRule extends ScriptedReply {
+  /** Substring of the last message's match key; a rule without `match` matches anything (keep it last). */
+  match?: string;
+}
+
+/** `rules`: first rule whose `match` is in the last message's key. `replies`: the n-th reply for the n-th model call of the transcript. */
+export type Script = { rules: ScriptedRule[] } | { replies: ScriptedReply[] };
+
+/** The key rules match against: the last message's text, or `toolResult:<toolName> <text>` for a tool result. */
+export function matchKey(messages: Message[]): string {
+  const last = messages[messages.length - 1];
+  if (!last) return '';
+  return last.role === 'toolResult' ? `toolResult:${last.toolName} ${messageText(last)}` : messageText(last);
+}
+
+/**
+ * A provider for `scripted/<name>`: `<name>` is a key of `scripts`, or a path to a JSON file holding a `Script`
+ * (relative to `baseDir`, default the worker's cwd).
+ */
+export function scriptedModel(scripts: Record<string, Script> = {}, opts: { baseDir?: string } = {}): ModelProvider {
+  const load = (name: string): Script | undefined => {
+    if (scripts[name]) return scripts[name];
+    if (!name.endsWith('.json')) return undefined;
+    const path = resolve(opts.baseDir ?? process.cwd(), name);
+    return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Script) : undefined;
+  };
+  return {
+    checkModel(modelId) {
+      if (load(modelId)) return undefined;
+      const known = Object.keys(scripts);
+      return `Unknown scripted model "scripted/${modelId}". Known: ${known.length ? known.map((k) => `scripted/${k}`).join(', ') : '(none)'}, or scripted/<path to rules .json>.`;
+    },
+    async stream(request, signal, onPartial) {
+      const script = load(request.modelId);
+      if (!script) throw ApplicationFailure.nonRetryable(`Unknown scripted model "scripted/${request.modelId}"`, 'ModelError.NotFound');
+      const reply = pick(script, request);
+      if (!reply) {
+        throw ApplicationFailure.nonRetryable(`Scripted model "${request.modelId}" has no reply for: ${JSON.stringify(matchKey(request.messages))}`, 'ModelError.Scripted');
+      }
+      if (reply.fail) throw ApplicationFailure.create({ message: reply.fail.message, type: reply.fail.type ?? 'ModelError.Scripted', nonRetryable: reply.fail.retryable === false });
+      return streamReply(reply, request, signal, onPartial);
+    },
+  };
+}
+
+function pick(script: Script, request: ModelRequest): ScriptedReply | undefined {
+  if ('replies' in script) return script.replies[request.messages.filter((m) => m.role === 'assistant').length];
+  const key = matchKey(request.messages);
+  return script.rules.find((r) => r.match === undefined || key.includes(r.match));
+}
+
+async function streamReply(reply: ScriptedReply, request: ModelRequest, signal: AbortSignal, onPartial: (m: AssistantMessage) => void): Promise<AssistantMessage> {
+  const n = request.messages.filter((m) => m.role === 'assistant').length + 1;
+  const calls = reply.toolCalls ?? (reply.toolCall ? [reply.toolCall] : []);
+  const message: AssistantMessage = {
+    role: 'assistant',
+    content: [],
+    api: 'scripted',
+    provider: 'scripted',
+    model: request.modelId,
+    usage: { ...emptyUsage(), ...reply.usage },
+    stopReason: reply.stopReason ?? (calls.length > 0 ? 'toolUse' : 'stop'),
+    ...(reply.errorMessage ? { errorMessage: reply.errorMessage } : {}),
+    timestamp: Date.now(),
+  };
+  if (reply.thinking !== undefined) message.content.push({ type: 'thinking', thinking: reply.thinking });
+  if (reply.text !== undefined) {
+    const block = { type: 'text' as const, text: '' };
+    message.content.push(block);
+    for (const chunk of chunks(reply.text)) {
+      if (reply.chunkDelayMs) await delay(reply.chunkDelayMs, signal);
+      if (signal.aborted) return { ...message, stopReason: 'aborted', errorMessage: 'Operation aborted' };
+      block.text += chunk;
+      onPartial(structuredClone(message));
+    }
+  }
+  calls.forEach((c, k) => message.content.push({ type: 'toolCall', id: c.id ?? `call_${n}_${k + 1}`, name: c.name, arguments: c.arguments }));
+  return message;
+}
+
+function chunks(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += 8) out.push(text.slice(i, i + 8));
+  return out.length ? out : [''];
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

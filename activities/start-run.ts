@@ -1,0 +1,40 @@
+import { agentRunInputErrors } from '../common/validate-input.js';
+import type { StartRunInput, StartRunResult } from '../common/wire.js';
+import { providerFor } from './model/call-model.js';
+import type { ModelRegistry } from './model/provider.js';
+import type { ToolDefinition } from './tools/define-tool.js';
+
+/**
+ * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
+ * returns what the workflow needs to schedule the enabled tools. Every problem is reported, one line per field.
+ */
+export function createStartRun(deps: { tools: Map<string, ToolDefinition>; models: ModelRegistry }) {
+  return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
+    const errors = agentRunInputErrors(input);
+    if (!input || typeof input !== 'object') return { errors, tools: [] };
+    const names = Array.isArray(input.tools) ? input.tools.filter((n): n is string => typeof n === 'string') : [];
+    const unknown = names.filter((n) => !deps.tools.has(n));
+    if (unknown.length > 0) {
+      const known = [...deps.tools.keys()];
+      errors.push(`tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`);
+    }
+    if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
+      const { provider, prefix, modelId } = providerFor(deps.models, input.model);
+      const problem = provider ? provider.checkModel?.(modelId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
+      if (problem) errors.push(`model: ${problem}`);
+    }
+    const tools = names
+      .filter((n) => deps.tools.has(n))
+      .map((n) => {
+        const t = deps.tools.get(n)!;
+        return {
+          name: t.name,
+          executionMode: t.executionMode ?? 'parallel',
+          idempotent: t.idempotent === true,
+          ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
+          ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
+        };
+      });
+    return { errors, tools };
+  };
+}

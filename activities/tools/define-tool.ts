@@ -1,0 +1,84 @@
+import type { Duration } from '@temporalio/common';
+import type { ImageContent, TextContent, Usage } from '../../common/messages.js';
+
+/** What a tool's `execute` returns (Pi's `AgentToolResult`). Plain JSON: it crosses the activity boundary. */
+export interface AgentToolResult<TDetails = unknown> {
+  content?: (TextContent | ImageContent)[];
+  details?: TDetails;
+  usage?: Usage;
+  addedToolNames?: string[];
+  /** Ask the loop not to call the model again after this batch (Pi's terminate rule: every result must ask). */
+  terminate?: boolean;
+}
+
+/** Progress callback. Each call becomes a `tool_execution_update` delivered through activity heartbeats. Calls after the tool settled are ignored. */
+export type ToolUpdateCallback<TDetails = unknown> = (partial: AgentToolResult<TDetails>) => void;
+
+/** Run information given to tools and hooks. Never the whole transcript. */
+export interface ToolContext {
+  workflowId: string;
+  runId: string;
+  /** `<workflowId>/<toolCallId>`: identical on every attempt of this call; use it to make side effects idempotent. */
+  idempotencyKey: string;
+  /** 1 on the first attempt. */
+  attempt: number;
+  /** The run's `metadata` labels. */
+  metadata: Record<string, unknown>;
+}
+
+/** Subset of a Temporal retry policy, for idempotent tools. */
+export interface ToolRetry {
+  maximumAttempts?: number;
+  initialInterval?: Duration;
+  backoffCoefficient?: number;
+  maximumInterval?: Duration;
+}
+
+/** A JSON Schema object (draft 2020-12 / draft-07 subset that ajv understands). */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * A tool the model can call. Registered on the worker (`createAgentWorker({ tools })`) and enabled per run by name.
+ *
+ * Contract (Pi's): `execute` **throws** to report failure; the thrown message becomes an `isError` tool result the model
+ * reads. It never fails the activity. `signal` aborts when the run is interrupted or cancelled (activity cancellation).
+ */
+export interface ToolDefinition<TArgs = any, TDetails = unknown> {
+  name: string;
+  /** Human label for UIs. Defaults to `name`. */
+  label?: string;
+  description: string;
+  parameters: JsonSchema;
+  execute(
+    toolCallId: string,
+    args: TArgs,
+    signal: AbortSignal,
+    onUpdate: ToolUpdateCallback<TDetails>,
+    context: ToolContext,
+  ): Promise<AgentToolResult<TDetails>>;
+  /** Compatibility shim run on the raw arguments before validation; returning a different object replaces them. Must be pure. */
+  prepareArguments?(args: unknown): unknown;
+  /** `sequential` makes the whole batch this call is in run sequentially. Default `parallel`. */
+  executionMode?: 'sequential' | 'parallel';
+  /**
+   * True when running the tool twice with the same arguments is harmless. Only idempotent tools are retried by Temporal after
+   * an infrastructure failure (worker lost, timeout); others run at most once. Default false.
+   */
+  idempotent?: boolean;
+  /** Start-to-close timeout of one execution (Temporal Duration: ms number or '10m'). Default 10 minutes. */
+  timeout?: Duration;
+  /** Retry policy for idempotent tools. */
+  retry?: ToolRetry;
+  /** Short text shown as the activity summary in the Temporal UI, e.g. `read src/app.ts`. Must not throw. */
+  summary?(args: TArgs): string;
+}
+
+/** Identity helper that gives `execute` typed arguments. */
+export function defineTool<TArgs = any, TDetails = unknown>(tool: ToolDefinition<TArgs, TDetails>): ToolDefinition<TArgs, TDetails> {
+  if (!tool || typeof tool.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) {
+    throw new TypeError(`defineTool: name must be 1-64 characters of [A-Za-z0-9_-], got ${JSON.stringify(tool?.name)}`);
+  }
+  if (typeof tool.execute !== 'function') throw new TypeError(`defineTool(${tool.name}): execute must be a function`);
+  if (!tool.parameters || typeof tool.parameters !== 'object') throw new TypeError(`defineTool(${tool.name}): parameters must be a JSON Schema object`);
+  return tool;
+}

@@ -1,0 +1,98 @@
+/**
+ * One tool call through Pi's pipeline (pi-reference.md §0.4 "Preparing one call", "Executing", "Finalising"):
+ * lookup → prepareArguments → validate → beforeToolCall → execute → afterToolCall. Every failure becomes an error
+ * outcome with the exact text; nothing here throws.
+ */
+import { OPERATION_ABORTED, TOOL_BLOCKED, toolNotFound } from '../../common/errors.js';
+import type { AssistantMessage, ToolCall } from '../../common/messages.js';
+import type { ToolOutcome } from '../../common/wire.js';
+import type { AgentHooks } from '../hooks.js';
+import type { AgentToolResult, ToolContext, ToolDefinition, ToolUpdateCallback } from './define-tool.js';
+import { validateToolArguments } from './validate-arguments.js';
+
+export type Preparation = { status: 'immediate'; outcome: ToolOutcome } | { status: 'runnable'; args: unknown };
+
+export interface CallScope {
+  tool: ToolDefinition | undefined;
+  call: ToolCall;
+  assistantMessage: AssistantMessage;
+  context: ToolContext;
+  hooks: AgentHooks;
+  signal: AbortSignal;
+}
+
+export async function prepareCall(s: CallScope): Promise<Preparation> {
+  const { tool, call, hooks, signal } = s;
+  if (!tool) return immediate(toolNotFound(call.name));
+  try {
+    let raw: unknown = call.arguments;
+    if (tool.prepareArguments) raw = tool.prepareArguments(raw);
+    const args = validateToolArguments(tool, { name: call.name, arguments: raw });
+    if (hooks.beforeToolCall) {
+      const verdict = await hooks.beforeToolCall({ assistantMessage: s.assistantMessage, toolCall: call, args, context: s.context }, signal);
+      if (signal.aborted) return immediate(OPERATION_ABORTED);
+      if (verdict?.block) return immediate(verdict.reason || TOOL_BLOCKED, verdict.terminate === true);
+    }
+    if (signal.aborted) return immediate(OPERATION_ABORTED);
+    return { status: 'runnable', args };
+  } catch (err) {
+    return immediate(errorText(err));
+  }
+}
+
+/** Executes a runnable call and finalises it with `afterToolCall`. `onUpdate` calls after the tool settled are ignored. */
+export async function executeCall(s: CallScope & { tool: ToolDefinition }, args: unknown, onUpdate: ToolUpdateCallback): Promise<ToolOutcome> {
+  const { tool, call, hooks, signal } = s;
+  let settled = false;
+  let result: AgentToolResult;
+  let isError = false;
+  try {
+    result = (await tool.execute(call.id, args, signal, (partial) => settled || onUpdate(partial), s.context)) ?? {};
+  } catch (err) {
+    if (signal.aborted) return errorOutcome(OPERATION_ABORTED);
+    result = { content: [{ type: 'text', text: errorText(err) }], details: {} };
+    isError = true;
+  } finally {
+    settled = true;
+  }
+  if (hooks.afterToolCall) {
+    try {
+      const o = await hooks.afterToolCall({ assistantMessage: s.assistantMessage, toolCall: call, args, result, isError, context: s.context }, signal);
+      if (o) {
+        result = {
+          ...result,
+          ...(o.content !== undefined ? { content: o.content } : {}),
+          ...(o.details !== undefined ? { details: o.details } : {}),
+          ...(o.usage !== undefined ? { usage: o.usage } : {}),
+          ...(o.terminate !== undefined ? { terminate: o.terminate } : {}),
+        };
+        if (o.isError !== undefined) isError = o.isError;
+      }
+    } catch (err) {
+      result = { content: [{ type: 'text', text: errorText(err) }], details: {} };
+      isError = true;
+    }
+  }
+  return {
+    content: result.content ?? [],
+    details: result.details,
+    ...(result.usage ? { usage: result.usage } : {}),
+    ...(result.addedToolNames?.length ? { addedToolNames: result.addedToolNames } : {}),
+    ...(result.terminate ? { terminate: true } : {}),
+    isError,
+    timestamp: Date.now(),
+  };
+}
+
+function immediate(text: string, terminate = false): Preparation {
+  return { status: 'immediate', outcome: { ...errorOutcome(text), ...(terminate ? { terminate: true } : {}) } };
+}
+
+export function errorOutcome(text: string): ToolOutcome {
+  return { content: [{ type: 'text', text }], details: {}, isError: true, timestamp: Date.now() };
+}
+
+/** Pi: an Error's message, `String(x)` for anything else thrown. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

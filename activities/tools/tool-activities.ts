@@ -1,0 +1,88 @@
+/** The tool activities. The workflow schedules them; each reads its call from the transcript by reference. */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ToolHeartbeat } from '../../common/events.js';
+import { toolCallsOf, type AssistantMessage } from '../../common/messages.js';
+import type { ExecuteToolCallInput, PreparedCall, PrepareToolCallsInput, RunToolCallResult, ToolCallRef, ToolOutcome } from '../../common/wire.js';
+import type { AgentHooks } from '../hooks.js';
+import { startHeartbeat } from '../heartbeat.js';
+import type { TranscriptCache } from '../transcript.js';
+import type { ToolDefinition } from './define-tool.js';
+import { executeCall, prepareCall, type CallScope } from './run-tool.js';
+
+export interface ToolActivityDeps {
+  tools: Map<string, ToolDefinition>;
+  hooks: AgentHooks;
+  transcript: TranscriptCache;
+}
+
+export function createToolActivities(deps: ToolActivityDeps) {
+  async function scope(ref: { run: ToolCallRef['run']; assistantIndex: number; metadata: Record<string, unknown> }, toolCallId: string): Promise<CallScope> {
+    const ctx = Context.current();
+    const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex)) as AssistantMessage;
+    const call = assistant?.role === 'assistant' ? toolCallsOf(assistant).find((c) => c.id === toolCallId) : undefined;
+    if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${toolCallId} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`, 'KeelInternal');
+    return {
+      tool: deps.tools.get(call.name),
+      call,
+      assistantMessage: assistant,
+      hooks: deps.hooks,
+      signal: ctx.cancellationSignal,
+      context: {
+        workflowId: ref.run.workflowId,
+        runId: ctx.info.workflowExecution?.runId ?? '',
+        idempotencyKey: `${ref.run.workflowId}/${toolCallId}`,
+        attempt: ctx.info.attempt,
+        metadata: ref.metadata,
+      },
+    };
+  }
+
+  async function execute(s: CallScope, args: unknown): Promise<ToolOutcome> {
+    const tool = s.tool!;
+    let updates = 0;
+    const heartbeat = startHeartbeat(Context.current());
+    try {
+      return await executeCall({ ...s, tool }, args, (partialResult) => {
+        updates += 1;
+        heartbeat.update({ kind: 'tool', toolCallId: s.call.id, toolName: s.call.name, args: s.call.arguments, partialResult, updates } satisfies ToolHeartbeat);
+      });
+    } finally {
+      heartbeat.stop();
+    }
+  }
+
+  return {
+    /** Prepares the calls strictly in source order (lookup, prepareArguments, validation, beforeToolCall); stops at an abort. */
+    async prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedCall[]> {
+      const heartbeat = startHeartbeat(Context.current());
+      try {
+        const out: PreparedCall[] = [];
+        for (const { toolCallId } of input.calls) {
+          const s = await scope(input, toolCallId);
+          const p = await prepareCall(s);
+          const unchanged = p.status === 'runnable' && JSON.stringify(p.args) === JSON.stringify(s.call.arguments);
+          out.push(p.status === 'immediate' ? { toolCallId, ...p } : { toolCallId, status: 'runnable', ...(unchanged ? {} : { args: p.args }) });
+          if (s.signal.aborted) break;
+        }
+        return out;
+      } finally {
+        heartbeat.stop();
+      }
+    },
+
+    /** Executes one prepared call and finalises it (afterToolCall). */
+    async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
+      const s = await scope(input, input.toolCallId);
+      return execute(s, input.args === undefined ? s.call.arguments : input.args);
+    },
+
+    /** Prepare, execute and finalise one call in a single activity (sequential batches, single calls). */
+    async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
+      const s = await scope(input, input.toolCallId);
+      const p = await prepareCall(s);
+      if (p.status === 'immediate') return { prepared: 'immediate', outcome: p.outcome };
+      return { prepared: 'executed', outcome: await execute(s, p.args) };
+    },
+  };
+}

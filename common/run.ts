@@ -1,0 +1,189 @@
+import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
+
+export type QueueMode = 'one-at-a-time' | 'all';
+export type ToolExecution = 'parallel' | 'sequential';
+/** Temporal Duration: milliseconds, or a string such as '30s', '1h'. */
+export type DurationInput = number | string;
+
+/** A message sent by `followUp` / `steer`: text, or a user message (timestamp optional). */
+export type IncomingMessage = string | (Omit<UserMessage, 'timestamp'> & { timestamp?: number });
+
+/** The one argument of `agentWorkflow` (keel.md §3). Plain JSON; validated against `AGENT_RUN_INPUT_SCHEMA`. */
+export interface AgentRunInput {
+  /** Text or user messages. Optional when `messages` ends in a user or toolResult message (Pi "continue"). */
+  prompt?: string | IncomingMessage[];
+  /** Default "". */
+  systemPrompt?: string;
+  /** `provider/model-id`, e.g. `anthropic/claude-sonnet-4-5`, `scripted/demo`. */
+  model: string;
+  /** Names of tools registered on the worker. Default: none. */
+  tools?: string[];
+  /** Prior transcript. */
+  messages?: Message[];
+  toolExecution?: ToolExecution;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  /** Turns per agent run before it stops with status `stopped`. Default 100. */
+  maxTurns?: number;
+  /** `task` (default): finish when the agent stops. `session`: then wait for follow-ups until `idleTimeout`. */
+  mode?: 'task' | 'session';
+  /** Session mode: how long to wait for input before completing. Default '1h'. */
+  idleTimeout?: DurationInput;
+  /** Free-form labels, shown in the UI and given to tools and hooks. */
+  metadata?: Record<string, unknown>;
+  /** Per-run model options. Never secrets. */
+  modelOptions?: { maxTokens?: number; temperature?: number; reasoning?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' };
+  /** Temporal retry policy of model calls. Default: 10 attempts, 1 s doubling to 60 s. */
+  modelRetry?: { maximumAttempts?: number; initialInterval?: DurationInput; maximumInterval?: DurationInput; backoffCoefficient?: number };
+  /** Heartbeat timeout of model and tool activities: how fast a lost worker is noticed. Default '30s'. */
+  heartbeatTimeout?: DurationInput;
+  /** Continue-as-new once history passes this many bytes (or when Temporal suggests it). Default 8 MiB. */
+  continueAsNewAfterBytes?: number;
+}
+
+export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
+
+/** What `agentWorkflow` returns (keel.md §3). */
+export interface AgentRunResult {
+  status: RunStatus;
+  /** Text of the last assistant message. */
+  finalText: string;
+  /** This workflow's messages (Pi `agent_end.messages`, across every agent run of a session). */
+  newMessages: Message[];
+  /** Set when `newMessages` was too large for a result payload; read them with the `messages` query. */
+  newMessagesOmitted?: { count: number; fromIndex: number };
+  /** Summed over every model call, including failed attempts. */
+  usage: Usage;
+  turns: number;
+  error?: string;
+}
+
+export type SessionStatus = 'starting' | 'running' | 'waiting' | RunStatus;
+
+/** Answer of the `state` query. */
+export interface AgentRunState {
+  status: SessionStatus;
+  mode: 'task' | 'session';
+  model: string;
+  /** Turns completed in this workflow (all agent runs). */
+  turns: number;
+  /** Agent runs started (a session starts one per follow-up). */
+  runs: number;
+  messageCount: number;
+  queued: { steering: number; followUp: number };
+  runningTools: { toolCallId: string; toolName: string }[];
+  usage: Usage;
+  lastError?: string;
+  lastReply?: string;
+  continuedAsNew: number;
+}
+
+export interface MessagesPage {
+  messages: Message[];
+  from: number;
+  total: number;
+}
+
+export type { AssistantMessage, ToolResultMessage };
+
+const durationSchema = { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', minLength: 1 }] };
+
+const textBlock = { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } };
+const imageBlock = {
+  type: 'object',
+  required: ['type', 'data', 'mimeType'],
+  properties: { type: { const: 'image' }, data: { type: 'string' }, mimeType: { type: 'string' } },
+};
+const userContent = { anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [textBlock, imageBlock] } }] };
+
+const incomingMessage = {
+  anyOf: [
+    { type: 'string' },
+    {
+      type: 'object',
+      required: ['role', 'content'],
+      properties: { role: { const: 'user' }, content: userContent, timestamp: { type: 'number' } },
+    },
+  ],
+};
+
+const messageSchema = {
+  type: 'object',
+  required: ['role'],
+  properties: { role: { enum: ['user', 'assistant', 'toolResult'] } },
+  allOf: [
+    {
+      if: { properties: { role: { const: 'user' } } },
+      then: { required: ['content'], properties: { content: userContent, timestamp: { type: 'number' } } },
+    },
+    {
+      if: { properties: { role: { const: 'assistant' } } },
+      then: {
+        required: ['content', 'stopReason'],
+        properties: {
+          content: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { enum: ['text', 'thinking', 'toolCall'] } } } },
+          stopReason: { enum: ['stop', 'length', 'toolUse', 'error', 'aborted'] },
+        },
+      },
+    },
+    {
+      if: { properties: { role: { const: 'toolResult' } } },
+      then: {
+        required: ['toolCallId', 'toolName', 'content', 'isError'],
+        properties: {
+          toolCallId: { type: 'string' },
+          toolName: { type: 'string' },
+          content: { type: 'array', items: { anyOf: [textBlock, imageBlock] } },
+          isError: { type: 'boolean' },
+        },
+      },
+    },
+  ],
+};
+
+/** JSON Schema of `AgentRunInput` (draft-07), used by the client and the workflow's first activity. */
+export const AGENT_RUN_INPUT_SCHEMA = {
+  $id: 'https://keel.dev/schemas/agent-run-input.json',
+  title: 'AgentRunInput',
+  type: 'object',
+  additionalProperties: false,
+  required: ['model'],
+  properties: {
+    prompt: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: incomingMessage }] },
+    systemPrompt: { type: 'string' },
+    model: { type: 'string', pattern: '^[^/\\s]+/\\S+$' },
+    tools: { type: 'array', items: { type: 'string', minLength: 1 }, uniqueItems: true },
+    messages: { type: 'array', items: messageSchema },
+    toolExecution: { enum: ['parallel', 'sequential'] },
+    steeringMode: { enum: ['one-at-a-time', 'all'] },
+    followUpMode: { enum: ['one-at-a-time', 'all'] },
+    maxTurns: { type: 'integer', minimum: 1 },
+    mode: { enum: ['task', 'session'] },
+    idleTimeout: durationSchema,
+    metadata: { type: 'object' },
+    modelOptions: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        maxTokens: { type: 'integer', minimum: 1 },
+        temperature: { type: 'number', minimum: 0 },
+        reasoning: { enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] },
+      },
+    },
+    modelRetry: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        maximumAttempts: { type: 'integer', minimum: 1 },
+        initialInterval: durationSchema,
+        maximumInterval: durationSchema,
+        backoffCoefficient: { type: 'number', minimum: 1 },
+      },
+    },
+    heartbeatTimeout: durationSchema,
+    continueAsNewAfterBytes: { type: 'integer', minimum: 65536 },
+  },
+} as const;
+
+/** JSON Schema of an incoming `followUp` / `steer` signal argument. */
+export const INCOMING_MESSAGE_SCHEMA = incomingMessage;

@@ -1,0 +1,91 @@
+/**
+ * JSON wire types between `agentWorkflow` and Keel's activities. Small by design: the transcript travels by reference
+ * (workflow id + message index), never inside an activity input (keel.md §4.3).
+ */
+import type { AssistantMessage, ImageContent, TextContent, Usage } from './messages.js';
+import type { AgentRunInput, DurationInput } from './run.js';
+
+/** Which workflow's transcript an activity reads. `runKey` is the first run id of the continue-as-new chain. */
+export interface RunRef {
+  workflowId: string;
+  runKey: string;
+}
+
+/** What the workflow needs to know about an enabled tool to schedule it. */
+export interface ToolInfo {
+  name: string;
+  executionMode: 'sequential' | 'parallel';
+  idempotent: boolean;
+  timeout?: DurationInput;
+  retry?: { maximumAttempts?: number; initialInterval?: DurationInput; backoffCoefficient?: number; maximumInterval?: DurationInput };
+}
+
+export interface StartRunInput {
+  input: AgentRunInput;
+}
+
+/** `errors` empty ⇔ the input is valid; each entry names one bad field. */
+export interface StartRunResult {
+  errors: string[];
+  tools: ToolInfo[];
+}
+
+export interface CallModelInput {
+  run: RunRef;
+  /** The model sees transcript[0, messageCount). */
+  messageCount: number;
+  model: string;
+  systemPrompt: string;
+  tools: string[];
+  options: NonNullable<AgentRunInput['modelOptions']>;
+  turn: number;
+}
+
+export interface CallModelResult {
+  message: AssistantMessage;
+  /** Usage of earlier attempts that failed (retries), to be counted in the run's usage. */
+  failedAttemptsUsage?: Usage;
+}
+
+/** The finalised outcome of one tool call, from which the workflow builds the toolResult message. */
+export interface ToolOutcome {
+  content: (TextContent | ImageContent)[];
+  details: unknown;
+  usage?: Usage;
+  addedToolNames?: string[];
+  terminate?: boolean;
+  isError: boolean;
+  timestamp: number;
+}
+
+export interface ToolCallRef {
+  run: RunRef;
+  /** Index of the assistant message holding the call. */
+  assistantIndex: number;
+  toolCallId: string;
+  toolName: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface PrepareToolCallsInput {
+  run: RunRef;
+  assistantIndex: number;
+  calls: { toolCallId: string; toolName: string }[];
+  metadata: Record<string, unknown>;
+}
+
+/** Preparation result of one call: an immediate error outcome, or runnable with its prepared arguments. */
+export type PreparedCall =
+  | { toolCallId: string; status: 'immediate'; outcome: ToolOutcome }
+  /** `args` absent: the raw arguments of the call, unchanged. */
+  | { toolCallId: string; status: 'runnable'; args?: unknown };
+
+export interface ExecuteToolCallInput extends ToolCallRef {
+  /** Prepared arguments; absent when identical to the call's raw arguments. */
+  args?: unknown;
+}
+
+export interface RunToolCallResult {
+  prepared: 'immediate' | 'executed';
+  outcome: ToolOutcome;
+}

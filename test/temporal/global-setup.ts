@@ -1,0 +1,45 @@
+/**
+ * One real Temporal dev server (the project's own `temporal` CLI, SQLite in memory) and one workflow bundle for the
+ * whole `temporal` test project. Never a mocked Temporal.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { startDevServer } from '../../client/dev-server.js';
+import { WORKFLOWS_PATH } from '../../worker/create-worker.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    workflowBundlePath: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const server = await startDevServer({ log: (s) => process.stderr.write(`${s}\n`) });
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bundle-'));
+  const bundlePath = join(dir, 'workflows.js');
+  writeFileSync(bundlePath, code);
+  project.provide('temporalAddress', server.address);
+  project.provide('workflowBundlePath', bundlePath);
+  return async () => {
+    await server.shutdown();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+const quietLogger = {
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn(message: string) {
+    process.stderr.write(`[bundler] ${message}\n`);
+  },
+  error(message: string) {
+    process.stderr.write(`[bundler] ${message}\n`);
+  },
+};

@@ -1,0 +1,137 @@
+/** Test helpers: a Keel worker per test (own task queue, scripted model, inline tools) on the shared dev server. */
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
+import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
+import { scriptedModel, type Script } from '../../activities/model/scripted.js';
+import type { AgentHooks } from '../../activities/hooks.js';
+import type { ModelRegistry } from '../../activities/model/provider.js';
+import type { ToolDefinition } from '../../activities/tools/define-tool.js';
+import type { LoggedEvent } from '../../common/events.js';
+import type { Message } from '../../common/messages.js';
+import type { AgentRunInput } from '../../common/run.js';
+
+let runtimeInstalled = false;
+function quietRuntime() {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed by another file in this worker thread
+  }
+}
+
+export interface Keel {
+  client: AgentClient;
+  worker: AgentWorker;
+  taskQueue: string;
+  address: string;
+  /** Start a run on this worker's task queue. */
+  start(input: AgentRunInput, workflowId?: string): Promise<AgentRunHandle>;
+  stop(): Promise<void>;
+}
+
+export async function startKeel(opts: {
+  scripts?: Record<string, Script>;
+  tools?: ToolDefinition[];
+  models?: ModelRegistry;
+  hooks?: AgentHooks;
+  maxCachedWorkflows?: number;
+  taskQueue?: string;
+} = {}): Promise<Keel> {
+  quietRuntime();
+  const address = inject('temporalAddress');
+  const taskQueue = opts.taskQueue ?? `test-${randomUUID()}`;
+  const worker = await createAgentWorker({
+    address,
+    taskQueue,
+    tools: opts.tools,
+    models: opts.models ?? { scripted: scriptedModel(opts.scripts ?? {}) },
+    hooks: opts.hooks,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    maxCachedWorkflows: opts.maxCachedWorkflows,
+  });
+  const running = worker.run();
+  running.catch(() => {});
+  const client = await AgentClient.connect({ address, taskQueue });
+  return {
+    client,
+    worker,
+    taskQueue,
+    address,
+    start: (input, workflowId) => client.start(input, { workflowId: workflowId ?? `test-${randomUUID()}` }),
+    async stop() {
+      await worker.shutdown();
+      await client.close();
+    },
+  };
+}
+
+/** A message without its volatile fields (timestamp, usage, provider identity), for whole-transcript assertions. */
+export function strip(messages: Message[]): unknown[] {
+  return messages.map((m) => {
+    const { timestamp: _t, ...rest } = m as Message & Record<string, unknown>;
+    if (m.role === 'assistant') {
+      const { usage: _u, api: _a, provider: _p, model: _m, ...a } = rest as Record<string, unknown>;
+      return a;
+    }
+    return rest;
+  });
+}
+
+/** Events in the notation of pi-reference.md §0.2: AS, TS, MS(role[:toolCallId]), TES(id), TEE(id), TE(n results), AE. */
+export function notation(events: LoggedEvent[]): string[] {
+  return events.map((e) => {
+    switch (e.type) {
+      case 'agent_start':
+        return 'AS';
+      case 'agent_end':
+        return 'AE';
+      case 'turn_start':
+        return 'TS';
+      case 'turn_end':
+        return `TE(${e.toolResults.map((r) => r.toolCallId).join(',')})`;
+      case 'message_start':
+      case 'message_end':
+        return `${e.type === 'message_start' ? 'MS' : 'ME'}(${label(e.message)})`;
+      case 'tool_execution_start':
+        return `TES(${e.toolCallId})`;
+      case 'tool_execution_end':
+        return `TEE(${e.toolCallId})`;
+    }
+  });
+}
+
+function label(m: Message): string {
+  if (m.role === 'toolResult') return `tr:${m.toolCallId}`;
+  if (m.role === 'user') return `u:${typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('')}`;
+  return 'a';
+}
+
+/** All events of a run, read through the `events` query. */
+export async function allEvents(handle: AgentRunHandle): Promise<LoggedEvent[]> {
+  const out: LoggedEvent[] = [];
+  for (;;) {
+    const page = await handle.events({ after: out.length ? out[out.length - 1].seq : 0 });
+    if (page.events.length === 0) return out;
+    out.push(...page.events);
+  }
+}
+
+/** A promise you release from the test: makes overlap observable without sleeps. */
+export function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+/** Polls `fn` until it returns true (for waiting on a worker-side condition). */
+export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

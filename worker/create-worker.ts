@@ -1,0 +1,84 @@
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { AgentHooks } from '../activities/hooks.js';
+import type { ModelRegistry } from '../activities/model/provider.js';
+import { scriptedModel } from '../activities/model/scripted.js';
+import type { ToolDefinition } from '../activities/tools/define-tool.js';
+import { queryTranscriptSource } from '../activities/transcript.js';
+
+export const DEFAULT_TASK_QUEUE = 'keel';
+
+export interface AgentWorkerOptions {
+  /** Temporal frontend address; default `$TEMPORAL_ADDRESS` or `localhost:7233`. Activities' client connects here. */
+  address?: string;
+  connection?: NativeConnection;
+  namespace?: string;
+  /** Default `keel`. */
+  taskQueue?: string;
+  tools?: ToolDefinition[];
+  /** Model providers by prefix (`scripted`, `anthropic`, `*`). Default: the scripted model only. */
+  models?: ModelRegistry;
+  hooks?: AgentHooks;
+  /** A prebuilt workflow bundle (`bundleWorkflowCode`); default: bundle `workflows/` at start (a few seconds). */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Passed to the Temporal worker; 0 makes every workflow task replay from history (determinism checks). */
+  maxCachedWorkflows?: number;
+  identity?: string;
+}
+
+export interface AgentWorker {
+  worker: Worker;
+  /** Client used by the activities to read transcripts; closed by `shutdown`. */
+  client: Client;
+  /** Runs until `shutdown()`; rejects if the worker fails. */
+  run(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * A Temporal worker that runs `agentWorkflow` and Keel's activities with the given tools, model providers and hooks.
+ * API keys are never passed here per run: providers read them from the worker's environment.
+ */
+export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<AgentWorker> {
+  const address = opts.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  const namespace = opts.namespace ?? 'default';
+  const connection = opts.connection ?? (await NativeConnection.connect({ address }));
+  const clientConnection = await Connection.connect({ address });
+  const client = new Client({ connection: clientConnection, namespace });
+  const activities = createActivities({
+    tools: opts.tools,
+    models: opts.models ?? { scripted: scriptedModel() },
+    hooks: opts.hooks,
+    transcript: queryTranscriptSource(client),
+  });
+  const worker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    activities,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+    ...(opts.identity ? { identity: opts.identity } : {}),
+    // Heartbeats carry cancellation back to activities: send them at least every second.
+    maxHeartbeatThrottleInterval: '1s',
+    defaultHeartbeatThrottleInterval: '1s',
+  });
+  let running: Promise<void> | undefined;
+  return {
+    worker,
+    client,
+    run() {
+      running ??= worker.run().finally(() => clientConnection.close());
+      return running;
+    },
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      if (!opts.connection) await connection.close();
+    },
+  };
+}

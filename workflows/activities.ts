@@ -1,0 +1,67 @@
+/** Activity stubs with Keel's options. Type-only import of the activities: nothing with side effects enters the bundle. */
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
+import type { KeelActivities } from '../activities/index.js';
+import type { AgentRunInput } from '../common/run.js';
+import type { ToolInfo } from '../common/wire.js';
+
+const DEFAULT_HEARTBEAT_TIMEOUT = '30s';
+
+export const setupActivities = proxyActivities<KeelActivities>({
+  startToCloseTimeout: '1m',
+  retry: { maximumAttempts: 5 },
+});
+
+export function modelActivities(config: Omit<AgentRunInput, 'prompt' | 'messages'>) {
+  const r = config.modelRetry ?? {};
+  const retry: RetryPolicy = {
+    maximumAttempts: r.maximumAttempts ?? 10,
+    initialInterval: r.initialInterval ?? '1s',
+    maximumInterval: r.maximumInterval ?? '60s',
+    backoffCoefficient: r.backoffCoefficient ?? 2,
+  };
+  return proxyActivities<KeelActivities>({
+    startToCloseTimeout: '10m',
+    heartbeatTimeout: config.heartbeatTimeout ?? DEFAULT_HEARTBEAT_TIMEOUT,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry,
+  });
+}
+
+/** Options of one tool activity: only idempotent tools are retried after infrastructure failures (keel.md §4.2). */
+export function toolActivityOptions(config: Omit<AgentRunInput, 'prompt' | 'messages'>, tool: ToolInfo | undefined, summary: string): ActivityOptions {
+  const retry: RetryPolicy = tool?.idempotent
+    ? {
+        maximumAttempts: tool.retry?.maximumAttempts ?? 5,
+        initialInterval: tool.retry?.initialInterval ?? '1s',
+        backoffCoefficient: tool.retry?.backoffCoefficient ?? 2,
+        maximumInterval: tool.retry?.maximumInterval ?? '30s',
+      }
+    : { maximumAttempts: 1 };
+  return {
+    startToCloseTimeout: tool?.timeout ?? '10m',
+    heartbeatTimeout: config.heartbeatTimeout ?? DEFAULT_HEARTBEAT_TIMEOUT,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry,
+    summary,
+  };
+}
+
+export const toolActivities = proxyActivities<KeelActivities>({ startToCloseTimeout: '10m' });
+
+/** `read src/app.ts`, `bash npm test`, `edit src/x.ts (2 edits)`: the tool name, its first string argument, array sizes. */
+export function toolSummary(name: string, args: unknown): string {
+  const parts = [name];
+  if (args && typeof args === 'object') {
+    const values = Object.entries(args as Record<string, unknown>);
+    const text = values.find(([, v]) => typeof v === 'string')?.[1] as string | undefined;
+    if (text !== undefined) parts.push(oneLine(text, 80));
+    for (const [key, v] of values) if (Array.isArray(v)) parts.push(`(${v.length} ${key})`);
+  }
+  return parts.join(' ');
+}
+
+function oneLine(text: string, max: number): string {
+  const first = text.split('\n', 1)[0];
+  return first.length > max || text.includes('\n') ? `${first.slice(0, max)}…` : first;
+}

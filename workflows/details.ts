@@ -1,0 +1,15 @@
+import { messageText, type AssistantMessage } from '../common/messages.js';
+import type { Session } from './session.js';
+
+/** Markdown shown as the workflow's current details in the Temporal UI (keel.md §5). */
+export function renderDetails(s: Session): string {
+  const st = s.state;
+  const lines = [`**${st.status}** · turn ${st.turns} · ${st.transcript.length} messages`];
+  if (s.runningTools.size > 0) lines.push(`running: ${[...s.runningTools.values()].join(', ')}`);
+  if (st.steering.length || st.followUps.length) lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
+  lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
+  if (st.lastError) lines.push(`error: ${st.lastError}`);
+  const last = [...st.transcript].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
+  if (last) lines.push(`last reply: ${messageText(last).slice(0, 200)}`);
+  return lines.join('\n\n');
+}

@@ -1,0 +1,81 @@
+import { setHandler } from '@temporalio/workflow';
+import type { Message } from '../common/messages.js';
+import type { AgentRunState, MessagesPage } from '../common/run.js';
+import { cancelSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
+import { toUserMessages } from './incoming.js';
+import { abortSession, type Session } from './session.js';
+
+/** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
+const MAX_PAGE_CHARS = 1_000_000;
+
+export function registerHandlers(s: Session): void {
+  setHandler(
+    followUpSignal,
+    (m) => {
+      const messages = toUserMessages(m);
+      s.state.followUps.push(...messages);
+      s.state.received += messages.length;
+    },
+    { description: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.' },
+  );
+  setHandler(
+    steerSignal,
+    (m) => {
+      const messages = toUserMessages(m);
+      s.state.steering.push(...messages);
+      s.state.received += messages.length;
+    },
+    { description: 'Queue a user message injected after the current tool batch, before the next model call.' },
+  );
+  setHandler(
+    interruptSignal,
+    () => {
+      if (s.state.status === 'running') abortSession(s, 'interrupt');
+    },
+    { description: 'Abort the current agent run at the next boundary; a session then waits for input.' },
+  );
+  setHandler(
+    cancelSignal,
+    (reason) => {
+      s.cancelReason = reason ?? 'cancelled';
+      abortSession(s, 'cancel');
+    },
+    { description: 'Abort the current agent run and end the workflow as Canceled.' },
+  );
+  setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
+  setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200), {
+    description: 'Transcript page: { from = 0, limit = 200 } → { messages, from, total }.',
+  });
+  setHandler(eventsQuery, (opts) => s.events.page(opts?.after ?? 0, opts?.limit ?? 500), {
+    description: 'Agent events after sequence number `after` (bounded log): { events, lastSeq, firstSeq }.',
+  });
+}
+
+function state(s: Session): AgentRunState {
+  const st = s.state;
+  return {
+    status: st.status,
+    mode: st.config.mode ?? 'task',
+    model: st.config.model,
+    turns: st.turns,
+    runs: st.runs,
+    messageCount: st.transcript.length,
+    queued: { steering: st.steering.length, followUp: st.followUps.length },
+    runningTools: [...s.runningTools].map(([toolCallId, toolName]) => ({ toolCallId, toolName })),
+    usage: st.usage,
+    ...(st.lastError ? { lastError: st.lastError } : {}),
+    continuedAsNew: st.continuedAsNew,
+  };
+}
+
+function messagesPage(transcript: Message[], from: number, limit: number): MessagesPage {
+  const start = Math.max(0, Math.min(from, transcript.length));
+  const messages: Message[] = [];
+  let chars = 0;
+  for (let i = start; i < transcript.length && messages.length < Math.max(1, limit); i++) {
+    chars += JSON.stringify(transcript[i]).length;
+    if (messages.length > 0 && chars > MAX_PAGE_CHARS) break;
+    messages.push(transcript[i]);
+  }
+  return { messages, from: start, total: transcript.length };
+}

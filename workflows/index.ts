@@ -1,0 +1,2 @@
+/** The workflows a Keel worker registers. */
+export { agentWorkflow } from './agent-workflow.js';

@@ -1,0 +1,58 @@
+/** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
+import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { OPERATION_ABORTED } from '../common/errors.js';
+import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
+import { modelActivities } from './activities.js';
+import { workflowNow } from './clock.js';
+import { inflight, type Session } from './session.js';
+
+/**
+ * Calls the model with a reference to the transcript. Never throws: when the call is aborted the message has stopReason
+ * `aborted`; when Temporal's retries are exhausted (or the failure is non-retryable) it has stopReason `error` and the
+ * provider's message (as Pi's Agent synthesises for a thrown stream).
+ */
+export async function streamAssistant(s: Session): Promise<AssistantMessage> {
+  const { config, transcript } = s.state;
+  const turn = s.state.turns + 1;
+  try {
+    const result = await inflight(s, () =>
+      modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
+        {
+          run: s.run,
+          messageCount: transcript.length,
+          model: config.model,
+          systemPrompt: config.systemPrompt ?? '',
+          tools: s.state.tools.map((t) => t.name),
+          options: config.modelOptions ?? {},
+          turn,
+        },
+      ]),
+    );
+    s.state.usage = addUsage(addUsage(s.state.usage, result.message.usage), result.failedAttemptsUsage);
+    return result.message;
+  } catch (err) {
+    const aborted = isCancellation(err);
+    const usage = failedUsage(err);
+    s.state.usage = addUsage(s.state.usage, usage);
+    const [provider, ...rest] = config.model.split('/');
+    return {
+      role: 'assistant',
+      content: [{ type: 'text', text: '' }],
+      api: 'keel',
+      provider,
+      model: rest.join('/'),
+      usage: usage ?? emptyUsage(),
+      stopReason: aborted ? 'aborted' : 'error',
+      errorMessage: aborted ? OPERATION_ABORTED : err instanceof ActivityFailure && err.cause ? err.cause.message : String(err),
+      timestamp: workflowNow(),
+    };
+  }
+}
+
+/** Usage of failed attempts, carried by the provider failure's details (`{ usage }`). */
+function failedUsage(err: unknown): Usage | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  const detail = cause.details?.[0] as { usage?: Usage } | undefined;
+  return detail?.usage;
+}

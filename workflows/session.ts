@@ -1,0 +1,72 @@
+import { CancellationScope } from '@temporalio/workflow';
+import type { Message, Usage, UserMessage } from '../common/messages.js';
+import type { AgentRunInput, SessionStatus } from '../common/run.js';
+import type { RunRef, ToolInfo } from '../common/wire.js';
+import { EventLog } from './event-log.js';
+
+/** Where an agent run stands between two turns; carried across continue-as-new so the run resumes there. */
+export interface LoopPosition {
+  /** Index in the transcript of this run's first new message (agent_end.messages = transcript.slice(runStart)). */
+  runStart: number;
+  turnsInRun: number;
+  /** Messages polled from a queue and not yet injected. */
+  pending: UserMessage[];
+  /** The queue `pending` was drained from, so an abort can put it back. */
+  pendingFrom: 'steering' | 'followUp';
+  moreToolCalls: boolean;
+}
+
+/** Everything `agentWorkflow` carries across continue-as-new. Plain JSON. */
+export interface SessionState {
+  config: Omit<AgentRunInput, 'prompt' | 'messages'>;
+  transcript: Message[];
+  /** Index of this workflow's first new message (result.newMessages = transcript.slice(newFrom)). */
+  newFrom: number;
+  steering: UserMessage[];
+  followUps: UserMessage[];
+  tools: ToolInfo[];
+  usage: Usage;
+  turns: number;
+  runs: number;
+  status: SessionStatus;
+  lastError?: string;
+  continuedAsNew: number;
+  eventSeq: number;
+  /** Counts every message received by signal; a waiting session starts a run when it grows. */
+  received: number;
+  /** Set when continue-as-new happened inside an agent run. */
+  position?: LoopPosition;
+}
+
+export type AbortKind = 'interrupt' | 'cancel';
+
+/** The live session: carried state plus what only exists in this run (scopes, event log). */
+export interface Session {
+  state: SessionState;
+  run: RunRef;
+  events: EventLog;
+  abort?: AbortKind;
+  cancelReason?: string;
+  /** Scopes of in-flight activities; an abort cancels them so their AbortSignals fire. */
+  inflight: Set<CancellationScope>;
+  runningTools: Map<string, string>;
+  /** History size below which continue-as-new is not tried again (after the carried state was too large to carry). */
+  continueAsNewRetryAt: number;
+}
+
+export function abortSession(session: Session, kind: AbortKind): void {
+  if (session.abort !== 'cancel') session.abort = kind;
+  for (const scope of session.inflight) scope.cancel();
+}
+
+/** Runs `fn` in its own cancellable scope, registered so that `interrupt`/`cancel` reach the activity inside. */
+export async function inflight<T>(session: Session, fn: () => Promise<T>): Promise<T> {
+  const scope = new CancellationScope({ cancellable: true });
+  session.inflight.add(scope);
+  try {
+    if (session.abort) scope.cancel();
+    return await scope.run(fn);
+  } finally {
+    session.inflight.delete(scope);
+  }
+}

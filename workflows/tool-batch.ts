@@ -1,0 +1,196 @@
+/**
+ * One assistant message's tool calls (pi-reference.md §0.4, §D.5–D.10): length truncation, unknown tools, sequential vs
+ * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
+ * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
+ */
+import { isCancellation, ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { lengthTruncated, OPERATION_ABORTED, toolInterrupted, toolNotFound } from '../common/errors.js';
+import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
+import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
+import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
+import { workflowNow } from './clock.js';
+import { inflight, type Session } from './session.js';
+
+export interface BatchResult {
+  results: ToolResultMessage[];
+  terminate: boolean;
+}
+
+export async function runToolBatch(s: Session, assistant: AssistantMessage, assistantIndex: number): Promise<BatchResult> {
+  const calls = toolCallsOf(assistant);
+  if (assistant.stopReason === 'length') return truncatedBatch(s, calls);
+  const sequential = s.state.config.toolExecution === 'sequential' || calls.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
+  const outcomes = sequential || calls.length === 1 ? await sequentialBatch(s, calls, assistantIndex) : await parallelBatch(s, calls, assistantIndex);
+  return { results: outcomes.map((o) => o.message), terminate: outcomes.length > 0 && outcomes.every((o) => o.outcome.terminate === true) };
+}
+
+interface Finalised {
+  message: ToolResultMessage;
+  outcome: ToolOutcome;
+}
+
+/** Length truncation: nothing is looked up, validated or executed; the batch never terminates. */
+function truncatedBatch(s: Session, calls: ToolCall[]): BatchResult {
+  const results = calls.map((call) => {
+    start(s, call);
+    const finalised = finish(s, call, errorOutcome(lengthTruncated(call.name)));
+    record(s, finalised);
+    return finalised.message;
+  });
+  return { results, terminate: false };
+}
+
+async function sequentialBatch(s: Session, calls: ToolCall[], assistantIndex: number): Promise<Finalised[]> {
+  const done: Finalised[] = [];
+  for (const call of calls) {
+    start(s, call);
+    const outcome = await prepareAndExecute(s, call, assistantIndex);
+    const finalised = finish(s, call, outcome);
+    record(s, finalised);
+    done.push(finalised);
+    if (s.abort) break;
+  }
+  return done;
+}
+
+async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: number): Promise<Finalised[]> {
+  const prepared = await prepareKnown(s, calls, assistantIndex);
+  const outcomes = new Map<string, ToolOutcome>();
+  const deferred: { call: ToolCall; args?: unknown }[] = [];
+  for (const call of calls) {
+    const info = toolInfo(s, call.name);
+    const p = info ? prepared.get(call.id) : undefined;
+    if (info && !p) break; // preparation stopped at an abort: later calls get no events and no result
+    start(s, call);
+    if (!p || p.status === 'immediate') {
+      const outcome = p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name));
+      outcomes.set(call.id, outcome);
+      finish(s, call, outcome);
+    } else deferred.push({ call, args: p.args });
+  }
+  await Promise.all(
+    deferred.map(async ({ call, args }) => {
+      const outcome = s.abort ? errorOutcome(OPERATION_ABORTED) : await execute(s, call, assistantIndex, args);
+      outcomes.set(call.id, outcome);
+      finish(s, call, outcome);
+    }),
+  );
+  const done: Finalised[] = [];
+  for (const call of calls) {
+    const outcome = outcomes.get(call.id);
+    if (!outcome) continue;
+    const finalised = { message: toolResultMessage(call, outcome), outcome };
+    record(s, finalised);
+    done.push(finalised);
+  }
+  return done;
+}
+
+/** One activity prepares every known call, strictly in source order; it stops early when the run is aborted. */
+async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: number): Promise<Map<string, PreparedCall>> {
+  const known = calls.filter((c) => toolInfo(s, c.name));
+  const byId = new Map<string, PreparedCall>();
+  if (known.length === 0 || s.abort) return byId;
+  try {
+    const list = await inflight(s, () =>
+      toolActivities.prepareToolCalls.executeWithOptions(
+        { ...toolActivityOptions(s.state.config, undefined, `prepare ${known.length} tool calls`), retry: { maximumAttempts: 3 } },
+        [{ run: s.run, assistantIndex, calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })), metadata: s.state.config.metadata ?? {} }],
+      ),
+    );
+    for (const p of list) byId.set(p.toolCallId, p);
+  } catch (err) {
+    if (!isCancellation(err)) for (const c of known) byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: errorOutcome(failureMessage(err)) });
+  }
+  return byId;
+}
+
+async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: number): Promise<ToolOutcome> {
+  const info = toolInfo(s, call.name);
+  if (!info) return errorOutcome(toolNotFound(call.name));
+  if (s.abort) return errorOutcome(OPERATION_ABORTED);
+  return track(s, call, async () => {
+    const result = await toolActivities.runToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, toolSummary(call.name, call.arguments)), [
+      callRef(s, call, assistantIndex),
+    ]);
+    return result.outcome;
+  });
+}
+
+async function execute(s: Session, call: ToolCall, assistantIndex: number, args: unknown): Promise<ToolOutcome> {
+  const info = toolInfo(s, call.name);
+  return track(s, call, () =>
+    toolActivities.executeToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, toolSummary(call.name, args ?? call.arguments)), [
+      { ...callRef(s, call, assistantIndex), ...(args === undefined ? {} : { args }) },
+    ]),
+  );
+}
+
+/** Runs a tool activity, mapping its failures to results: abort → `Operation aborted`, a lost non-idempotent call → the interrupted text. */
+async function track(s: Session, call: ToolCall, fn: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+  s.runningTools.set(call.id, call.name);
+  try {
+    return await inflight(s, fn);
+  } catch (err) {
+    if (isCancellation(err)) return errorOutcome(OPERATION_ABORTED);
+    const info = toolInfo(s, call.name);
+    if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure) && !info?.idempotent) return errorOutcome(toolInterrupted(call.name));
+    return errorOutcome(failureMessage(err));
+  } finally {
+    s.runningTools.delete(call.id);
+  }
+}
+
+function callRef(s: Session, call: ToolCall, assistantIndex: number): ToolCallRef {
+  return { run: s.run, assistantIndex, toolCallId: call.id, toolName: call.name, metadata: s.state.config.metadata ?? {} };
+}
+
+function toolInfo(s: Session, name: string): ToolInfo | undefined {
+  return s.state.tools.find((t) => t.name === name);
+}
+
+function start(s: Session, call: ToolCall): void {
+  s.events.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
+}
+
+/** Emits `tool_execution_end` and builds the result message (recorded by `record`). */
+function finish(s: Session, call: ToolCall, outcome: ToolOutcome): Finalised {
+  s.events.emit({
+    type: 'tool_execution_end',
+    toolCallId: call.id,
+    toolName: call.name,
+    result: { content: outcome.content, details: outcome.details, ...(outcome.terminate ? { terminate: true } : {}) },
+    isError: outcome.isError,
+  });
+  return { message: toolResultMessage(call, outcome), outcome };
+}
+
+function record(s: Session, f: Finalised): void {
+  s.events.emit({ type: 'message_start', message: f.message });
+  s.state.transcript.push(f.message);
+  s.events.emit({ type: 'message_end', message: f.message });
+}
+
+function toolResultMessage(call: ToolCall, o: ToolOutcome): ToolResultMessage {
+  return {
+    role: 'toolResult',
+    toolCallId: call.id,
+    toolName: call.name,
+    content: o.content ?? [],
+    details: o.details,
+    ...(o.usage ? { usage: o.usage } : {}),
+    ...(o.addedToolNames?.length ? { addedToolNames: o.addedToolNames } : {}),
+    isError: o.isError,
+    timestamp: o.timestamp,
+  };
+}
+
+/** A loop-generated failure (pi-reference.md §0.3): one text block, details `{}`, no terminate flag. */
+export function errorOutcome(text: string): ToolOutcome {
+  return { content: [{ type: 'text', text }], details: {}, isError: true, timestamp: workflowNow() };
+}
+
+function failureMessage(err: unknown): string {
+  if (err instanceof ActivityFailure && err.cause) return err.cause.message;
+  return err instanceof Error ? err.message : String(err);
+}

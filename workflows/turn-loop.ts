@@ -1,0 +1,95 @@
+/**
+ * Pi's agent loop (pi-reference.md §0.4, MAIN semantics with LATEST abort): one agent run, from agent_start to agent_end.
+ * Aborts are checked before every iteration, before each injected message and before each model call.
+ */
+import { toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage, type UserMessage } from '../common/messages.js';
+import { drain, restore } from './queues.js';
+import { streamAssistant } from './model-step.js';
+import { runToolBatch } from './tool-batch.js';
+import { shouldContinueAsNew } from './continue-as-new.js';
+import type { LoopPosition, Session } from './session.js';
+
+export type RunStart =
+  | { prompts: UserMessage[]; suppressSteeringPoll?: boolean }
+  | { continue: true }
+  | { resume: LoopPosition };
+
+export type RunEnd = { kind: 'ended'; reason: 'stop' | 'error' | 'aborted' | 'maxTurns' } | { kind: 'continueAsNew'; position: LoopPosition };
+
+export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd> {
+  const st = s.state;
+  const pos: LoopPosition = 'resume' in start ? start.resume : { runStart: st.transcript.length, turnsInRun: 0, pending: [], pendingFrom: 'steering', moreToolCalls: true };
+  let firstTurn = !('resume' in start);
+  if (!('resume' in start)) {
+    st.runs += 1;
+    s.events.emit({ type: 'agent_start' });
+    s.events.emit({ type: 'turn_start' });
+    for (const prompt of 'prompts' in start ? start.prompts : []) {
+      if (s.abort) return end(s, pos, 'aborted');
+      inject(s, prompt);
+    }
+    if (!('prompts' in start && start.suppressSteeringPoll)) poll(s, pos, 'steering');
+  }
+  for (;;) {
+    while (pos.moreToolCalls || pos.pending.length > 0) {
+      if (s.abort) return end(s, pos, 'aborted');
+      if (!firstTurn) s.events.emit({ type: 'turn_start' });
+      firstTurn = false;
+      while (pos.pending.length > 0) {
+        if (s.abort) return end(s, pos, 'aborted');
+        inject(s, pos.pending.shift()!);
+      }
+      if (s.abort) return end(s, pos, 'aborted');
+      const assistant = await streamAssistant(s);
+      const index = inject(s, assistant);
+      if (assistant.stopReason === 'error' || assistant.stopReason === 'aborted') {
+        turnEnd(s, pos, index, []);
+        return end(s, pos, assistant.stopReason);
+      }
+      pos.moreToolCalls = false;
+      let results: number[] = [];
+      if (toolCallsOf(assistant).length > 0) {
+        const before = st.transcript.length;
+        const batch = await runToolBatch(s, assistant, index);
+        results = batch.results.map((_, i) => before + i);
+        pos.moreToolCalls = !batch.terminate;
+      }
+      turnEnd(s, pos, index, results);
+      if (pos.turnsInRun >= (st.config.maxTurns ?? 100)) return end(s, pos, 'maxTurns');
+      if (s.abort) return end(s, pos, 'aborted');
+      poll(s, pos, 'steering');
+      if (shouldContinueAsNew(s)) return { kind: 'continueAsNew', position: pos };
+    }
+    if (s.abort) return end(s, pos, 'aborted');
+    poll(s, pos, 'followUp');
+    if (pos.pending.length === 0) return end(s, pos, 'stop');
+  }
+}
+
+/** message_start, append, message_end. Returns the message's transcript index. */
+function inject(s: Session, message: Message): number {
+  s.events.emit({ type: 'message_start', message });
+  s.state.transcript.push(message);
+  s.events.emit({ type: 'message_end', message });
+  return s.state.transcript.length - 1;
+}
+
+function poll(s: Session, pos: LoopPosition, from: 'steering' | 'followUp'): void {
+  const queue = from === 'steering' ? s.state.steering : s.state.followUps;
+  pos.pending = drain(queue, (from === 'steering' ? s.state.config.steeringMode : s.state.config.followUpMode) ?? 'one-at-a-time');
+  pos.pendingFrom = from;
+}
+
+function turnEnd(s: Session, pos: LoopPosition, assistantIndex: number, resultIndexes: number[]): void {
+  const t = s.state.transcript;
+  s.events.emit({ type: 'turn_end', message: t[assistantIndex] as AssistantMessage, toolResults: resultIndexes.map((i) => t[i] as ToolResultMessage) });
+  s.state.turns += 1;
+  pos.turnsInRun += 1;
+}
+
+/** agent_end with this run's messages; drained-but-not-injected messages go back to the front of their queue. */
+function end(s: Session, pos: LoopPosition, reason: 'stop' | 'error' | 'aborted' | 'maxTurns'): RunEnd {
+  restore(pos.pendingFrom === 'steering' ? s.state.steering : s.state.followUps, pos.pending.splice(0));
+  s.events.emit({ type: 'agent_end', messages: s.state.transcript.slice(pos.runStart) });
+  return { kind: 'ended', reason };
+}
