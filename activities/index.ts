@@ -16,6 +16,8 @@ export interface KeelActivityDeps {
   hooks?: AgentHooks;
   /** Where activities read transcripts (normally the workflow's `messages` query). */
   transcript: TranscriptSource;
+  /** Asks Temporal to cancel a run (normally `client.workflow.getHandle(id, runId).cancel()`). */
+  requestCancel: (workflowId: string, runId: string) => Promise<void>;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -31,6 +33,13 @@ export function createActivities(deps: KeelActivityDeps) {
     startRun: createStartRun({ tools, models }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     ...createToolActivities({ tools, hooks, transcript }),
+    /**
+     * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled
+     * only after a cancellation request, and a workflow may not request its own, so an activity asks for it.
+     */
+    async requestCancel(input: { workflowId: string; runId: string }): Promise<void> {
+      await deps.requestCancel(input.workflowId, input.runId);
+    },
   };
 }
 

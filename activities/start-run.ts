@@ -19,8 +19,8 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
       errors.push(`tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`);
     }
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
-      const { provider, prefix, modelId } = providerFor(deps.models, input.model);
-      const problem = provider ? provider.checkModel?.(modelId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
+      const { provider, prefix, checkId } = providerFor(deps.models, input.model);
+      const problem = provider ? provider.checkModel?.(checkId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
       if (problem) errors.push(`model: ${problem}`);
     }
     const tools = names

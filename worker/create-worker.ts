@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index.js';
 import type { AgentHooks } from '../activities/hooks.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import { scriptedModel } from '../activities/model/scripted.js';
+import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 
@@ -18,7 +19,10 @@ export interface AgentWorkerOptions {
   /** Default `keel`. */
   taskQueue?: string;
   tools?: ToolDefinition[];
-  /** Model providers by prefix (`scripted`, `anthropic`, `*`). Default: the scripted model only. */
+  /**
+   * Model providers by prefix (`scripted`, `anthropic`, `*` for every other prefix). Default: `scripted` (JSON rule files)
+   * and pi-ai for every provider it knows, with base URLs and API keys from the worker's environment.
+   */
   models?: ModelRegistry;
   hooks?: AgentHooks;
   /** A prebuilt workflow bundle (`bundleWorkflowCode`); default: bundle `workflows/` at start (a few seconds). */
@@ -51,9 +55,12 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const client = new Client({ connection: clientConnection, namespace });
   const activities = createActivities({
     tools: opts.tools,
-    models: opts.models ?? { scripted: scriptedModel() },
+    models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
     hooks: opts.hooks,
     transcript: queryTranscriptSource(client),
+    requestCancel: async (workflowId, runId) => {
+      await client.workflow.getHandle(workflowId, runId).cancel();
+    },
   });
   const worker = await Worker.create({
     connection,

@@ -7,9 +7,7 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   setCurrentDetails,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import { cannotContinueFrom, CANNOT_CONTINUE_EMPTY, ErrorType } from '../common/errors.js';
@@ -183,18 +181,18 @@ function finish(s: Session, status: RunStatus): AgentRunResult {
 }
 
 /**
- * Ends the workflow as Canceled. A `cancel` signal asks Temporal to cancel this very execution, so that the run closes
- * as Canceled exactly as after a cancellation request from a client.
+ * Ends the workflow as Canceled. After a `cancel` signal an activity asks Temporal to cancel this execution (a workflow
+ * may not request its own cancellation), so the run closes exactly as after a client's cancellation request.
  */
 async function cancelled(s: Session, temporalCancelled: boolean): Promise<never> {
   s.state.status = 'cancelled';
   publish(s);
   if (!temporalCancelled) {
     const info = workflowInfo();
-    await getExternalWorkflowHandle(info.workflowId, info.runId).cancel();
+    await setupActivities.requestCancel({ workflowId: info.workflowId, runId: info.runId });
   }
   await condition(() => false);
-  throw new Error('unreachable: cancellation is delivered by the server');
+  throw new Error('unreachable: the cancellation request ends the workflow');
 }
 
 async function continueWith(s: Session, input: AgentRunInput, position: SessionState['position']): Promise<never> {

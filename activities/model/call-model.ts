@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { ModelHeartbeat } from '../../common/events.js';
+import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -15,20 +16,77 @@ export interface CallModelDeps {
   transcript: TranscriptCache;
 }
 
-/** The provider serving `provider/model-id`: its own entry, else `*`. */
-export function providerFor(models: ModelRegistry, model: string): { provider?: ModelProvider; prefix: string; modelId: string } {
+/**
+ * The provider serving `provider/model-id`: its own entry (given the id after the prefix), else `*` (given the whole
+ * `provider/model-id`, since it serves many prefixes).
+ */
+export function providerFor(models: ModelRegistry, model: string): { provider?: ModelProvider; prefix: string; modelId: string; checkId: string } {
   const slash = model.indexOf('/');
   const prefix = model.slice(0, slash);
-  return { provider: models[prefix] ?? models['*'], prefix, modelId: model.slice(slash + 1) };
+  const modelId = model.slice(slash + 1);
+  if (models[prefix]) return { provider: models[prefix], prefix, modelId, checkId: modelId };
+  return { provider: models['*'], prefix, modelId, checkId: model };
+}
+
+/**
+ * Heartbeat details of `callModel`: a {@link ModelHeartbeat} (`partial` absent until the first delta of an attempt)
+ * plus `failedUsage`, the summed usage of this activity's earlier failed attempts. Temporal hands an attempt the
+ * last heartbeat details of the previous one, which is how that sum survives a retry (keel.md §3: usage includes
+ * failed attempts). Every heartbeat of an attempt repeats it, so a lost worker or a heartbeat timeout keeps it too.
+ */
+export type CallModelHeartbeat = Omit<ModelHeartbeat, 'partial'> & { partial?: AssistantMessage; failedUsage?: Usage };
+
+/** `failedUsage` of the previous attempt's last heartbeat, if it left one. */
+export function failedUsageOf(details: unknown): Usage | undefined {
+  if (!details || typeof details !== 'object') return undefined;
+  const usage = (details as { kind?: unknown; failedUsage?: unknown }).failedUsage;
+  if ((details as { kind?: unknown }).kind !== 'model' || !usage || typeof usage !== 'object') return undefined;
+  const u = usage as Partial<Usage>;
+  if (typeof u.input !== 'number' || typeof u.output !== 'number') return undefined;
+  return addUsage(emptyUsage(), { ...emptyUsage(), ...u, cost: { ...emptyUsage().cost, ...(u.cost ?? {}) } });
+}
+
+/**
+ * The failure to throw for a failed attempt: its `details[0].usage` becomes the sum of every failed attempt so far
+ * (the workflow adds it to the run's usage when this is the last attempt). Cancellations and Temporal failures other
+ * than `ApplicationFailure` pass through unchanged; a plain error is wrapped (same message, type = its name, retryable,
+ * as Temporal would convert it) only when there is earlier usage to carry.
+ */
+function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unknown; total?: Usage } {
+  if (err instanceof ApplicationFailure) {
+    const [first, ...rest] = err.details ?? [];
+    const detail = first && typeof first === 'object' ? (first as { usage?: Usage }) : {};
+    const total = addUsage(prior ?? emptyUsage(), detail.usage);
+    if (!prior && detail.usage) return { error: err, total };
+    const failure = new ApplicationFailure(
+      err.message,
+      err.type,
+      err.nonRetryable,
+      [{ ...detail, usage: total }, ...rest],
+      err.cause,
+      err.nextRetryDelay,
+      err.category,
+    );
+    if (err.stack) failure.stack = err.stack;
+    return { error: failure, total };
+  }
+  if (!prior || !(err instanceof Error) || err instanceof TemporalFailure) return { error: err, total: prior };
+  return {
+    error: ApplicationFailure.create({ message: err.message, type: err.name, nonRetryable: false, cause: err, details: [{ usage: prior }] }),
+    total: prior,
+  };
 }
 
 /**
  * Activity `callModel`: reads transcript[0, messageCount) by reference, applies `transformContext`, streams the
- * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only.
+ * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only. The usage of
+ * earlier failed attempts comes back as `failedAttemptsUsage` (or, when this attempt fails too, in the failure's
+ * `details[0].usage`, summed with this attempt's).
  */
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
+    const prior = failedUsageOf(ctx.info.heartbeatDetails);
     const { provider, prefix, modelId } = providerFor(deps.models, input.model);
     if (!provider) {
       throw ApplicationFailure.nonRetryable(`No model provider for "${input.model}" on this worker (providers: ${Object.keys(deps.models).join(', ')})`, 'ModelError.NotFound');
@@ -41,16 +99,23 @@ export function createCallModel(deps: CallModelDeps) {
       const t = deps.tools.get(name);
       return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
     });
-    const heartbeat = startHeartbeat(ctx);
+    const carried = prior ? { failedUsage: prior } : {};
+    const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies CallModelHeartbeat) : undefined);
+    let message: AssistantMessage;
     try {
-      const message = await provider.stream(
+      message = await provider.stream(
         { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
         ctx.cancellationSignal,
-        (partial) => heartbeat.update({ kind: 'model', partial } satisfies ModelHeartbeat),
+        (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies CallModelHeartbeat),
       );
-      return { message };
-    } finally {
+    } catch (err) {
       heartbeat.stop();
+      const { error, total } = withFailedUsage(err, prior);
+      // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
+      if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies CallModelHeartbeat);
+      throw error;
     }
+    heartbeat.stop();
+    return { message, ...(prior ? { failedAttemptsUsage: prior } : {}) };
   };
 }

@@ -135,3 +135,64 @@ export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Helpers for the loop conformance suites (loop-*.test.ts).
+
+type ModelProvider = import('../../activities/model/provider.js').ModelProvider;
+type ModelRequest = import('../../activities/model/provider.js').ModelRequest;
+
+/** A model provider that records every request (deep copies) per model id and can hold one model's calls until released. */
+export interface RecordingModel extends ModelProvider {
+  /** The requests seen for `modelId` (the part after `provider/`), oldest first. */
+  requests(modelId: string): ModelRequest[];
+  /** Holds every call of `modelId` until `open()`; `reached` resolves when the first held call arrived. */
+  hold(modelId: string): { open(): void; reached: Promise<void> };
+}
+
+export function recordingModel(inner: ModelProvider): RecordingModel {
+  const seen = new Map<string, ModelRequest[]>();
+  const holds = new Map<string, { promise: Promise<void>; reached(): void }>();
+  return {
+    checkModel: (modelId) => inner.checkModel?.(modelId),
+    async stream(request, signal, onPartial) {
+      const list = seen.get(request.modelId) ?? [];
+      list.push(structuredClone(request));
+      seen.set(request.modelId, list);
+      const held = holds.get(request.modelId);
+      if (held) {
+        held.reached();
+        await held.promise;
+      }
+      return inner.stream(request, signal, onPartial);
+    },
+    requests: (modelId) => seen.get(modelId) ?? [],
+    hold(modelId) {
+      const release = gate();
+      const reached = gate();
+      holds.set(modelId, { promise: release.promise, reached: reached.open });
+      return {
+        open() {
+          holds.delete(modelId);
+          release.open();
+        },
+        reached: reached.promise,
+      };
+    },
+  };
+}
+
+/** Worker hooks that dispatch to per-workflow hooks, so many runs with different hooks can share one worker. */
+export function hookRouter(): { hooks: AgentHooks; route(workflowId: string, hooks: AgentHooks): void } {
+  const routes = new Map<string, AgentHooks>();
+  return {
+    route(workflowId, hooks) {
+      routes.set(workflowId, hooks);
+    },
+    hooks: {
+      beforeToolCall: (ctx, signal) => routes.get(ctx.context.workflowId)?.beforeToolCall?.(ctx, signal),
+      afterToolCall: (ctx, signal) => routes.get(ctx.context.workflowId)?.afterToolCall?.(ctx, signal),
+      transformContext: (messages, signal, info) => routes.get(info.workflowId)?.transformContext?.(messages, signal, info) ?? messages,
+    },
+  };
+}

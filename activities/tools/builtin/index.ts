@@ -1,0 +1,51 @@
+/**
+ * Pi's seven built-in coding tools (reference §C), confined to a workspace. Register them on the worker with
+ * `createAgentWorker({ tools: builtinTools({ cwd }) })`; a run enables them by name (Pi's default set is
+ * {@link DEFAULT_ACTIVE_TOOLS}).
+ */
+import type { ToolDefinition } from '../define-tool.js';
+import { createBashTool } from './bash.js';
+import { createEditTool } from './edit.js';
+import { createFindTool } from './find.js';
+import { createGrepTool } from './grep.js';
+import { createLsTool } from './ls.js';
+import { Workspace } from './paths.js';
+import { createReadTool } from './read.js';
+import { createWriteTool } from './write.js';
+
+export interface BuiltinToolsOptions {
+  /** Workspace root: relative paths resolve against it, bash runs in it, and file tools may not leave it. */
+  cwd: string;
+  /** More directories the file tools may use. */
+  allowedRoots?: string[];
+  /** grep/find: `true` requires rg/fd, `false` forces the pure-Node search, default uses them when on PATH. */
+  useExternalSearch?: boolean;
+}
+
+export const DEFAULT_ACTIVE_TOOLS = ['read', 'bash', 'edit', 'write'];
+
+export function builtinTools(opts: BuiltinToolsOptions): ToolDefinition[] {
+  const workspace = new Workspace(opts.cwd, opts.allowedRoots);
+  const external = opts.useExternalSearch;
+  return [
+    createReadTool({ workspace }),
+    createBashTool({ cwd: workspace.root }),
+    createEditTool({ workspace }),
+    createWriteTool({ workspace }),
+    createGrepTool({ workspace, useExternalSearch: external }),
+    createFindTool({ workspace, useExternalSearch: external }),
+    createLsTool({ workspace }),
+  ];
+}
+
+export { createBashTool, createLocalBashOperations, executeBashWithOperations } from './bash.js';
+export type { BashOperations, BashToolDetails, BashToolOptions } from './bash.js';
+export { computeEditsDiff, createEditTool, prepareEditArguments } from './edit.js';
+export type { EditOperations, EditToolDetails } from './edit.js';
+export { createFindTool } from './find.js';
+export { createGrepTool } from './grep.js';
+export { createLsTool } from './ls.js';
+export { Workspace, expandPath, resolveToCwd } from './paths.js';
+export { createReadTool } from './read.js';
+export { createWriteTool } from './write.js';
+export * from './truncate.js';

@@ -1,0 +1,54 @@
+/** `write` (Pi reference §C.4): creates parent directories, overwrites, UTF-8. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import nodePath from 'node:path';
+import { defineTool, type ToolDefinition } from '../define-tool.js';
+import { throwIfAborted } from './abort.js';
+import { withFileMutationQueue } from './file-mutation-queue.js';
+import { realResolve, type Workspace } from './paths.js';
+
+export interface WriteArgs {
+  path: string;
+  content: string;
+}
+
+export interface WriteToolOptions {
+  workspace: Workspace;
+}
+
+export const writeParameters = {
+  type: 'object',
+  properties: {
+    path: { type: 'string', description: 'Path to the file to write (relative or absolute)' },
+    content: { type: 'string', description: 'Content to write to the file' },
+  },
+  required: ['path', 'content'],
+} as const;
+
+export function createWriteTool(options: WriteToolOptions): ToolDefinition<WriteArgs, undefined> {
+  const { workspace } = options;
+  return defineTool<WriteArgs, undefined>({
+    name: 'write',
+    label: 'write',
+    description:
+      "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
+    parameters: writeParameters,
+    // Writing the same content twice leaves the same file.
+    idempotent: true,
+    summary: (args) => `write ${String(args?.path ?? '')}`,
+    async execute(_toolCallId, { path, content }, signal) {
+      throwIfAborted(signal);
+      const absolutePath = await workspace.resolve(path);
+      const key = await realResolve(absolutePath).catch(() => absolutePath);
+      return withFileMutationQueue(key, async () => {
+        throwIfAborted(signal);
+        await mkdir(nodePath.dirname(absolutePath), { recursive: true });
+        throwIfAborted(signal);
+        // Re-check after creating directories: nothing may have been redirected outside meanwhile.
+        await workspace.confine(absolutePath, path);
+        await writeFile(absolutePath, content, 'utf-8');
+        throwIfAborted(signal);
+        return { content: [{ type: 'text', text: `Successfully wrote ${content.length} bytes to ${path}` }], details: undefined };
+      });
+    },
+  });
+}
