@@ -1,0 +1,67 @@
+/**
+ * keel.md §4.3: history stays linear. Model activities carry a reference to the transcript, never the transcript;
+ * history is cut by continue-as-new at a turn boundary, transparently for clients.
+ */
+import { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool } from '../../activities/tools/define-tool.js';
+import type { ScriptedReply } from '../../activities/model/scripted.js';
+import { startKeel, type Keel } from './harness.js';
+
+const blob = defineTool({
+  name: 'blob',
+  description: 'Returns `kb` kilobytes of text.',
+  idempotent: true,
+  parameters: { type: 'object', properties: { kb: { type: 'integer' }, n: { type: 'integer' } }, required: ['kb', 'n'] },
+  execute: async (_id, args: { kb: number; n: number }) => ({ content: [{ type: 'text', text: `${args.n}:`.padEnd(args.kb * 1024, 'x') }] }),
+});
+
+function replies(turns: number, kb: number): ScriptedReply[] {
+  const out: ScriptedReply[] = [];
+  for (let n = 1; n < turns; n++) out.push({ toolCalls: [{ name: 'blob', arguments: { kb, n } }] });
+  out.push({ text: 'all done' });
+  return out;
+}
+
+describe('history stays linear (keel.md §4.3)', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts: { fifty: { replies: replies(50, 24) }, thirty: { replies: replies(30, 8) } }, tools: [blob] });
+  });
+  afterAll(() => keel?.stop());
+
+  it('a 50-turn run whose transcript grows past 1 MB schedules every activity with an input of a few KB', async () => {
+    const h = await keel.start({ model: 'scripted/fifty', prompt: 'go', tools: ['blob'] });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    expect(r.turns).toBe(50);
+    const transcriptBytes = Buffer.byteLength(JSON.stringify(await h.allMessages()));
+    expect(transcriptBytes).toBeGreaterThan(1024 * 1024);
+    const history = await h.workflow.fetchHistory();
+    const scheduled = history.events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    expect(scheduled.length).toBe(1 + 50 + 49); // startRun, 50 model calls, 49 tool calls
+    const inputSizes = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads!.reduce((n, p) => n + (p.data?.length ?? 0), 0));
+    const modelInputs = scheduled.filter((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'callModel').map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads![0].data!.length);
+    expect(Math.max(...inputSizes)).toBeLessThan(2048);
+    // the 50th model call's input is as small as the first: independent of transcript length
+    expect(modelInputs[49] - modelInputs[0]).toBeLessThan(16);
+    console.log(`[history] 50 turns: transcript ${transcriptBytes} B, history ${Buffer.byteLength(JSON.stringify(history.events))} B, largest activity input ${Math.max(...inputSizes)} B, model input turn 1 ${modelInputs[0]} B / turn 50 ${modelInputs[49]} B`);
+  });
+
+  it('continues-as-new at a turn boundary when history passes the limit; clients follow the chain and nothing is lost', async () => {
+    const h = await keel.start({ model: 'scripted/thirty', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536 });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    expect(r.turns).toBe(30);
+    expect(r.finalText).toBe('all done');
+    expect(r.newMessages.map((m) => m.role)).toEqual(['user', ...Array.from({ length: 29 }, () => ['assistant', 'toolResult']).flat(), 'assistant']);
+    const toolNumbers = r.newMessages.filter((m) => m.role === 'toolResult').map((m) => Number((m.content[0] as { text: string }).text.split(':')[0]));
+    expect(toolNumbers).toEqual(Array.from({ length: 29 }, (_, i) => i + 1));
+    const state = await h.state();
+    expect(state.continuedAsNew).toBeGreaterThanOrEqual(2);
+    const events = await h.events({ after: 0, limit: 10_000 });
+    expect(events.events[events.events.length - 1].type).toBe('agent_end');
+    // sequence numbers go on across runs
+    expect(events.firstSeq).toBeGreaterThan(1);
+  });
+});
