@@ -5,7 +5,7 @@ import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
-import { cancelSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from '../workflows/definitions.js';
+import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from '../workflows/definitions.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -87,6 +87,11 @@ export class AgentRunHandle {
   /** Abort the current agent run and end the workflow as Canceled. */
   cancel(reason?: string): Promise<void> {
     return this.workflow.signal(cancelSignal, reason);
+  }
+
+  /** Finish a session once idle; the workflow completes with status `completed`. */
+  end(): Promise<void> {
+    return this.workflow.signal(endSignal);
   }
 
   state(): Promise<AgentRunState> {

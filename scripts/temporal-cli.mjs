@@ -293,7 +293,7 @@ async function provision(log) {
         (failures.length ? failures.map((f) => `  - ${f}\n`).join('') : '') +
         `To fix, do one of:\n` +
         `  - install Go >= 1.25 (https://go.dev/dl/; an older Go fetches a newer toolchain itself) and re-run \`node scripts/temporal-cli.mjs\`: it builds ` +
-        `${GO_PACKAGE} once (~3-6 min) into ${target};\n` +
+        `${GO_PACKAGE} once (~3-10 min) into ${target};\n` +
         `  - or download a Temporal CLI binary (https://github.com/temporalio/cli/releases) and set ` +
         `TEMPORAL_CLI_PATH=/absolute/path/to/temporal (or put \`temporal\` on PATH).`,
     );
@@ -364,7 +364,7 @@ async function buildWithGo({ cacheDir, target, log, touchLock }) {
   const gobin = mkdtempSync(join(cacheDir, '.build-'));
   const started = Date.now();
   const st = { modules: 0, packages: 0, current: '', linking: false };
-  const head = `[keel] building Temporal CLI v${TEMPORAL_CLI_VERSION} from Go modules (first run only, ~3-6 min)`;
+  const head = `[keel] building Temporal CLI v${TEMPORAL_CLI_VERSION} from Go modules (first run only, ~3-10 min)`;
   log(`${head}: go install ${GO_PACKAGE} (GOBIN=${gobin})`);
   const progress = () => {
     const elapsed = fmtDuration(Date.now() - started);
@@ -374,7 +374,7 @@ async function buildWithGo({ cacheDir, target, log, touchLock }) {
     }
     const pct = Math.min(99, Math.floor((st.packages / EXPECTED_PACKAGES) * 100));
     return (
-      `${head}: ${st.modules} modules downloaded, compiling ${st.packages}/~${EXPECTED_PACKAGES} packages (~${pct}%)` +
+      `${head}: ${st.modules ? `${st.modules} modules downloaded, ` : ''}compiling ${st.packages}/~${EXPECTED_PACKAGES} packages (~${pct}%)` +
       `${st.current ? `, at ${st.current}` : ''}… ${elapsed}`
     );
   };
@@ -387,7 +387,9 @@ async function buildWithGo({ cacheDir, target, log, touchLock }) {
     } else if (/\/link(\.exe)? -o /.test(line)) st.linking = true;
   };
   try {
-    const r = await runWithProgress(go, ['install', '-x', GO_PACKAGE], {
+    // Same -ldflags as the official release build: stamp the version, drop debug info (smaller, faster link).
+    const ldflags = `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`;
+    const r = await runWithProgress(go, ['install', '-x', `-ldflags=${ldflags}`, GO_PACKAGE], {
       env: { ...process.env, GOBIN: gobin, GO111MODULE: 'on' },
       cwd: cacheDir, // outside any module, so go.work / go.mod of the caller cannot interfere
       onLine,

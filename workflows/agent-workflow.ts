@@ -75,17 +75,18 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       }
     }
     if (cancelRequested(s)) return cancelled(s, temporalCancelled);
+    if (s.endRequested) return finish(s, 'completed');
     st.status = 'waiting';
     publish(s);
     const seen = st.received;
     let arrived = false;
     try {
-      arrived = await condition(() => st.received > seen || cancelRequested(s), st.config.idleTimeout ?? '1h');
+      arrived = await condition(() => st.received > seen || cancelRequested(s) || s.endRequested === true, st.config.idleTimeout ?? '1h');
     } catch (err) {
       if (!temporalCancelled) throw err;
     }
     if (cancelRequested(s)) return cancelled(s, temporalCancelled);
-    if (!arrived) return finish(s, 'completed');
+    if (!arrived || s.endRequested) return finish(s, 'completed');
     s.abort = undefined;
     start = nextStart(s);
   }

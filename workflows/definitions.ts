@@ -14,6 +14,9 @@ export const interruptSignal = defineSignal<[]>('interrupt');
 /** Abort the current agent run and end the workflow as Canceled. */
 export const cancelSignal = defineSignal<[string?]>('cancel');
 
+/** Finish a session once it is idle: the workflow completes with status `completed` (a running agent run ends first). */
+export const endSignal = defineSignal<[]>('end');
+
 export const stateQuery = defineQuery<AgentRunState>('state');
 export const messagesQuery = defineQuery<MessagesPage, [{ from?: number; limit?: number }?]>('messages');
 export const eventsQuery = defineQuery<EventsPage, [{ after?: number; limit?: number }?]>('events');

@@ -1,7 +1,7 @@
 import { setHandler } from '@temporalio/workflow';
 import type { Message } from '../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
-import { cancelSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
+import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
 import { abortSession, type Session } from './session.js';
 
@@ -41,6 +41,13 @@ export function registerHandlers(s: Session): void {
       abortSession(s, 'cancel');
     },
     { description: 'Abort the current agent run and end the workflow as Canceled.' },
+  );
+  setHandler(
+    endSignal,
+    () => {
+      s.endRequested = true;
+    },
+    { description: 'Finish a session once idle: the workflow completes with status completed.' },
   );
   setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
   setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200), {

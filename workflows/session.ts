@@ -46,6 +46,8 @@ export interface Session {
   run: RunRef;
   events: EventLog;
   abort?: AbortKind;
+  /** `end` signal received: complete once idle. */
+  endRequested?: boolean;
   cancelReason?: string;
   /** Scopes of in-flight activities; an abort cancels them so their AbortSignals fire. */
   inflight: Set<CancellationScope>;
