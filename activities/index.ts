@@ -16,6 +16,8 @@ export interface KeelActivityDeps {
   hooks?: AgentHooks;
   /** Where activities read transcripts (normally the workflow's `messages` query). */
   transcript: TranscriptSource;
+  /** Whether the namespace has Keel's search attributes (default: assume not). */
+  searchAttributesReady?: () => Promise<boolean>;
   /** Asks Temporal to cancel a run (normally `client.workflow.getHandle(id, runId).cancel()`). */
   requestCancel: (workflowId: string, runId: string) => Promise<void>;
 }
@@ -30,7 +32,7 @@ export function createActivities(deps: KeelActivityDeps) {
   const hooks = deps.hooks ?? {};
   const transcript = new TranscriptCache(deps.transcript);
   return {
-    startRun: createStartRun({ tools, models }),
+    startRun: createStartRun({ tools, models, searchAttributesReady: deps.searchAttributesReady ?? (async () => false) }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     ...createToolActivities({ tools, hooks, transcript }),
     /**

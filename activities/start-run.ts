@@ -8,10 +8,10 @@ import type { ToolDefinition } from './tools/define-tool.js';
  * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
  * returns what the workflow needs to schedule the enabled tools. Every problem is reported, one line per field.
  */
-export function createStartRun(deps: { tools: Map<string, ToolDefinition>; models: ModelRegistry }) {
+export function createStartRun(deps: { tools: Map<string, ToolDefinition>; models: ModelRegistry; searchAttributesReady: () => Promise<boolean> }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     const errors = agentRunInputErrors(input);
-    if (!input || typeof input !== 'object') return { errors, tools: [] };
+    if (!input || typeof input !== 'object') return { errors, tools: [], searchAttributes: false };
     const names = Array.isArray(input.tools) ? input.tools.filter((n): n is string => typeof n === 'string') : [];
     const unknown = names.filter((n) => !deps.tools.has(n));
     if (unknown.length > 0) {
@@ -35,6 +35,6 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
         };
       });
-    return { errors, tools };
+    return { errors, tools, searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
   };
 }

@@ -4,27 +4,14 @@
 // TestWorkflowEnvironment.createLocal() runs it as an ephemeral server with Keel's search attributes
 // registered at startup (`--search-attribute Name=Type`).
 
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 
-/** Keel's run status (e.g. running / waiting / completed / failed). */
-export const KEEL_STATUS = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
-/** Model id the run uses. */
-export const KEEL_MODEL = defineSearchAttributeKey('KeelModel', SearchAttributeType.KEYWORD);
-/** Number of agent turns so far. */
-export const KEEL_TURNS = defineSearchAttributeKey('KeelTurns', SearchAttributeType.INT);
-/** Accumulated model cost in USD. */
-export const KEEL_COST_USD = defineSearchAttributeKey('KeelCostUsd', SearchAttributeType.DOUBLE);
+export { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 
-/** The custom search attributes Keel registers on its dev server, as `createLocal({ server: { searchAttributes } })` takes them. */
-export const KEEL_SEARCH_ATTRIBUTES: SearchAttributeKey<SearchAttributeType>[] = [
-  KEEL_STATUS,
-  KEEL_MODEL,
-  KEEL_TURNS,
-  KEEL_COST_USD,
-];
+/** The custom search attributes Keel registers on its dev server (keel.md §5). */
+export const KEEL_SEARCH_ATTRIBUTES = KEEL_SEARCH_ATTRIBUTE_KEYS;
 
 /** Default port of the dev server's web UI when `ui: true` and no `uiPort` is given (the CLI's own default). */
 export const DEFAULT_UI_PORT = 8233;
@@ -74,7 +61,8 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
       ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
       ui,
       ...(uiPort !== undefined ? { uiPort } : {}),
-      ...(opts.extraArgs?.length ? { extraArgs: opts.extraArgs } : {}),
+      // `--output none` drops the CLI's "CLI …/Server: …/Metrics: …" banner on stdout (server logs stay on stderr).
+      extraArgs: ['--output', 'none', ...(opts.extraArgs ?? [])],
     },
   });
   const uiUrl = uiPort !== undefined ? `http://${IP}:${uiPort}` : undefined;

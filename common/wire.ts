@@ -28,6 +28,8 @@ export interface StartRunInput {
 export interface StartRunResult {
   errors: string[];
   tools: ToolInfo[];
+  /** The namespace has Keel's search attributes, so the workflow may upsert them. */
+  searchAttributes: boolean;
 }
 
 export interface CallModelInput {
@@ -45,6 +47,8 @@ export interface CallModelResult {
   message: AssistantMessage;
   /** Usage of earlier attempts that failed (retries), to be counted in the run's usage. */
   failedAttemptsUsage?: Usage;
+  /** Activity summaries of the message's tool calls by id, from each tool's `summary(args)` (`read src/app.ts`). */
+  toolSummaries?: Record<string, string>;
 }
 
 /** The finalised outcome of one tool call, from which the workflow builds the toolResult message. */

@@ -8,6 +8,7 @@ import { scriptedModel } from '../activities/model/scripted.js';
 import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
+import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -41,6 +42,21 @@ export interface AgentWorker {
   shutdown(): Promise<void>;
 }
 
+/** Checks (at most once a minute) that the namespace has Keel's search attributes; runs upsert them only then. */
+function searchAttributesProbe(client: Client, namespace: string): () => Promise<boolean> {
+  let cached: { at: number; ok: Promise<boolean> } | undefined;
+  return () => {
+    if (!cached || performance.now() - cached.at > 60_000) {
+      const ok = client.connection.operatorService
+        .listSearchAttributes({ namespace })
+        .then((r) => KEEL_SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {})))
+        .catch(() => false);
+      cached = { at: performance.now(), ok };
+    }
+    return cached.ok;
+  };
+}
+
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 /**
@@ -58,6 +74,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
     hooks: opts.hooks,
     transcript: queryTranscriptSource(client),
+    searchAttributesReady: searchAttributesProbe(client, namespace),
     requestCancel: async (workflowId, runId) => {
       await client.workflow.getHandle(workflowId, runId).cancel();
     },

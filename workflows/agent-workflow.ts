@@ -7,14 +7,14 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
 import { cannotContinueFrom, CANNOT_CONTINUE_EMPTY, ErrorType } from '../common/errors.js';
-import { emptyUsage, messageText, type AssistantMessage } from '../common/messages.js';
+import { emptyUsage, messageText } from '../common/messages.js';
+import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import { setupActivities } from './activities.js';
-import { renderDetails } from './details.js';
+import { publish } from './visibility.js';
 import { EventLog } from './event-log.js';
 import { registerHandlers } from './handlers.js';
 import { toUserMessages } from './incoming.js';
@@ -55,17 +55,18 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       const end = await runAgentLoop(s, start);
       start = undefined;
       if (end.kind === 'continueAsNew') return continueWith(s, input, end.position);
-      const last = lastAssistant(s);
+      const last = lastAssistant(st.transcript, st.newFrom);
       st.lastError = end.reason === 'error' ? last?.errorMessage : undefined;
       if (cancelRequested(s)) return cancelled(s, temporalCancelled);
       if ((st.config.mode ?? 'task') === 'task') {
         const interrupted = s.abort === 'interrupt';
         s.abort = undefined;
-        if (!interrupted && end.reason !== 'error' && hasQueued(s)) {
+        if ((end.reason === 'stop' || end.reason === 'terminate') && hasQueued(s)) {
           start = nextStart(s); // a message arrived as the run ended: nothing is lost
           continue;
         }
-        return finish(s, end.reason === 'error' ? 'failed' : interrupted || end.reason === 'maxTurns' ? 'stopped' : 'completed');
+        // maxTurns is Pi's shouldStopAfterTurn: the run ends and the queues are left as they are
+        return finish(s, end.reason === 'error' ? 'failed' : end.reason === 'stop' && !interrupted ? 'completed' : 'stopped');
       }
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
@@ -115,7 +116,7 @@ function initialState(input: AgentRunInput): SessionState {
 /** Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. */
 async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart> {
   publish(s);
-  const check = await setupActivities.startRun({ input });
+  const check = await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
   if (errors.length === 0 && prompts.length === 0) {
@@ -129,6 +130,7 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart> {
     throw ApplicationFailure.create({ type: ErrorType.InvalidAgentInput, message: s.state.lastError, nonRetryable: true, details: [errors] });
   }
   s.state.tools = check.tools;
+  s.state.searchAttributes = check.searchAttributes;
   return prompts.length > 0 ? { prompts } : { continue: true };
 }
 
@@ -148,16 +150,11 @@ function hasQueued(s: Session): boolean {
   return s.state.steering.length > 0 || s.state.followUps.length > 0;
 }
 
-function lastAssistant(s: Session): AssistantMessage | undefined {
-  const t = s.state.transcript;
-  for (let i = t.length - 1; i >= s.state.newFrom; i--) if (t[i].role === 'assistant') return t[i] as AssistantMessage;
-  return undefined;
-}
 
 function result(s: Session, status: RunStatus): AgentRunResult {
   const st = s.state;
   const newMessages = st.transcript.slice(st.newFrom);
-  const last = lastAssistant(s);
+  const last = lastAssistant(st.transcript, st.newFrom);
   const base: AgentRunResult = {
     status,
     finalText: last ? messageText(last) : '',
@@ -190,7 +187,7 @@ async function cancelled(s: Session, temporalCancelled: boolean): Promise<never>
   publish(s);
   if (!temporalCancelled) {
     const info = workflowInfo();
-    await setupActivities.requestCancel({ workflowId: info.workflowId, runId: info.runId });
+    await setupActivities.requestCancel.executeWithOptions({ summary: `cancel: ${s.cancelReason ?? 'cancelled'}` }, [{ workflowId: info.workflowId, runId: info.runId }]);
   }
   await condition(() => false);
   throw new Error('unreachable: the cancellation request ends the workflow');
@@ -204,6 +201,3 @@ async function continueWith(s: Session, input: AgentRunInput, position: SessionS
   return continueAsNew<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>({ model: input.model }, st);
 }
 
-function publish(s: Session): void {
-  setCurrentDetails(renderDetails(s));
-}

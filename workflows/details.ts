@@ -1,5 +1,10 @@
-import { messageText, type AssistantMessage } from '../common/messages.js';
+import { messageText, type AssistantMessage, type Message } from '../common/messages.js';
 import type { Session } from './session.js';
+
+export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
+  for (let i = transcript.length - 1; i >= from; i--) if (transcript[i].role === 'assistant') return transcript[i] as AssistantMessage;
+  return undefined;
+}
 
 /** Markdown shown as the workflow's current details in the Temporal UI (keel.md §5). */
 export function renderDetails(s: Session): string {
@@ -9,7 +14,7 @@ export function renderDetails(s: Session): string {
   if (st.steering.length || st.followUps.length) lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
   if (st.lastError) lines.push(`error: ${st.lastError}`);
-  const last = [...st.transcript].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
+  const last = lastAssistant(st.transcript);
   if (last) lines.push(`last reply: ${messageText(last).slice(0, 200)}`);
   return lines.join('\n\n');
 }

@@ -1,5 +1,6 @@
 import { setHandler } from '@temporalio/workflow';
-import type { Message } from '../common/messages.js';
+import { messageText, type Message } from '../common/messages.js';
+import { lastAssistant } from './details.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
 import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
@@ -60,6 +61,7 @@ export function registerHandlers(s: Session): void {
 
 function state(s: Session): AgentRunState {
   const st = s.state;
+  const reply = lastAssistant(st.transcript);
   return {
     status: st.status,
     mode: st.config.mode ?? 'task',
@@ -71,6 +73,7 @@ function state(s: Session): AgentRunState {
     runningTools: [...s.runningTools].map(([toolCallId, toolName]) => ({ toolCallId, toolName })),
     usage: st.usage,
     ...(st.lastError ? { lastError: st.lastError } : {}),
+    ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
   };
 }

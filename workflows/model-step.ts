@@ -29,6 +29,7 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage> {
       ]),
     );
     s.state.usage = addUsage(addUsage(s.state.usage, result.message.usage), result.failedAttemptsUsage);
+    s.toolSummaries = result.toolSummaries ?? {};
     return result.message;
   } catch (err) {
     const aborted = isCancellation(err);

@@ -14,6 +14,8 @@ export interface LoopPosition {
   /** The queue `pending` was drained from, so an abort can put it back. */
   pendingFrom: 'steering' | 'followUp';
   moreToolCalls: boolean;
+  /** The last turn's tool batch terminated (all results asked to stop). */
+  terminated?: boolean;
 }
 
 /** Everything `agentWorkflow` carries across continue-as-new. Plain JSON. */
@@ -36,6 +38,8 @@ export interface SessionState {
   received: number;
   /** Set when continue-as-new happened inside an agent run. */
   position?: LoopPosition;
+  /** The namespace has Keel's search attributes (checked once by `startRun`). */
+  searchAttributes?: boolean;
 }
 
 export type AbortKind = 'interrupt' | 'cancel';
@@ -46,6 +50,10 @@ export interface Session {
   run: RunRef;
   events: EventLog;
   abort?: AbortKind;
+  /** Activity summaries of the current message's tool calls (from `callModel`). */
+  toolSummaries?: Record<string, string>;
+  /** Search attribute values last upserted. */
+  published?: { status: string; model: string; turns: number; cost: number };
   /** `end` signal received: complete once idle. */
   endRequested?: boolean;
   cancelReason?: string;

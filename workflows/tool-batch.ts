@@ -110,7 +110,7 @@ async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: num
   if (!info) return errorOutcome(toolNotFound(call.name));
   if (s.abort) return errorOutcome(OPERATION_ABORTED);
   return track(s, call, async () => {
-    const result = await toolActivities.runToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, toolSummary(call.name, call.arguments)), [
+    const result = await toolActivities.runToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, summaryOf(s, call, call.arguments)), [
       callRef(s, call, assistantIndex),
     ]);
     return result.outcome;
@@ -120,7 +120,7 @@ async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: num
 async function execute(s: Session, call: ToolCall, assistantIndex: number, args: unknown): Promise<ToolOutcome> {
   const info = toolInfo(s, call.name);
   return track(s, call, () =>
-    toolActivities.executeToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, toolSummary(call.name, args ?? call.arguments)), [
+    toolActivities.executeToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, summaryOf(s, call, args ?? call.arguments)), [
       { ...callRef(s, call, assistantIndex), ...(args === undefined ? {} : { args }) },
     ]),
   );
@@ -139,6 +139,11 @@ async function track(s: Session, call: ToolCall, fn: () => Promise<ToolOutcome>)
   } finally {
     s.runningTools.delete(call.id);
   }
+}
+
+/** The tool's own summary (computed by `callModel` with the tool's `summary`), else a generic one. */
+function summaryOf(s: Session, call: ToolCall, args: unknown): string {
+  return s.toolSummaries?.[call.id] ?? toolSummary(call.name, args);
 }
 
 function callRef(s: Session, call: ToolCall, assistantIndex: number): ToolCallRef {

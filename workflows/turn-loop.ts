@@ -7,6 +7,7 @@ import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
 import { shouldContinueAsNew } from './continue-as-new.js';
+import { publish } from './visibility.js';
 import type { LoopPosition, Session } from './session.js';
 
 export type RunStart =
@@ -14,7 +15,9 @@ export type RunStart =
   | { continue: true }
   | { resume: LoopPosition };
 
-export type RunEnd = { kind: 'ended'; reason: 'stop' | 'error' | 'aborted' | 'maxTurns' } | { kind: 'continueAsNew'; position: LoopPosition };
+/** `terminate`: the last tool batch asked to stop (Pi's terminate rule) and no queued message started another turn. */
+export type EndReason = 'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns';
+export type RunEnd = { kind: 'ended'; reason: EndReason } | { kind: 'continueAsNew'; position: LoopPosition };
 
 export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd> {
   const st = s.state;
@@ -54,6 +57,7 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
         results = batch.results.map((_, i) => before + i);
         pos.moreToolCalls = !batch.terminate;
       }
+      pos.terminated = toolCallsOf(assistant).length > 0 && !pos.moreToolCalls;
       turnEnd(s, pos, index, results);
       if (pos.turnsInRun >= (st.config.maxTurns ?? 100)) return end(s, pos, 'maxTurns');
       if (s.abort) return end(s, pos, 'aborted');
@@ -62,7 +66,7 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
     }
     if (s.abort) return end(s, pos, 'aborted');
     poll(s, pos, 'followUp');
-    if (pos.pending.length === 0) return end(s, pos, 'stop');
+    if (pos.pending.length === 0) return end(s, pos, pos.terminated ? 'terminate' : 'stop');
   }
 }
 
@@ -85,10 +89,11 @@ function turnEnd(s: Session, pos: LoopPosition, assistantIndex: number, resultIn
   s.events.emit({ type: 'turn_end', message: t[assistantIndex] as AssistantMessage, toolResults: resultIndexes.map((i) => t[i] as ToolResultMessage) });
   s.state.turns += 1;
   pos.turnsInRun += 1;
+  publish(s);
 }
 
 /** agent_end with this run's messages; drained-but-not-injected messages go back to the front of their queue. */
-function end(s: Session, pos: LoopPosition, reason: 'stop' | 'error' | 'aborted' | 'maxTurns'): RunEnd {
+function end(s: Session, pos: LoopPosition, reason: EndReason): RunEnd {
   restore(pos.pendingFrom === 'steering' ? s.state.steering : s.state.followUps, pos.pending.splice(0));
   s.events.emit({ type: 'agent_end', messages: s.state.transcript.slice(pos.runStart) });
   return { kind: 'ended', reason };

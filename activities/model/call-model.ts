@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { ModelHeartbeat } from '../../common/events.js';
-import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
+import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -55,14 +55,15 @@ export function failedUsageOf(details: unknown): Usage | undefined {
 function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unknown; total?: Usage } {
   if (err instanceof ApplicationFailure) {
     const [first, ...rest] = err.details ?? [];
-    const detail = first && typeof first === 'object' ? (first as { usage?: Usage }) : {};
-    const total = addUsage(prior ?? emptyUsage(), detail.usage);
-    if (!prior && detail.usage) return { error: err, total };
+    const isDetail = first !== null && typeof first === 'object' && !Array.isArray(first);
+    const detail = isDetail ? (first as { usage?: Usage }) : {};
+    if (!prior) return { error: err, total: detail.usage };
+    const total = addUsage(prior, detail.usage);
     const failure = new ApplicationFailure(
       err.message,
       err.type,
       err.nonRetryable,
-      [{ ...detail, usage: total }, ...rest],
+      [{ ...detail, usage: total }, ...(isDetail || first === undefined ? [] : [first]), ...rest],
       err.cause,
       err.nextRetryDelay,
       err.category,
@@ -77,6 +78,20 @@ function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unkno
   };
 }
 
+/** Each tool call's activity summary from its tool's `summary(args)`; a throwing or missing `summary` is skipped. */
+function toolSummaries(tools: Map<string, ToolDefinition>, message: AssistantMessage): { toolSummaries?: Record<string, string> } {
+  const out: Record<string, string> = {};
+  for (const c of toolCallsOf(message)) {
+    try {
+      const text = tools.get(c.name)?.summary?.(c.arguments);
+      if (text) out[c.id] = text.split('\n', 1)[0].slice(0, 200);
+    } catch {
+      // a summary is cosmetic; the workflow falls back to a generic one
+    }
+  }
+  return Object.keys(out).length ? { toolSummaries: out } : {};
+}
+
 /**
  * Activity `callModel`: reads transcript[0, messageCount) by reference, applies `transformContext`, streams the
  * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only. The usage of
@@ -87,22 +102,23 @@ export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
     const prior = failedUsageOf(ctx.info.heartbeatDetails);
-    const { provider, prefix, modelId } = providerFor(deps.models, input.model);
-    if (!provider) {
-      throw ApplicationFailure.nonRetryable(`No model provider for "${input.model}" on this worker (providers: ${Object.keys(deps.models).join(', ')})`, 'ModelError.NotFound');
-    }
-    let messages = await deps.transcript.messages(input.run, input.messageCount);
-    if (deps.hooks.transformContext) {
-      messages = await deps.hooks.transformContext(messages, ctx.cancellationSignal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
-    }
-    const tools = input.tools.flatMap((name) => {
-      const t = deps.tools.get(name);
-      return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
-    });
     const carried = prior ? { failedUsage: prior } : {};
     const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies CallModelHeartbeat) : undefined);
     let message: AssistantMessage;
+    // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
     try {
+      const { provider, prefix, modelId } = providerFor(deps.models, input.model);
+      if (!provider) {
+        throw ApplicationFailure.nonRetryable(`No model provider for "${input.model}" on this worker (providers: ${Object.keys(deps.models).join(', ')})`, 'ModelError.NotFound');
+      }
+      let messages = await deps.transcript.messages(input.run, input.messageCount);
+      if (deps.hooks.transformContext) {
+        messages = await deps.hooks.transformContext(messages, ctx.cancellationSignal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
+      }
+      const tools = input.tools.flatMap((name) => {
+        const t = deps.tools.get(name);
+        return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
+      });
       message = await provider.stream(
         { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
         ctx.cancellationSignal,
@@ -116,6 +132,6 @@ export function createCallModel(deps: CallModelDeps) {
       throw error;
     }
     heartbeat.stop();
-    return { message, ...(prior ? { failedAttemptsUsage: prior } : {}) };
+    return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(deps.tools, message) };
   };
 }

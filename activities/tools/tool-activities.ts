@@ -38,12 +38,12 @@ export function createToolActivities(deps: ToolActivityDeps) {
     };
   }
 
-  async function execute(s: CallScope, args: unknown): Promise<ToolOutcome> {
-    const tool = s.tool!;
+  /** Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details. */
+  async function heartbeating<T>(fn: (onProgress: (s: CallScope, partialResult: unknown) => void) => Promise<T>): Promise<T> {
     let updates = 0;
     const heartbeat = startHeartbeat(Context.current());
     try {
-      return await executeCall({ ...s, tool }, args, (partialResult) => {
+      return await fn((s, partialResult) => {
         updates += 1;
         heartbeat.update({ kind: 'tool', toolCallId: s.call.id, toolName: s.call.name, args: s.call.arguments, partialResult, updates } satisfies ToolHeartbeat);
       });
@@ -55,8 +55,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
   return {
     /** Prepares the calls strictly in source order (lookup, prepareArguments, validation, beforeToolCall); stops at an abort. */
     async prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedCall[]> {
-      const heartbeat = startHeartbeat(Context.current());
-      try {
+      return heartbeating(async () => {
         const out: PreparedCall[] = [];
         for (const { toolCallId } of input.calls) {
           const s = await scope(input, toolCallId);
@@ -66,23 +65,25 @@ export function createToolActivities(deps: ToolActivityDeps) {
           if (s.signal.aborted) break;
         }
         return out;
-      } finally {
-        heartbeat.stop();
-      }
+      });
     },
 
     /** Executes one prepared call and finalises it (afterToolCall). */
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
-      const s = await scope(input, input.toolCallId);
-      return execute(s, input.args === undefined ? s.call.arguments : input.args);
+      return heartbeating(async (progress) => {
+        const s = await scope(input, input.toolCallId);
+        return executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
+      });
     },
 
     /** Prepare, execute and finalise one call in a single activity (sequential batches, single calls). */
     async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
-      const s = await scope(input, input.toolCallId);
-      const p = await prepareCall(s);
-      if (p.status === 'immediate') return { prepared: 'immediate', outcome: p.outcome };
-      return { prepared: 'executed', outcome: await execute(s, p.args) };
+      return heartbeating(async (progress) => {
+        const s = await scope(input, input.toolCallId);
+        const p = await prepareCall(s);
+        if (p.status === 'immediate') return { prepared: 'immediate' as const, outcome: p.outcome };
+        return { prepared: 'executed' as const, outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)) };
+      });
     },
   };
 }

@@ -1,5 +1,6 @@
 /**
- * workflows/ is deterministic code bundled into Temporal's sandbox: it may import at runtime only @temporalio/workflow,
+ * workflows/ is deterministic code bundled into Temporal's sandbox: it may import at runtime only @temporalio/workflow
+ * (and @temporalio/common, which the sandbox itself runs on),
  * its own files and common/; activities only as `import type`; no Node builtins; no clocks, randomness or timers.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -24,7 +25,7 @@ export function runtimeImports(source: string): string[] {
 }
 
 function allowed(spec: string): boolean {
-  return spec === '@temporalio/workflow' || /^\.\/[\w-]+\.js$/.test(spec) || /^\.\.\/common\/[\w-]+\.js$/.test(spec);
+  return spec === '@temporalio/workflow' || spec === '@temporalio/common' || /^\.\/[\w-]+\.js$/.test(spec) || /^\.\.\/common\/[\w-]+\.js$/.test(spec);
 }
 
 describe('workflows/ imports only deterministic code', () => {

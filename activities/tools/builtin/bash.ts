@@ -77,6 +77,9 @@ export function killProcessTree(pid: number): void {
 }
 
 /** Local execution (Pi's `createLocalBashOperations`). */
+/** Reads the lifeline on fd 3 in the background; EOF without "ok" (the worker died) kills the process group. */
+const WATCHDOG = '{ read -r _ <&3 || kill -KILL 0; } & exec 3<&-';
+
 export function createLocalBashOperations(localOptions: LocalBashOptions = {}): BashOperations {
   return {
     exec(command, cwd, { onData, signal, timeout, env }) {
@@ -92,12 +95,18 @@ export function createLocalBashOperations(localOptions: LocalBashOptions = {}): 
           reject(new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`));
           return;
         }
-        const child = spawn(shell.shell, [...shell.args, command], {
+        // fd 3 is a lifeline from this worker: if the worker dies (even by SIGKILL) the watchdog reads EOF and kills the
+        // whole process group, so no command outlives its worker unobserved. On a normal exit we send "ok" and the
+        // watchdog leaves intentional background processes alone (Pi's behaviour).
+        const watched = shell.args.length === 1 && shell.args[0] === '-c';
+        const child = spawn(shell.shell, [...shell.args, watched ? `${WATCHDOG}\n${command}` : command], {
           cwd,
           detached: true,
           env: env ?? process.env,
-          stdio: ['ignore', 'pipe', 'pipe'],
+          stdio: watched ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
         });
+        const lifeline = watched ? (child.stdio[3] as NodeJS.WritableStream & { destroy(): void; on(e: 'error', l: () => void): unknown }) : undefined;
+        lifeline?.on('error', () => {});
         let timedOut = false;
         let killed = false;
         let timeoutHandle: NodeJS.Timeout | undefined;
@@ -124,6 +133,7 @@ export function createLocalBashOperations(localOptions: LocalBashOptions = {}): 
         });
         // A process that escaped the group could keep the pipes open after a kill; don't wait for it forever.
         child.on('exit', () => {
+          lifeline?.end('ok\n');
           if (killed) {
             setTimeout(() => {
               child.stdout?.destroy();

@@ -1,0 +1,67 @@
+/** keel.md §5: what an operator sees in the Temporal UI: summaries, details, search attributes. */
+import { temporal } from '@temporalio/proto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool } from '../../activities/tools/define-tool.js';
+import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
+import { startKeel, until, type Keel } from './harness.js';
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes value.',
+  parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+  execute: async (_id, args: { value: string }) => ({ content: [{ type: 'text', text: `echoed: ${args.value}` }] }),
+});
+const scripts = {
+  vis: {
+    rules: [
+      { match: 'toolResult:echo', text: 'all echoed', usage: { totalTokens: 30, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.25 } } },
+      { match: 'two', toolCalls: [{ id: 'tool-1', name: 'echo', arguments: { value: 'a' } }, { id: 'tool-2', name: 'echo', arguments: { value: 'b' } }], usage: { totalTokens: 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.5 } } },
+      { text: 'hello' },
+    ],
+  },
+};
+
+describe('Temporal UI visibility (keel.md §5)', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts, tools: [echo] });
+  });
+  afterAll(() => keel?.stop());
+
+  it('static summary and details at start, current details, a summary on every activity', async () => {
+    const h = await keel.start({ model: 'scripted/vis', prompt: 'echo two things\nsecond line', tools: ['echo'], metadata: { ticket: 42 } });
+    await h.result();
+    const d = await h.workflow.describe();
+    expect(await d.staticSummary()).toBe('echo two things');
+    expect(await d.staticDetails()).toBe('model: scripted/vis\n\ntools: echo\n\nmode: task\n\nmetadata: {"ticket":42}');
+    // current details: what the UI reads through the built-in metadata query
+    const current = (await h.workflow.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails;
+    expect(current).toBe('**completed** · turn 2 · 5 messages\n\nusage: 50 tokens · $0.7500\n\nlast reply: all echoed');
+    const history = await h.workflow.fetchHistory();
+    const scheduled = history.events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    const summaries = scheduled.map((e) => (e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined));
+    expect(summaries).toEqual(['check run input', 'model scripted/vis · turn 1', 'prepare 2 tool calls', 'echo a', 'echo b', 'model scripted/vis · turn 2']);
+  });
+
+  it('search attributes are kept current: KeelStatus finds completed runs and waiting sessions', async () => {
+    const done = await keel.start({ model: 'scripted/vis', prompt: 'echo two things', tools: ['echo'] });
+    await done.result();
+    const waiting = await keel.start({ model: 'scripted/vis', prompt: 'hi', mode: 'session' });
+    await until(async () => (await waiting.state()).status === 'waiting', 20_000, 'waiting');
+    const find = async (query: string) => {
+      const ids: string[] = [];
+      for await (const w of keel.client.client.workflow.list({ query })) ids.push(w.workflowId);
+      return ids;
+    };
+    await until(async () => (await find(`KeelStatus="completed" AND WorkflowId="${done.workflowId}"`)).length === 1, 20_000, 'completed visible');
+    await until(async () => (await find(`KeelStatus="waiting" AND WorkflowId="${waiting.workflowId}"`)).length === 1, 20_000, 'waiting visible');
+    const attrs = (await done.workflow.describe()).typedSearchAttributes;
+    expect(attrs.get(KEEL_STATUS)).toBe('completed');
+    expect(attrs.get(KEEL_MODEL)).toBe('scripted/vis');
+    expect(attrs.get(KEEL_TURNS)).toBe(2);
+    expect(attrs.get(KEEL_COST_USD)).toBe(0.75);
+    await waiting.end();
+    await waiting.result();
+  });
+});
