@@ -55,25 +55,17 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       const end = await runAgentLoop(s, start);
       start = undefined;
       if (end.kind === 'continueAsNew') return continueWith(s, input, end.position);
-      const last = lastAssistant(st.transcript, st.newFrom);
-      st.lastError = end.reason === 'error' ? last?.errorMessage : undefined;
       if (cancelRequested(s)) return cancelled(s, temporalCancelled);
-      if ((st.config.mode ?? 'task') === 'task') {
-        const interrupted = s.abort === 'interrupt';
-        s.abort = undefined;
-        if ((end.reason === 'stop' || end.reason === 'terminate') && hasQueued(s)) {
-          start = nextStart(s); // a message arrived as the run ended: nothing is lost
-          continue;
-        }
-        // maxTurns is Pi's shouldStopAfterTurn: the run ends and the queues are left as they are
-        return finish(s, end.reason === 'error' ? 'failed' : end.reason === 'stop' && !interrupted ? 'completed' : 'stopped');
-      }
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
-      if (!interrupted && hasQueued(s)) {
-        start = nextStart(s);
+      st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
+      const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
+      if (ranToStop && hasQueued(s)) {
+        start = nextStart(s); // a message arrived as the run ended: nothing is lost
         continue;
       }
+      // after maxTurns (Pi's shouldStopAfterTurn) or an interrupt the queues are left as they are
+      if ((st.config.mode ?? 'task') === 'task') return finish(s, end.reason === 'error' ? 'failed' : ranToStop && end.reason === 'stop' ? 'completed' : 'stopped');
     }
     if (cancelRequested(s)) return cancelled(s, temporalCancelled);
     if (s.endRequested) return finish(s, 'completed');

@@ -55,7 +55,7 @@ async function sequentialBatch(s: Session, calls: ToolCall[], assistantIndex: nu
 
 async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: number): Promise<Finalised[]> {
   const prepared = await prepareKnown(s, calls, assistantIndex);
-  const outcomes = new Map<string, ToolOutcome>();
+  const finalised = new Map<string, Finalised>();
   const deferred: { call: ToolCall; args?: unknown }[] = [];
   for (const call of calls) {
     const info = toolInfo(s, call.name);
@@ -63,26 +63,19 @@ async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: numb
     if (info && !p) break; // preparation stopped at an abort: later calls get no events and no result
     start(s, call);
     if (!p || p.status === 'immediate') {
-      const outcome = p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name));
-      outcomes.set(call.id, outcome);
-      finish(s, call, outcome);
+      finalised.set(call.id, finish(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))));
     } else deferred.push({ call, args: p.args });
   }
+  // executions overlap; each tool_execution_end is emitted as its call completes
   await Promise.all(
     deferred.map(async ({ call, args }) => {
       const outcome = s.abort ? errorOutcome(OPERATION_ABORTED) : await execute(s, call, assistantIndex, args);
-      outcomes.set(call.id, outcome);
-      finish(s, call, outcome);
+      finalised.set(call.id, finish(s, call, outcome));
     }),
   );
-  const done: Finalised[] = [];
-  for (const call of calls) {
-    const outcome = outcomes.get(call.id);
-    if (!outcome) continue;
-    const finalised = { message: toolResultMessage(call, outcome), outcome };
-    record(s, finalised);
-    done.push(finalised);
-  }
+  // results in assistant source order
+  const done = calls.flatMap((call) => finalised.get(call.id) ?? []);
+  done.forEach((f) => record(s, f));
   return done;
 }
 

@@ -46,19 +46,13 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
       const assistant = await streamAssistant(s);
       const index = inject(s, assistant);
       if (assistant.stopReason === 'error' || assistant.stopReason === 'aborted') {
-        turnEnd(s, pos, index, []);
+        turnEnd(s, pos, assistant, []);
         return end(s, pos, assistant.stopReason);
       }
-      pos.moreToolCalls = false;
-      let results: number[] = [];
-      if (toolCallsOf(assistant).length > 0) {
-        const before = st.transcript.length;
-        const batch = await runToolBatch(s, assistant, index);
-        results = batch.results.map((_, i) => before + i);
-        pos.moreToolCalls = !batch.terminate;
-      }
-      pos.terminated = toolCallsOf(assistant).length > 0 && !pos.moreToolCalls;
-      turnEnd(s, pos, index, results);
+      const batch = toolCallsOf(assistant).length > 0 ? await runToolBatch(s, assistant, index) : undefined;
+      pos.moreToolCalls = batch !== undefined && !batch.terminate;
+      pos.terminated = batch?.terminate === true;
+      turnEnd(s, pos, assistant, batch?.results ?? []);
       if (pos.turnsInRun >= (st.config.maxTurns ?? 100)) return end(s, pos, 'maxTurns');
       if (s.abort) return end(s, pos, 'aborted');
       poll(s, pos, 'steering');
@@ -84,9 +78,8 @@ function poll(s: Session, pos: LoopPosition, from: 'steering' | 'followUp'): voi
   pos.pendingFrom = from;
 }
 
-function turnEnd(s: Session, pos: LoopPosition, assistantIndex: number, resultIndexes: number[]): void {
-  const t = s.state.transcript;
-  s.events.emit({ type: 'turn_end', message: t[assistantIndex] as AssistantMessage, toolResults: resultIndexes.map((i) => t[i] as ToolResultMessage) });
+function turnEnd(s: Session, pos: LoopPosition, message: AssistantMessage, toolResults: ToolResultMessage[]): void {
+  s.events.emit({ type: 'turn_end', message, toolResults });
   s.state.turns += 1;
   pos.turnsInRun += 1;
   publish(s);
