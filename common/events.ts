@@ -1,4 +1,4 @@
-import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage } from './messages.js';
+import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage, Usage } from './messages.js';
 
 /** The result a tool produced, as carried by `tool_execution_end` (Pi's AgentToolResult). */
 export interface ToolExecutionResult {
@@ -32,10 +32,14 @@ export interface EventsPage {
   firstSeq: number;
 }
 
-/** A heartbeat detail of the `callModel` activity: the partial assistant message so far. */
+/**
+ * A heartbeat detail of the `callModel` activity: the partial assistant message so far (absent until the attempt's
+ * first delta; after a retry the partial starts again), and the usage of earlier failed attempts.
+ */
 export interface ModelHeartbeat {
   kind: 'model';
-  partial: AssistantMessage;
+  partial?: AssistantMessage;
+  failedUsage?: Usage;
 }
 
 /** A heartbeat detail of a tool activity: the latest `onUpdate` snapshot. */

@@ -1,23 +1,30 @@
 /**
  * `npm run demo`: a Temporal dev server (SQLite under .keel/, Web UI), a Keel worker in-process, and one `session` run
  * that replays the seed demo with a scripted model. Later prompts arrive as `followUp` signals; everything is printed
- * live from the run's `events` query. `npm run demo -- --keep` keeps the server up afterwards to browse the UI.
+ * live from the run's `events` query. `npm run demo -- --keep` keeps the server up afterwards to browse the UI;
+ * `npm run demo -- --model anthropic/claude-sonnet-4-5` plays the same prompts to a real model (key from the environment).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { piAiProvider } from '../activities/model/pi-ai.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import { AgentClient, type AgentRunHandle } from '../client/agent-client.js';
 import { startDevServer } from '../client/dev-server.js';
 import type { LoggedEvent } from '../common/events.js';
-import { messageText, type Message } from '../common/messages.js';
+import { messageText } from '../common/messages.js';
 import { createAgentWorker } from '../worker/create-worker.js';
 import { DEMO_INPUTS, DEMO_SCRIPT } from './script.js';
 import { calcTool, readFileTool } from './tools.js';
 
 const keep = process.argv.includes('--keep');
+const modelFlag = process.argv.indexOf('--model');
+/** The scripted replay by default; any pi-ai `provider/model-id` with `--model`. */
+const model = modelFlag > 0 ? process.argv[modelFlag + 1] : 'scripted/demo';
+const dbFlag = process.argv.indexOf('--db');
+const dbFilename = dbFlag > 0 ? process.argv[dbFlag + 1] : '.keel/dev.db';
 
 async function freePort(preferred: number): Promise<number> {
   return new Promise((resolve) => {
@@ -33,18 +40,30 @@ async function freePort(preferred: number): Promise<number> {
 async function main() {
   console.log(`Keel demo · Node ${process.version}`);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  mkdirSync('.keel', { recursive: true });
+  mkdirSync(dirname(dbFilename), { recursive: true });
   const uiPort = await freePort(8233);
-  const server = await startDevServer({ dbFilename: '.keel/dev.db', ui: true, uiPort, log: (s) => console.log(s) });
+  const server = await startDevServer({ dbFilename, ui: true, uiPort, log: (s) => console.log(s) });
   const workspace = mkdtempSync(join(tmpdir(), 'keel-demo-'));
   writeFileSync(join(workspace, 'notes.txt'), 'Keel demo workspace.\n');
-  const worker = await createAgentWorker({ address: server.address, tools: [calcTool, readFileTool(workspace)], models: { scripted: scriptedModel({ demo: DEMO_SCRIPT }) } });
+  const worker = await createAgentWorker({
+    address: server.address,
+    tools: [calcTool, readFileTool(workspace)],
+    models: { scripted: scriptedModel({ demo: DEMO_SCRIPT }), '*': piAiProvider() },
+  });
   const running = worker.run();
   const client = await AgentClient.connect({ address: server.address });
   try {
     const [first, ...rest] = DEMO_INPUTS;
     console.log(`\nyou> ${first}`);
-    const run = await client.start({ model: 'scripted/demo', prompt: first, tools: ['calc', 'read_file'], mode: 'session', metadata: { demo: 'seed-003' } });
+    const run = await client.start({
+      model,
+      systemPrompt: 'You are a helpful assistant. Use the calc tool for arithmetic and read_file to read files in the workspace.',
+      prompt: first,
+      tools: ['calc', 'read_file'],
+      mode: 'session',
+      metadata: { demo: 'seed-003' },
+    });
+    console.log(`(watch it live: ${server.uiUrl}/namespaces/default/workflows/${run.workflowId})`);
     const url = `${server.uiUrl}/namespaces/default/workflows/${run.workflowId}`;
     let seq = await follow(run, 0);
     for (const text of rest) {
@@ -101,4 +120,3 @@ main().then(
     process.exit(1);
   },
 );
-export type { Message };

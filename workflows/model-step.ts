@@ -1,5 +1,6 @@
 /** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
-import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
+import type { ModelHeartbeat } from '../common/events.js';
 import { OPERATION_ABORTED } from '../common/errors.js';
 import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
@@ -50,10 +51,13 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage> {
   }
 }
 
-/** Usage of failed attempts, carried by the provider failure's details (`{ usage }`). */
+/**
+ * Usage of failed attempts: in the provider failure's details (`{ usage }`), or, when the last attempt timed out (a lost
+ * worker), in its last heartbeat (`{ failedUsage }`).
+ */
 function failedUsage(err: unknown): Usage | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  if (!(cause instanceof ApplicationFailure)) return undefined;
-  const detail = cause.details?.[0] as { usage?: Usage } | undefined;
-  return detail?.usage;
+  if (cause instanceof ApplicationFailure) return (cause.details?.[0] as { usage?: Usage } | undefined)?.usage;
+  if (cause instanceof TimeoutFailure) return (cause.lastHeartbeatDetails as ModelHeartbeat | undefined)?.failedUsage;
+  return undefined;
 }

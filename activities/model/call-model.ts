@@ -28,14 +28,6 @@ export function providerFor(models: ModelRegistry, model: string): { provider?: 
   return { provider: models['*'], prefix, modelId, checkId: model };
 }
 
-/**
- * Heartbeat details of `callModel`: a {@link ModelHeartbeat} (`partial` absent until the first delta of an attempt)
- * plus `failedUsage`, the summed usage of this activity's earlier failed attempts. Temporal hands an attempt the
- * last heartbeat details of the previous one, which is how that sum survives a retry (keel.md §3: usage includes
- * failed attempts). Every heartbeat of an attempt repeats it, so a lost worker or a heartbeat timeout keeps it too.
- */
-export type CallModelHeartbeat = Omit<ModelHeartbeat, 'partial'> & { partial?: AssistantMessage; failedUsage?: Usage };
-
 /** `failedUsage` of the previous attempt's last heartbeat, if it left one. */
 export function failedUsageOf(details: unknown): Usage | undefined {
   if (!details || typeof details !== 'object') return undefined;
@@ -103,7 +95,7 @@ export function createCallModel(deps: CallModelDeps) {
     const ctx = Context.current();
     const prior = failedUsageOf(ctx.info.heartbeatDetails);
     const carried = prior ? { failedUsage: prior } : {};
-    const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies CallModelHeartbeat) : undefined);
+    const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
     let message: AssistantMessage;
     // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
     try {
@@ -122,13 +114,13 @@ export function createCallModel(deps: CallModelDeps) {
       message = await provider.stream(
         { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
         ctx.cancellationSignal,
-        (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies CallModelHeartbeat),
+        (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat),
       );
     } catch (err) {
       heartbeat.stop();
       const { error, total } = withFailedUsage(err, prior);
       // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
-      if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies CallModelHeartbeat);
+      if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);
       throw error;
     }
     heartbeat.stop();

@@ -3,7 +3,7 @@
  * model: a read → edit → bash → read session, cancellation of a running `bash`, a worker killed mid-`bash` (keel.md
  * §4.2: not run twice), workspace confinement, and the activity summaries in the history (keel.md §5).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { builtinTools } from '../../activities/tools/builtin/index.js';
 import type { EditToolDetails } from '../../activities/tools/builtin/edit.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { startKeel, strip, until, type Keel } from './harness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/builtin-worker.ts', import.meta.url));
@@ -246,37 +247,11 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
 });
 
 describe('built-in tools: worker killed during bash (child process)', () => {
-  const children: ChildProcess[] = [];
-  afterAll(() => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  });
+  afterAll(killAllWorkers);
 
-  function startChild(taskQueue: string, cwd: string, scripts: Record<string, Script>): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        KEEL_TASK_QUEUE: taskQueue,
-        KEEL_BUNDLE: inject('workflowBundlePath'),
-        KEEL_CWD: cwd,
-        KEEL_SCRIPTS: JSON.stringify(scripts),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    return new Promise((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
-      child.on('exit', (code) => reject(new Error(`child worker exited with ${code}`)));
-    });
-  }
-
-  function kill(child: ChildProcess): Promise<void> {
-    return new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
-  }
+  const startChild = (taskQueue: string, cwd: string, scripts: Record<string, Script>) =>
+    spawnWorker(CHILD, { KEEL_TASK_QUEUE: taskQueue, KEEL_CWD: cwd, KEEL_SCRIPTS: JSON.stringify(scripts) });
+  const kill = killWorker;
 
   it('a bash call whose worker was SIGKILLed is not run again; the transcript records the interrupted text', async () => {
     const ws = workspace();

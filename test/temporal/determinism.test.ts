@@ -62,7 +62,7 @@ async function everyFeature(keel: Keel, workflowId: string): Promise<AgentRunHan
   const waitTurns = (n: number) => until(async () => {
     const s = await h.state();
     return s.status === 'waiting' && s.turns >= n;
-  }, 30_000, `${n} turns`);
+  }, 120_000, `${n} turns`, 250); // every query replays the whole history on this cache-less worker
   await waitTurns(3);
   await h.followUp('go serial');
   await waitTurns(5);
@@ -100,7 +100,7 @@ describe('determinism', () => {
       const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', h.workflowId, '--address', inject('temporalAddress'), '--output', 'json'], { encoding: 'utf8' });
       writeFileSync(FIXTURE, json);
     }
-  });
+  }, 300_000);
 
   it('the committed history fixture replays with the current workflow code', async () => {
     expect(existsSync(FIXTURE), `missing ${FIXTURE}: record it with KEEL_RECORD_FIXTURES=1 npm test`).toBe(true);

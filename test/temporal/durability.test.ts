@@ -2,7 +2,6 @@
  * Durability (keel.md §4.2): kill the worker process (SIGKILL) while a tool or a model call runs, start a new worker,
  * and the run completes with no missing and no duplicated message; a non-idempotent tool is never run twice.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,44 +9,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { strip, until } from './harness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
-const children: ChildProcess[] = [];
-
-function startChild(taskQueue: string, sideEffects: string, hang: boolean): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      KEEL_TASK_QUEUE: taskQueue,
-      KEEL_BUNDLE: inject('workflowBundlePath'),
-      KEEL_SIDE_EFFECTS: sideEffects,
-      KEEL_HANG: hang ? '1' : '0',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
-    child.on('exit', (code) => reject(new Error(`child worker exited with ${code}`)));
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
+const startChild = (taskQueue: string, sideEffects: string, hang: boolean) =>
+  spawnWorker(CHILD, { KEEL_TASK_QUEUE: taskQueue, KEEL_SIDE_EFFECTS: sideEffects, KEEL_HANG: hang ? '1' : '0' });
+const kill = killWorker;
 
 function lines(file: string): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean) : [];
 }
 
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
+afterAll(killAllWorkers);
 
 describe('durability: worker killed mid-activity', () => {
   const setup = async () => {

@@ -127,12 +127,15 @@ export function gate(): { promise: Promise<void>; open(): void } {
   return { promise, open };
 }
 
-/** Polls `fn` until it returns true (for waiting on a worker-side condition). */
-export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+/**
+ * Polls `fn` until it returns true (for waiting on a worker-side condition). Mind the interval when `fn` queries a
+ * workflow on a worker without a cache: each query then replays the whole history.
+ */
+export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition', intervalMs = 25): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await fn())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

@@ -7,67 +7,16 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scriptedModel, type Script } from '../../activities/model/scripted.js';
-import { defineTool, type AgentToolResult, type ToolContext, type ToolDefinition } from '../../activities/tools/define-tool.js';
-import type { AgentHooks } from '../../activities/hooks.js';
+import { type Script } from '../../activities/model/scripted.js';
+import { defineTool, type ToolContext } from '../../activities/tools/define-tool.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
-import { allEvents, gate, hookRouter, notation, recordingModel, startKeel, strip, until, type Keel, type RecordingModel } from './harness.js';
+import { call, echo, keelWith, note, reply, result, teeOf, toolUse, user, type Log } from './loop-fixtures.js';
+import { allEvents, gate, hookRouter, notation, strip, until, type Keel, type RecordingModel } from './harness.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Fixtures
-
-const ECHO_PARAMETERS = { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] };
-
-/** Executed values per workflow id (tools run in this process). */
-type Log = Map<string, unknown[]>;
-function note(log: Log, ctx: ToolContext, value: unknown): void {
-  log.set(ctx.workflowId, [...(log.get(ctx.workflowId) ?? []), value]);
-}
-
-/** The A.1 "echo" tool: content `echoed: <value>`, details {value}. Options add the per-case behaviour. */
-function echo(
-  log: Log,
-  opts: {
-    name?: string;
-    executionMode?: 'sequential' | 'parallel';
-    before?: (value: unknown, ctx: ToolContext) => Promise<void>;
-    extra?: (value: unknown) => Partial<AgentToolResult>;
-  } = {},
-) {
-  const name = opts.name ?? 'echo';
-  return defineTool<{ value: unknown }>({
-    name,
-    description: 'Echoes its value.',
-    parameters: ECHO_PARAMETERS,
-    ...(opts.executionMode ? { executionMode: opts.executionMode } : {}),
-    execute: async (_id, args, _signal, _onUpdate, ctx) => {
-      note(log, ctx, name === 'echo' ? args.value : `${name}:${String(args.value)}`);
-      await opts.before?.(args.value, ctx);
-      return { content: [{ type: 'text', text: `echoed: ${args.value}` }], details: { value: args.value }, ...opts.extra?.(args.value) };
-    },
-  });
-}
-
-const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
-
-// Expected transcript entries, as `strip` leaves them.
-const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
-const reply = (text: string, stopReason = 'stop') => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason });
-const toolUse = (calls: { id: string; name: string; arguments: Record<string, unknown> }[], stopReason = 'toolUse') => ({
-  role: 'assistant',
-  content: calls.map((c) => ({ type: 'toolCall', ...c })),
-  stopReason,
-});
-const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({
-  role: 'toolResult',
-  toolCallId: id,
-  toolName: name,
-  content: [{ type: 'text', text }],
-  details,
-  isError,
-});
 
 /** A prior assistant message, as a transcript from Pi would hold it. */
 const priorReply = (text: string): Message => ({
@@ -84,16 +33,7 @@ const priorUser = (text: string): Message => ({ role: 'user', content: [{ type: 
 
 const wid = () => `loop-a1-${randomUUID()}`;
 const roles = (messages: Message[]) => messages.map((m) => m.role);
-const teeOf = (events: LoggedEvent[]) =>
-  events.flatMap((e) => (e.type === 'tool_execution_end' ? [{ id: e.toolCallId, isError: e.isError, result: e.result }] : []));
 const turnEnds = (events: LoggedEvent[]) => events.filter((e) => e.type === 'turn_end');
-
-/** Starts a Keel with a recording scripted model under `scripted/…`. */
-async function keelWith(opts: { scripts: Record<string, Script>; tools?: ToolDefinition[]; hooks?: AgentHooks }) {
-  const model = recordingModel(scriptedModel(opts.scripts));
-  const keel = await startKeel({ models: { scripted: model }, tools: opts.tools, hooks: opts.hooks });
-  return { keel, model };
-}
 
 // ---------------------------------------------------------------------------------------------------------------------
 
