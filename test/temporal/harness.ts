@@ -199,3 +199,16 @@ export function hookRouter(): { hooks: AgentHooks; route(workflowId: string, hoo
     },
   };
 }
+
+/** Every payload of a fetched history decoded to text, for "this never entered history" assertions. */
+export function historyText(history: unknown): string {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (v instanceof Uint8Array) out.push(Buffer.from(v).toString('utf8'));
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+    else if (typeof v === 'string') out.push(v);
+  };
+  walk(history);
+  return out.join('\n');
+}
