@@ -6,7 +6,7 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { ScriptedReply } from '../../activities/model/scripted.js';
-import { startKeel, type Keel } from './harness.js';
+import { historyText, startKeel, type Keel } from './harness.js';
 
 const blob = defineTool({
   name: 'blob',
@@ -45,7 +45,7 @@ describe('history stays linear (keel.md §4.3)', () => {
     expect(Math.max(...inputSizes)).toBeLessThan(2048);
     // the 50th model call's input is as small as the first: independent of transcript length
     expect(modelInputs[49] - modelInputs[0]).toBeLessThan(16);
-    console.log(`[history] 50 turns: transcript ${transcriptBytes} B, history ${Buffer.byteLength(JSON.stringify(history.events))} B, largest activity input ${Math.max(...inputSizes)} B, model input turn 1 ${modelInputs[0]} B / turn 50 ${modelInputs[49]} B`);
+    console.log(`[history] 50 turns: transcript ${transcriptBytes} B, history payloads ${Buffer.byteLength(historyText(history))} B in ${history.events!.length} events, largest activity input ${Math.max(...inputSizes)} B, model input turn 1 ${modelInputs[0]} B / turn 50 ${modelInputs[49]} B`);
   });
 
   it('continues-as-new at a turn boundary when history passes the limit; clients follow the chain and nothing is lost', async () => {
