@@ -1,0 +1,52 @@
+/** keel.md §4.3: activities read the transcript by reference; the worker cache fetches only what it misses, within a byte budget. */
+import { describe, expect, it } from 'vitest';
+import { TranscriptCache, type TranscriptSource } from '../../activities/transcript.js';
+import type { Message } from '../../common/messages.js';
+
+const msg = (text: string): Message => ({ role: 'user', content: text, timestamp: 0 });
+
+function fakeSource(transcripts: Record<string, Message[]>) {
+  const reads: string[] = [];
+  const source: TranscriptSource = {
+    async read(workflowId, from, limit) {
+      reads.push(`${workflowId}:${from}+${limit}`);
+      const all = transcripts[workflowId];
+      return { messages: all.slice(from, from + Math.min(limit, 2)), from, total: all.length }; // pages of at most 2
+    },
+  };
+  return { source, reads };
+}
+
+describe('transcript cache', () => {
+  const run = (id: string) => ({ workflowId: id, runKey: 'r1' });
+
+  it('fetches only the messages added since the last read, paging until it has them', async () => {
+    const t = [msg('a'), msg('b'), msg('c'), msg('d'), msg('e')];
+    const { source, reads } = fakeSource({ w: t });
+    const cache = new TranscriptCache(source);
+    expect(await cache.messages(run('w'), 3)).toEqual(t.slice(0, 3));
+    expect(await cache.messages(run('w'), 5)).toEqual(t);
+    expect(await cache.message(run('w'), 1)).toEqual(t[1]);
+    expect(reads).toEqual(['w:0+3', 'w:2+1', 'w:3+2']);
+  });
+
+  it('evicts the least recently used runs beyond its byte budget', async () => {
+    const big = (id: string) => [msg(id.repeat(100))];
+    const { source, reads } = fakeSource({ a: big('a'), b: big('b'), c: big('c') });
+    const one = JSON.stringify(big('a')).length;
+    const cache = new TranscriptCache(source, 2 * one);
+    await cache.messages(run('a'), 1);
+    await cache.messages(run('b'), 1);
+    await cache.messages(run('a'), 1); // a is now the most recent
+    await cache.messages(run('c'), 1); // evicts b
+    expect(cache.size).toEqual({ runs: 2, chars: 2 * one });
+    await cache.messages(run('a'), 1);
+    await cache.messages(run('b'), 1);
+    expect(reads).toEqual(['a:0+1', 'b:0+1', 'c:0+1', 'b:0+1']);
+  });
+
+  it('fails clearly when the workflow has fewer messages than asked for', async () => {
+    const { source } = fakeSource({ w: [msg('a')] });
+    await expect(new TranscriptCache(source).messages(run('w'), 3)).rejects.toThrow('transcript of w has 1 messages, expected at least 3');
+  });
+});
