@@ -1,0 +1,9 @@
+#!/bin/sh
+# Creates the `default` namespace and Keel's search attributes (keel.md §5); idempotent.
+set -eu
+temporal operator namespace describe --namespace default >/dev/null 2>&1 || temporal operator namespace create --namespace default --retention 7d
+for a in KeelStatus:Keyword KeelModel:Keyword KeelTurns:Int KeelCostUsd:Double; do
+  temporal operator search-attribute create --namespace default --name "${a%%:*}" --type "${a##*:}" 2>/dev/null || true
+done
+attrs=$(temporal operator search-attribute list --namespace default)
+for n in KeelStatus KeelModel KeelTurns KeelCostUsd; do echo "$attrs" | grep -q "$n" || { echo "missing search attribute $n"; exit 1; }; done
