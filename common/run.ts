@@ -39,6 +39,11 @@ export interface AgentRunInput {
   heartbeatTimeout?: DurationInput;
   /** Continue-as-new once history passes this many bytes (or when Temporal suggests it). Default 8 MiB. */
   continueAsNewAfterBytes?: number;
+  /**
+   * When the transcript is too large to carry into a continued run (over 1.5 MB), history keeps growing; past this size
+   * the run stops (status `stopped`, with an error saying what to do) before Temporal's 50 MB limit. Default 40 MiB.
+   */
+  maxHistoryBytes?: number;
 }
 
 export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
@@ -182,6 +187,7 @@ export const AGENT_RUN_INPUT_SCHEMA = {
     },
     heartbeatTimeout: durationSchema,
     continueAsNewAfterBytes: { type: 'integer', minimum: 65536 },
+    maxHistoryBytes: { type: 'integer', minimum: 65536, maximum: 48 * 1024 * 1024 },
   },
 } as const;
 

@@ -58,6 +58,7 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       if (cancelRequested(s)) return cancelled(s, temporalCancelled);
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
+      if (end.reason === 'historyFull') return finish(s, 'stopped');
       st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
       const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
       if (ranToStop && hasQueued(s)) {

@@ -4,18 +4,31 @@ import type { Session } from './session.js';
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */
 const MAX_CARRIED_CHARS = 1_500_000;
 const DEFAULT_AFTER_BYTES = 8 * 1024 * 1024;
+/** Temporal terminates a workflow whose history passes 50 MB; Keel stops its run well before. */
+const DEFAULT_MAX_HISTORY_BYTES = 40 * 1024 * 1024;
+
+export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kind: 'full'; message: string };
 
 /**
- * True at a turn boundary when history should be cut: Temporal suggests it, or it passed `continueAsNewAfterBytes`.
- * When the carried state itself is too large to carry, waits until history has grown by that much again.
+ * At a turn boundary: continue-as-new when Temporal suggests it or history passed `continueAsNewAfterBytes`. When the
+ * carried state is too large to carry, history keeps growing (checked again after another `continueAsNewAfterBytes`);
+ * once it passes `maxHistoryBytes` the run must stop, before the server terminates it.
  */
-export function shouldContinueAsNew(s: Session): boolean {
+export function historyDecision(s: Session): HistoryDecision {
   const info = workflowInfo();
   const limit = s.state.config.continueAsNewAfterBytes ?? DEFAULT_AFTER_BYTES;
-  if (!(info.continueAsNewSuggested || info.historySize >= limit) || info.historySize < s.continueAsNewRetryAt) return false;
-  if (JSON.stringify(s.state).length > MAX_CARRIED_CHARS) {
-    s.continueAsNewRetryAt = info.historySize + limit;
-    return false;
-  }
-  return true;
+  const max = s.state.config.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
+  const due = info.continueAsNewSuggested || info.historySize >= limit;
+  if (!due || (info.historySize < s.continueAsNewRetryAt && info.historySize < max)) return { kind: 'ok' };
+  const carried = JSON.stringify(s.state).length;
+  if (carried <= MAX_CARRIED_CHARS) return { kind: 'continueAsNew' };
+  s.continueAsNewRetryAt = info.historySize + limit;
+  if (info.historySize < max) return { kind: 'ok' };
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  return {
+    kind: 'full',
+    message:
+      `History reached ${mb(info.historySize)} MB of the ${mb(max)} MB this run allows, and the transcript (${mb(carried)} MB) is too ` +
+      `large to carry into a continued run (${mb(MAX_CARRIED_CHARS)} MB at most). Start a new run with a shortened transcript in \`messages\`.`,
+  };
 }

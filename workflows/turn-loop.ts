@@ -6,7 +6,7 @@ import { toolCallsOf, type AssistantMessage, type Message, type ToolResultMessag
 import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
-import { shouldContinueAsNew } from './continue-as-new.js';
+import { historyDecision } from './continue-as-new.js';
 import { publish } from './visibility.js';
 import type { LoopPosition, Session } from './session.js';
 
@@ -15,8 +15,11 @@ export type RunStart =
   | { continue: true }
   | { resume: LoopPosition };
 
-/** `terminate`: the last tool batch asked to stop (Pi's terminate rule) and no queued message started another turn. */
-export type EndReason = 'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns';
+/**
+ * `terminate`: the last tool batch asked to stop (Pi's terminate rule) and no queued message started another turn.
+ * `historyFull`: history nears Temporal's limit and the transcript is too large to continue-as-new.
+ */
+export type EndReason = 'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns' | 'historyFull';
 export type RunEnd = { kind: 'ended'; reason: EndReason } | { kind: 'continueAsNew'; position: LoopPosition };
 
 export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd> {
@@ -56,7 +59,12 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
       if (pos.turnsInRun >= (st.config.maxTurns ?? 100)) return end(s, pos, 'maxTurns');
       if (s.abort) return end(s, pos, 'aborted');
       poll(s, pos, 'steering');
-      if (shouldContinueAsNew(s)) return { kind: 'continueAsNew', position: pos };
+      const history = historyDecision(s);
+      if (history.kind === 'continueAsNew') return { kind: 'continueAsNew', position: pos };
+      if (history.kind === 'full') {
+        s.state.lastError = history.message;
+        return end(s, pos, 'historyFull');
+      }
     }
     if (s.abort) return end(s, pos, 'aborted');
     poll(s, pos, 'followUp');

@@ -26,7 +26,7 @@ function replies(turns: number, kb: number): ScriptedReply[] {
 describe('history stays linear (keel.md §4.3)', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts: { fifty: { replies: replies(50, 24) }, thirty: { replies: replies(30, 8) } }, tools: [blob] });
+    keel = await startKeel({ scripts: { fifty: { replies: replies(50, 24) }, thirty: { replies: replies(30, 8) }, huge: { replies: replies(20, 400) } }, tools: [blob] });
   });
   afterAll(() => keel?.stop());
 
@@ -63,5 +63,17 @@ describe('history stays linear (keel.md §4.3)', () => {
     expect(events.events[events.events.length - 1].type).toBe('agent_end');
     // sequence numbers go on across runs
     expect(events.firstSeq).toBeGreaterThan(1);
+  });
+
+  it("stops the run cleanly, before the server's history limit, when the transcript is too large to continue-as-new", async () => {
+    const h = await keel.start({ model: 'scripted/huge', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536, maxHistoryBytes: 1024 * 1024 });
+    const r = await h.result();
+    expect(r.status).toBe('stopped');
+    expect(r.turns).toBe(4); // continued-as-new after turns 1-3; after turn 4 the 1.6 MB transcript no longer fits a payload
+    expect(r.error).toMatch(
+      /^History reached \d+\.\d MB of the 1\.0 MB this run allows, and the transcript \(1\.\d MB\) is too large to carry into a continued run \(1\.4 MB at most\)\. Start a new run with a shortened transcript in `messages`\.$/,
+    );
+    expect(r.newMessagesOmitted).toEqual({ count: 9, fromIndex: 0 });
+    expect((await h.state()).continuedAsNew).toBe(3);
   });
 });
