@@ -1,11 +1,14 @@
 /**
- * Reads a run's transcript by reference (keel.md §4.3). The workflow holds the transcript; activities ask for the
- * messages they miss through the `messages` query and keep them in a per-worker cache bounded in bytes (least recently
- * used runs go first), so a model call fetches only the messages added since the previous one.
+ * Reads a run's transcript by reference (keel.md §4.3). The workflow holds the transcript; activities keep a per-worker
+ * copy, bounded in bytes (least recently used runs go first). Activities also remember what they produce (the
+ * assistant message, tool results) as *tentative* entries. The workflow sends the digest of the prefix an activity needs
+ * (common/transcript-digest.ts): when the copy has that digest it is served without asking the workflow; otherwise the
+ * tentative part is dropped and the missing messages are read through the `messages` query.
  */
 import type { Client } from '@temporalio/client';
 import type { Message } from '../common/messages.js';
 import type { MessagesPage } from '../common/run.js';
+import { EMPTY_DIGEST, nextDigest } from '../common/transcript-digest.js';
 import type { RunRef } from '../common/wire.js';
 
 /** Where transcript pages come from. The default asks the workflow; tests may pass a fake. */
@@ -21,14 +24,19 @@ export function queryTranscriptSource(client: Client): TranscriptSource {
 
 interface Entry {
   messages: Message[];
+  /** `digests[i]`: digest of messages[0, i). */
+  digests: number[];
+  /** messages[0, confirmed) came from the workflow or matched its digest; the rest is tentative. */
+  confirmed: number;
   /** JSON size of `messages`, in characters. */
   chars: number;
 }
 
 export class TranscriptCache {
-  /** Insertion order is recency order: a hit moves the run to the end. */
+  /** Insertion order is recency order: a use moves the run to the end. */
   private readonly runs = new Map<string, Entry>();
   private chars = 0;
+  private queries = 0;
 
   /** `maxChars`: JSON characters kept across all runs (default 256 Mi). */
   constructor(
@@ -36,36 +44,57 @@ export class TranscriptCache {
     private readonly maxChars = 256 * 1024 * 1024,
   ) {}
 
-  /** transcript[0, count) of the run. */
-  async messages(run: RunRef, count: number): Promise<Message[]> {
-    const key = `${run.workflowId}/${run.runKey}`;
-    const entry = this.take(key) ?? { messages: [], chars: 0 };
-    if (entry.messages.length > count) {
-      entry.messages = entry.messages.slice(0, count);
-      entry.chars = JSON.stringify(entry.messages).length;
-    }
-    while (entry.messages.length < count) {
-      const page = await this.source.read(run.workflowId, entry.messages.length, count - entry.messages.length);
-      if (page.messages.length === 0 || page.from !== entry.messages.length) {
-        throw new Error(`transcript of ${run.workflowId} has ${page.total} messages, expected at least ${count}`);
+  /** transcript[0, count) of the run. With `digest` (of that prefix) a matching copy is served without a query. */
+  async messages(run: RunRef, count: number, digest?: number): Promise<Message[]> {
+    const key = keyOf(run);
+    const entry = this.take(key) ?? { messages: [], digests: [EMPTY_DIGEST], confirmed: 0, chars: 0 };
+    try {
+      const matches = entry.messages.length >= count && (digest === undefined ? count <= entry.confirmed : entry.digests[count] === digest);
+      if (matches) {
+        entry.confirmed = Math.max(entry.confirmed, count);
+        return entry.messages.slice(0, count);
       }
-      const added = page.messages.slice(0, count - entry.messages.length);
-      entry.messages = entry.messages.concat(added);
-      entry.chars += JSON.stringify(added).length;
+      if (entry.messages.length > entry.confirmed) truncate(entry, entry.confirmed);
+      if (entry.messages.length > count) truncate(entry, count);
+      while (entry.messages.length < count) {
+        this.queries += 1;
+        const page = await this.source.read(run.workflowId, entry.messages.length, count - entry.messages.length);
+        if (page.messages.length === 0 || page.from !== entry.messages.length) {
+          throw new Error(`transcript of ${run.workflowId} has ${page.total} messages, expected at least ${count}`);
+        }
+        for (const m of page.messages.slice(0, count - entry.messages.length)) append(entry, m);
+      }
+      entry.confirmed = count;
+      return entry.messages.slice(0, count);
+    } finally {
+      this.put(key, entry);
     }
-    this.put(key, entry);
-    return entry.messages.slice(0, count);
   }
 
-  /** transcript[index] of the run. */
-  async message(run: RunRef, index: number): Promise<Message> {
-    const messages = await this.messages(run, index + 1);
+  /** transcript[index] of the run; `digest` covers transcript[0, index + 1). */
+  async message(run: RunRef, index: number, digest?: number): Promise<Message> {
+    const messages = await this.messages(run, index + 1, digest);
     return messages[index];
   }
 
-  /** Characters held, for tests and metrics. */
-  get size(): { runs: number; chars: number } {
-    return { runs: this.runs.size, chars: this.chars };
+  /**
+   * Records a message this worker produced, expected at `index` of the run's transcript (tentative until a digest from
+   * the workflow confirms it). Ignored when the copy does not reach `index`.
+   */
+  remember(run: RunRef, index: number, message: Message): void {
+    const key = keyOf(run);
+    const entry = this.take(key);
+    if (!entry) return;
+    if (index >= entry.confirmed && index <= entry.messages.length) {
+      truncate(entry, index);
+      append(entry, message);
+    }
+    this.put(key, entry);
+  }
+
+  /** Runs and characters held, and queries made: for tests and metrics. */
+  get stats(): { runs: number; chars: number; queries: number } {
+    return { runs: this.runs.size, chars: this.chars, queries: this.queries };
   }
 
   private take(key: string): Entry | undefined {
@@ -86,4 +115,22 @@ export class TranscriptCache {
       this.chars -= e.chars;
     }
   }
+}
+
+function keyOf(run: RunRef): string {
+  return `${run.workflowId}/${run.runKey}`;
+}
+
+function append(entry: Entry, m: Message): void {
+  entry.messages.push(m);
+  entry.digests.push(nextDigest(entry.digests[entry.digests.length - 1], m));
+  entry.chars += JSON.stringify(m).length;
+}
+
+function truncate(entry: Entry, length: number): void {
+  if (entry.messages.length <= length) return;
+  entry.messages.length = length;
+  entry.digests.length = length + 1;
+  entry.chars = JSON.stringify(entry.messages).length;
+  entry.confirmed = Math.min(entry.confirmed, length);
 }

@@ -36,6 +36,8 @@ export interface CallModelInput {
   run: RunRef;
   /** The model sees transcript[0, messageCount). */
   messageCount: number;
+  /** Digest of transcript[0, messageCount) (common/transcript-digest.ts): lets a worker's cache skip the query. */
+  digest: number;
   model: string;
   systemPrompt: string;
   tools: string[];
@@ -66,6 +68,8 @@ export interface ToolCallRef {
   run: RunRef;
   /** Index of the assistant message holding the call. */
   assistantIndex: number;
+  /** Digest of transcript[0, assistantIndex + 1). */
+  digest: number;
   toolCallId: string;
   toolName: string;
   metadata: Record<string, unknown>;
@@ -74,6 +78,8 @@ export interface ToolCallRef {
 export interface PrepareToolCallsInput {
   run: RunRef;
   assistantIndex: number;
+  /** Digest of transcript[0, assistantIndex + 1). */
+  digest: number;
   calls: { toolCallId: string; toolName: string }[];
   metadata: Record<string, unknown>;
 }

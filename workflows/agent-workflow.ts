@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import { cannotContinueFrom, CANNOT_CONTINUE_EMPTY, ErrorType } from '../common/errors.js';
 import { emptyUsage, messageText } from '../common/messages.js';
+import { prefixDigests } from '../common/transcript-digest.js';
 import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import { setupActivities } from './activities.js';
@@ -34,7 +35,9 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
     inflight: new Set(),
     runningTools: new Map(),
     continueAsNewRetryAt: 0,
+    digests: [],
   };
+  s.digests = prefixDigests(s.state.transcript);
   let temporalCancelled = false;
   CancellationScope.current().cancelRequested.catch(() => {
     temporalCancelled = true;

@@ -21,6 +21,7 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage> {
         {
           run: s.run,
           messageCount: transcript.length,
+          digest: s.digests[transcript.length],
           model: config.model,
           systemPrompt: config.systemPrompt ?? '',
           tools: s.state.tools.map((t) => t.name),

@@ -1,5 +1,6 @@
 import { CancellationScope } from '@temporalio/workflow';
 import type { Message, Usage, UserMessage } from '../common/messages.js';
+import { nextDigest } from '../common/transcript-digest.js';
 import type { AgentRunInput, SessionStatus } from '../common/run.js';
 import type { RunRef, ToolInfo } from '../common/wire.js';
 import { EventLog } from './event-log.js';
@@ -62,6 +63,17 @@ export interface Session {
   runningTools: Map<string, string>;
   /** History size below which continue-as-new is not tried again (after the carried state was too large to carry). */
   continueAsNewRetryAt: number;
+  /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (see common/transcript-digest.ts). */
+  digests: number[];
+}
+
+/** Appends a message to the transcript: message_start, append, message_end. Returns its index. */
+export function appendMessage(s: Session, message: Message): number {
+  s.events.emit({ type: 'message_start', message });
+  s.state.transcript.push(message);
+  s.digests.push(nextDigest(s.digests[s.digests.length - 1], message));
+  s.events.emit({ type: 'message_end', message });
+  return s.state.transcript.length - 1;
 }
 
 export function abortSession(session: Session, kind: AbortKind): void {

@@ -9,7 +9,8 @@ import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessa
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
 import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
 import { workflowNow } from './clock.js';
-import { inflight, type Session } from './session.js';
+import { appendMessage, inflight, type Session } from './session.js';
+import { toolResultMessage } from '../common/tool-result.js';
 
 export interface BatchResult {
   results: ToolResultMessage[];
@@ -88,7 +89,15 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
     const list = await inflight(s, () =>
       toolActivities.prepareToolCalls.executeWithOptions(
         { ...toolActivityOptions(s.state.config, undefined, `prepare ${known.length} tool calls`), retry: { maximumAttempts: 3 } },
-        [{ run: s.run, assistantIndex, calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })), metadata: s.state.config.metadata ?? {} }],
+        [
+          {
+            run: s.run,
+            assistantIndex,
+            digest: s.digests[assistantIndex + 1],
+            calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })),
+            metadata: s.state.config.metadata ?? {},
+          },
+        ],
       ),
     );
     for (const p of list) byId.set(p.toolCallId, p);
@@ -140,7 +149,7 @@ function summaryOf(s: Session, call: ToolCall, args: unknown): string {
 }
 
 function callRef(s: Session, call: ToolCall, assistantIndex: number): ToolCallRef {
-  return { run: s.run, assistantIndex, toolCallId: call.id, toolName: call.name, metadata: s.state.config.metadata ?? {} };
+  return { run: s.run, assistantIndex, digest: s.digests[assistantIndex + 1], toolCallId: call.id, toolName: call.name, metadata: s.state.config.metadata ?? {} };
 }
 
 function toolInfo(s: Session, name: string): ToolInfo | undefined {
@@ -164,23 +173,7 @@ function finish(s: Session, call: ToolCall, outcome: ToolOutcome): Finalised {
 }
 
 function record(s: Session, f: Finalised): void {
-  s.events.emit({ type: 'message_start', message: f.message });
-  s.state.transcript.push(f.message);
-  s.events.emit({ type: 'message_end', message: f.message });
-}
-
-function toolResultMessage(call: ToolCall, o: ToolOutcome): ToolResultMessage {
-  return {
-    role: 'toolResult',
-    toolCallId: call.id,
-    toolName: call.name,
-    content: o.content ?? [],
-    details: o.details,
-    ...(o.usage ? { usage: o.usage } : {}),
-    ...(o.addedToolNames?.length ? { addedToolNames: o.addedToolNames } : {}),
-    isError: o.isError,
-    timestamp: o.timestamp,
-  };
+  appendMessage(s, f.message);
 }
 
 /** A loop-generated failure (pi-reference.md §0.3): one text block, details `{}`, no terminate flag. */

@@ -2,13 +2,13 @@
  * Pi's agent loop (pi-reference.md §0.4, MAIN semantics with LATEST abort): one agent run, from agent_start to agent_end.
  * Aborts are checked before every iteration, before each injected message and before each model call.
  */
-import { toolCallsOf, type AssistantMessage, type Message, type ToolResultMessage, type UserMessage } from '../common/messages.js';
+import { toolCallsOf, type AssistantMessage, type ToolResultMessage, type UserMessage } from '../common/messages.js';
 import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
 import { historyDecision } from './continue-as-new.js';
 import { publish } from './visibility.js';
-import type { LoopPosition, Session } from './session.js';
+import { appendMessage, type LoopPosition, type Session } from './session.js';
 
 export type RunStart =
   | { prompts: UserMessage[]; suppressSteeringPoll?: boolean }
@@ -32,7 +32,7 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
     s.events.emit({ type: 'turn_start' });
     for (const prompt of 'prompts' in start ? start.prompts : []) {
       if (s.abort) return end(s, pos, 'aborted');
-      inject(s, prompt);
+      appendMessage(s, prompt);
     }
     if (!('prompts' in start && start.suppressSteeringPoll)) poll(s, pos, 'steering');
   }
@@ -43,11 +43,11 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
       firstTurn = false;
       while (pos.pending.length > 0) {
         if (s.abort) return end(s, pos, 'aborted');
-        inject(s, pos.pending.shift()!);
+        appendMessage(s, pos.pending.shift()!);
       }
       if (s.abort) return end(s, pos, 'aborted');
       const assistant = await streamAssistant(s);
-      const index = inject(s, assistant);
+      const index = appendMessage(s, assistant);
       if (assistant.stopReason === 'error' || assistant.stopReason === 'aborted') {
         turnEnd(s, pos, assistant, []);
         return end(s, pos, assistant.stopReason);
@@ -70,14 +70,6 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
     poll(s, pos, 'followUp');
     if (pos.pending.length === 0) return end(s, pos, pos.terminated ? 'terminate' : 'stop');
   }
-}
-
-/** message_start, append, message_end. Returns the message's transcript index. */
-function inject(s: Session, message: Message): number {
-  s.events.emit({ type: 'message_start', message });
-  s.state.transcript.push(message);
-  s.events.emit({ type: 'message_end', message });
-  return s.state.transcript.length - 1;
 }
 
 function poll(s: Session, pos: LoopPosition, from: 'steering' | 'followUp'): void {

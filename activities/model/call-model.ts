@@ -103,7 +103,7 @@ export function createCallModel(deps: CallModelDeps) {
       if (!provider) {
         throw ApplicationFailure.nonRetryable(`No model provider for "${input.model}" on this worker (providers: ${Object.keys(deps.models).join(', ')})`, 'ModelError.NotFound');
       }
-      let messages = await deps.transcript.messages(input.run, input.messageCount);
+      let messages = await deps.transcript.messages(input.run, input.messageCount, input.digest);
       if (deps.hooks.transformContext) {
         messages = await deps.hooks.transformContext(messages, ctx.cancellationSignal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
       }
@@ -124,6 +124,8 @@ export function createCallModel(deps: CallModelDeps) {
       throw error;
     }
     heartbeat.stop();
+    // the workflow appends it at messageCount; the tool activities and the next call read it from here
+    deps.transcript.remember(input.run, input.messageCount, message);
     return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(deps.tools, message) };
   };
 }

@@ -9,6 +9,7 @@ import { startHeartbeat } from '../heartbeat.js';
 import type { TranscriptCache } from '../transcript.js';
 import type { ToolDefinition } from './define-tool.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
+import { toolResultMessage } from '../../common/tool-result.js';
 
 export interface ToolActivityDeps {
   tools: Map<string, ToolDefinition>;
@@ -17,9 +18,9 @@ export interface ToolActivityDeps {
 }
 
 export function createToolActivities(deps: ToolActivityDeps) {
-  async function scope(ref: { run: ToolCallRef['run']; assistantIndex: number; metadata: Record<string, unknown> }, toolCallId: string): Promise<CallScope> {
+  async function scope(ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>, toolCallId: string): Promise<CallScope> {
     const ctx = Context.current();
-    const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex)) as AssistantMessage;
+    const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex, ref.digest)) as AssistantMessage;
     const call = assistant?.role === 'assistant' ? toolCallsOf(assistant).find((c) => c.id === toolCallId) : undefined;
     if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${toolCallId} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`, 'KeelInternal');
     return {
@@ -36,6 +37,15 @@ export function createToolActivities(deps: ToolActivityDeps) {
         metadata: ref.metadata,
       },
     };
+  }
+
+  /**
+   * The workflow appends results in source order right after the assistant message, so the k-th call's result lands at
+   * assistantIndex + 1 + k (unless an abort cut the batch short, which the next digest check detects).
+   */
+  function remember(ref: ToolCallRef, s: CallScope, outcome: ToolOutcome): void {
+    const k = toolCallsOf(s.assistantMessage).findIndex((c) => c.id === s.call.id);
+    deps.transcript.remember(ref.run, ref.assistantIndex + 1 + k, toolResultMessage(s.call, outcome));
   }
 
   /** Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details. */
@@ -72,7 +82,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId);
-        return executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
+        const outcome = await executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
+        remember(input, s, outcome);
+        return outcome;
       });
     },
 
@@ -81,8 +93,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId);
         const p = await prepareCall(s);
-        if (p.status === 'immediate') return { prepared: 'immediate' as const, outcome: p.outcome };
-        return { prepared: 'executed' as const, outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)) };
+        const result = p.status === 'immediate' ? { prepared: 'immediate' as const, outcome: p.outcome } : { prepared: 'executed' as const, outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)) };
+        remember(input, s, result.outcome);
+        return result;
       });
     },
   };

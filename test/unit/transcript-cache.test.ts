@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { TranscriptCache, type TranscriptSource } from '../../activities/transcript.js';
 import type { Message } from '../../common/messages.js';
+import { prefixDigests } from '../../common/transcript-digest.js';
 
 const msg = (text: string): Message => ({ role: 'user', content: text, timestamp: 0 });
 
@@ -33,13 +34,13 @@ describe('transcript cache', () => {
   it('evicts the least recently used runs beyond its byte budget', async () => {
     const big = (id: string) => [msg(id.repeat(100))];
     const { source, reads } = fakeSource({ a: big('a'), b: big('b'), c: big('c') });
-    const one = JSON.stringify(big('a')).length;
+    const one = JSON.stringify(big('a')[0]).length;
     const cache = new TranscriptCache(source, 2 * one);
     await cache.messages(run('a'), 1);
     await cache.messages(run('b'), 1);
     await cache.messages(run('a'), 1); // a is now the most recent
     await cache.messages(run('c'), 1); // evicts b
-    expect(cache.size).toEqual({ runs: 2, chars: 2 * one });
+    expect(cache.stats).toEqual({ runs: 2, chars: 2 * one, queries: 3 });
     await cache.messages(run('a'), 1);
     await cache.messages(run('b'), 1);
     expect(reads).toEqual(['a:0+1', 'b:0+1', 'c:0+1', 'b:0+1']);
@@ -48,5 +49,38 @@ describe('transcript cache', () => {
   it('fails clearly when the workflow has fewer messages than asked for', async () => {
     const { source } = fakeSource({ w: [msg('a')] });
     await expect(new TranscriptCache(source).messages(run('w'), 3)).rejects.toThrow('transcript of w has 1 messages, expected at least 3');
+  });
+
+  it('serves what this worker produced without a query once the workflow digest confirms it', async () => {
+    const t = [msg('prompt'), msg('reply'), msg('result')];
+    const d = prefixDigests(t);
+    const { source, reads } = fakeSource({ w: t });
+    const cache = new TranscriptCache(source);
+    await cache.messages(run('w'), 1, d[1]); // the model call reads the prompt
+    cache.remember(run('w'), 1, t[1]); // … and remembers its reply
+    expect(await cache.message(run('w'), 1, d[2])).toEqual(t[1]); // the tool activity finds it
+    cache.remember(run('w'), 2, t[2]); // … and remembers its result
+    expect(await cache.messages(run('w'), 3, d[3])).toEqual(t); // the next model call finds everything
+    expect(reads).toEqual(['w:0+1']);
+  });
+
+  it('drops a remembered message the workflow did not record (a lost attempt) and reads the real one', async () => {
+    const t = [msg('prompt'), { ...msg('reply'), timestamp: 2 }];
+    const { source, reads } = fakeSource({ w: t });
+    const cache = new TranscriptCache(source);
+    await cache.messages(run('w'), 1, prefixDigests(t)[1]);
+    cache.remember(run('w'), 1, { ...msg('reply'), timestamp: 1 }); // this worker's attempt, whose completion was lost
+    expect(await cache.message(run('w'), 1, prefixDigests(t)[2])).toEqual(t[1]);
+    expect(reads).toEqual(['w:0+1', 'w:1+1']);
+  });
+
+  it('ignores a remembered message that would leave a gap', async () => {
+    const t = [msg('a'), msg('b'), msg('c')];
+    const { source, reads } = fakeSource({ w: t });
+    const cache = new TranscriptCache(source);
+    await cache.messages(run('w'), 1);
+    cache.remember(run('w'), 2, t[2]);
+    expect(await cache.messages(run('w'), 3, prefixDigests(t)[3])).toEqual(t);
+    expect(reads).toEqual(['w:0+1', 'w:1+2']);
   });
 });
