@@ -13,8 +13,20 @@ export default defineConfig({
         test: {
           name: 'temporal',
           include: ['test/temporal/**/*.test.ts'],
+          exclude: ['test/temporal/batch.test.ts'],
           globalSetup: ['test/temporal/global-setup.ts'],
           testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        // CPU-bound (thousands of child workflows on 2 cores): run on its own, after the others (npm test)
+        extends: true,
+        test: {
+          name: 'heavy',
+          include: ['test/temporal/batch.test.ts'],
+          globalSetup: ['test/temporal/global-setup.ts'],
+          testTimeout: 600_000,
           hookTimeout: 180_000,
         },
       },

@@ -1,10 +1,21 @@
-// Prints vitest's JSON results as one plain closing line: "N passed, N failed, N skipped".
+// Prints vitest's JSON results (one or more files) as one plain closing line: "N passed, N failed, N skipped".
 import { existsSync, readFileSync } from 'node:fs';
 
-const file = process.argv[2] ?? '.keel/test-results.json';
-if (!existsSync(file)) {
-  console.log(`no test results at ${file}`);
+const files = process.argv.slice(2).length ? process.argv.slice(2) : ['.keel/test-results.json', '.keel/test-results-heavy.json'];
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let read = 0;
+for (const file of files) {
+  if (!existsSync(file)) continue;
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  passed += r.numPassedTests;
+  failed += r.numFailedTests;
+  skipped += r.numPendingTests + (r.numTodoTests ?? 0);
+  read += 1;
+}
+if (read === 0) {
+  console.log(`no test results in ${files.join(', ')}`);
   process.exit(1);
 }
-const r = JSON.parse(readFileSync(file, 'utf8'));
-console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + (r.numTodoTests ?? 0)} skipped`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);

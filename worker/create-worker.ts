@@ -87,9 +87,9 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
-    // Heartbeats carry cancellation back to activities: send them at least every second.
-    maxHeartbeatThrottleInterval: '1s',
-    defaultHeartbeatThrottleInterval: '1s',
+    // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, keel.md §4.5).
+    maxHeartbeatThrottleInterval: '250ms',
+    defaultHeartbeatThrottleInterval: '250ms',
   });
   let running: Promise<void> | undefined;
   return {

@@ -7,8 +7,9 @@ import type { ToolInfo } from '../common/wire.js';
 
 const DEFAULT_HEARTBEAT_TIMEOUT = '30s';
 
+/** Quick bookkeeping activities (input check, cancel request): a lost worker is noticed within 30 s. */
 export const setupActivities = proxyActivities<KeelActivities>({
-  startToCloseTimeout: '1m',
+  startToCloseTimeout: '30s',
   retry: { maximumAttempts: 5 },
 });
 

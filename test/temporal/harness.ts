@@ -133,8 +133,14 @@ export function gate(): { promise: Promise<void>; open(): void } {
  */
 export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition', intervalMs = 25): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await fn()) return;
+    } catch (err) {
+      lastError = err; // a query that timed out on a busy machine means "not yet"
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

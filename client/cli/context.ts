@@ -1,0 +1,170 @@
+/**
+ * What every `keel` command shares: global options, the connection to Temporal (with a fast "cannot reach" answer),
+ * exit codes, the Temporal UI link, and output helpers (`--json`).
+ */
+import { connect as tcpConnect } from 'node:net';
+import { Client, Connection, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
+import { InvalidArgumentError, type Command } from 'commander';
+import { AgentClient, InvalidAgentInputError } from '../agent-client.js';
+
+/** Exit codes of every command (keel.md §7). */
+export const EXIT = {
+  /** The command did what it was asked; a followed run completed (or stopped at maxTurns). */
+  ok: 0,
+  /** The run failed (or was cancelled / terminated / timed out). */
+  runFailed: 1,
+  /** Bad arguments, bad input, unknown run. */
+  usage: 2,
+  /** Temporal cannot be reached. */
+  unreachable: 3,
+} as const;
+
+export const DEFAULT_ADDRESS = 'localhost:7233';
+export const DEFAULT_UI = 'http://localhost:8233';
+export const DEFAULT_TASK_QUEUE = 'keel';
+
+/** An error that ends the command with `exitCode` and `message` on stderr (no stack). */
+export class CliError extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export const usageError = (message: string): CliError => new CliError(EXIT.usage, message);
+
+export interface GlobalOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  ui: string;
+  json: boolean;
+  /** Seconds to wait for a connection. */
+  connectTimeout: number;
+}
+
+/** The global options as a subcommand's action sees them. */
+export function globals(cmd: Command): GlobalOptions {
+  const o = cmd.optsWithGlobals<Partial<GlobalOptions>>();
+  return {
+    address: o.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_ADDRESS,
+    namespace: o.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: o.taskQueue ?? process.env.KEEL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    ui: (o.ui ?? process.env.KEEL_UI_URL ?? DEFAULT_UI).replace(/\/+$/, ''),
+    json: o.json === true,
+    connectTimeout: Number(o.connectTimeout ?? 10),
+  };
+}
+
+/** `http://localhost:8233/namespaces/<ns>/workflows/<id>` (base from `--ui`). */
+export function uiLink(g: Pick<GlobalOptions, 'ui' | 'namespace'>, workflowId: string): string {
+  return `${g.ui}/namespaces/${encodeURIComponent(g.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+export function unreachable(address: string, why: string): CliError {
+  return new CliError(
+    EXIT.unreachable,
+    `Cannot reach Temporal at ${address} (${why}).\n` +
+      `Start a local dev server with \`npx keel dev\`, or point --address (or $TEMPORAL_ADDRESS) at your Temporal frontend.`,
+  );
+}
+
+/** Fails fast when nothing listens at host:port (a refused TCP connection), instead of waiting for the gRPC deadline. */
+async function probe(address: string, timeoutMs: number): Promise<void> {
+  const m = /^(?:\[(.+)\]|([^:]+)):(\d+)$/.exec(address);
+  if (!m) return; // unusual form (dns:///…, unix:…): let gRPC decide
+  const host = m[1] ?? m[2];
+  const port = Number(m[3]);
+  await new Promise<void>((resolve, reject) => {
+    const socket = tcpConnect({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(); // slow, not refused: gRPC's own deadline applies
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.end();
+      resolve();
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      socket.destroy();
+      reject(unreachable(address, err.code ?? err.message));
+    });
+  });
+}
+
+/** Connects a Temporal client and Keel's AgentClient; exit code 3 when Temporal cannot be reached. */
+export async function connect(g: GlobalOptions): Promise<AgentClient> {
+  await probe(g.address, g.connectTimeout * 1000);
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address: g.address, connectTimeout: `${g.connectTimeout}s` });
+  } catch (err) {
+    throw unreachable(g.address, err instanceof Error ? err.message : String(err));
+  }
+  return new AgentClient(new Client({ connection, namespace: g.namespace }), g.taskQueue);
+}
+
+/** Runs `fn` with a connected client and closes it afterwards. */
+export async function withClient<T>(g: GlobalOptions, fn: (client: AgentClient) => Promise<T>): Promise<T> {
+  const client = await connect(g);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** Maps an error to an exit code and a one-paragraph message. */
+export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliError {
+  if (err instanceof CliError) return err;
+  if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
+  if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);
+  if (isGrpcServiceError(err) || (err as { code?: unknown })?.code !== undefined) {
+    const code = (err as { code?: number }).code;
+    // 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED (connection level)
+    if (code === 14) return unreachable(g?.address ?? '?', (err as Error).message);
+    if (code === 5) return usageError(`Not found: ${(err as Error).message}`);
+    if (code === 3) return usageError((err as Error).message);
+  }
+  const name = (err as Error)?.name;
+  if (name === 'ServiceError') {
+    const cause = (err as { cause?: { code?: number; message?: string } }).cause;
+    if (cause?.code === 14) return unreachable(g?.address ?? '?', cause.message ?? 'unavailable');
+    if (cause?.code === 5) return usageError(`Not found: ${(err as Error).message}`);
+  }
+  return new CliError(EXIT.runFailed, err instanceof Error ? err.message : String(err));
+}
+
+/** Prints a JSON value on stdout (one document). */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Comma-separated list option parser: `--tools read,bash` → ['read', 'bash']. */
+export function commaList(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+}
+
+/** Integer option parser with a usage error naming the option. */
+export function intOption(name: string, min = 1): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}.`);
+    return n;
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Wraps a command action that returns its exit code (undefined: 0) into one commander can call. */
+export function act<A extends unknown[]>(fn: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    const code = await fn(...args);
+    process.exitCode = code ?? EXIT.ok;
+  };
+}

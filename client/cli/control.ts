@@ -1,0 +1,113 @@
+/** `keel send` (follow-up), `keel steer`, `keel interrupt`, `keel cancel`, `keel end`: signals to a run. */
+import type { Command } from 'commander';
+import type { AgentRunHandle } from '../agent-client.js';
+import { act, EXIT, globals, printJson, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
+import { followRun } from './follow.js';
+import { exitCodeOf, outcomeOf, temporalStatus } from './outcome.js';
+import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
+import { eventsQuery } from '../../workflows/definitions.js';
+
+/** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */
+async function runningHandle(client: import('../agent-client.js').AgentClient, id: string): Promise<AgentRunHandle> {
+  const handle = client.getHandle(id);
+  const d = await handle.workflow.describe(); // WorkflowNotFoundError → exit 2
+  if (d.status.name !== 'RUNNING') throw usageError(`Run ${id} is ${temporalStatus(d)}; it takes no more signals.`);
+  return handle;
+}
+
+async function followAfterSignal(handle: AgentRunHandle, g: GlobalOptions, after: number): Promise<number> {
+  const r = new RunRenderer(stdoutSink());
+  const url = uiLink(g, handle.workflowId);
+  const end = await followRun(handle.workflow, r, { after, stopWhenWaiting: true });
+  if (end.closed) {
+    const out = await outcomeOf(handle.workflow);
+    r.summary({ ...summaryFromResult(handle.workflowId, out.result, url), status: out.status });
+    return exitCodeOf(out.status);
+  }
+  if (end.state) r.summary({ workflowId: handle.workflowId, status: end.state.status, turns: end.state.turns, usage: end.state.usage, url });
+  return EXIT.ok;
+}
+
+function report(g: GlobalOptions, id: string, what: string, extra: Record<string, unknown> = {}): void {
+  const url = uiLink(g, id);
+  if (g.json) printJson({ workflowId: id, signal: what, url, ...extra });
+  else process.stdout.write(`${what} → ${id}${extra.status ? ` (${String(extra.status)})` : ''}\n${url}\n`);
+}
+
+export function registerControlCommands(program: Command): void {
+  for (const [name, signal, summary] of [
+    ['send', 'followUp', 'queue a follow-up message (Pi followUp); a waiting session starts a new agent run'],
+    ['steer', 'steer', 'queue a steering message, injected after the current tool batch'],
+  ] as const) {
+    program
+      .command(name)
+      .summary(summary)
+      .argument('<workflowId>', 'the run')
+      .argument('<message...>', 'the message text')
+      .option('-f, --follow', 'then follow the run live until the agent stops (or the run ends)')
+      .action(
+        act(async (id: string, words: string[], o: { follow?: boolean }, cmd: Command) => {
+          const g = globals(cmd);
+          return withClient(g, async (client) => {
+            const handle = await runningHandle(client, id);
+            const text = words.join(' ');
+            const after = o.follow ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ?? 0) : 0;
+            if (signal === 'followUp') await handle.followUp(text);
+            else await handle.steer(text);
+            report(g, id, signal, { message: text });
+            return o.follow && !g.json ? followAfterSignal(handle, g, after) : EXIT.ok;
+          });
+        }),
+      );
+  }
+
+  program
+    .command('interrupt')
+    .summary('abort the current agent run; a session then waits for input, a task ends stopped')
+    .argument('<workflowId>', 'the run')
+    .action(
+      act(async (id: string, _o: unknown, cmd: Command) => {
+        const g = globals(cmd);
+        return withClient(g, async (client) => {
+          await (await runningHandle(client, id)).interrupt();
+          report(g, id, 'interrupt');
+        });
+      }),
+    );
+
+  program
+    .command('cancel')
+    .summary('abort the run and end it as Canceled')
+    .argument('<workflowId>', 'the run')
+    .option('-r, --reason <text>', 'why (recorded in the run)')
+    .option('-w, --wait', 'wait until the run has closed')
+    .action(
+      act(async (id: string, o: { reason?: string; wait?: boolean }, cmd: Command) => {
+        const g = globals(cmd);
+        return withClient(g, async (client) => {
+          const handle = await runningHandle(client, id);
+          await handle.cancel(o.reason);
+          if (o.wait) {
+            const out = await outcomeOf(handle.workflow);
+            report(g, id, 'cancel', { status: out.status });
+            return;
+          }
+          report(g, id, 'cancel');
+        });
+      }),
+    );
+
+  program
+    .command('end')
+    .summary('finish a session once idle (the run completes)')
+    .argument('<workflowId>', 'the run')
+    .action(
+      act(async (id: string, _o: unknown, cmd: Command) => {
+        const g = globals(cmd);
+        return withClient(g, async (client) => {
+          await (await runningHandle(client, id)).end();
+          report(g, id, 'end');
+        });
+      }),
+    );
+}

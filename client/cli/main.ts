@@ -1,0 +1,61 @@
+/**
+ * The `keel` command line (keel.md §7). `bin/keel.mjs` loads this file through tsx.
+ *
+ * Exit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { classify, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, DEFAULT_UI, EXIT } from './context.js';
+import { registerBatchCommand } from './batch.js';
+import { registerControlCommands } from './control.js';
+import { registerInspectCommands } from './inspect.js';
+import { registerRunCommands } from './runs.js';
+import { registerServerCommands } from './server.js';
+
+export function buildProgram(): Command {
+  const program = new Command('keel')
+    .description('Keel: the Pi agent loop, durably on Temporal. Start, follow, steer and inspect agent runs.')
+    .version('0.1.0', '-V, --version')
+    .addOption(new Option('--address <host:port>', `Temporal frontend (default $TEMPORAL_ADDRESS or ${DEFAULT_ADDRESS})`))
+    .addOption(new Option('-n, --namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)'))
+    .addOption(new Option('-q, --task-queue <name>', `task queue of runs and workers (default $KEEL_TASK_QUEUE or ${DEFAULT_TASK_QUEUE})`))
+    .addOption(new Option('--ui <url>', `Temporal Web UI base for links (default $KEEL_UI_URL or ${DEFAULT_UI})`))
+    .addOption(new Option('--json', 'machine-readable output (JSON) for scripts'))
+    .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp())
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.\n' +
+        'Start here: `npx keel dev` (local Temporal + UI + worker), then `npx keel run "…" --model …`.',
+    );
+  registerServerCommands(program);
+  registerRunCommands(program);
+  registerControlCommands(program);
+  registerInspectCommands(program);
+  registerBatchCommand(program);
+  // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)
+  const override = (cmd: Command) => {
+    cmd.exitOverride();
+    cmd.commands.forEach(override);
+  };
+  override(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+      return EXIT.usage; // commander already printed the message
+    }
+    const opts = program.opts<{ address?: string }>();
+    const e = classify(err, { address: opts.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_ADDRESS });
+    process.stderr.write(`keel: ${e.message}\n`);
+    if (process.env.KEEL_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    return e.exitCode;
+  }
+}

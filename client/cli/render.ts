@@ -1,0 +1,344 @@
+/**
+ * Terminal rendering of a run (keel.md §4.5, §7): turns, tool calls with their arguments, tool results (truncated),
+ * streamed assistant text from the model heartbeats, tool progress, queued messages and a final summary.
+ *
+ * On a TTY the text streams in place and lines are coloured; otherwise (a pipe, a file, CI) every event is one plain
+ * line, `key value …`, easy to grep. Pure: everything goes through a `Sink`, so tests render into a string.
+ */
+import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
+import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
+import type { AgentRunResult, RunStatus } from '../../common/run.js';
+
+export interface Sink {
+  write(text: string): void;
+  /** Interactive terminal: stream text in place, colours, progress bars. */
+  tty: boolean;
+  color: boolean;
+  /** Columns. */
+  width: number;
+}
+
+/** stdout as a sink; colour unless NO_COLOR is set. */
+export function stdoutSink(stream: NodeJS.WriteStream = process.stdout): Sink {
+  const tty = stream.isTTY === true;
+  return {
+    write: (t) => void stream.write(t),
+    tty,
+    color: tty && !process.env.NO_COLOR && process.env.TERM !== 'dumb',
+    width: Math.max(40, stream.columns ?? 100),
+  };
+}
+
+/** A sink that collects text (tests). */
+export function stringSink(opts: { tty?: boolean; color?: boolean; width?: number } = {}): Sink & { text(): string } {
+  let buf = '';
+  return { write: (t) => void (buf += t), tty: opts.tty ?? false, color: opts.color ?? false, width: opts.width ?? 100, text: () => buf };
+}
+
+const codes = { dim: [2, 22], bold: [1, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], magenta: [35, 39] } as const;
+type Style = keyof typeof codes;
+
+export function paint(sink: Pick<Sink, 'color'>, style: Style, text: string): string {
+  if (!sink.color) return text;
+  const [on, off] = codes[style];
+  return `\u001b[${on}m${text}\u001b[${off}m`;
+}
+
+/** One line, at most `max` characters (an ellipsis when cut). */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s*\n\s*/g, ' ⏎ ').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
+}
+
+/** The first `lines` lines of `text`, each cut to `width`, with a `(+N more lines)` note. */
+export function headLines(text: string, lines: number, width: number): string[] {
+  const all = text.replace(/\s+$/, '').split('\n');
+  const out = all.slice(0, lines).map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l));
+  if (all.length > lines) out.push(`(+${all.length - lines} more lines)`);
+  return out;
+}
+
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((b: { type?: string; text?: string; mimeType?: string }) => (b?.type === 'text' ? (b.text ?? '') : b?.type === 'image' ? `[image ${b.mimeType ?? ''}]` : ''))
+    .join('');
+}
+
+function assistantText(m: AssistantMessage): string {
+  return m.content
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('');
+}
+
+export function formatTokens(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+export function formatCost(usd: number): string {
+  return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+/** The run's final summary. */
+export interface RunSummary {
+  workflowId: string;
+  status: RunStatus | 'terminated' | 'timedOut' | 'running' | 'waiting' | string;
+  turns: number;
+  usage: Usage;
+  durationMs?: number;
+  error?: string;
+  url: string;
+}
+
+export function summaryFromResult(workflowId: string, r: Pick<AgentRunResult, 'status' | 'turns' | 'usage' | 'error'>, url: string, durationMs?: number): RunSummary {
+  return { workflowId, status: r.status, turns: r.turns, usage: r.usage, error: r.error, url, durationMs };
+}
+
+/**
+ * Renders one run's live progress. Feed it events (from the `events` query), model/tool heartbeats (from describe),
+ * the queue sizes (from the `state` query), and finally a summary.
+ */
+export class RunRenderer {
+  private turn = 0;
+  /** Text of the current assistant message already shown (TTY streaming). */
+  private streamed = '';
+  private streaming = false;
+  private toolUpdates = new Map<string, number>();
+  private queued = { steering: 0, followUp: 0 };
+
+  constructor(private readonly sink: Sink) {}
+
+  private line(text = ''): void {
+    this.endStream();
+    this.sink.write(`${text}\n`);
+  }
+
+  private endStream(): void {
+    if (this.streaming) {
+      this.sink.write('\n');
+      this.streaming = false;
+    }
+  }
+
+  private get width(): number {
+    return this.sink.width;
+  }
+
+  header(workflowId: string, url: string, extra?: string): void {
+    if (this.sink.tty) {
+      this.line(`${paint(this.sink, 'bold', 'run')} ${workflowId}${extra ? paint(this.sink, 'dim', ` · ${extra}`) : ''}`);
+      this.line(paint(this.sink, 'dim', url));
+    } else {
+      this.line(`run ${workflowId}${extra ? ` ${extra}` : ''}`);
+      this.line(`ui ${url}`);
+    }
+  }
+
+  note(text: string): void {
+    this.line(this.sink.tty ? paint(this.sink, 'yellow', text) : `note ${text}`);
+  }
+
+  skipped(count: number): void {
+    this.line(this.sink.tty ? paint(this.sink, 'dim', `… ${count} earlier events no longer held by the run`) : `skipped ${count}`);
+  }
+
+  event(e: LoggedEvent): void {
+    const s = this.sink;
+    switch (e.type) {
+      case 'agent_start':
+        this.turn = 0;
+        return;
+      case 'turn_start':
+        this.turn += 1;
+        this.line(s.tty ? paint(s, 'dim', `── turn ${this.turn} ──`) : `turn ${this.turn}`);
+        return;
+      case 'message_start':
+        if (e.message.role === 'user') this.userMessage(e.message);
+        return;
+      case 'message_end':
+        if (e.message.role === 'assistant') this.assistantEnd(e.message);
+        return;
+      case 'tool_execution_start': {
+        this.toolUpdates.delete(e.toolCallId);
+        const args = oneLine(JSON.stringify(e.args ?? {}), Math.max(20, this.width - e.toolName.length - 6));
+        this.line(s.tty ? `${paint(s, 'cyan', `→ ${e.toolName}`)} ${paint(s, 'dim', args)}` : `tool_call ${e.toolName} ${args}`);
+        return;
+      }
+      case 'tool_execution_end': {
+        this.toolUpdates.delete(e.toolCallId);
+        const text = contentText(e.result?.content);
+        if (s.tty) {
+          const mark = e.isError ? paint(s, 'red', `← ${e.toolName} ✗`) : paint(s, 'green', `← ${e.toolName} ✓`);
+          const lines = headLines(text || '(no output)', 4, this.width - 4);
+          this.line(`${mark} ${e.isError ? paint(s, 'red', lines[0]) : lines[0]}`);
+          for (const l of lines.slice(1)) this.line(paint(s, 'dim', `    ${l}`));
+        } else {
+          this.line(`tool_result ${e.toolName} ${e.isError ? 'error' : 'ok'} ${oneLine(text, 200)}`);
+        }
+        return;
+      }
+      case 'agent_end':
+        this.endStream();
+        return;
+      case 'turn_end':
+        return;
+    }
+  }
+
+  private userMessage(m: Message): void {
+    const text = contentText((m as { content: unknown }).content);
+    if (this.sink.tty) this.line(`${paint(this.sink, 'magenta', 'you ›')} ${oneLine(text, this.width - 6)}`);
+    else this.line(`user ${oneLine(text, 500)}`);
+  }
+
+  /** A streamed partial assistant message (TTY only: the plain output shows whole messages). */
+  partial(h: ModelHeartbeat): void {
+    if (!this.sink.tty || !h.partial) return;
+    const text = assistantText(h.partial);
+    if (!text) return;
+    if (this.streaming && text.startsWith(this.streamed)) {
+      this.sink.write(text.slice(this.streamed.length));
+    } else {
+      if (this.streaming) this.line(paint(this.sink, 'yellow', '(model call retried: the reply restarts)'));
+      this.sink.write(`${paint(this.sink, 'bold', 'assistant ›')} ${text}`);
+      this.streaming = true;
+    }
+    this.streamed = text;
+  }
+
+  private assistantEnd(m: AssistantMessage): void {
+    const s = this.sink;
+    const text = assistantText(m);
+    if (s.tty) {
+      if (this.streaming && text.startsWith(this.streamed)) {
+        s.write(text.slice(this.streamed.length));
+        this.endStream();
+      } else if (text) {
+        this.line(`${paint(s, 'bold', 'assistant ›')} ${text}`);
+      }
+      this.streamed = '';
+      if (m.stopReason === 'error') this.line(paint(s, 'red', `model error: ${m.errorMessage ?? 'unknown error'}`));
+      else if (m.stopReason === 'aborted') this.line(paint(s, 'yellow', 'aborted'));
+      else if (m.stopReason === 'length') this.line(paint(s, 'yellow', '(reply cut at the output token limit)'));
+    } else {
+      if (text) this.line(`assistant ${oneLine(text, 2000)}`);
+      if (m.stopReason === 'error') this.line(`model_error ${oneLine(m.errorMessage ?? 'unknown error', 500)}`);
+      else if (m.stopReason !== 'stop' && m.stopReason !== 'toolUse') this.line(`stop_reason ${m.stopReason}`);
+    }
+  }
+
+  /** Tool progress (`onUpdate`), shown on a TTY when its update count changes. */
+  tool(h: ToolHeartbeat): void {
+    if (!this.sink.tty) return;
+    if (this.toolUpdates.get(h.toolCallId) === h.updates) return;
+    this.toolUpdates.set(h.toolCallId, h.updates);
+    const text = contentText((h.partialResult as { content?: unknown } | undefined)?.content);
+    const last = text.replace(/\s+$/, '').split('\n').pop() ?? '';
+    this.line(paint(this.sink, 'dim', `  ⋯ ${h.toolName}: ${oneLine(last, this.width - h.toolName.length - 8)}`));
+  }
+
+  /** Messages waiting in the run's queues; printed when the counts change. */
+  queue(q: { steering: number; followUp: number }): void {
+    if (q.steering === this.queued.steering && q.followUp === this.queued.followUp) return;
+    this.queued = { ...q };
+    if (q.steering === 0 && q.followUp === 0) return;
+    this.line(this.sink.tty ? paint(this.sink, 'yellow', `queued: ${q.steering} steering, ${q.followUp} follow-up`) : `queued steering=${q.steering} followUp=${q.followUp}`);
+  }
+
+  summary(sum: RunSummary): void {
+    const s = this.sink;
+    const u = sum.usage;
+    if (s.tty) {
+      const ok = sum.status === 'completed' || sum.status === 'stopped' || sum.status === 'waiting';
+      const mark = ok ? paint(s, 'green', `✔ ${sum.status}`) : paint(s, 'red', `✘ ${sum.status}`);
+      const parts = [
+        `${sum.turns} turn${sum.turns === 1 ? '' : 's'}`,
+        `${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out)`,
+        formatCost(u.cost.total),
+        ...(sum.durationMs !== undefined ? [formatDuration(sum.durationMs)] : []),
+      ];
+      this.line();
+      this.line(`${mark} ${paint(s, 'dim', '·')} ${parts.join(paint(s, 'dim', ' · '))}`);
+      if (sum.error) this.line(paint(s, 'red', `error: ${sum.error}`));
+      this.line(`${paint(s, 'dim', 'Temporal UI:')} ${sum.url}`);
+    } else {
+      const d = sum.durationMs !== undefined ? ` duration=${(sum.durationMs / 1000).toFixed(1)}s` : '';
+      this.line(`done status=${sum.status} turns=${sum.turns} tokens=${u.totalTokens} input=${u.input} output=${u.output} cost=${u.cost.total.toFixed(6)}${d}`);
+      if (sum.error) this.line(`error ${oneLine(sum.error, 1000)}`);
+      this.line(`ui ${sum.url}`);
+    }
+  }
+}
+
+/** The transcript as Markdown (`keel transcript --format md`). */
+export function transcriptMarkdown(messages: Message[], title?: string): string {
+  const out: string[] = [];
+  if (title) out.push(`# ${title}`, '');
+  for (const m of messages) {
+    if (m.role === 'user') {
+      out.push('## User', '', contentText(m.content).trim() || '_(empty)_', '');
+    } else if (m.role === 'assistant') {
+      out.push(`## Assistant${m.model ? ` (${m.provider}/${m.model})` : ''}`, '');
+      for (const b of m.content) {
+        if (b.type === 'thinking') out.push(...b.thinking.trim().split('\n').map((l) => `> ${l}`), '');
+        else if (b.type === 'text') out.push(b.text.trim(), '');
+        else if (b.type === 'toolCall') out.push(`**Tool call** \`${b.name}\` (\`${b.id}\`)`, '', fence(JSON.stringify(b.arguments, null, 2), 'json'), '');
+      }
+      if (m.stopReason === 'error') out.push(`**Error:** ${m.errorMessage ?? 'unknown error'}`, '');
+      else if (m.stopReason === 'aborted') out.push('_(aborted)_', '');
+      else if (m.stopReason === 'length') out.push('_(cut at the output token limit)_', '');
+    } else {
+      out.push(`### Tool result \`${m.toolName}\` (\`${m.toolCallId}\`)${m.isError ? ' — error' : ''}`, '', fence(contentText(m.content)), '');
+    }
+  }
+  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+}
+
+function fence(text: string, lang = ''): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const f = '`'.repeat(longest + 1);
+  return `${f}${lang}\n${text.replace(/\s+$/, '')}\n${f}`;
+}
+
+/** Progress of a batch, as the `progress` query returns it. */
+export interface BatchProgressView {
+  total: number;
+  done: number;
+  failed: number;
+  running: number;
+  queued: number;
+  tokens: number;
+  cost: number;
+}
+
+/** `[██████░░░░] 120/2,000  done 117 · failed 3 · running 8 · queued 1,872 · 12,345 tok · $0.1234 · 45/min`. */
+export function progressLine(p: BatchProgressView, sink: Pick<Sink, 'color' | 'width'>, rate?: number): string {
+  const finished = p.done + p.failed;
+  const stats = [
+    `${formatTokens(finished)}/${formatTokens(p.total)}`,
+    `done ${formatTokens(p.done)}`,
+    `failed ${formatTokens(p.failed)}`,
+    `running ${formatTokens(p.running)}`,
+    `queued ${formatTokens(p.queued)}`,
+    `${formatTokens(p.tokens)} tok`,
+    formatCost(p.cost),
+    ...(rate !== undefined ? [`${rate.toFixed(rate < 10 ? 1 : 0)}/min`] : []),
+  ].join(' · ');
+  const barWidth = Math.max(10, Math.min(40, sink.width - stats.length - 4));
+  const filled = p.total ? Math.round((finished / p.total) * barWidth) : barWidth;
+  const failedCells = p.total ? Math.min(filled, Math.round((p.failed / p.total) * barWidth)) : 0;
+  const bar =
+    paint(sink, 'green', '█'.repeat(filled - failedCells)) + paint(sink, 'red', '█'.repeat(failedCells)) + paint(sink, 'dim', '░'.repeat(barWidth - filled));
+  return `[${bar}] ${stats}`;
+}

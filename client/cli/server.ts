@@ -1,0 +1,184 @@
+/**
+ * `keel dev` (Temporal dev server with a persistent SQLite file + Web UI + an in-process worker), `keel worker`
+ * (a worker only) and `keel demo` (the seed demo, as `npm run demo`).
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Command } from 'commander';
+import type { ToolDefinition } from '../../activities/tools/define-tool.js';
+import type { ModelRegistry } from '../../activities/model/provider.js';
+import type { Script } from '../../activities/model/scripted.js';
+import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
+
+interface WorkerFlags {
+  workspace?: string;
+  toolsModule?: string[];
+  scripts?: string;
+  builtin?: boolean;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Tools: the built-in seven on the workspace (unless --no-builtin) plus every `--tools-module`'s export. */
+async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
+  const { builtinTools } = await import('../../activities/tools/builtin/index.js');
+  const workspace = resolve(flags.workspace ?? process.cwd());
+  if (!existsSync(workspace)) throw usageError(`--workspace ${workspace} does not exist`);
+  const tools: ToolDefinition[] = flags.builtin === false ? [] : builtinTools({ cwd: workspace });
+  for (const file of flags.toolsModule ?? []) {
+    const path = resolve(file);
+    if (!existsSync(path)) throw usageError(`--tools-module ${file}: no such file`);
+    const mod = (await import(pathToFileURL(path).href)) as { default?: unknown; tools?: unknown };
+    const list = Array.isArray(mod.tools) ? mod.tools : Array.isArray(mod.default) ? mod.default : undefined;
+    if (!list) throw usageError(`--tools-module ${file} must export \`tools\` (or a default export): an array of defineTool(...) results`);
+    tools.push(...(list as ToolDefinition[]));
+  }
+  return tools;
+}
+
+/** Models: scripted (named scripts from --scripts, and rule files by path) and pi-ai for every other provider. */
+async function loadModels(flags: WorkerFlags): Promise<ModelRegistry> {
+  const { scriptedModel } = await import('../../activities/model/scripted.js');
+  const { piAiProvider } = await import('../../activities/model/pi-ai.js');
+  let scripts: Record<string, Script> = {};
+  if (flags.scripts) {
+    try {
+      scripts = JSON.parse(readFileSync(resolve(flags.scripts), 'utf8')) as Record<string, Script>;
+    } catch (err) {
+      throw usageError(`--scripts ${flags.scripts}: ${(err as Error).message}`);
+    }
+  }
+  return { scripted: scriptedModel(scripts), '*': piAiProvider() };
+}
+
+async function quietRuntime(): Promise<void> {
+  const { Runtime, DefaultLogger } = await import('@temporalio/worker');
+  try {
+    Runtime.install({ logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+  } catch {
+    // already installed
+  }
+}
+
+async function startWorker(g: GlobalOptions, flags: WorkerFlags, address: string) {
+  const { createAgentWorker } = await import('../../worker/create-worker.js');
+  const tools = await loadTools(flags);
+  const models = await loadModels(flags);
+  const worker = await createAgentWorker({ address, namespace: g.namespace, taskQueue: g.taskQueue, tools, models });
+  return { worker, tools };
+}
+
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+}
+
+function portOf(address: string): number | undefined {
+  const m = /:(\d+)$/.exec(address);
+  return m ? Number(m[1]) : undefined;
+}
+
+function workerOptions(cmd: Command): Command {
+  return cmd
+    .option('--workspace <dir>', 'root of the built-in tools (read, write, edit, bash, grep, find, ls)', process.cwd())
+    .option('--no-builtin', 'do not register the built-in tools')
+    .option('--tools-module <file>', 'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable', collect)
+    .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>');
+}
+
+export function registerServerCommands(program: Command): void {
+  workerOptions(
+    program
+      .command('dev')
+      .summary('Temporal dev server (persistent SQLite + Web UI) and a Keel worker, until Ctrl-C')
+      .description(
+        'Starts a local Temporal dev server whose data lives in a SQLite file (default .keel/dev.db, so runs survive a restart ' +
+          'of `keel dev`), its Web UI, and an in-process Keel worker with the built-in tools on the workspace (default: cwd) ' +
+          'on the task queue (--task-queue, default keel). Runs until Ctrl-C.',
+      )
+      .option('--db <file>', 'SQLite file of the dev server', '.keel/dev.db')
+      .option('--in-memory', 'keep nothing: an in-memory dev server')
+      .option('--port <port>', 'gRPC port (default: the port of --address, 7233)', intOption('--port'))
+      .option('--ui-port <port>', 'Web UI port', intOption('--ui-port'), 8233)
+      .option('--no-worker', 'start the server only'),
+  ).action(act(async (o: WorkerFlags & { db: string; inMemory?: boolean; port?: number; uiPort: number; worker: boolean }, cmd: Command) => {
+    const g = globals(cmd);
+    const port = o.port ?? portOf(g.address) ?? 7233;
+    await quietRuntime();
+    const { startDevServer } = await import('../dev-server.js');
+    const dbFilename = o.inMemory ? undefined : resolve(o.db);
+    if (dbFilename) mkdirSync(dirname(dbFilename), { recursive: true });
+    let server;
+    try {
+      server = await startDevServer({ port, ui: true, uiPort: o.uiPort, namespace: g.namespace, ...(dbFilename ? { dbFilename } : {}), log: (s) => process.stderr.write(`${s}\n`) });
+    } catch (err) {
+      throw new CliError(
+        EXIT.usage,
+        `Could not start the dev server on port ${port} (UI ${o.uiPort}): ${(err as Error).message}\n` +
+          `Is another \`keel dev\` (or Temporal) already running there? Use --port / --ui-port, or run only a worker with \`keel worker\`.`,
+      );
+    }
+    const address = server.address;
+    let worker: Awaited<ReturnType<typeof startWorker>>['worker'] | undefined;
+    let running: Promise<void> | undefined;
+    try {
+      if (o.worker) {
+        const started = await startWorker(g, o, address);
+        worker = started.worker;
+        running = worker.run();
+        running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
+        process.stderr.write(`[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}\n`);
+      }
+      const ui = `http://localhost:${o.uiPort}`;
+      process.stdout.write(
+        `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
+          `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
+          `Try: npx keel run "hello" --model scripted/<rules.json>   (or any provider/model with its API key set)\n`,
+      );
+      const signal = await untilSignal();
+      process.stderr.write(`[keel] ${signal}: stopping\n`);
+    } finally {
+      if (worker) await worker.shutdown().catch(() => undefined);
+      await running?.catch(() => undefined);
+      await server.shutdown();
+    }
+  }));
+
+  workerOptions(
+    program
+      .command('worker')
+      .summary('a Keel worker (built-in tools on the workspace, scripted + pi-ai models), until Ctrl-C')
+      .description(
+        'Runs a Keel worker against --address on --task-queue: agentWorkflow, agentBatchWorkflow and the activities, with the ' +
+          'built-in tools confined to --workspace and the models scripted/* and every pi-ai provider (API keys from the ' +
+          "worker's environment). Runs until Ctrl-C / SIGTERM.",
+      ),
+  ).action(act(async (o: WorkerFlags, cmd: Command) => {
+    const g = globals(cmd);
+    await quietRuntime();
+    const { connect } = await import('./context.js');
+    const probe = await connect(g); // exit 3 early when Temporal is down
+    await probe.close();
+    const { worker, tools } = await startWorker(g, o, g.address);
+    const running = worker.run();
+    process.stdout.write(`[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? process.cwd())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}\n`);
+    const stopped = await Promise.race([untilSignal().then(() => 'signal' as const), running.then(() => 'ended' as const)]);
+    if (stopped === 'signal') await worker.shutdown();
+    await running;
+  }));
+
+  program
+    .command('demo')
+    .summary('the seed demo on an embedded dev server (same as `npm run demo`)')
+    .option('--keep', 'keep the dev server up afterwards to browse the run in the UI')
+    .action(act(async () => {
+      // demo/main.ts runs on import, reads --keep from argv and exits the process itself
+      await import('../../demo/main.js');
+      await new Promise(() => {});
+    }));
+}

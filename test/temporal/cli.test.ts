@@ -1,0 +1,314 @@
+/**
+ * The `keel` CLI end to end (keel.md §7): `node bin/keel.mjs …` in a child process against the test dev server, with
+ * a Keel worker (scripted model) in this process on its own task queue.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { strip, startKeel, until, type Keel } from './harness.js';
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function spawnKeel(args: string[]): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function collect(child: ChildProcess, timeoutMs = 60_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`keel timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const rulesDir = mkdtempSync(join(tmpdir(), 'keel-cli-rules-'));
+const RULES_FILE = join(rulesDir, 'rules.json');
+writeFileSync(
+  RULES_FILE,
+  JSON.stringify({
+    rules: [
+      { match: 'toolResult:echo', text: 'echoed it' },
+      { match: 'echo', text: 'Calling echo.', toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'ping' } }] },
+      { text: 'from the rule file' },
+    ],
+  }),
+);
+
+describe('keel CLI', () => {
+  let k: Keel;
+  let keel: (args: string[], timeoutMs?: number) => Promise<CliResult>;
+  let ui: string;
+
+  beforeAll(async () => {
+    const { defineTool } = await import('../../activities/tools/define-tool.js');
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes text.',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      execute: async (_id, args: { text: string }) => ({ content: [{ type: 'text', text: `echo: ${args.text}` }] }),
+    });
+    k = await startKeel({
+      tools: [echo],
+      scripts: {
+        cli: {
+          rules: [
+            { match: 'toolResult:echo', text: 'The tool said ping.', usage: { input: 10, output: 5, totalTokens: 15 } },
+            { match: 'use echo', text: 'Using echo.', toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'ping' } }] },
+            { match: 'break', text: 'cannot', stopReason: 'error', errorMessage: 'scripted model failure' },
+            { match: 'slow', text: 'a slow reply that streams for a while…', chunkDelayMs: 400 },
+            { match: 'second', text: 'Second answer.' },
+            { text: 'First answer.', usage: { input: 3, output: 2, totalTokens: 5 } },
+          ],
+        },
+      },
+    });
+    ui = `http://localhost:8233/namespaces/default/workflows`;
+    keel = (args, timeoutMs) => collect(spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, ...args]), timeoutMs);
+  });
+  afterAll(() => k?.stop());
+
+  it('start → send → status --json → transcript --format json (a session)', async () => {
+    const id = `cli-session-${Date.now()}`;
+    const started = await keel(['start', 'hello', 'there', '--model', 'scripted/cli', '--mode', 'session', '--id', id]);
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stdout).toBe(`${id}\n${ui}/${id}\n`);
+
+    const handle = k.client.getHandle(id);
+    await until(async () => (await handle.state()).status === 'waiting', 20_000, 'first agent run');
+    const sent = await keel(['send', id, 'the', 'second', 'question']);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout).toContain(`${ui}/${id}`);
+    await until(async () => {
+      const st = await handle.state();
+      return st.status === 'waiting' && st.runs === 2;
+    }, 20_000, 'second agent run');
+
+    const status = await keel(['--json', 'status', id]);
+    expect(status.code, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout);
+    expect(report).toMatchObject({
+      workflowId: id,
+      url: `${ui}/${id}`,
+      workflowType: 'agentWorkflow',
+      taskQueue: k.taskQueue,
+      temporalStatus: 'running',
+      status: 'waiting',
+      state: { status: 'waiting', mode: 'session', model: 'scripted/cli', turns: 2, runs: 2, messageCount: 4, lastReply: 'Second answer.', queued: { steering: 0, followUp: 0 } },
+    });
+    expect(report.state.usage.totalTokens).toBe(5);
+
+    const transcript = await keel(['transcript', id, '--format', 'json']);
+    expect(transcript.code, transcript.stderr).toBe(0);
+    expect(transcript.stderr).toContain(`${ui}/${id}`);
+    expect(strip(JSON.parse(transcript.stdout))).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hello there' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'First answer.' }], stopReason: 'stop' },
+      { role: 'user', content: [{ type: 'text', text: 'the second question' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Second answer.' }], stopReason: 'stop' },
+    ]);
+
+    const md = await keel(['transcript', id]);
+    expect(md.stdout).toContain('## User\n\nthe second question\n\n## Assistant (scripted/cli)\n\nSecond answer.');
+
+    const steer = await keel(['steer', id, 'go on']);
+    expect(steer.code).toBe(0);
+    await until(async () => (await handle.state()).runs === 3 && (await handle.state()).status === 'waiting', 20_000, 'steered run');
+    const ended = await keel(['end', id]);
+    expect(ended.code).toBe(0);
+    expect((await handle.result()).status).toBe('completed');
+    const closed = await keel(['--json', 'status', id]);
+    expect(closed.code).toBe(0);
+    expect(JSON.parse(closed.stdout)).toMatchObject({ temporalStatus: 'completed', status: 'completed', result: { status: 'completed', turns: 3, newMessageCount: 6 } });
+    // a closed run takes no more signals: a usage error
+    const late = await keel(['send', id, 'too late']);
+    expect(late.code).toBe(2);
+    expect(late.stderr).toContain('is completed');
+  });
+
+  it('run follows a task live (plain lines off a TTY) and exits 0; --ui changes the link base', async () => {
+    const r = await keel(['--ui', 'http://ui.example:9000/', 'run', 'please use echo', '--model', 'scripted/cli', '--tools', 'echo', '--id', `cli-run-${Date.now()}`]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^run cli-run-\d+ scripted\/cli · tools echo$/);
+    expect(lines[1]).toMatch(/^ui http:\/\/ui\.example:9000\/namespaces\/default\/workflows\/cli-run-\d+$/);
+    expect(lines.slice(2, -2)).toEqual([
+      'turn 1',
+      'user please use echo',
+      'assistant Using echo.',
+      'tool_call echo {"text":"ping"}',
+      'tool_result echo ok echo: ping',
+      'turn 2',
+      'assistant The tool said ping.',
+    ]);
+    expect(lines.at(-2)).toMatch(/^done status=completed turns=2 tokens=15 input=10 output=5 cost=0\.000000 duration=\d+\.\ds$/);
+    expect(lines.at(-1)).toBe(lines[1]);
+  });
+
+  it('run --json prints the result; --input takes a full AgentRunInput; scripted/<file.json> loads rules', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-cli-'));
+    const input = join(dir, 'input.json');
+    writeFileSync(input, JSON.stringify({ model: `scripted/${RULES_FILE}`, prompt: 'please echo', tools: ['echo'], metadata: { from: 'file' } }));
+    const r = await keel(['--json', 'run', '--input', input]);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ status: 'completed', finalText: 'echoed it', turns: 2 });
+    expect(out.url).toBe(`${ui}/${out.workflowId}`);
+    expect(out.newMessages).toHaveLength(4);
+  });
+
+  it('exit code 1 for a failed run, with the error', async () => {
+    const r = await keel(['run', 'break it', '--model', 'scripted/cli']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('model_error scripted model failure');
+    expect(r.stdout).toMatch(/done status=failed turns=1/);
+    const id = /^run (\S+)/.exec(r.stdout)![1];
+    const status = await keel(['status', id]);
+    expect(status.code).toBe(1);
+    expect(status.stdout).toContain('failed');
+    expect(status.stdout).toContain('error: scripted model failure');
+    expect(status.stdout).toContain(`${ui}/${id}`);
+  });
+
+  it('exit code 2 for usage errors (before or after reaching Temporal)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['run'], /Give a prompt/],
+      [['run', 'x', '--max-turns', 'none'], /--max-turns/],
+      [['frobnicate'], /unknown command/],
+      [['run', 'x', '--model', 'gpt'], /model: must be "provider\/model-id"/],
+      [['status', 'no-such-run'], /No run found/],
+      [['run', 'x', '--model', 'scripted/cli', '--tools', 'ghost'], /tools: unknown "ghost"; tools registered on this worker: echo/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await keel(args);
+      expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(`${r.stdout}${r.stderr}`).toMatch(message);
+    }
+  });
+
+  it('exit code 3 when Temporal cannot be reached, saying to start `npx keel dev`', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    for (const args of [['status', 'x'], ['run', 'hi', '--model', 'scripted/cli'], ['batch', '-', '--attach', 'b']]) {
+      const r = await collect(spawnKeel(['--address', `127.0.0.1:${port}`, ...args]));
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toContain(`Cannot reach Temporal at 127.0.0.1:${port}`);
+      expect(r.stderr).toContain('npx keel dev');
+    }
+  });
+
+  it('watch follows a run to its end; interrupt and cancel; a cancelled run exits 1', async () => {
+    const id = `cli-watch-${Date.now()}`;
+    expect((await keel(['start', 'slow please', '--model', 'scripted/cli', '--mode', 'session', '--id', id])).code).toBe(0);
+    const watching = collect(spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, 'watch', id]));
+    const handle = k.client.getHandle(id);
+    await until(async () => (await handle.state()).status === 'running', 20_000, 'running');
+    const interrupted = await keel(['interrupt', id]);
+    expect(interrupted.code).toBe(0);
+    await until(async () => (await handle.state()).status === 'waiting', 20_000, 'waiting after interrupt');
+    const cancelled = await keel(['cancel', id, '--reason', 'test over', '--wait']);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toContain(`cancel → ${id} (cancelled)`);
+    const w = await watching;
+    expect(w.code).toBe(1);
+    expect(w.stdout).toContain('user slow please');
+    expect(w.stdout).toMatch(/done status=cancelled turns=1/);
+    const st = await keel(['--json', 'status', id]);
+    expect(st.code).toBe(1);
+    expect(JSON.parse(st.stdout)).toMatchObject({ temporalStatus: 'cancelled', status: 'cancelled' });
+  });
+
+  it('run in a TTY-less pipe shows streamed replies as whole messages; watch --json prints events as JSON lines', async () => {
+    const id = `cli-json-${Date.now()}`;
+    const run = await keel(['run', 'hello', '--model', 'scripted/cli', '--id', id]);
+    expect(run.code).toBe(0);
+    const w = await keel(['--json', 'watch', id]);
+    expect(w.code).toBe(0);
+    const lines = w.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((e) => e.type)).toEqual(['agent_start', 'turn_start', 'message_start', 'message_end', 'message_start', 'message_end', 'turn_end', 'agent_end', 'summary']);
+    expect(lines.at(-1)).toMatchObject({ type: 'summary', status: 'completed', turns: 1, url: `${ui}/${id}` });
+  });
+});
+
+describe('keel dev', () => {
+  it('serves Temporal from a SQLite file with a worker; runs survive a restart of `keel dev`', async () => {
+    const free = () =>
+      new Promise<number>((resolve) => {
+        const srv = createServer().listen(0, '127.0.0.1', () => {
+          const p = (srv.address() as { port: number }).port;
+          srv.close(() => resolve(p));
+        });
+      });
+    const [port, uiPort] = [await free(), await free()];
+    const dir = mkdtempSync(join(tmpdir(), 'keel-dev-'));
+    writeFileSync(join(dir, 'rules.json'), JSON.stringify({ rules: [{ match: 'again', text: 'after the restart' }, { text: 'before the restart' }] }));
+    const devArgs = ['--address', `127.0.0.1:${port}`, 'dev', '--db', join(dir, 'dev.db'), '--ui-port', String(uiPort), '--workspace', dir];
+    const startDev = async () => {
+      const child = spawn(process.execPath, [BIN, ...devArgs], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('Keel dev server ready')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`keel dev exited ${code}: ${out}`)));
+      });
+      expect(out).toContain(`Web UI http://localhost:${uiPort}/namespaces/default/workflows`);
+      expect(out).toContain(`Data: ${join(dir, 'dev.db')}`);
+      return child;
+    };
+    const stopDev = (child: ChildProcess) =>
+      new Promise<number | null>((resolve) => {
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGINT');
+      });
+
+    let dev = await startDev();
+    const client = await AgentClient.connect({ address: `127.0.0.1:${port}` });
+    try {
+      const run = await client.start({ model: 'scripted/rules.json', prompt: 'first', mode: 'session', tools: ['ls'] }, { workflowId: `dev-${Date.now()}` });
+      await until(async () => (await run.state()).status === 'waiting', 60_000, 'first agent run');
+      expect(await stopDev(dev)).toBe(0);
+      dev = await startDev();
+      await run.followUp('again');
+      await until(async () => (await run.state()).runs === 2 && (await run.state()).status === 'waiting', 60_000, 'run after restart');
+      await run.end();
+      const r = await run.result();
+      expect(r.status).toBe('completed');
+      expect(r.newMessages.map((m) => (m.role === 'assistant' ? m.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : m.role))).toEqual([
+        'user',
+        'before the restart',
+        'user',
+        'after the restart',
+      ]);
+    } finally {
+      await client.close();
+      await stopDev(dev);
+    }
+  }, 180_000);
+});

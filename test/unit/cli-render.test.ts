@@ -1,0 +1,157 @@
+/** keel run / watch rendering (client/cli/render.ts): plain lines off a TTY, streamed text on one, the transcript as Markdown. */
+import { describe, expect, it } from 'vitest';
+import type { LoggedEvent } from '../../common/events.js';
+import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
+import { headLines, oneLine, progressLine, RunRenderer, stringSink, transcriptMarkdown } from '../../client/cli/render.js';
+import { heartbeatsOf } from '../../client/cli/follow.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+
+const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'] = 'stop', errorMessage?: string): AssistantMessage => ({
+  role: 'assistant',
+  content,
+  api: 'scripted',
+  provider: 'scripted',
+  model: 'demo',
+  usage: emptyUsage(),
+  stopReason,
+  ...(errorMessage ? { errorMessage } : {}),
+  timestamp: 0,
+});
+
+const events: LoggedEvent[] = [
+  { seq: 1, type: 'agent_start' },
+  { seq: 2, type: 'turn_start' },
+  { seq: 3, type: 'message_start', message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 0 } },
+  { seq: 4, type: 'message_end', message: assistant([{ type: 'text', text: 'Let me look.' }, { type: 'toolCall', id: 'c1', name: 'ls', arguments: { path: '.' } }], 'toolUse') },
+  { seq: 5, type: 'tool_execution_start', toolCallId: 'c1', toolName: 'ls', args: { path: '.' } },
+  { seq: 6, type: 'tool_execution_end', toolCallId: 'c1', toolName: 'ls', isError: false, result: { content: [{ type: 'text', text: 'a.txt\nb.txt\nc.txt\nd.txt\ne.txt\nf.txt' }], details: {} } },
+  { seq: 7, type: 'turn_start' },
+  { seq: 8, type: 'message_end', message: assistant([{ type: 'text', text: 'Six files.' }]) },
+  { seq: 9, type: 'agent_end', messages: [] },
+];
+
+describe('RunRenderer', () => {
+  it('prints one plain line per event when stdout is not a TTY', () => {
+    const sink = stringSink();
+    const r = new RunRenderer(sink);
+    r.header('wf-1', 'http://localhost:8233/namespaces/default/workflows/wf-1');
+    for (const e of events) r.event(e);
+    r.queue({ steering: 1, followUp: 0 });
+    r.summary({ workflowId: 'wf-1', status: 'completed', turns: 2, usage: { ...emptyUsage(), totalTokens: 30, input: 20, output: 10 }, durationMs: 1500, url: 'http://ui/wf-1' });
+    expect(sink.text().split('\n')).toEqual([
+      'run wf-1',
+      'ui http://localhost:8233/namespaces/default/workflows/wf-1',
+      'turn 1',
+      'user list files',
+      'assistant Let me look.',
+      'tool_call ls {"path":"."}',
+      'tool_result ls ok a.txt ⏎ b.txt ⏎ c.txt ⏎ d.txt ⏎ e.txt ⏎ f.txt',
+      'turn 2',
+      'assistant Six files.',
+      'queued steering=1 followUp=0',
+      'done status=completed turns=2 tokens=30 input=20 output=10 cost=0.000000 duration=1.5s',
+      'ui http://ui/wf-1',
+      '',
+    ]);
+  });
+
+  it('streams partial text on a TTY and finishes it from message_end, truncating tool output', () => {
+    const sink = stringSink({ tty: true, width: 80 });
+    const r = new RunRenderer(sink);
+    r.event(events[1]);
+    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Six' }]) });
+    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Six fi' }]) });
+    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Six fi' }]) });
+    r.event(events[7]);
+    r.event(events[5]);
+    expect(sink.text()).toBe(
+      ['── turn 1 ──', 'assistant › Six files.', '← ls ✓ a.txt', '    b.txt', '    c.txt', '    d.txt', '    (+2 more lines)', ''].join('\n'),
+    );
+  });
+
+  it('says so when a retried model call restarts its reply, and shows model errors', () => {
+    const sink = stringSink({ tty: true });
+    const r = new RunRenderer(sink);
+    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Hello wor' }]) });
+    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Hel' }]) });
+    r.event({ seq: 1, type: 'message_end', message: assistant([{ type: 'text', text: 'Hello' }], 'error', 'rate limited') });
+    expect(sink.text()).toBe('assistant › Hello wor\n(model call retried: the reply restarts)\nassistant › Hello\nmodel error: rate limited\n');
+  });
+
+  it('shows tool progress once per update on a TTY', () => {
+    const sink = stringSink({ tty: true });
+    const r = new RunRenderer(sink);
+    const h = { kind: 'tool' as const, toolCallId: 'c1', toolName: 'bash', args: {}, partialResult: { content: [{ type: 'text', text: 'line 1\nline 2\n' }] }, updates: 2 };
+    r.tool(h);
+    r.tool(h);
+    expect(sink.text()).toBe('  ⋯ bash: line 2\n');
+  });
+});
+
+describe('helpers', () => {
+  it('oneLine and headLines cut for the terminal', () => {
+    expect(oneLine('a\nb   c', 100)).toBe('a ⏎ b c');
+    expect(oneLine('x'.repeat(20), 10)).toBe(`${'x'.repeat(9)}…`);
+    expect(headLines('1\n2\n3\n', 2, 10)).toEqual(['1', '2', '(+1 more lines)']);
+  });
+
+  it('decodes heartbeat details of pending activities', () => {
+    const partial = assistant([{ type: 'text', text: 'so far' }]);
+    const raw = {
+      pendingActivities: [
+        { activityType: { name: 'callModel' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ kind: 'model', partial })] } },
+        { activityType: { name: 'other' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ something: 'else' })] } },
+        { activityType: { name: 'x' } },
+      ],
+    };
+    expect(heartbeatsOf(raw as never)).toEqual([{ kind: 'model', partial }]);
+  });
+
+  it('renders the transcript as Markdown', () => {
+    const md = transcriptMarkdown(
+      [
+        { role: 'user', content: 'hi', timestamp: 0 },
+        assistant([{ type: 'thinking', thinking: 'hmm' }, { type: 'text', text: 'Reading.' }, { type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a' } }], 'toolUse'),
+        { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'has ``` fence' }], isError: true, timestamp: 0 },
+      ],
+      'Run x',
+    );
+    expect(md).toBe(
+      [
+        '# Run x',
+        '',
+        '## User',
+        '',
+        'hi',
+        '',
+        '## Assistant (scripted/demo)',
+        '',
+        '> hmm',
+        '',
+        'Reading.',
+        '',
+        '**Tool call** `read` (`c1`)',
+        '',
+        '```json',
+        '{',
+        '  "path": "a"',
+        '}',
+        '```',
+        '',
+        '### Tool result `read` (`c1`) — error',
+        '',
+        '````',
+        'has ``` fence',
+        '````',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('draws a progress bar', () => {
+    const line = progressLine({ total: 10, done: 4, failed: 1, running: 2, queued: 3, tokens: 1234, cost: 0.5 }, { color: false, width: 120 }, 30);
+    const m = /^\[(█+)(░+)\] (.*)$/.exec(line)!;
+    expect(m[1].length).toBe(m[2].length); // half finished
+    expect(m[3]).toBe('5/10 · done 4 · failed 1 · running 2 · queued 3 · 1,234 tok · $0.5000 · 30/min');
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Input, result, signals and queries of `agentBatchWorkflow` (keel.md §1, §2): a durable fan-out of many agent runs.
+ * The client imports these definitions; other languages use the names (workflow type `agentBatchWorkflow`, query
+ * `progress`, query `results`).
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { AgentRunInput, RunStatus } from '../common/run.js';
+
+export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
+
+/**
+ * A reference to tasks too large for one payload: each page is held by an `agentBatchWorkflow` execution started with
+ * `{ taskPage: [...] }` (≤ ~1 MB each), which hands slices of it to the batch by signal on request.
+ */
+export interface BatchPageRef {
+  pages: { workflowId: string; count: number }[];
+}
+
+export interface AgentBatchInput {
+  /** The runs, in order; task `i` runs as child workflow `<batchId>-<i>`. Inline, or a page reference for big lists. */
+  tasks: AgentRunInput[] | BatchPageRef;
+  /** Runs at a time. Default 8. */
+  concurrency?: number;
+  /** Task queue of the child runs. Default: the batch's own. */
+  taskQueue?: string;
+  /** Continue-as-new once this run's history has this many events (or Temporal suggests it). Default 10,000. */
+  continueAsNewAfterEvents?: number;
+  /** … or this many bytes. Default 8 MiB. */
+  continueAsNewAfterBytes?: number;
+  /** … or after this many child runs were started in this run (a knob for tests). Default: no limit. */
+  continueAsNewAfterTasks?: number;
+}
+
+/** A page holder: serves one page of a big batch's tasks. */
+export interface BatchPageHolderInput {
+  taskPage: AgentRunInput[];
+  /** Complete after this long without requests. Default 30 days. */
+  idleTimeout?: string;
+}
+
+/** Outcome of one task, kept in the batch (compact: the full result is the child's own). */
+export type BatchTaskStatus = RunStatus | 'running' | 'queued';
+
+export interface BatchTaskResult {
+  index: number;
+  /** `<batchId>-<index>`: read the full AgentRunResult from it. */
+  workflowId: string;
+  status: BatchTaskStatus;
+  turns?: number;
+  tokens?: number;
+  cost?: number;
+  error?: string;
+}
+
+/** Answer of the `progress` query. `done + failed + running + queued = total`; `done + failed` never decreases. */
+export interface BatchProgress {
+  total: number;
+  /** Finished completed or stopped. */
+  done: number;
+  /** Finished failed or cancelled (or could not start). */
+  failed: number;
+  running: number;
+  queued: number;
+  tokens: number;
+  cost: number;
+  /** Continue-as-new count so far. */
+  continuedAsNew: number;
+  concurrency: number;
+  /** `draining`: waiting for running children before continuing-as-new. */
+  phase: 'running' | 'draining' | 'finished';
+}
+
+/** What `agentBatchWorkflow` returns. */
+export interface AgentBatchResult {
+  total: number;
+  done: number;
+  failed: number;
+  /** By status: completed, stopped, failed, cancelled. */
+  byStatus: Partial<Record<RunStatus, number>>;
+  tokens: number;
+  cost: number;
+  continuedAsNew: number;
+  /** The first failures (at most 100): read the full results from the children. */
+  failures: { index: number; workflowId: string; status: RunStatus; error?: string }[];
+}
+
+export interface BatchPageRequest {
+  replyTo: string;
+  page: number;
+  from: number;
+  limit: number;
+}
+
+export interface BatchPageReply {
+  page: number;
+  from: number;
+  tasks: AgentRunInput[];
+}
+
+export const progressQuery = defineQuery<BatchProgress>('progress');
+export const resultsQuery = defineQuery<{ results: BatchTaskResult[]; total: number }, [{ from?: number; limit?: number }?]>('results');
+/** Batch → page holder: send me tasks [from, from + limit) of your page. */
+export const pageRequestSignal = defineSignal<[BatchPageRequest]>('pageRequest');
+/** Page holder → batch: the requested slice. */
+export const pageReplySignal = defineSignal<[BatchPageReply]>('pageReply');
+/** Batch → page holder: the batch is finished; complete. */
+export const pageReleaseSignal = defineSignal<[]>('pageRelease');
