@@ -2,7 +2,9 @@ import type { Context } from '@temporalio/activity';
 
 /**
  * Keeps an activity heartbeating: once a second (so cancellation and a lost worker are noticed) and on progress, at
- * most four times a second, with the latest details. `stop()` must be called when the activity settles.
+ * most four times a second, with the latest details. `initial` details (e.g. usage carried from earlier attempts) are
+ * sent at once; otherwise the first heartbeat waits a second (one at start costs ~3 ms and cannot carry a cancellation).
+ * `stop()` must be called when the activity settles.
  */
 export function startHeartbeat(ctx: Context, initial?: unknown): { update(details: unknown): void; stop(): void } {
   let latest = initial;
@@ -11,7 +13,7 @@ export function startHeartbeat(ctx: Context, initial?: unknown): { update(detail
     lastSent = performance.now();
     ctx.heartbeat(latest);
   };
-  send();
+  if (initial !== undefined) send();
   const timer = setInterval(send, 1000);
   return {
     update(details) {

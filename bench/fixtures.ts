@@ -1,0 +1,52 @@
+/**
+ * What every benchmark section shares: task queues, the scripted replies and the tools (a no-op and a 20 KB blob).
+ * Worker side only (activities, worker processes); the bench workflows import nothing from here at runtime.
+ */
+import { defineTool } from '../activities/tools/define-tool.js';
+import type { Script } from '../activities/model/scripted.js';
+
+export const QUEUE = {
+  /** Keel, served by the main worker process only ("1 worker"). */
+  keel1: 'bench-keel-1',
+  /** Keel, served by the main worker process and a second one ("2 workers"). */
+  keel2: 'bench-keel-2',
+  /** Keel, served by the memory-measurement worker process only. */
+  keelMem: 'bench-keel-mem',
+  /** The bench-only workflows (engine floor, naive full-transcript loop). */
+  bench: 'bench-floor',
+  /** The bench-only workflows in the memory-measurement worker process for the engine floor. */
+  benchMem: 'bench-floor-mem',
+} as const;
+
+/** Size of each blob tool result in the history section. */
+export const BLOB_KB = 20;
+
+/** Scripted models: `scripted/bench-noop` calls the no-op tool every turn; runs stop by `maxTurns`. */
+export const SCRIPTS: Record<string, Script> = {
+  'bench-noop': { rules: [{ toolCall: { name: 'noop', arguments: {} } }] },
+  'bench-blob': { rules: [{ toolCall: { name: 'blob', arguments: { kb: BLOB_KB } } }] },
+  'bench-hello': { rules: [{ text: 'ok' }] },
+};
+
+export const noopTool = defineTool({
+  name: 'noop',
+  description: 'Does nothing.',
+  parameters: { type: 'object', properties: {} },
+  idempotent: true,
+  execute: async () => ({ content: [{ type: 'text', text: 'ok' }] }),
+});
+
+/** `kb` KiB of text, unique per call (the call id leads). */
+export function blobText(toolCallId: string, kb: number): string {
+  return `${toolCallId}:`.padEnd(kb * 1024, 'x');
+}
+
+export const blobTool = defineTool({
+  name: 'blob',
+  description: 'Returns `kb` KiB of text.',
+  parameters: { type: 'object', properties: { kb: { type: 'integer' } }, required: ['kb'] },
+  idempotent: true,
+  execute: async (toolCallId, args: { kb: number }) => ({ content: [{ type: 'text', text: blobText(toolCallId, args.kb) }] }),
+});
+
+export const BENCH_TOOLS = [noopTool, blobTool];
