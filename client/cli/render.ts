@@ -5,6 +5,7 @@
  * On a TTY the text streams in place and lines are coloured; otherwise (a pipe, a file, CI) every event is one plain
  * line, `key value …`, easy to grep. Pure: everything goes through a `Sink`, so tests render into a string.
  */
+import type { BatchProgress } from '../../workflows/batch-definitions.js';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../../common/run.js';
@@ -311,16 +312,8 @@ function fence(text: string, lang = ''): string {
   return `${f}${lang}\n${text.replace(/\s+$/, '')}\n${f}`;
 }
 
-/** Progress of a batch, as the `progress` query returns it. */
-export interface BatchProgressView {
-  total: number;
-  done: number;
-  failed: number;
-  running: number;
-  queued: number;
-  tokens: number;
-  cost: number;
-}
+/** What the progress bar shows of the batch's `progress` query. */
+export type BatchProgressView = Pick<BatchProgress, 'total' | 'done' | 'failed' | 'running' | 'queued' | 'tokens' | 'cost'>;
 
 /** `[██████░░░░] 120/2,000  done 117 · failed 3 · running 8 · queued 1,872 · 12,345 tok · $0.1234 · 45/min`. */
 export function progressLine(p: BatchProgressView, sink: Pick<Sink, 'color' | 'width'>, rate?: number): string {
