@@ -36,14 +36,32 @@ describe.skipIf(!available)(`the run in the Temporal Web UI (needs Chromium at $
     await server?.shutdown();
   });
 
-  it('shows the static summary of a finished run on its workflow page', async () => {
+  it('shows the static summary, static details, current details and activity summaries of a finished run', async () => {
     const run = await client.start({ model: 'scripted/ui', prompt: 'Summarise the quarterly report\nwith details' });
     expect((await run.result()).status).toBe('completed');
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${server.uiUrl}/namespaces/default/workflows/${run.workflowId}`);
-    await page.getByText('Summarise the quarterly report').first().waitFor({ timeout: 30_000 });
+    await page.getByText(run.workflowId).first().waitFor({ timeout: 30_000 });
+    // the prompt is also in the Input panel: read the User Metadata tab, whose markdown the UI renders in iframes
+    await page.getByText('User Metadata', { exact: true }).first().click();
+    const shown = async () => {
+      const texts = await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')));
+      return texts.map((t) => t.trim());
+    };
+    const expected = [
+      'Summarise the quarterly report', // static summary: the prompt's first line
+      'model: scripted/ui\n\ntools: (none)\n\nmode: task', // static details
+      'completed · turn 1 · 2 messages\n\nusage: 0 tokens · $0.0000\n\nlast reply: All done.', // current details
+    ];
+    const deadline = Date.now() + 30_000;
+    let texts = await shown();
+    while (!expected.every((e) => texts.includes(e)) && Date.now() < deadline) {
+      await page.waitForTimeout(250);
+      texts = await shown();
+    }
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: `${ARTIFACTS}ui-workflow-page.png`, fullPage: true });
-    expect(await page.getByText(run.workflowId).count()).toBeGreaterThan(0);
+    for (const e of expected) expect(texts).toContain(e);
+    expect(texts[0]).toContain('check run input'); // activity summaries, listed with the events
   });
 });
