@@ -58,16 +58,9 @@ const STATUS_CODES: RunStatus[] = ['completed', 'stopped', 'failed', 'cancelled'
 type CompactOutcome = [number, number, number, number] | [number, number, number, number, string];
 
 /** What continues across continue-as-new: counters and the compact outcomes, not the tasks nor the results. */
-export interface BatchCarried {
+export interface BatchCarried extends Omit<AgentBatchResult, 'total'> {
   next: number;
-  done: number;
-  failed: number;
-  byStatus: Partial<Record<RunStatus, number>>;
-  tokens: number;
-  cost: number;
-  continuedAsNew: number;
   outcomes: (CompactOutcome | null)[];
-  failures: AgentBatchResult['failures'];
 }
 
 export async function agentBatchWorkflow(input: AgentBatchInput | BatchPageHolderInput, carried?: BatchCarried): Promise<AgentBatchResult | { released: boolean }> {

@@ -6,7 +6,7 @@
  * `encrypted_content`, the signature sent back on the next request), then `response.completed` — or
  * `response.incomplete` with `incomplete_details.reason: "max_output_tokens"` for a reply cut off by the token limit.
  */
-import { argumentsText, chunks, type MockProtocol, type MockReply, sse, stopOf, usageOf } from './script.js';
+import { argumentsText, chunks, openaiErrorBody, type MockProtocol, type MockReply, sse, stopOf, usageOf } from './script.js';
 
 function frames(reply: MockReply, model: string): string[] {
   const size = reply.chunkSize;
@@ -106,12 +106,5 @@ function frames(reply: MockReply, model: string): string[] {
 export const openaiResponsesProtocol: MockProtocol = {
   name: 'openai-responses',
   frames,
-  errorBody: (status, message) => ({
-    error: {
-      message,
-      type: status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error',
-      param: null,
-      code: status === 401 ? 'invalid_api_key' : null,
-    },
-  }),
+  errorBody: openaiErrorBody,
 };

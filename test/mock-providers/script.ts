@@ -79,6 +79,18 @@ export function sse(data: unknown, event?: string): string {
 }
 
 /** A wire protocol the mock server speaks. */
+/** OpenAI's error envelope (Chat Completions and Responses share it). */
+export function openaiErrorBody(status: number, message: string): unknown {
+  return {
+    error: {
+      message,
+      type: status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error',
+      param: null,
+      code: status === 401 ? 'invalid_api_key' : null,
+    },
+  };
+}
+
 export interface MockProtocol {
   name: 'anthropic-messages' | 'openai-chat-completions' | 'openai-responses';
   /** The SSE frames of one streamed reply. `model` is the model id the request asked for. */

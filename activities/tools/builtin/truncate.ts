@@ -73,14 +73,20 @@ function untruncated(content: string, totalLines: number, totalBytes: number, ma
   };
 }
 
-/** Keep whole lines from the start. Never a partial line; if the first line alone is too big the content is empty. */
-export function truncateHead(content: string, options: TruncationOptions = {}): TruncationResult {
+/** Limits with their defaults, the content's lines and sizes, and whether it fits as it is. */
+function measure(content: string, options: TruncationOptions) {
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const totalBytes = byteLength(content);
   const lines = splitLines(content);
   const totalLines = lines.length;
-  if (totalLines <= maxLines && totalBytes <= maxBytes) return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
+  return { maxLines, maxBytes, totalBytes, lines, totalLines, fits: totalLines <= maxLines && totalBytes <= maxBytes };
+}
+
+/** Keep whole lines from the start. Never a partial line; if the first line alone is too big the content is empty. */
+export function truncateHead(content: string, options: TruncationOptions = {}): TruncationResult {
+  const { maxLines, maxBytes, totalBytes, lines, totalLines, fits } = measure(content, options);
+  if (fits) return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
 
   const base = { totalLines, totalBytes, lastLinePartial: false, maxLines, maxBytes };
   if (byteLength(lines[0]) > maxBytes) {
@@ -111,12 +117,8 @@ export function truncateHead(content: string, options: TruncationOptions = {}): 
 
 /** Keep whole lines from the end; if even the last line is too big, keep its last ≤ maxBytes bytes (`lastLinePartial`). */
 export function truncateTail(content: string, options: TruncationOptions = {}): TruncationResult {
-  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const totalBytes = byteLength(content);
-  const lines = splitLines(content);
-  const totalLines = lines.length;
-  if (totalLines <= maxLines && totalBytes <= maxBytes) return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
+  const { maxLines, maxBytes, totalBytes, lines, totalLines, fits } = measure(content, options);
+  if (fits) return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
 
   const kept: string[] = [];
   let bytes = 0;
