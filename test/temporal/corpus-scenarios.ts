@@ -1,0 +1,217 @@
+/**
+ * The runs whose histories make a release's replay corpus (test/fixtures/histories/<version>/). Each scenario drives a
+ * run to a characteristic point and returns the histories to keep (several for a continue-as-new chain). The replay
+ * test (replay-corpus.test.ts) replays every recorded corpus of every release with the current workflow code, so a
+ * change that is not behind `patched()` fails CI before it can break a run in flight.
+ */
+import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { temporal } from '@temporalio/proto';
+import { defineTool } from '../../activities/tools/define-tool.js';
+import type { Script } from '../../activities/model/scripted.js';
+import type { AgentRunHandle } from '../../client/agent-client.js';
+import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch-definitions.js';
+import { gate, until, type Keel } from './harness.js';
+
+type History = temporal.api.history.v1.IHistory;
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes value.',
+  idempotent: true,
+  parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+  execute: async (_id, args: { value: string }) => ({ content: [{ type: 'text', text: `echoed: ${args.value}` }], details: { value: args.value } }),
+});
+const serial = defineTool({
+  name: 'serial',
+  description: 'Runs alone.',
+  executionMode: 'sequential',
+  parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+  execute: async (_id, args: { n: number }) => ({ content: [{ type: 'text', text: `serial ${args.n}` }] }),
+});
+const finisher = defineTool({
+  name: 'finish',
+  description: 'Ends the batch.',
+  parameters: { type: 'object', properties: {} },
+  execute: async () => ({ content: [{ type: 'text', text: 'finished' }], terminate: true }),
+});
+
+/** Released by the mid-batch scenario once its history has been taken; every `hold` call waits for it. */
+let holdGate = gate();
+let holdsReached = 0;
+const hold = defineTool({
+  name: 'hold',
+  description: 'Waits until the test releases it.',
+  idempotent: true,
+  parameters: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+  execute: async (_id, args: { label: string }, signal) => {
+    holdsReached += 1;
+    await Promise.race([holdGate.promise, new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }))]);
+    return { content: [{ type: 'text', text: `held ${args.label}` }] };
+  },
+});
+
+/** 16 KB per result, so a short run's history passes the smallest `continueAsNewAfterBytes` (64 KiB) several times. */
+const pad = defineTool({
+  name: 'pad',
+  description: 'Returns a large result.',
+  idempotent: true,
+  parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+  execute: async (_id, args: { n: number }) => ({ content: [{ type: 'text', text: `pad ${args.n} ${'x'.repeat(16_000)}` }] }),
+});
+
+export const corpusTools = [echo, serial, finisher, hold, pad];
+const LOOP_TURNS = 5;
+
+export const corpusScripts: Record<string, Script> = {
+  everything: {
+    rules: [
+      { match: 'toolResult:nope', text: 'cut short', stopReason: 'length', toolCalls: [{ id: 't-len', name: 'echo', arguments: { value: 'trunc' } }] },
+      { match: 'toolResult:echo Tool call "echo" was not executed', text: 'recovered' },
+      { match: 'go serial', toolCalls: [{ id: 't-s1', name: 'serial', arguments: { n: '1' } }, { id: 't-s2', name: 'serial', arguments: { n: 2 } }] },
+      { match: 'toolResult:serial serial 2', text: 'serial done' },
+      { match: 'validate', toolCalls: [{ id: 't-v', name: 'echo', arguments: {} }] },
+      { match: 'toolResult:echo Validation failed', toolCalls: [{ id: 't-f', name: 'finish', arguments: {} }] },
+      { match: 'steered', text: 'saw the steer' },
+      { match: 'start', toolCalls: [{ id: 't-a', name: 'echo', arguments: { value: 'a' } }, { id: 't-b', name: 'echo', arguments: { value: 'b' } }, { id: 't-n', name: 'nope', arguments: {} }] },
+      { text: 'ok' },
+    ],
+  },
+  parallel: {
+    rules: [
+      { match: 'toolResult:hold', text: 'both held calls returned' },
+      { match: 'hold', toolCalls: [{ id: 'h-1', name: 'hold', arguments: { label: 'one' } }, { id: 'h-2', name: 'hold', arguments: { label: 'two' } }, { id: 'h-3', name: 'echo', arguments: { value: 'quick' } }] },
+      { text: 'ok' },
+    ],
+  },
+  loop: {
+    rules: [
+      { match: `toolResult:pad pad ${LOOP_TURNS} `, text: `looped ${LOOP_TURNS} times` },
+      ...Array.from({ length: LOOP_TURNS - 1 }, (_, i) => ({ match: `toolResult:pad pad ${LOOP_TURNS - 1 - i} `, toolCalls: [{ name: 'pad', arguments: { n: LOOP_TURNS - i } }] })),
+      { toolCalls: [{ name: 'pad', arguments: { n: 1 } }] },
+    ],
+  },
+  broken: { rules: [{ fail: { message: 'model unavailable', type: 'ModelError.Server', retryable: false } }] },
+  slow: { rules: [{ match: 'toolResult:hold', text: 'unreachable' }, { toolCalls: [{ id: 'c-1', name: 'hold', arguments: { label: 'cancel me' } }] }] },
+  brief: { rules: [{ text: 'done' }] },
+};
+
+/** A recorded history with the workflow id it ran under (replay needs it: child ids derive from it). */
+export interface Recorded {
+  workflowId: string;
+  history: History;
+}
+
+export type Scenario = (keel: Keel) => Promise<Record<string, Recorded>>;
+
+const id = (name: string) => `corpus-${name}-${randomUUID().slice(0, 8)}`;
+
+/** A session that goes through parallel and sequential batches, unknown tool, coercion, validation failure, length truncation, terminate, follow-ups, steering, interrupt and cancel. */
+export async function everyFeature(keel: Keel, workflowId: string, pollMs = 250): Promise<AgentRunHandle> {
+  const h = await keel.start(
+    { model: 'scripted/everything', prompt: 'start', tools: ['echo', 'serial', 'finish'], mode: 'session', metadata: { suite: 'determinism' } },
+    workflowId,
+  );
+  const waitTurns = (n: number) =>
+    until(async () => {
+      const s = await h.state();
+      return s.status === 'waiting' && s.turns >= n;
+    }, 120_000, `${n} turns`, pollMs);
+  await waitTurns(3);
+  await h.followUp('go serial');
+  await waitTurns(5);
+  await h.followUp('validate');
+  await waitTurns(7);
+  await h.steer('steered');
+  await waitTurns(8);
+  await h.interrupt();
+  await h.cancel('done');
+  await h.workflow.result().catch(() => undefined);
+  return h;
+}
+
+/** Every run of a workflow id's continue-as-new chain, oldest first. */
+async function chain(keel: Keel, first: WorkflowHandle): Promise<Recorded[]> {
+  const out: Recorded[] = [];
+  const wid = first.workflowId;
+  const latest = await first.describe(); // the latest run; walk the chain from its first execution
+  let runId: string | undefined = latest.raw.workflowExecutionInfo?.firstRunId ?? latest.runId;
+  while (runId) {
+    const history: History = await keel.client.client.workflow.getHandle(wid, runId).fetchHistory();
+    out.push({ workflowId: wid, history });
+    const last = history.events?.[history.events.length - 1];
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return out;
+}
+
+export const scenarios: Record<string, Scenario> = {
+  'every-feature': async (keel) => {
+    const h = await everyFeature(keel, id('every-feature'), 50);
+    return { 'every-feature': await recorded(h.workflow) };
+  },
+  'session-waiting': async (keel) => {
+    const h = await keel.start({ model: 'scripted/brief', prompt: 'hello', mode: 'session' }, id('session-waiting'));
+    await until(async () => (await h.state()).status === 'waiting', 60_000, 'waiting');
+    const history = await recorded(h.workflow);
+    await h.workflow.terminate('corpus recorded');
+    return { 'session-waiting': history };
+  },
+  'mid-parallel-batch': async (keel) => {
+    holdGate = gate();
+    holdsReached = 0;
+    const h = await keel.start({ model: 'scripted/parallel', prompt: 'hold', tools: ['hold', 'echo'] }, id('mid-parallel-batch'));
+    await until(async () => holdsReached === 2, 60_000, 'both held calls running');
+    const history = await recorded(h.workflow);
+    holdGate.open();
+    await h.result();
+    return { 'mid-parallel-batch': history, 'parallel-batch-complete': await recorded(h.workflow) };
+  },
+  'continue-as-new-chain': async (keel) => {
+    const h = await keel.start({ model: 'scripted/loop', prompt: 'loop', tools: ['pad'], continueAsNewAfterBytes: 65_536 }, id('can-chain'));
+    await h.result();
+    const runs = await chain(keel, h.workflow);
+    if (runs.length < 3) throw new Error(`expected a chain of at least 3 runs, got ${runs.length}`);
+    return Object.fromEntries(runs.map((r, i) => [`continue-as-new-chain.${i}`, r]));
+  },
+  'batch-chain': async (keel) => {
+    const input: AgentBatchInput = {
+      tasks: Array.from({ length: 6 }, (_, i) => ({ model: 'scripted/brief', prompt: `task ${i}` })),
+      concurrency: 2,
+      taskQueue: keel.taskQueue,
+      continueAsNewAfterTasks: 2,
+    };
+    const wid = id('batch-chain');
+    const h = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, { taskQueue: keel.taskQueue, workflowId: wid, args: [input] });
+    await h.result();
+    const runs = await chain(keel, h);
+    if (runs.length < 2) throw new Error(`expected a batch chain of at least 2 runs, got ${runs.length}`);
+    const child = await recorded(keel.client.client.workflow.getHandle(`${wid}-0`));
+    return { ...Object.fromEntries(runs.map((r, i) => [`batch-chain.${i}`, r])), 'batch-chain.child-0': child };
+  },
+  cancelled: async (keel) => {
+    holdGate = gate();
+    holdsReached = 0;
+    const h = await keel.start({ model: 'scripted/slow', prompt: 'go', tools: ['hold'] }, id('cancelled'));
+    await until(async () => holdsReached === 1, 60_000, 'tool running');
+    await h.cancel('operator stop');
+    await h.workflow.result().catch(() => undefined);
+    holdGate.open();
+    return { cancelled: await recorded(h.workflow) };
+  },
+  'model-failed': async (keel) => {
+    const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));
+    await h.workflow.result().catch(() => undefined);
+    return { 'model-failed': await recorded(h.workflow) };
+  },
+};
+
+/** One corpus file: `{ "workflowId": …, "history": <the history in Temporal's JSON form> }`. */
+export function toJSON({ workflowId, history }: Recorded): string {
+  return `{"workflowId":${JSON.stringify(workflowId)},"history":${historyToJSON(history as temporal.api.history.v1.History)}}\n`;
+}
+
+async function recorded(h: { workflowId: string; fetchHistory(): Promise<History> }): Promise<Recorded> {
+  return { workflowId: h.workflowId, history: await h.fetchHistory() };
+}

@@ -1,0 +1,40 @@
+/**
+ * The replay corpus is append-only: every release's recorded histories stay byte for byte as recorded. A change of
+ * the workflow's command sequence gets a new release folder (npm run record-corpus), never a re-recording.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { corpusFiles, corpusVersions, HISTORIES_DIR, readManifest, sha256 } from '../corpus/manifest.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+describe('replay corpus manifest', () => {
+  const manifest = readManifest();
+
+  it('lists every release folder on disk, and every listed release is on disk', () => {
+    expect(corpusVersions()).toEqual(Object.keys(manifest).sort());
+  });
+
+  it('has a corpus for the current package version', () => {
+    expect(Object.keys(manifest), `no corpus for ${pkg.version}: run npm run record-corpus`).toContain(pkg.version);
+  });
+
+  for (const [version, files] of Object.entries(manifest)) {
+    it(`${version}: the files are exactly those recorded, unchanged`, () => {
+      expect(corpusFiles(version)).toEqual(Object.keys(files).sort());
+      for (const [file, digest] of Object.entries(files)) {
+        expect(sha256(readFileSync(join(HISTORIES_DIR, version, file))), `${version}/${file} was modified`).toBe(digest);
+      }
+    });
+  }
+
+  it('the seven required scenarios are in every release', () => {
+    for (const version of Object.keys(manifest)) {
+      const names = Object.keys(manifest[version]);
+      for (const scenario of ['every-feature', 'session-waiting', 'mid-parallel-batch', 'continue-as-new-chain.0', 'batch-chain.0', 'cancelled', 'model-failed']) {
+        expect(names, `${version} lacks ${scenario}`).toContain(`${scenario}.json`);
+      }
+    }
+  });
+});
