@@ -16,10 +16,27 @@ export const CANNOT_CONTINUE_EMPTY = 'Cannot continue: no messages in context';
 
 export const cannotContinueFrom = (role: string): string => `Cannot continue from message role: ${role}`;
 
+/** The result of a tool call whose id repeats an earlier call's id in the same assistant message: it is not executed. */
+export const duplicateToolCallId = (name: string, id: string): string =>
+  `Tool call "${name}" was not executed: its id "${id}" is already used by an earlier tool call in this message. Give each call its own id.`;
+
+/** The model activity returned something that is not an assistant message (the run records it as a model error). */
+export const malformedModelOutput = (problem: string): string => `The model returned a malformed message (${problem}); the call is treated as failed.`;
+
+/** `agentWorkflow` was started with a second argument (that slot carries Keel's state across continue-as-new). */
+export const UNEXPECTED_SECOND_ARGUMENT =
+  'agentWorkflow takes one argument, the AgentRunInput; the second argument is the state Keel carries across continue-as-new and must not be given by callers';
+
+/** A bug in Keel's workflow code: the run fails instead of retrying a workflow task forever. */
+export const workflowBug = (message: string): string =>
+  `Keel workflow error: ${message}. The run cannot continue; this is a bug in Keel — report it with the workflow id and history.`;
+
 /** Failure types (Temporal `ApplicationFailure.type`). */
 export const ErrorType = {
   /** The run input is malformed; non-retryable; the message names every bad field. */
   InvalidAgentInput: 'InvalidAgentInput',
   /** The run ended with an assistant message whose stopReason is `error`; details carry the AgentRunResult. */
   AgentRunFailed: 'AgentRunFailed',
+  /** An unexpected error in Keel's workflow code (a bug); non-retryable, so the run fails instead of retrying forever. */
+  WorkflowBug: 'KeelWorkflowBug',
 } as const;

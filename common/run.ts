@@ -61,6 +61,11 @@ export interface AgentRunResult {
   usage: Usage;
   turns: number;
   error?: string;
+  /**
+   * Messages the run accepted (steering first, then follow-ups) but never answered: a task that ended by `maxTurns`,
+   * an error or an interrupt with messages still queued. Nothing accepted is dropped silently.
+   */
+  unprocessed?: UserMessage[];
 }
 
 export type SessionStatus = 'starting' | 'running' | 'waiting' | RunStatus;
@@ -76,11 +81,14 @@ export interface AgentRunState {
   runs: number;
   messageCount: number;
   queued: { steering: number; followUp: number };
-  runningTools: { toolCallId: string; toolName: string }[];
+  /** `startedAt`: ISO time the tool's activity was scheduled. */
+  runningTools: { toolCallId: string; toolName: string; startedAt?: string }[];
   usage: Usage;
   lastError?: string;
   lastReply?: string;
   continuedAsNew: number;
+  /** Once the run has closed: messages it accepted but never answered (see `AgentRunResult.unprocessed`). */
+  unprocessed?: UserMessage[];
 }
 
 export interface MessagesPage {

@@ -63,6 +63,11 @@ export const AGENT_RUN_RESULT_SCHEMA = {
     usage: { ...usage, description: 'Summed over every model call, including failed attempts.' },
     turns: { type: 'integer', minimum: 0 },
     error: { type: 'string' },
+    unprocessed: {
+      type: 'array',
+      items: AGENT_RUN_INPUT_SCHEMA.properties.messages.items,
+      description: 'User messages the run accepted but never answered (steering first, then follow-ups).',
+    },
   },
 };
 

@@ -1,5 +1,5 @@
 /** Activity stubs with Keel's options. Type-only import of the activities: nothing with side effects enters the bundle. */
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
 import type { KeelActivities } from '../activities/index.js';
 import type { AgentRunInput } from '../common/run.js';
@@ -9,6 +9,12 @@ const DEFAULT_HEARTBEAT_TIMEOUT = '30s';
 
 /** Quick bookkeeping activities (input check, cancel request): a lost worker is noticed within 30 s. */
 export const setupActivities = proxyActivities<KeelActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 5 },
+});
+
+/** The same bookkeeping as local activities (the cancel request): run inside the workflow task, recorded as a marker. */
+export const localSetupActivities = proxyLocalActivities<KeelActivities>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 5 },
 });

@@ -6,16 +6,21 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
+  isCancellation,
+  patched,
+  setWorkflowOptions,
+  TemporalFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import { cannotContinueFrom, CANNOT_CONTINUE_EMPTY, ErrorType } from '../common/errors.js';
+import { cannotContinueFrom, CANNOT_CONTINUE_EMPTY, ErrorType, UNEXPECTED_SECOND_ARGUMENT, workflowBug } from '../common/errors.js';
 import { emptyUsage, messageText } from '../common/messages.js';
 import { prefixDigests } from '../common/transcript-digest.js';
 import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
-import { setupActivities } from './activities.js';
-import { publish } from './visibility.js';
+import { localSetupActivities, setupActivities } from './activities.js';
+import { PATCH } from './patches.js';
+import { publish, publishDetails } from './visibility.js';
 import { EventLog } from './event-log.js';
 import { registerHandlers } from './handlers.js';
 import { toUserMessages } from './incoming.js';
@@ -27,6 +32,21 @@ import { runAgentLoop, type RunStart } from './turn-loop.js';
 const MAX_RESULT_CHARS = 1_500_000;
 
 export async function agentWorkflow(input: AgentRunInput, carried?: SessionState): Promise<AgentRunResult> {
+  try {
+    return await session(input, carried);
+  } catch (err) {
+    throw asRunFailure(err);
+  }
+}
+
+// Any error escaping the workflow fails the run (with the message) instead of retrying its workflow task forever.
+// (Versioned workers pin runs to their build: `defaultVersioningBehavior` in worker/create-worker.ts.)
+setWorkflowOptions({ failureExceptionTypes: [Error] }, agentWorkflow);
+
+async function session(input: AgentRunInput, carried?: SessionState): Promise<AgentRunResult> {
+  if (carried !== undefined && !isSessionState(carried)) {
+    throw ApplicationFailure.create({ type: ErrorType.InvalidAgentInput, message: UNEXPECTED_SECOND_ARGUMENT, nonRetryable: true, details: [[UNEXPECTED_SECOND_ARGUMENT]] });
+  }
   const info = workflowInfo();
   const s: Session = {
     state: carried ?? initialState(input),
@@ -35,9 +55,9 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
     inflight: new Set(),
     runningTools: new Map(),
     continueAsNewRetryAt: 0,
+    historyAtStart: info.historySize,
     digests: [],
   };
-  s.digests = prefixDigests(s.state.transcript);
   let temporalCancelled = false;
   CancellationScope.current().cancelRequested.catch(() => {
     temporalCancelled = true;
@@ -48,7 +68,8 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
-  if (!carried) start = await firstRun(s, input);
+  if (!carried) start = await firstRun(s, input); // validates before anything reads the transcript
+  s.digests = prefixDigests(st.transcript);
 
   for (;;) {
     if (start) {
@@ -63,17 +84,25 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       s.abort = undefined;
       if (end.reason === 'historyFull') return finish(s, 'stopped');
       st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
+      st.lastRunFailed = end.reason === 'error';
       const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
       if (ranToStop && hasQueued(s)) {
         start = nextStart(s); // a message arrived as the run ended: nothing is lost
         continue;
       }
-      // after maxTurns (Pi's shouldStopAfterTurn) or an interrupt the queues are left as they are
+      // a task ends here; messages still queued (after maxTurns, an error or an interrupt) are returned unprocessed
       if ((st.config.mode ?? 'task') === 'task') return finish(s, end.reason === 'error' ? 'failed' : ranToStop && end.reason === 'stop' ? 'completed' : 'stopped');
     }
+    // the session is idle
     if (cancelRequested(s)) return cancelled(s, temporalCancelled);
-    if (s.endRequested) return finish(s, 'completed');
-    st.status = 'waiting';
+    if (workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCH.upgradeOnIdle)) return continueWith(s, input, undefined, true);
+    if (hasQueued(s) && patched(PATCH.answerQueued)) {
+      s.abort = undefined;
+      start = nextStart(s); // a waiting session with queued messages answers them
+      continue;
+    }
+    if (s.endRequested) return finish(s, endStatus(s));
+    st.status = st.lastRunFailed ? 'failed' : 'waiting';
     publish(s);
     const seen = st.received;
     let arrived = false;
@@ -83,10 +112,36 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       if (!temporalCancelled) throw err;
     }
     if (cancelRequested(s)) return cancelled(s, temporalCancelled);
+    if (patched(PATCH.answerQueued)) {
+      if (!arrived) return finish(s, endStatus(s)); // idle timeout
+      continue; // queued messages are answered first, then `end` finishes
+    }
     if (!arrived || s.endRequested) return finish(s, 'completed');
     s.abort = undefined;
     start = nextStart(s);
   }
+}
+
+/** The carried state of a continue-as-new, as far as the workflow relies on its shape. */
+function isSessionState(c: unknown): c is SessionState {
+  if (!c || typeof c !== 'object' || Array.isArray(c)) return false;
+  const v = c as Record<string, unknown>;
+  return (
+    !!v.config && typeof v.config === 'object' && Array.isArray(v.transcript) && Array.isArray(v.steering) && Array.isArray(v.followUps) &&
+    Array.isArray(v.tools) && !!v.usage && typeof v.usage === 'object' && typeof v.turns === 'number' && typeof v.newFrom === 'number'
+  );
+}
+
+/** Temporal's own failures, cancellation and continue-as-new pass through; anything else is a bug in this code. */
+function asRunFailure(err: unknown): unknown {
+  if (err instanceof TemporalFailure || isCancellation(err) || (err instanceof Error && err.name === 'ContinueAsNew')) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return ApplicationFailure.create({ type: ErrorType.WorkflowBug, message: workflowBug(message), nonRetryable: true });
+}
+
+/** How an idle session ends (`end`, idle timeout): Failed when its last agent run ended in a model error. */
+function endStatus(s: Session): RunStatus {
+  return s.state.lastRunFailed && patched(PATCH.sessionFailed) ? 'failed' : 'completed';
 }
 
 function initialState(input: AgentRunInput): SessionState {
@@ -111,7 +166,7 @@ function initialState(input: AgentRunInput): SessionState {
 
 /** Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. */
 async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart> {
-  publish(s);
+  publishDetails(s);
   const check = await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
@@ -158,6 +213,7 @@ function result(s: Session, status: RunStatus): AgentRunResult {
     usage: st.usage,
     turns: st.turns,
     ...(st.lastError ? { error: st.lastError } : {}),
+    ...(hasQueued(s) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
   };
   if (JSON.stringify(base).length <= MAX_RESULT_CHARS) return base;
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
@@ -183,17 +239,26 @@ async function cancelled(s: Session, temporalCancelled: boolean): Promise<never>
   publish(s);
   if (!temporalCancelled) {
     const info = workflowInfo();
-    await setupActivities.requestCancel.executeWithOptions({ summary: `cancel: ${s.cancelReason ?? 'cancelled'}` }, [{ workflowId: info.workflowId, runId: info.runId }]);
+    const target = { workflowId: info.workflowId, runId: info.runId };
+    const summary = `cancel: ${s.cancelReason ?? 'cancelled'}`;
+    // a local activity: its result is a marker of this task, so no activity completion can race the cancellation
+    if (patched(PATCH.cancelFromLocalActivity)) await localSetupActivities.requestCancel.executeWithOptions({ summary }, [target]);
+    else await setupActivities.requestCancel.executeWithOptions({ summary }, [target]);
   }
   await condition(() => false);
   throw new Error('unreachable: the cancellation request ends the workflow');
 }
 
-async function continueWith(s: Session, input: AgentRunInput, position: SessionState['position']): Promise<never> {
+/**
+ * Continues as new, carrying the session. `upgrade`: the new run starts on the deployment's current version (an idle
+ * session after a deploy) instead of staying pinned to this run's build.
+ */
+async function continueWith(s: Session, input: AgentRunInput, position: SessionState['position'], upgrade = false): Promise<never> {
   const st = s.state;
   st.position = position;
   st.eventSeq = s.events.seq;
   st.continuedAsNew += 1;
-  return continueAsNew<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>({ model: input.model }, st);
+  const options = upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
+  return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)({ model: input.model }, st);
 }
 

@@ -1,4 +1,5 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
+import { PATCH } from './patches.js';
 import type { Session } from './session.js';
 
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */
@@ -10,7 +11,7 @@ const DEFAULT_MAX_HISTORY_BYTES = 40 * 1024 * 1024;
 export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kind: 'full'; message: string };
 
 /**
- * At a turn boundary: continue-as-new when Temporal suggests it or history passed `continueAsNewAfterBytes`. When the
+ * At a turn boundary: continue-as-new when Temporal suggests it or this run's history grew by `continueAsNewAfterBytes`. When the
  * carried state is too large to carry, history keeps growing (checked again after another `continueAsNewAfterBytes`);
  * once it passes `maxHistoryBytes` the run must stop, before the server terminates it.
  */
@@ -18,7 +19,9 @@ export function historyDecision(s: Session): HistoryDecision {
   const info = workflowInfo();
   const limit = s.state.config.continueAsNewAfterBytes ?? DEFAULT_AFTER_BYTES;
   const max = s.state.config.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
-  const due = info.continueAsNewSuggested || info.historySize >= limit;
+  // what counts is growth in this run: a carried transcript larger than the limit must not continue after every turn
+  let due = info.continueAsNewSuggested || info.historySize >= limit;
+  if (due && !info.continueAsNewSuggested && info.historySize - s.historyAtStart < limit && patched(PATCH.historyGrowth)) due = false;
   if (!due || (info.historySize < s.continueAsNewRetryAt && info.historySize < max)) return { kind: 'ok' };
   const carried = JSON.stringify(s.state).length;
   if (carried <= MAX_CARRIED_CHARS) return { kind: 'continueAsNew' };

@@ -2,15 +2,21 @@ import { messageText, type AssistantMessage, type Message } from '../common/mess
 import type { Session } from './session.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
-  for (let i = transcript.length - 1; i >= from; i--) if (transcript[i].role === 'assistant') return transcript[i] as AssistantMessage;
+  for (let i = transcript.length - 1; i >= from; i--) if (transcript[i]?.role === 'assistant') return transcript[i] as AssistantMessage;
   return undefined;
+}
+
+/** `14:03:07 UTC`: start times in the details, so a reader sees how long a call has been running. */
+function clockTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 }
 
 /** Markdown shown as the workflow's current details in the Temporal UI (keel.md §5). */
 export function renderDetails(s: Session): string {
   const st = s.state;
   const lines = [`**${st.status}** · turn ${st.turns} · ${st.transcript.length} messages`];
-  if (s.runningTools.size > 0) lines.push(`running: ${[...s.runningTools.values()].join(', ')}`);
+  if (s.modelCallSince !== undefined) lines.push(`calling ${st.config.model} since ${clockTime(s.modelCallSince)}`);
+  if (s.runningTools.size > 0) lines.push(`running: ${[...s.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`);
   if (st.steering.length || st.followUps.length) lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
   if (st.lastError) lines.push(`error: ${st.lastError}`);

@@ -5,6 +5,7 @@ import type { AgentRunState, MessagesPage } from '../common/run.js';
 import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
 import { abortSession, type Session } from './session.js';
+import { publishDetails } from './visibility.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
 const MAX_PAGE_CHARS = 1_000_000;
@@ -16,6 +17,7 @@ export function registerHandlers(s: Session): void {
       const messages = toUserMessages(m);
       s.state.followUps.push(...messages);
       s.state.received += messages.length;
+      publishDetails(s);
     },
     { description: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.' },
   );
@@ -25,6 +27,7 @@ export function registerHandlers(s: Session): void {
       const messages = toUserMessages(m);
       s.state.steering.push(...messages);
       s.state.received += messages.length;
+      publishDetails(s);
     },
     { description: 'Queue a user message injected after the current tool batch, before the next model call.' },
   );
@@ -38,7 +41,7 @@ export function registerHandlers(s: Session): void {
   setHandler(
     cancelSignal,
     (reason) => {
-      s.cancelReason = reason ?? 'cancelled';
+      s.cancelReason = typeof reason === 'string' && reason ? reason : 'cancelled'; // a malformed reason still cancels
       abortSession(s, 'cancel');
     },
     { description: 'Abort the current agent run and end the workflow as Canceled.' },
@@ -59,6 +62,8 @@ export function registerHandlers(s: Session): void {
   });
 }
 
+const isClosed = (status: string): boolean => ['completed', 'stopped', 'cancelled', 'failed'].includes(status);
+
 function state(s: Session): AgentRunState {
   const st = s.state;
   const reply = lastAssistant(st.transcript);
@@ -70,9 +75,10 @@ function state(s: Session): AgentRunState {
     runs: st.runs,
     messageCount: st.transcript.length,
     queued: { steering: st.steering.length, followUp: st.followUps.length },
-    runningTools: [...s.runningTools].map(([toolCallId, toolName]) => ({ toolCallId, toolName })),
+    runningTools: [...s.runningTools].map(([toolCallId, t]) => ({ toolCallId, toolName: t.toolName, startedAt: new Date(t.since).toISOString() })),
     usage: st.usage,
     ...(st.lastError ? { lastError: st.lastError } : {}),
+    ...(isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
   };

@@ -1,4 +1,5 @@
 import { log } from '@temporalio/workflow';
+import { incomingMessageProblem } from '../common/message-checks.js';
 import type { UserMessage } from '../common/messages.js';
 import type { IncomingMessage } from '../common/run.js';
 import { workflowNow } from './clock.js';
@@ -12,10 +13,10 @@ export function toUserMessages(value: IncomingMessage | IncomingMessage[]): User
   const list = Array.isArray(value) ? value : [value];
   const out: UserMessage[] = [];
   for (const m of list) {
-    if (typeof m === 'string') out.push({ role: 'user', content: [{ type: 'text', text: m }], timestamp: workflowNow() });
-    else if (m && typeof m === 'object' && m.role === 'user' && (typeof m.content === 'string' || Array.isArray(m.content))) {
-      out.push({ ...m, timestamp: typeof m.timestamp === 'number' ? m.timestamp : workflowNow() });
-    } else log.warn('Keel dropped a malformed message: expected a string or { role: "user", content }', { message: m });
+    const problem = incomingMessageProblem(m);
+    if (problem) log.warn(`Keel dropped a malformed message: ${problem}`, { message: m });
+    else if (typeof m === 'string') out.push({ role: 'user', content: [{ type: 'text', text: m }], timestamp: workflowNow() });
+    else out.push({ role: 'user', content: m.content, timestamp: typeof m.timestamp === 'number' ? m.timestamp : workflowNow() });
   }
   return out;
 }

@@ -1,7 +1,10 @@
 /** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
-import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
 import type { ModelHeartbeat } from '../common/events.js';
-import { OPERATION_ABORTED } from '../common/errors.js';
+import { malformedModelOutput, OPERATION_ABORTED } from '../common/errors.js';
+import { assistantMessageProblem, usageProblem } from '../common/message-checks.js';
+import { PATCH } from './patches.js';
+import { publishDetails } from './visibility.js';
 import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
 import { workflowNow } from './clock.js';
@@ -15,6 +18,8 @@ import { inflight, type Session } from './session.js';
 export async function streamAssistant(s: Session): Promise<AssistantMessage> {
   const { config, transcript } = s.state;
   const turn = s.state.turns + 1;
+  s.modelCallSince = workflowNow();
+  publishDetails(s);
   try {
     const result = await inflight(s, () =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
@@ -30,26 +35,37 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage> {
         },
       ]),
     );
+    const problem = assistantMessageProblem(result.message) ?? (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
+    if (problem && patched(PATCH.malformedModelOutput)) return errorMessage(s, malformedModelOutput(problem), emptyUsage(), false);
     s.state.usage = addUsage(addUsage(s.state.usage, result.message.usage), result.failedAttemptsUsage);
     s.toolSummaries = result.toolSummaries ?? {};
     return result.message;
   } catch (err) {
     const aborted = isCancellation(err);
-    const usage = failedUsage(err);
+    const reported = failedUsage(err);
+    const usage = reported && !usageProblem(reported) ? reported : undefined;
     s.state.usage = addUsage(s.state.usage, usage);
-    const [provider, ...rest] = config.model.split('/');
-    return {
-      role: 'assistant',
-      content: [{ type: 'text', text: '' }],
-      api: 'keel',
-      provider,
-      model: rest.join('/'),
-      usage: usage ?? emptyUsage(),
-      stopReason: aborted ? 'aborted' : 'error',
-      errorMessage: aborted ? OPERATION_ABORTED : err instanceof ActivityFailure && err.cause ? err.cause.message : String(err),
-      timestamp: workflowNow(),
-    };
+    return errorMessage(s, aborted ? OPERATION_ABORTED : err instanceof ActivityFailure && err.cause ? err.cause.message : String(err), usage ?? emptyUsage(), aborted);
+  } finally {
+    s.modelCallSince = undefined;
+    publishDetails(s);
   }
+}
+
+/** The assistant message Keel records for a model call that produced none (Pi's synthesised error message). */
+function errorMessage(s: Session, text: string, usage: Usage, aborted: boolean): AssistantMessage {
+  const [provider, ...rest] = s.state.config.model.split('/');
+  return {
+    role: 'assistant',
+    content: [{ type: 'text', text: '' }],
+    api: 'keel',
+    provider,
+    model: rest.join('/'),
+    usage,
+    stopReason: aborted ? 'aborted' : 'error',
+    errorMessage: text,
+    timestamp: workflowNow(),
+  };
 }
 
 /**

@@ -33,6 +33,8 @@ export interface SessionState {
   runs: number;
   status: SessionStatus;
   lastError?: string;
+  /** The last agent run ended with a model error (a session then shows `failed` and ends Failed). */
+  lastRunFailed?: boolean;
   continuedAsNew: number;
   eventSeq: number;
   /** Counts every message received by signal; a waiting session starts a run when it grows. */
@@ -60,9 +62,14 @@ export interface Session {
   cancelReason?: string;
   /** Scopes of in-flight activities; an abort cancels them so their AbortSignals fire. */
   inflight: Set<CancellationScope>;
-  runningTools: Map<string, string>;
+  /** Tool calls whose activity is running: id → tool name and start (workflow time, ms). */
+  runningTools: Map<string, { toolName: string; since: number }>;
   /** History size below which continue-as-new is not tried again (after the carried state was too large to carry). */
   continueAsNewRetryAt: number;
+  /** Workflow time the running model call started, if one is running. */
+  modelCallSince?: number;
+  /** History size when this run's first workflow task started (the carried state included). */
+  historyAtStart: number;
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (see common/transcript-digest.ts). */
   digests: number[];
 }

@@ -3,13 +3,15 @@
  * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
-import { isCancellation, ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import { lengthTruncated, OPERATION_ABORTED, toolInterrupted, toolNotFound } from '../common/errors.js';
+import { isCancellation, ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import { PATCH } from './patches.js';
+import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED, toolInterrupted, toolNotFound } from '../common/errors.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
 import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
 import { workflowNow } from './clock.js';
 import { appendMessage, inflight, type Session } from './session.js';
+import { publishDetails } from './visibility.js';
 import { toolResultMessage } from '../common/tool-result.js';
 
 export interface BatchResult {
@@ -20,9 +22,38 @@ export interface BatchResult {
 export async function runToolBatch(s: Session, assistant: AssistantMessage, assistantIndex: number): Promise<BatchResult> {
   const calls = toolCallsOf(assistant);
   if (assistant.stopReason === 'length') return truncatedBatch(s, calls);
+  const repeated = repeatedIds(calls);
+  if (repeated.size > 0 && patched(PATCH.duplicateCallIds)) return batchWithRepeatedIds(s, calls, repeated, assistantIndex);
   const sequential = s.state.config.toolExecution === 'sequential' || calls.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
   const outcomes = sequential || calls.length === 1 ? await sequentialBatch(s, calls, assistantIndex) : await parallelBatch(s, calls, assistantIndex);
   return { results: outcomes.map((o) => o.message), terminate: outcomes.length > 0 && outcomes.every((o) => o.outcome.terminate === true) };
+}
+
+/** Positions of calls whose id an earlier call of the same message already has. */
+function repeatedIds(calls: ToolCall[]): Set<number> {
+  const seen = new Set<string>();
+  const out = new Set<number>();
+  calls.forEach((c, i) => (seen.has(c.id) ? out.add(i) : seen.add(c.id)));
+  return out;
+}
+
+/**
+ * A message that reuses a tool call id: activities find a call's arguments by its id, so only the first call with an
+ * id may run. Each later one gets an error result at its place and is never executed; the others run as usual.
+ */
+async function batchWithRepeatedIds(s: Session, calls: ToolCall[], repeated: Set<number>, assistantIndex: number): Promise<BatchResult> {
+  const unique = calls.filter((_, i) => !repeated.has(i));
+  const sequential = s.state.config.toolExecution === 'sequential' || unique.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
+  const outcomes = sequential || unique.length === 1 ? await sequentialBatch(s, unique, assistantIndex) : await parallelBatch(s, unique, assistantIndex);
+  const refused = calls.flatMap((call, i) => {
+    if (!repeated.has(i)) return [];
+    start(s, call);
+    const f = finish(s, call, errorOutcome(duplicateToolCallId(call.name, call.id)));
+    record(s, f);
+    return [f];
+  });
+  const all = [...outcomes, ...refused];
+  return { results: all.map((o) => o.message), terminate: false };
 }
 
 interface Finalised {
@@ -130,7 +161,8 @@ async function execute(s: Session, call: ToolCall, assistantIndex: number, args:
 
 /** Runs a tool activity, mapping its failures to results: abort → `Operation aborted`, a lost non-idempotent call → the interrupted text. */
 async function track(s: Session, call: ToolCall, fn: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
-  s.runningTools.set(call.id, call.name);
+  s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
+  publishDetails(s);
   try {
     return await inflight(s, fn);
   } catch (err) {
@@ -140,6 +172,7 @@ async function track(s: Session, call: ToolCall, fn: () => Promise<ToolOutcome>)
     return errorOutcome(failureMessage(err));
   } finally {
     s.runningTools.delete(call.id);
+    publishDetails(s);
   }
 }
 

@@ -4,6 +4,11 @@ import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/se
 import { renderDetails } from './details.js';
 import type { Session } from './session.js';
 
+/** Republishes only the current details (not a command): when a model call or a tool starts or ends. */
+export function publishDetails(s: Session): void {
+  setCurrentDetails(renderDetails(s));
+}
+
 /** Call at every status change and turn end. Upserts only values that changed (each upsert is a history event). */
 export function publish(s: Session): void {
   setCurrentDetails(renderDetails(s));

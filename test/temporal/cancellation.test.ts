@@ -2,7 +2,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, type AgentToolResult } from '../../activities/tools/define-tool.js';
-import { allEvents, notation, startKeel, strip, until, type Keel } from './harness.js';
+import { allEvents, notation, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 let started = 0;
 let abortedSeen = 0;
@@ -70,6 +70,7 @@ describe('cancellation (keel.md §4.4)', () => {
     await h.cancel('test over');
     const r = await h.result();
     expect(r.status).toBe('cancelled');
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('cancel during a model call ends the message as aborted with the partial text, and the workflow as Canceled', async () => {
@@ -89,6 +90,7 @@ describe('cancellation (keel.md §4.4)', () => {
     expect(text.length).toBeGreaterThan(0);
     expect('a very long answer streamed slowly, chunk by chunk'.startsWith(text)).toBe(true);
     expect(notation(await allEvents(h))).toEqual(['AS', 'TS', 'MS(u:talk)', 'ME(u:talk)', 'MS(a)', 'ME(a)', 'TE()', 'AE']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('Temporal cancellation behaves like cancel: the tool is aborted and the workflow closes Canceled', async () => {
@@ -104,6 +106,7 @@ describe('cancellation (keel.md §4.4)', () => {
       { role: 'toolResult', toolCallId: 'tool-1', toolName: 'sleep', content: [{ type: 'text', text: 'Operation aborted' }], details: {}, isError: true },
     ]);
     expect((await h.state()).status).toBe('cancelled');
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('cancel of a waiting session ends it as Canceled', async () => {
@@ -112,6 +115,7 @@ describe('cancellation (keel.md §4.4)', () => {
     await h.cancel();
     await h.workflow.result().catch(() => undefined);
     expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('interrupt in task mode ends the run stopped', async () => {
@@ -121,5 +125,6 @@ describe('cancellation (keel.md §4.4)', () => {
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(r.newMessages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 });

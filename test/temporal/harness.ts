@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
@@ -217,4 +218,16 @@ export function historyText(history: unknown): string {
   };
   walk(history);
   return out.join('\n');
+}
+
+/** The `WorkflowTaskFailed` events of a run's history, as `cause: message` lines (expected: none). */
+export async function workflowTaskFailures(handle: AgentRunHandle | { fetchHistory(): Promise<{ events?: unknown[] | null }> }): Promise<string[]> {
+  const wf = 'workflow' in handle ? handle.workflow : handle;
+  const history = await wf.fetchHistory();
+  const out: string[] = [];
+  for (const e of (history.events ?? []) as { workflowTaskFailedEventAttributes?: { cause?: unknown; failure?: { message?: string | null } | null } | null }[]) {
+    const a = e.workflowTaskFailedEventAttributes;
+    if (a) out.push(`${temporal.api.enums.v1.WorkflowTaskFailedCause[Number(a.cause)] ?? String(a.cause)}: ${a.failure?.message ?? ''}`);
+  }
+  return out;
 }

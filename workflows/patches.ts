@@ -1,0 +1,25 @@
+/**
+ * Keel's versioning policy, in code. Every change of `agentWorkflow`'s or `agentBatchWorkflow`'s command sequence
+ * (activities, local activities, timers, child workflows, signals sent, search-attribute upserts, markers,
+ * continue-as-new, the terminal command) made after a release is guarded by one of these ids: `patched(id)` is true
+ * for executions that reach the point on a worker with the change, and false when replaying a history recorded
+ * before it, so runs in flight across a deploy replay the path they took. The replay corpus of every release
+ * (test/fixtures/histories/<version>/) proves it in CI. An id may be moved to `deprecatePatch` once no open run can
+ * predate it, and deleted one release after that (docs/versioning.md).
+ */
+export const PATCH = {
+  /** 0.2.0: a `cancel` signal asks Temporal to cancel the run from a local activity (no failed workflow task). */
+  cancelFromLocalActivity: 'keel-0.2-cancel-local-activity',
+  /** 0.2.0: a session that goes idle with queued messages starts the next agent run instead of waiting. */
+  answerQueued: 'keel-0.2-answer-queued',
+  /** 0.2.0: an idle session continues-as-new onto the deployment's new current version. */
+  upgradeOnIdle: 'keel-0.2-upgrade-on-idle',
+  /** 0.2.0: a session whose last agent run ended in a model error ends Failed. */
+  sessionFailed: 'keel-0.2-session-failed',
+  /** 0.2.0: a later tool call reusing an earlier call's id in one message is refused, not executed. */
+  duplicateCallIds: 'keel-0.2-duplicate-call-ids',
+  /** 0.2.0: continue-as-new when this run's history grew past the limit, not when the carried transcript is large. */
+  historyGrowth: 'keel-0.2-history-growth',
+  /** 0.2.0: a malformed assistant message from the model activity becomes an error message. */
+  malformedModelOutput: 'keel-0.2-malformed-model-output',
+} as const;
