@@ -99,7 +99,9 @@ export interface MessagesPage {
 
 export type { AssistantMessage, ToolResultMessage };
 
-const durationSchema = { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', minLength: 1 }] };
+/** Milliseconds, or a string Temporal reads as a duration (`ms` format): `"500ms"`, `"30s"`, `"5m"`, `"1h"`, `"2d"`. */
+export const DURATION_PATTERN = '^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$';
+const durationSchema = { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: DURATION_PATTERN }] };
 
 const textBlock = { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } };
 const imageBlock = {
@@ -134,7 +136,22 @@ const messageSchema = {
       then: {
         required: ['content', 'stopReason'],
         properties: {
-          content: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { enum: ['text', 'thinking', 'toolCall'] } } } },
+          content: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['type'],
+              properties: { type: { enum: ['text', 'thinking', 'toolCall'] } },
+              allOf: [
+                { if: { properties: { type: { const: 'text' } } }, then: { required: ['text'], properties: { text: { type: 'string' } } } },
+                { if: { properties: { type: { const: 'thinking' } } }, then: { required: ['thinking'], properties: { thinking: { type: 'string' } } } },
+                {
+                  if: { properties: { type: { const: 'toolCall' } } },
+                  then: { required: ['id', 'name', 'arguments'], properties: { id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object' } } },
+                },
+              ],
+            },
+          },
           stopReason: { enum: ['stop', 'length', 'toolUse', 'error', 'aborted'] },
         },
       },

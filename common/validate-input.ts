@@ -19,8 +19,12 @@ function meaningful(e: ErrorObject): boolean {
   return e.keyword !== 'if' && !(e.keyword === 'anyOf' && e.instancePath === '/prompt');
 }
 
+/** Fields that take a duration: one line for them instead of the branches of their `anyOf`. */
+const DURATION_FIELDS = new Set(['idleTimeout', 'heartbeatTimeout', 'modelRetry.initialInterval', 'modelRetry.maximumInterval']);
+
 function describe(e: ErrorObject): string {
   const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
+  if (DURATION_FIELDS.has(path)) return `${path}: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"`;
   if (e.keyword === 'additionalProperties') {
     const field = [path, String((e.params as { additionalProperty: string }).additionalProperty)].filter(Boolean).join('.');
     return `${field}: unknown field`;

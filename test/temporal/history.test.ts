@@ -65,6 +65,17 @@ describe('history stays linear (keel.md §4.3)', () => {
     expect(events.firstSeq).toBeGreaterThan(1);
   });
 
+  it('continues-as-new when this run grew by the limit, not after every turn once the carried transcript exceeds it', async () => {
+    // 29 tool results of 8 KB: the carried transcript passes 64 KiB after the first continue-as-new
+    const h = await keel.start({ model: 'scripted/thirty', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536 });
+    const r = await h.result();
+    expect(r.turns).toBe(30);
+    const continued = (await h.state()).continuedAsNew;
+    // ≈ 240 KB of growth at 64 KiB per run: 3 or 4 runs; continuing after every turn would be 20 and more
+    expect(continued).toBeGreaterThanOrEqual(2);
+    expect(continued).toBeLessThanOrEqual(5);
+  });
+
   it("stops the run cleanly, before the server's history limit, when the transcript is too large to continue-as-new", async () => {
     const h = await keel.start({ model: 'scripted/huge', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536, maxHistoryBytes: 1024 * 1024 });
     const r = await h.result();
