@@ -9,6 +9,7 @@ import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
+import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -31,10 +32,20 @@ export interface AgentWorkerOptions {
   /** Passed to the Temporal worker; 0 makes every workflow task replay from history (determinism checks). */
   maxCachedWorkflows?: number;
   identity?: string;
+  /**
+   * Worker Deployment Versioning (worker/deployment.ts). Default on: deployment `keel`, build id from `buildId`,
+   * `$KEEL_BUILD_ID` or `<package version>+<git sha>`, made current once this worker polls. `false`: an unversioned
+   * worker (runs are not pinned; every worker of the task queue must then run compatible workflow code).
+   */
+  versioning?: DeploymentOptions | false;
+  /** Shorthand for `versioning.buildId`. */
+  buildId?: string;
 }
 
 export interface AgentWorker {
   worker: Worker;
+  /** The deployment version this worker serves; undefined for an unversioned worker. */
+  version?: { deploymentName: string; buildId: string };
   /** Client used by the activities to read transcripts; closed by `shutdown`. */
   client: Client;
   /** Runs until `shutdown()`; rejects if the worker fails. */
@@ -79,6 +90,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
       await client.workflow.getHandle(workflowId, runId).cancel();
     },
   });
+  const deployment = opts.versioning === false ? undefined : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
   const worker = await Worker.create({
     connection,
     namespace,
@@ -87,16 +99,25 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(deployment ? { workerDeploymentOptions: deployment } : {}),
     // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, keel.md §4.5).
     maxHeartbeatThrottleInterval: '250ms',
     defaultHeartbeatThrottleInterval: '250ms',
   });
   let running: Promise<void> | undefined;
+  const makeCurrent = deployment !== undefined && opts.versioning !== false && (opts.versioning?.makeCurrent ?? true);
   return {
     worker,
     client,
+    ...(deployment ? { version: { deploymentName: deployment.version.deploymentName, buildId: deployment.version.buildId } } : {}),
     run() {
-      running ??= worker.run().finally(() => clientConnection.close());
+      if (!running) {
+        running = worker.run().finally(() => clientConnection.close());
+        if (makeCurrent && deployment) {
+          // the version exists once the worker has polled: retried until the server accepts it
+          setCurrentVersion(client, namespace, deployment.version).catch((err) => process.stderr.write(`[keel] ${String(err)}\n`));
+        }
+      }
       return running;
     },
     async shutdown() {

@@ -107,7 +107,11 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
     const seen = st.received;
     let arrived = false;
     try {
-      arrived = await condition(() => st.received > seen || cancelRequested(s) || s.endRequested === true, st.config.idleTimeout ?? '1h');
+      // a deploy wakes it too (refreshed by any workflow task; 0.1.0 ran unversioned, where this is always false)
+      arrived = await condition(
+        () => st.received > seen || cancelRequested(s) || s.endRequested === true || workflowInfo().targetWorkerDeploymentVersionChanged,
+        st.config.idleTimeout ?? '1h',
+      );
     } catch (err) {
       if (!temporalCancelled) throw err;
     }

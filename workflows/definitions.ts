@@ -17,6 +17,9 @@ export const cancelSignal = defineSignal<[string?]>('cancel');
 /** Finish a session once it is idle: the workflow completes with status `completed` (a running agent run ends first). */
 export const endSignal = defineSignal<[]>('end');
 
+/** No-op for a busy run; an idle session checks for a new current deployment version and moves to it (deploys). */
+export const wakeSignal = defineSignal<[]>('wake');
+
 export const stateQuery = defineQuery<AgentRunState>('state');
 export const messagesQuery = defineQuery<MessagesPage, [{ from?: number; limit?: number }?]>('messages');
 export const eventsQuery = defineQuery<EventsPage, [{ after?: number; limit?: number }?]>('events');

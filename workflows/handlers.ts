@@ -2,7 +2,7 @@ import { setHandler } from '@temporalio/workflow';
 import { messageText, type Message } from '../common/messages.js';
 import { lastAssistant } from './details.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
-import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
+import { wakeSignal, cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
 import { abortSession, type Session } from './session.js';
 import { publishDetails } from './visibility.js';
@@ -53,6 +53,8 @@ export function registerHandlers(s: Session): void {
     },
     { description: 'Finish a session once idle: the workflow completes with status completed.' },
   );
+  // the signal itself is the point: its workflow task refreshes workflowInfo(), which an idle session re-checks
+  setHandler(wakeSignal, () => undefined, { description: 'An idle session moves to the current deployment version, if it changed.' });
   setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
   setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200), {
     description: 'Transcript page: { from = 0, limit = 200 } → { messages, from, total }.',

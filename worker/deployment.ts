@@ -1,0 +1,72 @@
+/**
+ * Worker Deployment Versioning for Keel workers. A worker declares a deployment (default `keel`) and a build id
+ * (default `<package version>+<git sha>`); runs are pinned to the build they started on while they work, and an idle
+ * session moves to the deployment's current version at its next continue-as-new (workflows/agent-workflow.ts).
+ * `makeCurrent` promotes this worker's build once it polls: what `keel dev`, `keel worker` and the tests want; on a
+ * cluster an operator may instead roll out with `temporal worker deployment set-current-version`.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+import type { WorkerDeploymentOptions } from '@temporalio/worker';
+
+export const DEFAULT_DEPLOYMENT_NAME = 'keel';
+
+export interface DeploymentOptions {
+  /** Default `keel`. */
+  deploymentName?: string;
+  /** Default `$KEEL_BUILD_ID`, else `<package version>+<git sha>` (or the version alone outside a git checkout). */
+  buildId?: string;
+  /** Make this build the deployment's current version once the worker polls (default true). */
+  makeCurrent?: boolean;
+}
+
+const ROOT = new URL('../', import.meta.url);
+
+/** `<version>+<short sha>` of this checkout; the version alone when git is unavailable (an installed package). */
+export function defaultBuildId(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.KEEL_BUILD_ID) return env.KEEL_BUILD_ID;
+  const version = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version: string }).version;
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return sha ? `${version}+${sha}` : version;
+  } catch {
+    return version;
+  }
+}
+
+export function workerDeploymentOptions(opts: DeploymentOptions): WorkerDeploymentOptions {
+  return {
+    useWorkerVersioning: true,
+    version: { deploymentName: opts.deploymentName ?? DEFAULT_DEPLOYMENT_NAME, buildId: opts.buildId ?? defaultBuildId() },
+    defaultVersioningBehavior: 'PINNED',
+  };
+}
+
+/**
+ * Makes `version` the current version of its deployment, retrying while the server has not yet seen a poller of it
+ * (a worker registers its version with its first poll). Resolves once the server accepted it; rejects after `timeoutMs`.
+ */
+export async function setCurrentVersion(client: Client, namespace: string, version: { deploymentName: string; buildId: string }, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+    try {
+      const described = await client.workflowService
+        .describeWorkerDeployment({ namespace, deploymentName: version.deploymentName })
+        .catch(() => undefined);
+      const current = described?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId;
+      if (current === version.buildId) return;
+      await client.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace,
+        deploymentName: version.deploymentName,
+        buildId: version.buildId,
+        identity: `keel-${process.pid}`,
+        conflictToken: described?.conflictToken ?? undefined,
+      });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`could not make build ${version.buildId} current in deployment ${version.deploymentName}: ${String(err)}`);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
