@@ -1,5 +1,5 @@
 /**
- * The `keel` CLI end to end (keel.md §7): `node bin/keel.mjs …` in a child process against the test dev server, with
+ * The `keel` CLI end to end (docs/cli.md): `node bin/keel.mjs …` in a child process against the test dev server, with
  * a Keel worker (scripted model) in this process on its own task queue.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
+import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { strip, startKeel, until, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
@@ -175,6 +176,10 @@ describe('keel CLI', () => {
     expect(out).toMatchObject({ status: 'completed', finalText: 'echoed it', turns: 2 });
     expect(out.url).toBe(`${ui}/${out.workflowId}`);
     expect(out.newMessages).toHaveLength(4);
+    // inline JSON works like a file
+    const inline = await keel(['--json', 'run', '--input', JSON.stringify({ model: `scripted/${RULES_FILE}`, prompt: 'please echo', tools: ['echo'] })]);
+    expect(inline.code, inline.stderr).toBe(0);
+    expect(JSON.parse(inline.stdout)).toMatchObject({ status: 'completed', finalText: 'echoed it', turns: 2 });
   });
 
   it('exit code 1 for a failed run, with the error', async () => {
@@ -254,16 +259,66 @@ describe('keel CLI', () => {
   });
 });
 
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(p));
+    });
+  });
+
+/** Spawns `keel …` and resolves once `ready` appears in its output (stdout or stderr); rejects if it exits first. */
+async function spawnUntil(args: string[], ready: string, opts: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...opts.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = { text: '' };
+  await new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      output.text += d.toString();
+      if (output.text.includes(ready)) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`keel ${args.join(' ')} exited ${code}: ${output.text}`)));
+  });
+  return { child, output };
+}
+
+function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill(signal);
+  });
+}
+
 describe('keel dev', () => {
+  it('--no-worker keeps serving until SIGTERM; other commands link to its --ui-port; keel worker takes $KEEL_WORKSPACE', async () => {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'keel-dev-noworker-'));
+    // its own cache dir for the dev-server record; the already provisioned CLI binary
+    const env = { ...process.env, XDG_CACHE_HOME: join(dir, 'cache'), KEEL_WORKSPACE: dir, TEMPORAL_CLI_PATH: await ensureTemporalCli() };
+    delete env.KEEL_UI_URL;
+    const dev = await spawnUntil(['--address', `localhost:${port}`, 'dev', '--no-worker', '--in-memory', '--ui-port', String(uiPort)], 'Keel dev server ready', { cwd: ROOT, env });
+    try {
+      expect(dev.output.text).toContain(`Web UI http://localhost:${uiPort}/namespaces/default/workflows`);
+      // still up after the ready line: a client command reaches it and links to its UI port, not :8233
+      const started = await collect(
+        spawn(process.execPath, [BIN, '--address', `localhost:${port}`, 'start', 'hi', '--model', 'scripted/x', '--id', 'noworker-1'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+      );
+      expect(started.code, started.stderr).toBe(0);
+      expect(started.stdout).toContain(`http://localhost:${uiPort}/namespaces/default/workflows/noworker-1`);
+      expect(dev.child.exitCode).toBe(null);
+      const worker = await spawnUntil(['--address', `localhost:${port}`, 'worker', '--no-builtin'], '[keel] worker on task queue keel', { cwd: ROOT, env });
+      expect(worker.output.text).toContain(`workspace ${dir}, tools (none)`);
+      expect(await stopChild(worker.child)).toBe(0);
+    } finally {
+      expect(await stopChild(dev.child)).toBe(0);
+    }
+    expect(dev.output.text).not.toContain('unsettled top-level await');
+  }, 120_000);
+
   it('serves Temporal from a SQLite file with a worker; runs survive a restart of `keel dev`', async () => {
-    const free = () =>
-      new Promise<number>((resolve) => {
-        const srv = createServer().listen(0, '127.0.0.1', () => {
-          const p = (srv.address() as { port: number }).port;
-          srv.close(() => resolve(p));
-        });
-      });
-    const [port, uiPort] = [await free(), await free()];
+    const [port, uiPort] = [await freePort(), await freePort()];
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-'));
     writeFileSync(join(dir, 'rules.json'), JSON.stringify({ rules: [{ match: 'again', text: 'after the restart' }, { text: 'before the restart' }] }));
     const devArgs = ['--address', `127.0.0.1:${port}`, 'dev', '--db', join(dir, 'dev.db'), '--ui-port', String(uiPort), '--workspace', dir];
