@@ -4,11 +4,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { strip, startKeel, until, type Keel } from './harness.js';
@@ -195,6 +195,44 @@ describe('keel CLI', () => {
     expect(status.stdout).toContain(`${ui}/${id}`);
   });
 
+  it('batch without --id: the id comes from the tasks and running it again re-attaches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-cli-batch-'));
+    const tasks = join(dir, 'tasks.jsonl');
+    writeFileSync(tasks, `${JSON.stringify(`second ${Date.now()}`)}\n"second again"\n`);
+    const out = join(dir, 'results.jsonl');
+    const first = await keel(['batch', tasks, '--model', 'scripted/cli', '--concurrency', '2', '--out', out]);
+    expect(first.code, first.stderr).toBe(0);
+    const id = /^batch (keel-batch-[0-9a-f]{16}) · 2 tasks · concurrency 2$/m.exec(first.stdout)?.[1];
+    expect(id, first.stdout).toBeDefined();
+    const again = await keel(['batch', tasks, '--model', 'scripted/cli', '--out', out]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`These tasks already started batch ${id} (completed): attaching to it. Give --id <new id> to run them again.\n`);
+    expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).workflowId)).toEqual([`${id}-0`, `${id}-1`]);
+  });
+
+  it('batch: SIGTERM stops following and prints the exact resume command; --attach shows the batch\'s own concurrency', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-cli-batch-'));
+    const tasks = join(dir, 'tasks.jsonl');
+    writeFileSync(tasks, `"slow ${Date.now()}"\n"slow too"\n"slow three"\n`);
+    const out = join(dir, 'results.jsonl');
+    const args = ['--address', k.address, '--task-queue', k.taskQueue, 'batch', tasks, '--model', 'scripted/cli', '--concurrency', '3', '--out', out];
+    const child = spawnKeel(args);
+    let seen = '';
+    child.stdout!.on('data', (d: Buffer) => (seen += d.toString()));
+    await vi.waitFor(() => expect(seen).toContain('Temporal UI:'), { timeout: 30_000, interval: 50 });
+    const id = /^batch (keel-batch-[0-9a-f]{16})/m.exec(seen)![1];
+    child.kill('SIGTERM');
+    const stopped = await collect(child);
+    expect(stopped.code).toBe(130);
+    const resume = `npx keel --address ${k.address} --task-queue ${k.taskQueue} batch --attach ${id} --out ${out}`;
+    expect(seen + stopped.stdout).toContain(`Stopped following; the batch goes on. Resume with: ${resume}\n`);
+    const attached = await keel(['batch', '--attach', id, '--out', out]);
+    expect(attached.code, attached.stderr).toBe(0);
+    expect(attached.stdout).toMatch(new RegExp(`^batch ${id} · 3 tasks · concurrency 3$`, 'm'));
+    expect(attached.stdout).toMatch(/· concurrency 3 · continued-as-new 0×\n/);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+
   it('exit code 2 for usage errors (before or after reaching Temporal)', async () => {
     const cases: [string[], RegExp][] = [
       [['run'], /Give a prompt/],
@@ -296,7 +334,7 @@ describe('keel dev', () => {
     const [port, uiPort] = [await freePort(), await freePort()];
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-noworker-'));
     // its own cache dir for the dev-server record; the already provisioned CLI binary
-    const env = { ...process.env, XDG_CACHE_HOME: join(dir, 'cache'), KEEL_WORKSPACE: dir, TEMPORAL_CLI_PATH: await ensureTemporalCli() };
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: join(dir, 'cache'), KEEL_WORKSPACE: dir, TEMPORAL_CLI_PATH: await ensureTemporalCli() };
     delete env.KEEL_UI_URL;
     const dev = await spawnUntil(['--address', `localhost:${port}`, 'dev', '--no-worker', '--in-memory', '--ui-port', String(uiPort)], 'Keel dev server ready', { cwd: ROOT, env });
     try {
