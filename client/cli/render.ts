@@ -1,5 +1,5 @@
 /**
- * Terminal rendering of a run (keel.md §4.5, §7): turns, tool calls with their arguments, tool results (truncated),
+ * Terminal rendering of a run (docs/architecture.md#heartbeats, docs/cli.md): turns, tool calls with their arguments, tool results (truncated),
  * streamed assistant text from the model heartbeats, tool progress, queued messages and a final summary.
  *
  * On a TTY the text streams in place and lines are coloured; otherwise (a pipe, a file, CI) every event is one plain

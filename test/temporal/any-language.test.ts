@@ -1,5 +1,5 @@
 /**
- * Any-language start (keel.md §1, §3): a run started with the `temporal` CLI binary — no TypeScript client — with
+ * Any-language start (docs/architecture.md#run-input-and-result): a run started with the `temporal` CLI binary — no TypeScript client — with
  * one JSON argument, read back with `temporal workflow result`; the published JSON Schemas (schemas/) describe both.
  */
 import { execFile } from 'node:child_process';

@@ -81,7 +81,10 @@ export function strip(messages: Message[]): unknown[] {
   });
 }
 
-/** Events in the notation of pi-reference.md §0.2: AS, TS, MS(role[:toolCallId]), TES(id), TEE(id), TE(n results), AE. */
+/**
+ * Events in a compact notation: AS agent_start, TS turn_start, MS(role[:toolCallId]) message_start, TES(id) / TEE(id)
+ * tool_execution_start / _end, TE(n results) turn_end, AE agent_end.
+ */
 export function notation(events: LoggedEvent[]): string[] {
   return events.map((e) => {
     switch (e.type) {
