@@ -6,7 +6,7 @@ import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
-import type { ModelRegistry } from '../../activities/model/provider.js';
+import type { ModelProvider, ModelRegistry, ModelRequest } from '../../activities/model/provider.js';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
@@ -151,8 +151,6 @@ export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers for the loop conformance suites (loop-*.test.ts).
 
-type ModelProvider = import('../../activities/model/provider.js').ModelProvider;
-type ModelRequest = import('../../activities/model/provider.js').ModelRequest;
 
 /** A model provider that records every request (deep copies) per model id and can hold one model's calls until released. */
 export interface RecordingModel extends ModelProvider {
