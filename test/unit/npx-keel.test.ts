@@ -15,6 +15,9 @@ describe('npx keel', () => {
   it('declares no engines for npm to warn about', () => {
     const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { engines?: unknown };
     expect(pkg.engines).toBeUndefined();
+    // npm checks the lockfile's copy of the root package too
+    const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, 'utf8')) as { packages: Record<string, { engines?: unknown }> };
+    expect(lock.packages[''].engines).toBeUndefined();
   });
 
   it('`npx keel --version` with the system Node first on PATH prints the version and nothing else', async () => {
