@@ -1,5 +1,5 @@
 /**
- * Reads a run's transcript by reference (keel.md §4.3). The workflow holds the transcript; activities keep a per-worker
+ * Reads a run's transcript by reference (docs/architecture.md#history-stays-linear). The workflow holds the transcript; activities keep a per-worker
  * copy, bounded in bytes (least recently used runs go first). Activities also remember what they produce (the
  * assistant message, tool results) as *tentative* entries. The workflow sends the digest of the prefix an activity needs
  * (common/transcript-digest.ts): when the copy has that digest it is served without asking the workflow; otherwise the

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The `keel` command (keel.md §7): loads the TypeScript CLI through tsx, runs it, and exits with its code
-// (0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal).
-import { register } from 'tsx/esm/api';
+// The `keel` command (docs/cli.md): runs the CLI and exits with its code (0 done, 1 run failed, 2 usage error,
+// 3 cannot reach Temporal). In a source checkout it loads the TypeScript through tsx; in the installed package (no
+// sources, only dist/) it loads the compiled JavaScript.
+import { existsSync } from 'node:fs';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
@@ -11,8 +12,12 @@ if ((major < 22 || (major === 22 && minor < 19)) && ['dev', 'worker', 'demo'].in
   );
 }
 
+// tsx also lets `--tools-module` and `scripted/` paths name .ts files in the installed package
+const { register } = await import('tsx/esm/api');
 register();
-const { main } = await import('../client/cli/main.ts');
+const source = new URL('../client/cli/main.ts', import.meta.url);
+const entry = existsSync(source) ? source : new URL('../dist/client/cli/main.js', import.meta.url);
+const { main } = await import(entry.href);
 const code = await main(process.argv.slice(2));
 // exit explicitly: open gRPC channels or timers must not keep a finished command alive
 process.exit(code);

@@ -10,7 +10,7 @@ import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 
 export { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 
-/** The custom search attributes Keel registers on its dev server (keel.md §5). */
+/** The custom search attributes Keel registers on its dev server (docs/architecture.md#visibility). */
 export const KEEL_SEARCH_ATTRIBUTES = KEEL_SEARCH_ATTRIBUTE_KEYS;
 
 /** Default port of the dev server's web UI when `ui: true` and no `uiPort` is given (the CLI's own default). */

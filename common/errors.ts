@@ -1,4 +1,4 @@
-/** Exact texts the loop produces (pi-reference.md §0.4, §D; keel.md §4.2). Kept byte for byte. */
+/** Exact texts the loop produces (Pi's own, and Keel's for lost attempts); listed in docs/errors.md. Kept byte for byte. */
 
 export const toolNotFound = (name: string): string => `Tool ${name} not found`;
 

@@ -8,7 +8,7 @@ export interface ToolExecutionResult {
 }
 
 /**
- * The deterministic agent events of Pi (pi-reference.md §0.3), in Pi's names. Deltas (`message_update`,
+ * The deterministic agent events of Pi (Pi's shapes; docs/architecture.md#events), in Pi's names. Deltas (`message_update`,
  * `tool_execution_update`) are not here: they travel as activity heartbeats, never into history.
  */
 export type AgentEvent =

@@ -8,7 +8,7 @@ export type DurationInput = number | string;
 /** A message sent by `followUp` / `steer`: text, or a user message (timestamp optional). */
 export type IncomingMessage = string | (Omit<UserMessage, 'timestamp'> & { timestamp?: number });
 
-/** The one argument of `agentWorkflow` (keel.md §3). Plain JSON; validated against `AGENT_RUN_INPUT_SCHEMA`. */
+/** The one argument of `agentWorkflow` (docs/architecture.md#run-input-and-result). Plain JSON; validated against `AGENT_RUN_INPUT_SCHEMA`. */
 export interface AgentRunInput {
   /** Text or user messages. Optional when `messages` ends in a user or toolResult message (Pi "continue"). */
   prompt?: string | IncomingMessage[];
@@ -48,7 +48,7 @@ export interface AgentRunInput {
 
 export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
 
-/** What `agentWorkflow` returns (keel.md §3). */
+/** What `agentWorkflow` returns (docs/architecture.md#run-input-and-result). */
 export interface AgentRunResult {
   status: RunStatus;
   /** Text of the last assistant message. */

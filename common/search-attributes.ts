@@ -1,6 +1,6 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** Keel's search attributes (keel.md §5): `KeelStatus="waiting"` lists sessions waiting for input. */
+/** Keel's search attributes (docs/architecture.md#visibility): `KeelStatus="waiting"` lists sessions waiting for input. */
 export const KEEL_STATUS = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
 export const KEEL_MODEL = defineSearchAttributeKey('KeelModel', SearchAttributeType.KEYWORD);
 export const KEEL_TURNS = defineSearchAttributeKey('KeelTurns', SearchAttributeType.INT);

@@ -1,7 +1,7 @@
 import type { ToolCall, ToolResultMessage } from './messages.js';
 import type { ToolOutcome } from './wire.js';
 
-/** The toolResult message for a call's outcome (pi-reference.md §0.3). Built the same way by workflow and activities. */
+/** The toolResult message for a call's outcome (Pi's shapes; docs/architecture.md#events). Built the same way by workflow and activities. */
 export function toolResultMessage(call: Pick<ToolCall, 'id' | 'name'>, o: ToolOutcome): ToolResultMessage {
   return {
     role: 'toolResult',

@@ -1,6 +1,6 @@
 /**
  * JSON wire types between `agentWorkflow` and Keel's activities. Small by design: the transcript travels by reference
- * (workflow id + message index), never inside an activity input (keel.md §4.3).
+ * (workflow id + message index), never inside an activity input (docs/architecture.md#history-stays-linear).
  */
 import type { AssistantMessage, ImageContent, TextContent, Usage } from './messages.js';
 import type { AgentRunInput, DurationInput } from './run.js';

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Creates the `default` namespace and Keel's search attributes (keel.md §5); idempotent.
+# Creates the `default` namespace and Keel's search attributes (docs/architecture.md#visibility); idempotent.
 set -eu
 temporal operator namespace describe --namespace default >/dev/null 2>&1 || temporal operator namespace create --namespace default --retention 7d
 for a in KeelStatus:Keyword KeelModel:Keyword KeelTurns:Int KeelCostUsd:Double; do

@@ -1,5 +1,5 @@
 /**
- * Writes the JSON Schemas other languages use to start Keel runs (keel.md §1, §3) into schemas/:
+ * Writes the JSON Schemas other languages use to start Keel runs (docs/architecture.md#run-input-and-result) into schemas/:
  *   agent-run-input.json   — `AgentRunInput`, the one argument of `agentWorkflow` (from common/run.ts AGENT_RUN_INPUT_SCHEMA)
  *   agent-run-result.json  — `AgentRunResult`, its result (and the details of an `AgentRunFailed` failure)
  *   agent-batch-input.json — `AgentBatchInput`, the argument of `agentBatchWorkflow`

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
@@ -10,6 +9,7 @@ import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
+import { workflowCode } from './workflow-code.js';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -27,7 +27,7 @@ export interface AgentWorkerOptions {
    */
   models?: ModelRegistry;
   hooks?: AgentHooks;
-  /** A prebuilt workflow bundle (`bundleWorkflowCode`); default: bundle `workflows/` at start (a few seconds). */
+  /** A prebuilt workflow bundle (`bundleWorkflowCode`); default: the package's prebuilt bundle, else `workflows/` bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Passed to the Temporal worker; 0 makes every workflow task replay from history (determinism checks). */
   maxCachedWorkflows?: number;
@@ -68,7 +68,7 @@ function searchAttributesProbe(client: Client, namespace: string): () => Promise
   };
 }
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export { WORKFLOWS_PATH } from './workflow-code.js';
 
 /**
  * A Temporal worker that runs `agentWorkflow` and Keel's activities with the given tools, model providers and hooks.
@@ -96,11 +96,11 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     namespace,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...workflowCode(opts.workflowBundle),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(deployment ? { workerDeploymentOptions: deployment } : {}),
-    // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, keel.md §4.5).
+    // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, docs/architecture.md#heartbeats).
     maxHeartbeatThrottleInterval: '250ms',
     defaultHeartbeatThrottleInterval: '250ms',
   });

@@ -1,19 +1,36 @@
 /**
- * `npm run worker` / the docker-compose worker: a Keel worker with the built-in tools on a workspace directory and the
- * default model providers (scripted rule files, pi-ai). Configuration from the environment only:
- * TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), KEEL_TASK_QUEUE (keel),
+ * `npm run worker` / the docker-compose worker (`node dist/worker/main.js`): a Keel worker with the built-in tools on a
+ * workspace directory and the default model providers (scripted rule files, pi-ai). Configuration from the
+ * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), KEEL_TASK_QUEUE (keel),
  * KEEL_WORKSPACE (the tools' root; default the current directory), provider keys such as ANTHROPIC_API_KEY.
+ * A failure to start prints one line (the stack only with KEEL_DEBUG=1) and exits 1.
  */
 import { builtinTools } from '../activities/tools/builtin/index.js';
 import { createAgentWorker } from './create-worker.js';
 
-const workspace = process.env.KEEL_WORKSPACE ?? process.cwd();
-const worker = await createAgentWorker({
-  address: process.env.TEMPORAL_ADDRESS,
-  namespace: process.env.TEMPORAL_NAMESPACE,
-  taskQueue: process.env.KEEL_TASK_QUEUE,
-  tools: builtinTools({ cwd: workspace }),
+async function main(): Promise<void> {
+  const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  const taskQueue = process.env.KEEL_TASK_QUEUE ?? 'keel';
+  const workspace = process.env.KEEL_WORKSPACE || process.cwd();
+  const worker = await createAgentWorker({
+    address,
+    namespace: process.env.TEMPORAL_NAMESPACE,
+    taskQueue,
+    tools: builtinTools({ cwd: workspace }),
+  }).catch((err: unknown) => {
+    throw new Error(
+      `cannot start a worker against Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}. ` +
+        'Check TEMPORAL_ADDRESS (and that the server is up).',
+      { cause: err },
+    );
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
+  console.log(`[keel] worker on task queue ${taskQueue} at ${address}, workspace ${workspace}`);
+  await worker.run();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[keel] ${err instanceof Error ? err.message : String(err)}\n`);
+  if (process.env.KEEL_DEBUG && err instanceof Error) process.stderr.write(`${String(err.stack)}\n`);
+  process.exit(1);
 });
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
-console.log(`[keel] worker on task queue ${process.env.KEEL_TASK_QUEUE ?? 'keel'} at ${process.env.TEMPORAL_ADDRESS ?? 'localhost:7233'}, workspace ${workspace}`);
-await worker.run();

@@ -35,7 +35,7 @@ export function modelActivities(config: Omit<AgentRunInput, 'prompt' | 'messages
   });
 }
 
-/** Options of one tool activity: only idempotent tools are retried after infrastructure failures (keel.md §4.2). */
+/** Options of one tool activity: only idempotent tools are retried after infrastructure failures (docs/architecture.md#retries). */
 export function toolActivityOptions(config: Omit<AgentRunInput, 'prompt' | 'messages'>, tool: ToolInfo | undefined, summary: string): ActivityOptions {
   const retry: RetryPolicy = tool?.idempotent
     ? {

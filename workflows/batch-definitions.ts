@@ -1,5 +1,5 @@
 /**
- * Input, result, signals and queries of `agentBatchWorkflow` (keel.md §1, §2): a durable fan-out of many agent runs.
+ * Input, result, signals and queries of `agentBatchWorkflow` (docs/architecture.md#batches): a durable fan-out of many agent runs.
  * The client imports these definitions; other languages use the names (workflow type `agentBatchWorkflow`, query
  * `progress`, query `results`).
  */

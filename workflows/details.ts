@@ -11,7 +11,7 @@ function clockTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 }
 
-/** Markdown shown as the workflow's current details in the Temporal UI (keel.md §5). */
+/** Markdown shown as the workflow's current details in the Temporal UI (docs/architecture.md#visibility). */
 export function renderDetails(s: Session): string {
   const st = s.state;
   const lines = [`**${st.status}** · turn ${st.turns} · ${st.transcript.length} messages`];

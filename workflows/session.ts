@@ -3,7 +3,7 @@ import type { Message, Usage, UserMessage } from '../common/messages.js';
 import { nextDigest } from '../common/transcript-digest.js';
 import type { AgentRunInput, SessionStatus } from '../common/run.js';
 import type { RunRef, ToolInfo } from '../common/wire.js';
-import { EventLog } from './event-log.js';
+import type { EventLog } from './event-log.js';
 
 /** Where an agent run stands between two turns; carried across continue-as-new so the run resumes there. */
 export interface LoopPosition {

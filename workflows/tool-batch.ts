@@ -1,5 +1,5 @@
 /**
- * One assistant message's tool calls (pi-reference.md §0.4, §D.5–D.10): length truncation, unknown tools, sequential vs
+ * One assistant message's tool calls (docs/architecture.md#tool-calls): length truncation, unknown tools, sequential vs
  * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
@@ -209,7 +209,7 @@ function record(s: Session, f: Finalised): void {
   appendMessage(s, f.message);
 }
 
-/** A loop-generated failure (pi-reference.md §0.3): one text block, details `{}`, no terminate flag. */
+/** A loop-generated failure, shaped as Pi shapes it: one text block, details `{}`, no terminate flag (docs/errors.md#tool-results-the-loop-writes). */
 export function errorOutcome(text: string): ToolOutcome {
   return { content: [{ type: 'text', text }], details: {}, isError: true, timestamp: workflowNow() };
 }

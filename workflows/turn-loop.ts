@@ -1,5 +1,5 @@
 /**
- * Pi's agent loop (pi-reference.md §0.4, MAIN semantics with LATEST abort): one agent run, from agent_start to agent_end.
+ * Pi's agent loop (docs/architecture.md#the-loop; aborts as in Pi's latest version): one agent run, from agent_start to agent_end.
  * Aborts are checked before every iteration, before each injected message and before each model call.
  */
 import { toolCallsOf, type AssistantMessage, type ToolResultMessage, type UserMessage } from '../common/messages.js';

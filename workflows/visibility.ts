@@ -1,4 +1,4 @@
-/** What the Temporal UI shows of a run (keel.md §5): current details, and search attributes when the namespace has them. */
+/** What the Temporal UI shows of a run (docs/architecture.md#visibility): current details, and search attributes when the namespace has them. */
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 import { renderDetails } from './details.js';

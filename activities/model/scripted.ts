@@ -1,5 +1,5 @@
 /**
- * The scripted model (keel.md §6): replies from rules or from an ordered list, deterministically from the transcript,
+ * The scripted model (docs/scripted-model.md): replies from rules or from an ordered list, deterministically from the transcript,
  * so a retried model activity gets the same answer. The demo model and the test model.
  */
 import { readFileSync, existsSync } from 'node:fs';

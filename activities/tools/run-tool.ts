@@ -1,5 +1,5 @@
 /**
- * One tool call through Pi's pipeline (pi-reference.md §0.4 "Preparing one call", "Executing", "Finalising"):
+ * One tool call through Pi's pipeline (docs/architecture.md#tool-calls: prepare, execute, finalise):
  * lookup → prepareArguments → validate → beforeToolCall → execute → afterToolCall. Every failure becomes an error
  * outcome with the exact text; nothing here throws.
  */

@@ -1,268 +1,25 @@
 /**
- * `keel batch tasks.jsonl --concurrency 8 --out results.jsonl`: starts `agentBatchWorkflow`, shows a progress bar
- * (the `progress` query), and writes one result line per task, in input order, read back from each child run.
+ * `keel batch tasks.jsonl --concurrency 8 --out results.jsonl`: starts `agentBatchWorkflow` (or re-attaches to the
+ * batch these tasks already started), shows a progress bar (the `progress` query), and writes one result line per
+ * task, in input order, read back from each child run. The parts live in batch/.
  */
-import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Command } from 'commander';
-import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
-import { agentRunInputErrors } from '../../common/validate-input.js';
-import {
-  BATCH_WORKFLOW_TYPE,
-  progressQuery,
-  resultsQuery,
-  type AgentBatchInput,
-  type AgentBatchResult,
-  type BatchPageRef,
-  type BatchProgress,
-  type BatchTaskResult,
-} from '../../workflows/batch-definitions.js';
 import type { AgentClient } from '../agent-client.js';
-import { act, CliError, commaList, EXIT, globals, intOption, printJson, sleep, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
-import { outcomeOf, temporalStatus, withDeadline } from './outcome.js';
-import { formatCost, formatDuration, formatTokens, progressLine, stdoutSink, type Sink } from './render.js';
+import type { AgentRunInput } from '../../common/run.js';
+import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../workflows/batch-definitions.js';
+import { act, CliError, commaList, EXIT, globals, intOption, printJson, sleep, uiLink, usageError, withClient } from './context.js';
+import { formatCost, formatDuration, formatTokens, stdoutSink } from './render.js';
+import { progressPrinter } from './batch/progress.js';
+import { OrderedWriter } from './batch/results.js';
+import { batchProgress, startBatch } from './batch/start.js';
+import { batchIdFor, MAX_TASKS, parseTasks } from './batch/tasks.js';
 
 export { BATCH_WORKFLOW_TYPE };
-
-/** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
-const INLINE_MAX_CHARS = 1_000_000;
-const PAGE_MAX_CHARS = 900_000;
-/** One batch carries ~20 bytes per task across continue-as-new (2 MB payload limit). */
-const MAX_TASKS = 50_000;
-
-export interface TaskDefaults {
-  model?: string;
-  tools?: string[];
-  system?: string;
-  maxTurns?: number;
-}
-
-/**
- * Parses a JSONL task file: each non-empty line is an AgentRunInput object (fields missing there come from the
- * defaults) or a JSON string (a prompt). Every bad line is reported, with its line number.
- */
-export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunInput[] {
-  const tasks: AgentRunInput[] = [];
-  const errors: string[] = [];
-  text.split('\n').forEach((raw, n) => {
-    const line = raw.trim();
-    if (!line || line.startsWith('//')) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (err) {
-      errors.push(`line ${n + 1}: not JSON (${(err as Error).message})`);
-      return;
-    }
-    const task: Record<string, unknown> = typeof value === 'string' ? { prompt: value } : (value as Record<string, unknown>);
-    if (!task || typeof task !== 'object' || Array.isArray(task)) {
-      errors.push(`line ${n + 1}: must be an AgentRunInput object or a prompt string`);
-      return;
-    }
-    if (task.model === undefined && defaults.model) task.model = defaults.model;
-    if (task.tools === undefined && defaults.tools) task.tools = defaults.tools;
-    if (task.systemPrompt === undefined && defaults.system !== undefined) task.systemPrompt = defaults.system;
-    if (task.maxTurns === undefined && defaults.maxTurns !== undefined) task.maxTurns = defaults.maxTurns;
-    const bad = agentRunInputErrors(task);
-    if (bad.length) errors.push(`line ${n + 1}: ${bad.join('; ')}`);
-    else tasks.push(task as unknown as AgentRunInput);
-  });
-  if (errors.length) {
-    const shown = errors.slice(0, 20);
-    throw usageError(`Invalid tasks:\n  ${shown.join('\n  ')}${errors.length > shown.length ? `\n  … and ${errors.length - shown.length} more` : ''}`);
-  }
-  return tasks;
-}
-
-/** Splits tasks into pages of at most `pageSize` tasks (or PAGE_MAX_CHARS characters). */
-export function paginate(tasks: AgentRunInput[], pageSize?: number): AgentRunInput[][] {
-  const pages: AgentRunInput[][] = [];
-  let page: AgentRunInput[] = [];
-  let chars = 0;
-  for (const t of tasks) {
-    const size = JSON.stringify(t).length;
-    if (page.length > 0 && ((pageSize !== undefined && page.length >= pageSize) || chars + size > PAGE_MAX_CHARS)) {
-      pages.push(page);
-      page = [];
-      chars = 0;
-    }
-    page.push(t);
-    chars += size;
-  }
-  if (page.length) pages.push(page);
-  return pages;
-}
-
-export interface StartBatchOptions {
-  batchId?: string;
-  concurrency?: number;
-  /** Task queue of the children (default: the batch's). */
-  childTaskQueue?: string;
-  /** Force the page-reference form with this many tasks per page. */
-  pageSize?: number;
-  continueAsNewAfterTasks?: number;
-  continueAsNewAfterEvents?: number;
-  summary?: string;
-}
-
-/** Starts `agentBatchWorkflow` (and its page holders when the list is big). */
-export async function startBatch(client: AgentClient, taskQueue: string, tasks: AgentRunInput[], o: StartBatchOptions = {}): Promise<WorkflowHandle> {
-  const batchId = o.batchId ?? `keel-batch-${randomUUID()}`;
-  let ref: AgentRunInput[] | BatchPageRef = tasks;
-  if (o.pageSize !== undefined || JSON.stringify(tasks).length > INLINE_MAX_CHARS) {
-    const pages = paginate(tasks, o.pageSize);
-    ref = { pages: [] };
-    for (const [n, taskPage] of pages.entries()) {
-      const workflowId = `${batchId}-page-${n}`;
-      await client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
-        taskQueue,
-        workflowId,
-        args: [{ taskPage }],
-        staticSummary: `task page ${n} of batch ${batchId} (${taskPage.length} tasks)`,
-      });
-      ref.pages.push({ workflowId, count: taskPage.length });
-    }
-  }
-  const input: AgentBatchInput = {
-    tasks: ref,
-    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-    ...(o.childTaskQueue ? { taskQueue: o.childTaskQueue } : {}),
-    ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
-    ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
-  };
-  return client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
-    taskQueue,
-    workflowId: batchId,
-    args: [input],
-    staticSummary: o.summary ?? `batch of ${tasks.length} agent runs`,
-    staticDetails: `children: ${batchId}-<index> · concurrency ${o.concurrency ?? 8}`,
-  });
-}
-
-export async function batchProgress(handle: WorkflowHandle): Promise<BatchProgress | undefined> {
-  try {
-    return await withDeadline(handle, 5000, () => handle.query(progressQuery));
-  } catch {
-    return undefined;
-  }
-}
-
-/** One output line: the child's full AgentRunResult (or its failure), with its index and workflow id. */
-async function resultLine(client: AgentClient, r: BatchTaskResult, withMessages: boolean): Promise<string> {
-  const out: { status: string; result: Omit<AgentRunResult, 'usage' | 'status'> & { usage?: AgentRunResult['usage'] }; failureType?: string } = await outcomeOf(
-    client.client.workflow.getHandle(r.workflowId),
-    { stateTimeoutMs: 1000 },
-  ).catch((err: Error) => ({
-    status: r.status,
-    result: { finalText: '', newMessages: [], turns: r.turns ?? 0, error: r.error ?? err.message },
-  }));
-  const { newMessages, ...rest } = out.result;
-  return JSON.stringify({
-    index: r.index,
-    workflowId: r.workflowId,
-    ...rest,
-    status: out.status,
-    ...(out.failureType ? { failureType: out.failureType } : {}),
-    ...(withMessages ? { newMessages } : {}),
-  });
-}
-
-/**
- * Writes result lines in input order as tasks finish: polls the `results` query from the first unwritten index and
- * reads finished children's results (a few at a time).
- */
-class OrderedWriter {
-  next = 0;
-  private pending = new Map<number, Promise<string>>();
-
-  constructor(
-    private readonly client: AgentClient,
-    private readonly write: (line: string) => void,
-    private readonly withMessages: boolean,
-    private readonly parallel = 16,
-  ) {}
-
-  async pump(handle: WorkflowHandle, total: number): Promise<void> {
-    if (this.next >= total) return;
-    let page: { results: BatchTaskResult[] } | undefined;
-    try {
-      page = await withDeadline(handle, 10_000, () => handle.query(resultsQuery, { from: this.next, limit: 256 }));
-    } catch {
-      return; // no worker answers right now: try on the next tick
-    }
-    for (const r of page.results) {
-      if (r.status === 'running' || r.status === 'queued') break;
-      if (this.pending.size >= this.parallel) break;
-      if (!this.pending.has(r.index)) this.pending.set(r.index, resultLine(this.client, r, this.withMessages));
-    }
-    await this.flush();
-  }
-
-  /** After the batch closed every child is final: read the rest straight from the children (no query, no worker needed). */
-  async finish(batchId: string, total: number): Promise<void> {
-    while (this.next < total) {
-      for (let i = this.next; i < Math.min(total, this.next + this.parallel); i++) {
-        if (!this.pending.has(i)) this.pending.set(i, resultLine(this.client, { index: i, workflowId: `${batchId}-${i}`, status: 'failed' }, this.withMessages));
-      }
-      await this.flush();
-    }
-  }
-
-  private async flush(): Promise<void> {
-    while (this.pending.has(this.next)) {
-      const line = await this.pending.get(this.next)!;
-      this.pending.delete(this.next);
-      this.write(line);
-      this.next += 1;
-    }
-  }
-}
-
-function progressPrinter(sink: Sink) {
-  let lastPlain = 0;
-  let lastText = '';
-  const began = Date.now();
-  return {
-    update(p: BatchProgress, final = false) {
-      const finished = p.done + p.failed;
-      const minutes = (Date.now() - began) / 60_000;
-      const rate = minutes > 0.02 ? finished / minutes : undefined;
-      if (sink.tty) {
-        sink.write(`\r${progressLine(p, sink, rate)}\u001b[K${final ? '\n' : ''}`);
-        return;
-      }
-      const text = `progress total=${p.total} done=${p.done} failed=${p.failed} running=${p.running} queued=${p.queued} tokens=${p.tokens} cost=${p.cost.toFixed(6)}`;
-      if (final || (text !== lastText && Date.now() - lastPlain >= 2000)) {
-        sink.write(`${text}\n`);
-        lastPlain = Date.now();
-        lastText = text;
-      }
-    },
-    began,
-  };
-}
-
-export async function printBatchStatus(client: AgentClient, g: GlobalOptions, id: string): Promise<number> {
-  const handle = client.client.workflow.getHandle(id);
-  const d = await handle.describe();
-  const status = temporalStatus(d);
-  let summary: AgentBatchResult | undefined;
-  if (status === 'completed') summary = (await handle.result()) as AgentBatchResult;
-  const progress = status === 'running' ? await batchProgress(handle) : undefined;
-  const url = uiLink(g, id);
-  if (g.json) printJson({ workflowId: id, workflowType: BATCH_WORKFLOW_TYPE, temporalStatus: status, url, ...(progress ? { progress } : {}), ...(summary ? { result: summary } : {}) });
-  else {
-    const sink = stdoutSink();
-    const lines = [`${id}  batch ${status}`];
-    if (progress) lines.push(progressLine(progress, { ...sink, color: false }));
-    if (summary) lines.push(`${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · continued-as-new ${summary.continuedAsNew}×`);
-    lines.push(`Temporal UI: ${url}`);
-    sink.write(`${lines.join('\n')}\n`);
-  }
-  if (status === 'running') return EXIT.ok;
-  return summary && summary.failed === 0 ? EXIT.ok : EXIT.runFailed;
-}
+export { printBatchStatus } from './batch/progress.js';
+export { batchProgress, startBatch, type StartBatchOptions } from './batch/start.js';
+export { batchIdFor, paginate, parseTasks, type TaskDefaults } from './batch/tasks.js';
 
 interface BatchFlags {
   concurrency: number;
@@ -280,6 +37,32 @@ interface BatchFlags {
   canAfterEvents?: number;
 }
 
+/** Whether a workflow with this id exists (running or closed). */
+async function exists(client: AgentClient, workflowId: string): Promise<boolean> {
+  try {
+    await client.client.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/** The command that picks a batch up again, with this invocation's connection options and output file. */
+export function resumeCommand(cmd: Command, id: string, o: Pick<BatchFlags, 'out' | 'messages'>): string {
+  const g = cmd.optsWithGlobals<{ address?: string; namespace?: string; taskQueue?: string; ui?: string }>();
+  const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
+  const parts = ['npx', 'keel'];
+  if (g.address) parts.push('--address', g.address);
+  if (g.namespace) parts.push('--namespace', g.namespace);
+  if (g.taskQueue) parts.push('--task-queue', g.taskQueue);
+  if (g.ui) parts.push('--ui', g.ui);
+  parts.push('batch', '--attach', id);
+  if (o.out) parts.push('--out', o.out);
+  if (o.messages === false) parts.push('--no-messages');
+  return parts.map(quote).join(' ');
+}
+
 export function registerBatchCommand(program: Command): void {
   program
     .command('batch')
@@ -289,13 +72,14 @@ export function registerBatchCommand(program: Command): void {
         'prompt string. Starts agentBatchWorkflow (children <batchId>-<index>, at most --concurrency at a time; it survives ' +
         'worker restarts and continues-as-new on its own), shows its progress, and writes one line per task, in input order, ' +
         'to --out (default stdout): { index, workflowId, status, finalText, usage, turns, error?, newMessages }. ' +
-        'Exit code 0 when every task completed (or stopped), 1 when some failed. Ctrl-C stops following; `keel batch ' +
-        '--attach <batchId> --out …` picks it up again.',
+        'Exit code 0 when every task completed (or stopped), 1 when some failed. Without --id the batch id derives from the ' +
+        "tasks, so the same command again re-attaches to that batch. Ctrl-C / SIGTERM stops following (the batch goes on) " +
+        'and prints the exact command that resumes.',
     )
     .argument('[tasks.jsonl]', 'task file (- for stdin)')
     .option('-c, --concurrency <n>', 'runs at a time', intOption('--concurrency'), 8)
     .option('-o, --out <results.jsonl>', 'result file (one JSON line per task, input order)')
-    .option('--id <batchId>', 'batch workflow id (default keel-batch-<uuid>)')
+    .option('--id <batchId>', 'batch workflow id (default keel-batch-<hash of the tasks>: running the same file again re-attaches)')
     .option('--attach <batchId>', 'follow an existing batch instead of starting one')
     .option('--detach', 'start the batch, print its id and link, and return')
     .option('-m, --model <provider/model>', 'model of tasks that name none')
@@ -323,8 +107,10 @@ export function registerBatchCommand(program: Command): void {
           if (tasks.length > MAX_TASKS) throw usageError(`${file}: ${tasks.length} tasks; one batch keeps a compact outcome per task, so split it into batches of at most ${MAX_TASKS}.`);
         }
         return withClient(g, async (client) => {
-          const handle = o.attach
-            ? client.client.workflow.getHandle(o.attach)
+          // Without --id the id comes from the tasks: a batch these tasks already started is re-attached, not duplicated.
+          const attachTo = o.attach ?? (o.id === undefined && (await exists(client, batchIdFor(tasks))) ? batchIdFor(tasks) : undefined);
+          const handle = attachTo
+            ? client.client.workflow.getHandle(attachTo)
             : await startBatch(client, g.taskQueue, tasks, {
                 batchId: o.id,
                 concurrency: o.concurrency,
@@ -335,25 +121,32 @@ export function registerBatchCommand(program: Command): void {
               });
           const id = handle.workflowId;
           const url = uiLink(g, id);
-          if (o.attach) {
-            const d = await handle.describe();
-            if (d.type !== BATCH_WORKFLOW_TYPE) throw usageError(`${id} is a ${d.type}, not a batch`);
-          }
+          const d = attachTo ? await handle.describe() : undefined;
+          if (d && d.type !== BATCH_WORKFLOW_TYPE) throw usageError(`${id} is a ${d.type}, not a batch`);
           // status lines go to stderr when the results go to stdout
           const sink = o.out || o.detach ? stdoutSink() : stdoutSink(process.stderr);
+          if (attachTo && !o.attach && !g.json) {
+            sink.write(`These tasks already started batch ${id} (${d!.status.name.toLowerCase()}): attaching to it. Give --id <new id> to run them again.\n`);
+          }
           if (o.detach) {
             if (g.json) printJson({ workflowId: id, url });
             else sink.write(`${id}\n${url}\n`);
             return EXIT.ok;
           }
-          if (!g.json) sink.write(`batch ${id}${tasks.length ? ` · ${tasks.length} tasks` : ''} · concurrency ${o.concurrency}\nTemporal UI: ${url}\n`);
+          const first = await batchProgress(handle);
+          if (!g.json) {
+            const size = first?.total ?? tasks.length;
+            const concurrency = first?.concurrency ?? o.concurrency;
+            sink.write(`batch ${id}${size ? ` · ${size} tasks` : ''} · concurrency ${concurrency}\nTemporal UI: ${url}\n`);
+          }
 
           const fd = o.out ? openSync(o.out, 'w') : 1;
           const writer = new OrderedWriter(client, (line) => writeSync(fd, `${line}\n`), o.messages);
           const bar = progressPrinter(g.json ? { ...sink, tty: false, write: () => undefined } : sink);
           let stop = false;
-          const onSigint = () => (stop = true);
-          process.once('SIGINT', onSigint);
+          const onSignal = () => (stop = true);
+          process.once('SIGINT', onSignal);
+          process.once('SIGTERM', onSignal);
           let last: BatchProgress | undefined;
           try {
             for (;;) {
@@ -367,7 +160,7 @@ export function registerBatchCommand(program: Command): void {
               if (d.status.name !== 'RUNNING') break;
               if (stop) {
                 if (sink.tty) sink.write('\n');
-                sink.write(`Stopped following; the batch goes on. Resume with \`keel batch --attach ${id} --out …\`.\n`);
+                sink.write(`Stopped following; the batch goes on. Resume with: ${resumeCommand(cmd, id, o)}\n`);
                 return 130;
               }
               await sleep(250);
@@ -380,19 +173,22 @@ export function registerBatchCommand(program: Command): void {
               throw new CliError(EXIT.runFailed, `Batch ${id} did not complete: ${(err as Error).message}\nTemporal UI: ${url}`);
             }
             await writer.finish(id, summary.total);
-            const final: BatchProgress = { ...(last ?? ({} as BatchProgress)), total: summary.total, done: summary.done, failed: summary.failed, running: 0, queued: 0, tokens: summary.tokens, cost: summary.cost, continuedAsNew: summary.continuedAsNew, concurrency: o.concurrency, phase: 'finished' };
+            const concurrency = last?.concurrency ?? first?.concurrency ?? o.concurrency;
+            const final: BatchProgress = { total: summary.total, done: summary.done, failed: summary.failed, running: 0, queued: 0, tokens: summary.tokens, cost: summary.cost, continuedAsNew: summary.continuedAsNew, concurrency, phase: 'finished' };
             bar.update(final, true);
             const ms = Date.now() - bar.began;
+            const rate = bar.rate(final);
             if (g.json) printJson({ workflowId: id, url, ...summary, durationMs: ms, out: o.out ?? null });
             else
               sink.write(
                 `${summary.failed === 0 ? '✔' : '✘'} ${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · ` +
-                  `${formatDuration(ms)} · ${((summary.total / ms) * 60_000).toFixed(0)} tasks/min · continued-as-new ${summary.continuedAsNew}×\n` +
+                  `${formatDuration(ms)}${rate !== undefined ? ` · ${rate.toFixed(0)} tasks/min` : ''} · concurrency ${concurrency} · continued-as-new ${summary.continuedAsNew}×\n` +
                   `${o.out ? `Results: ${o.out}\n` : ''}Temporal UI: ${url}\n`,
               );
             return summary.failed === 0 ? EXIT.ok : EXIT.runFailed;
           } finally {
-            process.off('SIGINT', onSigint);
+            process.off('SIGINT', onSignal);
+            process.off('SIGTERM', onSignal);
             if (o.out) closeSync(fd);
           }
         });

@@ -6,8 +6,9 @@ import { connect as tcpConnect } from 'node:net';
 import { Client, Connection, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import { AgentClient, InvalidAgentInputError } from '../agent-client.js';
+import { recordedDevUi } from './dev-registry.js';
 
-/** Exit codes of every command (keel.md §7). */
+/** Exit codes of every command (docs/cli.md#exit-codes). */
 export const EXIT = {
   /** The command did what it was asked; a followed run completed (or stopped at maxTurns). */
   ok: 0,
@@ -49,17 +50,18 @@ export interface GlobalOptions {
 /** The global options as a subcommand's action sees them. */
 export function globals(cmd: Command): GlobalOptions {
   const o = cmd.optsWithGlobals<Partial<GlobalOptions>>();
+  const address = o.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_ADDRESS;
   return {
-    address: o.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_ADDRESS,
+    address,
     namespace: o.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: o.taskQueue ?? process.env.KEEL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    ui: (o.ui ?? process.env.KEEL_UI_URL ?? DEFAULT_UI).replace(/\/+$/, ''),
+    ui: (o.ui ?? process.env.KEEL_UI_URL ?? recordedDevUi(address) ?? DEFAULT_UI).replace(/\/+$/, ''),
     json: o.json === true,
     connectTimeout: Number(o.connectTimeout ?? 10),
   };
 }
 
-/** `http://localhost:8233/namespaces/<ns>/workflows/<id>` (base from `--ui`). */
+/** `<ui>/namespaces/<ns>/workflows/<id>`; the base is `--ui`, `$KEEL_UI_URL`, the running `keel dev`'s UI, or :8233. */
 export function uiLink(g: Pick<GlobalOptions, 'ui' | 'namespace'>, workflowId: string): string {
   return `${g.ui}/namespaces/${encodeURIComponent(g.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }

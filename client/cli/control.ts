@@ -1,6 +1,6 @@
 /** `keel send` (follow-up), `keel steer`, `keel interrupt`, `keel cancel`, `keel end`: signals to a run. */
 import type { Command } from 'commander';
-import type { AgentRunHandle } from '../agent-client.js';
+import type { AgentClient, AgentRunHandle } from '../agent-client.js';
 import { act, EXIT, globals, printJson, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
 import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, temporalStatus } from './outcome.js';
@@ -8,7 +8,7 @@ import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
 import { eventsQuery } from '../../workflows/definitions.js';
 
 /** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */
-async function runningHandle(client: import('../agent-client.js').AgentClient, id: string): Promise<AgentRunHandle> {
+async function runningHandle(client: AgentClient, id: string): Promise<AgentRunHandle> {
   const handle = client.getHandle(id);
   const d = await handle.workflow.describe(); // WorkflowNotFoundError → exit 2
   if (d.status.name !== 'RUNNING') throw usageError(`Run ${id} is ${temporalStatus(d)}; it takes no more signals.`);

@@ -1,6 +1,6 @@
 /**
  * Follows a run live: polls the `events` query (deterministic events), `describe` (heartbeat details of the pending
- * `callModel` / tool activities: streamed text and tool progress, keel.md §4.5) and the `state` query (queues), and
+ * `callModel` / tool activities: streamed text and tool progress, docs/architecture.md#heartbeats) and the `state` query (queues), and
  * feeds a {@link RunRenderer}. Ends when the workflow closes, or (optionally) when a session is waiting for input.
  */
 import { defaultPayloadConverter } from '@temporalio/common';

@@ -1,5 +1,5 @@
 /**
- * The `keel` command line (keel.md §7). `bin/keel.mjs` loads this file through tsx.
+ * The `keel` command line (docs/cli.md). `bin/keel.mjs` loads this file (compiled from dist/, else through tsx).
  *
  * Exit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.
  */
@@ -18,7 +18,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--address <host:port>', `Temporal frontend (default $TEMPORAL_ADDRESS or ${DEFAULT_ADDRESS})`))
     .addOption(new Option('-n, --namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)'))
     .addOption(new Option('-q, --task-queue <name>', `task queue of runs and workers (default $KEEL_TASK_QUEUE or ${DEFAULT_TASK_QUEUE})`))
-    .addOption(new Option('--ui <url>', `Temporal Web UI base for links (default $KEEL_UI_URL or ${DEFAULT_UI})`))
+    .addOption(new Option('--ui <url>', `Temporal Web UI base for links (default $KEEL_UI_URL, else the UI of the \`keel dev\` serving --address, else ${DEFAULT_UI})`))
     .addOption(new Option('--json', 'machine-readable output (JSON) for scripts'))
     .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp())
     .configureHelp({ showGlobalOptions: true })

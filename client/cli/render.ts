@@ -1,10 +1,11 @@
 /**
- * Terminal rendering of a run (keel.md §4.5, §7): turns, tool calls with their arguments, tool results (truncated),
+ * Terminal rendering of a run (docs/architecture.md#heartbeats, docs/cli.md): turns, tool calls with their arguments, tool results (truncated),
  * streamed assistant text from the model heartbeats, tool progress, queued messages and a final summary.
  *
  * On a TTY the text streams in place and lines are coloured; otherwise (a pipe, a file, CI) every event is one plain
  * line, `key value …`, easy to grep. Pure: everything goes through a `Sink`, so tests render into a string.
  */
+import { styleText } from 'node:util';
 import type { BatchProgress } from '../../workflows/batch-definitions.js';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
@@ -36,13 +37,11 @@ export function stringSink(opts: { tty?: boolean; color?: boolean; width?: numbe
   return { write: (t) => void (buf += t), tty: opts.tty ?? false, color: opts.color ?? false, width: opts.width ?? 100, text: () => buf };
 }
 
-const codes = { dim: [2, 22], bold: [1, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], magenta: [35, 39] } as const;
-type Style = keyof typeof codes;
+type Style = 'dim' | 'bold' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';
 
+/** `text` in `style` when the sink has color (the sink already decided, from the terminal and NO_COLOR), else as is. */
 export function paint(sink: Pick<Sink, 'color'>, style: Style, text: string): string {
-  if (!sink.color) return text;
-  const [on, off] = codes[style];
-  return `\u001b[${on}m${text}\u001b[${off}m`;
+  return sink.color ? styleText(style, text, { validateStream: false }) : text;
 }
 
 /** One line, at most `max` characters (an ellipsis when cut). */

@@ -22,16 +22,21 @@ export interface StartFlags {
   meta?: string[];
 }
 
-/** The AgentRunInput of `keel run/start`: `--input` file first, then the prompt and flags on top. */
+/** The text of `--input`: inline JSON when it starts with `{`, else a file (`-`: stdin). */
+function inputText(input: string): string {
+  if (input.trimStart().startsWith('{')) return input;
+  try {
+    return readFileSync(input === '-' ? 0 : input, 'utf8');
+  } catch (err) {
+    throw usageError(`--input ${input}: ${(err as Error).message} (give a file, - for stdin, or inline JSON starting with {)`);
+  }
+}
+
+/** The AgentRunInput of `keel run/start`: `--input` (inline JSON or a file) first, then the prompt and flags on top. */
 export function buildInput(promptWords: string[] | undefined, o: StartFlags): AgentRunInput {
   let input: Record<string, unknown> = {};
   if (o.input) {
-    let text: string;
-    try {
-      text = readFileSync(o.input === '-' ? 0 : o.input, 'utf8');
-    } catch (err) {
-      throw usageError(`--input ${o.input}: ${(err as Error).message}`);
-    }
+    const text = inputText(o.input);
     try {
       input = JSON.parse(text) as Record<string, unknown>;
     } catch (err) {
@@ -68,7 +73,7 @@ function startOptions(cmd: Command): Command {
     .addOption(new Option('--mode <mode>', 'task: finish when the agent stops; session: then wait for follow-ups').choices(['task', 'session']))
     .option('-s, --system <prompt>', 'system prompt')
     .option('--max-turns <n>', 'turns before the run stops (default 100)', intOption('--max-turns'))
-    .option('-i, --input <file.json>', 'a full AgentRunInput (JSON; - for stdin); the prompt and flags override its fields')
+    .option('-i, --input <json|file>', 'a full AgentRunInput: inline JSON ({…}), a .json file, or - for stdin; the prompt and flags override its fields')
     .option('--meta <key=value>', 'metadata label; repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('--id <workflowId>', 'workflow id (default keel-<uuid>)');
 }

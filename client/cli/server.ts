@@ -10,12 +10,18 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
+import { recordDevServer } from './dev-registry.js';
 
 interface WorkerFlags {
   workspace?: string;
   toolsModule?: string[];
   scripts?: string;
   builtin?: boolean;
+}
+
+/** The built-in tools' root when --workspace is not given: $KEEL_WORKSPACE, else the current directory. */
+function defaultWorkspace(): string {
+  return process.env.KEEL_WORKSPACE || process.cwd();
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -25,7 +31,7 @@ function collect(value: string, previous: string[] = []): string[] {
 /** Tools: the built-in seven on the workspace (unless --no-builtin) plus every `--tools-module`'s export. */
 async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
   const { builtinTools } = await import('../../activities/tools/builtin/index.js');
-  const workspace = resolve(flags.workspace ?? process.cwd());
+  const workspace = resolve(flags.workspace ?? defaultWorkspace());
   if (!existsSync(workspace)) throw usageError(`--workspace ${workspace} does not exist`);
   const tools: ToolDefinition[] = flags.builtin === false ? [] : builtinTools({ cwd: workspace });
   for (const file of flags.toolsModule ?? []) {
@@ -71,11 +77,16 @@ async function startWorker(g: GlobalOptions, flags: WorkerFlags, address: string
   return { worker, tools };
 }
 
+/**
+ * Resolves at the first SIGINT/SIGTERM. Holds a timer meanwhile: the dev server is a child of the native bridge and
+ * keeps nothing alive in Node's event loop, so without it `keel dev --no-worker` would end at once.
+ */
 function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
+  const keepAlive = setInterval(() => {}, 2 ** 30);
+  return new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+  }).finally(() => clearInterval(keepAlive));
 }
 
 function portOf(address: string): number | undefined {
@@ -85,7 +96,7 @@ function portOf(address: string): number | undefined {
 
 function workerOptions(cmd: Command): Command {
   return cmd
-    .option('--workspace <dir>', 'root of the built-in tools (read, write, edit, bash, grep, find, ls)', process.cwd())
+    .option('--workspace <dir>', 'root of the built-in tools (read, write, edit, bash, grep, find, ls) (default: $KEEL_WORKSPACE, else the current directory)')
     .option('--no-builtin', 'do not register the built-in tools')
     .option('--tools-module <file>', 'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable', collect)
     .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>');
@@ -124,6 +135,8 @@ export function registerServerCommands(program: Command): void {
       );
     }
     const address = server.address;
+    const ui = `http://localhost:${o.uiPort}`;
+    const forget = recordDevServer(`localhost:${port}`, ui);
     let worker: Awaited<ReturnType<typeof startWorker>>['worker'] | undefined;
     let running: Promise<void> | undefined;
     try {
@@ -134,7 +147,6 @@ export function registerServerCommands(program: Command): void {
         running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
         process.stderr.write(`[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}\n`);
       }
-      const ui = `http://localhost:${o.uiPort}`;
       process.stdout.write(
         `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
           `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
@@ -143,6 +155,7 @@ export function registerServerCommands(program: Command): void {
       const signal = await untilSignal();
       process.stderr.write(`[keel] ${signal}: stopping\n`);
     } finally {
+      forget();
       if (worker) await worker.shutdown().catch(() => undefined);
       await running?.catch(() => undefined);
       await server.shutdown();
@@ -166,7 +179,7 @@ export function registerServerCommands(program: Command): void {
     await probe.close();
     const { worker, tools } = await startWorker(g, o, g.address);
     const running = worker.run();
-    process.stdout.write(`[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? process.cwd())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}\n`);
+    process.stdout.write(`[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}\n`);
     const stopped = await Promise.race([untilSignal().then(() => 'signal' as const), running.then(() => 'ended' as const)]);
     if (stopped === 'signal') await worker.shutdown();
     await running;
@@ -176,9 +189,10 @@ export function registerServerCommands(program: Command): void {
     .command('demo')
     .summary('the seed demo on an embedded dev server (same as `npm run demo`)')
     .option('--keep', 'keep the dev server up afterwards to browse the run in the UI')
-    .action(act(async () => {
-      // demo/main.ts runs on import, reads --keep from argv and exits the process itself
-      await import('../../demo/main.js');
-      await new Promise(() => {});
+    .option('-m, --model <provider/model-id>', 'play the demo to a real model (API key from the environment)', 'scripted/demo')
+    .option('--db <file>', 'SQLite file of the dev server', '.keel/dev.db')
+    .action(act(async (o: { keep?: boolean; model: string; db: string }) => {
+      const { runDemo } = await import('../../demo/run-demo.js');
+      return (await runDemo({ keep: o.keep === true, model: o.model, dbFilename: o.db })) ? EXIT.ok : EXIT.runFailed;
     }));
 }

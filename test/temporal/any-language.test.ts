@@ -1,5 +1,5 @@
 /**
- * Any-language start (keel.md §1, §3): a run started with the `temporal` CLI binary — no TypeScript client — with
+ * Any-language start (docs/architecture.md#run-input-and-result): a run started with the `temporal` CLI binary — no TypeScript client — with
  * one JSON argument, read back with `temporal workflow result`; the published JSON Schemas (schemas/) describe both.
  */
 import { execFile } from 'node:child_process';
@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { startKeel, type Keel } from './harness.js';
 
@@ -66,9 +66,9 @@ describe('starting runs from any language (the temporal CLI)', () => {
     const input = { model: 'scripted/polyglot', prompt: 'hello', mode: 'session' };
     expect((await temporal(['workflow', 'start', '--type', 'agentWorkflow', '--task-queue', k.taskQueue, '--workflow-id', id, '--input', JSON.stringify(input)])).code).toBe(0);
     const state = async () => JSON.parse((await temporal(['workflow', 'query', '--workflow-id', id, '--type', 'state', '-o', 'json'])).stdout).queryResult[0];
-    for (let i = 0; i < 100 && (await state()).status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 100));
+    await vi.waitFor(async () => expect((await state()).status).toBe('waiting'), { timeout: 30_000, interval: 100 });
     expect((await temporal(['workflow', 'signal', '--workflow-id', id, '--name', 'followUp', '--input', '"tell me more"'])).code).toBe(0);
-    for (let i = 0; i < 100 && (await state()).runs !== 2; i++) await new Promise((r) => setTimeout(r, 100));
+    await vi.waitFor(async () => expect((await state()).runs).toBe(2), { timeout: 30_000, interval: 100 });
     expect((await temporal(['workflow', 'signal', '--workflow-id', id, '--name', 'end'])).code).toBe(0);
     const r = JSON.parse((await temporal(['workflow', 'result', '--workflow-id', id, '-o', 'json'])).stdout);
     expect(validResult(r.result), JSON.stringify(validResult.errors)).toBe(true);

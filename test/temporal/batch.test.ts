@@ -1,5 +1,5 @@
 /**
- * agentBatchWorkflow (keel.md §1–2) and `keel batch`: durable fan-out of agent runs as child workflows with a
+ * agentBatchWorkflow (docs/architecture.md#batches) and `keel batch`: durable fan-out of agent runs as child workflows with a
  * concurrency limit, continue-as-new, a `progress` query, failures recorded not fatal, results in input order.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * The built-in coding tools (`builtinTools`) through a real `agentWorkflow` on the dev server, driven by a scripted
- * model: a read → edit → bash → read session, cancellation of a running `bash`, a worker killed mid-`bash` (keel.md
- * §4.2: not run twice), workspace confinement, and the activity summaries in the history (keel.md §5).
+ * model: a read → edit → bash → read session, cancellation of a running `bash`, a worker killed mid-`bash` (not run
+ * twice: docs/architecture.md#retries), workspace confinement, and the activity summaries in the history.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -237,7 +237,7 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
     ]);
   });
 
-  it('every scheduled activity carries a summary (keel.md §5), the setup activities included', async () => {
+  it('every scheduled activity carries a summary, the setup activities included', async () => {
     expect(sessionRun && cancelRun, 'the session and cancel tests ran first').toBeTruthy();
     const all = [...(await summaries(sessionRun)), ...(await summaries(cancelRun))];
     expect(all.map((a) => a.activity)).toContain('requestCancel');

@@ -1,4 +1,4 @@
-/** keel.md §4.4: abort reaches running tools and model calls; the transcript stays well-formed; no model call after an abort. */
+/** docs/architecture.md#cancellation: abort reaches running tools and model calls; the transcript stays well-formed; no model call after an abort. */
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, type AgentToolResult } from '../../activities/tools/define-tool.js';
@@ -34,7 +34,7 @@ const scripts = {
   slow: { rules: [{ match: 'again', text: 'quick' }, { text: 'a very long answer streamed slowly, chunk by chunk', chunkDelayMs: 400 }] },
 };
 
-describe('cancellation (keel.md §4.4)', () => {
+describe('cancellation', () => {
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({ scripts, tools: [sleepTool] });

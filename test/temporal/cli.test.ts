@@ -1,15 +1,16 @@
 /**
- * The `keel` CLI end to end (keel.md §7): `node bin/keel.mjs …` in a child process against the test dev server, with
+ * The `keel` CLI end to end (docs/cli.md): `node bin/keel.mjs …` in a child process against the test dev server, with
  * a Keel worker (scripted model) in this process on its own task queue.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
+import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { strip, startKeel, until, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
@@ -175,6 +176,10 @@ describe('keel CLI', () => {
     expect(out).toMatchObject({ status: 'completed', finalText: 'echoed it', turns: 2 });
     expect(out.url).toBe(`${ui}/${out.workflowId}`);
     expect(out.newMessages).toHaveLength(4);
+    // inline JSON works like a file
+    const inline = await keel(['--json', 'run', '--input', JSON.stringify({ model: `scripted/${RULES_FILE}`, prompt: 'please echo', tools: ['echo'] })]);
+    expect(inline.code, inline.stderr).toBe(0);
+    expect(JSON.parse(inline.stdout)).toMatchObject({ status: 'completed', finalText: 'echoed it', turns: 2 });
   });
 
   it('exit code 1 for a failed run, with the error', async () => {
@@ -188,6 +193,44 @@ describe('keel CLI', () => {
     expect(status.stdout).toContain('failed');
     expect(status.stdout).toContain('error: scripted model failure');
     expect(status.stdout).toContain(`${ui}/${id}`);
+  });
+
+  it('batch without --id: the id comes from the tasks and running it again re-attaches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-cli-batch-'));
+    const tasks = join(dir, 'tasks.jsonl');
+    writeFileSync(tasks, `${JSON.stringify(`second ${Date.now()}`)}\n"second again"\n`);
+    const out = join(dir, 'results.jsonl');
+    const first = await keel(['batch', tasks, '--model', 'scripted/cli', '--concurrency', '2', '--out', out]);
+    expect(first.code, first.stderr).toBe(0);
+    const id = /^batch (keel-batch-[0-9a-f]{16}) · 2 tasks · concurrency 2$/m.exec(first.stdout)?.[1];
+    expect(id, first.stdout).toBeDefined();
+    const again = await keel(['batch', tasks, '--model', 'scripted/cli', '--out', out]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`These tasks already started batch ${id} (completed): attaching to it. Give --id <new id> to run them again.\n`);
+    expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).workflowId)).toEqual([`${id}-0`, `${id}-1`]);
+  });
+
+  it('batch: SIGTERM stops following and prints the exact resume command; --attach shows the batch\'s own concurrency', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-cli-batch-'));
+    const tasks = join(dir, 'tasks.jsonl');
+    writeFileSync(tasks, `"slow ${Date.now()}"\n"slow too"\n"slow three"\n`);
+    const out = join(dir, 'results.jsonl');
+    const args = ['--address', k.address, '--task-queue', k.taskQueue, 'batch', tasks, '--model', 'scripted/cli', '--concurrency', '3', '--out', out];
+    const child = spawnKeel(args);
+    let seen = '';
+    child.stdout!.on('data', (d: Buffer) => (seen += d.toString()));
+    await vi.waitFor(() => expect(seen).toContain('Temporal UI:'), { timeout: 30_000, interval: 50 });
+    const id = /^batch (keel-batch-[0-9a-f]{16})/m.exec(seen)![1];
+    child.kill('SIGTERM');
+    const stopped = await collect(child);
+    expect(stopped.code).toBe(130);
+    const resume = `npx keel --address ${k.address} --task-queue ${k.taskQueue} batch --attach ${id} --out ${out}`;
+    expect(seen + stopped.stdout).toContain(`Stopped following; the batch goes on. Resume with: ${resume}\n`);
+    const attached = await keel(['batch', '--attach', id, '--out', out]);
+    expect(attached.code, attached.stderr).toBe(0);
+    expect(attached.stdout).toMatch(new RegExp(`^batch ${id} · 3 tasks · concurrency 3$`, 'm'));
+    expect(attached.stdout).toMatch(/· concurrency 3 · continued-as-new 0×\n/);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
   });
 
   it('exit code 2 for usage errors (before or after reaching Temporal)', async () => {
@@ -254,16 +297,66 @@ describe('keel CLI', () => {
   });
 });
 
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(p));
+    });
+  });
+
+/** Spawns `keel …` and resolves once `ready` appears in its output (stdout or stderr); rejects if it exits first. */
+async function spawnUntil(args: string[], ready: string, opts: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...opts.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = { text: '' };
+  await new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      output.text += d.toString();
+      if (output.text.includes(ready)) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`keel ${args.join(' ')} exited ${code}: ${output.text}`)));
+  });
+  return { child, output };
+}
+
+function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill(signal);
+  });
+}
+
 describe('keel dev', () => {
+  it('--no-worker keeps serving until SIGTERM; other commands link to its --ui-port; keel worker takes $KEEL_WORKSPACE', async () => {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'keel-dev-noworker-'));
+    // its own cache dir for the dev-server record; the already provisioned CLI binary
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: join(dir, 'cache'), KEEL_WORKSPACE: dir, TEMPORAL_CLI_PATH: await ensureTemporalCli() };
+    delete env.KEEL_UI_URL;
+    const dev = await spawnUntil(['--address', `localhost:${port}`, 'dev', '--no-worker', '--in-memory', '--ui-port', String(uiPort)], 'Keel dev server ready', { cwd: ROOT, env });
+    try {
+      expect(dev.output.text).toContain(`Web UI http://localhost:${uiPort}/namespaces/default/workflows`);
+      // still up after the ready line: a client command reaches it and links to its UI port, not :8233
+      const started = await collect(
+        spawn(process.execPath, [BIN, '--address', `localhost:${port}`, 'start', 'hi', '--model', 'scripted/x', '--id', 'noworker-1'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+      );
+      expect(started.code, started.stderr).toBe(0);
+      expect(started.stdout).toContain(`http://localhost:${uiPort}/namespaces/default/workflows/noworker-1`);
+      expect(dev.child.exitCode).toBe(null);
+      const worker = await spawnUntil(['--address', `localhost:${port}`, 'worker', '--no-builtin'], '[keel] worker on task queue keel', { cwd: ROOT, env });
+      expect(worker.output.text).toContain(`workspace ${dir}, tools (none)`);
+      expect(await stopChild(worker.child)).toBe(0);
+    } finally {
+      expect(await stopChild(dev.child)).toBe(0);
+    }
+    expect(dev.output.text).not.toContain('unsettled top-level await');
+  }, 120_000);
+
   it('serves Temporal from a SQLite file with a worker; runs survive a restart of `keel dev`', async () => {
-    const free = () =>
-      new Promise<number>((resolve) => {
-        const srv = createServer().listen(0, '127.0.0.1', () => {
-          const p = (srv.address() as { port: number }).port;
-          srv.close(() => resolve(p));
-        });
-      });
-    const [port, uiPort] = [await free(), await free()];
+    const [port, uiPort] = [await freePort(), await freePort()];
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-'));
     writeFileSync(join(dir, 'rules.json'), JSON.stringify({ rules: [{ match: 'again', text: 'after the restart' }, { text: 'before the restart' }] }));
     const devArgs = ['--address', `127.0.0.1:${port}`, 'dev', '--db', join(dir, 'dev.db'), '--ui-port', String(uiPort), '--workspace', dir];

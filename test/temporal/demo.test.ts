@@ -1,4 +1,7 @@
-/** `npm run demo` as the README promises: the seed session replayed live, then the session ends and the process exits 0. */
+/**
+ * `npm run demo` as the README promises: the seed session replayed live, then the session ends and the process exits 0;
+ * `keel demo --model …` with a failing model reports the error and exits 1.
+ */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +67,26 @@ describe('npm run demo', () => {
       '',
       'Session completed: 20 messages, 10 turns.',
     ]);
-    expect(stdout).toMatch(/^Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/keel-/m);
+    // no link to a server that is about to stop; the way to keep it instead
+    expect(stdout).not.toMatch(/^Temporal UI:/m);
+    expect(lines[to + 1]).toBe('Stopping the dev server (run the demo with --keep to browse this run in the Temporal UI).');
+  });
+
+  it('`keel demo --model` plays to that model; a model error is printed and the demo exits 1', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'keel-demo-test-')), 'dev.db');
+    const env = { ...process.env, OPENAI_API_KEY: '', KEEL_OPENAI_API_KEY: '' };
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['bin/keel.mjs', 'demo', '--model', 'openai/gpt-5', '--db', db], { cwd: ROOT, timeout: 90_000, env }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    expect(code).toBe(1);
+    expect(stdout).toContain('Keel demo · Node');
+    expect(stdout).toContain('· model openai/gpt-5\n');
+    expect(stdout).toContain(
+      '[turn 1]\n[model error] No credentials for provider "openai": set its usual environment variable (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY), KEEL_OPENAI_API_KEY, or the worker option apiKeys["openai"].\n',
+    );
+    expect(stderr).toContain('Demo failed: 1 turn(s) ended with a model error (above).');
+    expect(stdout).not.toContain('you> What is 12*8?'); // stops at the first failed prompt
   });
 });

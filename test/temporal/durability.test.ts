@@ -1,5 +1,5 @@
 /**
- * Durability (keel.md §4.2): kill the worker process (SIGKILL) while a tool or a model call runs, start a new worker,
+ * Durability (docs/architecture.md#retries): kill the worker process (SIGKILL) while a tool or a model call runs, start a new worker,
  * and the run completes with no missing and no duplicated message; a non-idempotent tool is never run twice.
  */
 import { randomUUID } from 'node:crypto';

@@ -7,7 +7,7 @@ import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
-import type { ModelRegistry } from '../../activities/model/provider.js';
+import type { ModelProvider, ModelRegistry, ModelRequest } from '../../activities/model/provider.js';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
@@ -82,7 +82,10 @@ export function strip(messages: Message[]): unknown[] {
   });
 }
 
-/** Events in the notation of pi-reference.md §0.2: AS, TS, MS(role[:toolCallId]), TES(id), TEE(id), TE(n results), AE. */
+/**
+ * Events in a compact notation: AS agent_start, TS turn_start, MS(role[:toolCallId]) message_start, TES(id) / TEE(id)
+ * tool_execution_start / _end, TE(n results) turn_end, AE agent_end.
+ */
 export function notation(events: LoggedEvent[]): string[] {
   return events.map((e) => {
     switch (e.type) {
@@ -149,8 +152,6 @@ export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers for the loop conformance suites (loop-*.test.ts).
 
-type ModelProvider = import('../../activities/model/provider.js').ModelProvider;
-type ModelRequest = import('../../activities/model/provider.js').ModelRequest;
 
 /** A model provider that records every request (deep copies) per model id and can hold one model's calls until released. */
 export interface RecordingModel extends ModelProvider {

@@ -1,5 +1,5 @@
 /**
- * keel.md §4.3: history stays linear. Model activities carry a reference to the transcript, never the transcript;
+ * docs/architecture.md#history-stays-linear: history stays linear. Model activities carry a reference to the transcript, never the transcript;
  * history is cut by continue-as-new at a turn boundary, transparently for clients.
  */
 import { temporal } from '@temporalio/proto';
@@ -23,7 +23,7 @@ function replies(turns: number, kb: number): ScriptedReply[] {
   return out;
 }
 
-describe('history stays linear (keel.md §4.3)', () => {
+describe('history stays linear', () => {
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({ scripts: { fifty: { replies: replies(50, 24) }, thirty: { replies: replies(30, 8) }, huge: { replies: replies(20, 400) } }, tools: [blob] });

@@ -1,4 +1,4 @@
-/** keel.md §3: invalid input is refused before any model call, every bad field named. */
+/** docs/architecture.md#run-input-and-result: invalid input is refused before any model call, every bad field named. */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';

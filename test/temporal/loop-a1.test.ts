@@ -1,5 +1,5 @@
 /**
- * Conformance with pi-reference.md §A.1 (Pi's agent-loop.test.ts), mapped onto Keel (keel.md §4.1):
+ * Conformance with the cases of Pi's own agent-loop test suite, mapped onto Keel (docs/architecture.md#the-loop):
  * transformContext is the worker hook, shouldStopAfterTurn is `maxTurns`, agentLoopContinue is a run started with
  * `messages` and no `prompt`. Whole transcripts, exact texts and exact event order are asserted.
  */
@@ -119,7 +119,7 @@ describe('A.1-3 / A.1-4 transformContext (worker hook) shapes each model request
     expect(strip(r.newMessages)).toEqual([user('new message'), reply('Windowed')]);
   });
 
-  it.skip('A.1-3 (custom roles): out of scope — Keel transcripts hold only user/assistant/toolResult (keel.md §3), so there is no custom role or convertToLlm; the filtering is covered above through transformContext', () => {});
+  it.skip('A.1-3 (custom roles): out of scope — Keel transcripts hold only user/assistant/toolResult (docs/architecture.md#run-input-and-result), so there is no custom role or convertToLlm; the filtering is covered above through transformContext', () => {});
 });
 
 describe('A.1-5 tool call and result', () => {
@@ -574,7 +574,7 @@ describe('A.1-16 / A.1-17 / A.1-18 the terminate rule', () => {
     expect(teeOf(events)[0].result.terminate).toBe(true);
   });
 
-  it('A.1-16: a run stopped by the terminate rule has status "stopped" (keel.md §3)', async () => {
+  it('A.1-16: a run stopped by the terminate rule has status "stopped"', async () => {
     const h = await keel.start({ model: 'scripted/all-terminate-status', prompt: 'stop now', tools: ['stopper'] });
     const r = await h.result();
     expect(model.requests('all-terminate-status')).toHaveLength(1);

@@ -1,6 +1,6 @@
 /**
- * Conformance with pi-reference.md §A.5 (source-derived cases, MAIN with LATEST abort), mapped onto Keel
- * (keel.md §4.1): hooks are worker hooks, steering/follow-ups are signals (sent with signalWithStart when they must be
+ * Conformance with cases derived from Pi's loop source (not from its tests; abort behaves as in Pi's latest version),
+ * mapped onto Keel (docs/architecture.md#the-loop): hooks are worker hooks, steering/follow-ups are signals (sent with signalWithStart when they must be
  * there before the first poll), abort is the `interrupt` signal. Whole transcripts, exact texts, exact event order.
  */
 import { randomUUID } from 'node:crypto';
@@ -476,8 +476,8 @@ describe('A.5-10 / A.5-11 / A.5-12 steering and follow-ups (signals)', () => {
 });
 
 describe('A.5-13 / A.5-14 streaming and tool progress', () => {
-  it.skip('A.5-13: message_update is a heartbeat of the callModel activity in Keel (keel.md §4.5), not an event; live progress is covered by another suite', () => {});
-  it.skip('A.5-14: tool_execution_update is a heartbeat of the tool activity in Keel (keel.md §4.5), not an event; live progress is covered by another suite', () => {});
+  it.skip('A.5-13: message_update is a heartbeat of the callModel activity in Keel (docs/architecture.md#heartbeats), not an event; live progress is covered by another suite', () => {});
+  it.skip('A.5-14: tool_execution_update is a heartbeat of the tool activity in Keel (docs/architecture.md#heartbeats), not an event; live progress is covered by another suite', () => {});
 });
 
 describe('A.5-15 / A.5-16 / A.5-21 tool-phase ordering', () => {

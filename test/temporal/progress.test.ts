@@ -1,5 +1,5 @@
 /**
- * keel.md §4.5: a tool's `onUpdate` goes out as activity heartbeat details (Pi's tool_execution_update), never into
+ * docs/architecture.md#heartbeats: a tool's `onUpdate` goes out as activity heartbeat details (Pi's tool_execution_update), never into
  * history; a client sees it live.
  */
 import { defaultPayloadConverter } from '@temporalio/common';

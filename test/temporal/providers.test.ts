@@ -1,7 +1,7 @@
 /**
  * The pi-ai provider end to end: full `agentWorkflow` runs on the real dev server against the mock model servers
  * (real HTTP on 127.0.0.1) for each wire protocol — Anthropic Messages (`anthropic/*`), OpenAI Responses (`openai/*`)
- * and an OpenAI-compatible Chat Completions server named by base URL (`local/*`). keel.md §3 (usage includes failed
+ * and an OpenAI-compatible Chat Completions server named by base URL (`local/*`). docs/architecture.md#run-input-and-result (usage includes failed
  * attempts), §4.2 (who retries what), §4.4 (cancellation reaches the HTTP request), §4.5 (partial text as heartbeat
  * details).
  */

@@ -1,5 +1,5 @@
 /**
- * pi-reference.md §D.11–12 on Temporal: steering is polled once before the first model call and after every turn
+ * Pi's steering and follow-up poll points on Temporal (docs/architecture.md#steering-and-follow-up-poll-points): steering is polled once before the first model call and after every turn
  * (never during a tool batch); follow-ups only when the agent would stop; both queue modes; signals arriving during a
  * model call and during a tool batch.
  */
@@ -41,7 +41,7 @@ const scripts = {
   },
 };
 
-describe('signals and queue modes (ref §D.11–12)', () => {
+describe('signals and queue modes', () => {
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({ scripts, tools: [holdTool] });

@@ -1,5 +1,5 @@
 /**
- * keel.md §5 as an operator sees it: headless Chromium opens the Temporal Web UI page of a finished run and finds its
+ * docs/architecture.md#visibility as an operator sees it: headless Chromium opens the Temporal Web UI page of a finished run and finds its
  * static summary. The screenshot is kept in test/artifacts/ (git-ignored). `.ci/run` installs Debian's chromium; on a
  * machine without it the test is skipped, saying so, unless CI=true, where it must run.
  */

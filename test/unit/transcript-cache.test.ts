@@ -1,4 +1,4 @@
-/** keel.md §4.3: activities read the transcript by reference; the worker cache fetches only what it misses, within a byte budget. */
+/** docs/architecture.md#history-stays-linear: activities read the transcript by reference; the worker cache fetches only what it misses, within a byte budget. */
 import { describe, expect, it } from 'vitest';
 import { TranscriptCache, type TranscriptSource } from '../../activities/transcript.js';
 import type { Message } from '../../common/messages.js';

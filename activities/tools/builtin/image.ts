@@ -2,7 +2,7 @@
  * Image support for `read`: detection by magic bytes (jpg, png, gif, webp, bmp) and BMP → PNG conversion with a small
  * hand-written BMP decoder and PNG encoder (node:zlib only). Resizing is not implemented (no image library).
  */
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 
 export type ImageMime = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp' | 'image/bmp';
 
@@ -129,28 +129,12 @@ export function decodeBmp(buf: Buffer): RawImage {
   return { width, height, channels, pixels };
 }
 
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(data: Buffer): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
 function pngChunk(type: string, data: Buffer): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32BE(data.length);
   const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
   const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(typeAndData));
+  crc.writeUInt32BE(crc32(typeAndData)); // zlib.crc32: the CRC-32 PNG chunks use
   return Buffer.concat([length, typeAndData, crc]);
 }
 

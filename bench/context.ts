@@ -1,0 +1,28 @@
+/** What every bench section shares: the server, the clients, the worker processes, the settings, the log. */
+import type { Client } from '@temporalio/client';
+import type { AgentClient } from '../client/agent-client.js';
+import type { DevServer } from '../client/dev-server.js';
+import type { WorkerProcess } from './workers.js';
+
+export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+export const ONLY = new Set((process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory').split(',').map((s) => s.trim()));
+/** Whole-bench time budget: throughput (last) runs as many rounds as fit, at least one. */
+export const BUDGET_MS = Number(process.env.BENCH_BUDGET_S ?? 540) * 1000;
+
+export interface Bench {
+  /** performance.now() at the bench's start. */
+  started: number;
+  log(line: string): void;
+  server: DevServer;
+  client: Client;
+  /** Keel clients on the main worker's two Keel task queues. */
+  keel1: AgentClient;
+  keel2: AgentClient;
+  /** The main worker process (Keel queues and the bench queue). */
+  main: WorkerProcess;
+  /** Every worker process started so far (stopped at the end). */
+  workers: WorkerProcess[];
+  spawnWorker(name: string, keelQueues: string[], benchQueue: string | undefined, exposeGc?: boolean): WorkerProcess;
+  keelBundlePath: string;
+  benchBundlePath: string;
+}

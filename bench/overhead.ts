@@ -1,0 +1,170 @@
+/** Section 1 of the bench: per-turn overhead of Keel against the engine floor, its variants and Pi in process. */
+import type { Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { promiseHooks } from 'node:v8';
+import { Worker } from '@temporalio/worker';
+import { fetchChain, timeBreakdown } from './history.js';
+import type { FloorOptions } from './floor-workflow.js';
+import { loadPiAgentCore, PI_AGENT_CORE, PI_AGENT_CORE_VERSION, runPiLoop } from './pi-loop.js';
+import { fmt, pairedRatio, summarize, type Summary } from './stats.js';
+import { ROUNDS, type Bench } from './context.js';
+import { keelInput, keelRun, floorRun } from './runs.js';
+import { childPid, procCpuMs } from './proc.js';
+
+const OVERHEAD_TURNS = 20;
+/** Floor variants that add Keel's per-turn extras one at a time (bench/floor-workflow.ts). */
+const FLOOR_VARIANTS: { name: string; opts: FloorOptions }[] = [
+  { name: 'floor + heartbeat at activity start', opts: { heartbeat: true } },
+  { name: 'floor + 1 query per activity', opts: { query: true } },
+  { name: 'floor + search-attribute upsert per turn', opts: { upsert: true } },
+  { name: 'floor + all three', opts: { heartbeat: true, query: true, upsert: true } },
+];
+export const PI_INSTALL = `npm install --save-dev --save-exact ${PI_AGENT_CORE}@${PI_AGENT_CORE_VERSION}`;
+
+export async function overheadSection(b: Bench) {
+  const { log, server, client, keel1, main, keelBundlePath, benchBundlePath } = b;
+  log(`overhead: ${OVERHEAD_TURNS}-turn runs, warm-up then ${ROUNDS} rounds of Keel, floor, ${FLOOR_VARIANTS.length} floor variants, Pi`);
+  const pi = await loadPiAgentCore();
+  if (!pi.core) log(`${PI_AGENT_CORE} not installed (${pi.error}); install with: ${PI_INSTALL}`);
+  const input = keelInput('bench-noop', ['noop'], OVERHEAD_TURNS);
+  const contenders: { name: string; run: () => Promise<{ ms: number; workflowId: string }> }[] = [
+    {
+      name: 'keel',
+      run: async () => {
+        const k = await keelRun(keel1, input);
+        if (k.result.turns !== OVERHEAD_TURNS || k.result.status !== 'stopped') throw new Error(`Keel run: ${k.result.status}, ${k.result.turns} turns`);
+        return k;
+      },
+    },
+    { name: 'floor', run: () => floorRun(client, OVERHEAD_TURNS) },
+    ...FLOOR_VARIANTS.map((v) => ({ name: v.name, run: () => floorRun(client, OVERHEAD_TURNS, v.opts) })),
+  ];
+  for (let i = 0; i < 1; i++) {
+    for (const c of contenders) await c.run();
+    if (pi.core) for (let j = 0; j < 5; j++) await runPiLoop(pi.core, OVERHEAD_TURNS);
+  }
+  const serverPid = childPid('temporal');
+  const wall = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const workerCpu = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const serverCpu = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const last = new Map<string, string>();
+  const piMs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const c of contenders) {
+      const w0 = await main.cpuMs();
+      const s0 = procCpuMs(serverPid);
+      const x = await c.run();
+      workerCpu.get(c.name)!.push((await main.cpuMs()) - w0);
+      serverCpu.get(c.name)!.push(procCpuMs(serverPid) - s0);
+      wall.get(c.name)!.push(x.ms / OVERHEAD_TURNS);
+      last.set(c.name, x.workflowId);
+    }
+    if (pi.core) {
+      const p = await runPiLoop(pi.core, OVERHEAD_TURNS);
+      if (p.turns !== OVERHEAD_TURNS) throw new Error(`Pi loop made ${p.turns} turns`);
+      piMs.push(p.ms / OVERHEAD_TURNS);
+    }
+    log(`  round ${r + 1}: ${contenders.map((c) => `${c.name.replace('floor + ', '+')} ${fmt(wall.get(c.name)![r])}`).join(', ')}${pi.core ? `, Pi ${fmt(piMs[r], 3)}` : ''} ms/turn`);
+  }
+  const keel = wall.get('keel')!;
+  const floor = wall.get('floor')!;
+  const cpuPerTurn = (name: string) => ({
+    workerMs: summarize(workerCpu.get(name)!.map((x) => x / OVERHEAD_TURNS)),
+    serverMs: serverPid ? summarize(serverCpu.get(name)!.map((x) => x / OVERHEAD_TURNS)) : null,
+  });
+
+  // Profile: what one Keel turn costs in round trips, queries and time, from history timestamps.
+  await main.stats(true);
+  const profiled = await keelRun(keel1, input);
+  const queries = await main.stats(true);
+  const perTurn = async (workflowId: string) => {
+    const chain = await fetchChain(client, workflowId);
+    const b = timeBreakdown(chain.events);
+    const turns = OVERHEAD_TURNS;
+    return {
+      workflowId,
+      wallMsPerTurn: b.wallMs / turns,
+      eventsPerTurn: chain.events.length / turns,
+      workflowTasksPerTurn: b.workflowTasks / turns,
+      wftQueueMsPerTurn: b.wftQueueMs / turns,
+      wftRunMsPerTurn: b.wftRunMs / turns,
+      activities: Object.fromEntries(
+        Object.entries(b.activities).map(([name, a]) => [name, { perTurn: a.count / turns, queueMsPerTurn: a.queueMs / turns, runMsPerTurn: a.runMs / turns, runMsEach: a.runMs / a.count }]),
+      ),
+      otherMsPerTurn: b.otherMs / turns,
+      eventsByType: b.eventsByType,
+    };
+  };
+  const profile = {
+    keel: await perTurn(profiled.workflowId),
+    floor: await perTurn(last.get('floor')!),
+    floorVariants: Object.fromEntries(await Promise.all(FLOOR_VARIANTS.map(async (v) => [v.name, await perTurn(last.get(v.name)!)] as const))),
+    keelQueriesPerTurn: Object.fromEntries(Object.entries(queries).map(([type, q]) => [type, { perTurn: q.count / OVERHEAD_TURNS, msEach: q.ms / q.count, messagesPerTurn: q.messages / OVERHEAD_TURNS }])),
+    /** CPU of the workflow code alone (SDK sandbox included): replaying each history in this process. */
+    replayCpuMsPerTurn: {
+      keel: await replayCpuPerTurn(client, keelBundlePath, profiled.workflowId, OVERHEAD_TURNS),
+      floor: await replayCpuPerTurn(client, benchBundlePath, last.get('floor')!, OVERHEAD_TURNS),
+    },
+  };
+  return {
+    turns: OVERHEAD_TURNS,
+    keelMsPerTurn: summarize(keel),
+    floorMsPerTurn: summarize(floor),
+    piMsPerTurn: pi.core ? summarize(piMs) : null,
+    pi: pi.core ? { from: pi.from, version: pi.version } : { notInstalled: true, error: pi.error, install: PI_INSTALL },
+    keelOverFloor: pairedRatio(keel, floor),
+    keelOverPi: pi.core ? pairedRatio(keel, piMs) : null,
+    cpuPerTurn: { keel: cpuPerTurn('keel'), floor: cpuPerTurn('floor') },
+    /** turns/s this machine could sustain if worker + server CPU per turn were the only limit. */
+    cpuCeilingTurnsPerSecond: {
+      keel: ceiling(cpuPerTurn('keel')),
+      floor: ceiling(cpuPerTurn('floor')),
+    },
+    floorVariants: FLOOR_VARIANTS.map((v) => ({
+      name: v.name,
+      options: v.opts,
+      msPerTurn: summarize(wall.get(v.name)!),
+      overFloor: pairedRatio(wall.get(v.name)!, floor),
+      cpuPerTurn: cpuPerTurn(v.name),
+    })),
+    profile,
+  };
+}
+
+export function ceiling(c: { workerMs: Summary; serverMs: Summary | null }): number {
+  return (availableParallelism() * 1000) / (c.workerMs.median + (c.serverMs?.median ?? 0));
+}
+
+/**
+ * CPU ms per turn of replaying one run's history 20 times (one replay worker; its start-up subtracted), and the
+ * promises the workflow code creates per turn (the SDK captures a source-mapped stack trace for each one).
+ */
+async function replayCpuPerTurn(client: Client, bundlePath: string, workflowId: string, turns: number): Promise<{ cpuMs: number; promises: number }> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const replay = async (n: number) => {
+    const t = process.cpuUsage();
+    const copies = Array.from({ length: n }, (_, i) => ({ history, workflowId: `${workflowId}-replay-${i}` }));
+    for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: bundlePath }, replayName: `bench-${randomUUID()}` }, copies)) {
+      if (r.error) throw r.error;
+    }
+    const d = process.cpuUsage(t);
+    return (d.user + d.system) / 1000;
+  };
+  await replay(1);
+  const one = await replay(1);
+  const many = await replay(21);
+  let promises = 0;
+  const stop = promiseHooks.createHook({
+    init(p) {
+      if (p.constructor !== Promise) promises += 1; // created inside a workflow's sandbox context
+    },
+  });
+  try {
+    await replay(5);
+  } finally {
+    stop();
+  }
+  return { cpuMs: (many - one) / 20 / turns, promises: promises / 5 / turns };
+}
+

@@ -1,0 +1,78 @@
+/** The result lines of `keel batch`: each child's outcome, written in input order as tasks finish. */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { AgentRunResult } from '../../../common/run.js';
+import { resultsQuery, type BatchTaskResult } from '../../../workflows/batch-definitions.js';
+import type { AgentClient } from '../../agent-client.js';
+import { outcomeOf, withDeadline } from '../outcome.js';
+
+/** One output line: the child's full AgentRunResult (or its failure), with its index and workflow id. */
+async function resultLine(client: AgentClient, r: BatchTaskResult, withMessages: boolean): Promise<string> {
+  const out: { status: string; result: Omit<AgentRunResult, 'usage' | 'status'> & { usage?: AgentRunResult['usage'] }; failureType?: string } = await outcomeOf(
+    client.client.workflow.getHandle(r.workflowId),
+    { stateTimeoutMs: 1000 },
+  ).catch((err: Error) => ({
+    status: r.status,
+    result: { finalText: '', newMessages: [], turns: r.turns ?? 0, error: r.error ?? err.message },
+  }));
+  const { newMessages, ...rest } = out.result;
+  return JSON.stringify({
+    index: r.index,
+    workflowId: r.workflowId,
+    ...rest,
+    status: out.status,
+    ...(out.failureType ? { failureType: out.failureType } : {}),
+    ...(withMessages ? { newMessages } : {}),
+  });
+}
+
+/**
+ * Writes result lines in input order as tasks finish: polls the `results` query from the first unwritten index and
+ * reads finished children's results (a few at a time).
+ */
+export class OrderedWriter {
+  next = 0;
+  private pending = new Map<number, Promise<string>>();
+
+  constructor(
+    private readonly client: AgentClient,
+    private readonly write: (line: string) => void,
+    private readonly withMessages: boolean,
+    private readonly parallel = 16,
+  ) {}
+
+  async pump(handle: WorkflowHandle, total: number): Promise<void> {
+    if (this.next >= total) return;
+    let page: { results: BatchTaskResult[] } | undefined;
+    try {
+      page = await withDeadline(handle, 10_000, () => handle.query(resultsQuery, { from: this.next, limit: 256 }));
+    } catch {
+      return; // no worker answers right now: try on the next tick
+    }
+    for (const r of page.results) {
+      if (r.status === 'running' || r.status === 'queued') break;
+      if (this.pending.size >= this.parallel) break;
+      if (!this.pending.has(r.index)) this.pending.set(r.index, resultLine(this.client, r, this.withMessages));
+    }
+    await this.flush();
+  }
+
+  /** After the batch closed every child is final: read the rest straight from the children (no query, no worker needed). */
+  async finish(batchId: string, total: number): Promise<void> {
+    while (this.next < total) {
+      for (let i = this.next; i < Math.min(total, this.next + this.parallel); i++) {
+        if (!this.pending.has(i)) this.pending.set(i, resultLine(this.client, { index: i, workflowId: `${batchId}-${i}`, status: 'failed' }, this.withMessages));
+      }
+      await this.flush();
+    }
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.has(this.next)) {
+      const line = await this.pending.get(this.next)!;
+      this.pending.delete(this.next);
+      this.write(line);
+      this.next += 1;
+    }
+  }
+}
+

@@ -1,0 +1,85 @@
+/**
+ * The task file of `keel batch`: JSONL parsing with defaults, page splitting for big lists, and the batch id derived
+ * from the tasks when `--id` is not given.
+ */
+import { hash } from 'node:crypto';
+import type { AgentRunInput } from '../../../common/run.js';
+import { agentRunInputErrors } from '../../../common/validate-input.js';
+import { usageError } from '../context.js';
+
+/** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
+export const INLINE_MAX_CHARS = 1_000_000;
+const PAGE_MAX_CHARS = 900_000;
+/** One batch carries ~20 bytes per task across continue-as-new (2 MB payload limit). */
+export const MAX_TASKS = 50_000;
+
+export interface TaskDefaults {
+  model?: string;
+  tools?: string[];
+  system?: string;
+  maxTurns?: number;
+}
+
+/**
+ * Parses a JSONL task file: each non-empty line is an AgentRunInput object (fields missing there come from the
+ * defaults) or a JSON string (a prompt). Every bad line is reported, with its line number.
+ */
+export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunInput[] {
+  const tasks: AgentRunInput[] = [];
+  const errors: string[] = [];
+  text.split('\n').forEach((raw, n) => {
+    const line = raw.trim();
+    if (!line || line.startsWith('//')) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (err) {
+      errors.push(`line ${n + 1}: not JSON (${(err as Error).message})`);
+      return;
+    }
+    const task: Record<string, unknown> = typeof value === 'string' ? { prompt: value } : (value as Record<string, unknown>);
+    if (!task || typeof task !== 'object' || Array.isArray(task)) {
+      errors.push(`line ${n + 1}: must be an AgentRunInput object or a prompt string`);
+      return;
+    }
+    if (task.model === undefined && defaults.model) task.model = defaults.model;
+    if (task.tools === undefined && defaults.tools) task.tools = defaults.tools;
+    if (task.systemPrompt === undefined && defaults.system !== undefined) task.systemPrompt = defaults.system;
+    if (task.maxTurns === undefined && defaults.maxTurns !== undefined) task.maxTurns = defaults.maxTurns;
+    const bad = agentRunInputErrors(task);
+    if (bad.length) errors.push(`line ${n + 1}: ${bad.join('; ')}`);
+    else tasks.push(task as unknown as AgentRunInput);
+  });
+  if (errors.length) {
+    const shown = errors.slice(0, 20);
+    throw usageError(`Invalid tasks:\n  ${shown.join('\n  ')}${errors.length > shown.length ? `\n  … and ${errors.length - shown.length} more` : ''}`);
+  }
+  return tasks;
+}
+
+/** Splits tasks into pages of at most `pageSize` tasks (or PAGE_MAX_CHARS characters). */
+export function paginate(tasks: AgentRunInput[], pageSize?: number): AgentRunInput[][] {
+  const pages: AgentRunInput[][] = [];
+  let page: AgentRunInput[] = [];
+  let chars = 0;
+  for (const t of tasks) {
+    const size = JSON.stringify(t).length;
+    if (page.length > 0 && ((pageSize !== undefined && page.length >= pageSize) || chars + size > PAGE_MAX_CHARS)) {
+      pages.push(page);
+      page = [];
+      chars = 0;
+    }
+    page.push(t);
+    chars += size;
+  }
+  if (page.length) pages.push(page);
+  return pages;
+}
+
+/**
+ * The batch id of a task list when `--id` is not given: `keel-batch-<first 16 hex digits of the SHA-256 of the tasks>`
+ * (after defaults are applied), so running the same file again finds the same batch instead of starting another.
+ */
+export function batchIdFor(tasks: AgentRunInput[]): string {
+  return `keel-batch-${hash('sha256', JSON.stringify(tasks)).slice(0, 16)}`;
+}

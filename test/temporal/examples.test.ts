@@ -1,0 +1,16 @@
+/** examples/ as the README uses them: examples/calc.ts (its own task queue, the calc tool, the scripted rules file). */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('examples/', () => {
+  it('`npx tsx examples/calc.ts` runs the calc tool through the scripted rules and prints the answer', async () => {
+    const env = { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress') };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/calc.ts'], { cwd: ROOT, env, timeout: 90_000 });
+    expect(stdout).toBe('completed after 2 turns: 12*8 = 96.\n');
+    expect(stderr).toBe('');
+  });
+});
