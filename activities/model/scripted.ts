@@ -13,6 +13,12 @@ export interface ScriptedToolCall {
   arguments: Record<string, unknown>;
   /** Default `call_<n>_<k>`: n = assistant messages so far + 1, k = position. */
   id?: string;
+  /**
+   * What pi-ai reports when the model's arguments text did not parse (e.g. the stream was cut off), such as
+   * `"Unexpected end of JSON input\n\nReceived arguments:\n{\"command\":\"ec"`. Set on the tool call as is; the call is then
+   * refused with `Invalid arguments for tool "<name>": <argumentsError>` instead of being executed.
+   */
+  argumentsError?: string;
 }
 
 export interface ScriptedReply {
@@ -107,7 +113,15 @@ async function streamReply(reply: ScriptedReply, request: ModelRequest, signal: 
       onPartial(structuredClone(message));
     }
   }
-  calls.forEach((c, k) => message.content.push({ type: 'toolCall', id: c.id ?? `call_${n}_${k + 1}`, name: c.name, arguments: c.arguments }));
+  calls.forEach((c, k) =>
+    message.content.push({
+      type: 'toolCall',
+      id: c.id ?? `call_${n}_${k + 1}`,
+      name: c.name,
+      arguments: c.arguments,
+      ...(c.argumentsError !== undefined ? { argumentsError: c.argumentsError } : {}),
+    }),
+  );
   return message;
 }
 
