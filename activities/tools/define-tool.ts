@@ -20,7 +20,10 @@ export type ToolUpdateCallback<TDetails = unknown> = (partial: AgentToolResult<T
 export interface ToolContext {
   workflowId: string;
   runId: string;
-  /** `<workflowId>/<toolCallId>`: identical on every attempt of this call; use it to make side effects idempotent. */
+  /**
+   * `<workflowId>/<toolCallId>`: identical on every attempt of this call; use it to make side effects idempotent. A call
+   * reusing the id of an earlier call in the same message gets `<workflowId>/<toolCallId>#<position>`.
+   */
   idempotencyKey: string;
   /** 1 on the first attempt. */
   attempt: number;
