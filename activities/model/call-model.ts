@@ -7,6 +7,7 @@ import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import type { TranscriptCache } from '../transcript.js';
+import { isProgrammingError, programmingErrorFailure } from './classify-error.js';
 import type { ModelProvider, ModelRegistry } from './provider.js';
 
 export interface CallModelDeps {
@@ -116,8 +117,10 @@ export function createCallModel(deps: CallModelDeps) {
         ctx.cancellationSignal,
         (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat),
       );
-    } catch (err) {
+    } catch (thrown) {
       heartbeat.stop();
+      // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
+      const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown) : thrown;
       const { error, total } = withFailedUsage(err, prior);
       // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
       if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);

@@ -57,20 +57,32 @@ export function matchKey(messages: Message[]): string {
  * (relative to `baseDir`, default the worker's cwd).
  */
 export function scriptedModel(scripts: Record<string, Script> = {}, opts: { baseDir?: string } = {}): ModelProvider {
+  /** The script named `name`; a rules file that does not parse or has neither `rules` nor `replies` throws, naming it. */
   const load = (name: string): Script | undefined => {
     if (scripts[name]) return scripts[name];
     if (!name.endsWith('.json')) return undefined;
     const path = resolve(opts.baseDir ?? process.cwd(), name);
-    return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Script) : undefined;
+    return existsSync(path) ? readScriptFile(path) : undefined;
   };
   return {
     checkModel(modelId) {
-      if (load(modelId)) return undefined;
+      let script: Script | undefined;
+      try {
+        script = load(modelId);
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+      if (script) return undefined;
       const known = Object.keys(scripts);
       return `Unknown scripted model "scripted/${modelId}". Known: ${known.length ? known.map((k) => `scripted/${k}`).join(', ') : '(none)'}, or scripted/<path to rules .json>.`;
     },
     async stream(request, signal, onPartial) {
-      const script = load(request.modelId);
+      let script: Script | undefined;
+      try {
+        script = load(request.modelId);
+      } catch (error) {
+        throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), 'ModelError.Scripted');
+      }
       if (!script) throw ApplicationFailure.nonRetryable(`Unknown scripted model "scripted/${request.modelId}"`, 'ModelError.NotFound');
       const reply = pick(script, request);
       if (!reply) {
@@ -80,6 +92,21 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       return streamReply(reply, request, signal, onPartial);
     },
   };
+}
+
+/** A rules file: JSON holding `{ rules: [...] }` or `{ replies: [...] }`. Throws a message naming the file otherwise. */
+function readScriptFile(path: string): Script {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`Scripted rules file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const script = parsed as { rules?: unknown; replies?: unknown } | null;
+  if (!script || typeof script !== 'object' || (!Array.isArray(script.rules) && !Array.isArray(script.replies))) {
+    throw new Error(`Scripted rules file ${path} must hold {"rules": [...]} or {"replies": [...]}`);
+  }
+  return script as Script;
 }
 
 function pick(script: Script, request: ModelRequest): ScriptedReply | undefined {
