@@ -48,6 +48,7 @@ export type ModelErrorType =
   | 'ModelError.ContentFilter'
   | 'ModelError.UnknownModel'
   | 'ModelError.ProgrammingError'
+  | 'ModelError.InvalidResponse'
   | 'ModelError.Unknown';
 
 /** `details[0]` of every model failure. Plain JSON. */

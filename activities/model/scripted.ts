@@ -34,7 +34,8 @@ export interface ScriptedReply {
   fail?: { message: string; type?: string; retryable?: boolean };
   /** Stream the text in chunks this many ms apart (abort-aware). */
   chunkDelayMs?: number;
-  usage?: Partial<Usage>;
+  /** Merged over zeros, `cost` too (`{ cost: { total: 0.5 } }` keeps the other cost fields 0). */
+  usage?: Partial<Omit<Usage, 'cost'>> & { cost?: Partial<Usage['cost']> };
 }
 
 export interface ScriptedRule extends ScriptedReply {
@@ -124,7 +125,7 @@ async function streamReply(reply: ScriptedReply, request: ModelRequest, signal: 
     api: 'scripted',
     provider: 'scripted',
     model: request.modelId,
-    usage: { ...emptyUsage(), ...reply.usage },
+    usage: { ...emptyUsage(), ...reply.usage, cost: { ...emptyUsage().cost, ...reply.usage?.cost } },
     stopReason: reply.stopReason ?? (calls.length > 0 ? 'toolUse' : 'stop'),
     ...(reply.errorMessage ? { errorMessage: reply.errorMessage } : {}),
     timestamp: Date.now(),
