@@ -72,7 +72,8 @@ export class AgentClient {
    * `followUp` or `steer` starts the run with those messages already queued (Temporal's signal-with-start: the start
    * and the signal are one request, so the run sees the messages from its first step, as if they had been signalled at
    * once). Messages are validated like `AgentRunHandle.followUp` (`InvalidSignalError`). Signal-with-start carries one
-   * signal, so give one of the two, not both.
+   * signal, so give one of the two, not both. Unlike a plain start, a run with that `workflowId` that is already running
+   * is signalled instead of refused (Temporal's signal-with-start semantics; the server accepts no FAIL policy here).
    */
   async start(input: AgentRunInput, opts: StartOptions = {}): Promise<AgentRunHandle> {
     const errors = agentRunInputErrors(input);
