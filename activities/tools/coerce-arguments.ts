@@ -82,15 +82,7 @@ class Coercer {
       set(key, this.dropOptionalNulls(value[key], property));
     }
     if (patterns.length > 0 || additional !== undefined) {
-      for (const key of Object.keys(value)) {
-        let matched = Object.hasOwn(properties, key);
-        for (const [pattern, item] of patterns) {
-          if (!pattern.test(key)) continue;
-          matched = true;
-          set(key, this.dropOptionalNulls((out ?? value)[key], item));
-        }
-        if (!matched && additional !== undefined) set(key, this.dropOptionalNulls(value[key], additional));
-      }
+      eachExtraMember(value, properties, patterns, additional, (key, schema, fromOut) => set(key, this.dropOptionalNulls(fromOut ? (out ?? value)[key] : value[key], schema)));
     }
     return out ?? value;
   }
@@ -249,15 +241,7 @@ class Coercer {
       out[key] = next;
     };
     for (const [key, property] of Object.entries(properties)) if (key in value) set(key, this.coerceTypes(value[key], property));
-    for (const key of Object.keys(value)) {
-      let matched = Object.hasOwn(properties, key);
-      for (const [pattern, item] of patterns) {
-        if (!pattern.test(key)) continue;
-        matched = true;
-        set(key, this.coerceTypes((out ?? value)[key], item));
-      }
-      if (!matched && additional !== undefined) set(key, this.coerceTypes(value[key], additional));
-    }
+    eachExtraMember(value, properties, patterns, additional, (key, schema, fromOut) => set(key, this.coerceTypes(fromOut ? (out ?? value)[key] : value[key], schema)));
     return out ?? value;
   }
 
@@ -266,6 +250,28 @@ class Coercer {
       const itemSchema = itemSchemaAt(schema, i);
       return isPlainObject(itemSchema) ? this.coerceTypes(item, itemSchema) : item;
     });
+  }
+}
+
+/**
+ * Visits each key's `patternProperties` schemas (`fromOut`: read the value as changed so far) and, for a key neither
+ * `properties` nor a pattern names, the `additionalProperties` schema (`fromOut` false: the original value), as Pi does.
+ */
+function eachExtraMember(
+  value: Record<string, unknown>,
+  properties: Record<string, unknown>,
+  patterns: [RegExp, unknown][],
+  additional: unknown,
+  visit: (key: string, schema: unknown, fromOut: boolean) => void,
+): void {
+  for (const key of Object.keys(value)) {
+    let matched = Object.hasOwn(properties, key);
+    for (const [pattern, item] of patterns) {
+      if (!pattern.test(key)) continue;
+      matched = true;
+      visit(key, item, true);
+    }
+    if (!matched && additional !== undefined) visit(key, additional, false);
   }
 }
 

@@ -11,6 +11,7 @@ import { InvalidSignalError } from '../../client/agent-client.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import type { ModelProvider } from '../../activities/model/provider.js';
 import { allEvents, notation, startKeel, strip, until, type Keel } from './harness.js';
+import { failuresOf } from './history-helpers.js';
 
 const { EventType } = temporal.api.enums.v1;
 
@@ -58,12 +59,10 @@ describe('signals are validated by the client; provider output by the model acti
     const h = await keel.start({ model: 'bad/any', prompt: 'hi' });
     await h.result().catch(() => undefined);
     expect(badAttempts).toBe(1);
-    const history = await h.workflow.fetchHistory();
-    const failed = history.events!.filter((e) => e.activityTaskFailedEventAttributes).map((e) => e.activityTaskFailedEventAttributes!.failure!);
-    expect(failed.map((f) => [f.message, f.applicationFailureInfo?.type, f.applicationFailureInfo?.nonRetryable])).toEqual([
-      ['The model provider returned an invalid assistant message: usage.cost.total: must be number', 'ModelError.InvalidResponse', true],
-    ]);
-    expect(history.events!.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)).toEqual([]);
+    expect(await failuresOf(h)).toEqual({
+      activities: [['The model provider returned an invalid assistant message: usage.cost.total: must be number', 'ModelError.InvalidResponse', true]],
+      workflowTasksFailed: 0,
+    });
   });
 
   it('start(input, { followUp }) queues the follow-up with the start: answered after the prompt, in one task run', async () => {
