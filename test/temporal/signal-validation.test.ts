@@ -92,6 +92,16 @@ describe('signals are validated by the client; provider output by the model acti
     ]);
   });
 
+  it('start(input, { steer }) queues the steering message with the start: it follows the prompt, before the first model call (Pi)', async () => {
+    const h = await keel.client.start({ model: 'scripted/echo', prompt: 'first' }, { workflowId: `sws-${randomUUID()}`, steer: 'hurry up' });
+    const r = await h.result();
+    expect(strip(r.newMessages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'first' }] },
+      { role: 'user', content: [{ type: 'text', text: 'hurry up' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'hurrying' }], stopReason: 'stop' },
+    ]);
+  });
+
   it('start(input, { followUp }) validates the queued messages, and refuses followUp together with steer', async () => {
     const bad = await keel.client.start({ model: 'scripted/echo', prompt: 'x' }, { followUp: [{ role: 'user' } as never] }).catch((e: unknown) => e);
     expect((bad as Error).message).toBe('Invalid followUp: followUp[0].content: is required');
