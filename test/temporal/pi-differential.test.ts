@@ -10,7 +10,9 @@
  *   issue 10; the tools go to the provider with each request instead);
  * - the problem lines of a `Validation failed` text: Keel keeps ajv's wording, Pi 1.6.0 has pi-schema's. The header
  *   and the `Received arguments` part are compared.
- * - `message_update` / `tool_execution_update`: Keel carries them as heartbeats, not as logged events.
+ * - `message_update` / `tool_execution_update`: Keel carries them as heartbeats, not as logged events;
+ * - the order within a run of consecutive `tool_execution_end` events of a parallel batch: both emit them in
+ *   completion order, which is a race (the results themselves follow in source order and are compared as they are).
  */
 import { randomUUID } from 'node:crypto';
 import { agentLoop } from '@earendil-works/pi-agent-core';
@@ -42,6 +44,25 @@ const tools: ToolDefinition[] = [
     description: 'Reports a failure without throwing.',
     parameters: { type: 'object', properties: {} },
     execute: async () => ({ content: [{ type: 'text', text: 'quota used up' }], details: { code: 7 }, isError: true }),
+  }),
+  defineTool({
+    name: 'finish',
+    label: 'finish',
+    description: 'Asks the loop to stop after this batch.',
+    parameters: { type: 'object', properties: {} },
+    execute: async () => ({ content: [{ type: 'text', text: 'finished' }], details: {}, terminate: true }),
+  }),
+  defineTool({
+    name: 'legacy',
+    label: 'legacy',
+    description: 'Takes { value }, accepts the old { text } through prepareArguments; runs the batch sequentially.',
+    executionMode: 'sequential',
+    parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+    prepareArguments: (args: unknown) => {
+      const a = args as { text?: unknown; value?: unknown };
+      return a && typeof a === 'object' && 'text' in a && !('value' in a) ? { value: a.text } : args;
+    },
+    execute: async (_id, args: { value: string }) => ({ content: [{ type: 'text', text: `legacy ${args.value}` }], details: {} }),
   }),
   defineTool({
     name: 'hard_fail',
@@ -79,6 +100,24 @@ const SCENARIOS: Record<string, Script> = {
   },
   'no-json-repair': {
     replies: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { value: 'x', opts: '{"a":1}' } }] }, { text: 'refused' }],
+  },
+  'length-cut': {
+    replies: [{ stopReason: 'length', toolCalls: [{ id: 'c1', name: 'echo', arguments: { value: 'cut' } }] }, { text: 'after length' }],
+  },
+  terminate: {
+    replies: [{ toolCalls: [{ id: 'c1', name: 'finish', arguments: {} }, { id: 'c2', name: 'finish', arguments: {} }] }],
+  },
+  sequential: {
+    replies: [
+      {
+        toolCalls: [
+          { id: 'c1', name: 'legacy', arguments: { text: 'old shape' } },
+          { id: 'c2', name: 'echo', arguments: { value: 'second' } },
+          { id: 'c3', name: 'legacy', arguments: { value: 1 } },
+        ],
+      },
+      { text: 'in order' },
+    ],
   },
   'tool-errors': {
     replies: [
@@ -142,13 +181,22 @@ function normalise(messages: Message[]): unknown[] {
     });
 }
 
-/** Event notation plus each tool end's error flag and result text. */
+/** Event notation plus each tool end's error flag and result text; runs of consecutive tool ends sorted. */
 function order(events: AgentEvent[]): unknown[] {
   const logged = events.filter((e) => (e as { type: string; message?: { role: string } }).message?.role !== 'system').map((e, i) => ({ ...e, seq: i + 1 }));
-  return notation(logged).map((n, i) => {
+  const lines = notation(logged).map((n, i) => {
     const e = logged[i];
     return e.type === 'tool_execution_end' ? `${n} isError=${e.isError} ${JSON.stringify(normalise([{ role: 'toolResult', content: e.result.content } as never])[0])}` : n;
   });
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; ) {
+    let j = i;
+    while (j < lines.length && lines[j].startsWith('TEE(')) j++;
+    if (j > i) out.push(...lines.slice(i, j).sort());
+    else out.push(lines[j++]);
+    i = j;
+  }
+  return out;
 }
 
 describe('differential: pi-agent-core 1.6.0 agentLoop vs agentWorkflow', () => {
