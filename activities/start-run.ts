@@ -1,7 +1,7 @@
 import { agentRunInputErrors } from '../common/validate-input.js';
 import type { StartRunInput, StartRunResult } from '../common/wire.js';
 import { providerFor } from './model/call-model.js';
-import type { ModelRegistry } from './model/provider.js';
+import type { ModelProvider, ModelRegistry } from './model/provider.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 
 /**
@@ -20,7 +20,7 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
     }
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
       const { provider, prefix, checkId } = providerFor(deps.models, input.model);
-      const problem = provider ? provider.checkModel?.(checkId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
+      const problem = provider ? checkModelSafely(provider, checkId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
       if (problem) errors.push(`model: ${problem}`);
     }
     const tools = names
@@ -37,4 +37,13 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
       });
     return { errors, tools, searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
   };
+}
+
+/** The provider's `checkModel` verdict; a `checkModel` that throws is a problem with the model, not a failed activity. */
+function checkModelSafely(provider: ModelProvider, id: string): string | undefined {
+  try {
+    return provider.checkModel?.(id);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }

@@ -5,6 +5,7 @@ import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
+import { cancelReasonErrors, incomingMessagesErrors } from '../common/validate-messages.js';
 import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from '../workflows/definitions.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
@@ -17,12 +18,40 @@ export class InvalidAgentInputError extends Error {
   }
 }
 
+/**
+ * Thrown by `followUp`, `steer` and `cancel` (and `start` with queued messages) before anything is sent when a signal
+ * argument is malformed; `errors` has one line per problem, e.g. `followUp.content.0: must be object`.
+ */
+export class InvalidSignalError extends Error {
+  constructor(
+    readonly signal: string,
+    readonly errors: string[],
+  ) {
+    super(`Invalid ${signal}: ${errors.join('; ')}`);
+    this.name = 'InvalidSignalError';
+  }
+}
+
+function checkMessages(signal: 'followUp' | 'steer', message: unknown): void {
+  const errors = incomingMessagesErrors(message, signal);
+  if (errors.length > 0) throw new InvalidSignalError(signal, errors);
+}
+
 export interface ConnectOptions {
   /** Default `$TEMPORAL_ADDRESS` or `localhost:7233`. */
   address?: string;
   namespace?: string;
   /** Default `keel`. */
   taskQueue?: string;
+}
+
+export interface StartOptions {
+  /** Default `keel-<uuid>`. */
+  workflowId?: string;
+  /** Follow-up messages queued at start (signal-with-start). */
+  followUp?: IncomingMessage | IncomingMessage[];
+  /** Steering messages queued at start (signal-with-start). */
+  steer?: IncomingMessage | IncomingMessage[];
 }
 
 /** Starts and finds Keel runs. */
@@ -37,17 +66,40 @@ export class AgentClient {
     return new AgentClient(new Client({ connection, namespace: opts.namespace ?? 'default' }), opts.taskQueue ?? 'keel');
   }
 
-  /** Validates the input (throws `InvalidAgentInputError` naming every bad field), then starts `agentWorkflow`. */
-  async start(input: AgentRunInput, opts: { workflowId?: string } = {}): Promise<AgentRunHandle> {
+  /**
+   * Validates the input (throws `InvalidAgentInputError` naming every bad field), then starts `agentWorkflow`.
+   *
+   * `followUp` or `steer` starts the run with those messages already queued (Temporal's signal-with-start: the start
+   * and the signal are one request, so the run sees the messages from its first step, as if they had been signalled at
+   * once). Messages are validated like `AgentRunHandle.followUp` (`InvalidSignalError`). Signal-with-start carries one
+   * signal, so give one of the two, not both. Unlike a plain start, a run with that `workflowId` that is already running
+   * is signalled instead of refused (Temporal's signal-with-start semantics; the server accepts no FAIL policy here).
+   */
+  async start(input: AgentRunInput, opts: StartOptions = {}): Promise<AgentRunHandle> {
     const errors = agentRunInputErrors(input);
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
-    const handle = await this.client.workflow.start(AGENT_WORKFLOW_TYPE, {
+    if (opts.followUp !== undefined && opts.steer !== undefined) {
+      throw new InvalidSignalError('start', ['followUp and steer: give one of them (signal-with-start carries one signal)']);
+    }
+    const queued = opts.followUp !== undefined ? ('followUp' as const) : opts.steer !== undefined ? ('steer' as const) : undefined;
+    const options = {
       taskQueue: this.taskQueue,
       workflowId: opts.workflowId ?? `keel-${crypto.randomUUID()}`,
       args: [input],
       staticSummary: summaryOf(input),
       staticDetails: detailsOf(input),
-    });
+    };
+    if (queued) {
+      const messages = queued === 'followUp' ? opts.followUp : opts.steer;
+      checkMessages(queued, messages);
+      const handle = await this.client.workflow.signalWithStart(AGENT_WORKFLOW_TYPE, {
+        ...options,
+        signal: queued === 'followUp' ? followUpSignal : steerSignal,
+        signalArgs: [messages as IncomingMessage[]],
+      });
+      return new AgentRunHandle(this.client.workflow.getHandle(handle.workflowId));
+    }
+    const handle = await this.client.workflow.start(AGENT_WORKFLOW_TYPE, options);
     return new AgentRunHandle(this.client.workflow.getHandle(handle.workflowId));
   }
 
@@ -69,13 +121,18 @@ export class AgentRunHandle {
     return this.workflow.workflowId;
   }
 
-  /** Queue a message for when the agent would stop; in a waiting session it starts a new agent run. */
-  followUp(message: IncomingMessage | IncomingMessage[]): Promise<void> {
+  /**
+   * Queue a message for when the agent would stop; in a waiting session it starts a new agent run. A malformed message
+   * (not a string or `{ role: 'user', content }` with text/image blocks) throws `InvalidSignalError` and is not sent.
+   */
+  async followUp(message: IncomingMessage | IncomingMessage[]): Promise<void> {
+    checkMessages('followUp', message);
     return this.workflow.signal(followUpSignal, message);
   }
 
-  /** Queue a message injected after the current tool batch. */
-  steer(message: IncomingMessage | IncomingMessage[]): Promise<void> {
+  /** Queue a message injected after the current tool batch. Validated as `followUp`. */
+  async steer(message: IncomingMessage | IncomingMessage[]): Promise<void> {
+    checkMessages('steer', message);
     return this.workflow.signal(steerSignal, message);
   }
 
@@ -84,8 +141,10 @@ export class AgentRunHandle {
     return this.workflow.signal(interruptSignal);
   }
 
-  /** Abort the current agent run and end the workflow as Canceled. */
-  cancel(reason?: string): Promise<void> {
+  /** Abort the current agent run and end the workflow as Canceled. A `reason` that is not a string throws `InvalidSignalError`. */
+  async cancel(reason?: string): Promise<void> {
+    const errors = cancelReasonErrors(reason);
+    if (errors.length > 0) throw new InvalidSignalError('cancel', errors);
     return this.workflow.signal(cancelSignal, reason);
   }
 

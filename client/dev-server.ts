@@ -7,6 +7,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
+import { devServerPids, killWithThisProcess } from './dev-server-lifeline.js';
 
 export { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 
@@ -41,6 +42,8 @@ export interface DevServer {
   uiUrl: string | undefined;
   /** Close the connections and stop the server (idempotent). */
   shutdown(): Promise<void>;
+  /** Pids of the server process (Linux); it is killed when this process dies, even by SIGKILL. */
+  serverPids: number[];
 }
 
 const IP = '127.0.0.1';
@@ -65,6 +68,9 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
       extraArgs: ['--output', 'none', ...(opts.extraArgs ?? [])],
     },
   });
+  // The server dies with this process, even when it is SIGKILLed (dev-server-lifeline.ts).
+  const serverPids = devServerPids();
+  const lifeline = killWithThisProcess(serverPids);
   const uiUrl = uiPort !== undefined ? `http://${IP}:${uiPort}` : undefined;
   log(
     `[keel] Temporal dev server up at ${env.address} in ${Date.now() - started} ms` +
@@ -75,8 +81,9 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     env,
     address: env.address,
     uiUrl,
+    serverPids,
     shutdown() {
-      stopping ??= env.teardown();
+      stopping ??= env.teardown().finally(() => lifeline.release());
       return stopping;
     },
   };

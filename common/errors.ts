@@ -12,6 +12,13 @@ export const lengthTruncated = (name: string): string =>
 export const toolInterrupted = (name: string): string =>
   `Tool ${name} was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.`;
 
+/**
+ * The result of a tool call whose id an earlier call of the same assistant message already uses (issue 10 item 7).
+ * Keel's own text (Pi has no rule for it): the later duplicates are not executed, so no two executions share an id.
+ */
+export const duplicateToolCallId = (id: string, name: string): string =>
+  `Tool call "${name}" was not executed: its id "${id}" is already used by an earlier tool call in this message. Give every tool call its own id.`;
+
 export const CANNOT_CONTINUE_EMPTY = 'Cannot continue: no messages in context';
 
 export const cannotContinueFrom = (role: string): string => `Cannot continue from message role: ${role}`;

@@ -28,6 +28,12 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: Record<string, unknown>;
+  /**
+   * pi-ai sets it when the model's arguments text was not a valid JSON object (e.g. the stream was cut off); `arguments`
+   * is then `{}` or a salvaged prefix. Such a call is never executed: it gets the error result
+   * `Invalid arguments for tool "<name>": <argumentsError>`.
+   */
+  argumentsError?: string;
   thoughtSignature?: string;
 }
 

@@ -72,6 +72,11 @@ export interface ToolCallRef {
   digest: number;
   toolCallId: string;
   toolName: string;
+  /**
+   * Position of the call among the message's tool calls (0-based). Activities look the call up by position (and check
+   * its id), so two calls with the same id cannot be mixed; absent (older workflows): the first call with the id.
+   */
+  callIndex?: number;
   metadata: Record<string, unknown>;
 }
 
@@ -80,15 +85,16 @@ export interface PrepareToolCallsInput {
   assistantIndex: number;
   /** Digest of transcript[0, assistantIndex + 1). */
   digest: number;
-  calls: { toolCallId: string; toolName: string }[];
+  /** `callIndex` as in {@link ToolCallRef}. */
+  calls: { toolCallId: string; toolName: string; callIndex?: number }[];
   metadata: Record<string, unknown>;
 }
 
 /** Preparation result of one call: an immediate error outcome, or runnable with its prepared arguments. */
 export type PreparedCall =
-  | { toolCallId: string; status: 'immediate'; outcome: ToolOutcome }
+  | { toolCallId: string; callIndex?: number; status: 'immediate'; outcome: ToolOutcome }
   /** `args` absent: the raw arguments of the call, unchanged. */
-  | { toolCallId: string; status: 'runnable'; args?: unknown };
+  | { toolCallId: string; callIndex?: number; status: 'runnable'; args?: unknown };
 
 export interface ExecuteToolCallInput extends ToolCallRef {
   /** Prepared arguments; absent when identical to the call's raw arguments. */

@@ -7,6 +7,8 @@ import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import type { TranscriptCache } from '../transcript.js';
+import { assistantMessageErrors } from '../../common/validate-messages.js';
+import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails, type ModelErrorType } from './classify-error.js';
 import type { ModelProvider, ModelRegistry } from './provider.js';
 
 export interface CallModelDeps {
@@ -85,6 +87,22 @@ function toolSummaries(tools: Map<string, ToolDefinition>, message: AssistantMes
 }
 
 /**
+ * Fails the attempt, non-retryably, when the provider's message is not a well-formed assistant message (e.g.
+ * `usage.cost.total` a string): the workflow would otherwise crash on it. Not normalised: wrong types are a provider
+ * bug that a retry repeats, and guessing numbers would make the run's usage silently wrong; the error names each field.
+ */
+function checkResponse(message: unknown): void {
+  const errors = assistantMessageErrors(message);
+  if (errors.length === 0) return;
+  throw ApplicationFailure.create({
+    message: `The model provider returned an invalid assistant message: ${errors.join('; ')}`,
+    type: 'ModelError.InvalidResponse' satisfies ModelErrorType,
+    nonRetryable: true,
+    details: [{ usage: emptyUsage() } satisfies ModelErrorDetails],
+  });
+}
+
+/**
  * Activity `callModel`: reads transcript[0, messageCount) by reference, applies `transformContext`, streams the
  * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only. The usage of
  * earlier failed attempts comes back as `failedAttemptsUsage` (or, when this attempt fails too, in the failure's
@@ -116,8 +134,11 @@ export function createCallModel(deps: CallModelDeps) {
         ctx.cancellationSignal,
         (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat),
       );
-    } catch (err) {
+      checkResponse(message);
+    } catch (thrown) {
       heartbeat.stop();
+      // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
+      const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown) : thrown;
       const { error, total } = withFailedUsage(err, prior);
       // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
       if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);

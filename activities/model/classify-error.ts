@@ -21,6 +21,7 @@
  * | stream broke after a 2xx, or no status and pi-ai calls it transient | ModelError.Network / .Timeout / .RateLimit / .Server | retryable |
  * | refusal / content filter stop              | ModelError.ContentFilter  | non-retryable             |
  * | anything else pi-ai does not call transient | ModelError.Unknown       | non-retryable             |
+ * | a thrown TypeError / ReferenceError / SyntaxError (not JSON.parse's) | ModelError.ProgrammingError | non-retryable |
  *
  * The failure's message is the provider's message (pi-ai's `errorMessage`), with any API key replaced by
  * `[REDACTED]`; its `details[0]` is a {@link ModelErrorDetails} that carries the failed attempt's `usage`.
@@ -46,6 +47,8 @@ export type ModelErrorType =
   | 'ModelError.ContextOverflow'
   | 'ModelError.ContentFilter'
   | 'ModelError.UnknownModel'
+  | 'ModelError.ProgrammingError'
+  | 'ModelError.InvalidResponse'
   | 'ModelError.Unknown';
 
 /** `details[0]` of every model failure. Plain JSON. */
@@ -84,9 +87,32 @@ export interface ClassifyInput {
 
 const CONTENT_FILTER_STOPS = new Set(['refusal', 'sensitive', 'content_filter', 'incomplete.content_filter']);
 
+/**
+ * Whether `error` is a bug in code (a provider's or a hook's) that fails the same way on every attempt: a `TypeError`,
+ * `ReferenceError`, or a `SyntaxError` other than `JSON.parse`'s (a malformed response may be transient).
+ */
+export function isProgrammingError(error: unknown): error is Error {
+  if (error instanceof TypeError || error instanceof ReferenceError) return true;
+  return error instanceof SyntaxError && !/\bat JSON\.parse\b/.test(error.stack ?? '');
+}
+
+/** The non-retryable failure for a programming error: type `ModelError.ProgrammingError`, message `<name>: <message>`. */
+export function programmingErrorFailure(error: Error, usage: Usage = emptyUsage()): ApplicationFailure {
+  const failure = ApplicationFailure.create({
+    message: `${error.name}: ${error.message}`,
+    type: 'ModelError.ProgrammingError' satisfies ModelErrorType,
+    nonRetryable: true,
+    cause: error,
+    details: [{ usage } satisfies ModelErrorDetails],
+  });
+  if (error.stack) failure.stack = error.stack;
+  return failure;
+}
+
 /** Builds the `ApplicationFailure` for a failed model attempt. Never throws. */
 export function classifyModelError(input: ClassifyInput): ApplicationFailure {
   if (input.error instanceof ApplicationFailure) return input.error;
+  if (isProgrammingError(input.error)) return programmingErrorFailure(input.error, input.message?.usage);
   const secrets = input.secrets ?? [];
   const message = input.message;
   const rawText = message?.errorMessage ?? errorText(input.error) ?? 'Model call failed';

@@ -13,6 +13,12 @@ export interface ScriptedToolCall {
   arguments: Record<string, unknown>;
   /** Default `call_<n>_<k>`: n = assistant messages so far + 1, k = position. */
   id?: string;
+  /**
+   * What pi-ai reports when the model's arguments text did not parse (e.g. the stream was cut off), such as
+   * `"Unexpected end of JSON input\n\nReceived arguments:\n{\"command\":\"ec"`. Set on the tool call as is; the call is then
+   * refused with `Invalid arguments for tool "<name>": <argumentsError>` instead of being executed.
+   */
+  argumentsError?: string;
 }
 
 export interface ScriptedReply {
@@ -28,7 +34,8 @@ export interface ScriptedReply {
   fail?: { message: string; type?: string; retryable?: boolean };
   /** Stream the text in chunks this many ms apart (abort-aware). */
   chunkDelayMs?: number;
-  usage?: Partial<Usage>;
+  /** Merged over zeros, `cost` too (`{ cost: { total: 0.5 } }` keeps the other cost fields 0). */
+  usage?: Partial<Omit<Usage, 'cost'>> & { cost?: Partial<Usage['cost']> };
 }
 
 export interface ScriptedRule extends ScriptedReply {
@@ -51,20 +58,32 @@ export function matchKey(messages: Message[]): string {
  * (relative to `baseDir`, default the worker's cwd).
  */
 export function scriptedModel(scripts: Record<string, Script> = {}, opts: { baseDir?: string } = {}): ModelProvider {
+  /** The script named `name`; a rules file that does not parse or has neither `rules` nor `replies` throws, naming it. */
   const load = (name: string): Script | undefined => {
     if (scripts[name]) return scripts[name];
     if (!name.endsWith('.json')) return undefined;
     const path = resolve(opts.baseDir ?? process.cwd(), name);
-    return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Script) : undefined;
+    return existsSync(path) ? readScriptFile(path) : undefined;
   };
   return {
     checkModel(modelId) {
-      if (load(modelId)) return undefined;
+      let script: Script | undefined;
+      try {
+        script = load(modelId);
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+      if (script) return undefined;
       const known = Object.keys(scripts);
       return `Unknown scripted model "scripted/${modelId}". Known: ${known.length ? known.map((k) => `scripted/${k}`).join(', ') : '(none)'}, or scripted/<path to rules .json>.`;
     },
     async stream(request, signal, onPartial) {
-      const script = load(request.modelId);
+      let script: Script | undefined;
+      try {
+        script = load(request.modelId);
+      } catch (error) {
+        throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), 'ModelError.Scripted');
+      }
       if (!script) throw ApplicationFailure.nonRetryable(`Unknown scripted model "scripted/${request.modelId}"`, 'ModelError.NotFound');
       const reply = pick(script, request);
       if (!reply) {
@@ -74,6 +93,21 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       return streamReply(reply, request, signal, onPartial);
     },
   };
+}
+
+/** A rules file: JSON holding `{ rules: [...] }` or `{ replies: [...] }`. Throws a message naming the file otherwise. */
+function readScriptFile(path: string): Script {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`Scripted rules file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const script = parsed as { rules?: unknown; replies?: unknown } | null;
+  if (!script || typeof script !== 'object' || (!Array.isArray(script.rules) && !Array.isArray(script.replies))) {
+    throw new Error(`Scripted rules file ${path} must hold {"rules": [...]} or {"replies": [...]}`);
+  }
+  return script as Script;
 }
 
 function pick(script: Script, request: ModelRequest): ScriptedReply | undefined {
@@ -91,7 +125,7 @@ async function streamReply(reply: ScriptedReply, request: ModelRequest, signal: 
     api: 'scripted',
     provider: 'scripted',
     model: request.modelId,
-    usage: { ...emptyUsage(), ...reply.usage },
+    usage: { ...emptyUsage(), ...reply.usage, cost: { ...emptyUsage().cost, ...reply.usage?.cost } },
     stopReason: reply.stopReason ?? (calls.length > 0 ? 'toolUse' : 'stop'),
     ...(reply.errorMessage ? { errorMessage: reply.errorMessage } : {}),
     timestamp: Date.now(),
@@ -107,7 +141,15 @@ async function streamReply(reply: ScriptedReply, request: ModelRequest, signal: 
       onPartial(structuredClone(message));
     }
   }
-  calls.forEach((c, k) => message.content.push({ type: 'toolCall', id: c.id ?? `call_${n}_${k + 1}`, name: c.name, arguments: c.arguments }));
+  calls.forEach((c, k) =>
+    message.content.push({
+      type: 'toolCall',
+      id: c.id ?? `call_${n}_${k + 1}`,
+      name: c.name,
+      arguments: c.arguments,
+      ...(c.argumentsError !== undefined ? { argumentsError: c.argumentsError } : {}),
+    }),
+  );
   return message;
 }
 

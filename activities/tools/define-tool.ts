@@ -9,6 +9,8 @@ export interface AgentToolResult<TDetails = unknown> {
   addedToolNames?: string[];
   /** Ask the loop not to call the model again after this batch (Pi's terminate rule: every result must ask). */
   terminate?: boolean;
+  /** `true` makes this an error result (`isError: true`) without throwing, as in Pi 1.6.0. */
+  isError?: boolean;
 }
 
 /** Progress callback. Each call becomes a `tool_execution_update` delivered through activity heartbeats. Calls after the tool settled are ignored. */
@@ -18,7 +20,10 @@ export type ToolUpdateCallback<TDetails = unknown> = (partial: AgentToolResult<T
 export interface ToolContext {
   workflowId: string;
   runId: string;
-  /** `<workflowId>/<toolCallId>`: identical on every attempt of this call; use it to make side effects idempotent. */
+  /**
+   * `<workflowId>/<toolCallId>`: identical on every attempt of this call; use it to make side effects idempotent. A call
+   * reusing the id of an earlier call in the same message gets `<workflowId>/<toolCallId>#<position>`.
+   */
   idempotencyKey: string;
   /** 1 on the first attempt. */
   attempt: number;

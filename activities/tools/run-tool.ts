@@ -23,11 +23,14 @@ export interface CallScope {
 
 export async function prepareCall(s: CallScope): Promise<Preparation> {
   const { tool, call, hooks, signal } = s;
+  // Pi: once aborted, no preparation and no hooks.
+  if (signal.aborted) return immediate(OPERATION_ABORTED);
   if (!tool) return immediate(toolNotFound(call.name));
   try {
     let raw: unknown = call.arguments;
     if (tool.prepareArguments) raw = tool.prepareArguments(raw);
-    const args = validateToolArguments(tool, { name: call.name, arguments: raw });
+    // A call whose arguments did not parse (`argumentsError`) is refused here, after prepareArguments (Pi's order).
+    const args = validateToolArguments(tool, { name: call.name, arguments: raw, argumentsError: call.argumentsError });
     if (hooks.beforeToolCall) {
       const verdict = await hooks.beforeToolCall({ assistantMessage: s.assistantMessage, toolCall: call, args, context: s.context }, signal);
       if (signal.aborted) return immediate(OPERATION_ABORTED);
@@ -48,6 +51,7 @@ export async function executeCall(s: CallScope & { tool: ToolDefinition }, args:
   let isError = false;
   try {
     result = (await tool.execute(call.id, args, signal, (partial) => settled || onUpdate(partial), s.context)) ?? {};
+    isError = result.isError === true;
   } catch (err) {
     if (signal.aborted) return errorOutcome(OPERATION_ABORTED);
     result = { content: [{ type: 'text', text: errorText(err) }], details: {} };

@@ -2,7 +2,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ToolHeartbeat } from '../../common/events.js';
-import { toolCallsOf, type AssistantMessage } from '../../common/messages.js';
+import { toolCallsOf, type AssistantMessage, type ToolCall } from '../../common/messages.js';
 import type { ExecuteToolCallInput, PreparedCall, PrepareToolCallsInput, RunToolCallResult, ToolCallRef, ToolOutcome } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -17,22 +17,51 @@ export interface ToolActivityDeps {
   transcript: TranscriptCache;
 }
 
+type PositionedScope = CallScope & { position: number };
+
+/**
+ * The position of the call: `callIndex` when given (its id must match), else the first call with the id (workflows
+ * that do not send positions). Undefined when there is no such call.
+ */
+export function locateCall(calls: readonly ToolCall[], toolCallId: string, callIndex: number | undefined): number | undefined {
+  if (callIndex === undefined) {
+    const first = calls.findIndex((c) => c.id === toolCallId);
+    return first === -1 ? undefined : first;
+  }
+  return Number.isInteger(callIndex) && calls[callIndex]?.id === toolCallId ? callIndex : undefined;
+}
+
+/**
+ * `<workflowId>/<toolCallId>`, identical on every attempt of the call. A call whose id an earlier call of the same
+ * message already uses gets `<workflowId>/<toolCallId>#<position>`, so two calls never share a key.
+ */
+export function idempotencyKey(workflowId: string, calls: readonly ToolCall[], position: number): string {
+  const id = calls[position].id;
+  const first = calls.findIndex((c) => c.id === id);
+  return first === position ? `${workflowId}/${id}` : `${workflowId}/${id}#${position}`;
+}
+
 export function createToolActivities(deps: ToolActivityDeps) {
-  async function scope(ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>, toolCallId: string): Promise<CallScope> {
+  async function scope(ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>, toolCallId: string, callIndex: number | undefined): Promise<PositionedScope> {
     const ctx = Context.current();
     const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex, ref.digest)) as AssistantMessage;
-    const call = assistant?.role === 'assistant' ? toolCallsOf(assistant).find((c) => c.id === toolCallId) : undefined;
-    if (!call) throw ApplicationFailure.nonRetryable(`Tool call ${toolCallId} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`, 'KeelInternal');
+    const calls = assistant?.role === 'assistant' ? toolCallsOf(assistant) : [];
+    const position = locateCall(calls, toolCallId, callIndex);
+    if (position === undefined) {
+      const at = callIndex === undefined ? '' : ` at position ${callIndex}`;
+      throw ApplicationFailure.nonRetryable(`Tool call ${toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`, 'KeelInternal');
+    }
     return {
-      tool: deps.tools.get(call.name),
-      call,
+      tool: deps.tools.get(calls[position].name),
+      call: calls[position],
+      position,
       assistantMessage: assistant,
       hooks: deps.hooks,
       signal: ctx.cancellationSignal,
       context: {
         workflowId: ref.run.workflowId,
         runId: ctx.info.workflowExecution?.runId ?? '',
-        idempotencyKey: `${ref.run.workflowId}/${toolCallId}`,
+        idempotencyKey: idempotencyKey(ref.run.workflowId, calls, position),
         attempt: ctx.info.attempt,
         metadata: ref.metadata,
       },
@@ -43,9 +72,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
    * The workflow appends results in source order right after the assistant message, so the k-th call's result lands at
    * assistantIndex + 1 + k (unless an abort cut the batch short, which the next digest check detects).
    */
-  function remember(ref: ToolCallRef, s: CallScope, outcome: ToolOutcome): void {
-    const k = toolCallsOf(s.assistantMessage).findIndex((c) => c.id === s.call.id);
-    deps.transcript.remember(ref.run, ref.assistantIndex + 1 + k, toolResultMessage(s.call, outcome));
+  function remember(ref: ToolCallRef, s: PositionedScope, outcome: ToolOutcome): void {
+    deps.transcript.remember(ref.run, ref.assistantIndex + 1 + s.position, toolResultMessage(s.call, outcome));
   }
 
   /** Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details. */
@@ -67,11 +95,12 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedCall[]> {
       return heartbeating(async () => {
         const out: PreparedCall[] = [];
-        for (const { toolCallId } of input.calls) {
-          const s = await scope(input, toolCallId);
+        for (const { toolCallId, callIndex } of input.calls) {
+          const s = await scope(input, toolCallId, callIndex);
           const p = await prepareCall(s);
           const unchanged = p.status === 'runnable' && JSON.stringify(p.args) === JSON.stringify(s.call.arguments);
-          out.push(p.status === 'immediate' ? { toolCallId, ...p } : { toolCallId, status: 'runnable', ...(unchanged ? {} : { args: p.args }) });
+          const id = { toolCallId, ...(callIndex !== undefined ? { callIndex } : {}) };
+          out.push(p.status === 'immediate' ? { ...id, ...p } : { ...id, status: 'runnable', ...(unchanged ? {} : { args: p.args }) });
           if (s.signal.aborted) break;
         }
         return out;
@@ -81,7 +110,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     /** Executes one prepared call and finalises it (afterToolCall). */
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
       return heartbeating(async (progress) => {
-        const s = await scope(input, input.toolCallId);
+        const s = await scope(input, input.toolCallId, input.callIndex);
         const outcome = await executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
         remember(input, s, outcome);
         return outcome;
@@ -91,7 +120,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     /** Prepare, execute and finalise one call in a single activity (sequential batches, single calls). */
     async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
       return heartbeating(async (progress) => {
-        const s = await scope(input, input.toolCallId);
+        const s = await scope(input, input.toolCallId, input.callIndex);
         const p = await prepareCall(s);
         const result = p.status === 'immediate' ? { prepared: 'immediate' as const, outcome: p.outcome } : { prepared: 'executed' as const, outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)) };
         remember(input, s, result.outcome);

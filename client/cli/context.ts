@@ -3,7 +3,7 @@
  * exit codes, the Temporal UI link, and output helpers (`--json`).
  */
 import { connect as tcpConnect } from 'node:net';
-import { Client, Connection, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import { AgentClient, InvalidAgentInputError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
@@ -126,6 +126,7 @@ export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliE
   if (err instanceof CliError) return err;
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
   if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);
+  if (err instanceof WorkflowExecutionAlreadyStartedError) return usageError(`A run with id ${err.workflowId} already exists; pick another --id.`);
   if (isGrpcServiceError(err) || (err as { code?: unknown })?.code !== undefined) {
     const code = (err as { code?: number }).code;
     // 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED (connection level)

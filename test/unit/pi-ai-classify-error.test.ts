@@ -1,7 +1,7 @@
 /** `classifyModelError` and its helpers, without HTTP: the mapping table of spec §4.2. */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { classifyModelError, redactSecrets, retryAfterMs, type ModelErrorDetails } from '../../activities/model/classify-error.js';
+import { classifyModelError, isProgrammingError, redactSecrets, retryAfterMs, type ModelErrorDetails } from '../../activities/model/classify-error.js';
 import type { AssistantMessage, Usage } from '../../common/messages.js';
 
 const USAGE: Usage = {
@@ -169,5 +169,26 @@ describe('retryAfterMs', () => {
 describe('redactSecrets', () => {
   it('replaces every occurrence and ignores short values', () => {
     expect(redactSecrets('a sk-12345678 b sk-12345678', ['sk-12345678', 'abc'])).toBe('a [REDACTED] b [REDACTED]');
+  });
+});
+
+describe('programming errors are not retried', () => {
+  it('TypeError, ReferenceError and a code SyntaxError are; JSON.parse\'s SyntaxError (a malformed response) and plain Errors are not', () => {
+    let jsonError: unknown;
+    try {
+      JSON.parse('{"cut');
+    } catch (error) {
+      jsonError = error;
+    }
+    const codeSyntax = new SyntaxError('Invalid regular expression: /(/: Unterminated group');
+    expect([new TypeError('x is not a function'), new ReferenceError('y is not defined'), codeSyntax, jsonError, new Error('ECONNRESET')].map(isProgrammingError)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
+    const f = classifyModelError({ error: new TypeError("Cannot read properties of undefined (reading 'x')") });
+    expect([f.type, f.nonRetryable, f.message]).toEqual(['ModelError.ProgrammingError', true, "TypeError: Cannot read properties of undefined (reading 'x')"]);
   });
 });

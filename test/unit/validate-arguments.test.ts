@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatValidationErrors, validateToolArguments } from '../../activities/tools/validate-arguments.js';
 import type { ValidatableTool } from '../../activities/tools/validate-arguments.js';
+import { validateToolArguments as piValidate } from '@earendil-works/pi-ai';
 
 type Schema = Record<string, unknown>;
 
@@ -168,14 +169,14 @@ describe('ajv messages and de-duplication', () => {
         i: { type: 'integer' },
         b: { type: 'boolean' },
         o: { type: 'object' },
-        arr: { type: 'array' },
+        arr: { type: 'array', items: { type: 'number' } },
         s: { type: 'string', minLength: 3 },
         c: { const: 'x' },
         e: { enum: ['a', 'b'] },
         u: { anyOf: [{ type: 'number' }, { type: 'null' }] },
       },
     };
-    const args = { n: 'abc', i: 1.5, b: 'yes', o: 'nope', arr: 'nope', s: 'ab', c: 'y', e: 'z', u: 'q' };
+    const args = { n: 'abc', i: 'x', b: 'yes', o: 'nope', arr: 'nope', s: 'ab', c: 'y', e: 'z', u: 'q' };
     expect(failure(schema, args)).toBe(
       expected(
         'echo',
@@ -184,7 +185,7 @@ describe('ajv messages and de-duplication', () => {
           '  - i: must be integer',
           '  - b: must be boolean',
           '  - o: must be object',
-          '  - arr: must be array',
+          '  - arr.0: must be number', // a single value becomes a one-item array (Pi 1.6.0)
           '  - s: must NOT have fewer than 3 characters',
           '  - c: must be equal to constant',
           '  - e: must be equal to one of the allowed values',
@@ -204,269 +205,139 @@ describe('ajv messages and de-duplication', () => {
   });
 });
 
-describe('coercion: number', () => {
-  it('coerces "42" → 42, true → 1, false → 0, null → 0, " 42 " → 42, "1e3" → 1000', () => {
-    expect(coerceValue({ type: 'number' }, '42')).toBe(42);
-    expect(coerceValue({ type: 'number' }, true)).toBe(1);
-    expect(coerceValue({ type: 'number' }, false)).toBe(0);
-    expect(coerceValue({ type: 'number' }, null)).toBe(0);
-    expect(coerceValue({ type: 'number' }, ' 42 ')).toBe(42);
-    expect(coerceValue({ type: 'number' }, '1e3')).toBe(1000);
-  });
-
-  it('leaves blank and non-numeric strings alone (they fail)', () => {
-    expect(failure(wrapped({ type: 'number' }), { value: '' })).toBe(expected('echo', ['  - value: must be number'], { value: '' }));
-    expect(failure(wrapped({ type: 'number' }), { value: 'abc' })).toBe(expected('echo', ['  - value: must be number'], { value: 'abc' }));
-  });
-});
-
-describe('coercion: integer', () => {
-  it('coerces "42" → 42, true → 1, null → 0', () => {
-    expect(coerceValue({ type: 'integer' }, '42')).toBe(42);
-    expect(coerceValue({ type: 'integer' }, true)).toBe(1);
-    expect(coerceValue({ type: 'integer' }, null)).toBe(0);
-  });
-
-  it('fails for "42.1" and 42.1', () => {
-    expect(failure(wrapped({ type: 'integer' }), { value: '42.1' })).toBe(expected('echo', ['  - value: must be integer'], { value: '42.1' }));
-    expect(failure(wrapped({ type: 'integer' }), { value: 42.1 })).toBe(expected('echo', ['  - value: must be integer'], { value: 42.1 }));
-  });
-});
-
-describe('coercion: boolean', () => {
-  it('coerces "true"/"false"/1/0 and null → false', () => {
-    expect(coerceValue({ type: 'boolean' }, 'true')).toBe(true);
-    expect(coerceValue({ type: 'boolean' }, 'false')).toBe(false);
-    expect(coerceValue({ type: 'boolean' }, 1)).toBe(true);
-    expect(coerceValue({ type: 'boolean' }, 0)).toBe(false);
-    expect(coerceValue({ type: 'boolean' }, null)).toBe(false);
-  });
-
-  it('fails for "1", "0", "TRUE" and 2', () => {
-    for (const value of ['1', '0', 'TRUE', 2]) {
-      expect(failure(wrapped({ type: 'boolean' }), { value })).toBe(expected('echo', ['  - value: must be boolean'], { value }));
-    }
-  });
-});
-
-describe('coercion: string', () => {
-  it('coerces null → "", true → "true", 42 → "42"', () => {
-    expect(coerceValue({ type: 'string' }, null)).toBe('');
-    expect(coerceValue({ type: 'string' }, true)).toBe('true');
-    expect(coerceValue({ type: 'string' }, 42)).toBe('42');
-  });
-
-  it('does not stringify objects or arrays', () => {
-    expect(failure(wrapped({ type: 'string' }), { value: { a: 1 } })).toBe(expected('echo', ['  - value: must be string'], { value: { a: 1 } }));
-    expect(failure(wrapped({ type: 'string' }), { value: [1] })).toBe(expected('echo', ['  - value: must be string'], { value: [1] }));
-  });
-});
-
-describe('coercion: null', () => {
-  it('coerces "" / 0 / false → null', () => {
-    expect(coerceValue({ type: 'null' }, '')).toBeNull();
-    expect(coerceValue({ type: 'null' }, 0)).toBeNull();
-    expect(coerceValue({ type: 'null' }, false)).toBeNull();
-  });
-
-  it('fails for the string "null"', () => {
-    expect(failure(wrapped({ type: 'null' }), { value: 'null' })).toBe(expected('echo', ['  - value: must be null'], { value: 'null' }));
-  });
-});
-
-describe('coercion: type lists', () => {
-  it('keeps a value that already matches one listed type (["number","string"] with "1" stays "1")', () => {
-    expect(coerceValue({ type: ['number', 'string'] }, '1')).toBe('1');
-  });
-
-  it('takes the first listed type whose coercion changes the value (["boolean","number"] with "1" → 1)', () => {
-    expect(coerceValue({ type: ['boolean', 'number'] }, '1')).toBe(1);
-    expect(coerceValue({ type: ['boolean', 'number'] }, 'true')).toBe(true);
-  });
-
-  it('accepts null for type ["array","null"] with items', () => {
-    expect(coerceValue({ type: ['array', 'null'], items: { type: 'string' } }, null)).toBeNull();
-  });
-
-  it('reports ajv\'s list message when nothing coerces', () => {
-    expect(failure(wrapped({ type: ['number', 'boolean'] }), { value: 'x' })).toBe(
-      expected('echo', ['  - value: must be number,boolean'], { value: 'x' }),
-    );
-  });
-});
-
-describe('coercion: unions (anyOf / oneOf)', () => {
-  it('keeps a valid null in nullable unions', () => {
-    expect(coerceValue({ anyOf: [{ type: 'number' }, { type: 'null' }] }, null)).toBeNull();
-    expect(coerceValue({ oneOf: [{ type: 'number' }, { type: 'null' }] }, null)).toBeNull();
-  });
-
-  it('coerces into the first member a coerced copy validates (anyOf[number,null] with "42" → 42)', () => {
-    expect(coerceValue({ anyOf: [{ type: 'number' }, { type: 'null' }] }, '42')).toBe(42);
-  });
-
-  it('keeps a value that validates some member unchanged', () => {
-    expect(coerceValue({ anyOf: [{ type: 'number' }, { type: 'string' }] }, '42')).toBe('42');
-  });
-
-  it('leaves the value alone when no member accepts a coerced copy', () => {
-    const args = { value: { a: 1 } };
-    expect(failure(wrapped({ anyOf: [{ type: 'number' }, { type: 'null' }] }), args)).toBe(
-      expected('echo', ['  - value: must be number', '  - value: must be null', '  - value: must match a schema in anyOf'], args),
-    );
-  });
-
-  it('coerces nested properties only through a member that then validates', () => {
-    const schema = {
+/**
+ * The coercion rules are pi-ai 1.6.0's (pi-schema's three passes). Each case runs through Keel's validator and through
+ * pi-ai's own `validateToolArguments`: the same value comes back when Pi accepts it, and both refuse when Pi refuses.
+ */
+const CASES: [string, Schema, unknown][] = [
+  ['number from strings, booleans, null', { type: 'number' }, '42'],
+  ['number from true', { type: 'number' }, true],
+  ['number from null', { type: 'number' }, null],
+  ['number from padded string', { type: 'number' }, ' 42 '],
+  ['number from exponent', { type: 'number' }, '1e3'],
+  ['number from "true"', { type: 'number' }, 'true'],
+  ['number from blank', { type: 'number' }, ''],
+  ['number from text', { type: 'number' }, 'abc'],
+  ['integer from "42"', { type: 'integer' }, '42'],
+  ['integer truncates "3.5"', { type: 'integer' }, '3.5'],
+  ['integer truncates 42.1', { type: 'integer' }, 42.1],
+  ['integer from null', { type: 'integer' }, null],
+  ['boolean from "true"', { type: 'boolean' }, 'true'],
+  ['boolean from "1"', { type: 'boolean' }, '1'],
+  ['boolean from "TRUE"', { type: 'boolean' }, 'TRUE'],
+  ['boolean from 0', { type: 'boolean' }, 0],
+  ['boolean from 2', { type: 'boolean' }, 2],
+  ['boolean from null', { type: 'boolean' }, null],
+  ['string from null is "null"', { type: 'string' }, null],
+  ['string from 42', { type: 'string' }, 42],
+  ['string from an object', { type: 'string' }, { a: 1 }],
+  ['string from an array', { type: 'string' }, [1]],
+  ['null from ""', { type: 'null' }, ''],
+  ['null from "null"', { type: 'null' }, 'null'],
+  ['null from 1', { type: 'null' }, 1],
+  ['type list keeps a match', { type: ['number', 'string'] }, '1'],
+  ['type list takes the first change', { type: ['boolean', 'number'] }, '1'],
+  ['type list with null', { type: ['array', 'null'], items: { type: 'string' } }, null],
+  ['type list nothing coerces', { type: ['number', 'boolean'] }, 'x'],
+  ['anyOf keeps null', { anyOf: [{ type: 'number' }, { type: 'null' }] }, null],
+  ['anyOf coerces into a member', { anyOf: [{ type: 'number' }, { type: 'null' }] }, '42'],
+  ['anyOf keeps a valid member', { anyOf: [{ type: 'number' }, { type: 'string' }] }, '42'],
+  ['anyOf nothing fits', { anyOf: [{ type: 'number' }, { type: 'null' }] }, { a: 1 }],
+  ['oneOf coerces', { oneOf: [{ type: 'integer' }, { type: 'boolean' }] }, 'true'],
+  [
+    'discriminated union',
+    {
       anyOf: [
         { type: 'object', properties: { kind: { const: 'a' }, n: { type: 'number' } }, required: ['kind'] },
         { type: 'object', properties: { kind: { const: 'b' }, flag: { type: 'boolean' } }, required: ['kind'] },
       ],
-    };
-    expect(coerceValue(schema, { kind: 'b', flag: 'true' })).toEqual({ kind: 'b', flag: true });
-  });
-});
-
-describe('coercion: allOf, additionalProperties and items', () => {
-  it('applies every allOf member', () => {
-    const schema = { allOf: [{ type: 'object', properties: { a: { type: 'number' } } }, { type: 'object', properties: { b: { type: 'boolean' } } }] };
-    expect(coerceValue(schema, { a: '1', b: 'false' })).toEqual({ a: 1, b: false });
-  });
-
-  it('coerces undeclared keys through an additionalProperties schema', () => {
-    const schema = { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'integer' } };
-    expect(coerceValue(schema, { a: 1, x: '2', y: '3' })).toEqual({ a: '1', x: 2, y: 3 });
-  });
-
-  it('coerces array items (single schema and positional tuple)', () => {
-    expect(coerceValue({ type: 'array', items: { type: 'number' } }, ['1', true, null])).toEqual([1, 1, 0]);
-    expect(coerceValue({ type: 'array', items: [{ type: 'number' }, { type: 'boolean' }] }, ['1', 'true', 'x'])).toEqual([1, true, 'x']);
-  });
-
-  it('only touches declared properties that are present, and keeps extra properties', () => {
-    const schema = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'string' } } };
-    expect(run(schema, { a: '5', extra: '7' })).toEqual({ a: 5, extra: '7' });
-  });
-
-  it('follows local $ref definitions', () => {
-    const schema = {
+    },
+    { kind: 'b', flag: 'true' },
+  ],
+  ['allOf', { allOf: [{ type: 'object', properties: { a: { type: 'number' } } }, { type: 'object', properties: { b: { type: 'boolean' } } }] }, { a: '1', b: 'false' }],
+  ['additionalProperties', { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'integer' } }, { a: 1, x: '2', y: '3' }],
+  ['patternProperties', { type: 'object', patternProperties: { '^n_': { type: 'number' } } }, { n_a: '1', other: '2' }],
+  ['items', { type: 'array', items: { type: 'number' } }, ['1', true, null]],
+  ['tuple items', { type: 'array', items: [{ type: 'number' }, { type: 'boolean' }] }, ['1', 'true', 'x']],
+  ['a single value becomes a one-item array', { type: 'array', items: { type: 'number' } }, '5'],
+  ['a tuple never wraps', { type: 'array', items: [{ type: 'number' }] }, '5'],
+  ['const from a number', { const: '1' }, 1],
+  ['enum from a number', { enum: ['1', '2'] }, 2],
+  ['enum no match', { enum: ['a', 'b'] }, 'z'],
+  ['no JSON-string repair of an object', { type: 'object', properties: { inline: { type: 'string' } } }, '{"inline":"x"}'],
+  ['no JSON-string repair of an array', { type: 'array', items: { type: 'integer' } }, '[1, 2]'],
+  ['object or string keeps the JSON text', { anyOf: [{ type: 'object', properties: { inline: { type: 'string' } }, required: ['inline'] }, { type: 'string' }] }, '{"inline":"x"}'],
+  ['optional null dropped', { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] }, { a: 'x', b: null }],
+  ['required null converted', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { a: null }],
+  ['optional nullable null kept', { type: 'object', properties: { b: { type: ['number', 'null'] } } }, { b: null }],
+  ['nested optional null dropped', { type: 'object', properties: { o: { type: 'object', properties: { z: { type: 'boolean' } } } } }, { o: { z: null } }],
+  [
+    'local $ref definitions',
+    {
       type: 'object',
       $defs: { Node: { type: 'object', properties: { v: { type: 'integer' }, kids: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
       properties: { root: { $ref: '#/$defs/Node' } },
-    };
-    expect(run(schema, { root: { v: '1', kids: [{ v: '2', kids: [{ v: '3' }] }] } })).toEqual({
-      root: { v: 1, kids: [{ v: 2, kids: [{ v: 3 }] }] },
+    },
+    { root: { v: '1', kids: [{ v: '2', kids: [{ v: '3' }] }] } },
+  ],
+  ['$ref optional null is not dropped', { type: 'object', $defs: { N: { type: 'number' } }, properties: { n: { $ref: '#/$defs/N' } } }, { n: null }],
+];
+
+describe('coercion: the rules of pi-ai 1.6.0 (differential against its validateToolArguments)', () => {
+  for (const [title, schema, value] of CASES) {
+    it(title, () => {
+      // a schema with its own definitions is the whole parameters schema (its `#/$defs` refs are rooted there)
+      const whole = '$defs' in schema;
+      const parameters = whole ? schema : wrapped(schema);
+      const args = whole ? value : { value };
+      let pi: { ok: true; value: unknown } | { ok: false };
+      try {
+        pi = { ok: true, value: piValidate({ name: 'echo', description: '', parameters } as never, { type: 'toolCall', id: 'c', name: 'echo', arguments: args as never }) };
+      } catch {
+        pi = { ok: false };
+      }
+      if (pi.ok) expect(run(parameters, args)).toEqual(pi.value);
+      else expect(() => run(parameters, args)).toThrow(/^Validation failed for tool "echo":\n/);
     });
-  });
-});
+  }
 
-describe('coercion: JSON-string repair', () => {
-  const inlineObject = (): Schema => ({
-    type: 'object',
-    properties: { inline: { type: 'string' }, version: { type: 'integer' } },
-    required: ['inline'],
-    additionalProperties: false,
+  it('a JSON string is not parsed: ajv\'s message for the object', () => {
+    const args = { value: '{"inline":"x"}' };
+    expect(failure(wrapped({ type: 'object', properties: { inline: { type: 'string' } } }), args)).toBe(expected('echo', ['  - value: must be object'], args));
   });
 
-  it('parses a JSON object string for an object-typed property and coerces inside it', () => {
-    expect(coerceValue(inlineObject(), '{"inline":"echo hi","version":"2"}')).toEqual({ inline: 'echo hi', version: 2 });
-  });
-
-  it('parses a JSON array string for an array-typed property (integer items)', () => {
-    expect(coerceValue({ type: 'array', items: { type: 'integer' } }, '["1", 2]')).toEqual([1, 2]);
-  });
-
-  it('tolerates surrounding whitespace', () => {
-    expect(coerceValue({ type: 'array', items: { type: 'integer' } }, '  [1, 2]\n')).toEqual([1, 2]);
-  });
-
-  it('rejects non-JSON text for an object with `must be object`', () => {
-    const args = { value: '\n<parameter name="inline">cd /repo\necho hi' };
-    const schema = wrapped({ type: 'object', properties: { inline: { type: 'string' } }, additionalProperties: false });
-    expect(failure(schema, args)).toBe(expected('echo', ['  - value: must be object'], args));
-  });
-
-  it('rejects JSON that does not validate the object schema', () => {
-    const args = { value: '{"weird":true}' };
-    expect(failure(wrapped(inlineObject()), args)).toBe(expected('echo', ['  - value: must be object'], args));
-  });
-
-  it('does not parse JSON of the wrong kind (array text for an object)', () => {
-    const args = { value: '[1]' };
-    expect(failure(wrapped({ type: 'object' }), args)).toBe(expected('echo', ['  - value: must be object'], args));
-  });
-
-  it('does not parse when the type also allows string', () => {
-    expect(coerceValue({ type: ['object', 'string'] }, '{"a":1}')).toBe('{"a":1}');
-  });
-
-  it('repairs top-level arguments given as a JSON object string', () => {
-    expect(run({ type: 'object', properties: { n: { type: 'number' } } }, '{"n":"3"}')).toEqual({ n: 3 });
-  });
-});
-
-describe('coercion: union of an object member and a string member', () => {
-  const unionSchema = (): Schema => ({
-    anyOf: [
-      { type: 'object', properties: { inline: { type: 'string' } }, required: ['inline'], additionalProperties: false },
-      { type: 'string' },
-    ],
-  });
-
-  it('prefers the object when the JSON text validates it', () => {
-    expect(coerceValue(unionSchema(), '{"inline":"echo hi"}')).toEqual({ inline: 'echo hi' });
-  });
-
-  it('keeps plain text as the string member', () => {
-    expect(coerceValue(unionSchema(), 'just a plain command')).toBe('just a plain command');
-  });
-
-  it('keeps non-matching JSON as the string member', () => {
-    expect(coerceValue(unionSchema(), '{"weird":true}')).toBe('{"weird":true}');
-  });
-
-  it('repairs through a $ref member', () => {
-    const schema = {
-      type: 'object',
-      $defs: { Script: { type: 'object', properties: { inline: { type: 'string' } }, required: ['inline'], additionalProperties: false } },
-      properties: { script: { anyOf: [{ $ref: '#/$defs/Script' }, { type: 'string' }] } },
-    };
-    expect(run(schema, { script: '{"inline":"x"}' })).toEqual({ script: { inline: 'x' } });
-    expect(run(schema, { script: 'plain' })).toEqual({ script: 'plain' });
-  });
-});
-
-describe('quirk 9a: non-object top-level arguments', () => {
-  it('returns the coerced value when it validates', () => {
-    expect(run({ type: 'number' }, '42')).toBe(42);
-  });
-
-  it('returns the uncoerced value without throwing when the coerced value does not validate', () => {
-    expect(run({ type: 'integer', minimum: 100 }, '42')).toBe('42');
-  });
-
-  it('throws as usual when the walk does not change the value', () => {
+  it('top-level arguments that are not an object fail (no quirk: the coerced value must validate)', () => {
     expect(failure({ type: 'object' }, 'hello')).toBe(expected('echo', ['  - root: must be object'], 'hello'));
-    expect(failure({ type: 'object' }, null)).toBe(expected('echo', ['  - root: must be object'], null));
+    expect(failure({ type: 'integer', minimum: 100 }, '42')).toBe(expected('echo', ['  - root: must be >= 100'], '42'));
+  });
+
+  it('an optional null is dropped from the returned arguments', () => {
+    expect(run({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] }, { a: 'x', b: null })).toEqual({ a: 'x' });
+  });
+});
+
+describe('argumentsError', () => {
+  it('refuses the call with Pi\'s text before looking at the schema', () => {
+    const argumentsError = 'Unterminated string in JSON at position 12\n\nReceived arguments:\n{"command":"ec';
+    const call = { name: 'echo', arguments: { command: 'ec' }, argumentsError };
+    expect(() => validateToolArguments({ name: 'echo', parameters: echoSchema() }, call)).toThrow(new Error(`Invalid arguments for tool "echo": ${argumentsError}`));
   });
 });
 
 describe('immutability', () => {
-  it('never mutates the call arguments and returns a copy', () => {
-    const args = { value: { inline: 'x', version: '2' }, list: ['1', '2'], json: '{"a":"1"}' };
+  it('never modifies the call arguments', () => {
+    const args = { value: { inline: 'x', version: '2' }, list: ['1', '2'], gone: null };
     const snapshot = structuredClone(args);
     const schema = {
       type: 'object',
       properties: {
         value: { type: 'object', properties: { inline: { type: 'string' }, version: { type: 'integer' } } },
         list: { type: 'array', items: { type: 'number' } },
-        json: { type: 'object', properties: { a: { type: 'number' } } },
+        gone: { type: 'string' },
       },
     };
-    const result = run(schema, args);
-    expect(result).toEqual({ value: { inline: 'x', version: 2 }, list: [1, 2], json: { a: 1 } });
+    expect(run(schema, args)).toEqual({ value: { inline: 'x', version: 2 }, list: [1, 2] });
     expect(args).toEqual(snapshot);
-    expect(result).not.toBe(args);
   });
 
   it('returns a copy even when nothing was coerced', () => {
@@ -505,7 +376,7 @@ describe('schema compilation', () => {
       parameters: { type: 'object', properties: { v: { anyOf: [{ type: 'number' }, { type: 'null' }] }, unique3: {} } },
     };
     for (let i = 0; i < 3; i++) expect(validateToolArguments(tool, { name: 'union', arguments: { v: '7' } })).toEqual({ v: 7 });
-    expect(compile).toHaveBeenCalledTimes(3); // root + the two members
+    expect(compile).toHaveBeenCalledTimes(4); // root, the union and its two members
   });
 
   it('throws a clear error for a schema ajv cannot compile, every time, without recompiling', () => {

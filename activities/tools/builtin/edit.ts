@@ -6,6 +6,7 @@ import { throwIfAborted } from './abort.js';
 import { computeEdits, type Edit, generateDiffString, generatePatch } from './edit-diff.js';
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
+import { readConfined, writeConfined } from './confined-io.js';
 
 export interface EditArgs {
   path: string;
@@ -31,6 +32,18 @@ export const localEditOperations: EditOperations = {
   readFile: (p) => readFile(p),
   writeFile: (p, content) => writeFile(p, content, 'utf-8'),
 };
+
+/**
+ * The default: local files, each read and write checked on the file actually opened (`confined-io.ts`); `given` is the
+ * model's path, for the outside-the-workspace error.
+ */
+export function confinedEditOperations(workspace: Workspace, given: string): EditOperations {
+  return {
+    access: localEditOperations.access,
+    readFile: (p) => readConfined(workspace, p, given),
+    writeFile: (p, content) => writeConfined(workspace, p, given, content),
+  };
+}
 
 export interface EditToolOptions {
   workspace: Workspace;
@@ -105,7 +118,6 @@ function toText(content: string | Buffer): string {
 
 export function createEditTool(options: EditToolOptions): ToolDefinition<EditArgs, EditToolDetails> {
   const { workspace } = options;
-  const ops = options.operations ?? localEditOperations;
   return defineTool<EditArgs, EditToolDetails>({
     name: 'edit',
     label: 'edit',
@@ -121,6 +133,7 @@ export function createEditTool(options: EditToolOptions): ToolDefinition<EditArg
     async execute(_toolCallId, { path, edits }, signal) {
       throwIfAborted(signal);
       checkEditsPresent(edits);
+      const ops = options.operations ?? confinedEditOperations(workspace, path);
       const absolutePath = await workspace.resolve(path);
       const key = await realResolve(absolutePath).catch(() => absolutePath);
       return withFileMutationQueue(key, async () => {
@@ -155,7 +168,7 @@ export async function computeEditsDiff(
   edits: Edit[],
   options: { workspace: Workspace; operations?: EditOperations },
 ): Promise<EditPreview> {
-  const ops = options.operations ?? localEditOperations;
+  const ops = options.operations ?? confinedEditOperations(options.workspace, path);
   try {
     checkEditsPresent(edits);
     const absolutePath = await options.workspace.resolve(path);

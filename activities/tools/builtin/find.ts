@@ -11,6 +11,7 @@ import { abortedError, throwIfAborted } from './abort.js';
 import type { Workspace } from './paths.js';
 import { type ExternalSearch, fdInfo, findExecutable, findGitRoot, globToRegExp, walk } from './search-common.js';
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
+import { toolEnvironment } from './tool-env.js';
 
 export interface FindArgs {
   pattern: string;
@@ -49,7 +50,7 @@ function effectivePattern(pattern: string): { pattern: string; fullPath: boolean
 
 function runFd(fdPath: string, args: string[], signal?: AbortSignal): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(fdPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(fdPath, args, { stdio: ['ignore', 'pipe', 'pipe'] , env: toolEnvironment() });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let aborted = false;

@@ -12,6 +12,7 @@ import { abortedError, throwIfAborted } from './abort.js';
 import type { Workspace } from './paths.js';
 import { escapeRegExp, type ExternalSearch, findExecutable, walk } from './search-common.js';
 import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, type TruncationResult, truncateHead, truncateLine } from './truncate.js';
+import { toolEnvironment } from './tool-env.js';
 
 export interface GrepArgs {
   pattern: string;
@@ -80,7 +81,7 @@ async function searchWithRipgrep(rgPath: string, req: SearchRequest): Promise<Se
   args.push('--', req.pattern, req.searchPath);
 
   return new Promise<SearchResult>((resolve, reject) => {
-    const child = spawn(rgPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(rgPath, args, { stdio: ['ignore', 'pipe', 'pipe'] , env: toolEnvironment() });
     const rl = createInterface({ input: child.stdout });
     const matches: MatchRef[] = [];
     let stderr = '';

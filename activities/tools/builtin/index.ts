@@ -12,6 +12,7 @@ import { createLsTool } from './ls.js';
 import { Workspace } from './paths.js';
 import { createReadTool } from './read.js';
 import { createWriteTool } from './write.js';
+import type { ToolEnvOptions } from './tool-env.js';
 
 export interface BuiltinToolsOptions {
   /** Workspace root: relative paths resolve against it, bash runs in it, and file tools may not leave it. */
@@ -20,6 +21,11 @@ export interface BuiltinToolsOptions {
   allowedRoots?: string[];
   /** grep/find: `true` requires rg/fd, `false` forces the pure-Node search, default uses them when on PATH. */
   useExternalSearch?: boolean;
+  /**
+   * The environment of tool processes (`bash`, `rg`, `fd`): the worker's without secrets — provider keys, `KEEL_*`,
+   * `TEMPORAL_*`, `*_KEY`/`*_TOKEN`/`*_SECRET`/`*_PASSWORD` — except the names in `pass`, e.g. `{ pass: ['GITHUB_TOKEN'] }`.
+   */
+  env?: ToolEnvOptions;
 }
 
 export const DEFAULT_ACTIVE_TOOLS = ['read', 'bash', 'edit', 'write'];
@@ -29,7 +35,7 @@ export function builtinTools(opts: BuiltinToolsOptions): ToolDefinition[] {
   const external = opts.useExternalSearch;
   return [
     createReadTool({ workspace }),
-    createBashTool({ cwd: workspace.root }),
+    createBashTool({ cwd: workspace.root, inheritEnv: opts.env }),
     createEditTool({ workspace }),
     createWriteTool({ workspace }),
     createGrepTool({ workspace, useExternalSearch: external }),
@@ -49,3 +55,5 @@ export { Workspace, expandPath, resolveToCwd } from './paths.js';
 export { createReadTool } from './read.js';
 export { createWriteTool } from './write.js';
 export * from './truncate.js';
+export { PROVIDER_CREDENTIAL_ENV, isWithheldEnvName, toolEnvironment } from './tool-env.js';
+export type { ToolEnvOptions } from './tool-env.js';

@@ -122,6 +122,11 @@ export class Workspace {
     return best;
   }
 
+  /** Whether a real path (symlinks resolved, e.g. of an open descriptor) is inside one of the real roots. */
+  async containsReal(real: string): Promise<boolean> {
+    return (await this.realRoots()).some((r) => isInside(real, r));
+  }
+
   /**
    * Throws unless `absolute` (already normalised) stays inside the workspace, both lexically (before touching the file
    * system) and after resolving symlinks.
@@ -161,6 +166,15 @@ export class Workspace {
     }
     return plain;
   }
+}
+
+/**
+ * The real path a bash full-output log may be opened at (`<real tmpdir>/pi-bash-<16 hex>.log`), when `absolute` names
+ * one; undefined otherwise.
+ */
+export async function bashLogRealPath(absolute: string): Promise<string | undefined> {
+  if (path.dirname(absolute) !== path.resolve(tmpdir()) || !BASH_LOG_NAME.test(path.basename(absolute))) return undefined;
+  return path.join(await realpath(tmpdir()), path.basename(absolute));
 }
 
 async function isBashLog(absolute: string): Promise<boolean> {

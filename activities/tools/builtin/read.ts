@@ -1,11 +1,12 @@
 /** `read` (Pi reference §C.1): text files with offset/limit and head truncation, images by magic bytes. */
 import { constants as fsConstants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import type { ImageContent, TextContent } from '../../../common/messages.js';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
 import { detectImageMime, processImage } from './image.js';
-import type { Workspace } from './paths.js';
+import { readConfined } from './confined-io.js';
+import { bashLogRealPath, type Workspace } from './paths.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
 
 export interface ReadArgs {
@@ -49,7 +50,8 @@ export function createReadTool(options: ReadToolOptions): ToolDefinition<ReadArg
       const absolutePath = await workspace.resolveForRead(path);
       await access(absolutePath, fsConstants.R_OK);
       throwIfAborted(signal);
-      const buffer = await readFile(absolutePath);
+      // The file opened is checked, not only the path: a name swapped for a symlink meanwhile cannot redirect the read.
+      const buffer = await readConfined(workspace, absolutePath, path, await bashLogRealPath(absolutePath));
       throwIfAborted(signal);
 
       const mimeType = detectImageMime(buffer.subarray(0, 64));

@@ -7,6 +7,7 @@ import { accessSync, constants as fsConstants, type Dirent } from 'node:fs';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import nodePath from 'node:path';
 import ignore from 'ignore';
+import { toolEnvironment } from './tool-env.js';
 
 type Ignore = ignore.Ignore;
 
@@ -54,8 +55,8 @@ const fdInfoCache = new Map<string, FdInfo>();
 export function fdInfo(fdPath: string): FdInfo {
   let info = fdInfoCache.get(fdPath);
   if (!info) {
-    const help = spawnSync(fdPath, ['--help'], { encoding: 'utf-8' });
-    const version = spawnSync(fdPath, ['--version'], { encoding: 'utf-8' });
+    const help = spawnSync(fdPath, ['--help'], { encoding: 'utf-8', env: toolEnvironment() });
+    const version = spawnSync(fdPath, ['--version'], { encoding: 'utf-8', env: toolEnvironment() });
     const major = Number(/(\d+)\.\d+/.exec(version.stdout ?? '')?.[1] ?? '0');
     info = { path: fdPath, supportsNoRequireGit: (help.stdout ?? '').includes('--no-require-git'), excludesGitDir: major >= 9 };
     fdInfoCache.set(fdPath, info);

@@ -1,8 +1,9 @@
 /** `write` (Pi reference §C.4): creates parent directories, overwrites, UTF-8. */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
+import { writeConfined } from './confined-io.js';
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
 
@@ -43,9 +44,9 @@ export function createWriteTool(options: WriteToolOptions): ToolDefinition<Write
         throwIfAborted(signal);
         await mkdir(nodePath.dirname(absolutePath), { recursive: true });
         throwIfAborted(signal);
-        // Re-check after creating directories: nothing may have been redirected outside meanwhile.
+        // Re-check after creating directories, then check the file actually opened before writing through it.
         await workspace.confine(absolutePath, path);
-        await writeFile(absolutePath, content, 'utf-8');
+        await writeConfined(workspace, absolutePath, path, content);
         throwIfAborted(signal);
         return { content: [{ type: 'text', text: `Successfully wrote ${content.length} bytes to ${path}` }], details: undefined };
       });

@@ -1,0 +1,105 @@
+/**
+ * File I/O that checks the file actually opened, not the path before opening (issue 10 item 5). A name that flips
+ * between a regular file and a symlink to outside the workspace after {@link Workspace.confine} looked at it cannot
+ * redirect a read or a write:
+ *
+ * - the final component is opened with `O_NOFOLLOW`; when it is a symlink (ELOOP), its target is confined and opened
+ *   the same way (a symlink that stays inside still works);
+ * - before a byte is read or written, the descriptor's real path (`/proc/self/fd/<fd>`, else the path's real path with
+ *   the same device and inode) must be inside the workspace's real roots; otherwise the descriptor is closed and the
+ *   model gets the usual outside-the-workspace error;
+ * - a write opens without `O_TRUNC` and truncates through the verified descriptor, so an outside file is never
+ *   truncated; a file this open created outside (a parent directory swapped for a symlink) is removed again.
+ */
+import { constants, readlinkSync } from 'node:fs';
+import { open, readlink, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { Workspace } from './paths.js';
+
+const MAX_LINKS = 40;
+const PROC_FD = (() => {
+  try {
+    readlinkSync('/proc/self/fd/0');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** The real path of the file behind `handle` (opened as `opened`). */
+async function realPathOf(handle: FileHandle, opened: string): Promise<string | undefined> {
+  if (PROC_FD) return readlink(`/proc/self/fd/${handle.fd}`);
+  try {
+    const [byFd, real] = await Promise.all([handle.stat(), realpath(opened)]);
+    const byPath = await stat(real);
+    return byFd.dev === byPath.dev && byFd.ino === byPath.ino ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ConfinedOpenOptions {
+  /** `read`: O_RDONLY. `write`: O_WRONLY | O_CREAT, not truncated (use {@link writeConfined}). */
+  mode: 'read' | 'write';
+  /** A real path that may be opened although it is outside the workspace (the bash tool's full-output log). */
+  alsoAllowed?: string;
+}
+
+/**
+ * Opens `absolute` (already confined by path) and returns the handle only when the file opened is inside the
+ * workspace. Throws `workspace.outsideError(given)` otherwise, and the open's own error (ENOENT, EISDIR, …) as is.
+ */
+export async function openConfined(workspace: Workspace, absolute: string, given: string, options: ConfinedOpenOptions): Promise<FileHandle> {
+  const base = options.mode === 'read' ? constants.O_RDONLY : constants.O_WRONLY | constants.O_CREAT;
+  let target = absolute;
+  for (let links = 0; ; links++) {
+    let handle: FileHandle;
+    let created = false;
+    try {
+      if (options.mode === 'write') {
+        try {
+          handle = await open(target, base | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+          created = true;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+          handle = await open(target, base | constants.O_NOFOLLOW);
+        }
+      } else {
+        handle = await open(target, base | constants.O_NOFOLLOW);
+      }
+    } catch (error) {
+      // The final component is a symlink: follow it one step, confining the target by path first.
+      if ((error as NodeJS.ErrnoException).code !== 'ELOOP' || links >= MAX_LINKS) throw error;
+      const next = path.resolve(path.dirname(target), await readlink(target));
+      if (next !== options.alsoAllowed) await workspace.confine(next, given);
+      target = next;
+      continue;
+    }
+    const real = await realPathOf(handle, target);
+    if (real !== undefined && (real === options.alsoAllowed || (await workspace.containsReal(real)))) return handle;
+    await handle.close();
+    if (created && real !== undefined) await unlink(real).catch(() => {});
+    throw workspace.outsideError(given);
+  }
+}
+
+/** Reads the whole file behind a confined open. */
+export async function readConfined(workspace: Workspace, absolute: string, given: string, alsoAllowed?: string): Promise<Buffer> {
+  const handle = await openConfined(workspace, absolute, given, { mode: 'read', ...(alsoAllowed ? { alsoAllowed } : {}) });
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Replaces the file's content (creating it) through a confined open: truncated only after the check. */
+export async function writeConfined(workspace: Workspace, absolute: string, given: string, content: string): Promise<void> {
+  const handle = await openConfined(workspace, absolute, given, { mode: 'write' });
+  try {
+    await handle.truncate(0);
+    await handle.writeFile(content, 'utf-8');
+  } finally {
+    await handle.close();
+  }
+}
