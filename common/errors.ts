@@ -13,7 +13,7 @@ export const toolInterrupted = (name: string): string =>
   `Tool ${name} was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.`;
 
 /**
- * The result of a tool call whose id an earlier call of the same assistant message already uses (issue 10 item 7).
+ * The result of a tool call whose id an earlier call of the same assistant message already uses.
  * Keel's own text (Pi has no rule for it): the later duplicates are not executed, so no two executions share an id.
  */
 export const duplicateToolCallId = (id: string, name: string): string =>
@@ -22,10 +22,6 @@ export const duplicateToolCallId = (id: string, name: string): string =>
 export const CANNOT_CONTINUE_EMPTY = 'Cannot continue: no messages in context';
 
 export const cannotContinueFrom = (role: string): string => `Cannot continue from message role: ${role}`;
-
-/** The result of a tool call whose id repeats an earlier call's id in the same assistant message: it is not executed. */
-export const duplicateToolCallId = (name: string, id: string): string =>
-  `Tool call "${name}" was not executed: its id "${id}" is already used by an earlier tool call in this message. Give each call its own id.`;
 
 /** The model activity returned something that is not an assistant message (the run records it as a model error). */
 export const malformedModelOutput = (problem: string): string => `The model returned a malformed message (${problem}); the call is treated as failed.`;

@@ -48,7 +48,7 @@ async function batchWithRepeatedIds(s: Session, calls: ToolCall[], repeated: Set
   const refused = calls.flatMap((call, i) => {
     if (!repeated.has(i)) return [];
     start(s, call);
-    const f = finish(s, call, errorOutcome(duplicateToolCallId(call.name, call.id)));
+    const f = finish(s, call, errorOutcome(duplicateToolCallId(call.id, call.name)));
     record(s, f);
     return [f];
   });

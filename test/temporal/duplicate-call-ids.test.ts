@@ -7,13 +7,13 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import { duplicateToolCallId } from '../../common/errors.js';
 import { startKeel, strip, workflowTaskFailures, type Keel } from './harness.js';
 
-const executions: { id: string; value: string }[] = [];
+const executions: { id: string; value: string; key: string }[] = [];
 const effect = defineTool({
   name: 'effect',
   description: 'A non-idempotent side effect.',
   parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
-  execute: async (id, args: { value: string }) => {
-    executions.push({ id, value: args.value });
+  execute: async (id, args: { value: string }, _signal, _onUpdate, ctx) => {
+    executions.push({ id, value: args.value, key: ctx.idempotencyKey });
     return { content: [{ type: 'text', text: `did ${args.value}` }] };
   },
 });
@@ -39,13 +39,13 @@ describe('tool calls that share an id', () => {
       const r = await h.result();
       expect(r.status).toBe('completed');
       expect(executions.sort((a, b) => a.value.localeCompare(b.value))).toEqual([
-        { id: 'same', value: 'first' },
-        { id: 'other', value: 'middle' },
+        { id: 'same', value: 'first', key: `${h.workflowId}/same` },
+        { id: 'other', value: 'middle', key: `${h.workflowId}/other` },
       ]);
       expect(strip(r.newMessages.filter((m) => m.role === 'toolResult'))).toEqual([
         { role: 'toolResult', toolCallId: 'same', toolName: 'effect', content: [{ type: 'text', text: 'did first' }], isError: false },
         { role: 'toolResult', toolCallId: 'other', toolName: 'effect', content: [{ type: 'text', text: 'did middle' }], isError: false },
-        { role: 'toolResult', toolCallId: 'same', toolName: 'effect', content: [{ type: 'text', text: duplicateToolCallId('effect', 'same') }], details: {}, isError: true },
+        { role: 'toolResult', toolCallId: 'same', toolName: 'effect', content: [{ type: 'text', text: duplicateToolCallId('same', 'effect') }], details: {}, isError: true },
       ]);
       expect(await workflowTaskFailures(h)).toEqual([]);
     });

@@ -63,13 +63,13 @@ describe('input checked at the door', () => {
   it('a model reply whose usage.cost.total is a string fails the run with a clear error', async () => {
     const cause = await failsAtOnce([{ model: 'scripted/badUsage', prompt: 'hi' }]);
     expect(cause.type).toBe('AgentRunFailed');
-    expect(cause.message).toContain('usage.cost.total must be a number');
+    expect(cause.message).toBe('The model provider returned an invalid assistant message: usage.cost.total: must be number');
   });
 
   it('a model reply with an unknown stopReason fails the run with a clear error', async () => {
     const cause = await failsAtOnce([{ model: 'scripted/badStop', prompt: 'hi' }]);
     expect(cause.type).toBe('AgentRunFailed');
-    expect(cause.message).toContain('stopReason must be one of stop, length, toolUse, error, aborted');
+    expect(cause.message).toBe('The model provider returned an invalid assistant message: stopReason: must be one of "stop", "length", "toolUse", "error", "aborted"');
   });
 
   it('a malformed follow-up signal is dropped; a cancel whose reason is a number still cancels', async () => {

@@ -4,6 +4,7 @@
  * the old build's workers can stop and nothing is stuck.
  */
 import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
@@ -44,9 +45,15 @@ async function build(buildId: string): Promise<AgentWorker> {
   return worker;
 }
 
+/** The current build as the task queue routes it (the deployment's routing reaches the task queue a moment later). */
 async function currentBuild(client: AgentClient): Promise<string | undefined> {
   const d = await client.client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName }).catch(() => undefined);
-  return d?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined;
+  const deployment = d?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined;
+  const q = await client.client.workflowService
+    .describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW })
+    .catch(() => undefined);
+  const routed = q?.versioningInfo?.currentDeploymentVersion?.buildId ?? undefined;
+  return deployment === routed ? deployment : undefined;
 }
 
 /** The build the run's latest execution is pinned to. */
