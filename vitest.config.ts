@@ -20,6 +20,18 @@ export default defineConfig({
         },
       },
       {
+        // cluster-only fault tests (kill services, restart PostgreSQL): run by `npm run test:cluster` alone
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          globalSetup: ['test/temporal/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
+      {
         // CPU-bound (thousands of child workflows on 2 cores): run on its own, after the others (npm test)
         extends: true,
         test: {
