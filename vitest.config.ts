@@ -20,10 +20,12 @@ export default defineConfig({
         },
       },
       {
-        // cluster-only fault tests (kill services, restart PostgreSQL): run by `npm run test:cluster` alone
+        // cluster-only fault and mTLS tests: run by `npm run test:cluster`, after the `temporal` project (groupOrder),
+        // so killing services never disturbs the other suites
         extends: true,
         test: {
           name: 'cluster',
+          sequence: { groupOrder: 1 },
           include: ['test/cluster/**/*.test.ts'],
           globalSetup: ['test/temporal/global-setup.ts'],
           testTimeout: 300_000,

@@ -2,7 +2,8 @@
  * `npm run test:cluster` and `npm run cluster`: a real Temporal cluster (see cluster.ts) for Keel.
  *
  *   tsx scripts/cluster/main.ts test [vitest args…]  start the cluster, run the Temporal suites (projects `temporal`
- *                                                     and `cluster`) against it, stop it; exits with vitest's code
+ *                                                     and `cluster`, unless --project is given) against it, stop it;
+ *                                                     exits with vitest's code
  *   tsx scripts/cluster/main.ts up                   start it and keep it up until Ctrl-C; prints how to connect
  *
  * Environment: KEEL_CLUSTER_PORT (first of 12 service ports, default 17233), KEEL_CLUSTER_PG_PORT (15432),
@@ -53,7 +54,9 @@ if (command === 'up') {
         }
       : {}),
   };
-  const args = rest.length ? rest : ['--project', 'temporal', '--project', 'cluster'];
+  // default projects unless the caller names some; other vitest flags (reporters, files) pass through
+  const named = rest.some((a) => a === '--project' || a.startsWith('--project='));
+  const args = named ? rest : ['--project', 'temporal', '--project', 'cluster', ...rest];
   const suiteStarted = performance.now();
   const vitest = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args], { stdio: 'inherit', env });
   const code = await new Promise<number>((resolve) => vitest.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
