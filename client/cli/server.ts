@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
+import type { ConnectionSettings } from '../../common/connection.js';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
 
 interface WorkerFlags {
@@ -16,6 +17,8 @@ interface WorkerFlags {
   toolsModule?: string[];
   scripts?: string;
   builtin?: boolean;
+  maxConcurrentActivities?: number;
+  maxConcurrentWorkflowTasks?: number;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -63,11 +66,16 @@ async function quietRuntime(): Promise<void> {
   }
 }
 
-async function startWorker(g: GlobalOptions, flags: WorkerFlags, address: string) {
+/** `settings`: how the worker connects (the global connection flags; `keel dev`: its own plaintext server). */
+async function startWorker(g: GlobalOptions, flags: WorkerFlags, settings: ConnectionSettings) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
   const tools = await loadTools(flags);
   const models = await loadModels(flags);
-  const worker = await createAgentWorker({ address, namespace: g.namespace, taskQueue: g.taskQueue, tools, models });
+  const workerOptions = {
+    ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
+    ...(flags.maxConcurrentWorkflowTasks ? { maxConcurrentWorkflowTaskExecutions: flags.maxConcurrentWorkflowTasks } : {}),
+  };
+  const worker = await createAgentWorker({ ...settings, taskQueue: g.taskQueue, tools, models, workerOptions });
   return { worker, tools };
 }
 
@@ -88,7 +96,9 @@ function workerOptions(cmd: Command): Command {
     .option('--workspace <dir>', 'root of the built-in tools (read, write, edit, bash, grep, find, ls)', process.cwd())
     .option('--no-builtin', 'do not register the built-in tools')
     .option('--tools-module <file>', 'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable', collect)
-    .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>');
+    .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>')
+    .option('--max-concurrent-activities <n>', 'activities (model and tool calls) run at once by this worker', intOption('--max-concurrent-activities'))
+    .option('--max-concurrent-workflow-tasks <n>', 'workflow tasks run at once by this worker', intOption('--max-concurrent-workflow-tasks'));
 }
 
 export function registerServerCommands(program: Command): void {
@@ -128,7 +138,7 @@ export function registerServerCommands(program: Command): void {
     let running: Promise<void> | undefined;
     try {
       if (o.worker) {
-        const started = await startWorker(g, o, address);
+        const started = await startWorker(g, o, { address, namespace: g.namespace, tls: false });
         worker = started.worker;
         running = worker.run();
         running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
@@ -164,7 +174,7 @@ export function registerServerCommands(program: Command): void {
     const { connect } = await import('./context.js');
     const probe = await connect(g); // exit 3 early when Temporal is down
     await probe.close();
-    const { worker, tools } = await startWorker(g, o, g.address);
+    const { worker, tools } = await startWorker(g, o, g.settings);
     const running = worker.run();
     process.stdout.write(`[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? process.cwd())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}\n`);
     const stopped = await Promise.race([untilSignal().then(() => 'signal' as const), running.then(() => 'ended' as const)]);

@@ -13,7 +13,7 @@ import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 
 let runtimeInstalled = false;
-function quietRuntime() {
+export function quietRuntime() {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
