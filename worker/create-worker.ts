@@ -10,6 +10,7 @@ import type { ModelRegistry } from '../activities/model/provider.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { connectOptions, describeConnection, resolveConnection, type ConnectionSettings } from '../common/connection.js';
 import { keelPlugin } from './plugin.js';
+import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 
 export { WORKFLOWS_PATH } from './plugin.js';
 export const DEFAULT_TASK_QUEUE = 'keel';
@@ -38,6 +39,8 @@ export interface AgentWorkerOptions extends ConnectionSettings {
   identity?: string;
   /** Anything else for `Worker.create` (see PassThroughWorkerOptions). */
   workerOptions?: PassThroughWorkerOptions;
+  /** OpenTelemetry tracing (worker/tracing.ts); default: OTLP when the OTEL_* variables name an endpoint; false: off. */
+  tracing?: TracingOptions | false;
 }
 
 export interface AgentWorker {
@@ -57,12 +60,14 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const resolved = resolveConnection(opts);
   const connection = opts.connection ?? (await connectNative(resolved));
   const { plugins = [], ...workerOptions } = opts.workerOptions ?? {};
+  const tracing = opts.tracing === false ? undefined : (opts.tracing ?? tracingFromEnv());
   const worker = await Worker.create({
     ...workerOptions,
     connection,
     namespace: resolved.namespace,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    plugins: [keelPlugin({ tools: opts.tools, models: opts.models, hooks: opts.hooks }), ...plugins],
+    // tracing first: its activity span must be active when Keel's model and tool spans start
+    plugins: [...(tracing ? [tracingPlugin(tracing)] : []), keelPlugin({ tools: opts.tools, models: opts.models, hooks: opts.hooks }), ...plugins],
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : {}),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
@@ -79,6 +84,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      await flushTracing();
       if (!opts.connection) await connection.close();
     },
   };

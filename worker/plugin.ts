@@ -10,7 +10,9 @@
  *   is (its entry must then `export * from` Keel's `workflows/index.ts` itself);
  * - activities reach Temporal through the activity context's client (the worker's own connection): no second
  *   connection, the same TLS / API key as the worker;
- * - heartbeat throttling defaults to 250 ms (live progress, prompt cancellation) unless the worker sets it.
+ * - heartbeat throttling defaults to 250 ms (live progress, prompt cancellation) unless the worker sets it;
+ * - an activity interceptor adds spans, metrics and log lines for model and tool calls (worker/activity-telemetry.ts);
+ *   for tracing, put `tracingPlugin()` (worker/tracing.ts) before this plugin.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,6 +31,7 @@ import { scriptedModel } from '../activities/model/scripted.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
+import { keelActivityTelemetry } from './activity-telemetry.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 export const KEEL_PLUGIN_NAME = 'keel';
@@ -93,6 +96,8 @@ export class KeelPlugin extends SimplePlugin {
     super({
       name: KEEL_PLUGIN_NAME,
       activities,
+      // spans, metrics and log lines of model and tool calls (worker/activity-telemetry.ts)
+      workerInterceptors: { activity: [keelActivityTelemetry] },
       workflowsPath: (existing) => (existing === undefined ? WORKFLOWS_PATH : withKeelWorkflows(existing)),
     });
   }

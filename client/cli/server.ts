@@ -57,10 +57,14 @@ async function loadModels(flags: WorkerFlags): Promise<ModelRegistry> {
   return { scripted: scriptedModel(scripts), '*': piAiProvider() };
 }
 
-async function quietRuntime(): Promise<void> {
+/** The Temporal runtime: quiet logs, and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
+async function quietRuntime(metrics?: { host: string; port: number }): Promise<void> {
   const { Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
-    Runtime.install({ logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+    Runtime.install({
+      logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN'),
+      ...(metrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `${metrics.host}:${metrics.port}` } } } } : {}),
+    });
   } catch {
     // already installed
   }
@@ -168,15 +172,21 @@ export function registerServerCommands(program: Command): void {
           'built-in tools confined to --workspace and the models scripted/* and every pi-ai provider (API keys from the ' +
           "worker's environment). Runs until Ctrl-C / SIGTERM.",
       ),
-  ).action(act(async (o: WorkerFlags, cmd: Command) => {
+  )
+    .option('--metrics-port <port>', 'serve Prometheus metrics (Temporal SDK + Keel: tokens, cost, model and tool latency) at /metrics', intOption('--metrics-port'))
+    .option('--metrics-host <host>', 'interface for --metrics-port (0.0.0.0 in a container)', '127.0.0.1')
+    .action(act(async (o: WorkerFlags & { metricsPort?: number; metricsHost: string }, cmd: Command) => {
     const g = globals(cmd);
-    await quietRuntime();
+    await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
     const { connect } = await import('./context.js');
     const probe = await connect(g); // exit 3 early when Temporal is down
     await probe.close();
     const { worker, tools } = await startWorker(g, o, g.settings);
     const running = worker.run();
-    process.stdout.write(`[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? process.cwd())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}\n`);
+    process.stdout.write(
+      `[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? process.cwd())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
+        `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
+    );
     const stopped = await Promise.race([untilSignal().then(() => 'signal' as const), running.then(() => 'ended' as const)]);
     if (stopped === 'signal') await worker.shutdown();
     await running;
