@@ -10,6 +10,8 @@
  *   is (its entry must then `export * from` Keel's `workflows/index.ts` itself);
  * - activities reach Temporal through the activity context's client (the worker's own connection): no second
  *   connection, the same TLS / API key as the worker;
+ * - tools run through a worker-local ledger of finished outcomes (worker/tool-ledger.ts): a retried call that already
+ *   finished here returns its recorded outcome and is not executed again;
  * - heartbeat throttling defaults to 250 ms (live progress, prompt cancellation) unless the worker sets it;
  * - an activity interceptor adds spans, metrics and log lines for model and tool calls (worker/activity-telemetry.ts);
  *   for tracing, put `tracingPlugin()` (worker/tracing.ts) before this plugin.
@@ -32,6 +34,7 @@ import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
+import { ToolLedger, withLedger } from './tool-ledger.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 export const KEEL_PLUGIN_NAME = 'keel';
@@ -84,7 +87,7 @@ function withKeelWorkflows(workflowsPath: string): string {
 export class KeelPlugin extends SimplePlugin {
   constructor(opts: KeelPluginOptions = {}) {
     const activities = createActivities({
-      tools: opts.tools,
+      tools: withLedger(opts.tools ?? [], new ToolLedger()),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,
       transcript: { read: (workflowId, from, limit) => queryTranscriptSource(activityClient()).read(workflowId, from, limit) },

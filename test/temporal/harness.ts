@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
-import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
+import { createAgentWorker, type AgentWorker, type PassThroughWorkerOptions } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
@@ -40,6 +40,7 @@ export async function startKeel(opts: {
   hooks?: AgentHooks;
   maxCachedWorkflows?: number;
   taskQueue?: string;
+  workerOptions?: PassThroughWorkerOptions;
 } = {}): Promise<Keel> {
   quietRuntime();
   const address = inject('temporalAddress');
@@ -52,6 +53,7 @@ export async function startKeel(opts: {
     hooks: opts.hooks,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     maxCachedWorkflows: opts.maxCachedWorkflows,
+    workerOptions: opts.workerOptions,
   });
   const running = worker.run();
   running.catch(() => {});
