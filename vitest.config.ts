@@ -20,8 +20,8 @@ export default defineConfig({
         },
       },
       {
-        // cluster-only fault and mTLS tests: run by `npm run test:cluster`, after the `temporal` project (groupOrder),
-        // so killing services never disturbs the other suites
+        // cluster-only fault and mTLS tests: run by `npm run test:cluster`, in a group of their own (groupOrder), never
+        // at the same time as the `temporal` project, so killing services never disturbs the other suites
         extends: true,
         test: {
           name: 'cluster',

@@ -65,7 +65,7 @@ export async function ensureTemporalServer(log: Log, env = process.env): Promise
     throw new Error('Go is needed to build the Temporal server once (https://go.dev/dl), or put the binaries in ' + dir);
   }
   const started = performance.now();
-  log(`[cluster] building Temporal server ${TEMPORAL_SERVER_VERSION} and its SQL tool from Go modules (once; ~4 min cold)…`);
+  log(`[cluster] building Temporal server ${TEMPORAL_SERVER_VERSION} and its SQL tool from Go modules (once: ~7 min on 2 idle cores, longer on busy ones)…`);
   // A wrapper module: `go install …@v` refuses modules whose go.mod has replace directives; requiring it does not.
   const src = join(dir, 'src');
   mkdirSync(src, { recursive: true });
