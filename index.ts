@@ -6,7 +6,9 @@ export type { ModelOptions, ModelProvider, ModelRegistry, ModelRequest } from '.
 export { scriptedModel, type Script, type ScriptedReply, type ScriptedRule } from './activities/model/scripted.js';
 export { piAiProvider } from './activities/model/pi-ai.js';
 export { builtinTools, DEFAULT_ACTIVE_TOOLS } from './activities/tools/builtin/index.js';
-export { createAgentWorker, DEFAULT_TASK_QUEUE, type AgentWorker, type AgentWorkerOptions } from './worker/create-worker.js';
+export { createAgentWorker, DEFAULT_TASK_QUEUE, type AgentWorker, type AgentWorkerOptions, type PassThroughWorkerOptions } from './worker/create-worker.js';
+export { keelPlugin, KeelPlugin, WORKFLOWS_PATH, type KeelPluginOptions } from './worker/plugin.js';
+export { resolveConnection, connectOptions, type ConnectionSettings, type ResolvedConnection, type TlsSettings } from './common/connection.js';
 export { AgentClient, AgentRunHandle, InvalidAgentInputError } from './client/agent-client.js';
 export { startDevServer } from './client/dev-server.js';
 export { AGENT_RUN_INPUT_SCHEMA } from './common/run.js';

@@ -20,6 +20,20 @@ export default defineConfig({
         },
       },
       {
+        // cluster-only fault and mTLS tests: run by `npm run test:cluster`, in a group of their own (groupOrder), never
+        // at the same time as the `temporal` project, so killing services never disturbs the other suites
+        extends: true,
+        test: {
+          name: 'cluster',
+          sequence: { groupOrder: 1 },
+          include: ['test/cluster/**/*.test.ts'],
+          globalSetup: ['test/temporal/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
+      {
         // CPU-bound (thousands of child workflows on 2 cores): run on its own, after the others (npm test)
         extends: true,
         test: {

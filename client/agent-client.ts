@@ -1,5 +1,6 @@
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { connectOptions, resolveConnection, type ConnectionSettings } from '../common/connection.js';
 import { ErrorType } from '../common/errors.js';
 import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
@@ -37,10 +38,8 @@ function checkMessages(signal: 'followUp' | 'steer', message: unknown): void {
   if (errors.length > 0) throw new InvalidSignalError(signal, errors);
 }
 
-export interface ConnectOptions {
-  /** Default `$TEMPORAL_ADDRESS` or `localhost:7233`. */
-  address?: string;
-  namespace?: string;
+/** Connection settings (address, namespace, TLS, API key, envconfig profile: see ConnectionSettings) and the task queue. */
+export interface ConnectOptions extends ConnectionSettings {
   /** Default `keel`. */
   taskQueue?: string;
 }
@@ -62,8 +61,9 @@ export class AgentClient {
   ) {}
 
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
-    const connection = await Connection.connect({ address: opts.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' });
-    return new AgentClient(new Client({ connection, namespace: opts.namespace ?? 'default' }), opts.taskQueue ?? 'keel');
+    const resolved = resolveConnection(opts);
+    const connection = await Connection.connect(connectOptions(resolved));
+    return new AgentClient(new Client({ connection, namespace: resolved.namespace }), opts.taskQueue ?? 'keel');
   }
 
   /**

@@ -1,30 +1,37 @@
-import { Client, Connection } from '@temporalio/client';
+/**
+ * `createAgentWorker()`: a Temporal worker that runs Keel and nothing else — a thin wrapper that resolves the
+ * connection (common/connection.ts: address, TLS, API key, envconfig profile), connects, and calls `Worker.create`
+ * with `keelPlugin()` (worker/plugin.ts). Services that run their own workflows too use the plugin directly.
+ */
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
 import type { AgentHooks } from '../activities/hooks.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
-import { scriptedModel } from '../activities/model/scripted.js';
-import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
-import { queryTranscriptSource } from '../activities/transcript.js';
-import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
+import { connectOptions, describeConnection, resolveConnection, type ConnectionSettings } from '../common/connection.js';
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
+import { keelPlugin } from './plugin.js';
 import { workflowCode } from './workflow-code.js';
+import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 
+export { WORKFLOWS_PATH } from './plugin.js';
 export const DEFAULT_TASK_QUEUE = 'keel';
 
-export interface AgentWorkerOptions {
-  /** Temporal frontend address; default `$TEMPORAL_ADDRESS` or `localhost:7233`. Activities' client connects here. */
-  address?: string;
+/**
+ * Worker options passed through to `Worker.create` as they are: concurrency limits
+ * (`maxConcurrentActivityTaskExecutions`, …), `tuner`, `interceptors`, `plugins` (appended after Keel's), and the rest.
+ * The fields Keel sets itself from `AgentWorkerOptions` are left out.
+ */
+export type PassThroughWorkerOptions = Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath'>;
+
+/** Connection settings (address, namespace, tls, apiKey, profile, configFile; see ConnectionSettings) and Keel's own. */
+export interface AgentWorkerOptions extends ConnectionSettings {
+  /** An existing connection; then address, TLS and API key are not used (the namespace still is). */
   connection?: NativeConnection;
-  namespace?: string;
   /** Default `keel`. */
   taskQueue?: string;
   tools?: ToolDefinition[];
-  /**
-   * Model providers by prefix (`scripted`, `anthropic`, `*` for every other prefix). Default: `scripted` (JSON rule files)
-   * and pi-ai for every provider it knows, with base URLs and API keys from the worker's environment.
-   */
+  /** Model providers by prefix (see KeelPluginOptions.models). */
   models?: ModelRegistry;
   hooks?: AgentHooks;
   /** A prebuilt workflow bundle (`bundleWorkflowCode`); default: the package's prebuilt bundle, else `workflows/` bundled at start. */
@@ -40,70 +47,48 @@ export interface AgentWorkerOptions {
   versioning?: DeploymentOptions | false;
   /** Shorthand for `versioning.buildId`. */
   buildId?: string;
+  /** Anything else for `Worker.create` (see PassThroughWorkerOptions). */
+  workerOptions?: PassThroughWorkerOptions;
+  /** OpenTelemetry tracing (worker/tracing.ts); default: OTLP when the OTEL_* variables name an endpoint; false: off. */
+  tracing?: TracingOptions | false;
 }
 
 export interface AgentWorker {
   worker: Worker;
   /** The deployment version this worker serves; undefined for an unversioned worker. */
   version?: { deploymentName: string; buildId: string };
-  /** Client used by the activities to read transcripts; closed by `shutdown`. */
+  /** A client on the worker's connection and namespace (closing it is not needed; `shutdown` closes the connection). */
   client: Client;
   /** Runs until `shutdown()`; rejects if the worker fails. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
-/** Checks (at most once a minute) that the namespace has Keel's search attributes; runs upsert them only then. */
-function searchAttributesProbe(client: Client, namespace: string): () => Promise<boolean> {
-  let cached: { at: number; ok: Promise<boolean> } | undefined;
-  return () => {
-    if (!cached || performance.now() - cached.at > 60_000) {
-      const ok = client.connection.operatorService
-        .listSearchAttributes({ namespace })
-        .then((r) => KEEL_SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {})))
-        .catch(() => false);
-      cached = { at: performance.now(), ok };
-    }
-    return cached.ok;
-  };
-}
-
-export { WORKFLOWS_PATH } from './workflow-code.js';
-
 /**
  * A Temporal worker that runs `agentWorkflow` and Keel's activities with the given tools, model providers and hooks.
- * API keys are never passed here per run: providers read them from the worker's environment.
+ * API keys of model providers are never passed here per run: providers read them from the worker's environment.
  */
 export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<AgentWorker> {
-  const address = opts.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
-  const namespace = opts.namespace ?? 'default';
-  const connection = opts.connection ?? (await NativeConnection.connect({ address }));
-  const clientConnection = await Connection.connect({ address });
-  const client = new Client({ connection: clientConnection, namespace });
-  const activities = createActivities({
-    tools: opts.tools,
-    models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
-    hooks: opts.hooks,
-    transcript: queryTranscriptSource(client),
-    searchAttributesReady: searchAttributesProbe(client, namespace),
-    requestCancel: async (workflowId, runId) => {
-      await client.workflow.getHandle(workflowId, runId).cancel();
-    },
-  });
+  const resolved = resolveConnection(opts);
+  const connection = opts.connection ?? (await connectNative(resolved));
+  const { plugins = [], ...workerOptions } = opts.workerOptions ?? {};
+  const tracing = opts.tracing === false ? undefined : (opts.tracing ?? tracingFromEnv());
   const deployment = opts.versioning === false ? undefined : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
+  const { workflowBundle } = workflowCode(opts.workflowBundle);
   const worker = await Worker.create({
+    ...workerOptions,
     connection,
-    namespace,
+    namespace: resolved.namespace,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    activities,
-    ...workflowCode(opts.workflowBundle),
+    // tracing first: its activity span must be active when Keel's model and tool spans start
+    plugins: [...(tracing ? [tracingPlugin(tracing)] : []), keelPlugin({ tools: opts.tools, models: opts.models, hooks: opts.hooks }), ...plugins],
+    // the caller's bundle, else the package's prebuilt one (an installed package); else the plugin bundles workflows/
+    ...(workflowBundle ? { workflowBundle } : {}),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(deployment ? { workerDeploymentOptions: deployment } : {}),
-    // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, docs/architecture.md#heartbeats).
-    maxHeartbeatThrottleInterval: '250ms',
-    defaultHeartbeatThrottleInterval: '250ms',
   });
+  const client = new Client({ connection, namespace: resolved.namespace });
   let running: Promise<void> | undefined;
   const makeCurrent = deployment !== undefined && opts.versioning !== false && (opts.versioning?.makeCurrent ?? true);
   return {
@@ -112,10 +97,10 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     ...(deployment ? { version: { deploymentName: deployment.version.deploymentName, buildId: deployment.version.buildId } } : {}),
     run() {
       if (!running) {
-        running = worker.run().finally(() => clientConnection.close());
+        running = worker.run();
         if (makeCurrent && deployment) {
           // the version exists once the worker has polled: retried until the server accepts it
-          setCurrentVersion(client, namespace, deployment.version).catch((err) => process.stderr.write(`[keel] ${String(err)}\n`));
+          setCurrentVersion(client, resolved.namespace, deployment.version).catch((err) => process.stderr.write(`[keel] ${String(err)}\n`));
         }
       }
       return running;
@@ -123,7 +108,16 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      await flushTracing();
       if (!opts.connection) await connection.close();
     },
   };
+}
+
+async function connectNative(resolved: ReturnType<typeof resolveConnection>): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(connectOptions(resolved));
+  } catch (err) {
+    throw new Error(`Keel worker cannot connect to Temporal at ${describeConnection(resolved)}: ${(err as Error).message}`, { cause: err });
+  }
 }

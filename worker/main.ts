@@ -1,7 +1,9 @@
 /**
  * `npm run worker` / the docker-compose worker (`node dist/worker/main.js`): a Keel worker with the built-in tools on a
  * workspace directory and the default model providers (scripted rule files, pi-ai). Configuration from the
- * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), KEEL_TASK_QUEUE (keel),
+ * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), TLS / API key / profile
+ * through the standard TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (common/connection.ts),
+ * KEEL_TASK_QUEUE (keel),
  * KEEL_WORKSPACE (the tools' root; default the current directory), provider keys such as ANTHROPIC_API_KEY.
  * A failure to start prints one line (the stack only with KEEL_DEBUG=1) and exits 1.
  */

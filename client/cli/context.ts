@@ -4,7 +4,8 @@
  */
 import { connect as tcpConnect } from 'node:net';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { connectOptions, resolveConnection, type ConnectionSettings, type ResolvedConnection } from '../../common/connection.js';
 import { AgentClient, InvalidAgentInputError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
 
@@ -40,6 +41,10 @@ export const usageError = (message: string): CliError => new CliError(EXIT.usage
 export interface GlobalOptions {
   address: string;
   namespace: string;
+  /** The connection settings as given (flags; the environment and profile are applied by resolveConnection). */
+  settings: ConnectionSettings;
+  /** Address, namespace, TLS, API key: flags > environment > envconfig profile > defaults. */
+  connection: ResolvedConnection;
   taskQueue: string;
   ui: string;
   json: boolean;
@@ -47,15 +52,64 @@ export interface GlobalOptions {
   connectTimeout: number;
 }
 
+/** The connection flags every command takes (common/connection.ts resolves them with the environment and profile). */
+export function addConnectionOptions(program: Command): Command {
+  return program
+    .addOption(new Option('--tls', 'connect with TLS (implied by the other --tls-* flags and by --api-key)'))
+    .addOption(new Option('--tls-ca <file>', 'CA certificate (PEM) of the server ($TEMPORAL_TLS_SERVER_CA_CERT_PATH)'))
+    .addOption(new Option('--tls-cert <file>', 'client certificate (PEM) for mTLS ($TEMPORAL_TLS_CLIENT_CERT_PATH)'))
+    .addOption(new Option('--tls-key <file>', 'client key (PEM) for mTLS ($TEMPORAL_TLS_CLIENT_KEY_PATH)'))
+    .addOption(new Option('--tls-server-name <name>', 'server name to verify ($TEMPORAL_TLS_SERVER_NAME)'))
+    .addOption(new Option('--api-key <key>', 'API key, e.g. Temporal Cloud ($TEMPORAL_API_KEY)'))
+    .addOption(new Option('--profile <name>', 'profile of the envconfig file ($TEMPORAL_PROFILE, default "default")'))
+    .addOption(new Option('--config-file <file>', 'envconfig TOML file ($TEMPORAL_CONFIG_FILE, default ~/.config/temporalio/temporal.toml)'));
+}
+
+interface ConnectionFlags {
+  address?: string;
+  namespace?: string;
+  tls?: boolean;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsServerName?: string;
+  apiKey?: string;
+  profile?: string;
+  configFile?: string;
+}
+
+/** ConnectionSettings from the flags: any --tls-* flag means TLS; none leaves TLS to the environment and profile. */
+export function connectionSettings(o: ConnectionFlags): ConnectionSettings {
+  const tlsFiles = { caCertPath: o.tlsCa, clientCertPath: o.tlsCert, clientKeyPath: o.tlsKey, serverName: o.tlsServerName };
+  const anyTls = Object.values(tlsFiles).some((v) => v !== undefined);
+  const defined = <T extends object>(x: T) => Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as T;
+  return defined({
+    address: o.address,
+    namespace: o.namespace,
+    apiKey: o.apiKey,
+    profile: o.profile,
+    configFile: o.configFile,
+    tls: anyTls ? defined(tlsFiles) : o.tls ? true : undefined,
+  });
+}
+
 /** The global options as a subcommand's action sees them. */
 export function globals(cmd: Command): GlobalOptions {
-  const o = cmd.optsWithGlobals<Partial<GlobalOptions>>();
-  const address = o.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_ADDRESS;
+  const o = cmd.optsWithGlobals<Partial<GlobalOptions> & ConnectionFlags>();
+  const settings = connectionSettings(o);
+  let connection: ResolvedConnection;
+  try {
+    connection = resolveConnection(settings);
+  } catch (err) {
+    throw usageError(`Connection settings: ${(err as Error).message}`);
+  }
   return {
-    address,
-    namespace: o.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+    address: connection.address,
+    namespace: connection.namespace,
+    settings,
+    connection,
     taskQueue: o.taskQueue ?? process.env.KEEL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    ui: (o.ui ?? process.env.KEEL_UI_URL ?? recordedDevUi(address) ?? DEFAULT_UI).replace(/\/+$/, ''),
+    ui: (o.ui ?? process.env.KEEL_UI_URL ?? recordedDevUi(connection.address) ?? DEFAULT_UI).replace(/\/+$/, ''),
     json: o.json === true,
     connectTimeout: Number(o.connectTimeout ?? 10),
   };
@@ -104,7 +158,7 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
   await probe(g.address, g.connectTimeout * 1000);
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: g.address, connectTimeout: `${g.connectTimeout}s` });
+    connection = await Connection.connect({ ...connectOptions(g.connection), connectTimeout: `${g.connectTimeout}s` });
   } catch (err) {
     throw unreachable(g.address, err instanceof Error ? err.message : String(err));
   }

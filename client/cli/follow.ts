@@ -2,6 +2,7 @@
  * Follows a run live: polls the `events` query (deterministic events), `describe` (heartbeat details of the pending
  * `callModel` / tool activities: streamed text and tool progress, docs/architecture.md#heartbeats) and the `state` query (queues), and
  * feeds a {@link RunRenderer}. Ends when the workflow closes, or (optionally) when a session is waiting for input.
+ * Keeps following through a Temporal outage (reconnect.ts).
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -11,6 +12,7 @@ import type { EventsPage } from '../../common/events.js';
 import { eventsQuery, stateQuery } from '../../workflows/definitions.js';
 import { sleep } from './context.js';
 import { withDeadline } from './outcome.js';
+import { throughOutage } from './reconnect.js';
 import type { RunRenderer } from './render.js';
 
 export interface FollowOptions {
@@ -85,7 +87,7 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
   for (;;) {
     if (opts.signal?.aborted) return { closed: false, lastSeq: seq, state };
     await readEvents();
-    const desc = await handle.describe();
+    const desc = await throughOutage(() => handle.describe(), { signal: opts.signal });
     if (desc.status.name !== 'RUNNING') {
       await readEvents(); // the last events (needs a worker to answer; skipped if none)
       return { closed: true, lastSeq: seq, state };

@@ -8,6 +8,7 @@ import type { AgentClient } from '../agent-client.js';
 import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from './context.js';
 import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, temporalStatus, tryState, withDeadline, type Outcome } from './outcome.js';
+import { throughOutage } from './reconnect.js';
 import { formatCost, formatDuration, formatTokens, oneLine, paint, RunRenderer, stdoutSink, summaryFromResult, transcriptMarkdown } from './render.js';
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
 
@@ -155,8 +156,8 @@ export function registerInspectCommands(program: Command): void {
               onEvent: g.json ? (e: LoggedEvent) => process.stdout.write(`${JSON.stringify(e)}\n`) : undefined,
             });
             if (!end.closed) return 130;
-            const out = await outcomeOf(handle.workflow);
-            const d2 = await handle.workflow.describe();
+            const out = await throughOutage(() => outcomeOf(handle.workflow));
+            const d2 = await throughOutage(() => handle.workflow.describe());
             const durationMs = d2.closeTime ? d2.closeTime.getTime() - d2.startTime.getTime() : undefined;
             const summary = { ...summaryFromResult(id, out.result, url, durationMs), status: out.status };
             if (g.json) process.stdout.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);

@@ -4,7 +4,7 @@
  * Exit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { classify, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, DEFAULT_UI, EXIT } from './context.js';
+import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, DEFAULT_UI, EXIT } from './context.js';
 import { registerBatchCommand } from './batch.js';
 import { registerControlCommands } from './control.js';
 import { registerInspectCommands } from './inspect.js';
@@ -12,7 +12,7 @@ import { registerRunCommands } from './runs.js';
 import { registerServerCommands } from './server.js';
 
 export function buildProgram(): Command {
-  const program = new Command('keel')
+  const program = addConnectionOptions(new Command('keel')
     .description('Keel: the Pi agent loop, durably on Temporal. Start, follow, steer and inspect agent runs.')
     .version('0.1.0', '-V, --version')
     .addOption(new Option('--address <host:port>', `Temporal frontend (default $TEMPORAL_ADDRESS or ${DEFAULT_ADDRESS})`))
@@ -20,7 +20,7 @@ export function buildProgram(): Command {
     .addOption(new Option('-q, --task-queue <name>', `task queue of runs and workers (default $KEEL_TASK_QUEUE or ${DEFAULT_TASK_QUEUE})`))
     .addOption(new Option('--ui <url>', `Temporal Web UI base for links (default $KEEL_UI_URL, else the UI of the \`keel dev\` serving --address, else ${DEFAULT_UI})`))
     .addOption(new Option('--json', 'machine-readable output (JSON) for scripts'))
-    .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp())
+    .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp()))
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(

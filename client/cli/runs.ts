@@ -7,6 +7,7 @@ import type { AgentClient } from '../agent-client.js';
 import { act, commaList, EXIT, globals, intOption, printJson, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
 import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, tryState, type Outcome } from './outcome.js';
+import { throughOutage } from './reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
 
 export const DEFAULT_MODEL = 'anthropic/claude-sonnet-4-5';
@@ -126,7 +127,7 @@ export function registerRunCommands(program: Command): void {
       const { input, handle, workflowId, url } = await start(client, g, runInput, o);
       await warnIfNoWorker(client, g);
       if (g.json) {
-        const out = await outcomeOf(handle.workflow);
+        const out = await throughOutage(() => outcomeOf(handle.workflow));
         printJson({ workflowId, url, ...out.result, status: out.status, ...(out.failureType ? { failureType: out.failureType } : {}) });
         return runExitCode(out);
       }
@@ -139,7 +140,7 @@ export function registerRunCommands(program: Command): void {
       try {
         const end = await followRun(handle.workflow, r, { stopWhenWaiting: input.mode === 'session', signal: abort.signal });
         if (end.closed) {
-          const out = await outcomeOf(handle.workflow);
+          const out = await throughOutage(() => outcomeOf(handle.workflow));
           r.summary({ ...summaryFromResult(workflowId, out.result, url, Date.now() - began), status: out.status });
           return runExitCode(out);
         }

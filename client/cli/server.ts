@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
+import type { ConnectionSettings } from '../../common/connection.js';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
 import { recordDevServer } from './dev-registry.js';
 
@@ -17,6 +18,8 @@ interface WorkerFlags {
   toolsModule?: string[];
   scripts?: string;
   builtin?: boolean;
+  maxConcurrentActivities?: number;
+  maxConcurrentWorkflowTasks?: number;
 }
 
 /** The built-in tools' root when --workspace is not given: $KEEL_WORKSPACE, else the current directory. */
@@ -60,20 +63,29 @@ async function loadModels(flags: WorkerFlags): Promise<ModelRegistry> {
   return { scripted: scriptedModel(scripts), '*': piAiProvider() };
 }
 
-async function quietRuntime(): Promise<void> {
+/** The Temporal runtime: quiet logs, and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
+async function quietRuntime(metrics?: { host: string; port: number }): Promise<void> {
   const { Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
-    Runtime.install({ logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN') });
+    Runtime.install({
+      logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN'),
+      ...(metrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `${metrics.host}:${metrics.port}` } } } } : {}),
+    });
   } catch {
     // already installed
   }
 }
 
-async function startWorker(g: GlobalOptions, flags: WorkerFlags, address: string) {
+/** `settings`: how the worker connects (the global connection flags; `keel dev`: its own plaintext server). */
+async function startWorker(g: GlobalOptions, flags: WorkerFlags, settings: ConnectionSettings) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
   const tools = await loadTools(flags);
   const models = await loadModels(flags);
-  const worker = await createAgentWorker({ address, namespace: g.namespace, taskQueue: g.taskQueue, tools, models });
+  const workerOptions = {
+    ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
+    ...(flags.maxConcurrentWorkflowTasks ? { maxConcurrentWorkflowTaskExecutions: flags.maxConcurrentWorkflowTasks } : {}),
+  };
+  const worker = await createAgentWorker({ ...settings, taskQueue: g.taskQueue, tools, models, workerOptions });
   return { worker, tools };
 }
 
@@ -99,7 +111,9 @@ function workerOptions(cmd: Command): Command {
     .option('--workspace <dir>', 'root of the built-in tools (read, write, edit, bash, grep, find, ls) (default: $KEEL_WORKSPACE, else the current directory)')
     .option('--no-builtin', 'do not register the built-in tools')
     .option('--tools-module <file>', 'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable', collect)
-    .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>');
+    .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>')
+    .option('--max-concurrent-activities <n>', 'activities (model and tool calls) run at once by this worker', intOption('--max-concurrent-activities'))
+    .option('--max-concurrent-workflow-tasks <n>', 'workflow tasks run at once by this worker', intOption('--max-concurrent-workflow-tasks'));
 }
 
 export function registerServerCommands(program: Command): void {
@@ -141,7 +155,7 @@ export function registerServerCommands(program: Command): void {
     let running: Promise<void> | undefined;
     try {
       if (o.worker) {
-        const started = await startWorker(g, o, address);
+        const started = await startWorker(g, o, { address, namespace: g.namespace, tls: false });
         worker = started.worker;
         running = worker.run();
         running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
@@ -171,15 +185,21 @@ export function registerServerCommands(program: Command): void {
           'built-in tools confined to --workspace and the models scripted/* and every pi-ai provider (API keys from the ' +
           "worker's environment). Runs until Ctrl-C / SIGTERM.",
       ),
-  ).action(act(async (o: WorkerFlags, cmd: Command) => {
+  )
+    .option('--metrics-port <port>', 'serve Prometheus metrics (Temporal SDK + Keel: tokens, cost, model and tool latency) at /metrics', intOption('--metrics-port'))
+    .option('--metrics-host <host>', 'interface for --metrics-port (0.0.0.0 in a container)', '127.0.0.1')
+    .action(act(async (o: WorkerFlags & { metricsPort?: number; metricsHost: string }, cmd: Command) => {
     const g = globals(cmd);
-    await quietRuntime();
+    await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
     const { connect } = await import('./context.js');
     const probe = await connect(g); // exit 3 early when Temporal is down
     await probe.close();
-    const { worker, tools } = await startWorker(g, o, g.address);
+    const { worker, tools } = await startWorker(g, o, g.settings);
     const running = worker.run();
-    process.stdout.write(`[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}\n`);
+    process.stdout.write(
+      `[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
+        `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
+    );
     const stopped = await Promise.race([untilSignal().then(() => 'signal' as const), running.then(() => 'ended' as const)]);
     if (stopped === 'signal') await worker.shutdown();
     await running;

@@ -1,6 +1,8 @@
 /**
- * One real Temporal dev server (the project's own `temporal` CLI, SQLite in memory) and one workflow bundle for the
- * whole `temporal` test project. Never a mocked Temporal.
+ * One real Temporal server and one workflow bundle for the whole `temporal` test project. Never a mocked Temporal.
+ * The server is an existing one when `KEEL_TEST_TEMPORAL_ADDRESS` is set (`npm run test:cluster` sets it to its
+ * PostgreSQL-backed cluster, with namespace `default` and Keel's search attributes), otherwise a dev server started
+ * here (the project's own `temporal` CLI, SQLite in memory).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,11 +20,14 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  // the bench's setting: tasks are dispatched at once instead of after up to 50 ms (stock dev-server polling)
-  const server = await startDevServer({
-    log: (s) => process.stderr.write(`${s}\n`),
-    extraArgs: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000'],
-  });
+  const existing = process.env.KEEL_TEST_TEMPORAL_ADDRESS;
+  const server = existing
+    ? { address: existing, shutdown: async () => {} }
+    : // the bench's setting: tasks are dispatched at once instead of after up to 50 ms (stock dev-server polling)
+      await startDevServer({
+        log: (s) => process.stderr.write(`${s}\n`),
+        extraArgs: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000'],
+      });
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
   const dir = mkdtempSync(join(tmpdir(), 'keel-bundle-'));
   const bundlePath = join(dir, 'workflows.js');

@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
-import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
+import { createAgentWorker, type AgentWorker, type PassThroughWorkerOptions } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
 import type { ModelProvider, ModelRegistry, ModelRequest } from '../../activities/model/provider.js';
@@ -14,7 +14,7 @@ import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 
 let runtimeInstalled = false;
-function quietRuntime() {
+export function quietRuntime() {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
@@ -41,6 +41,7 @@ export async function startKeel(opts: {
   hooks?: AgentHooks;
   maxCachedWorkflows?: number;
   taskQueue?: string;
+  workerOptions?: PassThroughWorkerOptions;
 } = {}): Promise<Keel> {
   quietRuntime();
   const address = inject('temporalAddress');
@@ -53,6 +54,7 @@ export async function startKeel(opts: {
     hooks: opts.hooks,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     maxCachedWorkflows: opts.maxCachedWorkflows,
+    workerOptions: opts.workerOptions,
   });
   const running = worker.run();
   running.catch(() => {});

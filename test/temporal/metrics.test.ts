@@ -1,0 +1,98 @@
+/**
+ * Metrics: `keel worker --metrics-port` serves the Temporal runtime's Prometheus endpoint, and after a run it carries
+ * Keel's series from the activity metricMeter (worker/activity-telemetry.ts): tokens by kind, cost, model latency,
+ * tool calls and tool latency by tool.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { until } from './harness.js';
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Samples of one metric family whose labels include all of `labels`: their values, summed. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  let total: number | undefined;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const has = Object.entries(labels).every(([k, v]) => (m[2] ?? '').includes(`${k}="${v}"`));
+    if (has) total = (total ?? 0) + Number(m[3]);
+  }
+  return total;
+}
+
+describe('metrics', () => {
+  let child: ChildProcess | undefined;
+  afterAll(() => {
+    child?.kill('SIGTERM');
+  });
+
+  it("keel worker --metrics-port exposes Keel's token, cost, latency and tool series after a run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-metrics-'));
+    const scripts = join(dir, 'scripts.json');
+    writeFileSync(
+      scripts,
+      JSON.stringify({
+        m: {
+          replies: [
+            { toolCall: { name: 'ls', arguments: { path: '.' }, id: 'l1' }, usage: { input: 10, output: 4, totalTokens: 14 } },
+            { text: 'listed', usage: { input: 20, output: 2, totalTokens: 22 } },
+          ],
+        },
+      }),
+    );
+    const port = await freePort();
+    const address = inject('temporalAddress');
+    const taskQueue = `metrics-${randomUUID()}`;
+    child = spawn(process.execPath, [BIN, '--address', address, '-q', taskQueue, 'worker', '--workspace', dir, '--scripts', scripts, '--metrics-port', String(port)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    await until(() => out.includes('[keel] worker on task queue'), 60_000, `worker up (output: ${out})`);
+
+    const client = await AgentClient.connect({ address, taskQueue });
+    try {
+      const r = await (await client.start({ model: 'scripted/m', prompt: 'list', tools: ['ls'] })).result();
+      expect(r.status).toBe('completed');
+    } finally {
+      await client.close();
+    }
+
+    let text = '';
+    // the exporter publishes what the runtime has collected; the last activity's series may take a moment
+    await until(async () => {
+      text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return sample(text, 'keel_tool_latency_count', { tool: 'ls' }) === 1;
+    }, 20_000, 'Keel series on /metrics');
+    const model = { model: 'scripted/m' };
+    expect(sample(text, 'keel_model_tokens', { ...model, kind: 'input' })).toBe(30);
+    expect(sample(text, 'keel_model_tokens', { ...model, kind: 'output' })).toBe(6);
+    expect(sample(text, 'keel_model_latency_count', model)).toBe(2);
+    expect(sample(text, 'keel_model_cost_usd_count', model)).toBe(2);
+    expect(sample(text, 'keel_model_cost_usd_sum', model)).toBe(0);
+    expect(sample(text, 'keel_tool_calls', { tool: 'ls', is_error: 'false' })).toBe(1);
+    expect(sample(text, 'keel_tool_latency_bucket', { tool: 'ls', le: '+Inf' })).toBe(1);
+    // the SDK's own series are there too
+    expect(text).toMatch(/^temporal_activity_execution_latency/m);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * Keel as a Temporal worker plugin: `Worker.create({ …, plugins: [keelPlugin({ tools, models, hooks })] })` adds
+ * Keel's workflows (`agentWorkflow`, `agentBatchWorkflow`, …) and activities to any worker, next to the service's own
+ * workflows and activities. Built on `@temporalio/plugin`'s `SimplePlugin`.
+ *
+ * Contract:
+ * - activities: Keel's are appended to the worker's own (a name clash throws at `Worker.create`);
+ * - workflows: with no `workflowsPath`/`workflowBundle`, the worker runs Keel's workflows; with a `workflowsPath`, the
+ *   worker runs a generated module that re-exports both that module and Keel's; a prebuilt `workflowBundle` is left as
+ *   is (its entry must then `export * from` Keel's `workflows/index.ts` itself);
+ * - activities reach Temporal through the activity context's client (the worker's own connection): no second
+ *   connection, the same TLS / API key as the worker;
+ * - tools run through a worker-local ledger of finished outcomes (worker/tool-ledger.ts): a retried call that already
+ *   finished here returns its recorded outcome and is not executed again;
+ * - heartbeat throttling defaults to 250 ms (live progress, prompt cancellation) unless the worker sets it;
+ * - an activity interceptor adds spans, metrics and log lines for model and tool calls (worker/activity-telemetry.ts);
+ *   for tracing, put `tracingPlugin()` (worker/tracing.ts) before this plugin.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { AgentHooks } from '../activities/hooks.js';
+import { piAiProvider } from '../activities/model/pi-ai.js';
+import type { ModelRegistry } from '../activities/model/provider.js';
+import { scriptedModel } from '../activities/model/scripted.js';
+import type { ToolDefinition } from '../activities/tools/define-tool.js';
+import { queryTranscriptSource } from '../activities/transcript.js';
+import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
+import { keelActivityTelemetry } from './activity-telemetry.js';
+import { ToolLedger, withLedger } from './tool-ledger.js';
+import { WORKFLOWS_PATH } from './workflow-code.js';
+
+export { WORKFLOWS_PATH };
+
+export const KEEL_PLUGIN_NAME = 'keel';
+// node_modules/@temporalio/workflow/package.json → node_modules/.cache/keel-workflows
+const MERGED_DIR = join(dirname(createRequire(import.meta.url).resolve('@temporalio/workflow/package.json')), '..', '..', '.cache', 'keel-workflows');
+
+export interface KeelPluginOptions {
+  tools?: ToolDefinition[];
+  /**
+   * Model providers by prefix (`scripted`, `anthropic`, `*` for every other prefix). Default: `scripted` (JSON rule files)
+   * and pi-ai for every provider it knows, with base URLs and API keys from the worker's environment.
+   */
+  models?: ModelRegistry;
+  hooks?: AgentHooks;
+}
+
+/** The activity context's client: the worker's own connection, bound to the activity's namespace. */
+const activityClient = (): Client => Context.current().client;
+
+/** Checks (at most once a minute) that the namespace has Keel's search attributes; runs upsert them only then. */
+function searchAttributesProbe(): () => Promise<boolean> {
+  let cached: { at: number; ok: Promise<boolean> } | undefined;
+  return () => {
+    if (!cached || performance.now() - cached.at > 60_000) {
+      const ok = activityClient()
+        .connection.operatorService.listSearchAttributes({ namespace: Context.current().info.workflowNamespace })
+        .then((r) => KEEL_SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {})))
+        .catch(() => false);
+      cached = { at: performance.now(), ok };
+    }
+    return cached.ok;
+  };
+}
+
+/**
+ * A module that re-exports the service's workflows and Keel's, so one worker runs both. It lives in
+ * `node_modules/.cache/keel-workflows/` (where the bundler's entrypoint next to it resolves `@temporalio/workflow`),
+ * named by a hash of the service's path; `withKeelWorkflows` of its own result returns it unchanged.
+ */
+function withKeelWorkflows(workflowsPath: string): string {
+  const own = resolve(workflowsPath);
+  if (own === WORKFLOWS_PATH || own.startsWith(MERGED_DIR)) return own;
+  const dir = join(MERGED_DIR, createHash('sha256').update(own).digest('hex').slice(0, 16));
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, 'index.js');
+  writeFileSync(path, `export * from ${JSON.stringify(own)};\nexport * from ${JSON.stringify(WORKFLOWS_PATH)};\n`);
+  return path;
+}
+
+export class KeelPlugin extends SimplePlugin {
+  constructor(opts: KeelPluginOptions = {}) {
+    const activities = createActivities({
+      tools: withLedger(opts.tools ?? [], new ToolLedger()),
+      models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
+      hooks: opts.hooks,
+      transcript: { read: (workflowId, from, limit) => queryTranscriptSource(activityClient()).read(workflowId, from, limit) },
+      searchAttributesReady: searchAttributesProbe(),
+      requestCancel: async (workflowId, runId) => {
+        await activityClient().workflow.getHandle(workflowId, runId).cancel();
+      },
+    });
+    super({
+      name: KEEL_PLUGIN_NAME,
+      activities,
+      // spans, metrics and log lines of model and tool calls (worker/activity-telemetry.ts)
+      workerInterceptors: { activity: [keelActivityTelemetry] },
+      workflowsPath: (existing) => (existing === undefined ? WORKFLOWS_PATH : withKeelWorkflows(existing)),
+    });
+  }
+
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    const configured = super.configureWorker(options);
+    return {
+      ...configured,
+      // a prebuilt bundle wins: SimplePlugin would otherwise add Keel's workflowsPath next to it
+      ...(options.workflowBundle ? { workflowsPath: undefined } : {}),
+      // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, docs/architecture.md#heartbeats).
+      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '250ms',
+      defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? '250ms',
+    };
+  }
+}
+
+/** Keel's workflows and activities as a worker plugin (see KeelPlugin). */
+export function keelPlugin(opts: KeelPluginOptions = {}): KeelPlugin {
+  return new KeelPlugin(opts);
+}
