@@ -6,7 +6,7 @@
  * cluster an operator may instead roll out with `temporal worker deployment set-current-version`.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
 
@@ -21,12 +21,14 @@ export interface DeploymentOptions {
   makeCurrent?: boolean;
 }
 
-const ROOT = new URL('../', import.meta.url);
+/** The package root: `../` from `worker/` in a checkout, `../../` from `dist/worker/` in an installed package. */
+const ROOT = [new URL('../', import.meta.url), new URL('../../', import.meta.url)].find((u) => existsSync(new URL('package.json', u))) ?? new URL('../', import.meta.url);
 
 /** `<version>+<short sha>` of this checkout; the version alone when git is unavailable (an installed package). */
 export function defaultBuildId(env: NodeJS.ProcessEnv = process.env): string {
   if (env.KEEL_BUILD_ID) return env.KEEL_BUILD_ID;
   const version = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version: string }).version;
+  if (!existsSync(new URL('.git', ROOT))) return version; // an installed package: not this checkout's history
   try {
     const sha = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return sha ? `${version}+${sha}` : version;
