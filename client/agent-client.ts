@@ -53,6 +53,13 @@ export interface StartOptions {
   steer?: IncomingMessage | IncomingMessage[];
 }
 
+/** Temporal refuses a payload over 2 MB; the run input travels as one. */
+const MAX_INPUT_BYTES = 2 * 1024 * 1024;
+
+/** The line `start` reports for an input over Temporal's payload limit. */
+export const inputTooLarge = (bytes: number): string =>
+  `input: ${(bytes / 1024 / 1024).toFixed(1)} MB of JSON is over Temporal's 2 MB payload limit; shorten the prompt or the prior messages (put large documents where a tool can read them)`;
+
 /** Starts and finds Keel runs. */
 export class AgentClient {
   constructor(
@@ -77,6 +84,8 @@ export class AgentClient {
    */
   async start(input: AgentRunInput, opts: StartOptions = {}): Promise<AgentRunHandle> {
     const errors = agentRunInputErrors(input);
+    const bytes = Buffer.byteLength(JSON.stringify(input ?? null));
+    if (bytes > MAX_INPUT_BYTES) errors.push(inputTooLarge(bytes));
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
     if (opts.followUp !== undefined && opts.steer !== undefined) {
       throw new InvalidSignalError('start', ['followUp and steer: give one of them (signal-with-start carries one signal)']);

@@ -113,7 +113,7 @@ export function registerInspectCommands(program: Command): void {
   program
     .command('status')
     .summary("a run's status, turns, usage, queues and last reply (a batch's progress)")
-    .description('Prints the run\'s status. Exit code: 0 running/waiting/completed/stopped, 1 failed/cancelled/terminated.')
+    .description('Prints the run\'s status. Exit code: 0 running/waiting/completed/stopped, 1 failed (also an open session whose last agent run failed)/cancelled/terminated.')
     .argument('<workflowId>', 'the run (or batch)')
     .action(
       act(async (id: string, _o: unknown, cmd: Command) => {
@@ -124,7 +124,8 @@ export function registerInspectCommands(program: Command): void {
           const r = await statusOf(client, g, id);
           if (g.json) printJson(r);
           else printStatus(r);
-          return r.temporalStatus === 'running' ? EXIT.ok : exitCodeOf(r.status);
+          if (r.temporalStatus === 'running') return r.status === 'failed' ? EXIT.runFailed : EXIT.ok; // an idle session after a model error
+          return exitCodeOf(r.status);
         });
       }),
     );

@@ -20,6 +20,10 @@ interface WorkerFlags {
   builtin?: boolean;
   maxConcurrentActivities?: number;
   maxConcurrentWorkflowTasks?: number;
+  buildId?: string;
+  deploymentName?: string;
+  /** commander's `--no-make-current` */
+  makeCurrent?: boolean;
 }
 
 /** The built-in tools' root when --workspace is not given: $KEEL_WORKSPACE, else the current directory. */
@@ -85,7 +89,8 @@ async function startWorker(g: GlobalOptions, flags: WorkerFlags, settings: Conne
     ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
     ...(flags.maxConcurrentWorkflowTasks ? { maxConcurrentWorkflowTaskExecutions: flags.maxConcurrentWorkflowTasks } : {}),
   };
-  const worker = await createAgentWorker({ ...settings, taskQueue: g.taskQueue, tools, models, workerOptions });
+  const versioning = { deploymentName: flags.deploymentName, buildId: flags.buildId, makeCurrent: flags.makeCurrent !== false };
+  const worker = await createAgentWorker({ ...settings, taskQueue: g.taskQueue, tools, models, workerOptions, versioning });
   return { worker, tools };
 }
 
@@ -113,7 +118,10 @@ function workerOptions(cmd: Command): Command {
     .option('--tools-module <file>', 'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable', collect)
     .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>')
     .option('--max-concurrent-activities <n>', 'activities (model and tool calls) run at once by this worker', intOption('--max-concurrent-activities'))
-    .option('--max-concurrent-workflow-tasks <n>', 'workflow tasks run at once by this worker', intOption('--max-concurrent-workflow-tasks'));
+    .option('--max-concurrent-workflow-tasks <n>', 'workflow tasks run at once by this worker', intOption('--max-concurrent-workflow-tasks'))
+    .option('--build-id <id>', 'this worker\'s build in the deployment (default: $KEEL_BUILD_ID, else <package version>+<git sha>)')
+    .option('--deployment-name <name>', 'Worker Deployment name', 'keel')
+    .option('--no-make-current', 'do not make this build the deployment\'s current version (roll out with `temporal worker deployment set-current-version`)');
 }
 
 export function registerServerCommands(program: Command): void {

@@ -7,6 +7,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNEXPECTED_SECOND_ARGUMENT } from '../../common/errors.js';
+import { InvalidAgentInputError, inputTooLarge } from '../../client/agent-client.js';
 import { startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const scripts = {
@@ -70,6 +71,13 @@ describe('input checked at the door', () => {
     const cause = await failsAtOnce([{ model: 'scripted/badStop', prompt: 'hi' }]);
     expect(cause.type).toBe('AgentRunFailed');
     expect(cause.message).toBe('The model provider returned an invalid assistant message: stopReason: must be one of "stop", "length", "toolUse", "error", "aborted"');
+  });
+
+  it('a 3 MB prompt is refused by the client, naming the 2 MB payload limit', async () => {
+    const err = await keel.client.start({ model: 'scripted/ok', prompt: 'x'.repeat(3 * 1024 * 1024) }).catch((e) => e);
+    expect(err).toBeInstanceOf(InvalidAgentInputError);
+    expect((err as InvalidAgentInputError).errors).toEqual([inputTooLarge(3 * 1024 * 1024 + 35)]);
+    expect((err as InvalidAgentInputError).errors[0]).toContain("over Temporal's 2 MB payload limit");
   });
 
   it('a malformed follow-up signal is dropped; a cancel whose reason is a number still cancels', async () => {
