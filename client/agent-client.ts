@@ -1,11 +1,24 @@
-import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorType } from '../common/errors.js';
 import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
-import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from '../workflows/definitions.js';
+import { runClosed, type ApprovalDecisionInput, type ApprovalRecord, type ClosedAck, type InterruptAck, type QueuedAck, type UpdateName } from '../common/updates.js';
+import {
+  approveUpdate,
+  cancelUpdate,
+  denyUpdate,
+  endUpdate,
+  eventsQuery,
+  followUpUpdate,
+  interruptUpdate,
+  messagesQuery,
+  stateQuery,
+  steerUpdate,
+} from '../workflows/definitions.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -14,6 +27,20 @@ export class InvalidAgentInputError extends Error {
   constructor(readonly errors: string[]) {
     super(`Invalid AgentRunInput: ${errors.join('; ')}`);
     this.name = 'InvalidAgentInputError';
+  }
+}
+
+/**
+ * A run refused an Update: its validator said what is wrong (`message`, e.g. `Cannot queue a follow-up: the run is
+ * completed`), and nothing happened. `update` is the Update's name.
+ */
+export class UpdateRejectedError extends Error {
+  constructor(
+    readonly update: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpdateRejectedError';
   }
 }
 
@@ -51,9 +78,14 @@ export class AgentClient {
     return new AgentRunHandle(this.client.workflow.getHandle(handle.workflowId));
   }
 
-  /** A handle on an existing run (follows its continue-as-new chain). */
+  /** A handle on an existing run (follows its continue-as-new chain). Nothing is sent until a method is called. */
   getHandle(workflowId: string): AgentRunHandle {
     return new AgentRunHandle(this.client.workflow.getHandle(workflowId));
+  }
+
+  /** The same as `getHandle`: the run with this workflow id (e.g. a conversation id chosen by your service). */
+  get(workflowId: string): AgentRunHandle {
+    return this.getHandle(workflowId);
   }
 
   async close(): Promise<void> {
@@ -69,29 +101,61 @@ export class AgentRunHandle {
     return this.workflow.workflowId;
   }
 
-  /** Queue a message for when the agent would stop; in a waiting session it starts a new agent run. */
-  followUp(message: IncomingMessage | IncomingMessage[]): Promise<void> {
-    return this.workflow.signal(followUpSignal, message);
+  /**
+   * Queue a message for when the agent would stop; in a waiting session it starts a new agent run. Uses the `followUp`
+   * Update: resolves with the queue lengths, rejects with `UpdateRejectedError` for a malformed message or a closed run.
+   */
+  followUp(message: IncomingMessage | IncomingMessage[]): Promise<QueuedAck> {
+    return this.update(followUpUpdate, message);
   }
 
-  /** Queue a message injected after the current tool batch. */
-  steer(message: IncomingMessage | IncomingMessage[]): Promise<void> {
-    return this.workflow.signal(steerSignal, message);
+  /** Queue a message injected after the current tool batch (`steer` Update; acknowledged like `followUp`). */
+  steer(message: IncomingMessage | IncomingMessage[]): Promise<QueuedAck> {
+    return this.update(steerUpdate, message);
   }
 
-  /** Abort the current agent run; a session then waits for input. */
-  interrupt(): Promise<void> {
-    return this.workflow.signal(interruptSignal);
+  /** Abort the current agent run; a session then waits for input. `{ interrupted: false }` when nothing was running. */
+  interrupt(): Promise<InterruptAck> {
+    return this.update(interruptUpdate);
   }
 
-  /** Abort the current agent run and end the workflow as Canceled. */
-  cancel(reason?: string): Promise<void> {
-    return this.workflow.signal(cancelSignal, reason);
+  /** Abort the current agent run and end the workflow as Canceled; resolves with `{ status: 'cancelled' }`. */
+  cancel(reason?: string): Promise<ClosedAck> {
+    return this.update(cancelUpdate, ...(reason === undefined ? [] : [reason]));
   }
 
-  /** Finish a session once idle; the workflow completes with status `completed`. */
-  end(): Promise<void> {
-    return this.workflow.signal(endSignal);
+  /**
+   * Finish a session once idle; resolves with the final status once the run has closed (also when it continued-as-new
+   * on the way: then this waits for the result).
+   */
+  async end(): Promise<ClosedAck> {
+    const ack = await this.update(endUpdate);
+    if (!ack.continuedAsNew) return ack;
+    return { status: (await this.result()).status };
+  }
+
+  /** Let a tool call awaiting approval run. `argsDigest` from `state().pendingApprovals` binds it to those arguments. */
+  approve(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
+    return this.update(approveUpdate, decision);
+  }
+
+  /** Refuse a tool call awaiting approval: it gets `Tool <name> was denied by <approver>: <reason>`. */
+  deny(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
+    return this.update(denyUpdate, decision);
+  }
+
+  /** Executes an Update and waits for its result; a validator's refusal becomes `UpdateRejectedError`. */
+  private async update<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+    try {
+      // by name: the definition's argument tuple is checked at this method's signature
+      return await this.workflow.executeUpdate<Ret, [unknown, ...unknown[]]>(def.name, { args: args as unknown as [unknown, ...unknown[]] });
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) throw new UpdateRejectedError(def.name, err.cause.message);
+      // a closed run is refused by the server before any validator: say so in the validators' words
+      const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
+      if (status && status !== 'RUNNING') throw new UpdateRejectedError(def.name, runClosed(def.name as UpdateName, `is ${status === 'CANCELLED' ? 'cancelled' : status.toLowerCase()}`));
+      throw err;
+    }
   }
 
   state(): Promise<AgentRunState> {

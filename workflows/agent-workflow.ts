@@ -22,6 +22,7 @@ import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
+import { beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -45,6 +46,7 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
     abortSession(s, 'cancel');
   });
   registerHandlers(s);
+  registerUpdates(s);
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
@@ -164,9 +166,10 @@ function result(s: Session, status: RunStatus): AgentRunResult {
 }
 
 /** Ends the workflow. A run whose last assistant message is an error ends Failed (`AgentRunFailed`, result in details). */
-function finish(s: Session, status: RunStatus): AgentRunResult {
+async function finish(s: Session, status: RunStatus): Promise<AgentRunResult> {
   s.state.status = status;
   publish(s);
+  await beforeClose();
   const r = result(s, status);
   if (status === 'failed') {
     throw ApplicationFailure.create({ type: ErrorType.AgentRunFailed, message: r.error ?? 'agent run failed', nonRetryable: true, details: [r] });
@@ -181,6 +184,7 @@ function finish(s: Session, status: RunStatus): AgentRunResult {
 async function cancelled(s: Session, temporalCancelled: boolean): Promise<never> {
   s.state.status = 'cancelled';
   publish(s);
+  await beforeClose();
   if (!temporalCancelled) {
     const info = workflowInfo();
     await setupActivities.requestCancel.executeWithOptions({ summary: `cancel: ${s.cancelReason ?? 'cancelled'}` }, [{ workflowId: info.workflowId, runId: info.runId }]);
@@ -194,6 +198,7 @@ async function continueWith(s: Session, input: AgentRunInput, position: SessionS
   st.position = position;
   st.eventSeq = s.events.seq;
   st.continuedAsNew += 1;
+  await beforeContinueAsNew(s);
   return continueAsNew<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>({ model: input.model }, st);
 }
 

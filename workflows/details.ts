@@ -10,6 +10,7 @@ export function lastAssistant(transcript: Message[], from = 0): AssistantMessage
 export function renderDetails(s: Session): string {
   const st = s.state;
   const lines = [`**${st.status}** · turn ${st.turns} · ${st.transcript.length} messages`];
+  for (const p of st.pendingApprovals ?? []) lines.push(`⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`);
   if (s.runningTools.size > 0) lines.push(`running: ${[...s.runningTools.values()].join(', ')}`);
   if (st.steering.length || st.followUps.length) lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);

@@ -4,7 +4,9 @@ import { lastAssistant } from './details.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
 import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
-import { abortSession, type Session } from './session.js';
+import { enqueue } from './queues.js';
+import { abortSession, agentRunning, type Session } from './session.js';
+import { publicApprovals, publicPending } from './approvals.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
 const MAX_PAGE_CHARS = 1_000_000;
@@ -12,26 +14,18 @@ const MAX_PAGE_CHARS = 1_000_000;
 export function registerHandlers(s: Session): void {
   setHandler(
     followUpSignal,
-    (m) => {
-      const messages = toUserMessages(m);
-      s.state.followUps.push(...messages);
-      s.state.received += messages.length;
-    },
+    (m) => enqueue(s.state, 'followUp', toUserMessages(m)),
     { description: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.' },
   );
   setHandler(
     steerSignal,
-    (m) => {
-      const messages = toUserMessages(m);
-      s.state.steering.push(...messages);
-      s.state.received += messages.length;
-    },
+    (m) => enqueue(s.state, 'steering', toUserMessages(m)),
     { description: 'Queue a user message injected after the current tool batch, before the next model call.' },
   );
   setHandler(
     interruptSignal,
     () => {
-      if (s.state.status === 'running') abortSession(s, 'interrupt');
+      if (agentRunning(s)) abortSession(s, 'interrupt');
     },
     { description: 'Abort the current agent run at the next boundary; a session then waits for input.' },
   );
@@ -75,6 +69,8 @@ function state(s: Session): AgentRunState {
     ...(st.lastError ? { lastError: st.lastError } : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
+    pendingApprovals: publicPending(s),
+    approvals: publicApprovals(s),
   };
 }
 

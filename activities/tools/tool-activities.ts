@@ -10,11 +10,17 @@ import type { TranscriptCache } from '../transcript.js';
 import type { ToolDefinition } from './define-tool.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
+import { withApproval } from '../../common/updates.js';
 
 export interface ToolActivityDeps {
   tools: Map<string, ToolDefinition>;
   hooks: AgentHooks;
   transcript: TranscriptCache;
+}
+
+/** `{ args }` when preparation changed the raw arguments, else nothing (the activity input stays small). */
+function changedArgs(args: unknown, raw: unknown): { args?: unknown } {
+  return JSON.stringify(args) === JSON.stringify(raw) ? {} : { args };
 }
 
 export function createToolActivities(deps: ToolActivityDeps) {
@@ -70,8 +76,11 @@ export function createToolActivities(deps: ToolActivityDeps) {
         for (const { toolCallId } of input.calls) {
           const s = await scope(input, toolCallId);
           const p = await prepareCall(s);
-          const unchanged = p.status === 'runnable' && JSON.stringify(p.args) === JSON.stringify(s.call.arguments);
-          out.push(p.status === 'immediate' ? { toolCallId, ...p } : { toolCallId, status: 'runnable', ...(unchanged ? {} : { args: p.args }) });
+          if (p.status === 'immediate') out.push({ toolCallId, ...p });
+          else {
+            const args = changedArgs(p.args, s.call.arguments);
+            out.push(p.approval ? { toolCallId, status: 'approval', ...args, argsDigest: p.approval.argsDigest } : { toolCallId, status: 'runnable', ...args });
+          }
           if (s.signal.aborted) break;
         }
         return out;
@@ -82,17 +91,22 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId);
-        const outcome = await executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
+        const executed = await executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
+        const outcome = input.approval ? { ...executed, details: withApproval(executed.details, input.approval) } : executed;
         remember(input, s, outcome);
         return outcome;
       });
     },
 
-    /** Prepare, execute and finalise one call in a single activity (sequential batches, single calls). */
+    /**
+     * Prepare, execute and finalise one call in a single activity (sequential batches, single calls). A call needing
+     * approval is only prepared (`prepared: 'approval'`); the workflow runs it with `executeToolCall` once approved.
+     */
     async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId);
         const p = await prepareCall(s);
+        if (p.status === 'runnable' && p.approval) return { prepared: 'approval' as const, ...changedArgs(p.args, s.call.arguments), argsDigest: p.approval.argsDigest };
         const result = p.status === 'immediate' ? { prepared: 'immediate' as const, outcome: p.outcome } : { prepared: 'executed' as const, outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)) };
         remember(input, s, result.outcome);
         return result;

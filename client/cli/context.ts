@@ -5,7 +5,7 @@
 import { connect as tcpConnect } from 'node:net';
 import { Client, Connection, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
-import { AgentClient, InvalidAgentInputError } from '../agent-client.js';
+import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 
 /** Exit codes of every command (keel.md §7). */
 export const EXIT = {
@@ -123,6 +123,7 @@ export async function withClient<T>(g: GlobalOptions, fn: (client: AgentClient) 
 export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliError {
   if (err instanceof CliError) return err;
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
+  if (err instanceof UpdateRejectedError) return usageError(err.message);
   if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);
   if (isGrpcServiceError(err) || (err as { code?: unknown })?.code !== undefined) {
     const code = (err as { code?: number }).code;

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
@@ -217,4 +218,21 @@ export function historyText(history: unknown): string {
   };
   walk(history);
   return out.join('\n');
+}
+
+/** The failure messages of every `WorkflowTaskFailed` in the runs of a workflow id's continue-as-new chain (want: none). */
+export async function workflowTaskFailures(handle: AgentRunHandle): Promise<string[]> {
+  const { EventType } = temporal.api.enums.v1;
+  const client = handle.workflow.client;
+  const latest = await handle.workflow.describe();
+  let runId: string | undefined | null = latest.raw.workflowExecutionInfo?.firstRunId ?? latest.runId;
+  const failures: string[] = [];
+  while (runId) {
+    const history = await client.getHandle(handle.workflowId, runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) failures.push(e.workflowTaskFailedEventAttributes?.failure?.message ?? '(no message)');
+    }
+    runId = history.events?.[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+  }
+  return failures;
 }
