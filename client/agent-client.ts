@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorType } from '../common/errors.js';
@@ -6,6 +6,7 @@ import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
+import { AgentBatchHandle, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
 import { runClosed, type ApprovalDecisionInput, type ApprovalRecord, type ClosedAck, type InterruptAck, type QueuedAck, type UpdateName } from '../common/updates.js';
 import {
   approveUpdate,
@@ -78,6 +79,34 @@ export class AgentClient {
     return new AgentRunHandle(this.client.workflow.getHandle(handle.workflowId));
   }
 
+  /**
+   * "Send a message to conversation `workflowId`, creating it if needed", atomically (update-with-start): when no run
+   * with that id is running, starts a `mode: 'session'` run from `input` (no prompt: the message is its first one),
+   * then delivers the message with the `followUp` Update. Resolves with the acknowledgement once the run took it.
+   */
+  async sendToConversation(
+    workflowId: string,
+    message: IncomingMessage | IncomingMessage[],
+    input: Omit<AgentRunInput, 'prompt' | 'mode'>,
+  ): Promise<{ handle: AgentRunHandle; ack: QueuedAck }> {
+    const start: AgentRunInput = { ...input, mode: 'session' };
+    const errors = agentRunInputErrors(start);
+    if (errors.length > 0) throw new InvalidAgentInputError(errors);
+    const startWorkflowOperation = new WithStartWorkflowOperation(AGENT_WORKFLOW_TYPE, {
+      taskQueue: this.taskQueue,
+      workflowId,
+      args: [start],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `conversation ${workflowId}`,
+      staticDetails: detailsOf(start),
+    });
+    const handle = this.getHandle(workflowId);
+    const ack = await rejected(followUpUpdate.name, () =>
+      this.client.workflow.executeUpdateWithStart(followUpUpdate, { args: [message], startWorkflowOperation }),
+    );
+    return { handle, ack };
+  }
+
   /** A handle on an existing run (follows its continue-as-new chain). Nothing is sent until a method is called. */
   getHandle(workflowId: string): AgentRunHandle {
     return new AgentRunHandle(this.client.workflow.getHandle(workflowId));
@@ -86,6 +115,21 @@ export class AgentClient {
   /** The same as `getHandle`: the run with this workflow id (e.g. a conversation id chosen by your service). */
   get(workflowId: string): AgentRunHandle {
     return this.getHandle(workflowId);
+  }
+
+  /**
+   * Starts a durable batch (`agentBatchWorkflow`): task `i` runs as child `<batchId>-<i>`, at most `concurrency` at a
+   * time. Every task is validated first (`InvalidAgentInputError`, each line prefixed `task <i>:`).
+   */
+  async startBatch(tasks: AgentRunInput[], opts: StartBatchOptions = {}): Promise<AgentBatchHandle<AgentRunHandle>> {
+    const errors = tasks.flatMap((t, i) => agentRunInputErrors(t).map((e) => `task ${i}: ${e}`));
+    if (errors.length > 0) throw new InvalidAgentInputError(errors);
+    return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, tasks, opts), (id) => this.getHandle(id));
+  }
+
+  /** A handle on an existing batch. */
+  getBatch(batchId: string): AgentBatchHandle<AgentRunHandle> {
+    return new AgentBatchHandle(this.client.workflow.getHandle(batchId), (id) => this.getHandle(id));
   }
 
   async close(): Promise<void> {
@@ -148,9 +192,9 @@ export class AgentRunHandle {
   private async update<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
     try {
       // by name: the definition's argument tuple is checked at this method's signature
-      return await this.workflow.executeUpdate<Ret, [unknown, ...unknown[]]>(def.name, { args: args as unknown as [unknown, ...unknown[]] });
+      return await rejected(def.name, () => this.workflow.executeUpdate<Ret, [unknown, ...unknown[]]>(def.name, { args: args as unknown as [unknown, ...unknown[]] }));
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) throw new UpdateRejectedError(def.name, err.cause.message);
+      if (err instanceof UpdateRejectedError) throw err;
       // a closed run is refused by the server before any validator: say so in the validators' words
       const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
       if (status && status !== 'RUNNING') throw new UpdateRejectedError(def.name, runClosed(def.name as UpdateName, `is ${status === 'CANCELLED' ? 'cancelled' : status.toLowerCase()}`));
@@ -197,6 +241,16 @@ export class AgentRunHandle {
       }
       throw err;
     }
+  }
+}
+
+/** Runs an Update call; a validator's refusal becomes `UpdateRejectedError` with the validator's text. */
+async function rejected<T>(update: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) throw new UpdateRejectedError(update, err.cause.message);
+    throw err;
   }
 }
 

@@ -22,7 +22,7 @@ import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
-import { beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
+import { awaitsFirstMessage, beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -51,6 +51,7 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
   if (!carried) start = await firstRun(s, input);
+  if (!carried && !start) start = hasQueued(s) ? nextStart(s) : undefined; // a session created by its first message
 
   for (;;) {
     if (start) {
@@ -111,12 +112,20 @@ function initialState(input: AgentRunInput): SessionState {
   };
 }
 
-/** Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. */
-async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart> {
+/**
+ * Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. Undefined:
+ * a session with neither prompt nor messages, which waits for its first message (update-with-start, README).
+ */
+async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | undefined> {
   publish(s);
   const check = await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
+  if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(s, input)) {
+    s.state.tools = check.tools;
+    s.state.searchAttributes = check.searchAttributes;
+    return undefined;
+  }
   if (errors.length === 0 && prompts.length === 0) {
     const last = s.state.transcript[s.state.transcript.length - 1];
     if (!last) errors.push(`prompt: ${CANNOT_CONTINUE_EMPTY}; give a prompt or messages`);

@@ -4,8 +4,8 @@
  * common/updates.ts; each handler does what the signal of the same name does and answers what happened.
  * Also the drain before the workflow closes or continues-as-new (`allHandlersFinished`).
  */
-import { allHandlersFinished, CancellationScope, condition, setHandler } from '@temporalio/workflow';
-import type { IncomingMessage } from '../common/run.js';
+import { allHandlersFinished, CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
+import type { AgentRunInput, IncomingMessage } from '../common/run.js';
 import { incomingMessageErrors, type ClosedAck, type QueuedAck } from '../common/updates.js';
 import { cancelUpdate, endUpdate, followUpUpdate, interruptUpdate, steerUpdate } from './definitions.js';
 import { toUserMessages } from './incoming.js';
@@ -86,4 +86,14 @@ export async function beforeContinueAsNew(s: Session): Promise<void> {
   s.continuing = true;
   if (s.endRequested) s.state.endRequested = true;
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+}
+
+/**
+ * A session started with neither `prompt` nor `messages` waits for its first message instead of failing (so a service
+ * can create a conversation with update-with-start: its `followUp` is the first message). Behind
+ * `patched('keel-session-awaits-first-message')`: 0.1.0 failed such a run with `InvalidAgentInput`.
+ */
+export function awaitsFirstMessage(s: Session, input: AgentRunInput): boolean {
+  const empty = input.prompt === undefined && s.state.transcript.length === 0 && (input.mode ?? 'task') === 'session';
+  return empty && patched('keel-session-awaits-first-message');
 }

@@ -2,32 +2,20 @@
  * `keel batch tasks.jsonl --concurrency 8 --out results.jsonl`: starts `agentBatchWorkflow`, shows a progress bar
  * (the `progress` query), and writes one result line per task, in input order, read back from each child run.
  */
-import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Command } from 'commander';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import { agentRunInputErrors } from '../../common/validate-input.js';
-import {
-  BATCH_WORKFLOW_TYPE,
-  progressQuery,
-  resultsQuery,
-  type AgentBatchInput,
-  type AgentBatchResult,
-  type BatchPageRef,
-  type BatchProgress,
-  type BatchTaskResult,
-} from '../../workflows/batch-definitions.js';
+import { BATCH_WORKFLOW_TYPE, progressQuery, resultsQuery, type AgentBatchResult, type BatchProgress, type BatchTaskResult } from '../../workflows/batch-definitions.js';
+import { paginate, startBatchWorkflow, type StartBatchOptions } from '../batch-client.js';
 import type { AgentClient } from '../agent-client.js';
 import { act, CliError, commaList, EXIT, globals, intOption, printJson, sleep, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
 import { outcomeOf, temporalStatus, withDeadline } from './outcome.js';
 import { formatCost, formatDuration, formatTokens, progressLine, stdoutSink, type Sink } from './render.js';
 
-export { BATCH_WORKFLOW_TYPE };
+export { BATCH_WORKFLOW_TYPE, paginate };
 
-/** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
-const INLINE_MAX_CHARS = 1_000_000;
-const PAGE_MAX_CHARS = 900_000;
 /** One batch carries ~20 bytes per task across continue-as-new (2 MB payload limit). */
 const MAX_TASKS = 50_000;
 
@@ -75,69 +63,9 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
   return tasks;
 }
 
-/** Splits tasks into pages of at most `pageSize` tasks (or PAGE_MAX_CHARS characters). */
-export function paginate(tasks: AgentRunInput[], pageSize?: number): AgentRunInput[][] {
-  const pages: AgentRunInput[][] = [];
-  let page: AgentRunInput[] = [];
-  let chars = 0;
-  for (const t of tasks) {
-    const size = JSON.stringify(t).length;
-    if (page.length > 0 && ((pageSize !== undefined && page.length >= pageSize) || chars + size > PAGE_MAX_CHARS)) {
-      pages.push(page);
-      page = [];
-      chars = 0;
-    }
-    page.push(t);
-    chars += size;
-  }
-  if (page.length) pages.push(page);
-  return pages;
-}
-
-export interface StartBatchOptions {
-  batchId?: string;
-  concurrency?: number;
-  /** Task queue of the children (default: the batch's). */
-  childTaskQueue?: string;
-  /** Force the page-reference form with this many tasks per page. */
-  pageSize?: number;
-  continueAsNewAfterTasks?: number;
-  continueAsNewAfterEvents?: number;
-  summary?: string;
-}
-
-/** Starts `agentBatchWorkflow` (and its page holders when the list is big). */
+/** Starts `agentBatchWorkflow` with the client's task queue (see `AgentClient.startBatch`). */
 export async function startBatch(client: AgentClient, taskQueue: string, tasks: AgentRunInput[], o: StartBatchOptions = {}): Promise<WorkflowHandle> {
-  const batchId = o.batchId ?? `keel-batch-${randomUUID()}`;
-  let ref: AgentRunInput[] | BatchPageRef = tasks;
-  if (o.pageSize !== undefined || JSON.stringify(tasks).length > INLINE_MAX_CHARS) {
-    const pages = paginate(tasks, o.pageSize);
-    ref = { pages: [] };
-    for (const [n, taskPage] of pages.entries()) {
-      const workflowId = `${batchId}-page-${n}`;
-      await client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
-        taskQueue,
-        workflowId,
-        args: [{ taskPage }],
-        staticSummary: `task page ${n} of batch ${batchId} (${taskPage.length} tasks)`,
-      });
-      ref.pages.push({ workflowId, count: taskPage.length });
-    }
-  }
-  const input: AgentBatchInput = {
-    tasks: ref,
-    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-    ...(o.childTaskQueue ? { taskQueue: o.childTaskQueue } : {}),
-    ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
-    ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
-  };
-  return client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
-    taskQueue,
-    workflowId: batchId,
-    args: [input],
-    staticSummary: o.summary ?? `batch of ${tasks.length} agent runs`,
-    staticDetails: `children: ${batchId}-<index> · concurrency ${o.concurrency ?? 8}`,
-  });
+  return startBatchWorkflow(client.client, taskQueue, tasks, o);
 }
 
 export async function batchProgress(handle: WorkflowHandle): Promise<BatchProgress | undefined> {
