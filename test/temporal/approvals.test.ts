@@ -9,12 +9,12 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import { UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
+import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { steerSignal } from '../../workflows/definitions.js';
-import { allEvents, notation, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import { allEvents, notation, refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 /** Executions per workflow id: what actually ran. */
 const ran = new Map<string, string[]>();
@@ -69,15 +69,6 @@ const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }
 const toolUse = (calls: ReturnType<typeof call>[]) => ({ role: 'assistant', content: calls.map((c) => ({ type: 'toolCall', ...c })), stopReason: 'toolUse' });
 const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({ role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text }], details, isError });
 const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpdateRejectedError);
-  return (err as Error).message;
-}
 
 /** A decision record with its times checked for plausibility and then left out. */
 function timeless(r: ApprovalRecord): Omit<ApprovalRecord, 'requestedAt' | 'decidedAt'> {

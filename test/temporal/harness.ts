@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
+import { AgentClient, UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
@@ -235,4 +235,14 @@ export async function workflowTaskFailures(handle: AgentRunHandle): Promise<stri
     runId = history.events?.[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   }
   return failures;
+}
+
+/** The message of an Update refused by its validator (fails the test when the Update was accepted). */
+export async function refusal(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof UpdateRejectedError)) throw new Error(`expected the Update to be refused, got ${err === undefined ? 'an acknowledgement' : String(err)}`);
+  return err.message;
 }

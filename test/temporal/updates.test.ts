@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import { UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
+import type { AgentRunHandle } from '../../client/agent-client.js';
 import { followUpSignal } from '../../workflows/definitions.js';
-import { gate, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import { gate, refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 let hold = gate();
 /** Ignores its AbortSignal on purpose: the run stays "being cancelled" until the test releases it. */
@@ -34,15 +34,6 @@ const scripts = {
 
 const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
 const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpdateRejectedError);
-  return (err as Error).message;
-}
 
 describe('Updates with validators', () => {
   let keel: Keel;
