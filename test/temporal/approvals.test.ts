@@ -80,7 +80,12 @@ function timeless(r: ApprovalRecord): Omit<ApprovalRecord, 'requestedAt' | 'deci
 describe('approvals', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts, tools: [danger, deploy, quick] });
+    keel = await startKeel({
+      scripts,
+      tools: [danger, deploy, quick],
+      // the worker's policy: trusted runs need no approval, strict runs need it for every tool
+      hooks: { needsApproval: (ctx) => (ctx.context.metadata.trusted === true ? false : ctx.context.metadata.strict === true ? true : undefined) },
+    });
   });
   afterAll(() => keel?.stop());
 
@@ -200,6 +205,48 @@ describe('approvals', () => {
     expect(all.slice(3)).toEqual([user(big), reply('saw the steer')]);
     expect(ran.get(h.workflowId)).toEqual(['danger y']);
     expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('continue-as-new while a parallel batch waits: the finished calls are carried, each call runs exactly once', async () => {
+    const h = await start('parallel please', { continueAsNewAfterBytes: 65_536 });
+    const [p] = await pending(h);
+    await until(async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2, 20_000, 'quick calls done');
+    const big = `steer-${'y'.repeat(70_000)}`;
+    await h.workflow.signal(steerSignal, big);
+    await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
+    expect((await h.state()).pendingApprovals).toEqual([p]);
+    const approved = await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'gina' });
+    await h.result();
+    expect(strip(await h.allMessages()).slice(1)).toEqual([
+      toolUse([call('q-1', 'quick', { v: 'a' }), call('d-1', 'danger', { target: 'x' }), call('q-2', 'quick', { v: 'b' })]),
+      result('q-1', 'quick', 'quick a', undefined),
+      result('d-1', 'danger', 'did x', { target: 'x', approval: approved }),
+      result('q-2', 'quick', 'quick b', undefined),
+      user(big),
+      reply('saw the steer'),
+    ]);
+    expect(ran.get(h.workflowId)?.sort()).toEqual(['danger x', 'quick a', 'quick b']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('hooks.needsApproval decides for every tool: trusted runs skip approval, strict runs need it everywhere; cancel denies what waits', async () => {
+    const trusted = await start('single please', { metadata: { trusted: true } });
+    expect(strip((await trusted.result()).newMessages)[2]).toEqual(result('d-1', 'danger', 'did y', { target: 'y' }));
+
+    const strict = await start('parallel please', { metadata: { strict: true }, mode: 'session' });
+    expect((await pending(strict, 3)).map((p) => p.toolCallId)).toEqual(['q-1', 'd-1', 'q-2']);
+    expect(await strict.cancel('nobody around')).toEqual({ status: 'cancelled' });
+    const st = await strict.state();
+    expect([st.pendingApprovals, st.approvals.map((a) => [a.toolCallId, a.decision, a.approver, a.reason])]).toEqual([
+      [],
+      [
+        ['q-1', 'denied', 'keel', 'Operation aborted'],
+        ['d-1', 'denied', 'keel', 'Operation aborted'],
+        ['q-2', 'denied', 'keel', 'Operation aborted'],
+      ],
+    ]);
+    expect(strip(await strict.allMessages()).slice(2).map((m) => (m as { content: unknown }).content)).toEqual(Array(3).fill([{ type: 'text', text: 'Operation aborted' }]));
+    expect(ran.get(strict.workflowId)).toBeUndefined();
   });
 
   it('keel pending / approve / deny as a child process', async () => {
