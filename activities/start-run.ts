@@ -1,3 +1,4 @@
+import { msToNumber } from '@temporalio/common';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import type { StartRunInput, StartRunResult } from '../common/wire.js';
 import { providerFor } from './model/call-model.js';
@@ -18,6 +19,9 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
       const known = [...deps.tools.keys()];
       errors.push(`tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`);
     }
+    if (typeof input.approvalTimeout === 'string' && !durationOk(input.approvalTimeout)) {
+      errors.push(`approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got ${JSON.stringify(input.approvalTimeout)}`);
+    }
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
       const { provider, prefix, checkId } = providerFor(deps.models, input.model);
       const problem = provider ? provider.checkModel?.(checkId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
@@ -37,4 +41,13 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
       });
     return { errors, tools, searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
   };
+}
+
+/** The workflow turns the duration into milliseconds with the same function: what fails here would fail there. */
+function durationOk(value: string): boolean {
+  try {
+    return Number.isFinite(msToNumber(value)) && msToNumber(value) > 0;
+  } catch {
+    return false;
+  }
 }

@@ -173,6 +173,12 @@ describe('approvals', () => {
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
+  it('an approvalTimeout that is not a duration is refused before any model call', async () => {
+    const h = await start('single please', { approvalTimeout: 'soon' });
+    const err = (await h.workflow.result().catch((e: unknown) => e)) as { cause?: { message?: string } };
+    expect(err.cause?.message).toBe('Invalid AgentRunInput: approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got "soon"');
+  });
+
   it('interrupt resolves a pending approval as denied with Operation aborted; the session waits again', async () => {
     const h = await start('single please', { mode: 'session' });
     await pending(h);
