@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
-import { followUpSignal } from '../../workflows/definitions.js';
+import { followUpSignal, steerSignal } from '../../workflows/definitions.js';
 import { gate, refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 let hold = gate();
@@ -34,6 +34,9 @@ const scripts = {
 
 const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
 const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
+
+/** What became of an Update: `accepted`, or the refusal's text. */
+const answer = (p: Promise<unknown>) => p.then(() => 'accepted', (e: Error) => e.message);
 
 describe('Updates with validators', () => {
   let keel: Keel;
@@ -101,7 +104,6 @@ describe('Updates with validators', () => {
     await cancelling.followUp('hold it');
     await holding(cancelling);
     const cancelled = cancelling.cancel('stop');
-    const answer = (p: Promise<unknown>) => p.then(() => 'accepted', (e: Error) => e.message);
     // an interrupt that arrives before the cancel is accepted (and harmless); once cancelling, it is refused
     await until(async () => (await answer(cancelling.interrupt())) === 'Cannot interrupt: the run is being cancelled', 20_000, 'cancelling');
     expect(await refusal(cancelling.followUp('more'))).toBe('Cannot queue a follow-up: the run is being cancelled');
@@ -126,6 +128,23 @@ describe('Updates with validators', () => {
       reply('hold returned'),
     ]);
     expect(await workflowTaskFailures(ending)).toEqual([]);
+  });
+
+  it('an end waiting while the session continues-as-new is carried: end() still resolves with the final status', async () => {
+    hold = gate();
+    const h = await keel.start({ model: 'scripted/chat', prompt: 'hold it', mode: 'session', tools: ['hold'], continueAsNewAfterBytes: 65_536 });
+    await holding(h);
+    const ended = h.end();
+    await until(async () => (await answer(h.followUp('more'))) === 'Cannot queue a follow-up: the run is ending (end was requested)', 20_000, 'ending');
+    const big = `steered ${'x'.repeat(70_000)}`;
+    await h.workflow.signal(steerSignal, big); // 70 KB: continue-as-new at the next turn boundary
+    hold.open();
+    expect(await ended).toEqual({ status: 'completed' });
+    // at least once: a new run that starts with more carried state than continueAsNewAfterBytes continues again
+    // at its next turn boundary (0.1.0 behaviour, unchanged here)
+    expect((await h.state()).continuedAsNew).toBeGreaterThanOrEqual(1);
+    expect(strip(await h.allMessages()).slice(3)).toEqual([user(big), reply('saw the steer')]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('a closed run: the client says so in the same words', async () => {
