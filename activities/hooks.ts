@@ -18,6 +18,11 @@ export interface BeforeToolCallResult {
   terminate?: boolean;
 }
 
+export interface NeedsApprovalContext extends BeforeToolCallContext {
+  /** What the tool's own `approval` option says for these arguments. */
+  declared: boolean;
+}
+
 export interface AfterToolCallContext extends BeforeToolCallContext {
   result: AgentToolResult;
   isError: boolean;
@@ -40,6 +45,11 @@ export interface TransformContextInfo {
 export interface AgentHooks {
   /** Called after validation, before `execute`. A throw becomes an error result with its message. */
   beforeToolCall?(ctx: BeforeToolCallContext, signal: AbortSignal): Promise<BeforeToolCallResult | void> | BeforeToolCallResult | void;
+  /**
+   * Policy for every tool: return true / false to require approval or not (overriding the tool's `approval`), nothing
+   * to keep the tool's own setting. Called after `beforeToolCall`, in the preparation activity; a throw becomes an error result.
+   */
+  needsApproval?(ctx: NeedsApprovalContext, signal: AbortSignal): Promise<boolean | void> | boolean | void;
   /** Called after `execute` (also when it threw). A throw becomes an error result with its message. */
   afterToolCall?(ctx: AfterToolCallContext, signal: AbortSignal): Promise<AfterToolCallResult | void> | AfterToolCallResult | void;
   /** Shapes the messages of one model request (called once per request, before conversion). Must not mutate its input. */

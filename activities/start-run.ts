@@ -1,3 +1,4 @@
+import { msToNumber } from '@temporalio/common';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import type { StartRunInput, StartRunResult } from '../common/wire.js';
 import { providerFor } from './model/call-model.js';
@@ -17,6 +18,9 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
     if (unknown.length > 0) {
       const known = [...deps.tools.keys()];
       errors.push(`tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`);
+    }
+    if (typeof input.approvalTimeout === 'string' && !durationOk(input.approvalTimeout)) {
+      errors.push(`approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got ${JSON.stringify(input.approvalTimeout)}`);
     }
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
       const { provider, prefix, checkId } = providerFor(deps.models, input.model);
@@ -45,5 +49,14 @@ function checkModelSafely(provider: ModelProvider, id: string): string | undefin
     return provider.checkModel?.(id);
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** The workflow turns the duration into milliseconds with the same function: what fails here would fail there. */
+function durationOk(value: string): boolean {
+  try {
+    return Number.isFinite(msToNumber(value)) && msToNumber(value) > 0;
+  } catch {
+    return false;
   }
 }

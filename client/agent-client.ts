@@ -1,4 +1,5 @@
-import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import { ApplicationFailure } from '@temporalio/common';
 import { connectOptions, resolveConnection, type ConnectionSettings } from '../common/connection.js';
 import { ErrorType } from '../common/errors.js';
@@ -6,8 +7,23 @@ import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
-import { cancelReasonErrors, incomingMessagesErrors } from '../common/validate-messages.js';
-import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from '../workflows/definitions.js';
+import { incomingMessagesErrors } from '../common/validate-messages.js';
+import { AgentBatchHandle, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
+import { runClosed, type ApprovalDecisionInput, type ApprovalRecord, type ClosedAck, type InterruptAck, type QueuedAck, type UpdateName } from '../common/updates.js';
+import {
+  approveUpdate,
+  cancelUpdate,
+  denyUpdate,
+  endUpdate,
+  eventsQuery,
+  followUpSignal,
+  followUpUpdate,
+  interruptUpdate,
+  messagesQuery,
+  stateQuery,
+  steerSignal,
+  steerUpdate,
+} from '../workflows/definitions.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -20,8 +36,7 @@ export class InvalidAgentInputError extends Error {
 }
 
 /**
- * Thrown by `followUp`, `steer` and `cancel` (and `start` with queued messages) before anything is sent when a signal
- * argument is malformed; `errors` has one line per problem, e.g. `followUp.content.0: must be object`.
+ * Thrown by `start` with queued messages (signal-with-start) before anything is sent when a message is malformed; `errors` has one line per problem, e.g. `followUp.content.0: must be object`.
  */
 export class InvalidSignalError extends Error {
   constructor(
@@ -36,6 +51,20 @@ export class InvalidSignalError extends Error {
 function checkMessages(signal: 'followUp' | 'steer', message: unknown): void {
   const errors = incomingMessagesErrors(message, signal);
   if (errors.length > 0) throw new InvalidSignalError(signal, errors);
+}
+
+/**
+ * A run refused an Update: its validator said what is wrong (`message`, e.g. `Cannot queue a follow-up: the run is
+ * completed`), and nothing happened. `update` is the Update's name.
+ */
+export class UpdateRejectedError extends Error {
+  constructor(
+    readonly update: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpdateRejectedError';
+  }
 }
 
 /** Connection settings (address, namespace, TLS, API key, envconfig profile: see ConnectionSettings) and the task queue. */
@@ -112,9 +141,57 @@ export class AgentClient {
     return new AgentRunHandle(this.client.workflow.getHandle(handle.workflowId));
   }
 
-  /** A handle on an existing run (follows its continue-as-new chain). */
+  /**
+   * "Send a message to conversation `workflowId`, creating it if needed", atomically (update-with-start): when no run
+   * with that id is running, starts a `mode: 'session'` run from `input` (no prompt: the message is its first one),
+   * then delivers the message with the `followUp` Update. Resolves with the acknowledgement once the run took it.
+   */
+  async sendToConversation(
+    workflowId: string,
+    message: IncomingMessage | IncomingMessage[],
+    input: Omit<AgentRunInput, 'prompt' | 'mode'>,
+  ): Promise<{ handle: AgentRunHandle; ack: QueuedAck }> {
+    const start: AgentRunInput = { ...input, mode: 'session' };
+    const errors = agentRunInputErrors(start);
+    if (errors.length > 0) throw new InvalidAgentInputError(errors);
+    const startWorkflowOperation = new WithStartWorkflowOperation(AGENT_WORKFLOW_TYPE, {
+      taskQueue: this.taskQueue,
+      workflowId,
+      args: [start],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `conversation ${workflowId}`,
+      staticDetails: detailsOf(start),
+    });
+    const handle = this.getHandle(workflowId);
+    const ack = await rejected(followUpUpdate.name, () =>
+      this.client.workflow.executeUpdateWithStart(followUpUpdate, { args: [message], startWorkflowOperation }),
+    );
+    return { handle, ack };
+  }
+
+  /** A handle on an existing run (follows its continue-as-new chain). Nothing is sent until a method is called. */
   getHandle(workflowId: string): AgentRunHandle {
     return new AgentRunHandle(this.client.workflow.getHandle(workflowId));
+  }
+
+  /** The same as `getHandle`: the run with this workflow id (e.g. a conversation id chosen by your service). */
+  get(workflowId: string): AgentRunHandle {
+    return this.getHandle(workflowId);
+  }
+
+  /**
+   * Starts a durable batch (`agentBatchWorkflow`): task `i` runs as child `<batchId>-<i>`, at most `concurrency` at a
+   * time. Every task is validated first (`InvalidAgentInputError`, each line prefixed `task <i>:`).
+   */
+  async startBatch(tasks: AgentRunInput[], opts: StartBatchOptions = {}): Promise<AgentBatchHandle<AgentRunHandle>> {
+    const errors = tasks.flatMap((t, i) => agentRunInputErrors(t).map((e) => `task ${i}: ${e}`));
+    if (errors.length > 0) throw new InvalidAgentInputError(errors);
+    return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, tasks, opts), (id) => this.getHandle(id));
+  }
+
+  /** A handle on an existing batch. */
+  getBatch(batchId: string): AgentBatchHandle<AgentRunHandle> {
+    return new AgentBatchHandle(this.client.workflow.getHandle(batchId), (id) => this.getHandle(id));
   }
 
   async close(): Promise<void> {
@@ -131,35 +208,60 @@ export class AgentRunHandle {
   }
 
   /**
-   * Queue a message for when the agent would stop; in a waiting session it starts a new agent run. A malformed message
-   * (not a string or `{ role: 'user', content }` with text/image blocks) throws `InvalidSignalError` and is not sent.
+   * Queue a message for when the agent would stop; in a waiting session it starts a new agent run. Uses the `followUp`
+   * Update: resolves with the queue lengths, rejects with `UpdateRejectedError` for a malformed message or a closed run.
    */
-  async followUp(message: IncomingMessage | IncomingMessage[]): Promise<void> {
-    checkMessages('followUp', message);
-    return this.workflow.signal(followUpSignal, message);
+  followUp(message: IncomingMessage | IncomingMessage[]): Promise<QueuedAck> {
+    return this.update(followUpUpdate, message);
   }
 
-  /** Queue a message injected after the current tool batch. Validated as `followUp`. */
-  async steer(message: IncomingMessage | IncomingMessage[]): Promise<void> {
-    checkMessages('steer', message);
-    return this.workflow.signal(steerSignal, message);
+  /** Queue a message injected after the current tool batch (`steer` Update; acknowledged like `followUp`). */
+  steer(message: IncomingMessage | IncomingMessage[]): Promise<QueuedAck> {
+    return this.update(steerUpdate, message);
   }
 
-  /** Abort the current agent run; a session then waits for input. */
-  interrupt(): Promise<void> {
-    return this.workflow.signal(interruptSignal);
+  /** Abort the current agent run; a session then waits for input. `{ interrupted: false }` when nothing was running. */
+  interrupt(): Promise<InterruptAck> {
+    return this.update(interruptUpdate);
   }
 
-  /** Abort the current agent run and end the workflow as Canceled. A `reason` that is not a string throws `InvalidSignalError`. */
-  async cancel(reason?: string): Promise<void> {
-    const errors = cancelReasonErrors(reason);
-    if (errors.length > 0) throw new InvalidSignalError('cancel', errors);
-    return this.workflow.signal(cancelSignal, reason);
+  /** Abort the current agent run and end the workflow as Canceled; resolves with `{ status: 'cancelled' }`. */
+  cancel(reason?: string): Promise<ClosedAck> {
+    return this.update(cancelUpdate, ...(reason === undefined ? [] : [reason]));
   }
 
-  /** Finish a session once idle; the workflow completes with status `completed`. */
-  end(): Promise<void> {
-    return this.workflow.signal(endSignal);
+  /**
+   * Finish a session once idle; resolves with the final status once the run has closed (also when it continued-as-new
+   * on the way: then this waits for the result).
+   */
+  async end(): Promise<ClosedAck> {
+    const ack = await this.update(endUpdate);
+    if (!ack.continuedAsNew) return ack;
+    return { status: (await this.result()).status };
+  }
+
+  /** Let a tool call awaiting approval run. `argsDigest` from `state().pendingApprovals` binds it to those arguments. */
+  approve(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
+    return this.update(approveUpdate, decision);
+  }
+
+  /** Refuse a tool call awaiting approval: it gets `Tool <name> was denied by <approver>: <reason>`. */
+  deny(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
+    return this.update(denyUpdate, decision);
+  }
+
+  /** Executes an Update and waits for its result; a validator's refusal becomes `UpdateRejectedError`. */
+  private async update<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+    try {
+      // by name: the definition's argument tuple is checked at this method's signature
+      return await rejected(def.name, () => this.workflow.executeUpdate<Ret, [unknown, ...unknown[]]>(def.name, { args: args as unknown as [unknown, ...unknown[]] }));
+    } catch (err) {
+      if (err instanceof UpdateRejectedError) throw err;
+      // a closed run is refused by the server before any validator: say so in the validators' words
+      const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
+      if (status && status !== 'RUNNING') throw new UpdateRejectedError(def.name, runClosed(def.name as UpdateName, `is ${status === 'CANCELLED' ? 'cancelled' : status.toLowerCase()}`));
+      throw err;
+    }
   }
 
   state(): Promise<AgentRunState> {
@@ -201,6 +303,16 @@ export class AgentRunHandle {
       }
       throw err;
     }
+  }
+}
+
+/** Runs an Update call; a validator's refusal becomes `UpdateRejectedError` with the validator's text. */
+async function rejected<T>(update: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) throw new UpdateRejectedError(update, err.cause.message);
+    throw err;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
+import type { ApprovalRecord, PendingApproval } from './updates.js';
 
 export type QueueMode = 'one-at-a-time' | 'all';
 export type ToolExecution = 'parallel' | 'sequential';
@@ -44,6 +45,8 @@ export interface AgentRunInput {
    * the run stops (status `stopped`, with an error saying what to do) before Temporal's 50 MB limit. Default 40 MiB.
    */
   maxHistoryBytes?: number;
+  /** How long a tool call needing approval waits for `approve` / `deny` before it gets an error result. Default '24h'. */
+  approvalTimeout?: DurationInput;
 }
 
 export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
@@ -68,7 +71,8 @@ export interface AgentRunResult {
   unprocessed?: UserMessage[];
 }
 
-export type SessionStatus = 'starting' | 'running' | 'waiting' | RunStatus;
+/** `awaiting-approval`: an agent run is running and at least one tool call waits for `approve` / `deny`. */
+export type SessionStatus = 'starting' | 'running' | 'awaiting-approval' | 'waiting' | RunStatus;
 
 /** Answer of the `state` query. */
 export interface AgentRunState {
@@ -89,6 +93,10 @@ export interface AgentRunState {
   continuedAsNew: number;
   /** Once the run has closed: messages it accepted but never answered (see `AgentRunResult.unprocessed`). */
   unprocessed?: UserMessage[];
+  /** Tool calls waiting for `approve` / `deny`, in request order. */
+  pendingApprovals: PendingApproval[];
+  /** Decisions on calls that needed approval (the latest 200), oldest first. */
+  approvals: ApprovalRecord[];
 }
 
 export interface MessagesPage {
@@ -213,6 +221,7 @@ export const AGENT_RUN_INPUT_SCHEMA = {
     heartbeatTimeout: durationSchema,
     continueAsNewAfterBytes: { type: 'integer', minimum: 65536 },
     maxHistoryBytes: { type: 'integer', minimum: 65536, maximum: 48 * 1024 * 1024 },
+    approvalTimeout: durationSchema,
   },
 } as const;
 

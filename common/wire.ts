@@ -4,6 +4,7 @@
  */
 import type { AssistantMessage, ImageContent, TextContent, Usage } from './messages.js';
 import type { AgentRunInput, DurationInput } from './run.js';
+import type { ApprovalRecord } from './updates.js';
 
 /** Which workflow's transcript an activity reads. `runKey` is the first run id of the continue-as-new chain. */
 export interface RunRef {
@@ -94,14 +95,18 @@ export interface PrepareToolCallsInput {
 export type PreparedCall =
   | { toolCallId: string; callIndex?: number; status: 'immediate'; outcome: ToolOutcome }
   /** `args` absent: the raw arguments of the call, unchanged. */
-  | { toolCallId: string; callIndex?: number; status: 'runnable'; args?: unknown };
+  | { toolCallId: string; callIndex?: number; status: 'runnable'; args?: unknown }
+  /** Runnable once a person approves (README "Approvals"); `argsDigest` of the prepared arguments. */
+  | { toolCallId: string; callIndex?: number; status: 'approval'; args?: unknown; argsDigest: string };
 
 export interface ExecuteToolCallInput extends ToolCallRef {
   /** Prepared arguments; absent when identical to the call's raw arguments. */
   args?: unknown;
+  /** The call was approved: the decision goes into the result's `details.approval`. */
+  approval?: ApprovalRecord;
 }
 
-export interface RunToolCallResult {
-  prepared: 'immediate' | 'executed';
-  outcome: ToolOutcome;
-}
+/** `approval`: prepared, not executed; the workflow waits for a decision, then runs it with `executeToolCall`. */
+export type RunToolCallResult =
+  | { prepared: 'immediate' | 'executed'; outcome: ToolOutcome }
+  | { prepared: 'approval'; args?: unknown; argsDigest: string };

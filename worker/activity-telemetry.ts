@@ -117,7 +117,8 @@ const toolCall: Kind<ToolCallRef> = {
 
 /** `executeToolCall` returns the outcome, `runToolCall` wraps it. */
 function outcomeOf(result: unknown): ToolOutcome {
-  return (result as RunToolCallResult).outcome ?? (result as ToolOutcome);
+  const r = result as RunToolCallResult | ToolOutcome;
+  return 'outcome' in r && r.outcome ? r.outcome : (r as ToolOutcome);
 }
 
 function safely(fn: () => void): void {

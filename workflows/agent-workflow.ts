@@ -27,6 +27,7 @@ import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
+import { awaitsFirstMessage, beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -65,10 +66,12 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
     abortSession(s, 'cancel');
   });
   registerHandlers(s);
+  registerUpdates(s);
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
   if (!carried) start = await firstRun(s, input); // validates before anything reads the transcript
+  if (!carried && !start) start = hasQueued(s) ? nextStart(s) : undefined; // a session created by its first message
   s.digests = prefixDigests(st.transcript);
 
   for (;;) {
@@ -168,12 +171,20 @@ function initialState(input: AgentRunInput): SessionState {
   };
 }
 
-/** Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. */
-async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart> {
+/**
+ * Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. Undefined:
+ * a session with neither prompt nor messages, which waits for its first message (update-with-start, README).
+ */
+async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | undefined> {
   publishDetails(s);
   const check = await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
+  if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(s, input)) {
+    s.state.tools = check.tools;
+    s.state.searchAttributes = check.searchAttributes;
+    return undefined;
+  }
   if (errors.length === 0 && prompts.length === 0) {
     const last = s.state.transcript[s.state.transcript.length - 1];
     if (!last) errors.push(`prompt: ${CANNOT_CONTINUE_EMPTY}; give a prompt or messages`);
@@ -224,9 +235,10 @@ function result(s: Session, status: RunStatus): AgentRunResult {
 }
 
 /** Ends the workflow. A run whose last assistant message is an error ends Failed (`AgentRunFailed`, result in details). */
-function finish(s: Session, status: RunStatus): AgentRunResult {
+async function finish(s: Session, status: RunStatus): Promise<AgentRunResult> {
   s.state.status = status;
   publish(s);
+  await beforeClose();
   const r = result(s, status);
   if (status === 'failed') {
     throw ApplicationFailure.create({ type: ErrorType.AgentRunFailed, message: r.error ?? 'agent run failed', nonRetryable: true, details: [r] });
@@ -241,6 +253,7 @@ function finish(s: Session, status: RunStatus): AgentRunResult {
 async function cancelled(s: Session, temporalCancelled: boolean): Promise<never> {
   s.state.status = 'cancelled';
   publish(s);
+  await beforeClose();
   if (!temporalCancelled) {
     const info = workflowInfo();
     const target = { workflowId: info.workflowId, runId: info.runId };
@@ -262,6 +275,7 @@ async function continueWith(s: Session, input: AgentRunInput, position: SessionS
   st.position = position;
   st.eventSeq = s.events.seq;
   st.continuedAsNew += 1;
+  await beforeContinueAsNew(s);
   const options = upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
   return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)({ model: input.model }, st);
 }

@@ -1,9 +1,12 @@
 /**
- * Signals and queries of `agentWorkflow`. The client imports these definitions; other languages use the names.
+ * Signals, Updates and queries of `agentWorkflow`. The client imports these definitions; other languages use the names.
+ * `followUp`, `steer`, `interrupt`, `end` and `cancel` are both a signal (fire and forget) and an Update of the same
+ * name (validated, acknowledged); the SDK keeps the two kinds apart.
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { EventsPage } from '../common/events.js';
 import type { AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
+import type { ApprovalDecisionInput, ApprovalRecord, ClosedAck, InterruptAck, QueuedAck } from '../common/updates.js';
 
 /** Queue a message for when the agent would otherwise stop (Pi `followUp`). Starts a new agent run in a waiting session. */
 export const followUpSignal = defineSignal<[IncomingMessage | IncomingMessage[]]>('followUp');
@@ -23,3 +26,18 @@ export const wakeSignal = defineSignal<[]>('wake');
 export const stateQuery = defineQuery<AgentRunState>('state');
 export const messagesQuery = defineQuery<MessagesPage, [{ from?: number; limit?: number }?]>('messages');
 export const eventsQuery = defineQuery<EventsPage, [{ after?: number; limit?: number }?]>('events');
+
+/** Update `followUp`: as the signal; refuses a malformed message or a closed run; answers the queue lengths. */
+export const followUpUpdate = defineUpdate<QueuedAck, [IncomingMessage | IncomingMessage[]]>('followUp');
+/** Update `steer`: as the signal; refuses a malformed message or a closed run; answers the queue lengths. */
+export const steerUpdate = defineUpdate<QueuedAck, [IncomingMessage | IncomingMessage[]]>('steer');
+/** Update `interrupt`: as the signal; answers whether an agent run was running. */
+export const interruptUpdate = defineUpdate<InterruptAck, []>('interrupt');
+/** Update `end`: as the signal; answers the final status once the run has closed. */
+export const endUpdate = defineUpdate<ClosedAck, []>('end');
+/** Update `cancel`: as the signal; answers the final status (`cancelled`) once the run has closed. */
+export const cancelUpdate = defineUpdate<ClosedAck, [string?]>('cancel');
+/** Update `approve`: let a tool call awaiting approval run (README "Approvals"). */
+export const approveUpdate = defineUpdate<ApprovalRecord, [ApprovalDecisionInput]>('approve');
+/** Update `deny`: give a tool call awaiting approval the denied error result. */
+export const denyUpdate = defineUpdate<ApprovalRecord, [ApprovalDecisionInput]>('deny');

@@ -15,6 +15,7 @@ function clockTime(ms: number): string {
 export function renderDetails(s: Session): string {
   const st = s.state;
   const lines = [`**${st.status}** · turn ${st.turns} · ${st.transcript.length} messages`];
+  for (const p of st.pendingApprovals ?? []) lines.push(`⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`);
   if (s.modelCallSince !== undefined) lines.push(`calling ${st.config.model} since ${clockTime(s.modelCallSince)}`);
   if (s.runningTools.size > 0) lines.push(`running: ${[...s.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`);
   if (st.steering.length || st.followUps.length) lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);

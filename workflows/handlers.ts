@@ -4,7 +4,9 @@ import { lastAssistant } from './details.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
 import { wakeSignal, cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
-import { abortSession, type Session } from './session.js';
+import { enqueue } from './queues.js';
+import { abortSession, agentRunning, type Session } from './session.js';
+import { publicApprovals, publicPending } from './approvals.js';
 import { publishDetails } from './visibility.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
@@ -14,9 +16,7 @@ export function registerHandlers(s: Session): void {
   setHandler(
     followUpSignal,
     (m) => {
-      const messages = toUserMessages(m);
-      s.state.followUps.push(...messages);
-      s.state.received += messages.length;
+      enqueue(s.state, 'followUp', toUserMessages(m));
       publishDetails(s);
     },
     { description: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.' },
@@ -24,9 +24,7 @@ export function registerHandlers(s: Session): void {
   setHandler(
     steerSignal,
     (m) => {
-      const messages = toUserMessages(m);
-      s.state.steering.push(...messages);
-      s.state.received += messages.length;
+      enqueue(s.state, 'steering', toUserMessages(m));
       publishDetails(s);
     },
     { description: 'Queue a user message injected after the current tool batch, before the next model call.' },
@@ -34,7 +32,7 @@ export function registerHandlers(s: Session): void {
   setHandler(
     interruptSignal,
     () => {
-      if (s.state.status === 'running') abortSession(s, 'interrupt');
+      if (agentRunning(s)) abortSession(s, 'interrupt');
     },
     { description: 'Abort the current agent run at the next boundary; a session then waits for input.' },
   );
@@ -83,6 +81,8 @@ function state(s: Session): AgentRunState {
     ...(isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
+    pendingApprovals: publicPending(s),
+    approvals: publicApprovals(s),
   };
 }
 

@@ -2,7 +2,8 @@ import { CancellationScope } from '@temporalio/workflow';
 import type { Message, Usage, UserMessage } from '../common/messages.js';
 import { nextDigest } from '../common/transcript-digest.js';
 import type { AgentRunInput, SessionStatus } from '../common/run.js';
-import type { RunRef, ToolInfo } from '../common/wire.js';
+import type { RunRef, ToolInfo, ToolOutcome } from '../common/wire.js';
+import type { ApprovalRecord, PendingApproval } from '../common/updates.js';
 import type { EventLog } from './event-log.js';
 
 /** Where an agent run stands between two turns; carried across continue-as-new so the run resumes there. */
@@ -17,6 +18,28 @@ export interface LoopPosition {
   moreToolCalls: boolean;
   /** The last turn's tool batch terminated (all results asked to stop). */
   terminated?: boolean;
+  /** Set when continue-as-new happened while a call of this turn's tool batch awaited approval. */
+  batch?: SuspendedBatch;
+}
+
+/** A tool batch carried across continue-as-new while calls await approval (workflows/approvals.ts). */
+export interface SuspendedBatch {
+  assistantIndex: number;
+  /** Calls that finished before the suspension (their `tool_execution_end` was emitted), by id. */
+  done: Record<string, ToolOutcome>;
+}
+
+/** A pending approval as the workflow keeps it: where the call is, and when it times out. */
+export interface StoredPendingApproval extends PendingApproval {
+  assistantIndex: number;
+  /** Workflow time (ms) at which the call gets the not-approved result. */
+  expiresAt: number;
+  /** The timeout as given (`24h`), for the result text. */
+  timeout: string;
+}
+
+export interface StoredApprovalRecord extends ApprovalRecord {
+  assistantIndex: number;
 }
 
 /** Everything `agentWorkflow` carries across continue-as-new. Plain JSON. */
@@ -43,6 +66,12 @@ export interface SessionState {
   position?: LoopPosition;
   /** The namespace has Keel's search attributes (checked once by `startRun`). */
   searchAttributes?: boolean;
+  /** Tool calls awaiting approval (absent in state carried by 0.1.0). */
+  pendingApprovals?: StoredPendingApproval[];
+  /** Decided approvals, the latest 200. */
+  approvals?: StoredApprovalRecord[];
+  /** An `end` was requested before continue-as-new: the new run completes once idle. */
+  endRequested?: boolean;
 }
 
 export type AbortKind = 'interrupt' | 'cancel';
@@ -59,6 +88,8 @@ export interface Session {
   published?: { status: string; model: string; turns: number; cost: number };
   /** `end` signal received: complete once idle. */
   endRequested?: boolean;
+  /** Continue-as-new is under way: waiting Update handlers answer now (workflows/updates.ts). */
+  continuing?: boolean;
   cancelReason?: string;
   /** Scopes of in-flight activities; an abort cancels them so their AbortSignals fire. */
   inflight: Set<CancellationScope>;
@@ -81,6 +112,11 @@ export function appendMessage(s: Session, message: Message): number {
   s.digests.push(nextDigest(s.digests[s.digests.length - 1], message));
   s.events.emit({ type: 'message_end', message });
   return s.state.transcript.length - 1;
+}
+
+/** An agent run is in progress (it may be waiting for an approval). */
+export function agentRunning(s: Session): boolean {
+  return s.state.status === 'running' || s.state.status === 'awaiting-approval';
 }
 
 export function abortSession(session: Session, kind: AbortKind): void {

@@ -3,29 +3,40 @@
  * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
-import { isCancellation, ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import { isCancellation, ActivityFailure, ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
 import { PATCH } from './patches.js';
 import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED, toolInterrupted, toolNotFound } from '../common/errors.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
 import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
 import { workflowNow } from './clock.js';
-import { appendMessage, inflight, type Session } from './session.js';
+import { appendMessage, inflight, type Session, type SuspendedBatch } from './session.js';
 import { publishDetails } from './visibility.js';
 import { toolResultMessage } from '../common/tool-result.js';
+import type { ApprovalRecord } from '../common/updates.js';
+import { awaitApproval, isPending } from './approvals.js';
 
-export interface BatchResult {
-  results: ToolResultMessage[];
-  terminate: boolean;
-}
+/** `suspended`: continue-as-new is due while calls await approval; the turn loop carries the batch into the new run. */
+export type BatchResult = { results: ToolResultMessage[]; terminate: boolean; suspended?: undefined } | { suspended: SuspendedBatch };
 
-export async function runToolBatch(s: Session, assistant: AssistantMessage, assistantIndex: number): Promise<BatchResult> {
+/** `resume`: the batch carried across continue-as-new (its finished calls, the rest pending or not started). */
+export async function runToolBatch(s: Session, assistant: AssistantMessage, assistantIndex: number, resume?: SuspendedBatch): Promise<BatchResult> {
   const calls = toolCallsOf(assistant);
   if (assistant.stopReason === 'length') return truncatedBatch(s, calls);
   const repeated = repeatedIds(calls);
-  if (repeated.size > 0 && patched(PATCH.duplicateCallIds)) return batchWithRepeatedIds(s, calls, repeated, assistantIndex);
+  if (repeated.size > 0 && !resume && patched(PATCH.duplicateCallIds)) return batchWithRepeatedIds(s, calls, repeated, assistantIndex);
   const sequential = s.state.config.toolExecution === 'sequential' || calls.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
-  const outcomes = sequential || calls.length === 1 ? await sequentialBatch(s, calls, assistantIndex) : await parallelBatch(s, calls, assistantIndex);
+  const done = new Map<string, Finalised>();
+  const outcome =
+    resume ? await resumedBatch(s, calls, assistantIndex, resume, done)
+    : sequential || calls.length === 1 ? await sequentialBatch(s, calls, assistantIndex, done)
+    : await parallelBatch(s, calls, assistantIndex, done);
+  if (outcome === SUSPEND) {
+    const unrecorded = [...done].filter(([, f]) => !f.recorded);
+    return { suspended: { assistantIndex, done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])) } };
+  }
+  recordInOrder(s, calls, done);
+  const outcomes = calls.flatMap((call) => done.get(call.id) ?? []);
   return { results: outcomes.map((o) => o.message), terminate: outcomes.length > 0 && outcomes.every((o) => o.outcome.terminate === true) };
 }
 
@@ -44,7 +55,14 @@ function repeatedIds(calls: ToolCall[]): Set<number> {
 async function batchWithRepeatedIds(s: Session, calls: ToolCall[], repeated: Set<number>, assistantIndex: number): Promise<BatchResult> {
   const unique = calls.filter((_, i) => !repeated.has(i));
   const sequential = s.state.config.toolExecution === 'sequential' || unique.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
-  const outcomes = sequential || unique.length === 1 ? await sequentialBatch(s, unique, assistantIndex) : await parallelBatch(s, unique, assistantIndex);
+  const done = new Map<string, Finalised>();
+  const outcome = sequential || unique.length === 1 ? await sequentialBatch(s, unique, assistantIndex, done) : await parallelBatch(s, unique, assistantIndex, done);
+  if (outcome === SUSPEND) {
+    const unrecorded = [...done].filter(([, f]) => !f.recorded);
+    return { suspended: { assistantIndex, done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])) } };
+  }
+  recordInOrder(s, unique, done);
+  const outcomes = unique.flatMap((call) => done.get(call.id) ?? []);
   const refused = calls.flatMap((call, i) => {
     if (!repeated.has(i)) return [];
     start(s, call);
@@ -59,7 +77,23 @@ async function batchWithRepeatedIds(s: Session, calls: ToolCall[], repeated: Set
 interface Finalised {
   message: ToolResultMessage;
   outcome: ToolOutcome;
+  /** Already appended to the transcript (sequential batches record each result as it finishes). */
+  recorded?: boolean;
 }
+
+/** Appends the results not yet in the transcript, in assistant source order. */
+function recordInOrder(s: Session, calls: ToolCall[], done: Map<string, Finalised>): void {
+  for (const call of calls) {
+    const f = done.get(call.id);
+    if (f && !f.recorded) {
+      record(s, f);
+      f.recorded = true;
+    }
+  }
+}
+
+const SUSPEND = Symbol('suspend');
+type Suspend = typeof SUSPEND;
 
 /** Length truncation: nothing is looked up, validated or executed; the batch never terminates. */
 function truncatedBatch(s: Session, calls: ToolCall[]): BatchResult {
@@ -72,23 +106,22 @@ function truncatedBatch(s: Session, calls: ToolCall[]): BatchResult {
   return { results, terminate: false };
 }
 
-async function sequentialBatch(s: Session, calls: ToolCall[], assistantIndex: number): Promise<Finalised[]> {
-  const done: Finalised[] = [];
+/** One call after another, each finished before the next starts; stops at an abort. Results go into `done`. */
+async function sequentialBatch(s: Session, calls: ToolCall[], assistantIndex: number, done: Map<string, Finalised>): Promise<Suspend | void> {
   for (const call of calls) {
     start(s, call);
     const outcome = await prepareAndExecute(s, call, assistantIndex);
+    if (outcome === SUSPEND) return SUSPEND;
     const finalised = finish(s, call, outcome);
     record(s, finalised);
-    done.push(finalised);
+    done.set(call.id, { ...finalised, recorded: true });
     if (s.abort) break;
   }
-  return done;
 }
 
-async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: number): Promise<Finalised[]> {
+async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: number, finalised: Map<string, Finalised>): Promise<Suspend | void> {
   const prepared = await prepareKnown(s, calls, assistantIndex);
-  const finalised = new Map<string, Finalised>();
-  const deferred: { call: ToolCall; args?: unknown }[] = [];
+  const deferred: { call: ToolCall; args?: unknown; argsDigest?: string }[] = [];
   for (const call of calls) {
     const info = toolInfo(s, call.name);
     const p = info ? prepared.get(call.id) : undefined;
@@ -96,19 +129,53 @@ async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: numb
     start(s, call);
     if (!p || p.status === 'immediate') {
       finalised.set(call.id, finish(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))));
-    } else deferred.push({ call, args: p.args });
+    } else deferred.push({ call, args: p.args, ...(p.status === 'approval' ? { argsDigest: p.argsDigest } : {}) });
   }
-  // executions overlap; each tool_execution_end is emitted as its call completes
+  // executions overlap (a call needing approval waits meanwhile); each tool_execution_end is emitted as its call completes
+  return overlap(s, deferred, assistantIndex, finalised);
+}
+
+/** Runs the calls concurrently; SUSPEND when some call was suspended awaiting approval (the others finished). */
+async function overlap(s: Session, calls: { call: ToolCall; args?: unknown; argsDigest?: string }[], assistantIndex: number, finalised: Map<string, Finalised>): Promise<Suspend | void> {
+  let suspended = false;
   await Promise.all(
-    deferred.map(async ({ call, args }) => {
-      const outcome = s.abort ? errorOutcome(OPERATION_ABORTED) : await execute(s, call, assistantIndex, args);
-      finalised.set(call.id, finish(s, call, outcome));
+    calls.map(async ({ call, args, argsDigest }) => {
+      const outcome =
+        s.abort ? errorOutcome(OPERATION_ABORTED)
+        : argsDigest !== undefined ? await approveThenExecute(s, call, assistantIndex, args, argsDigest)
+        : await execute(s, call, assistantIndex, args);
+      if (outcome === SUSPEND) suspended = true;
+      else finalised.set(call.id, finish(s, call, outcome));
     }),
   );
-  // results in assistant source order
-  const done = calls.flatMap((call) => finalised.get(call.id) ?? []);
-  done.forEach((f) => record(s, f));
-  return done;
+  return suspended ? SUSPEND : undefined;
+}
+
+/**
+ * A batch carried across continue-as-new: the finished calls keep their outcomes, the calls awaiting approval wait
+ * again (concurrently, their deadlines unchanged), then calls never started run one after another (a sequential batch
+ * suspended at its pending call). A resumed run continues-as-new again only after history grew by another
+ * `continueAsNewAfterBytes`, so a large carried state cannot loop.
+ */
+async function resumedBatch(s: Session, calls: ToolCall[], assistantIndex: number, resume: SuspendedBatch, done: Map<string, Finalised>): Promise<Suspend | void> {
+  s.continueAsNewRetryAt = workflowInfo().historySize + (s.state.config.continueAsNewAfterBytes ?? 8 * 1024 * 1024);
+  for (const call of calls) if (resume.done[call.id]) done.set(call.id, { message: toolResultMessage(call, resume.done[call.id]), outcome: resume.done[call.id] });
+  const waiting = calls.flatMap((call) => {
+    const p = isPending(s, call.id, assistantIndex);
+    return p ? [{ call, args: p.args, argsDigest: p.argsDigest }] : [];
+  });
+  if ((await overlap(s, waiting, assistantIndex, done)) === SUSPEND) return SUSPEND;
+  recordInOrder(s, calls, done);
+  if (s.abort) return;
+  return sequentialBatch(s, calls.filter((c) => !done.has(c.id)), assistantIndex, done);
+}
+
+/** Waits for the approval of a prepared call, then executes it; a refusal is the call's error result. */
+async function approveThenExecute(s: Session, call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ToolOutcome | Suspend> {
+  const wait = await awaitApproval(s, call, assistantIndex, args ?? call.arguments, argsDigest);
+  if (wait.kind === 'suspend') return SUSPEND;
+  if (wait.kind === 'refused') return wait.outcome;
+  return s.abort ? errorOutcome(OPERATION_ABORTED) : execute(s, call, assistantIndex, args, wait.record);
 }
 
 /** One activity prepares every known call, strictly in source order; it stops early when the run is aborted. */
@@ -138,29 +205,29 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
   return byId;
 }
 
-async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: number): Promise<ToolOutcome> {
+/** One call in one activity; a call needing approval is only prepared there, and executed once approved. */
+async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: number): Promise<ToolOutcome | Suspend> {
   const info = toolInfo(s, call.name);
   if (!info) return errorOutcome(toolNotFound(call.name));
   if (s.abort) return errorOutcome(OPERATION_ABORTED);
-  return track(s, call, async () => {
-    const result = await toolActivities.runToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, summaryOf(s, call, call.arguments)), [
-      callRef(s, call, assistantIndex),
-    ]);
-    return result.outcome;
-  });
+  const result = await track(s, call, () =>
+    toolActivities.runToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, summaryOf(s, call, call.arguments)), [callRef(s, call, assistantIndex)]),
+  );
+  if (!('prepared' in result)) return result;
+  return result.prepared === 'approval' ? approveThenExecute(s, call, assistantIndex, result.args, result.argsDigest) : result.outcome;
 }
 
-async function execute(s: Session, call: ToolCall, assistantIndex: number, args: unknown): Promise<ToolOutcome> {
+async function execute(s: Session, call: ToolCall, assistantIndex: number, args: unknown, approval?: ApprovalRecord): Promise<ToolOutcome> {
   const info = toolInfo(s, call.name);
   return track(s, call, () =>
     toolActivities.executeToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, summaryOf(s, call, args ?? call.arguments)), [
-      { ...callRef(s, call, assistantIndex), ...(args === undefined ? {} : { args }) },
+      { ...callRef(s, call, assistantIndex), ...(args === undefined ? {} : { args }), ...(approval ? { approval } : {}) },
     ]),
   );
 }
 
 /** Runs a tool activity, mapping its failures to results: abort → `Operation aborted`, a lost non-idempotent call → the interrupted text. */
-async function track(s: Session, call: ToolCall, fn: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome> {
   s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   publishDetails(s);
   try {

@@ -39,20 +39,23 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
   for (;;) {
     while (pos.moreToolCalls || pos.pending.length > 0) {
       if (s.abort) return end(s, pos, 'aborted');
-      if (!firstTurn) s.events.emit({ type: 'turn_start' });
+      const suspended = pos.batch; // the turn's tool batch, carried across continue-as-new (workflows/approvals.ts)
+      pos.batch = undefined;
+      if (!firstTurn && !suspended) s.events.emit({ type: 'turn_start' });
       firstTurn = false;
       while (pos.pending.length > 0) {
         if (s.abort) return end(s, pos, 'aborted');
         appendMessage(s, pos.pending.shift()!);
       }
       if (s.abort) return end(s, pos, 'aborted');
-      const assistant = await streamAssistant(s);
-      const index = appendMessage(s, assistant);
+      const assistant = suspended ? (st.transcript[suspended.assistantIndex] as AssistantMessage) : await streamAssistant(s);
+      const index = suspended ? suspended.assistantIndex : appendMessage(s, assistant);
       if (assistant.stopReason === 'error' || assistant.stopReason === 'aborted') {
         turnEnd(s, pos, assistant, []);
         return end(s, pos, assistant.stopReason);
       }
-      const batch = toolCallsOf(assistant).length > 0 ? await runToolBatch(s, assistant, index) : undefined;
+      const batch = toolCallsOf(assistant).length > 0 ? await runToolBatch(s, assistant, index, suspended) : undefined;
+      if (batch?.suspended) return { kind: 'continueAsNew', position: { ...pos, batch: batch.suspended } };
       pos.moreToolCalls = batch !== undefined && !batch.terminate;
       pos.terminated = batch?.terminate === true;
       turnEnd(s, pos, assistant, batch?.results ?? []);

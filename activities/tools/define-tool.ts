@@ -76,7 +76,16 @@ export interface ToolDefinition<TArgs = any, TDetails = unknown> {
   retry?: ToolRetry;
   /** Short text shown as the activity summary in the Temporal UI, e.g. `read src/app.ts`. Must not throw. */
   summary?(args: TArgs): string;
+  /**
+   * Whether a call waits for a person's `approve` / `deny` before it runs (README "Approvals"): `'never'` (default),
+   * `'always'`, or a predicate on the validated arguments, run in the preparation activity (a throw becomes the call's
+   * error result). The worker's `hooks.needsApproval` may override it.
+   */
+  approval?: ToolApproval<TArgs>;
 }
+
+/** The predicate is declared method-style (bivariant), as `execute` is, so typed tools still fit `ToolDefinition[]`. */
+export type ToolApproval<TArgs = unknown> = 'never' | 'always' | { predicate(args: TArgs, context: ToolContext): boolean | Promise<boolean> }['predicate'];
 
 /** Identity helper that gives `execute` typed arguments. */
 export function defineTool<TArgs = any, TDetails = unknown>(tool: ToolDefinition<TArgs, TDetails>): ToolDefinition<TArgs, TDetails> {
@@ -85,5 +94,8 @@ export function defineTool<TArgs = any, TDetails = unknown>(tool: ToolDefinition
   }
   if (typeof tool.execute !== 'function') throw new TypeError(`defineTool(${tool.name}): execute must be a function`);
   if (!tool.parameters || typeof tool.parameters !== 'object') throw new TypeError(`defineTool(${tool.name}): parameters must be a JSON Schema object`);
+  if (tool.approval !== undefined && tool.approval !== 'never' && tool.approval !== 'always' && typeof tool.approval !== 'function') {
+    throw new TypeError(`defineTool(${tool.name}): approval must be 'never', 'always' or a function (args, context) => boolean`);
+  }
   return tool;
 }

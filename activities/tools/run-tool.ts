@@ -9,8 +9,10 @@ import type { ToolOutcome } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import type { AgentToolResult, ToolContext, ToolDefinition, ToolUpdateCallback } from './define-tool.js';
 import { validateToolArguments } from './validate-arguments.js';
+import { argsDigest, needsApproval } from './approval.js';
 
-export type Preparation = { status: 'immediate'; outcome: ToolOutcome } | { status: 'runnable'; args: unknown };
+/** `approval`: runnable once a person approves (argsDigest of `args`). */
+export type Preparation = { status: 'immediate'; outcome: ToolOutcome } | { status: 'runnable'; args: unknown; approval?: { argsDigest: string } };
 
 export interface CallScope {
   tool: ToolDefinition | undefined;
@@ -37,6 +39,7 @@ export async function prepareCall(s: CallScope): Promise<Preparation> {
       if (verdict?.block) return immediate(verdict.reason || TOOL_BLOCKED, verdict.terminate === true);
     }
     if (signal.aborted) return immediate(OPERATION_ABORTED);
+    if (await needsApproval(s, args)) return { status: 'runnable', args, approval: { argsDigest: argsDigest(args) } };
     return { status: 'runnable', args };
   } catch (err) {
     return immediate(errorText(err));

@@ -10,6 +10,7 @@ import type { TranscriptCache } from '../transcript.js';
 import type { ToolDefinition } from './define-tool.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
+import { withApproval } from '../../common/updates.js';
 
 export interface ToolActivityDeps {
   tools: Map<string, ToolDefinition>;
@@ -39,6 +40,11 @@ export function idempotencyKey(workflowId: string, calls: readonly ToolCall[], p
   const id = calls[position].id;
   const first = calls.findIndex((c) => c.id === id);
   return first === position ? `${workflowId}/${id}` : `${workflowId}/${id}#${position}`;
+}
+
+/** `{ args }` when preparation changed the raw arguments, else nothing (the activity input stays small). */
+function changedArgs(args: unknown, raw: unknown): { args?: unknown } {
+  return JSON.stringify(args) === JSON.stringify(raw) ? {} : { args };
 }
 
 export function createToolActivities(deps: ToolActivityDeps) {
@@ -98,9 +104,12 @@ export function createToolActivities(deps: ToolActivityDeps) {
         for (const { toolCallId, callIndex } of input.calls) {
           const s = await scope(input, toolCallId, callIndex);
           const p = await prepareCall(s);
-          const unchanged = p.status === 'runnable' && JSON.stringify(p.args) === JSON.stringify(s.call.arguments);
           const id = { toolCallId, ...(callIndex !== undefined ? { callIndex } : {}) };
-          out.push(p.status === 'immediate' ? { ...id, ...p } : { ...id, status: 'runnable', ...(unchanged ? {} : { args: p.args }) });
+          if (p.status === 'immediate') out.push({ ...id, ...p });
+          else {
+            const args = changedArgs(p.args, s.call.arguments);
+            out.push(p.approval ? { ...id, status: 'approval', ...args, argsDigest: p.approval.argsDigest } : { ...id, status: 'runnable', ...args });
+          }
           if (s.signal.aborted) break;
         }
         return out;
@@ -111,17 +120,22 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId, input.callIndex);
-        const outcome = await executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
+        const executed = await executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
+        const outcome = input.approval ? { ...executed, details: withApproval(executed.details, input.approval) } : executed;
         remember(input, s, outcome);
         return outcome;
       });
     },
 
-    /** Prepare, execute and finalise one call in a single activity (sequential batches, single calls). */
+    /**
+     * Prepare, execute and finalise one call in a single activity (sequential batches, single calls). A call needing
+     * approval is only prepared (`prepared: 'approval'`); the workflow runs it with `executeToolCall` once approved.
+     */
     async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId, input.callIndex);
         const p = await prepareCall(s);
+        if (p.status === 'runnable' && p.approval) return { prepared: 'approval' as const, ...changedArgs(p.args, s.call.arguments), argsDigest: p.approval.argsDigest };
         const result = p.status === 'immediate' ? { prepared: 'immediate' as const, outcome: p.outcome } : { prepared: 'executed' as const, outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)) };
         remember(input, s, result.outcome);
         return result;

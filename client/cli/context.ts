@@ -6,7 +6,7 @@ import { connect as tcpConnect } from 'node:net';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { connectOptions, resolveConnection, type ConnectionSettings, type ResolvedConnection } from '../../common/connection.js';
-import { AgentClient, InvalidAgentInputError } from '../agent-client.js';
+import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
 
 /** Exit codes of every command (docs/cli.md#exit-codes). */
@@ -179,6 +179,7 @@ export async function withClient<T>(g: GlobalOptions, fn: (client: AgentClient) 
 export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliError {
   if (err instanceof CliError) return err;
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
+  if (err instanceof UpdateRejectedError) return usageError(err.message);
   if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);
   if (err instanceof WorkflowExecutionAlreadyStartedError) return usageError(`A run with id ${err.workflowId} already exists; pick another --id.`);
   if (isGrpcServiceError(err) || (err as { code?: unknown })?.code !== undefined) {

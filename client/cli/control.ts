@@ -1,4 +1,7 @@
-/** `keel send` (follow-up), `keel steer`, `keel interrupt`, `keel cancel`, `keel end`: signals to a run. */
+/**
+ * `keel send` (follow-up), `keel steer`, `keel interrupt`, `keel cancel`, `keel end`: the Updates of a run, each
+ * printing the run's acknowledgement (a refusal is a usage error with the run's own words).
+ */
 import type { Command } from 'commander';
 import type { AgentClient, AgentRunHandle } from '../agent-client.js';
 import { act, EXIT, globals, printJson, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
@@ -6,6 +9,7 @@ import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, temporalStatus } from './outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
 import { eventsQuery } from '../../workflows/definitions.js';
+import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 
 /** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */
 async function runningHandle(client: AgentClient, id: string): Promise<AgentRunHandle> {
@@ -28,10 +32,17 @@ async function followAfterSignal(handle: AgentRunHandle, g: GlobalOptions, after
   return EXIT.ok;
 }
 
-function report(g: GlobalOptions, id: string, what: string, extra: Record<string, unknown> = {}): void {
+/** `followUp → <id>: queued 0 steering, 1 follow-up` (or `(cancelled)` for a final status), then the UI link. */
+function report(g: GlobalOptions, id: string, what: string, ack: QueuedAck | InterruptAck | ClosedAck, extra: Record<string, unknown> = {}): void {
   const url = uiLink(g, id);
-  if (g.json) printJson({ workflowId: id, signal: what, url, ...extra });
-  else process.stdout.write(`${what} → ${id}${extra.status ? ` (${String(extra.status)})` : ''}\n${url}\n`);
+  if (g.json) printJson({ workflowId: id, update: what, ack, url, ...extra });
+  else process.stdout.write(`${what} → ${id}${ackText(ack)}\n${url}\n`);
+}
+
+function ackText(ack: QueuedAck | InterruptAck | ClosedAck): string {
+  if ('queued' in ack) return `: queued ${ack.queued.steering} steering, ${ack.queued.followUp} follow-up`;
+  if ('interrupted' in ack) return ack.interrupted ? ': interrupted' : ': nothing was running';
+  return ` (${ack.status})`;
 }
 
 export function registerControlCommands(program: Command): void {
@@ -52,9 +63,8 @@ export function registerControlCommands(program: Command): void {
             const handle = await runningHandle(client, id);
             const text = words.join(' ');
             const after = o.follow ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ?? 0) : 0;
-            if (signal === 'followUp') await handle.followUp(text);
-            else await handle.steer(text);
-            report(g, id, signal, { message: text });
+            const ack = signal === 'followUp' ? await handle.followUp(text) : await handle.steer(text);
+            report(g, id, signal, ack, { message: text });
             return o.follow && !g.json ? followAfterSignal(handle, g, after) : EXIT.ok;
           });
         }),
@@ -69,8 +79,7 @@ export function registerControlCommands(program: Command): void {
       act(async (id: string, _o: unknown, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
-          await (await runningHandle(client, id)).interrupt();
-          report(g, id, 'interrupt');
+          report(g, id, 'interrupt', await (await runningHandle(client, id)).interrupt());
         });
       }),
     );
@@ -80,33 +89,28 @@ export function registerControlCommands(program: Command): void {
     .summary('abort the run and end it as Canceled')
     .argument('<workflowId>', 'the run')
     .option('-r, --reason <text>', 'why (recorded in the run)')
-    .option('-w, --wait', 'wait until the run has closed')
+    .option('-w, --wait', 'also wait until Temporal has closed the run')
     .action(
       act(async (id: string, o: { reason?: string; wait?: boolean }, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
           const handle = await runningHandle(client, id);
-          await handle.cancel(o.reason);
-          if (o.wait) {
-            const out = await outcomeOf(handle.workflow);
-            report(g, id, 'cancel', { status: out.status });
-            return;
-          }
-          report(g, id, 'cancel');
+          const ack = await handle.cancel(o.reason); // answers once the run's status is final
+          if (o.wait) await outcomeOf(handle.workflow);
+          report(g, id, 'cancel', ack);
         });
       }),
     );
 
   program
     .command('end')
-    .summary('finish a session once idle (the run completes)')
+    .summary('finish a session once idle; prints the final status once the run has closed')
     .argument('<workflowId>', 'the run')
     .action(
       act(async (id: string, _o: unknown, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
-          await (await runningHandle(client, id)).end();
-          report(g, id, 'end');
+          report(g, id, 'end', await (await runningHandle(client, id)).end());
         });
       }),
     );

@@ -98,6 +98,7 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
     }
     state = (await query(handle, () => handle.query(stateQuery))) ?? state;
     if (state) r.queue(state.queued);
+    if (state?.pendingApprovals) r.approvals(handle.workflowId, state.pendingApprovals);
     if (opts.stopWhenWaiting && agentEnded && state?.status === 'waiting') return { closed: false, lastSeq: seq, state };
     await sleep(pollMs);
   }

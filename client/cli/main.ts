@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, DEFAULT_UI, EXIT } from './context.js';
+import { registerApprovalCommands } from './approvals.js';
 import { registerBatchCommand } from './batch.js';
 import { registerControlCommands } from './control.js';
 import { registerInspectCommands } from './inspect.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerServerCommands(program);
   registerRunCommands(program);
   registerControlCommands(program);
+  registerApprovalCommands(program);
   registerInspectCommands(program);
   registerBatchCommand(program);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)

@@ -6,6 +6,7 @@
  * line, `key value …`, easy to grep. Pure: everything goes through a `Sink`, so tests render into a string.
  */
 import { styleText } from 'node:util';
+import type { PendingApproval } from '../../common/updates.js';
 import type { BatchProgress } from '../../workflows/batch-definitions.js';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
@@ -249,6 +250,23 @@ export class RunRenderer {
   }
 
   /** Messages waiting in the run's queues; printed when the counts change. */
+  private announced = new Set<string>();
+
+  /** A tool call awaiting approval, once per call, prominently: what it would run and how to decide it. */
+  approvals(workflowId: string, pending: PendingApproval[]): void {
+    for (const p of pending) {
+      if (this.announced.has(p.toolCallId)) continue;
+      this.announced.add(p.toolCallId);
+      this.endStream();
+      const args = oneLine(JSON.stringify(p.args), this.width - 30);
+      const how = `keel approve ${workflowId} ${p.toolCallId}  |  keel deny ${workflowId} ${p.toolCallId} --reason …`;
+      if (this.sink.tty) this.line(`${paint(this.sink, 'yellow', `⚠ APPROVAL NEEDED: ${p.toolName}`)} ${args}
+  ${paint(this.sink, 'dim', how)}`);
+      else this.line(`approval_needed ${p.toolCallId} ${p.toolName} ${args}
+  ${how}`);
+    }
+  }
+
   queue(q: { steering: number; followUp: number }): void {
     if (q.steering === this.queued.steering && q.followUp === this.queued.followUp) return;
     this.queued = { ...q };

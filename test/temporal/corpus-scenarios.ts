@@ -12,6 +12,7 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch-definitions.js';
+import { steerSignal } from '../../workflows/definitions.js';
 import { gate, until, type Keel } from './harness.js';
 
 type History = temporal.api.history.v1.IHistory;
@@ -61,7 +62,16 @@ const pad = defineTool({
   execute: async (_id, args: { n: number }) => ({ content: [{ type: 'text', text: `pad ${args.n} ${'x'.repeat(16_000)}` }] }),
 });
 
-export const corpusTools = [echo, serial, finisher, hold, pad];
+/** Needs approval: the approval scenario keeps it pending across continue-as-new. */
+const gated = defineTool({
+  name: 'gated',
+  description: 'Runs once a person approves.',
+  approval: 'always',
+  parameters: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
+  execute: async (_id, args: { label: string }) => ({ content: [{ type: 'text', text: `gated ${args.label}` }] }),
+});
+
+export const corpusTools = [echo, serial, finisher, hold, pad, gated];
 const LOOP_TURNS = 5;
 
 export const corpusScripts: Record<string, Script> = {
@@ -95,6 +105,13 @@ export const corpusScripts: Record<string, Script> = {
   broken: { rules: [{ fail: { message: 'model unavailable', type: 'ModelError.Server', retryable: false } }] },
   slow: { rules: [{ match: 'toolResult:hold', text: 'unreachable' }, { toolCalls: [{ id: 'c-1', name: 'hold', arguments: { label: 'cancel me' } }] }] },
   brief: { rules: [{ text: 'done' }] },
+  approval: {
+    rules: [
+      { match: 'toolResult:', text: 'gated done' },
+      { match: 'steer ', text: 'saw the steer' },
+      { toolCalls: [{ id: 'g-1', name: 'gated', arguments: { label: 'x' } }, { id: 'g-2', name: 'echo', arguments: { value: 'b' } }] },
+    ],
+  },
 };
 
 /** A recorded history with the workflow id it ran under (replay needs it: child ids derive from it). */
@@ -199,6 +216,19 @@ export const scenarios: Record<string, Scenario> = {
     await h.workflow.result().catch(() => undefined);
     holdGate.open();
     return { cancelled: await recorded(h.workflow) };
+  },
+  /** Since 0.2.0: a call pending approval (Updates), carried across continue-as-new, then approved. */
+  'approval-chain': async (keel) => {
+    const h = await keel.start({ model: 'scripted/approval', prompt: 'gate', tools: ['gated', 'echo'], continueAsNewAfterBytes: 65_536 }, id('approval-chain'));
+    await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
+    const pendingHistory = await recorded(h.workflow);
+    await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
+    await until(async () => (await h.state()).continuedAsNew === 1, 60_000, 'continued as new');
+    const [p] = (await h.state()).pendingApprovals;
+    await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
+    await h.result();
+    const runs = await chain(keel, h.workflow);
+    return { 'approval-pending': pendingHistory, ...Object.fromEntries(runs.map((r, i) => [`approval-chain.${i}`, r])) };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { strip, until } from './harness.js';
+import { strip, until, workflowTaskFailures } from './harness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
 const startChild = (taskQueue: string, sideEffects: string, hang: boolean) =>
@@ -91,6 +91,29 @@ describe('durability: worker killed mid-activity', () => {
       { role: 'user', content: [{ type: 'text', text: 'stream please' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'streamed reply' }], stopReason: 'stop' },
     ]);
+    await kill(second);
+    await client.close();
+  });
+
+  it('a worker killed while an approval is pending: the new worker takes the approval, the call runs exactly once', async () => {
+    const { taskQueue, sideEffects, client } = await setup();
+    const first = await startChild(taskQueue, sideEffects, false);
+    const h = await client.start({ model: 'scripted/durable', prompt: 'guard it', tools: ['guarded'], heartbeatTimeout: '2s' });
+    await until(async () => (await h.state()).pendingApprovals.length === 1, 30_000, 'approval pending');
+    const [p] = (await h.state()).pendingApprovals;
+    await kill(first);
+    const second = await startChild(taskQueue, sideEffects, false);
+    expect(lines(sideEffects)).toEqual([]);
+    const record = await h.approve({ toolCallId: 'tool-1', argsDigest: p.argsDigest, approver: 'oncall' });
+    const r = await h.result();
+    expect(lines(sideEffects)).toEqual([`guarded vault attempt 1 pid ${second.pid}`]);
+    expect(strip(r.newMessages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'guard it' }] },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'tool-1', name: 'guarded', arguments: { id: 'vault' } }], stopReason: 'toolUse' },
+      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'guarded', content: [{ type: 'text', text: 'opened vault' }], details: { approval: record }, isError: false },
+      { role: 'assistant', content: [{ type: 'text', text: 'guard handled' }], stopReason: 'stop' },
+    ]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
     await kill(second);
     await client.close();
   });

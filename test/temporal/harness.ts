@@ -1,9 +1,10 @@
 /** Test helpers: a Keel worker per test (own task queue, scripted model, inline tools) on the shared dev server. */
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
+import { AgentClient, UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker, type PassThroughWorkerOptions } from '../../worker/create-worker.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
@@ -223,14 +224,34 @@ export function historyText(history: unknown): string {
   return out.join('\n');
 }
 
-/** The `WorkflowTaskFailed` events of a run's history, as `cause: message` lines (expected: none). */
-export async function workflowTaskFailures(handle: AgentRunHandle | { fetchHistory(): Promise<{ events?: unknown[] | null }> }): Promise<string[]> {
-  const wf = 'workflow' in handle ? handle.workflow : handle;
-  const history = await wf.fetchHistory();
-  const out: string[] = [];
-  for (const e of (history.events ?? []) as { workflowTaskFailedEventAttributes?: { cause?: unknown; failure?: { message?: string | null } | null } | null }[]) {
-    const a = e.workflowTaskFailedEventAttributes;
-    if (a) out.push(`${temporal.api.enums.v1.WorkflowTaskFailedCause[Number(a.cause)] ?? String(a.cause)}: ${a.failure?.message ?? ''}`);
+/**
+ * Every `WorkflowTaskFailed` in the runs of a workflow id's continue-as-new chain, as `cause: message` (want: none).
+ * Takes a Keel run handle or a plain Temporal workflow handle.
+ */
+export async function workflowTaskFailures(run: AgentRunHandle | WorkflowHandle): Promise<string[]> {
+  const { EventType, WorkflowTaskFailedCause } = temporal.api.enums.v1;
+  const handle = 'workflow' in run ? run.workflow : run;
+  const client = handle.client;
+  const latest = await handle.describe();
+  let runId: string | undefined | null = latest.raw.workflowExecutionInfo?.firstRunId ?? latest.runId;
+  const failures: string[] = [];
+  while (runId) {
+    const history = await client.getHandle(handle.workflowId, runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const a = e.workflowTaskFailedEventAttributes;
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) failures.push(`${WorkflowTaskFailedCause[Number(a?.cause)] ?? String(a?.cause)}: ${a?.failure?.message ?? '(no message)'}`);
+    }
+    runId = history.events?.[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   }
-  return out;
+  return failures;
+}
+
+/** The message of an Update refused by its validator (fails the test when the Update was accepted). */
+export async function refusal(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof UpdateRejectedError)) throw new Error(`expected the Update to be refused, got ${err === undefined ? 'an acknowledgement' : String(err)}`);
+  return err.message;
 }

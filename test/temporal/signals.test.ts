@@ -48,7 +48,7 @@ describe('signals and queue modes', () => {
   });
   afterAll(() => keel?.stop());
 
-  async function duringBatch(input: Record<string, unknown>, send: (h: Awaited<ReturnType<Keel['start']>>) => Promise<void>) {
+  async function duringBatch(input: Record<string, unknown>, send: (h: Awaited<ReturnType<Keel['start']>>) => Promise<unknown>) {
     hold = gate();
     const h = await keel.start({ model: 'scripted/batch', prompt: 'go', tools: ['hold'], ...input });
     await until(async () => (await h.state()).runningTools.length === 2, 20_000, 'batch running');

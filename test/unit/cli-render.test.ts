@@ -88,6 +88,20 @@ describe('RunRenderer', () => {
   });
 });
 
+describe('RunRenderer: pending approvals', () => {
+  it('announces each pending approval once, with the commands that decide it', () => {
+    const sink = stringSink();
+    const r = new RunRenderer(sink);
+    const pending = { toolCallId: 'tool-1', toolName: 'bash', args: { command: 'rm -rf build' }, argsDigest: 'ab12', requestedAt: 0 };
+    r.approvals('run-7', [pending]);
+    r.approvals('run-7', [pending]);
+    expect(sink.text()).toBe('approval_needed tool-1 bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n');
+    const tty = stringSink({ tty: true });
+    new RunRenderer(tty).approvals('run-7', [pending]);
+    expect(tty.text()).toBe('⚠ APPROVAL NEEDED: bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n');
+  });
+});
+
 describe('helpers', () => {
   it('oneLine and headLines cut for the terminal', () => {
     expect(oneLine('a\nb   c', 100)).toBe('a ⏎ b c');

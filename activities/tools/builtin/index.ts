@@ -3,7 +3,7 @@
  * `createAgentWorker({ tools: builtinTools({ cwd }) })`; a run enables them by name (Pi's default set is
  * {@link DEFAULT_ACTIVE_TOOLS}).
  */
-import type { ToolDefinition } from '../define-tool.js';
+import type { ToolApproval, ToolDefinition } from '../define-tool.js';
 import { createBashTool } from './bash.js';
 import { createEditTool } from './edit.js';
 import { createFindTool } from './find.js';
@@ -26,6 +26,11 @@ export interface BuiltinToolsOptions {
    * `TEMPORAL_*`, `*_KEY`/`*_TOKEN`/`*_SECRET`/`*_PASSWORD` — except the names in `pass`, e.g. `{ pass: ['GITHUB_TOKEN'] }`.
    */
   env?: ToolEnvOptions;
+  /**
+   * Human approval of the tools that change things (README "Approvals"): e.g. `{ bash: 'always', write: (args) => … }`.
+   * Default: none needs approval.
+   */
+  approval?: Partial<Record<'bash' | 'write' | 'edit', ToolApproval>>;
 }
 
 export const DEFAULT_ACTIVE_TOOLS = ['read', 'bash', 'edit', 'write'];
@@ -33,11 +38,15 @@ export const DEFAULT_ACTIVE_TOOLS = ['read', 'bash', 'edit', 'write'];
 export function builtinTools(opts: BuiltinToolsOptions): ToolDefinition[] {
   const workspace = new Workspace(opts.cwd, opts.allowedRoots);
   const external = opts.useExternalSearch;
+  const approved = (name: 'bash' | 'write' | 'edit', tool: ToolDefinition): ToolDefinition => {
+    const approval = opts.approval?.[name];
+    return approval === undefined ? tool : { ...tool, approval };
+  };
   return [
     createReadTool({ workspace }),
-    createBashTool({ cwd: workspace.root, inheritEnv: opts.env }),
-    createEditTool({ workspace }),
-    createWriteTool({ workspace }),
+    approved('bash', createBashTool({ cwd: workspace.root, inheritEnv: opts.env })),
+    approved('edit', createEditTool({ workspace })),
+    approved('write', createWriteTool({ workspace })),
     createGrepTool({ workspace, useExternalSearch: external }),
     createFindTool({ workspace, useExternalSearch: external }),
     createLsTool({ workspace }),

@@ -8,8 +8,6 @@ import { agentRunInputErrors } from '../../../common/validate-input.js';
 import { usageError } from '../context.js';
 
 /** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
-export const INLINE_MAX_CHARS = 1_000_000;
-const PAGE_MAX_CHARS = 900_000;
 /** One batch carries ~20 bytes per task across continue-as-new (2 MB payload limit). */
 export const MAX_TASKS = 50_000;
 
@@ -57,24 +55,7 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
   return tasks;
 }
 
-/** Splits tasks into pages of at most `pageSize` tasks (or PAGE_MAX_CHARS characters). */
-export function paginate(tasks: AgentRunInput[], pageSize?: number): AgentRunInput[][] {
-  const pages: AgentRunInput[][] = [];
-  let page: AgentRunInput[] = [];
-  let chars = 0;
-  for (const t of tasks) {
-    const size = JSON.stringify(t).length;
-    if (page.length > 0 && ((pageSize !== undefined && page.length >= pageSize) || chars + size > PAGE_MAX_CHARS)) {
-      pages.push(page);
-      page = [];
-      chars = 0;
-    }
-    page.push(t);
-    chars += size;
-  }
-  if (page.length) pages.push(page);
-  return pages;
-}
+export { paginate } from '../../batch-client.js';
 
 /**
  * The batch id of a task list when `--id` is not given: `keel-batch-<first 16 hex digits of the SHA-256 of the tasks>`

@@ -38,6 +38,21 @@ describe('builtinTools', () => {
     expect(DEFAULT_ACTIVE_TOOLS).toEqual(['read', 'bash', 'edit', 'write']);
   });
 
+  it('bash, write and edit take an approval option; off by default', () => {
+    const approvalOf = (list: ReturnType<typeof builtinTools>) => Object.fromEntries(list.map((t) => [t.name, t.approval]));
+    expect(Object.values(approvalOf(builtinTools({ cwd: tempDir() })))).toEqual([undefined, undefined, undefined, undefined, undefined, undefined, undefined]);
+    const onlyProd = (args: unknown) => JSON.stringify(args).includes('prod');
+    expect(approvalOf(builtinTools({ cwd: tempDir(), approval: { bash: 'always', write: onlyProd } }))).toEqual({
+      read: undefined,
+      bash: 'always',
+      edit: undefined,
+      write: onlyProd,
+      grep: undefined,
+      find: undefined,
+      ls: undefined,
+    });
+  });
+
   it('summaries for the Temporal UI', () => {
     const t = tools(tempDir());
     expect(t.read.summary!({ path: 'src/app.ts' })).toBe('read src/app.ts');

@@ -1,0 +1,121 @@
+/**
+ * The typed batch API for services (README "A run API for other services"): start `agentBatchWorkflow` over many
+ * `AgentRunInput`s, read its progress and per-task outcomes while it runs, and each task's full result from its child
+ * run. `AgentClient.startBatch` / `AgentClient.getBatch` return an {@link AgentBatchHandle}; the `keel batch` command
+ * is built on the same functions.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { AgentRunInput } from '../common/run.js';
+import {
+  BATCH_WORKFLOW_TYPE,
+  progressQuery,
+  resultsQuery,
+  type AgentBatchInput,
+  type AgentBatchResult,
+  type BatchPageRef,
+  type BatchProgress,
+  type BatchTaskResult,
+} from '../workflows/batch-definitions.js';
+
+export type { AgentBatchInput, AgentBatchResult, BatchProgress, BatchTaskResult };
+
+/** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
+const INLINE_MAX_CHARS = 1_000_000;
+const PAGE_MAX_CHARS = 900_000;
+/** Splits tasks into pages of at most `pageSize` tasks (or PAGE_MAX_CHARS characters). */
+export function paginate(tasks: AgentRunInput[], pageSize?: number): AgentRunInput[][] {
+  const pages: AgentRunInput[][] = [];
+  let page: AgentRunInput[] = [];
+  let chars = 0;
+  for (const t of tasks) {
+    const size = JSON.stringify(t).length;
+    if (page.length > 0 && ((pageSize !== undefined && page.length >= pageSize) || chars + size > PAGE_MAX_CHARS)) {
+      pages.push(page);
+      page = [];
+      chars = 0;
+    }
+    page.push(t);
+    chars += size;
+  }
+  if (page.length) pages.push(page);
+  return pages;
+}
+
+export interface StartBatchOptions {
+  batchId?: string;
+  concurrency?: number;
+  /** Task queue of the children (default: the batch's). */
+  childTaskQueue?: string;
+  /** Force the page-reference form with this many tasks per page. */
+  pageSize?: number;
+  continueAsNewAfterTasks?: number;
+  continueAsNewAfterEvents?: number;
+  summary?: string;
+}
+
+/** Starts `agentBatchWorkflow` (and its page holders when the list is big) on `taskQueue`; the tasks are not validated here. */
+export async function startBatchWorkflow(client: Client, taskQueue: string, tasks: AgentRunInput[], o: StartBatchOptions = {}): Promise<WorkflowHandle> {
+  const batchId = o.batchId ?? `keel-batch-${randomUUID()}`;
+  let ref: AgentRunInput[] | BatchPageRef = tasks;
+  if (o.pageSize !== undefined || JSON.stringify(tasks).length > INLINE_MAX_CHARS) {
+    const pages = paginate(tasks, o.pageSize);
+    ref = { pages: [] };
+    for (const [n, taskPage] of pages.entries()) {
+      const workflowId = `${batchId}-page-${n}`;
+      await client.workflow.start(BATCH_WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId,
+        args: [{ taskPage }],
+        staticSummary: `task page ${n} of batch ${batchId} (${taskPage.length} tasks)`,
+      });
+      ref.pages.push({ workflowId, count: taskPage.length });
+    }
+  }
+  const input: AgentBatchInput = {
+    tasks: ref,
+    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+    ...(o.childTaskQueue ? { taskQueue: o.childTaskQueue } : {}),
+    ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
+    ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
+  };
+  return client.workflow.start(BATCH_WORKFLOW_TYPE, {
+    taskQueue,
+    workflowId: batchId,
+    args: [input],
+    staticSummary: o.summary ?? `batch of ${tasks.length} agent runs`,
+    staticDetails: `children: ${batchId}-<index> · concurrency ${o.concurrency ?? 8}`,
+  });
+}
+
+/** One batch: its progress, its compact per-task outcomes, its summary, and each task's own run. */
+export class AgentBatchHandle<Run = unknown> {
+  constructor(
+    readonly workflow: WorkflowHandle,
+    private readonly runHandle: (workflowId: string) => Run,
+  ) {}
+
+  get workflowId(): string {
+    return this.workflow.workflowId;
+  }
+
+  /** done / failed / running / queued, tokens, cost (the `progress` query; needs a worker). */
+  progress(): Promise<BatchProgress> {
+    return this.workflow.query(progressQuery);
+  }
+
+  /** Outcomes of tasks [from, from + limit), in input order (the `results` query): status, turns, tokens, cost, error. */
+  results(opts: { from?: number; limit?: number } = {}): Promise<{ results: BatchTaskResult[]; total: number }> {
+    return this.workflow.query(resultsQuery, opts);
+  }
+
+  /** Waits for the batch to finish: totals, by status, the first failures. */
+  async result(): Promise<AgentBatchResult> {
+    return (await this.workflow.result()) as AgentBatchResult;
+  }
+
+  /** The run of task `index` (child workflow `<batchId>-<index>`): its state, transcript and full result. */
+  task(index: number): Run {
+    return this.runHandle(`${this.workflowId}-${index}`);
+  }
+}

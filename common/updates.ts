@@ -1,0 +1,154 @@
+/**
+ * The Updates of `agentWorkflow` (README "Updates"): their acknowledgements, the approval shapes, and the exact texts
+ * their validators refuse with. Plain JSON; shared by the workflow, the client and the CLI.
+ */
+import type { RunStatus, SessionStatus } from './run.js';
+
+/** `followUp` / `steer`: the queue lengths right after the message(s) were queued. */
+export interface QueuedAck {
+  queued: { steering: number; followUp: number };
+}
+
+/** `interrupt`: whether an agent run was running (and is now being aborted). */
+export interface InterruptAck {
+  interrupted: boolean;
+}
+
+/**
+ * `end` / `cancel`: the run's final status once it has closed. When the run continues-as-new before it closes, the
+ * workflow answers `{ status: 'running', continuedAsNew: true }` (the request is carried into the new run);
+ * `AgentRunHandle.end()` then waits for the result itself.
+ */
+export interface ClosedAck {
+  status: RunStatus | SessionStatus;
+  continuedAsNew?: true;
+}
+
+/** Argument of the `approve` / `deny` Updates. `argsDigest` binds the decision to exactly the pending arguments. */
+export interface ApprovalDecisionInput {
+  toolCallId: string;
+  argsDigest: string;
+  /** Who decides; must not be empty. */
+  approver: string;
+  reason?: string;
+}
+
+/** A tool call waiting for a person (`state().pendingApprovals`). `requestedAt`: ms since the epoch (workflow time). */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  /** The prepared (validated) arguments that run once approved. */
+  args: unknown;
+  /** sha256 (hex) of the canonical JSON of `args`. */
+  argsDigest: string;
+  requestedAt: number;
+}
+
+export type ApprovalVerdict = 'approved' | 'denied' | 'timed-out';
+
+/**
+ * How a call needing approval was decided (`state().approvals`, and the tool result's `details.approval`).
+ * `approver` is `keel` when the run decided itself (timeout, interrupt, cancel).
+ */
+export interface ApprovalRecord {
+  toolCallId: string;
+  toolName: string;
+  decision: ApprovalVerdict;
+  approver: string;
+  reason?: string;
+  argsDigest: string;
+  requestedAt: number;
+  decidedAt: number;
+}
+
+/** The approver named when the run itself decides (timeout, interrupt, cancel). */
+export const SYSTEM_APPROVER = 'keel';
+
+/** Failure type of every validator refusal (`ApplicationFailure.type`). */
+export const UPDATE_REJECTED = 'KeelUpdateRejected';
+
+export type UpdateName = 'followUp' | 'steer' | 'interrupt' | 'end' | 'cancel' | 'approve' | 'deny';
+
+const ACTION: Record<UpdateName, string> = {
+  followUp: 'queue a follow-up',
+  steer: 'queue a steering message',
+  interrupt: 'interrupt',
+  end: 'end',
+  cancel: 'cancel',
+  approve: 'approve',
+  deny: 'deny',
+};
+
+/** `Cannot queue a follow-up: the run is completed` (or `… is being cancelled`, `… is ending`). */
+export const runClosed = (update: UpdateName, why: string): string => `Cannot ${ACTION[update]}: the run ${why}`;
+
+export const approvalUnknown = (toolCallId: string): string => `No tool call ${toolCallId} is awaiting approval`;
+export const approvalAlreadyDecided = (r: Pick<ApprovalRecord, 'toolCallId' | 'decision' | 'approver'>): string =>
+  `Tool call ${r.toolCallId} was already ${r.decision === 'timed-out' ? 'timed out' : `${r.decision} by ${r.approver}`}`;
+export const approvalDigestMismatch = (toolCallId: string, given: string): string =>
+  `argsDigest ${given} does not match the arguments of tool call ${toolCallId} awaiting approval; read them (and their digest) with the state query`;
+export const APPROVER_REQUIRED = 'approver must be a non-empty name';
+
+/** Tool result texts of a call that was not approved. */
+export const toolDenied = (toolName: string, approver: string, reason?: string): string =>
+  `Tool ${toolName} was denied by ${approver}: ${reason?.trim() ? reason : 'no reason given'}`;
+export const toolNotApproved = (toolName: string, duration: string): string => `Tool ${toolName} was not approved within ${duration}`;
+
+/**
+ * What is wrong with a `followUp` / `steer` argument (a string, a user message `{ role: "user", content }`, or a
+ * non-empty list of them), one line per problem; empty when it is well-formed.
+ */
+export function incomingMessageErrors(update: 'followUp' | 'steer', value: unknown): string[] {
+  if (Array.isArray(value) && value.length === 0) return [`${update}: expected at least one message, got an empty list`];
+  const list = Array.isArray(value) ? value : [value];
+  const errors: string[] = [];
+  list.forEach((m, i) => {
+    const where = Array.isArray(value) ? `${update}: message ${i + 1}` : `${update}: the message`;
+    if (typeof m === 'string') return;
+    if (!m || typeof m !== 'object' || Array.isArray(m) || (m as { role?: unknown }).role !== 'user') {
+      errors.push(`${where} must be text or a user message { role: "user", content }, got ${shortJson(m)}`);
+      return;
+    }
+    const content = (m as { content?: unknown }).content;
+    const blocksOk = Array.isArray(content) && content.every(isContentBlock);
+    if (typeof content !== 'string' && !blocksOk) errors.push(`${where} has content that is neither text nor a list of text and image blocks`);
+    const ts = (m as { timestamp?: unknown }).timestamp;
+    if (ts !== undefined && typeof ts !== 'number') errors.push(`${where} has a timestamp that is not a number`);
+  });
+  return errors;
+}
+
+function isContentBlock(b: unknown): boolean {
+  if (!b || typeof b !== 'object') return false;
+  const block = b as Record<string, unknown>;
+  if (block.type === 'text') return typeof block.text === 'string';
+  if (block.type === 'image') return typeof block.data === 'string' && typeof block.mimeType === 'string';
+  return false;
+}
+
+function shortJson(v: unknown): string {
+  const text = v === undefined ? 'nothing' : JSON.stringify(v);
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
+/** Errors of an `approve` / `deny` argument's shape (the workflow then checks it against the pending calls). */
+export function approvalInputErrors(value: unknown): string[] {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return ['expected { toolCallId, argsDigest, approver, reason? }'];
+  const v = value as Record<string, unknown>;
+  const errors: string[] = [];
+  if (typeof v.toolCallId !== 'string' || !v.toolCallId) errors.push('toolCallId must be a non-empty string');
+  if (typeof v.argsDigest !== 'string' || !v.argsDigest) errors.push('argsDigest must be a non-empty string');
+  if (typeof v.approver !== 'string' || !v.approver.trim()) errors.push(APPROVER_REQUIRED);
+  if (v.reason !== undefined && typeof v.reason !== 'string') errors.push('reason must be text');
+  return errors;
+}
+
+/**
+ * A result's details with the approval decision added as `details.approval`: an object's fields are kept, any other
+ * value moves to `details.value`.
+ */
+export function withApproval(details: unknown, approval: ApprovalRecord): Record<string, unknown> {
+  if (details === undefined || details === null) return { approval };
+  if (typeof details === 'object' && !Array.isArray(details)) return { ...(details as Record<string, unknown>), approval };
+  return { value: details, approval };
+}

@@ -1,0 +1,310 @@
+/**
+ * Human approval of tool calls (README "Approvals"): a call needing approval waits while the rest of its batch runs,
+ * is listed in `state().pendingApprovals`, the current details and `KeelStatus="awaiting-approval"`, and is decided by
+ * the `approve` / `deny` Updates (validated: unknown or decided call, wrong digest, empty approver), by its timeout,
+ * or by an interrupt; it survives continue-as-new and runs exactly once. Also the `keel` CLI and the `temporal` CLI.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool } from '../../activities/tools/define-tool.js';
+import type { AgentRunHandle } from '../../client/agent-client.js';
+import type { AgentRunInput } from '../../common/run.js';
+import type { ApprovalRecord } from '../../common/updates.js';
+import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
+import { steerSignal } from '../../workflows/definitions.js';
+import { allEvents, notation, refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+
+/** Executions per workflow id: what actually ran. */
+const ran = new Map<string, string[]>();
+const note = (workflowId: string, what: string) => ran.set(workflowId, [...(ran.get(workflowId) ?? []), what]);
+
+const danger = defineTool({
+  name: 'danger',
+  description: 'Does something that needs a person to agree.',
+  approval: 'always',
+  parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
+  execute: async (_id, args: { target: string }, _s, _u, ctx) => {
+    note(ctx.workflowId, `danger ${args.target}`);
+    return { content: [{ type: 'text', text: `did ${args.target}` }], details: { target: args.target } };
+  },
+});
+const deploy = defineTool({
+  name: 'deploy',
+  description: 'Needs approval only for prod.',
+  approval: (args: { env: string }) => args.env === 'prod',
+  parameters: { type: 'object', properties: { env: { type: 'string' } }, required: ['env'] },
+  execute: async (_id, args: { env: string }, _s, _u, ctx) => {
+    note(ctx.workflowId, `deploy ${args.env}`);
+    return { content: [{ type: 'text', text: `deployed ${args.env}` }] };
+  },
+});
+const quick = defineTool({
+  name: 'quick',
+  description: 'Needs no approval.',
+  parameters: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'] },
+  execute: async (_id, args: { v: string }, _s, _u, ctx) => {
+    note(ctx.workflowId, `quick ${args.v}`);
+    return { content: [{ type: 'text', text: `quick ${args.v}` }] };
+  },
+});
+
+const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
+const scripts = {
+  approvals: {
+    rules: [
+      { match: 'toolResult:', text: 'all done' },
+      { match: 'steer-', text: 'saw the steer' },
+      { match: 'parallel', toolCalls: [call('q-1', 'quick', { v: 'a' }), call('d-1', 'danger', { target: 'x' }), call('q-2', 'quick', { v: 'b' })] },
+      { match: 'deploys', toolCalls: [call('p-1', 'deploy', { env: 'dev' }), call('p-2', 'deploy', { env: 'prod' })] },
+      { match: 'single', toolCalls: [call('d-1', 'danger', { target: 'y' })] },
+      { text: 'hello' },
+    ],
+  },
+};
+
+const digest = (json: string) => createHash('sha256').update(json).digest('hex');
+const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
+const toolUse = (calls: ReturnType<typeof call>[]) => ({ role: 'assistant', content: calls.map((c) => ({ type: 'toolCall', ...c })), stopReason: 'toolUse' });
+const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({ role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text }], details, isError });
+const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
+
+/** A decision record with its times checked for plausibility and then left out. */
+function timeless(r: ApprovalRecord): Omit<ApprovalRecord, 'requestedAt' | 'decidedAt'> {
+  const { requestedAt, decidedAt, ...rest } = r;
+  expect(decidedAt).toBeGreaterThanOrEqual(requestedAt);
+  return rest;
+}
+
+describe('approvals', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({
+      scripts,
+      tools: [danger, deploy, quick],
+      // the worker's policy: trusted runs need no approval, strict runs need it for every tool
+      hooks: { needsApproval: (ctx) => (ctx.context.metadata.trusted === true ? false : ctx.context.metadata.strict === true ? true : undefined) },
+    });
+  });
+  afterAll(() => keel?.stop());
+
+  const start = (prompt: string, extra: Partial<AgentRunInput> = {}) =>
+    keel.start({ model: 'scripted/approvals', prompt, tools: ['danger', 'deploy', 'quick'], ...extra });
+  const pending = async (h: AgentRunHandle, n = 1) => {
+    await until(async () => (await h.state()).pendingApprovals.length === n, 20_000, 'pending approval');
+    return (await h.state()).pendingApprovals;
+  };
+
+  it('a parallel batch: the other calls complete first, the approved call runs after approve; results in source order', async () => {
+    const h = await start('parallel please');
+    const [p] = await pending(h);
+    expect(p).toEqual({ toolCallId: 'd-1', toolName: 'danger', args: { target: 'x' }, argsDigest: digest('{"target":"x"}'), requestedAt: expect.any(Number) });
+    await until(async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2, 20_000, 'quick calls done');
+    const st = await h.state();
+    expect([st.status, st.runningTools, ran.get(h.workflowId)?.sort()]).toEqual(['awaiting-approval', [], ['quick a', 'quick b']]);
+    const meta = (await h.workflow.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(meta.currentDetails).toContain(`⚠ awaiting approval: danger {"target":"x"} (d-1, digest ${p.argsDigest.slice(0, 12)}…)`);
+    await until(async () => {
+      const ids: string[] = [];
+      for await (const w of keel.client.client.workflow.list({ query: `KeelStatus="awaiting-approval" AND WorkflowId="${h.workflowId}"` })) ids.push(w.workflowId);
+      return ids.length === 1;
+    }, 20_000, 'KeelStatus="awaiting-approval" finds the run');
+
+    expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest: digest('{"target":"z"}'), approver: 'alice' }))).toBe(
+      `argsDigest ${digest('{"target":"z"}')} does not match the arguments of tool call d-1 awaiting approval; read them (and their digest) with the state query`,
+    );
+    expect(await refusal(h.approve({ toolCallId: 'nope', argsDigest: p.argsDigest, approver: 'alice' }))).toBe('No tool call nope is awaiting approval');
+    expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: '  ' }))).toBe('approve: approver must be a non-empty name');
+    expect(ran.get(h.workflowId)?.sort()).toEqual(['quick a', 'quick b']);
+
+    const approved = await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'alice', reason: 'looks fine' });
+    const record = { toolCallId: 'd-1', toolName: 'danger', decision: 'approved', approver: 'alice', reason: 'looks fine', argsDigest: p.argsDigest };
+    expect(timeless(approved)).toEqual(record);
+    expect(await refusal(h.deny({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'bob' }))).toBe('Tool call d-1 was already approved by alice');
+
+    const r = await h.result();
+    expect(strip(r.newMessages)).toEqual([
+      user('parallel please'),
+      toolUse([call('q-1', 'quick', { v: 'a' }), call('d-1', 'danger', { target: 'x' }), call('q-2', 'quick', { v: 'b' })]),
+      result('q-1', 'quick', 'quick a', undefined),
+      result('d-1', 'danger', 'did x', { target: 'x', approval: approved }),
+      result('q-2', 'quick', 'quick b', undefined),
+      reply('all done'),
+    ]);
+    const ev = notation(await allEvents(h));
+    expect(ev.indexOf('TEE(d-1)')).toBeGreaterThan(Math.max(ev.indexOf('TEE(q-1)'), ev.indexOf('TEE(q-2)')));
+    expect(ran.get(h.workflowId)?.filter((x) => x.startsWith('danger'))).toEqual(['danger x']);
+    expect((await h.state()).approvals).toEqual([approved]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('deny: the model gets who denied it and why (or that no reason was given); the tool never runs', async () => {
+    const h = await start('deploys please');
+    const [p] = await pending(h); // the predicate: only prod needs approval
+    expect([p.toolCallId, p.args]).toEqual(['p-2', { env: 'prod' }]);
+    const denied = await h.deny({ toolCallId: 'p-2', argsDigest: p.argsDigest, approver: 'bob' });
+    const r = await h.result();
+    expect(strip(r.newMessages).slice(2)).toEqual([
+      result('p-1', 'deploy', 'deployed dev', undefined),
+      result('p-2', 'deploy', 'Tool deploy was denied by bob: no reason given', { approval: denied }, true),
+      reply('all done'),
+    ]);
+    expect(timeless(denied)).toEqual({ toolCallId: 'p-2', toolName: 'deploy', decision: 'denied', approver: 'bob', argsDigest: digest('{"env":"prod"}') });
+    expect(ran.get(h.workflowId)).toEqual(['deploy dev']);
+
+    const h2 = await start('single please');
+    const [p2] = await pending(h2);
+    await h2.deny({ toolCallId: 'd-1', argsDigest: p2.argsDigest, approver: 'carol', reason: 'not today' });
+    expect(strip((await h2.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'Tool danger was denied by carol: not today' }], isError: true });
+    expect(ran.get(h2.workflowId)).toBeUndefined();
+    expect(await workflowTaskFailures(h)).toEqual([]);
+    expect(await workflowTaskFailures(h2)).toEqual([]);
+  });
+
+  it('after approvalTimeout the call gets the not-approved result', async () => {
+    const h = await start('single please', { approvalTimeout: '2s' });
+    const r = await h.result();
+    const tr = r.newMessages[2] as { content: unknown; details: { approval: ApprovalRecord }; isError: boolean };
+    expect([tr.content, tr.isError]).toEqual([[{ type: 'text', text: 'Tool danger was not approved within 2s' }], true]);
+    expect(timeless(tr.details.approval)).toEqual({ toolCallId: 'd-1', toolName: 'danger', decision: 'timed-out', approver: 'keel', argsDigest: digest('{"target":"y"}') });
+    expect(tr.details.approval.decidedAt - tr.details.approval.requestedAt).toBeGreaterThanOrEqual(2000);
+    expect(ran.get(h.workflowId)).toBeUndefined();
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('an approvalTimeout that is not a duration is refused before any model call', async () => {
+    const h = await start('single please', { approvalTimeout: 'soon' });
+    const err = (await h.workflow.result().catch((e: unknown) => e)) as { cause?: { message?: string } };
+    expect(err.cause?.message).toBe('Invalid AgentRunInput: approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got "soon"');
+  });
+
+  it('interrupt resolves a pending approval as denied with Operation aborted; the session waits again', async () => {
+    const h = await start('single please', { mode: 'session' });
+    await pending(h);
+    expect(await h.interrupt()).toEqual({ interrupted: true });
+    await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
+    const st = await h.state();
+    expect(st.pendingApprovals).toEqual([]);
+    expect(timeless(st.approvals[0])).toEqual({ toolCallId: 'd-1', toolName: 'danger', decision: 'denied', approver: 'keel', reason: 'Operation aborted', argsDigest: digest('{"target":"y"}') });
+    expect(strip(await h.allMessages())[2]).toEqual(result('d-1', 'danger', 'Operation aborted', { approval: st.approvals[0] }, true));
+    expect(ran.get(h.workflowId)).toBeUndefined();
+    expect(await h.end()).toEqual({ status: 'completed' });
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('continue-as-new while an approval is pending: carried, then approved, the call runs exactly once', async () => {
+    const h = await start('single please', { continueAsNewAfterBytes: 65_536 });
+    const [p] = await pending(h);
+    const big = `steer-${'x'.repeat(70_000)}`;
+    // 70 KB of history: continue-as-new is due while the call waits. By signal: a signal's event is in the history
+    // size the workflow task reports; an Update's is written after the task, so it would count at the next one.
+    await h.workflow.signal(steerSignal, big);
+    await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
+    const st = await h.state();
+    expect([st.status, st.pendingApprovals]).toEqual(['awaiting-approval', [p]]);
+    await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'dave' });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    const all = strip(await h.allMessages());
+    expect(all.slice(2, 3)).toEqual([result('d-1', 'danger', 'did y', { target: 'y', approval: (await h.state()).approvals[0] })]);
+    expect(all.slice(3)).toEqual([user(big), reply('saw the steer')]);
+    expect(ran.get(h.workflowId)).toEqual(['danger y']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('continue-as-new while a parallel batch waits: the finished calls are carried, each call runs exactly once', async () => {
+    const h = await start('parallel please', { continueAsNewAfterBytes: 65_536 });
+    const [p] = await pending(h);
+    await until(async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2, 20_000, 'quick calls done');
+    const big = `steer-${'y'.repeat(70_000)}`;
+    await h.workflow.signal(steerSignal, big);
+    await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
+    expect((await h.state()).pendingApprovals).toEqual([p]);
+    const approved = await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'gina' });
+    await h.result();
+    expect(strip(await h.allMessages()).slice(1)).toEqual([
+      toolUse([call('q-1', 'quick', { v: 'a' }), call('d-1', 'danger', { target: 'x' }), call('q-2', 'quick', { v: 'b' })]),
+      result('q-1', 'quick', 'quick a', undefined),
+      result('d-1', 'danger', 'did x', { target: 'x', approval: approved }),
+      result('q-2', 'quick', 'quick b', undefined),
+      user(big),
+      reply('saw the steer'),
+    ]);
+    expect(ran.get(h.workflowId)?.sort()).toEqual(['danger x', 'quick a', 'quick b']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('hooks.needsApproval decides for every tool: trusted runs skip approval, strict runs need it everywhere; cancel denies what waits', async () => {
+    const trusted = await start('single please', { metadata: { trusted: true } });
+    expect(strip((await trusted.result()).newMessages)[2]).toEqual(result('d-1', 'danger', 'did y', { target: 'y' }));
+
+    const strict = await start('parallel please', { metadata: { strict: true }, mode: 'session' });
+    expect((await pending(strict, 3)).map((p) => p.toolCallId)).toEqual(['q-1', 'd-1', 'q-2']);
+    expect(await strict.cancel('nobody around')).toEqual({ status: 'cancelled' });
+    const st = await strict.state();
+    expect([st.pendingApprovals, st.approvals.map((a) => [a.toolCallId, a.decision, a.approver, a.reason])]).toEqual([
+      [],
+      [
+        ['q-1', 'denied', 'keel', 'Operation aborted'],
+        ['d-1', 'denied', 'keel', 'Operation aborted'],
+        ['q-2', 'denied', 'keel', 'Operation aborted'],
+      ],
+    ]);
+    expect(strip(await strict.allMessages()).slice(2).map((m) => (m as { content: unknown }).content)).toEqual(Array(3).fill([{ type: 'text', text: 'Operation aborted' }]));
+    expect(ran.get(strict.workflowId)).toBeUndefined();
+  });
+
+  it('keel pending / approve / deny as a child process', async () => {
+    const a = await start('single please', { mode: 'session' });
+    const b = await start('single please', { mode: 'session' });
+    const [pa] = await pending(a);
+    await pending(b);
+    await until(async () => {
+      const out = await cli(['pending']);
+      return out.stdout.includes(a.workflowId) && out.stdout.includes(b.workflowId);
+    }, 20_000, 'keel pending lists both');
+    const listed = await cli(['pending']);
+    expect(listed.stdout).toContain(`${a.workflowId}  d-1  danger {"target":"y"}\n  since ${new Date(pa.requestedAt).toISOString()} · digest ${pa.argsDigest}\n`);
+    const approved = await cli(['approve', a.workflowId, 'd-1', '--as', 'erin', '--reason', 'ok']);
+    expect([approved.code, approved.stdout.split('\n')[0]]).toEqual([0, 'approved d-1 (danger {"target":"y"}) as erin: ok']);
+    const denied = await cli(['deny', b.workflowId, 'd-1', '--as', 'frank']);
+    expect([denied.code, denied.stdout.split('\n')[0]]).toEqual([0, 'denied d-1 (danger {"target":"y"}) as frank']);
+    const again = await cli(['deny', b.workflowId, 'd-1', '--as', 'frank']);
+    expect([again.code, again.stderr]).toEqual([2, `keel: No tool call d-1 is awaiting approval in ${b.workflowId}; \`keel pending\` lists those that are.\n`]);
+    const wrong = await cli(['approve', b.workflowId, 'd-1', '--digest', 'abc']);
+    expect([wrong.code, wrong.stderr]).toEqual([2, 'keel: Tool call d-1 was already denied by frank\n']);
+    await Promise.all([a.end(), b.end()]);
+    expect(strip((await a.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'did y' }], isError: false });
+    expect(strip((await b.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'Tool danger was denied by frank: no reason given' }] });
+  });
+
+  it('the temporal CLI approves by name: temporal workflow update execute --name approve', async () => {
+    const h = await start('single please');
+    const [p] = await pending(h);
+    const bin = await ensureTemporalCli({ log: () => undefined });
+    const input = JSON.stringify({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'ops-bot' });
+    const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(bin, ['workflow', 'update', 'execute', '--workflow-id', h.workflowId, '--name', 'approve', '--input', input, '--address', keel.address, '-o', 'json'], { timeout: 60_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toContain('"decision": "approved"');
+    expect(strip((await h.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'did y' }], details: { approval: { approver: 'ops-bot', decision: 'approved' } } });
+  });
+
+  /** `node bin/keel.mjs …` against this worker's task queue. */
+  function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [BIN, '--address', keel.address, '--task-queue', keel.taskQueue, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new Promise((resolve) => {
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+});
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
