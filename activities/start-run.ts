@@ -19,7 +19,7 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
       const known = [...deps.tools.keys()];
       errors.push(`tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`);
     }
-    if (typeof input.approvalTimeout === 'string' && !durationOk(input.approvalTimeout)) {
+    if (typeof input.approvalTimeout === 'string' && !errors.some((e) => e.startsWith('approvalTimeout:')) && !durationOk(input.approvalTimeout)) {
       errors.push(`approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got ${JSON.stringify(input.approvalTimeout)}`);
     }
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {

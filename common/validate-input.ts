@@ -20,7 +20,7 @@ function meaningful(e: ErrorObject): boolean {
 }
 
 /** Fields that take a duration: one line for them instead of the branches of their `anyOf`. */
-const DURATION_FIELDS = new Set(['idleTimeout', 'heartbeatTimeout', 'modelRetry.initialInterval', 'modelRetry.maximumInterval']);
+const DURATION_FIELDS = new Set(['idleTimeout', 'heartbeatTimeout', 'approvalTimeout', 'modelRetry.initialInterval', 'modelRetry.maximumInterval']);
 
 function describe(e: ErrorObject): string {
   const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';

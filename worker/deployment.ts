@@ -21,13 +21,18 @@ export interface DeploymentOptions {
   makeCurrent?: boolean;
 }
 
-/** The package root: `../` from `worker/` in a checkout, `../../` from `dist/worker/` in an installed package. */
+/** The package root: `../` from `worker/` in a checkout, `../../` from `dist/worker/` in a compiled package. */
 const ROOT = [new URL('../', import.meta.url), new URL('../../', import.meta.url)].find((u) => existsSync(new URL('package.json', u))) ?? new URL('../', import.meta.url);
+
+/** Keel's package version (package.json). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version: string }).version;
+}
 
 /** `<version>+<short sha>` of this checkout; the version alone when git is unavailable (an installed package). */
 export function defaultBuildId(env: NodeJS.ProcessEnv = process.env): string {
   if (env.KEEL_BUILD_ID) return env.KEEL_BUILD_ID;
-  const version = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version: string }).version;
+  const version = packageVersion();
   if (!existsSync(new URL('.git', ROOT))) return version; // an installed package: not this checkout's history
   try {
     const sha = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();

@@ -237,6 +237,7 @@ function result(s: Session, status: RunStatus): AgentRunResult {
 /** Ends the workflow. A run whose last assistant message is an error ends Failed (`AgentRunFailed`, result in details). */
 async function finish(s: Session, status: RunStatus): Promise<AgentRunResult> {
   s.state.status = status;
+  s.closed = true;
   publish(s);
   await beforeClose();
   const r = result(s, status);
@@ -252,6 +253,7 @@ async function finish(s: Session, status: RunStatus): Promise<AgentRunResult> {
  */
 async function cancelled(s: Session, temporalCancelled: boolean): Promise<never> {
   s.state.status = 'cancelled';
+  s.closed = true;
   publish(s);
   await beforeClose();
   if (!temporalCancelled) {

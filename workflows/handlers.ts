@@ -78,7 +78,7 @@ function state(s: Session): AgentRunState {
     runningTools: [...s.runningTools].map(([toolCallId, t]) => ({ toolCallId, toolName: t.toolName, startedAt: new Date(t.since).toISOString() })),
     usage: st.usage,
     ...(st.lastError ? { lastError: st.lastError } : {}),
-    ...(isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
+    ...(s.closed && isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
     pendingApprovals: publicPending(s),

@@ -86,6 +86,8 @@ export interface Session {
   toolSummaries?: Record<string, string>;
   /** Search attribute values last upserted. */
   published?: { status: string; model: string; turns: number; cost: number };
+  /** The workflow is closing with its final status (set by `finish` / `cancelled`); Updates are refused from then on. */
+  closed?: boolean;
   /** `end` signal received: complete once idle. */
   endRequested?: boolean;
   /** Continue-as-new is under way: waiting Update handlers answer now (workflows/updates.ts). */

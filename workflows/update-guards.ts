@@ -15,9 +15,12 @@ export function reject(message: string): never {
   throw ApplicationFailure.create({ type: UPDATE_REJECTED, message, nonRetryable: true });
 }
 
-/** Why the run takes no more `update` requests (`is completed`, `is being cancelled`, `is ending`), or undefined. */
+/**
+ * Why the run takes no more `update` requests (`is completed`, `is being cancelled`, `is ending`), or undefined. An idle
+ * session whose last agent run failed shows `failed` but still takes messages: only a closing run (`s.closed`) refuses.
+ */
 export function closedWhy(s: Session, update: UpdateName): string | undefined {
-  if (isFinal(s.state.status)) return `is ${s.state.status}`;
+  if (s.closed && isFinal(s.state.status)) return `is ${s.state.status}`;
   if (s.abort === 'cancel') return update === 'cancel' ? undefined : 'is being cancelled';
   if (s.endRequested && (update === 'followUp' || update === 'steer')) return 'is ending (end was requested)';
   return undefined;

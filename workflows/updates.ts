@@ -69,8 +69,9 @@ export function registerUpdates(s: Session): void {
 
 /** Waits until the run has its final status (or continues-as-new first). */
 async function closed(s: Session): Promise<ClosedAck> {
-  await condition(() => isFinal(s.state.status) || s.continuing === true);
-  return isFinal(s.state.status) ? { status: s.state.status } : { status: s.state.status, continuedAsNew: true };
+  await condition(() => (s.closed === true && isFinal(s.state.status)) || s.continuing === true);
+  const status = s.state.status;
+  return s.closed && isFinal(status) ? { status } : { status, continuedAsNew: true };
 }
 
 /**

@@ -11,11 +11,12 @@ import { registerControlCommands } from './control.js';
 import { registerInspectCommands } from './inspect.js';
 import { registerRunCommands } from './runs.js';
 import { registerServerCommands } from './server.js';
+import { packageVersion } from '../../worker/deployment.js';
 
 export function buildProgram(): Command {
   const program = addConnectionOptions(new Command('keel')
     .description('Keel: the Pi agent loop, durably on Temporal. Start, follow, steer and inspect agent runs.')
-    .version('0.1.0', '-V, --version')
+    .version(packageVersion(), '-V, --version')
     .addOption(new Option('--address <host:port>', `Temporal frontend (default $TEMPORAL_ADDRESS or ${DEFAULT_ADDRESS})`))
     .addOption(new Option('-n, --namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)'))
     .addOption(new Option('-q, --task-queue <name>', `task queue of runs and workers (default $KEEL_TASK_QUEUE or ${DEFAULT_TASK_QUEUE})`))

@@ -174,9 +174,14 @@ describe('approvals', () => {
   });
 
   it('an approvalTimeout that is not a duration is refused before any model call', async () => {
-    const h = await start('single please', { approvalTimeout: 'soon' });
-    const err = (await h.workflow.result().catch((e: unknown) => e)) as { cause?: { message?: string } };
-    expect(err.cause?.message).toBe('Invalid AgentRunInput: approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got "soon"');
+    // started raw, past the client's own check of the same schema
+    const h = await keel.client.client.workflow.start('agentWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: `approval-timeout-${Date.now()}`,
+      args: [{ model: 'scripted/approvals', prompt: 'single please', tools: ['danger'], approvalTimeout: 'soon' }],
+    });
+    const err = (await h.result().catch((e: unknown) => e)) as { cause?: { message?: string } };
+    expect(err.cause?.message).toBe('Invalid AgentRunInput: approvalTimeout: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"');
   });
 
   it('interrupt resolves a pending approval as denied with Operation aborted; the session waits again', async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { applyPatch } from 'diff';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
@@ -77,14 +78,21 @@ afterAll(() => {
   }
 });
 
+/** Scheduled activities and local-activity markers (the cancel request), each with its UI summary. */
 async function summaries(h: AgentRunHandle): Promise<{ activity: string; summary: string | undefined }[]> {
   const history = await h.workflow.fetchHistory();
   return (history.events ?? [])
-    .filter((e) => e.activityTaskScheduledEventAttributes)
+    .filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
     .map((e) => ({
-      activity: e.activityTaskScheduledEventAttributes!.activityType!.name!,
+      activity: e.activityTaskScheduledEventAttributes?.activityType?.name ?? localActivityType(e.markerRecordedEventAttributes!.details),
       summary: e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined,
     }));
+}
+
+function localActivityType(details: Record<string, { payloads?: temporal.api.common.v1.IPayload[] | null }> | null | undefined): string {
+  const data = details?.data?.payloads?.[0];
+  const marker = data ? defaultPayloadConverter.fromPayload<{ activity_type?: string; activityType?: string }>(data) : {};
+  return marker.activity_type ?? marker.activityType ?? 'local activity';
 }
 
 describe('built-in tools through agentWorkflow (in-process worker)', () => {

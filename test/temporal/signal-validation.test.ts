@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidSignalError } from '../../client/agent-client.js';
+import { UpdateRejectedError } from '../../client/agent-client.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import type { ModelProvider } from '../../activities/model/provider.js';
 import { allEvents, notation, startKeel, strip, until, type Keel } from './harness.js';
@@ -34,25 +34,26 @@ describe('signals are validated by the client; provider output by the model acti
   });
   afterAll(() => keel?.stop());
 
-  it('followUp({ role: "user", content: [null] }), a malformed steer and cancel(5) are refused with exact texts; nothing is signalled', async () => {
+  it('followUp({ role: "user", content: [null] }), a malformed steer and cancel(5) are refused with exact texts; nothing is accepted', async () => {
     const h = await keel.start({ model: 'scripted/slow', prompt: 'go', mode: 'session' });
     const refusals = await Promise.all([
       h.followUp({ role: 'user', content: [null] } as never).catch((e: unknown) => e),
       h.steer([{ role: 'user', content: [{ type: 'text' }] }, 42] as never).catch((e: unknown) => e),
       h.cancel(5 as never).catch((e: unknown) => e),
     ]);
-    expect(refusals.every((e) => e instanceof InvalidSignalError)).toBe(true);
+    // the handle sends Updates: their validators refuse, and a refused Update leaves no trace in history
+    expect(refusals.every((e) => e instanceof UpdateRejectedError)).toBe(true);
     expect(refusals.map((e) => (e as Error).message)).toEqual([
-      'Invalid followUp: followUp.content.0: must be object',
-      'Invalid steer: steer[0].content.0.text: is required; steer[1]: must be a string or a user message { role: "user", content }',
-      'Invalid cancel: reason: must be a string',
+      'followUp: the message has content that is neither text nor a list of text and image blocks',
+      'steer: message 1 has content that is neither text nor a list of text and image blocks; steer: message 2 must be text or a user message { role: "user", content }, got 42',
+      'cancel: the reason must be text, got 5',
     ]);
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'the first agent run');
     await h.end();
     await h.result();
     const history = await h.workflow.fetchHistory();
-    const signals = history.events!.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED).map((e) => e.workflowExecutionSignaledEventAttributes!.signalName);
-    expect(signals).toEqual(['end']);
+    const accepted = history.events!.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED).map((e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.name);
+    expect(accepted).toEqual(['end']);
   });
 
   it('a provider reply whose usage.cost.total is a string fails the model call once, non-retryably, naming the field', async () => {
