@@ -36,7 +36,9 @@ function gatedTool() {
     tool,
     executions,
     release: () => open(),
-    reset: () => (gate = new Promise<void>((r) => (open = r))),
+    reset: () => {
+      gate = new Promise<void>((r) => (open = r));
+    },
   };
 }
 

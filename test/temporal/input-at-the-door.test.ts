@@ -4,7 +4,7 @@
  * (or is dropped with a warning, for a signal, which cannot be refused) — never a workflow task retried forever.
  */
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { type ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNEXPECTED_SECOND_ARGUMENT } from '../../common/errors.js';
 import { InvalidAgentInputError, inputTooLarge } from '../../client/agent-client.js';
