@@ -22,4 +22,6 @@ export const ErrorType = {
   InvalidAgentInput: 'InvalidAgentInput',
   /** The run ended with an assistant message whose stopReason is `error`; details carry the AgentRunResult. */
   AgentRunFailed: 'AgentRunFailed',
+  /** A model call's failed attempts spent what was left of the run's budget: no further attempt was made. */
+  BudgetExceeded: 'BudgetExceeded',
 } as const;

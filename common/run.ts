@@ -1,3 +1,4 @@
+import { BUDGET_SCHEMA, type Budget, type BudgetLine } from './budget.js';
 import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
 
 export type QueueMode = 'one-at-a-time' | 'all';
@@ -44,6 +45,12 @@ export interface AgentRunInput {
    * the run stops (status `stopped`, with an error saying what to do) before Temporal's 50 MB limit. Default 40 MiB.
    */
   maxHistoryBytes?: number;
+  /**
+   * Spend limits of this run (README "Budgets"), counted over every attempt, carried across continue-as-new, checked
+   * before and after each model call. When one is reached no further model call is made and the run ends `stopped`
+   * with `error` = `Budget exceeded: <tokens|cost|model calls> <used> of <limit>`.
+   */
+  budget?: Budget;
 }
 
 export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
@@ -60,6 +67,8 @@ export interface AgentRunResult {
   /** Summed over every model call, including failed attempts. */
   usage: Usage;
   turns: number;
+  /** Model requests made (model calls and compactions; a call's retries are one). */
+  modelCalls?: number;
   error?: string;
 }
 
@@ -81,6 +90,8 @@ export interface AgentRunState {
   lastError?: string;
   lastReply?: string;
   continuedAsNew: number;
+  /** Each limit of the run's budget with what was spent against it. */
+  budget?: BudgetLine[];
 }
 
 export interface MessagesPage {
@@ -188,6 +199,7 @@ export const AGENT_RUN_INPUT_SCHEMA = {
     heartbeatTimeout: durationSchema,
     continueAsNewAfterBytes: { type: 'integer', minimum: 65536 },
     maxHistoryBytes: { type: 'integer', minimum: 65536, maximum: 48 * 1024 * 1024 },
+    budget: BUDGET_SCHEMA,
   },
 } as const;
 

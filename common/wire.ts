@@ -43,6 +43,8 @@ export interface CallModelInput {
   tools: string[];
   options: NonNullable<AgentRunInput['modelOptions']>;
   turn: number;
+  /** What is left of the run's budget when the call is scheduled: retries stop once failed attempts spent it. */
+  budgetLeft?: { tokens?: number; costUsd?: number };
 }
 
 export interface CallModelResult {

@@ -62,6 +62,7 @@ export const AGENT_RUN_RESULT_SCHEMA = {
     },
     usage: { ...usage, description: 'Summed over every model call, including failed attempts.' },
     turns: { type: 'integer', minimum: 0 },
+    modelCalls: { type: 'integer', minimum: 0, description: 'Model requests made (model calls and compactions; retries of a call are one).' },
     error: { type: 'string' },
   },
 };

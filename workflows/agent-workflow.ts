@@ -18,6 +18,7 @@ import { setupActivities } from './activities.js';
 import { publish } from './visibility.js';
 import { EventLog } from './event-log.js';
 import { registerHandlers } from './handlers.js';
+import { registerBudgetHandlers } from './budget.js';
 import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
@@ -45,6 +46,7 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
     abortSession(s, 'cancel');
   });
   registerHandlers(s);
+  registerBudgetHandlers(s);
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
@@ -61,7 +63,7 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       if (cancelRequested(s)) return cancelled(s, temporalCancelled);
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
-      if (end.reason === 'historyFull') return finish(s, 'stopped');
+      if (end.reason === 'historyFull' || end.reason === 'budget') return finish(s, 'stopped');
       st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
       const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
       if (ranToStop && hasQueued(s)) {
@@ -157,6 +159,7 @@ function result(s: Session, status: RunStatus): AgentRunResult {
     newMessages,
     usage: st.usage,
     turns: st.turns,
+    ...(st.modelCalls !== undefined ? { modelCalls: st.modelCalls } : {}),
     ...(st.lastError ? { error: st.lastError } : {}),
   };
   if (JSON.stringify(base).length <= MAX_RESULT_CHARS) return base;

@@ -17,6 +17,9 @@ export const cancelSignal = defineSignal<[string?]>('cancel');
 /** Finish a session once it is idle: the workflow completes with status `completed` (a running agent run ends first). */
 export const endSignal = defineSignal<[]>('end');
 
+/** Stop at the next boundary because a budget above the run's (a batch's) is spent: no further model call; the run ends `stopped` with this text as `error`. */
+export const budgetStopSignal = defineSignal<[string]>('budgetStop');
+
 export const stateQuery = defineQuery<AgentRunState>('state');
 export const messagesQuery = defineQuery<MessagesPage, [{ from?: number; limit?: number }?]>('messages');
 export const eventsQuery = defineQuery<EventsPage, [{ after?: number; limit?: number }?]>('events');

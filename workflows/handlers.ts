@@ -1,6 +1,7 @@
 import { setHandler } from '@temporalio/workflow';
 import { messageText, type Message } from '../common/messages.js';
 import { lastAssistant } from './details.js';
+import { budgetState } from './budget.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
 import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
@@ -75,6 +76,7 @@ function state(s: Session): AgentRunState {
     ...(st.lastError ? { lastError: st.lastError } : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
+    ...budgetState(s),
   };
 }
 

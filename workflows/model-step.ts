@@ -1,20 +1,23 @@
 /** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
-import { ActivityFailure, ApplicationFailure, isCancellation, TimeoutFailure } from '@temporalio/workflow';
-import type { ModelHeartbeat } from '../common/events.js';
-import { OPERATION_ABORTED } from '../common/errors.js';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
+import { heartbeatUsage } from '../common/events.js';
+import { ErrorType, OPERATION_ABORTED } from '../common/errors.js';
 import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
+import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
 import { inflight, type Session } from './session.js';
 
 /**
  * Calls the model with a reference to the transcript. Never throws: when the call is aborted the message has stopReason
  * `aborted`; when Temporal's retries are exhausted (or the failure is non-retryable) it has stopReason `error` and the
- * provider's message (as Pi's Agent synthesises for a thrown stream).
+ * provider's message (as Pi's Agent synthesises for a thrown stream). Undefined when the run's budget allows no
+ * further request, before the call or because the call's failed attempts spent it (`lastError` says which limit).
  */
-export async function streamAssistant(s: Session): Promise<AssistantMessage> {
+export async function streamAssistant(s: Session): Promise<AssistantMessage | undefined> {
   const { config, transcript } = s.state;
   const turn = s.state.turns + 1;
+  if (stopBeforeModelCall(s)) return undefined;
   try {
     const result = await inflight(s, () =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
@@ -27,16 +30,20 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage> {
           tools: s.state.tools.map((t) => t.name),
           options: config.modelOptions ?? {},
           turn,
+          ...budgetLeft(s),
         },
       ]),
     );
     s.state.usage = addUsage(addUsage(s.state.usage, result.message.usage), result.failedAttemptsUsage);
+    afterModelCall(s);
     s.toolSummaries = result.toolSummaries ?? {};
     return result.message;
   } catch (err) {
     const aborted = isCancellation(err);
     const usage = failedUsage(err);
     s.state.usage = addUsage(s.state.usage, usage);
+    afterModelCall(s);
+    if (isBudgetFailure(err) && stopBeforeModelCall(s)) return undefined;
     const [provider, ...rest] = config.model.split('/');
     return {
       role: 'assistant',
@@ -54,11 +61,23 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage> {
 
 /**
  * Usage of failed attempts: in the provider failure's details (`{ usage }`), or, when the last attempt timed out (a lost
- * worker), in its last heartbeat (`{ failedUsage }`).
+ * worker), in its last heartbeat (`{ failedUsage, partial }`).
  */
 function failedUsage(err: unknown): Usage | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : undefined;
   if (cause instanceof ApplicationFailure) return (cause.details?.[0] as { usage?: Usage } | undefined)?.usage;
-  if (cause instanceof TimeoutFailure) return (cause.lastHeartbeatDetails as ModelHeartbeat | undefined)?.failedUsage;
+  if (cause instanceof TimeoutFailure) {
+    const details = cause.lastHeartbeatDetails as { failedUsage?: Usage } | undefined;
+    // 0.1.0 counted only `failedUsage`; the streamed usage of the lost last attempt is counted from this patch on
+    return patched(LOST_ATTEMPT_USAGE_PATCH) ? heartbeatUsage(details) : details?.failedUsage;
+  }
   return undefined;
+}
+
+/** Guards counting the lost last attempt's streamed usage (its heartbeat's `partial.usage`) in the run's usage. */
+export const LOST_ATTEMPT_USAGE_PATCH = 'keel-lost-attempt-usage';
+
+/** The activity refused a further attempt: the earlier attempts spent the budget left. */
+function isBudgetFailure(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === ErrorType.BudgetExceeded;
 }

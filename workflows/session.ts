@@ -1,4 +1,5 @@
 import { CancellationScope } from '@temporalio/workflow';
+import type { BudgetKind } from '../common/budget.js';
 import type { Message, Usage, UserMessage } from '../common/messages.js';
 import { nextDigest } from '../common/transcript-digest.js';
 import type { AgentRunInput, SessionStatus } from '../common/run.js';
@@ -41,6 +42,12 @@ export interface SessionState {
   position?: LoopPosition;
   /** The namespace has Keel's search attributes (checked once by `startRun`). */
   searchAttributes?: boolean;
+  /** Model requests made (absent in state carried by 0.1.0). */
+  modelCalls?: number;
+  /** Budget limits whose 80 % warning was given. */
+  budgetWarned?: BudgetKind[];
+  /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
+  budgetStop?: string;
 }
 
 export type AbortKind = 'interrupt' | 'cancel';

@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
-import type { ModelHeartbeat } from '../../common/events.js';
-import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
+import { heartbeatUsage, type ModelHeartbeat } from '../../common/events.js';
+import { ErrorType } from '../../common/errors.js';
+import { addUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -28,15 +29,6 @@ export function providerFor(models: ModelRegistry, model: string): { provider?: 
   return { provider: models['*'], prefix, modelId, checkId: model };
 }
 
-/** `failedUsage` of the previous attempt's last heartbeat, if it left one. */
-export function failedUsageOf(details: unknown): Usage | undefined {
-  if (!details || typeof details !== 'object') return undefined;
-  const usage = (details as { kind?: unknown; failedUsage?: unknown }).failedUsage;
-  if ((details as { kind?: unknown }).kind !== 'model' || !usage || typeof usage !== 'object') return undefined;
-  const u = usage as Partial<Usage>;
-  if (typeof u.input !== 'number' || typeof u.output !== 'number') return undefined;
-  return addUsage(emptyUsage(), { ...emptyUsage(), ...u, cost: { ...emptyUsage().cost, ...(u.cost ?? {}) } });
-}
 
 /**
  * The failure to throw for a failed attempt: its `details[0].usage` becomes the sum of every failed attempt so far
@@ -70,6 +62,13 @@ function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unkno
   };
 }
 
+/** Which limit the failed attempts' usage reached (a crash loop must not spend past the budget), if any. */
+function overBudget(prior: Usage, left: NonNullable<CallModelInput['budgetLeft']>): string | undefined {
+  if (left.tokens !== undefined && prior.totalTokens >= left.tokens) return `${prior.totalTokens} tokens of the ${left.tokens} left`;
+  if (left.costUsd !== undefined && prior.cost.total >= left.costUsd) return `${prior.cost.total} USD of the ${left.costUsd} left`;
+  return undefined;
+}
+
 /** Each tool call's activity summary from its tool's `summary(args)`; a throwing or missing `summary` is skipped. */
 function toolSummaries(tools: Map<string, ToolDefinition>, message: AssistantMessage): { toolSummaries?: Record<string, string> } {
   const out: Record<string, string> = {};
@@ -88,17 +87,21 @@ function toolSummaries(tools: Map<string, ToolDefinition>, message: AssistantMes
  * Activity `callModel`: reads transcript[0, messageCount) by reference, applies `transformContext`, streams the
  * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only. The usage of
  * earlier failed attempts comes back as `failedAttemptsUsage` (or, when this attempt fails too, in the failure's
- * `details[0].usage`, summed with this attempt's).
+ * `details[0].usage`, summed with this attempt's). An attempt lost with its worker counts with the usage its last
+ * heartbeat reported. When the earlier attempts spent `budgetLeft`, the attempt fails at once (non-retryable
+ * `BudgetExceeded`, their usage in its details) without calling the provider.
  */
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
-    const prior = failedUsageOf(ctx.info.heartbeatDetails);
+    const prior = heartbeatUsage(ctx.info.heartbeatDetails);
     const carried = prior ? { failedUsage: prior } : {};
     const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
     let message: AssistantMessage;
     // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
     try {
+      const over = prior && input.budgetLeft ? overBudget(prior, input.budgetLeft) : undefined;
+      if (over) throw ApplicationFailure.nonRetryable(`Budget exceeded by the failed attempts of this call: ${over}`, ErrorType.BudgetExceeded);
       const { provider, prefix, modelId } = providerFor(deps.models, input.model);
       if (!provider) {
         throw ApplicationFailure.nonRetryable(`No model provider for "${input.model}" on this worker (providers: ${Object.keys(deps.models).join(', ')})`, 'ModelError.NotFound');

@@ -100,6 +100,8 @@ export function notation(events: LoggedEvent[]): string[] {
         return `TES(${e.toolCallId})`;
       case 'tool_execution_end':
         return `TEE(${e.toolCallId})`;
+      default:
+        return e.type;
     }
   });
 }
