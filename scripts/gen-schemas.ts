@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUDGET_SCHEMA } from '../common/budget.js';
 import { AGENT_RUN_INPUT_SCHEMA, type AgentRunResult, type RunStatus } from '../common/run.js';
 
 export const SCHEMAS_DIR = fileURLToPath(new URL('../schemas/', import.meta.url));
@@ -113,6 +114,7 @@ export const AGENT_BATCH_INPUT_SCHEMA = {
     continueAsNewAfterEvents: { type: 'integer', minimum: 1 },
     continueAsNewAfterBytes: { type: 'integer', minimum: 1 },
     continueAsNewAfterTasks: { type: 'integer', minimum: 1 },
+    budget: { ...BUDGET_SCHEMA, description: 'One budget for all tasks: each task starts with its own tightened to what is left; once spent no task starts.' },
   },
 };
 
