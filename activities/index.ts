@@ -4,6 +4,7 @@
  */
 import type { AgentHooks } from './hooks.js';
 import { createCallModel } from './model/call-model.js';
+import { createCompact } from './model/compact.js';
 import type { ModelRegistry } from './model/provider.js';
 import { createStartRun } from './start-run.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -34,6 +35,7 @@ export function createActivities(deps: KeelActivityDeps) {
   return {
     startRun: createStartRun({ tools, models, searchAttributesReady: deps.searchAttributesReady ?? (async () => false) }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
+    compact: createCompact({ models, transcript }),
     ...createToolActivities({ tools, hooks, transcript }),
     /**
      * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled

@@ -18,10 +18,12 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
       const known = [...deps.tools.keys()];
       errors.push(`tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`);
     }
+    let contextWindow: number | undefined;
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
       const { provider, prefix, checkId } = providerFor(deps.models, input.model);
       const problem = provider ? provider.checkModel?.(checkId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
       if (problem) errors.push(`model: ${problem}`);
+      else contextWindow = provider?.contextWindow?.(checkId);
     }
     const tools = names
       .filter((n) => deps.tools.has(n))
@@ -35,6 +37,6 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
         };
       });
-    return { errors, tools, searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
+    return { errors, tools, ...(contextWindow ? { contextWindow } : {}), searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
   };
 }

@@ -24,4 +24,6 @@ export const ErrorType = {
   AgentRunFailed: 'AgentRunFailed',
   /** A model call's failed attempts spent what was left of the run's budget: no further attempt was made. */
   BudgetExceeded: 'BudgetExceeded',
+  /** The provider refused the context as longer than the model's window: compact, then retry once. */
+  ContextOverflow: 'ModelError.ContextOverflow',
 } as const;

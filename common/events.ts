@@ -25,11 +25,14 @@ export type AgentEvent =
 
 /**
  * Keel's own events (not Pi's), emitted only when the feature is in use. `budget_warning`: a budget limit passed 80 %
- * (once per limit and run). `budget_exceeded`: a limit was reached; no further model call is made.
+ * (once per limit and run). `budget_exceeded`: a limit was reached; no further model call is made. `compaction`: see
+ * common/compaction.ts.
  */
 export type KeelEvent =
   | { type: 'budget_warning'; kind: BudgetKind; used: number; limit: number }
-  | { type: 'budget_exceeded'; kind: BudgetKind | 'batch'; error: string };
+  | { type: 'budget_exceeded'; kind: BudgetKind | 'batch'; error: string }
+  /** Older messages were summarised (the entry is appended to the transcript), or — with `error` — the summary failed. */
+  | { type: 'compaction'; reason: 'threshold' | 'overflow'; firstKept: number; summarized: number; tokensBefore: number; error?: string };
 
 /** An event as the `events` query returns it: numbered from 1, in emission order, across continue-as-new. */
 export type LoggedEvent = AgentEvent & { seq: number };

@@ -1,4 +1,5 @@
 import { BUDGET_SCHEMA, type Budget, type BudgetLine } from './budget.js';
+import { COMPACTION_SCHEMA, type CompactionConfig } from './compaction.js';
 import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
 
 export type QueueMode = 'one-at-a-time' | 'all';
@@ -51,6 +52,12 @@ export interface AgentRunInput {
    * with `error` = `Budget exceeded: <tokens|cost|model calls> <used> of <limit>`.
    */
   budget?: Budget;
+  /**
+   * Context compaction (README "Compaction"): when the next call's estimated context exceeds `contextWindow -
+   * reserveTokens`, older messages are summarised by the model; later calls see the summary and the recent messages.
+   * On by default for models with a catalog context window; off for `scripted/*` unless set; `false` turns it off.
+   */
+  compaction?: CompactionConfig | false;
 }
 
 export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
@@ -200,6 +207,7 @@ export const AGENT_RUN_INPUT_SCHEMA = {
     continueAsNewAfterBytes: { type: 'integer', minimum: 65536 },
     maxHistoryBytes: { type: 'integer', minimum: 65536, maximum: 48 * 1024 * 1024 },
     budget: BUDGET_SCHEMA,
+    compaction: COMPACTION_SCHEMA,
   },
 } as const;
 

@@ -27,6 +27,8 @@ export interface StartRunInput {
 /** `errors` empty ⇔ the input is valid; each entry names one bad field. */
 export interface StartRunResult {
   errors: string[];
+  /** The model's context window from its catalog (absent for models without one, e.g. `scripted/*`). */
+  contextWindow?: number;
   tools: ToolInfo[];
   /** The namespace has Keel's search attributes, so the workflow may upsert them. */
   searchAttributes: boolean;
@@ -45,6 +47,27 @@ export interface CallModelInput {
   turn: number;
   /** What is left of the run's budget when the call is scheduled: retries stop once failed attempts spent it. */
   budgetLeft?: { tokens?: number; costUsd?: number };
+}
+
+/** Input of the `compact` activity: summarise transcript[from, keepFrom) of transcript[0, messageCount). */
+export interface CompactInput {
+  run: RunRef;
+  messageCount: number;
+  digest: number;
+  model: string;
+  options: NonNullable<AgentRunInput['modelOptions']>;
+  from: number;
+  keepFrom: number;
+  /** Index of the compaction entry whose summary is updated. */
+  previous?: number;
+  budgetLeft?: CallModelInput['budgetLeft'];
+}
+
+export interface CompactResult {
+  /** The summary text (without Pi's wrapping). */
+  summary: string;
+  usage: Usage;
+  failedAttemptsUsage?: Usage;
 }
 
 export interface CallModelResult {

@@ -129,6 +129,7 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart> {
   }
   s.state.tools = check.tools;
   s.state.searchAttributes = check.searchAttributes;
+  if (check.contextWindow) s.state.contextWindow = check.contextWindow;
   return prompts.length > 0 ? { prompts } : { continue: true };
 }
 

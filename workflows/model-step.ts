@@ -6,6 +6,7 @@ import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../comm
 import { modelActivities } from './activities.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
+import { compactIfNeeded } from './compaction.js';
 import { inflight, type Session } from './session.js';
 
 /**
@@ -13,8 +14,21 @@ import { inflight, type Session } from './session.js';
  * `aborted`; when Temporal's retries are exhausted (or the failure is non-retryable) it has stopReason `error` and the
  * provider's message (as Pi's Agent synthesises for a thrown stream). Undefined when the run's budget allows no
  * further request, before the call or because the call's failed attempts spent it (`lastError` says which limit).
+ * Before the call the context may be compacted (workflows/compaction.ts); a call refused as too long
+ * (`ModelError.ContextOverflow`) is retried once after a compaction, as Pi does — the refused reply is not kept.
  */
 export async function streamAssistant(s: Session): Promise<AssistantMessage | undefined> {
+  if ((await compactIfNeeded(s, 'threshold')) === 'budget') return undefined;
+  const first = await callOnce(s);
+  if (!first?.overflow) return first?.message;
+  const compacted = await compactIfNeeded(s, 'overflow');
+  if (compacted === 'budget') return undefined;
+  if (compacted === 'skipped') return first.message;
+  return (await callOnce(s))?.message;
+}
+
+/** One `callModel` activity (after the budget check); `overflow`: the provider refused the context as too long. */
+async function callOnce(s: Session): Promise<{ message: AssistantMessage; overflow?: boolean } | undefined> {
   const { config, transcript } = s.state;
   const turn = s.state.turns + 1;
   if (stopBeforeModelCall(s)) return undefined;
@@ -37,15 +51,15 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage | un
     s.state.usage = addUsage(addUsage(s.state.usage, result.message.usage), result.failedAttemptsUsage);
     afterModelCall(s);
     s.toolSummaries = result.toolSummaries ?? {};
-    return result.message;
+    return { message: result.message };
   } catch (err) {
     const aborted = isCancellation(err);
     const usage = failedUsage(err);
     s.state.usage = addUsage(s.state.usage, usage);
     afterModelCall(s);
-    if (isBudgetFailure(err) && stopBeforeModelCall(s)) return undefined;
+    if (isFailure(err, ErrorType.BudgetExceeded) && stopBeforeModelCall(s)) return undefined;
     const [provider, ...rest] = config.model.split('/');
-    return {
+    const message: AssistantMessage = {
       role: 'assistant',
       content: [{ type: 'text', text: '' }],
       api: 'keel',
@@ -56,6 +70,7 @@ export async function streamAssistant(s: Session): Promise<AssistantMessage | un
       errorMessage: aborted ? OPERATION_ABORTED : err instanceof ActivityFailure && err.cause ? err.cause.message : String(err),
       timestamp: workflowNow(),
     };
+    return { message, ...(isFailure(err, ErrorType.ContextOverflow) ? { overflow: true } : {}) };
   }
 }
 
@@ -77,7 +92,7 @@ function failedUsage(err: unknown): Usage | undefined {
 /** Guards counting the lost last attempt's streamed usage (its heartbeat's `partial.usage`) in the run's usage. */
 export const LOST_ATTEMPT_USAGE_PATCH = 'keel-lost-attempt-usage';
 
-/** The activity refused a further attempt: the earlier attempts spent the budget left. */
-function isBudgetFailure(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === ErrorType.BudgetExceeded;
+/** The activity failed with an `ApplicationFailure` of this type. */
+function isFailure(err: unknown, type: string): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === type;
 }

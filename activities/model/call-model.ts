@@ -3,6 +3,7 @@ import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { heartbeatUsage, type ModelHeartbeat } from '../../common/events.js';
 import { ErrorType } from '../../common/errors.js';
 import { addUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
+import { modelContext } from '../../common/compaction.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -84,49 +85,63 @@ function toolSummaries(tools: Map<string, ToolDefinition>, message: AssistantMes
 }
 
 /**
- * Activity `callModel`: reads transcript[0, messageCount) by reference, applies `transformContext`, streams the
- * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only. The usage of
- * earlier failed attempts comes back as `failedAttemptsUsage` (or, when this attempt fails too, in the failure's
- * `details[0].usage`, summed with this attempt's). An attempt lost with its worker counts with the usage its last
- * heartbeat reported. When the earlier attempts spent `budgetLeft`, the attempt fails at once (non-retryable
- * `BudgetExceeded`, their usage in its details) without calling the provider.
+ * One attempt of a model request with Keel's usage accounting (shared by `callModel` and `compact`): the earlier
+ * attempts' usage is read from the heartbeat details (lost attempts included) and heartbeated on with every partial;
+ * a failure carries the sum in its `details[0].usage`. When the earlier attempts spent `budgetLeft`, the attempt fails
+ * at once (non-retryable `BudgetExceeded`) without calling the provider.
+ */
+export async function accountedAttempt(
+  budgetLeft: CallModelInput['budgetLeft'],
+  request: (onPartial: (partial: AssistantMessage) => void, signal: AbortSignal) => Promise<AssistantMessage>,
+): Promise<{ message: AssistantMessage; prior?: Usage }> {
+  const ctx = Context.current();
+  const prior = heartbeatUsage(ctx.info.heartbeatDetails);
+  const carried = prior ? { failedUsage: prior } : {};
+  const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
+  // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
+  try {
+    const over = prior && budgetLeft ? overBudget(prior, budgetLeft) : undefined;
+    if (over) throw ApplicationFailure.nonRetryable(`Budget exceeded by the failed attempts of this call: ${over}`, ErrorType.BudgetExceeded);
+    const message = await request((partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat), ctx.cancellationSignal);
+    heartbeat.stop();
+    return { message, ...(prior ? { prior } : {}) };
+  } catch (err) {
+    heartbeat.stop();
+    const { error, total } = withFailedUsage(err, prior);
+    // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
+    if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);
+    throw error;
+  }
+}
+
+/** The provider of `model`, or a non-retryable `ModelError.NotFound`. */
+export function requireProvider(models: ModelRegistry, model: string): { provider: ModelProvider; prefix: string; modelId: string } {
+  const { provider, prefix, modelId } = providerFor(models, model);
+  if (!provider) throw ApplicationFailure.nonRetryable(`No model provider for "${model}" on this worker (providers: ${Object.keys(models).join(', ')})`, 'ModelError.NotFound');
+  return { provider, prefix, modelId };
+}
+
+/**
+ * Activity `callModel`: reads transcript[0, messageCount) by reference, projects it through the last compaction
+ * (common/compaction.ts `modelContext`), applies `transformContext`, streams the provider's answer with the partial
+ * message heartbeated (≤ 4/s), and returns the final message only. The usage of earlier failed attempts comes back as
+ * `failedAttemptsUsage` (or, when this attempt fails too, in the failure's `details[0].usage`, summed with this
+ * attempt's); see `accountedAttempt`.
  */
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
-    const ctx = Context.current();
-    const prior = heartbeatUsage(ctx.info.heartbeatDetails);
-    const carried = prior ? { failedUsage: prior } : {};
-    const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
-    let message: AssistantMessage;
-    // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
-    try {
-      const over = prior && input.budgetLeft ? overBudget(prior, input.budgetLeft) : undefined;
-      if (over) throw ApplicationFailure.nonRetryable(`Budget exceeded by the failed attempts of this call: ${over}`, ErrorType.BudgetExceeded);
-      const { provider, prefix, modelId } = providerFor(deps.models, input.model);
-      if (!provider) {
-        throw ApplicationFailure.nonRetryable(`No model provider for "${input.model}" on this worker (providers: ${Object.keys(deps.models).join(', ')})`, 'ModelError.NotFound');
-      }
-      let messages = await deps.transcript.messages(input.run, input.messageCount, input.digest);
+    const { message, prior } = await accountedAttempt(input.budgetLeft, async (onPartial, signal) => {
+      const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
+      let messages = modelContext(await deps.transcript.messages(input.run, input.messageCount, input.digest));
       if (deps.hooks.transformContext) {
-        messages = await deps.hooks.transformContext(messages, ctx.cancellationSignal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
+        messages = await deps.hooks.transformContext(messages, signal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
       }
       const tools = input.tools.flatMap((name) => {
         const t = deps.tools.get(name);
         return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
       });
-      message = await provider.stream(
-        { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
-        ctx.cancellationSignal,
-        (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat),
-      );
-    } catch (err) {
-      heartbeat.stop();
-      const { error, total } = withFailedUsage(err, prior);
-      // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
-      if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);
-      throw error;
-    }
-    heartbeat.stop();
+      return provider.stream({ provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options }, signal, onPartial);
+    });
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);
     return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(deps.tools, message) };
