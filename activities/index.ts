@@ -21,6 +21,8 @@ export interface KeelActivityDeps {
   searchAttributesReady?: () => Promise<boolean>;
   /** Asks Temporal to cancel a run (normally `client.workflow.getHandle(id, runId).cancel()`). */
   requestCancel: (workflowId: string, runId: string) => Promise<void>;
+  /** Payloads over the threshold go to external storage on this worker (so any transcript can be carried). */
+  largePayloads?: boolean;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -33,7 +35,7 @@ export function createActivities(deps: KeelActivityDeps) {
   const hooks = deps.hooks ?? {};
   const transcript = new TranscriptCache(deps.transcript);
   return {
-    startRun: createStartRun({ tools, models, searchAttributesReady: deps.searchAttributesReady ?? (async () => false) }),
+    startRun: createStartRun({ tools, models, searchAttributesReady: deps.searchAttributesReady ?? (async () => false), largePayloads: deps.largePayloads === true }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     compact: createCompact({ models, transcript }),
     ...createToolActivities({ tools, hooks, transcript }),

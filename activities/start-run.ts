@@ -8,7 +8,7 @@ import type { ToolDefinition } from './tools/define-tool.js';
  * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
  * returns what the workflow needs to schedule the enabled tools. Every problem is reported, one line per field.
  */
-export function createStartRun(deps: { tools: Map<string, ToolDefinition>; models: ModelRegistry; searchAttributesReady: () => Promise<boolean> }) {
+export function createStartRun(deps: { tools: Map<string, ToolDefinition>; models: ModelRegistry; searchAttributesReady: () => Promise<boolean>; largePayloads?: boolean }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     const errors = agentRunInputErrors(input);
     if (!input || typeof input !== 'object') return { errors, tools: [], searchAttributes: false };
@@ -37,6 +37,6 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
         };
       });
-    return { errors, tools, ...(contextWindow ? { contextWindow } : {}), searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
+    return { errors, tools, ...(contextWindow ? { contextWindow } : {}), ...(deps.largePayloads ? { largePayloads: true } : {}), searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
   };
 }

@@ -6,6 +6,7 @@ import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import { cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from '../workflows/definitions.js';
+import { keelDataConverter, type PayloadStorageOption } from '../worker/payload-storage.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -23,6 +24,8 @@ export interface ConnectOptions {
   namespace?: string;
   /** Default `keel`. */
   taskQueue?: string;
+  /** Where offloaded payloads are read and written; must match the workers' (default `.keel/payloads`). */
+  payloadStorage?: PayloadStorageOption;
 }
 
 /** Starts and finds Keel runs. */
@@ -34,7 +37,7 @@ export class AgentClient {
 
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
     const connection = await Connection.connect({ address: opts.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233' });
-    return new AgentClient(new Client({ connection, namespace: opts.namespace ?? 'default' }), opts.taskQueue ?? 'keel');
+    return new AgentClient(new Client({ connection, namespace: opts.namespace ?? 'default', dataConverter: keelDataConverter(opts.payloadStorage) }), opts.taskQueue ?? 'keel');
   }
 
   /** Validates the input (throws `InvalidAgentInputError` naming every bad field), then starts `agentWorkflow`. */

@@ -42,7 +42,8 @@ export interface AgentRunInput {
   /** Continue-as-new once history passes this many bytes (or when Temporal suggests it). Default 8 MiB. */
   continueAsNewAfterBytes?: number;
   /**
-   * When the transcript is too large to carry into a continued run (over 1.5 MB), history keeps growing; past this size
+   * When the transcript is too large to carry into a continued run (over 1.5 MB, only with payload storage off — see
+   * worker/payload-storage.ts), history keeps growing; past this size
    * the run stops (status `stopped`, with an error saying what to do) before Temporal's 50 MB limit. Default 40 MiB.
    */
   maxHistoryBytes?: number;

@@ -29,6 +29,8 @@ export interface StartRunResult {
   errors: string[];
   /** The model's context window from its catalog (absent for models without one, e.g. `scripted/*`). */
   contextWindow?: number;
+  /** The worker offloads large payloads (external storage): a transcript of any size can be carried across continue-as-new. */
+  largePayloads?: boolean;
   tools: ToolInfo[];
   /** The namespace has Keel's search attributes, so the workflow may upsert them. */
   searchAttributes: boolean;

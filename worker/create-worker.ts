@@ -8,6 +8,7 @@ import { scriptedModel } from '../activities/model/scripted.js';
 import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
+import { keelDataConverter, type PayloadStorageOption } from './payload-storage.js';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
@@ -31,6 +32,12 @@ export interface AgentWorkerOptions {
   /** Passed to the Temporal worker; 0 makes every workflow task replay from history (determinism checks). */
   maxCachedWorkflows?: number;
   identity?: string;
+  /**
+   * Where payloads over 256 KiB go instead of history (README "Large transcripts"): default Keel's filesystem driver
+   * under `.keel/payloads`; `{ driver }` for another (S3); `false` keeps everything inline (then a transcript over
+   * 1.5 MB cannot be carried across continue-as-new). Clients reading these runs need the same setting.
+   */
+  payloadStorage?: PayloadStorageOption;
 }
 
 export interface AgentWorker {
@@ -68,12 +75,14 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const namespace = opts.namespace ?? 'default';
   const connection = opts.connection ?? (await NativeConnection.connect({ address }));
   const clientConnection = await Connection.connect({ address });
-  const client = new Client({ connection: clientConnection, namespace });
+  const dataConverter = keelDataConverter(opts.payloadStorage);
+  const client = new Client({ connection: clientConnection, namespace, dataConverter });
   const activities = createActivities({
     tools: opts.tools,
     models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
     hooks: opts.hooks,
     transcript: queryTranscriptSource(client),
+    largePayloads: dataConverter.externalStorage !== undefined,
     searchAttributesReady: searchAttributesProbe(client, namespace),
     requestCancel: async (workflowId, runId) => {
       await client.workflow.getHandle(workflowId, runId).cancel();
@@ -84,6 +93,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     namespace,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities,
+    dataConverter,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),

@@ -16,6 +16,7 @@ import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import { setupActivities } from './activities.js';
 import { publish } from './visibility.js';
+import { unboundedPayloads } from './continue-as-new.js';
 import { EventLog } from './event-log.js';
 import { registerHandlers } from './handlers.js';
 import { registerBudgetHandlers } from './budget.js';
@@ -130,6 +131,7 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart> {
   s.state.tools = check.tools;
   s.state.searchAttributes = check.searchAttributes;
   if (check.contextWindow) s.state.contextWindow = check.contextWindow;
+  if (check.largePayloads) s.state.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };
 }
 
@@ -163,7 +165,7 @@ function result(s: Session, status: RunStatus): AgentRunResult {
     ...(st.modelCalls !== undefined ? { modelCalls: st.modelCalls } : {}),
     ...(st.lastError ? { error: st.lastError } : {}),
   };
-  if (JSON.stringify(base).length <= MAX_RESULT_CHARS) return base;
+  if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(s)) return base;
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
 }
 

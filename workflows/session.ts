@@ -46,6 +46,8 @@ export interface SessionState {
   modelCalls?: number;
   /** Budget limits whose 80 % warning was given. */
   budgetWarned?: BudgetKind[];
+  /** The workers offload large payloads (from `startRun`): the carried state and the result have no size cap. */
+  largePayloads?: boolean;
   /** The model's context window from its catalog (from `startRun`), for compaction. */
   contextWindow?: number;
   /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */

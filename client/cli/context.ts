@@ -6,6 +6,7 @@ import { connect as tcpConnect } from 'node:net';
 import { Client, Connection, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import { AgentClient, InvalidAgentInputError } from '../agent-client.js';
+import { keelDataConverter } from '../../worker/payload-storage.js';
 
 /** Exit codes of every command (keel.md §7). */
 export const EXIT = {
@@ -106,7 +107,7 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
   } catch (err) {
     throw unreachable(g.address, err instanceof Error ? err.message : String(err));
   }
-  return new AgentClient(new Client({ connection, namespace: g.namespace }), g.taskQueue);
+  return new AgentClient(new Client({ connection, namespace: g.namespace, dataConverter: keelDataConverter() }), g.taskQueue);
 }
 
 /** Runs `fn` with a connected client and closes it afterwards. */

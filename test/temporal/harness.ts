@@ -11,6 +11,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
+import type { PayloadStorageOption } from '../../worker/payload-storage.js';
 
 let runtimeInstalled = false;
 function quietRuntime() {
@@ -40,6 +41,8 @@ export async function startKeel(opts: {
   hooks?: AgentHooks;
   maxCachedWorkflows?: number;
   taskQueue?: string;
+  /** Default Keel's filesystem driver (worker/payload-storage.ts); `false`: every payload inline. */
+  payloadStorage?: PayloadStorageOption;
 } = {}): Promise<Keel> {
   quietRuntime();
   const address = inject('temporalAddress');
@@ -52,10 +55,11 @@ export async function startKeel(opts: {
     hooks: opts.hooks,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     maxCachedWorkflows: opts.maxCachedWorkflows,
+    payloadStorage: opts.payloadStorage,
   });
   const running = worker.run();
   running.catch(() => {});
-  const client = await AgentClient.connect({ address, taskQueue });
+  const client = await AgentClient.connect({ address, taskQueue, payloadStorage: opts.payloadStorage });
   return {
     client,
     worker,
