@@ -108,9 +108,10 @@ function contextTokensOf(u: Usage): number {
  * estimate of every projected message and the system prompt.
  */
 export function estimateContext(messages: Message[], systemPrompt: string): number {
-  const c = lastCompaction(messages);
-  for (let i = messages.length - 1; i > c; i--) {
+  // one walk back to the last usable usage, stopping at a compaction entry (usage before it is stale)
+  for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
+    if (isCompactionEntry(m)) break;
     if (m.role !== 'assistant') continue;
     if (m.stopReason === 'error' || m.stopReason === 'aborted' || !m.usage || contextTokensOf(m.usage) === 0) continue;
     let trailing = 0;

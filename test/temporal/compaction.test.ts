@@ -53,6 +53,8 @@ const call = (id: string) => ({ role: 'assistant', content: [{ type: 'toolCall',
 const result = (id: string, n: number) => ({ role: 'toolResult', toolCallId: id, toolName: 'blob', content: [{ type: 'text', text: text(n) }], isError: false });
 const summary = (s: string) => user(`${COMPACTION_SUMMARY_PREFIX}${s}${COMPACTION_SUMMARY_SUFFIX}`);
 const entry = (s: string, compaction: object) => ({ ...summary(s), compaction });
+/** The prompt and the first three tool turns (results 1–3): the same in every run before its first compaction. */
+const threeTurns = [user('go'), call('call_1_1'), result('call_1_1', 1), call('call_2_1'), result('call_2_1', 2), call('call_3_1'), result('call_3_1', 3)];
 const done = { role: 'assistant', content: [{ type: 'text', text: 'all done' }], stopReason: 'stop' };
 /** The conversation as the summary request writes it. */
 const conversation = (parts: string[]) => `<conversation>\n${parts.join('\n\n')}\n</conversation>\n\n`;
@@ -78,13 +80,7 @@ describe('compaction', () => {
     // `messages` returns everything, each compaction entry where it happened
     const all = await h.allMessages();
     expect(strip(all)).toEqual([
-      user('go'),
-      call('call_1_1'),
-      result('call_1_1', 1),
-      call('call_2_1'),
-      result('call_2_1', 2),
-      call('call_3_1'),
-      result('call_3_1', 3),
+      ...threeTurns,
       entry('SUMMARY ONE', { firstKept: 5, tokensBefore: 907, reason: 'threshold' }),
       call('call_2_1'),
       result('call_2_1', 4),
@@ -128,13 +124,7 @@ describe('compaction', () => {
     const r = await h.result();
     expect(r.status).toBe('completed');
     expect(strip(await h.allMessages())).toEqual([
-      user('go'),
-      call('call_1_1'),
-      result('call_1_1', 1),
-      call('call_2_1'),
-      result('call_2_1', 2),
-      call('call_3_1'),
-      result('call_3_1', 3),
+      ...threeTurns,
       entry('SUMMARY ONE', { firstKept: 5, tokensBefore: 907, reason: 'overflow' }),
       call('call_2_1'),
       result('call_2_1', 4),
