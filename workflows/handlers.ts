@@ -9,6 +9,8 @@ import { abortSession, type Session } from './session.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
 const MAX_PAGE_CHARS = 1_000_000;
+/** … when the workers offload large payloads (worker/payload-storage.ts): a page goes to storage, not the reply. */
+const MAX_OFFLOADED_PAGE_CHARS = 16 * 1024 * 1024;
 
 export function registerHandlers(s: Session): void {
   setHandler(
@@ -52,7 +54,7 @@ export function registerHandlers(s: Session): void {
     { description: 'Finish a session once idle: the workflow completes with status completed.' },
   );
   setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
-  setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200), {
+  setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200, s.state.largePayloads ? MAX_OFFLOADED_PAGE_CHARS : MAX_PAGE_CHARS), {
     description: 'Transcript page: { from = 0, limit = 200 } → { messages, from, total }.',
   });
   setHandler(eventsQuery, (opts) => s.events.page(opts?.after ?? 0, opts?.limit ?? 500), {
@@ -80,13 +82,13 @@ function state(s: Session): AgentRunState {
   };
 }
 
-function messagesPage(transcript: Message[], from: number, limit: number): MessagesPage {
+function messagesPage(transcript: Message[], from: number, limit: number, maxChars: number): MessagesPage {
   const start = Math.max(0, Math.min(from, transcript.length));
   const messages: Message[] = [];
   let chars = 0;
   for (let i = start; i < transcript.length && messages.length < Math.max(1, limit); i++) {
     chars += JSON.stringify(transcript[i]).length;
-    if (messages.length > 0 && chars > MAX_PAGE_CHARS) break;
+    if (messages.length > 0 && chars > maxChars) break;
     messages.push(transcript[i]);
   }
   return { messages, from: start, total: transcript.length };
