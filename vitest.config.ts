@@ -13,7 +13,7 @@ export default defineConfig({
         test: {
           name: 'temporal',
           include: ['test/temporal/**/*.test.ts'],
-          exclude: ['test/temporal/batch.test.ts'],
+          exclude: ['test/temporal/batch.test.ts', 'test/temporal/large-transcript.test.ts'],
           globalSetup: ['test/temporal/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
@@ -38,9 +38,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'heavy',
-          include: ['test/temporal/batch.test.ts'],
+          include: ['test/temporal/batch.test.ts', 'test/temporal/large-transcript.test.ts'],
           globalSetup: ['test/temporal/global-setup.ts'],
-          testTimeout: 600_000,
+          testTimeout: 1_800_000,
           hookTimeout: 180_000,
         },
       },

@@ -4,6 +4,7 @@
  */
 import type { AgentHooks } from './hooks.js';
 import { createCallModel } from './model/call-model.js';
+import { createCompact } from './model/compact.js';
 import type { ModelRegistry } from './model/provider.js';
 import { createStartRun } from './start-run.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -20,6 +21,8 @@ export interface KeelActivityDeps {
   searchAttributesReady?: () => Promise<boolean>;
   /** Asks Temporal to cancel a run (normally `client.workflow.getHandle(id, runId).cancel()`). */
   requestCancel: (workflowId: string, runId: string) => Promise<void>;
+  /** Payloads over the threshold go to external storage on this worker (so any transcript can be carried). */
+  largePayloads?: boolean;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -32,8 +35,9 @@ export function createActivities(deps: KeelActivityDeps) {
   const hooks = deps.hooks ?? {};
   const transcript = new TranscriptCache(deps.transcript);
   return {
-    startRun: createStartRun({ tools, models, searchAttributesReady: deps.searchAttributesReady ?? (async () => false) }),
+    startRun: createStartRun({ tools, models, searchAttributesReady: deps.searchAttributesReady ?? (async () => false), largePayloads: deps.largePayloads === true }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
+    compact: createCompact({ models, transcript }),
     ...createToolActivities({ tools, hooks, transcript }),
     /**
      * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled

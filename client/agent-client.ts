@@ -24,6 +24,7 @@ import {
   steerSignal,
   steerUpdate,
 } from '../workflows/definitions.js';
+import { keelDataConverter, type PayloadStorageOption } from '../worker/payload-storage.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -71,6 +72,8 @@ export class UpdateRejectedError extends Error {
 export interface ConnectOptions extends ConnectionSettings {
   /** Default `keel`. */
   taskQueue?: string;
+  /** Where offloaded payloads are read and written; must match the workers' (default `.keel/payloads`). */
+  payloadStorage?: PayloadStorageOption;
 }
 
 export interface StartOptions {
@@ -99,7 +102,7 @@ export class AgentClient {
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
     const resolved = resolveConnection(opts);
     const connection = await Connection.connect(connectOptions(resolved));
-    return new AgentClient(new Client({ connection, namespace: resolved.namespace }), opts.taskQueue ?? 'keel');
+    return new AgentClient(new Client({ connection, namespace: resolved.namespace, dataConverter: keelDataConverter(opts.payloadStorage) }), opts.taskQueue ?? 'keel');
   }
 
   /**

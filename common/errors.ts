@@ -42,4 +42,8 @@ export const ErrorType = {
   AgentRunFailed: 'AgentRunFailed',
   /** An unexpected error in Keel's workflow code (a bug); non-retryable, so the run fails instead of retrying forever. */
   WorkflowBug: 'KeelWorkflowBug',
+  /** A model call's failed attempts spent what was left of the run's budget: no further attempt was made. */
+  BudgetExceeded: 'BudgetExceeded',
+  /** The provider refused the context as longer than the model's window: compact, then retry once. */
+  ContextOverflow: 'ModelError.ContextOverflow',
 } as const;

@@ -1,4 +1,5 @@
-import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage, Usage } from './messages.js';
+import type { BudgetKind } from './budget.js';
+import { addUsage, emptyUsage, type AssistantMessage, type ImageContent, type Message, type TextContent, type ToolResultMessage, type Usage } from './messages.js';
 
 /** The result a tool produced, as carried by `tool_execution_end` (Pi's AgentToolResult). */
 export interface ToolExecutionResult {
@@ -19,7 +20,19 @@ export type AgentEvent =
   | { type: 'message_start'; message: Message }
   | { type: 'message_end'; message: Message }
   | { type: 'tool_execution_start'; toolCallId: string; toolName: string; args: unknown }
-  | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolExecutionResult; isError: boolean };
+  | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolExecutionResult; isError: boolean }
+  | KeelEvent;
+
+/**
+ * Keel's own events (not Pi's), emitted only when the feature is in use. `budget_warning`: a budget limit passed 80 %
+ * (once per limit and run). `budget_exceeded`: a limit was reached; no further model call is made. `compaction`: see
+ * common/compaction.ts.
+ */
+export type KeelEvent =
+  | { type: 'budget_warning'; kind: BudgetKind; used: number; limit: number }
+  | { type: 'budget_exceeded'; kind: BudgetKind | 'batch'; error: string }
+  /** Older messages were summarised (the entry is appended to the transcript), or — with `error` — the summary failed. */
+  | { type: 'compaction'; reason: 'threshold' | 'overflow'; firstKept: number; summarized: number; tokensBefore: number; error?: string };
 
 /** An event as the `events` query returns it: numbered from 1, in emission order, across continue-as-new. */
 export type LoggedEvent = AgentEvent & { seq: number };
@@ -40,6 +53,29 @@ export interface ModelHeartbeat {
   kind: 'model';
   partial?: AssistantMessage;
   failedUsage?: Usage;
+}
+
+/**
+ * Usage spent by the attempts a model heartbeat speaks for: the earlier failed attempts (`failedUsage`) plus what the
+ * heartbeating attempt had streamed (`partial.usage`) — an attempt lost with its worker never reports more than that.
+ * A failing attempt's last heartbeat has no partial (its usage is folded into `failedUsage`), so nothing counts twice;
+ * an attempt lost before heartbeating leaves the previous attempt's detail, which gives the same sum it would have sent.
+ * Undefined when there is nothing (or the detail is not a model heartbeat).
+ */
+export function heartbeatUsage(details: unknown): Usage | undefined {
+  if (!details || typeof details !== 'object' || (details as { kind?: unknown }).kind !== 'model') return undefined;
+  const d = details as { failedUsage?: unknown; partial?: { usage?: unknown } };
+  const failed = asUsage(d.failedUsage);
+  const streamed = asUsage(d.partial?.usage);
+  if (!failed && !streamed) return undefined;
+  return addUsage(addUsage(emptyUsage(), failed), streamed);
+}
+
+function asUsage(value: unknown): Usage | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const u = value as Partial<Usage>;
+  if (typeof u.input !== 'number' || typeof u.output !== 'number') return undefined;
+  return { ...emptyUsage(), ...u, cost: { ...emptyUsage().cost, ...(u.cost ?? {}) } };
 }
 
 /** A heartbeat detail of a tool activity: the latest `onUpdate` snapshot. */

@@ -1,3 +1,5 @@
+import { BUDGET_SCHEMA, type Budget, type BudgetLine } from './budget.js';
+import { COMPACTION_SCHEMA, type CompactionConfig } from './compaction.js';
 import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
 import type { ApprovalRecord, PendingApproval } from './updates.js';
 
@@ -41,12 +43,25 @@ export interface AgentRunInput {
   /** Continue-as-new once history passes this many bytes (or when Temporal suggests it). Default 8 MiB. */
   continueAsNewAfterBytes?: number;
   /**
-   * When the transcript is too large to carry into a continued run (over 1.5 MB), history keeps growing; past this size
+   * When the transcript is too large to carry into a continued run (over 1.5 MB, only with payload storage off — see
+   * worker/payload-storage.ts), history keeps growing; past this size
    * the run stops (status `stopped`, with an error saying what to do) before Temporal's 50 MB limit. Default 40 MiB.
    */
   maxHistoryBytes?: number;
   /** How long a tool call needing approval waits for `approve` / `deny` before it gets an error result. Default '24h'. */
   approvalTimeout?: DurationInput;
+  /**
+   * Spend limits of this run (README "Budgets"), counted over every attempt, carried across continue-as-new, checked
+   * before and after each model call. When one is reached no further model call is made and the run ends `stopped`
+   * with `error` = `Budget exceeded: <tokens|cost|model calls> <used> of <limit>`.
+   */
+  budget?: Budget;
+  /**
+   * Context compaction (README "Compaction"): when the next call's estimated context exceeds `contextWindow -
+   * reserveTokens`, older messages are summarised by the model; later calls see the summary and the recent messages.
+   * On by default for models with a catalog context window; off for `scripted/*` unless set; `false` turns it off.
+   */
+  compaction?: CompactionConfig | false;
 }
 
 export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
@@ -63,6 +78,8 @@ export interface AgentRunResult {
   /** Summed over every model call, including failed attempts. */
   usage: Usage;
   turns: number;
+  /** Model requests made (model calls and compactions; a call's retries are one). */
+  modelCalls?: number;
   error?: string;
   /**
    * Messages the run accepted (steering first, then follow-ups) but never answered: a task that ended by `maxTurns`,
@@ -97,6 +114,8 @@ export interface AgentRunState {
   pendingApprovals: PendingApproval[];
   /** Decisions on calls that needed approval (the latest 200), oldest first. */
   approvals: ApprovalRecord[];
+  /** Each limit of the run's budget with what was spent against it. */
+  budget?: BudgetLine[];
 }
 
 export interface MessagesPage {
@@ -222,6 +241,8 @@ export const AGENT_RUN_INPUT_SCHEMA = {
     continueAsNewAfterBytes: { type: 'integer', minimum: 65536 },
     maxHistoryBytes: { type: 'integer', minimum: 65536, maximum: 48 * 1024 * 1024 },
     approvalTimeout: durationSchema,
+    budget: BUDGET_SCHEMA,
+    compaction: COMPACTION_SCHEMA,
   },
 } as const;
 

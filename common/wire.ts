@@ -28,6 +28,10 @@ export interface StartRunInput {
 /** `errors` empty ⇔ the input is valid; each entry names one bad field. */
 export interface StartRunResult {
   errors: string[];
+  /** The model's context window from its catalog (absent for models without one, e.g. `scripted/*`). */
+  contextWindow?: number;
+  /** The worker offloads large payloads (external storage): a transcript of any size can be carried across continue-as-new. */
+  largePayloads?: boolean;
   tools: ToolInfo[];
   /** The namespace has Keel's search attributes, so the workflow may upsert them. */
   searchAttributes: boolean;
@@ -44,6 +48,29 @@ export interface CallModelInput {
   tools: string[];
   options: NonNullable<AgentRunInput['modelOptions']>;
   turn: number;
+  /** What is left of the run's budget when the call is scheduled: retries stop once failed attempts spent it. */
+  budgetLeft?: { tokens?: number; costUsd?: number };
+}
+
+/** Input of the `compact` activity: summarise transcript[from, keepFrom) of transcript[0, messageCount). */
+export interface CompactInput {
+  run: RunRef;
+  messageCount: number;
+  digest: number;
+  model: string;
+  options: NonNullable<AgentRunInput['modelOptions']>;
+  from: number;
+  keepFrom: number;
+  /** Index of the compaction entry whose summary is updated. */
+  previous?: number;
+  budgetLeft?: CallModelInput['budgetLeft'];
+}
+
+export interface CompactResult {
+  /** The summary text (without Pi's wrapping). */
+  summary: string;
+  usage: Usage;
+  failedAttemptsUsage?: Usage;
 }
 
 export interface CallModelResult {

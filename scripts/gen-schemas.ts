@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUDGET_SCHEMA } from '../common/budget.js';
 import { AGENT_RUN_INPUT_SCHEMA, type AgentRunResult, type RunStatus } from '../common/run.js';
 
 export const SCHEMAS_DIR = fileURLToPath(new URL('../schemas/', import.meta.url));
@@ -62,6 +63,7 @@ export const AGENT_RUN_RESULT_SCHEMA = {
     },
     usage: { ...usage, description: 'Summed over every model call, including failed attempts.' },
     turns: { type: 'integer', minimum: 0 },
+    modelCalls: { type: 'integer', minimum: 0, description: 'Model requests made (model calls and compactions; retries of a call are one).' },
     error: { type: 'string' },
     unprocessed: {
       type: 'array',
@@ -117,6 +119,7 @@ export const AGENT_BATCH_INPUT_SCHEMA = {
     continueAsNewAfterEvents: { type: 'integer', minimum: 1 },
     continueAsNewAfterBytes: { type: 'integer', minimum: 1 },
     continueAsNewAfterTasks: { type: 'integer', minimum: 1 },
+    budget: { ...BUDGET_SCHEMA, description: 'One budget for all tasks: each task starts with its own tightened to what is left; once spent no task starts.' },
   },
 };
 

@@ -13,6 +13,7 @@ import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } fr
 import { keelPlugin } from './plugin.js';
 import { workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
+import { keelDataConverter, type PayloadStorageOption } from './payload-storage.js';
 
 export { WORKFLOWS_PATH } from './plugin.js';
 export const DEFAULT_TASK_QUEUE = 'keel';
@@ -51,6 +52,12 @@ export interface AgentWorkerOptions extends ConnectionSettings {
   workerOptions?: PassThroughWorkerOptions;
   /** OpenTelemetry tracing (worker/tracing.ts); default: OTLP when the OTEL_* variables name an endpoint; false: off. */
   tracing?: TracingOptions | false;
+  /**
+   * Where payloads over 256 KiB go instead of history (README "Large transcripts"): default Keel's filesystem driver
+   * under `.keel/payloads`; `{ driver }` for another (S3); `false` keeps everything inline (then a transcript over
+   * 1.5 MB cannot be carried across continue-as-new). Clients reading these runs need the same setting.
+   */
+  payloadStorage?: PayloadStorageOption;
 }
 
 export interface AgentWorker {
@@ -75,20 +82,22 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const tracing = opts.tracing === false ? undefined : (opts.tracing ?? tracingFromEnv());
   const deployment = opts.versioning === false ? undefined : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
   const { workflowBundle } = workflowCode(opts.workflowBundle);
+  const dataConverter = keelDataConverter(opts.payloadStorage);
   const worker = await Worker.create({
     ...workerOptions,
     connection,
     namespace: resolved.namespace,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     // tracing first: its activity span must be active when Keel's model and tool spans start
-    plugins: [...(tracing ? [tracingPlugin(tracing)] : []), keelPlugin({ tools: opts.tools, models: opts.models, hooks: opts.hooks }), ...plugins],
+    plugins: [...(tracing ? [tracingPlugin(tracing)] : []), keelPlugin({ tools: opts.tools, models: opts.models, hooks: opts.hooks, largePayloads: dataConverter.externalStorage !== undefined }), ...plugins],
     // the caller's bundle, else the package's prebuilt one (an installed package); else the plugin bundles workflows/
     ...(workflowBundle ? { workflowBundle } : {}),
+    dataConverter,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(deployment ? { workerDeploymentOptions: deployment } : {}),
   });
-  const client = new Client({ connection, namespace: resolved.namespace });
+  const client = new Client({ connection, namespace: resolved.namespace, dataConverter });
   let running: Promise<void> | undefined;
   const makeCurrent = deployment !== undefined && opts.versioning !== false && (opts.versioning?.makeCurrent ?? true);
   return {

@@ -51,6 +51,11 @@ export interface KeelPluginOptions {
    */
   models?: ModelRegistry;
   hooks?: AgentHooks;
+  /**
+   * The worker's data converter offloads large payloads (`keelDataConverter()`, worker/payload-storage.ts): runs may
+   * then carry transcripts over 1.5 MB across continue-as-new. Default false.
+   */
+  largePayloads?: boolean;
 }
 
 /** The activity context's client: the worker's own connection, bound to the activity's namespace. */
@@ -92,6 +97,7 @@ export class KeelPlugin extends SimplePlugin {
       tools: withLedger(opts.tools ?? [], new ToolLedger()),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,
+      largePayloads: opts.largePayloads === true,
       transcript: { read: (workflowId, from, limit) => queryTranscriptSource(activityClient()).read(workflowId, from, limit) },
       searchAttributesReady: searchAttributesProbe(),
       requestCancel: async (workflowId, runId) => {

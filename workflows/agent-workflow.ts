@@ -21,8 +21,10 @@ import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js'
 import { localSetupActivities, setupActivities } from './activities.js';
 import { PATCH } from './patches.js';
 import { publish, publishDetails } from './visibility.js';
+import { unboundedPayloads } from './continue-as-new.js';
 import { EventLog } from './event-log.js';
 import { registerHandlers } from './handlers.js';
+import { registerBudgetHandlers } from './budget.js';
 import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
@@ -67,6 +69,7 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
   });
   registerHandlers(s);
   registerUpdates(s);
+  registerBudgetHandlers(s);
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
@@ -85,7 +88,7 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
       if (cancelRequested(s)) return cancelled(s, temporalCancelled);
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
-      if (end.reason === 'historyFull') return finish(s, 'stopped');
+      if (end.reason === 'historyFull' || end.reason === 'budget') return finish(s, 'stopped');
       st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
       st.lastRunFailed = end.reason === 'error';
       const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
@@ -197,6 +200,8 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
   }
   s.state.tools = check.tools;
   s.state.searchAttributes = check.searchAttributes;
+  if (check.contextWindow) s.state.contextWindow = check.contextWindow;
+  if (check.largePayloads) s.state.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };
 }
 
@@ -227,10 +232,11 @@ function result(s: Session, status: RunStatus): AgentRunResult {
     newMessages,
     usage: st.usage,
     turns: st.turns,
+    ...(st.modelCalls !== undefined ? { modelCalls: st.modelCalls } : {}),
     ...(st.lastError ? { error: st.lastError } : {}),
     ...(hasQueued(s) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
   };
-  if (JSON.stringify(base).length <= MAX_RESULT_CHARS) return base;
+  if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(s)) return base;
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
 }
 

@@ -4,7 +4,9 @@
  * `progress`, query `results`).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { Budget } from '../common/budget.js';
 import type { AgentRunInput, RunStatus } from '../common/run.js';
+import type { BatchBudgetProgress } from './batch-budget.js';
 
 export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
 
@@ -29,6 +31,12 @@ export interface AgentBatchInput {
   continueAsNewAfterBytes?: number;
   /** … or after this many child runs were started in this run (a knob for tests). Default: no limit. */
   continueAsNewAfterTasks?: number;
+  /**
+   * One budget for all tasks (README "Budgets"): each task's own budget is tightened to what is left; once the finished
+   * tasks spent it no task starts (recorded `stopped`, `Budget exceeded: … (batch budget)`) and running ones are asked
+   * to stop before their next model call.
+   */
+  budget?: Budget;
 }
 
 /** A page holder: serves one page of a big batch's tasks. */
@@ -68,6 +76,8 @@ export interface BatchProgress {
   concurrency: number;
   /** `draining`: waiting for running children before continuing-as-new. */
   phase: 'running' | 'draining' | 'finished';
+  /** With a batch budget: spent/limit per limit (spent by finished tasks). */
+  budget?: BatchBudgetProgress;
 }
 
 /** What `agentBatchWorkflow` returns. */

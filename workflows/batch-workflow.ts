@@ -25,6 +25,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ErrorType } from '../common/errors.js';
+import { emptyUsage } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import {
   pageReleaseSignal,
@@ -40,6 +41,7 @@ import {
   type BatchProgress,
   type BatchTaskResult,
 } from './batch-definitions.js';
+import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
 
 const DEFAULT_CONCURRENCY = 8;
 const DEFAULT_AFTER_EVENTS = 10_000;
@@ -58,7 +60,7 @@ const STATUS_CODES: RunStatus[] = ['completed', 'stopped', 'failed', 'cancelled'
 type CompactOutcome = [number, number, number, number] | [number, number, number, number, string];
 
 /** What continues across continue-as-new: counters and the compact outcomes, not the tasks nor the results. */
-export interface BatchCarried extends Omit<AgentBatchResult, 'total'> {
+export interface BatchCarried extends Omit<AgentBatchResult, 'total'>, BatchBudgetCarried {
   next: number;
   outcomes: (CompactOutcome | null)[];
 }
@@ -82,10 +84,24 @@ function checkInput(input: AgentBatchInput): string[] {
   }
   if (input.concurrency !== undefined && (!Number.isInteger(input.concurrency) || input.concurrency < 1)) errors.push('concurrency: must be an integer >= 1');
   if (input.taskQueue !== undefined && (typeof input.taskQueue !== 'string' || !input.taskQueue)) errors.push('taskQueue: must be a non-empty string');
+  const budgetErrors = budgetFieldErrors(input.budget);
+  errors.push(...budgetErrors);
   for (const k of ['continueAsNewAfterEvents', 'continueAsNewAfterBytes', 'continueAsNewAfterTasks'] as const) {
     const v = input[k];
     if (v !== undefined && (!Number.isInteger(v) || v < 1)) errors.push(`${k}: must be an integer >= 1`);
   }
+  return errors;
+}
+
+/** `budget.maxTokens: must be an integer >= 1`, … (the batch checks its own input: it has no validation activity). */
+function budgetFieldErrors(budget: unknown): string[] {
+  if (budget === undefined) return [];
+  if (!budget || typeof budget !== 'object' || Array.isArray(budget)) return ['budget: must be an object { maxTokens?, maxCostUsd?, maxModelCalls? }'];
+  const errors: string[] = [];
+  const b = budget as Record<string, unknown>;
+  for (const key of Object.keys(b)) if (!['maxTokens', 'maxCostUsd', 'maxModelCalls'].includes(key)) errors.push(`budget.${key}: unknown field`);
+  for (const k of ['maxTokens', 'maxModelCalls']) if (b[k] !== undefined && (!Number.isInteger(b[k]) || (b[k] as number) < 1)) errors.push(`budget.${k}: must be an integer >= 1`);
+  if (b.maxCostUsd !== undefined && (typeof b.maxCostUsd !== 'number' || !(b.maxCostUsd > 0))) errors.push('budget.maxCostUsd: must be a number > 0');
   return errors;
 }
 
@@ -101,12 +117,13 @@ function clip(text: string): string {
 }
 
 /** The outcome of a child from its result or its failure: failures are recorded, not thrown. */
-function outcomeOf(result: AgentRunResult | undefined, err: unknown): { status: RunStatus; turns: number; tokens: number; cost: number; error?: string } {
+function outcomeOf(result: AgentRunResult | undefined, err: unknown): { status: RunStatus; turns: number; tokens: number; cost: number; modelCalls?: number; error?: string } {
   const fromResult = (r: AgentRunResult, status: RunStatus = r.status) => ({
     status,
     turns: r.turns ?? 0,
     tokens: r.usage?.totalTokens ?? 0,
     cost: r.usage?.cost?.total ?? 0,
+    modelCalls: r.modelCalls ?? 0,
     ...(r.error ? { error: clip(r.error) } : {}),
   });
   if (result) return fromResult(result);
@@ -149,6 +166,7 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
     outcomes: [],
     failures: [],
   };
+  const budget = new BatchBudget(input.budget, st);
   const running = new Set<number>();
   let draining = false;
   let finishedHere = 0;
@@ -165,6 +183,7 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
     continuedAsNew: st.continuedAsNew,
     concurrency,
     phase: st.done + st.failed >= total ? 'finished' : draining ? 'draining' : 'running',
+    ...budget.progress(),
   });
   const publish = () => {
     const p = progress();
@@ -173,6 +192,7 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
         `**${p.phase}** · ${p.done + p.failed}/${p.total} finished`,
         `done ${p.done} · failed ${p.failed} · running ${p.running} · queued ${p.queued}`,
         `usage: ${p.tokens} tokens · $${p.cost.toFixed(4)} · concurrency ${concurrency}${p.continuedAsNew ? ` · continued-as-new ${p.continuedAsNew}×` : ''}`,
+        ...budget.details(),
         `children: \`${batchId}-<index>\``,
       ].join('\n\n'),
     );
@@ -262,12 +282,14 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
     st.tokens += o.tokens;
     st.cost += o.cost;
     finishedHere += 1;
+    running.delete(i);
+    budget.recorded(o.modelCalls ?? 0, [...running].map((k) => `${batchId}-${k}`));
   };
   const launch = (i: number, task: AgentRunInput) => {
     running.add(i);
     executeChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
       workflowId: `${batchId}-${i}`,
-      args: [task],
+      args: [budget.taskInput(task)],
       ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
       staticSummary: summaryOf(task, i),
       staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
@@ -293,6 +315,13 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
     publish();
     for (;;) {
       while (!draining && running.size < concurrency && st.next < total) {
+        const spent = budget.reached();
+        if (spent) {
+          // the pool is spent: the remaining tasks are not started
+          const error = budget.text(spent);
+          for (; st.next < total; st.next++) record(st.next, notStarted(error), undefined);
+          break;
+        }
         const i = st.next;
         const task = await taskAt(i);
         st.next = i + 1;
@@ -332,6 +361,11 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
     continuedAsNew: st.continuedAsNew,
     failures: st.failures,
   };
+}
+
+/** The outcome recorded for a task the spent batch budget did not start. */
+function notStarted(error: string): AgentRunResult {
+  return { status: 'stopped', finalText: '', newMessages: [], usage: emptyUsage(), turns: 0, error };
 }
 
 /** A page holder: answers `pageRequest` signals with slices of its page until released (or idle for long). */

@@ -8,6 +8,17 @@ const DEFAULT_AFTER_BYTES = 8 * 1024 * 1024;
 /** Temporal terminates a workflow whose history passes 50 MB; Keel stops its run well before. */
 const DEFAULT_MAX_HISTORY_BYTES = 40 * 1024 * 1024;
 
+/** The patch id lifting the 1.5 MB caps on the carried state and the result when the workers offload large payloads. */
+export const LARGE_PAYLOADS_PATCH = 'keel-large-payloads';
+
+/**
+ * The workers offload large payloads (README "Large transcripts"), so the continue-as-new input and the result may be
+ * of any size: they go to external storage and history holds a reference. Behind `patched('keel-large-payloads')`.
+ */
+export function unboundedPayloads(s: Session): boolean {
+  return s.state.largePayloads === true && patched(LARGE_PAYLOADS_PATCH);
+}
+
 export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kind: 'full'; message: string };
 
 /**
@@ -24,7 +35,7 @@ export function historyDecision(s: Session): HistoryDecision {
   if (due && !info.continueAsNewSuggested && info.historySize - s.historyAtStart < limit && patched(PATCH.historyGrowth)) due = false;
   if (!due || (info.historySize < s.continueAsNewRetryAt && info.historySize < max)) return { kind: 'ok' };
   const carried = JSON.stringify(s.state).length;
-  if (carried <= MAX_CARRIED_CHARS) return { kind: 'continueAsNew' };
+  if (carried <= MAX_CARRIED_CHARS || unboundedPayloads(s)) return { kind: 'continueAsNew' };
   s.continueAsNewRetryAt = info.historySize + limit;
   if (info.historySize < max) return { kind: 'ok' };
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);

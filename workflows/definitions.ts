@@ -22,6 +22,8 @@ export const endSignal = defineSignal<[]>('end');
 
 /** No-op for a busy run; an idle session checks for a new current deployment version and moves to it (deploys). */
 export const wakeSignal = defineSignal<[]>('wake');
+/** Stop at the next boundary because a budget above the run's (a batch's) is spent: no further model call; the run ends `stopped` with this text as `error`. */
+export const budgetStopSignal = defineSignal<[string]>('budgetStop');
 
 export const stateQuery = defineQuery<AgentRunState>('state');
 export const messagesQuery = defineQuery<MessagesPage, [{ from?: number; limit?: number }?]>('messages');

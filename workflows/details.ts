@@ -1,4 +1,5 @@
 import { messageText, type AssistantMessage, type Message } from '../common/messages.js';
+import { budgetDetails } from './budget.js';
 import type { Session } from './session.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
@@ -20,6 +21,7 @@ export function renderDetails(s: Session): string {
   if (s.runningTools.size > 0) lines.push(`running: ${[...s.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`);
   if (st.steering.length || st.followUps.length) lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
+  lines.push(...budgetDetails(s));
   if (st.lastError) lines.push(`error: ${st.lastError}`);
   const last = lastAssistant(st.transcript);
   if (last) lines.push(`last reply: ${messageText(last).slice(0, 200)}`);

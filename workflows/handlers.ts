@@ -1,6 +1,7 @@
 import { setHandler } from '@temporalio/workflow';
 import { messageText, type Message } from '../common/messages.js';
 import { lastAssistant } from './details.js';
+import { budgetState } from './budget.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
 import { wakeSignal, cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
 import { toUserMessages } from './incoming.js';
@@ -11,6 +12,8 @@ import { publishDetails } from './visibility.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
 const MAX_PAGE_CHARS = 1_000_000;
+/** … when the workers offload large payloads (worker/payload-storage.ts): a page goes to storage, not the reply. */
+const MAX_OFFLOADED_PAGE_CHARS = 16 * 1024 * 1024;
 
 export function registerHandlers(s: Session): void {
   setHandler(
@@ -54,7 +57,7 @@ export function registerHandlers(s: Session): void {
   // the signal itself is the point: its workflow task refreshes workflowInfo(), which an idle session re-checks
   setHandler(wakeSignal, () => undefined, { description: 'An idle session moves to the current deployment version, if it changed.' });
   setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
-  setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200), {
+  setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200, s.state.largePayloads ? MAX_OFFLOADED_PAGE_CHARS : MAX_PAGE_CHARS), {
     description: 'Transcript page: { from = 0, limit = 200 } → { messages, from, total }.',
   });
   setHandler(eventsQuery, (opts) => s.events.page(opts?.after ?? 0, opts?.limit ?? 500), {
@@ -83,16 +86,17 @@ function state(s: Session): AgentRunState {
     continuedAsNew: st.continuedAsNew,
     pendingApprovals: publicPending(s),
     approvals: publicApprovals(s),
+    ...budgetState(s),
   };
 }
 
-function messagesPage(transcript: Message[], from: number, limit: number): MessagesPage {
+function messagesPage(transcript: Message[], from: number, limit: number, maxChars: number): MessagesPage {
   const start = Math.max(0, Math.min(from, transcript.length));
   const messages: Message[] = [];
   let chars = 0;
   for (let i = start; i < transcript.length && messages.length < Math.max(1, limit); i++) {
     chars += JSON.stringify(transcript[i]).length;
-    if (messages.length > 0 && chars > MAX_PAGE_CHARS) break;
+    if (messages.length > 0 && chars > maxChars) break;
     messages.push(transcript[i]);
   }
   return { messages, from: start, total: transcript.length };

@@ -1,4 +1,5 @@
 import { CancellationScope } from '@temporalio/workflow';
+import type { BudgetKind } from '../common/budget.js';
 import type { Message, Usage, UserMessage } from '../common/messages.js';
 import { nextDigest } from '../common/transcript-digest.js';
 import type { AgentRunInput, SessionStatus } from '../common/run.js';
@@ -72,6 +73,16 @@ export interface SessionState {
   approvals?: StoredApprovalRecord[];
   /** An `end` was requested before continue-as-new: the new run completes once idle. */
   endRequested?: boolean;
+  /** Model requests made (absent in state carried by 0.1.0). */
+  modelCalls?: number;
+  /** Budget limits whose 80 % warning was given. */
+  budgetWarned?: BudgetKind[];
+  /** The workers offload large payloads (from `startRun`): the carried state and the result have no size cap. */
+  largePayloads?: boolean;
+  /** The model's context window from its catalog (from `startRun`), for compaction. */
+  contextWindow?: number;
+  /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
+  budgetStop?: string;
 }
 
 export type AbortKind = 'interrupt' | 'cancel';

@@ -18,8 +18,9 @@ export type RunStart =
 /**
  * `terminate`: the last tool batch asked to stop (Pi's terminate rule) and no queued message started another turn.
  * `historyFull`: history nears Temporal's limit and the transcript is too large to continue-as-new.
+ * `budget`: the run's budget allows no further model call (workflows/budget.ts).
  */
-export type EndReason = 'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns' | 'historyFull';
+export type EndReason = 'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns' | 'historyFull' | 'budget';
 export type RunEnd = { kind: 'ended'; reason: EndReason } | { kind: 'continueAsNew'; position: LoopPosition };
 
 export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd> {
@@ -49,6 +50,7 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
       }
       if (s.abort) return end(s, pos, 'aborted');
       const assistant = suspended ? (st.transcript[suspended.assistantIndex] as AssistantMessage) : await streamAssistant(s);
+      if (!assistant) return end(s, pos, 'budget');
       const index = suspended ? suspended.assistantIndex : appendMessage(s, assistant);
       if (assistant.stopReason === 'error' || assistant.stopReason === 'aborted') {
         turnEnd(s, pos, assistant, []);

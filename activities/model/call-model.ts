@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
-import type { ModelHeartbeat } from '../../common/events.js';
+import { heartbeatUsage, type ModelHeartbeat } from '../../common/events.js';
+import { ErrorType } from '../../common/errors.js';
 import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
+import { modelContext } from '../../common/compaction.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -30,15 +32,6 @@ export function providerFor(models: ModelRegistry, model: string): { provider?: 
   return { provider: models['*'], prefix, modelId, checkId: model };
 }
 
-/** `failedUsage` of the previous attempt's last heartbeat, if it left one. */
-export function failedUsageOf(details: unknown): Usage | undefined {
-  if (!details || typeof details !== 'object') return undefined;
-  const usage = (details as { kind?: unknown; failedUsage?: unknown }).failedUsage;
-  if ((details as { kind?: unknown }).kind !== 'model' || !usage || typeof usage !== 'object') return undefined;
-  const u = usage as Partial<Usage>;
-  if (typeof u.input !== 'number' || typeof u.output !== 'number') return undefined;
-  return addUsage(emptyUsage(), { ...emptyUsage(), ...u, cost: { ...emptyUsage().cost, ...(u.cost ?? {}) } });
-}
 
 /**
  * The failure to throw for a failed attempt: its `details[0].usage` becomes the sum of every failed attempt so far
@@ -70,6 +63,13 @@ function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unkno
     error: ApplicationFailure.create({ message: err.message, type: err.name, nonRetryable: false, cause: err, details: [{ usage: prior }] }),
     total: prior,
   };
+}
+
+/** Which limit the failed attempts' usage reached (a crash loop must not spend past the budget), if any. */
+function overBudget(prior: Usage, left: NonNullable<CallModelInput['budgetLeft']>): string | undefined {
+  if (left.tokens !== undefined && prior.totalTokens >= left.tokens) return `${prior.totalTokens} tokens of the ${left.tokens} left`;
+  if (left.costUsd !== undefined && prior.cost.total >= left.costUsd) return `${prior.cost.total} USD of the ${left.costUsd} left`;
+  return undefined;
 }
 
 /** Each tool call's activity summary from its tool's `summary(args)`; a throwing or missing `summary` is skipped. */
@@ -107,44 +107,68 @@ function checkResponse(message: unknown): void {
  * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only. The usage of
  * earlier failed attempts comes back as `failedAttemptsUsage` (or, when this attempt fails too, in the failure's
  * `details[0].usage`, summed with this attempt's).
+
+/**
+ * One attempt of a model request with Keel's usage accounting (shared by `callModel` and `compact`): the earlier
+ * attempts' usage is read from the heartbeat details (lost attempts included) and heartbeated on with every partial;
+ * a failure carries the sum in its `details[0].usage`. When the earlier attempts spent `budgetLeft`, the attempt fails
+ * at once (non-retryable `BudgetExceeded`) without calling the provider.
+ */
+export async function accountedAttempt(
+  budgetLeft: CallModelInput['budgetLeft'],
+  request: (onPartial: (partial: AssistantMessage) => void, signal: AbortSignal) => Promise<AssistantMessage>,
+): Promise<{ message: AssistantMessage; prior?: Usage }> {
+  const ctx = Context.current();
+  const prior = heartbeatUsage(ctx.info.heartbeatDetails);
+  const carried = prior ? { failedUsage: prior } : {};
+  const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
+  // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
+  try {
+    const over = prior && budgetLeft ? overBudget(prior, budgetLeft) : undefined;
+    if (over) throw ApplicationFailure.nonRetryable(`Budget exceeded by the failed attempts of this call: ${over}`, ErrorType.BudgetExceeded);
+    const message = await request((partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat), ctx.cancellationSignal);
+    checkResponse(message);
+    heartbeat.stop();
+    return { message, ...(prior ? { prior } : {}) };
+  } catch (thrown) {
+    heartbeat.stop();
+    // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
+    const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown) : thrown;
+    const { error, total } = withFailedUsage(err, prior);
+    // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
+    if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);
+    throw error;
+  }
+}
+
+/** The provider of `model`, or a non-retryable `ModelError.NotFound`. */
+export function requireProvider(models: ModelRegistry, model: string): { provider: ModelProvider; prefix: string; modelId: string } {
+  const { provider, prefix, modelId } = providerFor(models, model);
+  if (!provider) throw ApplicationFailure.nonRetryable(`No model provider for "${model}" on this worker (providers: ${Object.keys(models).join(', ')})`, 'ModelError.NotFound');
+  return { provider, prefix, modelId };
+}
+
+/**
+ * Activity `callModel`: reads transcript[0, messageCount) by reference, projects it through the last compaction
+ * (common/compaction.ts `modelContext`), applies `transformContext`, streams the provider's answer with the partial
+ * message heartbeated (≤ 4/s), and returns the final message only. The usage of earlier failed attempts comes back as
+ * `failedAttemptsUsage` (or, when this attempt fails too, in the failure's `details[0].usage`, summed with this
+ * attempt's); see `accountedAttempt`.
  */
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
-    const ctx = Context.current();
-    const prior = failedUsageOf(ctx.info.heartbeatDetails);
-    const carried = prior ? { failedUsage: prior } : {};
-    const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
-    let message: AssistantMessage;
-    // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
-    try {
-      const { provider, prefix, modelId } = providerFor(deps.models, input.model);
-      if (!provider) {
-        throw ApplicationFailure.nonRetryable(`No model provider for "${input.model}" on this worker (providers: ${Object.keys(deps.models).join(', ')})`, 'ModelError.NotFound');
-      }
-      let messages = await deps.transcript.messages(input.run, input.messageCount, input.digest);
+    const { message, prior } = await accountedAttempt(input.budgetLeft, async (onPartial, signal) => {
+      const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
+      let messages = modelContext(await deps.transcript.messages(input.run, input.messageCount, input.digest));
       if (deps.hooks.transformContext) {
-        messages = await deps.hooks.transformContext(messages, ctx.cancellationSignal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
+        messages = await deps.hooks.transformContext(messages, signal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
       }
       const tools = input.tools.flatMap((name) => {
         const t = deps.tools.get(name);
         return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
       });
-      message = await provider.stream(
-        { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
-        ctx.cancellationSignal,
-        (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat),
-      );
-      checkResponse(message);
-    } catch (thrown) {
-      heartbeat.stop();
-      // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
-      const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown) : thrown;
-      const { error, total } = withFailedUsage(err, prior);
-      // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
-      if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);
-      throw error;
-    }
-    heartbeat.stop();
+      return provider.stream({ provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options }, signal, onPartial);
+    });
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);
     return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(deps.tools, message) };

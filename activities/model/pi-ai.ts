@@ -148,7 +148,15 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
     }
   }
 
-  return { stream, checkModel };
+  /** The catalog's context window (an OpenAI-compatible server's assumed 128k included). */
+  function contextWindow(name: string): number | undefined {
+    const slash = name.indexOf('/');
+    const found = slash > 0 ? resolve(name.slice(0, slash), name.slice(slash + 1)) : undefined;
+    if (found && 'model' in found) return found.model.contextWindow;
+    return models.getModels().find((m) => m.id === name)?.contextWindow; // a bare id (registered under its prefix)
+  }
+
+  return { stream, checkModel, contextWindow };
 }
 
 function stringRecord(env: NodeJS.ProcessEnv): Record<string, string> {

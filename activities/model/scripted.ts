@@ -6,6 +6,8 @@ import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { emptyUsage, messageText, type AssistantMessage, type Message, type StopReason, type Usage } from '../../common/messages.js';
+import { estimateTokens } from '../../common/compaction.js';
+import { ErrorType } from '../../common/errors.js';
 import type { ModelProvider, ModelRequest } from './provider.js';
 
 export interface ScriptedToolCall {
@@ -43,8 +45,12 @@ export interface ScriptedRule extends ScriptedReply {
   match?: string;
 }
 
-/** `rules`: first rule whose `match` is in the last message's key. `replies`: the n-th reply for the n-th model call of the transcript. */
-export type Script = { rules: ScriptedRule[] } | { replies: ScriptedReply[] };
+/**
+ * `rules`: first rule whose `match` is in the last message's key. `replies`: the n-th reply for the n-th model call of
+ * the transcript. `contextWindow`: a request whose estimated tokens (characters / 4, common/compaction.ts) exceed it
+ * is refused as a provider refuses an over-long context (non-retryable `ModelError.ContextOverflow`).
+ */
+export type Script = ({ rules: ScriptedRule[] } | { replies: ScriptedReply[] }) & { contextWindow?: number };
 
 /** The key rules match against: the last message's text, or `toolResult:<toolName> <text>` for a tool result. */
 export function matchKey(messages: Message[]): string {
@@ -85,6 +91,10 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
         throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), 'ModelError.Scripted');
       }
       if (!script) throw ApplicationFailure.nonRetryable(`Unknown scripted model "scripted/${request.modelId}"`, 'ModelError.NotFound');
+      const tokens = Math.ceil(request.systemPrompt.length / 4) + request.messages.reduce((n, m) => n + estimateTokens(m), 0);
+      if (script.contextWindow !== undefined && tokens > script.contextWindow) {
+        throw ApplicationFailure.nonRetryable(`prompt is too long: ${tokens} tokens > ${script.contextWindow} maximum`, ErrorType.ContextOverflow);
+      }
       const reply = pick(script, request);
       if (!reply) {
         throw ApplicationFailure.nonRetryable(`Scripted model "${request.modelId}" has no reply for: ${JSON.stringify(matchKey(request.messages))}`, 'ModelError.Scripted');

@@ -8,6 +8,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { connectOptions, resolveConnection, type ConnectionSettings, type ResolvedConnection } from '../../common/connection.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
+import { keelDataConverter } from '../../worker/payload-storage.js';
 
 /** Exit codes of every command (docs/cli.md#exit-codes). */
 export const EXIT = {
@@ -162,7 +163,7 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
   } catch (err) {
     throw unreachable(g.address, err instanceof Error ? err.message : String(err));
   }
-  return new AgentClient(new Client({ connection, namespace: g.namespace }), g.taskQueue);
+  return new AgentClient(new Client({ connection, namespace: g.namespace, dataConverter: keelDataConverter() }), g.taskQueue);
 }
 
 /** Runs `fn` with a connected client and closes it afterwards. */

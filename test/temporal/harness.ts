@@ -13,6 +13,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
+import type { PayloadStorageOption } from '../../worker/payload-storage.js';
 
 let runtimeInstalled = false;
 export function quietRuntime() {
@@ -43,6 +44,8 @@ export async function startKeel(opts: {
   maxCachedWorkflows?: number;
   taskQueue?: string;
   workerOptions?: PassThroughWorkerOptions;
+  /** Default Keel's filesystem driver (worker/payload-storage.ts); `false`: every payload inline. */
+  payloadStorage?: PayloadStorageOption;
 } = {}): Promise<Keel> {
   quietRuntime();
   const address = inject('temporalAddress');
@@ -56,10 +59,11 @@ export async function startKeel(opts: {
     workflowBundle: { codePath: inject('workflowBundlePath') },
     maxCachedWorkflows: opts.maxCachedWorkflows,
     workerOptions: opts.workerOptions,
+    payloadStorage: opts.payloadStorage,
   });
   const running = worker.run();
   running.catch(() => {});
-  const client = await AgentClient.connect({ address, taskQueue });
+  const client = await AgentClient.connect({ address, taskQueue, payloadStorage: opts.payloadStorage });
   return {
     client,
     worker,
@@ -107,6 +111,8 @@ export function notation(events: LoggedEvent[]): string[] {
         return `TES(${e.toolCallId})`;
       case 'tool_execution_end':
         return `TEE(${e.toolCallId})`;
+      default:
+        return e.type;
     }
   });
 }

@@ -26,7 +26,7 @@ function replies(turns: number, kb: number): ScriptedReply[] {
 describe('history stays linear', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts: { fifty: { replies: replies(50, 24) }, thirty: { replies: replies(30, 8) }, huge: { replies: replies(20, 400) } }, tools: [blob] });
+    keel = await startKeel({ scripts: { fifty: { replies: replies(50, 24) }, thirty: { replies: replies(30, 8) }, huge: { replies: replies(20, 400) }, big: { replies: replies(20, 200) } }, tools: [blob] });
   });
   afterAll(() => keel?.stop());
 
@@ -76,8 +76,9 @@ describe('history stays linear', () => {
     expect(continued).toBeLessThanOrEqual(5);
   });
 
-  it("stops the run cleanly, before the server's history limit, when the transcript is too large to continue-as-new", async () => {
-    const h = await keel.start({ model: 'scripted/huge', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536, maxHistoryBytes: 1024 * 1024 });
+  it("without external storage: stops the run cleanly, before the server's history limit, when the transcript is too large to continue-as-new", async () => {
+    const inline = await startKeel({ scripts: { huge: { replies: replies(20, 400) } }, tools: [blob], payloadStorage: false });
+    const h = await inline.start({ model: 'scripted/huge', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536, maxHistoryBytes: 1024 * 1024 });
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(r.turns).toBe(4); // continued-as-new after turns 1-3; after turn 4 the 1.6 MB transcript no longer fits a payload
@@ -86,5 +87,31 @@ describe('history stays linear', () => {
     );
     expect(r.newMessagesOmitted).toEqual({ count: 9, fromIndex: 0 });
     expect((await h.state()).continuedAsNew).toBe(3);
+    await inline.stop();
+  });
+
+  it('with external storage (the default): a 4 MB transcript is carried across continue-as-new by reference; every run of the chain stays small', async () => {
+    // 200 KB results stay inline (under the 256 KiB threshold), so history passes 64 KiB every turn and the run
+    // continues-as-new carrying the whole transcript — over the 1.5 MB that fits a payload from the fifth turn on
+    const h = await keel.start({ model: 'scripted/big', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536 });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    expect(r.turns).toBe(20);
+    expect(r.newMessages).toHaveLength(40);
+    expect(r.newMessagesOmitted).toBeUndefined();
+    const all = await h.allMessages();
+    expect(all).toHaveLength(40);
+    expect(Buffer.byteLength(JSON.stringify(all))).toBeGreaterThan(3.5 * 1024 * 1024);
+    const state = await h.state();
+    expect(state.continuedAsNew).toBe(19);
+    // every run of the chain: history holds a reference to the carried transcript, not the transcript
+    const client = keel.client.client;
+    const sizes: number[] = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowId = '${h.workflow.workflowId}'` })) {
+      const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      sizes.push(Buffer.byteLength(historyText(history)));
+    }
+    expect(sizes.length).toBe(state.continuedAsNew + 1);
+    expect(Math.max(...sizes)).toBeLessThan(600 * 1024);
   });
 });

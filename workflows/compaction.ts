@@ -1,0 +1,75 @@
+/**
+ * Context compaction in the workflow (README "Compaction"; the pure parts are common/compaction.ts): before a model
+ * call, when the estimated context exceeds the window minus the reserve — or once after the provider refused the
+ * context (`ModelError.ContextOverflow`) — the `compact` activity summarises the older messages and the workflow
+ * appends the compaction entry to the transcript. Its command changes are behind `patched('keel-compaction')`.
+ */
+import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, compactionEntry, estimateContext, planCompaction } from '../common/compaction.js';
+import { ErrorType } from '../common/errors.js';
+import { addUsage, type Usage } from '../common/messages.js';
+import { modelActivities } from './activities.js';
+import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
+import { workflowNow } from './clock.js';
+import { appendMessage, inflight, type Session } from './session.js';
+
+/** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
+export const COMPACTION_PATCH = 'keel-compaction';
+
+/** `compacted`: an entry was appended; `budget`: the budget allowed no summary request (the run must stop). */
+export type CompactionOutcome = 'compacted' | 'skipped' | 'budget';
+
+function settings(s: Session): { window: number; reserve: number; keep: number } | undefined {
+  const c = s.state.config.compaction;
+  if (c === false) return undefined;
+  const window = c?.contextWindow ?? s.state.contextWindow;
+  if (!window) return undefined;
+  return { window, reserve: c?.reserveTokens ?? DEFAULT_RESERVE_TOKENS, keep: c?.keepRecentTokens ?? DEFAULT_KEEP_RECENT_TOKENS };
+}
+
+/**
+ * Before a model call: compacts when `reason` is `overflow` (the last call was refused as too long) or the estimated
+ * context exceeds `window - reserve`. A failed summary leaves the transcript as it was (event `compaction` with
+ * `error`); the usage of every attempt counts, toward the budget too.
+ */
+export async function compactIfNeeded(s: Session, reason: 'threshold' | 'overflow'): Promise<CompactionOutcome> {
+  const cfg = settings(s);
+  if (!cfg) return 'skipped';
+  const { transcript, config } = s.state;
+  const tokens = estimateContext(transcript, config.systemPrompt ?? '');
+  if (reason === 'threshold' && tokens <= cfg.window - cfg.reserve) return 'skipped';
+  const plan = planCompaction(transcript, cfg.keep, tokens);
+  if (!plan || !patched(COMPACTION_PATCH)) return 'skipped';
+  if (stopBeforeModelCall(s)) return 'budget';
+  const summarized = plan.keepFrom - plan.from;
+  try {
+    const result = await inflight(s, () =>
+      modelActivities(config).compact.executeWithOptions({ summary: `compact · ${summarized} messages · ~${tokens} tokens (${reason})` }, [
+        {
+          run: s.run,
+          messageCount: transcript.length,
+          digest: s.digests[transcript.length],
+          model: config.model,
+          options: config.modelOptions ?? {},
+          from: plan.from,
+          keepFrom: plan.keepFrom,
+          ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
+          ...budgetLeft(s),
+        },
+      ]),
+    );
+    s.state.usage = addUsage(addUsage(s.state.usage, result.usage), result.failedAttemptsUsage);
+    afterModelCall(s);
+    appendMessage(s, compactionEntry(result.summary, { firstKept: plan.keepFrom, tokensBefore: tokens, reason }, workflowNow()));
+    s.events.emit({ type: 'compaction', reason, firstKept: plan.keepFrom, summarized, tokensBefore: tokens });
+    return 'compacted';
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    s.state.usage = addUsage(s.state.usage, cause instanceof ApplicationFailure ? (cause.details?.[0] as { usage?: Usage } | undefined)?.usage : undefined);
+    afterModelCall(s);
+    if (cause instanceof ApplicationFailure && cause.type === ErrorType.BudgetExceeded && stopBeforeModelCall(s)) return 'budget';
+    if (s.abort) return 'skipped';
+    s.events.emit({ type: 'compaction', reason, firstKept: plan.keepFrom, summarized, tokensBefore: tokens, error: cause?.message ?? String(err) });
+    return 'skipped';
+  }
+}
