@@ -14,7 +14,10 @@ export default tseslint.config(
     files: ['**/*.ts', '**/*.mts'],
     languageOptions: {
       parser: tseslint.parser,
-      parserOptions: { projectService: { allowDefaultProject: ['vitest.config.ts'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['vitest.config.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     plugins: { '@typescript-eslint': tseslint.plugin },
     rules: {
@@ -28,7 +31,10 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'workflows/ runs in the deterministic sandbox: no Node builtins.' })),
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'workflows/ runs in the deterministic sandbox: no Node builtins.',
+          })),
           patterns: [
             { group: ['node:*'], message: 'workflows/ runs in the deterministic sandbox: no Node builtins.' },
             {

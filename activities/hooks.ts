@@ -29,7 +29,9 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
 }
 
 /** Overrides field by field; absent fields keep their values (no deep merge). */
-export type AfterToolCallResult = Partial<Pick<AgentToolResult, 'content' | 'details' | 'usage' | 'terminate'>> & { isError?: boolean };
+export type AfterToolCallResult = Partial<Pick<AgentToolResult, 'content' | 'details' | 'usage' | 'terminate'>> & {
+  isError?: boolean;
+};
 
 export interface TransformContextInfo {
   workflowId: string;
@@ -44,14 +46,24 @@ export interface TransformContextInfo {
  */
 export interface AgentHooks {
   /** Called after validation, before `execute`. A throw becomes an error result with its message. */
-  beforeToolCall?(ctx: BeforeToolCallContext, signal: AbortSignal): Promise<BeforeToolCallResult | void> | BeforeToolCallResult | void;
+  beforeToolCall?(
+    ctx: BeforeToolCallContext,
+    signal: AbortSignal,
+  ): Promise<BeforeToolCallResult | void> | BeforeToolCallResult | void;
   /**
    * Policy for every tool: return true / false to require approval or not (overriding the tool's `approval`), nothing
    * to keep the tool's own setting. Called after `beforeToolCall`, in the preparation activity; a throw becomes an error result.
    */
   needsApproval?(ctx: NeedsApprovalContext, signal: AbortSignal): Promise<boolean | void> | boolean | void;
   /** Called after `execute` (also when it threw). A throw becomes an error result with its message. */
-  afterToolCall?(ctx: AfterToolCallContext, signal: AbortSignal): Promise<AfterToolCallResult | void> | AfterToolCallResult | void;
+  afterToolCall?(
+    ctx: AfterToolCallContext,
+    signal: AbortSignal,
+  ): Promise<AfterToolCallResult | void> | AfterToolCallResult | void;
   /** Shapes the messages of one model request (called once per request, before conversion). Must not mutate its input. */
-  transformContext?(messages: Message[], signal: AbortSignal, info: TransformContextInfo): Promise<Message[]> | Message[];
+  transformContext?(
+    messages: Message[],
+    signal: AbortSignal,
+    info: TransformContextInfo,
+  ): Promise<Message[]> | Message[];
 }

@@ -35,7 +35,12 @@ export function createActivities(deps: KeelActivityDeps) {
   const hooks = deps.hooks ?? {};
   const transcript = new TranscriptCache(deps.transcript);
   return {
-    startRun: createStartRun({ tools, models, searchAttributesReady: deps.searchAttributesReady ?? (async () => false), largePayloads: deps.largePayloads === true }),
+    startRun: createStartRun({
+      tools,
+      models,
+      searchAttributesReady: deps.searchAttributesReady ?? (async () => false),
+      largePayloads: deps.largePayloads === true,
+    }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     compact: createCompact({ models, transcript }),
     ...createToolActivities({ tools, hooks, transcript }),

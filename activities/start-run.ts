@@ -9,7 +9,12 @@ import type { ToolDefinition } from './tools/define-tool.js';
  * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
  * returns what the workflow needs to schedule the enabled tools. Every problem is reported, one line per field.
  */
-export function createStartRun(deps: { tools: Map<string, ToolDefinition>; models: ModelRegistry; searchAttributesReady: () => Promise<boolean>; largePayloads?: boolean }) {
+export function createStartRun(deps: {
+  tools: Map<string, ToolDefinition>;
+  models: ModelRegistry;
+  searchAttributesReady: () => Promise<boolean>;
+  largePayloads?: boolean;
+}) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     const errors = agentRunInputErrors(input);
     if (!input || typeof input !== 'object') return { errors, tools: [], searchAttributes: false };
@@ -17,15 +22,25 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
     const unknown = names.filter((n) => !deps.tools.has(n));
     if (unknown.length > 0) {
       const known = [...deps.tools.keys()];
-      errors.push(`tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`);
+      errors.push(
+        `tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`,
+      );
     }
-    if (typeof input.approvalTimeout === 'string' && !errors.some((e) => e.startsWith('approvalTimeout:')) && !durationOk(input.approvalTimeout)) {
-      errors.push(`approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got ${JSON.stringify(input.approvalTimeout)}`);
+    if (
+      typeof input.approvalTimeout === 'string' &&
+      !errors.some((e) => e.startsWith('approvalTimeout:')) &&
+      !durationOk(input.approvalTimeout)
+    ) {
+      errors.push(
+        `approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got ${JSON.stringify(input.approvalTimeout)}`,
+      );
     }
     let contextWindow: number | undefined;
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
       const { provider, prefix, checkId } = providerFor(deps.models, input.model);
-      const problem = provider ? checkModelSafely(provider, checkId) : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
+      const problem = provider
+        ? checkModelSafely(provider, checkId)
+        : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(deps.models).join(', ')}`;
       if (problem) errors.push(`model: ${problem}`);
       else contextWindow = provider?.contextWindow?.(checkId);
     }
@@ -41,7 +56,13 @@ export function createStartRun(deps: { tools: Map<string, ToolDefinition>; model
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
         };
       });
-    return { errors, tools, ...(contextWindow ? { contextWindow } : {}), ...(deps.largePayloads ? { largePayloads: true } : {}), searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()) };
+    return {
+      errors,
+      tools,
+      ...(contextWindow ? { contextWindow } : {}),
+      ...(deps.largePayloads ? { largePayloads: true } : {}),
+      searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),
+    };
   };
 }
 

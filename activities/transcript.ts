@@ -18,7 +18,10 @@ export interface TranscriptSource {
 
 export function queryTranscriptSource(client: Client): TranscriptSource {
   return {
-    read: (workflowId, from, limit) => client.workflow.getHandle(workflowId).query<MessagesPage, [{ from: number; limit: number }]>('messages', { from, limit }),
+    read: (workflowId, from, limit) =>
+      client.workflow
+        .getHandle(workflowId)
+        .query<MessagesPage, [{ from: number; limit: number }]>('messages', { from, limit }),
   };
 }
 
@@ -49,7 +52,9 @@ export class TranscriptCache {
     const key = keyOf(run);
     const entry = this.take(key) ?? { messages: [], digests: [EMPTY_DIGEST], confirmed: 0, chars: 0 };
     try {
-      const matches = entry.messages.length >= count && (digest === undefined ? count <= entry.confirmed : entry.digests[count] === digest);
+      const matches =
+        entry.messages.length >= count &&
+        (digest === undefined ? count <= entry.confirmed : entry.digests[count] === digest);
       if (matches) {
         entry.confirmed = Math.max(entry.confirmed, count);
         return entry.messages.slice(0, count);

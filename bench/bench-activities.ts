@@ -17,7 +17,10 @@ export function createBenchActivities(deps: { client: Client }) {
   async function extras(opts: FloorActivityOptions | undefined): Promise<void> {
     const ctx = Context.current();
     if (opts?.heartbeat) ctx.heartbeat();
-    if (opts?.query) await deps.client.workflow.getHandle(ctx.info.workflowExecution?.workflowId ?? '').query('messages', { from: 0, limit: 1 });
+    if (opts?.query)
+      await deps.client.workflow
+        .getHandle(ctx.info.workflowExecution?.workflowId ?? '')
+        .query('messages', { from: 0, limit: 1 });
   }
   return {
     async floorModel(turn: number, opts?: FloorActivityOptions): Promise<{ toolCallId: string }> {
@@ -36,7 +39,14 @@ export function createBenchActivities(deps: { client: Client }) {
         return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
       });
       return model.stream(
-        { provider: input.model.slice(0, slash), modelId: input.model.slice(slash + 1), systemPrompt: '', messages: input.messages, tools: defs, options: {} },
+        {
+          provider: input.model.slice(0, slash),
+          modelId: input.model.slice(slash + 1),
+          systemPrompt: '',
+          messages: input.messages,
+          tools: defs,
+          options: {},
+        },
         Context.current().cancellationSignal,
         () => {},
       );
@@ -44,9 +54,21 @@ export function createBenchActivities(deps: { client: Client }) {
     async naiveRunTool(call: ToolCall): Promise<ToolResultMessage> {
       const tool = tools.get(call.name);
       const base = { role: 'toolResult' as const, toolCallId: call.id, toolName: call.name, timestamp: Date.now() };
-      if (!tool) return { ...base, content: [{ type: 'text', text: `Tool ${call.name} not found` }], details: {}, isError: true };
+      if (!tool)
+        return {
+          ...base,
+          content: [{ type: 'text', text: `Tool ${call.name} not found` }],
+          details: {},
+          isError: true,
+        };
       const ctx = Context.current();
-      const context = { workflowId: ctx.info.workflowExecution?.workflowId ?? '', runId: ctx.info.workflowExecution?.runId ?? '', idempotencyKey: call.id, attempt: ctx.info.attempt, metadata: {} };
+      const context = {
+        workflowId: ctx.info.workflowExecution?.workflowId ?? '',
+        runId: ctx.info.workflowExecution?.runId ?? '',
+        idempotencyKey: call.id,
+        attempt: ctx.info.attempt,
+        metadata: {},
+      };
       const r = await tool.execute(call.id, call.arguments, ctx.cancellationSignal, () => {}, context);
       return { ...base, content: r.content ?? [], details: r.details, isError: false };
     },

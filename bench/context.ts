@@ -5,7 +5,9 @@ import type { DevServer } from '../client/dev-server.js';
 import type { WorkerProcess } from './workers.js';
 
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
-export const ONLY = new Set((process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory').split(',').map((s) => s.trim()));
+export const ONLY = new Set(
+  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory').split(',').map((s) => s.trim()),
+);
 /** Whole-bench time budget: throughput (last) runs as many rounds as fit, at least one. */
 export const BUDGET_MS = Number(process.env.BENCH_BUDGET_S ?? 540) * 1000;
 

@@ -46,7 +46,9 @@ export const blobTool = defineTool({
   description: 'Returns `kb` KiB of text.',
   parameters: { type: 'object', properties: { kb: { type: 'integer' } }, required: ['kb'] },
   idempotent: true,
-  execute: async (toolCallId, args: { kb: number }) => ({ content: [{ type: 'text', text: blobText(toolCallId, args.kb) }] }),
+  execute: async (toolCallId, args: { kb: number }) => ({
+    content: [{ type: 'text', text: blobText(toolCallId, args.kb) }],
+  }),
 });
 
 export const BENCH_TOOLS = [noopTool, blobTool];

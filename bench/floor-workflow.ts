@@ -8,7 +8,15 @@
  * from its workflow with one query, as Keel's transcript cache does for each new message it has not seen),
  * `upsert` (the four Keel search attributes upserted and the current details set at every turn end, as `publish`).
  */
-import { condition, defineQuery, defineSignal, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 import type { BenchActivities } from './bench-activities.js';
 
@@ -22,11 +30,18 @@ export interface FloorOptions {
   upsert?: boolean;
 }
 
-export const floorMessagesQuery = defineQuery<{ messages: unknown[]; from: number; total: number }, [{ from?: number; limit?: number }?]>('messages');
+export const floorMessagesQuery = defineQuery<
+  { messages: unknown[]; from: number; total: number },
+  [{ from?: number; limit?: number }?]
+>('messages');
 
 export async function floorWorkflow(turns: number, opts: FloorOptions = {}): Promise<number> {
   let messages = 1;
-  setHandler(floorMessagesQuery, (q) => ({ messages: [{ role: 'user', content: 'go', timestamp: 0 }], from: q?.from ?? 0, total: messages }));
+  setHandler(floorMessagesQuery, (q) => ({
+    messages: [{ role: 'user', content: 'go', timestamp: 0 }],
+    from: q?.from ?? 0,
+    total: messages,
+  }));
   const act = { heartbeat: opts.heartbeat === true, query: opts.query === true };
   const { floorModel, floorTool } = opts.heartbeat ? heartbeating : plain;
   for (let turn = 1; turn <= turns; turn++) {

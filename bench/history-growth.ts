@@ -16,7 +16,8 @@ export async function historySection(b: Bench) {
   const t = performance.now();
   const k = await keelRun(keel1, keelInput('bench-blob', ['blob'], HISTORY_TURNS));
   const keelSeconds = (performance.now() - t) / 1000;
-  if (k.result.turns !== HISTORY_TURNS) throw new Error(`history run: ${k.result.status} after ${k.result.turns} turns`);
+  if (k.result.turns !== HISTORY_TURNS)
+    throw new Error(`history run: ${k.result.status} after ${k.result.turns} turns`);
   const chain = await fetchChain(client, k.workflowId);
   const keel = turnPoints(chain, 'callModel', HISTORY_POINTS);
   const keelTime = turnTimes(chain, 'callModel', HISTORY_POINTS);
@@ -33,7 +34,9 @@ export async function historySection(b: Bench) {
   const handle = await client.workflow.start('naiveWorkflow', {
     taskQueue: QUEUE.bench,
     workflowId: naiveId,
-    args: [{ model: 'scripted/bench-blob', prompt: 'go', tools: ['blob'], maxTurns: HISTORY_TURNS } satisfies NaiveInput],
+    args: [
+      { model: 'scripted/bench-blob', prompt: 'go', tools: ['blob'], maxTurns: HISTORY_TURNS } satisfies NaiveInput,
+    ],
   });
   const outcome = await settleOrStall(handle, 15_000);
   const naiveSeconds = (performance.now() - nt) / 1000;
@@ -42,7 +45,12 @@ export async function historySection(b: Bench) {
   const naive = turnPoints(naiveChain, 'naiveCallModel', [...HISTORY_POINTS.filter((p) => p < seen), seen]);
   const lastModelInput = naiveChain.events
     .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'naiveCallModel')
-    .map((e) => (e.activityTaskScheduledEventAttributes?.input?.payloads ?? []).reduce((n: number, p) => n + (p.data?.length ?? 0), 0));
+    .map((e) =>
+      (e.activityTaskScheduledEventAttributes?.input?.payloads ?? []).reduce(
+        (n: number, p) => n + (p.data?.length ?? 0),
+        0,
+      ),
+    );
   const naiveResult = {
     outcome: outcome.kind,
     failure: outcome.kind === 'completed' ? undefined : (failureOf(naiveChain.events) ?? outcome.message),
@@ -60,7 +68,8 @@ export async function historySection(b: Bench) {
   return {
     turns: HISTORY_TURNS,
     toolResultKiB: BLOB_KB,
-    measure: 'bytes = sum of each HistoryEvent protobuf-encoded (HistoryEvent.encode(e).finish().length) over the whole continue-as-new chain; payloadBytes = sum of payload data bytes in those events',
+    measure:
+      'bytes = sum of each HistoryEvent protobuf-encoded (HistoryEvent.encode(e).finish().length) over the whole continue-as-new chain; payloadBytes = sum of payload data bytes in those events',
     keel: {
       seconds: keelSeconds,
       runs: chain.runs,
@@ -90,7 +99,8 @@ function transcriptGrowth(chain: Chain): { chars: number; carriedCapTurn?: numbe
     if (name === 'callModel') turn += 1;
     const done = e.activityTaskCompletedEventAttributes;
     const activity = done ? names.get(String(done.scheduledEventId)) : undefined;
-    if (activity === 'callModel' || activity === 'runToolCall') chars += (done?.result?.payloads ?? []).reduce((n: number, p) => n + (p.data?.length ?? 0), 0);
+    if (activity === 'callModel' || activity === 'runToolCall')
+      chars += (done?.result?.payloads ?? []).reduce((n: number, p) => n + (p.data?.length ?? 0), 0);
     if (carriedCapTurn === undefined && chars > 1_500_000) carriedCapTurn = turn;
   }
   return { chars, carriedCapTurn };
@@ -98,8 +108,11 @@ function transcriptGrowth(chain: Chain): { chars: number; carriedCapTurn?: numbe
 
 /** Milliseconds per turn around each point (mean over the 10 turns ending there), from history timestamps. */
 function turnTimes(chain: Chain, modelActivity: string, turns: number[]): Record<number, number> {
-  const starts = chain.events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === modelActivity ? [e] : []));
-  const t = (e: (typeof chain.events)[number] | undefined) => (e?.eventTime ? Number(e.eventTime.seconds ?? 0) * 1000 + (e.eventTime.nanos ?? 0) / 1e6 : NaN);
+  const starts = chain.events.flatMap((e) =>
+    e.activityTaskScheduledEventAttributes?.activityType?.name === modelActivity ? [e] : [],
+  );
+  const t = (e: (typeof chain.events)[number] | undefined) =>
+    e?.eventTime ? Number(e.eventTime.seconds ?? 0) * 1000 + (e.eventTime.nanos ?? 0) / 1e6 : NaN;
   const end = chain.events[chain.events.length - 1];
   const out: Record<number, number> = {};
   for (const turn of turns) {
@@ -124,10 +137,19 @@ function completedTurns(chain: Chain, modelActivity: string): number {
 }
 
 /** Waits for the run to close; if its history stops growing for `stallMs` (a workflow task failing over and over), terminates it. */
-async function settleOrStall(handle: WorkflowHandle, stallMs: number): Promise<{ kind: 'completed' | 'failed' | 'terminated' | 'stalled'; message?: string }> {
+async function settleOrStall(
+  handle: WorkflowHandle,
+  stallMs: number,
+): Promise<{ kind: 'completed' | 'failed' | 'terminated' | 'stalled'; message?: string }> {
   const result = handle.result().then(
     () => ({ kind: 'completed' as const }),
-    (err) => ({ kind: err instanceof WorkflowFailedError && /terminat/i.test(String(err.cause?.message ?? err.message)) ? ('terminated' as const) : ('failed' as const), message: String(err?.cause?.message ?? err?.message) }),
+    (err) => ({
+      kind:
+        err instanceof WorkflowFailedError && /terminat/i.test(String(err.cause?.message ?? err.message))
+          ? ('terminated' as const)
+          : ('failed' as const),
+      message: String(err?.cause?.message ?? err?.message),
+    }),
   );
   let lastLength = -1;
   let lastChange = performance.now();
@@ -135,7 +157,9 @@ async function settleOrStall(handle: WorkflowHandle, stallMs: number): Promise<{
     const done = await Promise.race([result, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000))]);
     if (done) {
       const d = await handle.describe();
-      return d.status.name === 'TERMINATED' ? { kind: 'terminated', message: 'message' in done ? done.message : undefined } : done;
+      return d.status.name === 'TERMINATED'
+        ? { kind: 'terminated', message: 'message' in done ? done.message : undefined }
+        : done;
     }
     const d = await handle.describe();
     if (d.historyLength !== lastLength) {

@@ -84,15 +84,23 @@ export interface TurnPoint {
  * Turn N ends just before the (N+1)-th model activity is scheduled (so it includes the workflow task that recorded
  * the tool result and any search-attribute upsert), or at the end of the chain for the last turn.
  */
-export function turnPoints(chain: Chain, modelActivity: string, turns: number[], window = 10): { points: TurnPoint[]; turnsSeen: number } {
+export function turnPoints(
+  chain: Chain,
+  modelActivity: string,
+  turns: number[],
+  window = 10,
+): { points: TurnPoint[]; turnsSeen: number } {
   const cumBytes: number[] = [0];
   const cumPayload: number[] = [0];
   for (const e of chain.events) {
     cumBytes.push(cumBytes[cumBytes.length - 1] + eventBytes(e));
     cumPayload.push(cumPayload[cumPayload.length - 1] + payloadBytes(e));
   }
-  const modelStarts = chain.events.flatMap((e, i) => (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && activityName(e) === modelActivity ? [i] : []));
-  const endOf = (turn: number) => (turn === 0 ? 0 : turn < modelStarts.length ? modelStarts[turn] : chain.events.length);
+  const modelStarts = chain.events.flatMap((e, i) =>
+    e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && activityName(e) === modelActivity ? [i] : [],
+  );
+  const endOf = (turn: number) =>
+    turn === 0 ? 0 : turn < modelStarts.length ? modelStarts[turn] : chain.events.length;
   const points: TurnPoint[] = [];
   for (const turn of turns) {
     if (turn > modelStarts.length) continue;
@@ -114,7 +122,10 @@ export function turnPoints(chain: Chain, modelActivity: string, turns: number[],
 }
 
 /** The first workflow task whose start carried Temporal's continue-as-new suggestion: its turn and the history size then. */
-export function firstSuggestion(chain: Chain, modelActivity: string): { turn: number; historyBytes: number } | undefined {
+export function firstSuggestion(
+  chain: Chain,
+  modelActivity: string,
+): { turn: number; historyBytes: number } | undefined {
   let turn = 0;
   for (const e of chain.events) {
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && activityName(e) === modelActivity) turn += 1;
@@ -125,16 +136,28 @@ export function firstSuggestion(chain: Chain, modelActivity: string): { turn: nu
 }
 
 /** Serialized bytes per turn by event type (activity events split by activity name), over turns (from, to]. */
-export function bytesByEventType(chain: Chain, modelActivity: string, from: number, to: number): Record<string, number> {
-  const modelStarts = chain.events.flatMap((e, i) => (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && activityName(e) === modelActivity ? [i] : []));
+export function bytesByEventType(
+  chain: Chain,
+  modelActivity: string,
+  from: number,
+  to: number,
+): Record<string, number> {
+  const modelStarts = chain.events.flatMap((e, i) =>
+    e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && activityName(e) === modelActivity ? [i] : [],
+  );
   const endOf = (turn: number) => (turn < modelStarts.length ? modelStarts[turn] : chain.events.length);
   const names = new Map<string, string>();
-  for (const e of chain.events) if (e.activityTaskScheduledEventAttributes) names.set(String(e.eventId), activityName(e) ?? '?');
+  for (const e of chain.events)
+    if (e.activityTaskScheduledEventAttributes) names.set(String(e.eventId), activityName(e) ?? '?');
   const out: Record<string, number> = {};
   for (let i = endOf(from); i < endOf(to); i++) {
     const e = chain.events[i];
     const a = e.activityTaskCompletedEventAttributes ?? e.activityTaskStartedEventAttributes;
-    const activity = e.activityTaskScheduledEventAttributes ? activityName(e) : a ? names.get(String(a.scheduledEventId)) : undefined;
+    const activity = e.activityTaskScheduledEventAttributes
+      ? activityName(e)
+      : a
+        ? names.get(String(a.scheduledEventId))
+        : undefined;
     const type = `${EventType[e.eventType ?? 0]?.replace('EVENT_TYPE_', '') ?? e.eventType}${activity ? ` (${activity})` : ''}`;
     out[type] = (out[type] ?? 0) + eventBytes(e) / (to - from);
   }
@@ -172,7 +195,10 @@ export function timeBreakdown(events: HistoryEvent[]): TimeBreakdown {
   for (const e of events) {
     const type = EventType[e.eventType ?? 0]?.replace('EVENT_TYPE_', '') ?? String(e.eventType);
     eventsByType[type] = (eventsByType[type] ?? 0) + 1;
-    if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED || e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) {
+    if (
+      e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED ||
+      e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ) {
       const a = e.workflowTaskCompletedEventAttributes ?? e.workflowTaskFailedEventAttributes;
       const started = byId.get(String(a?.startedEventId));
       const scheduled = byId.get(String(a?.scheduledEventId));
@@ -182,7 +208,10 @@ export function timeBreakdown(events: HistoryEvent[]): TimeBreakdown {
         wftRunMs += ms(e.eventTime) - ms(started.eventTime);
       }
     }
-    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED || e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED) {
+    if (
+      e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED ||
+      e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED
+    ) {
       const a = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
       const started = byId.get(String(a?.startedEventId));
       const scheduled = byId.get(String(a?.scheduledEventId));
@@ -203,13 +232,16 @@ export function timeBreakdown(events: HistoryEvent[]): TimeBreakdown {
 export function failureOf(events: HistoryEvent[]): string | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
-    if (e.workflowExecutionTerminatedEventAttributes) return `terminated: ${e.workflowExecutionTerminatedEventAttributes.reason}`;
-    if (e.workflowExecutionFailedEventAttributes) return `failed: ${e.workflowExecutionFailedEventAttributes.failure?.message}`;
+    if (e.workflowExecutionTerminatedEventAttributes)
+      return `terminated: ${e.workflowExecutionTerminatedEventAttributes.reason}`;
+    if (e.workflowExecutionFailedEventAttributes)
+      return `failed: ${e.workflowExecutionFailedEventAttributes.failure?.message}`;
     if (e.workflowTaskFailedEventAttributes) {
       const a = e.workflowTaskFailedEventAttributes;
       return `workflow task failed (${pb.api.enums.v1.WorkflowTaskFailedCause[a.cause ?? 0]}): ${a.failure?.message}`;
     }
-    if (e.activityTaskFailedEventAttributes) return `activity failed: ${e.activityTaskFailedEventAttributes.failure?.message}`;
+    if (e.activityTaskFailedEventAttributes)
+      return `activity failed: ${e.activityTaskFailedEventAttributes.failure?.message}`;
   }
   return undefined;
 }

@@ -41,12 +41,16 @@ import { throughputSection } from './throughput.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started = performance.now();
 const loadAtStart = loadavg();
-const log = (s: string) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s] ${s}\n`);
+const log = (s: string) =>
+  process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s] ${s}\n`);
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Setup: one dev server, the two workflow bundles, the main worker process.
 
-Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+Runtime.install({
+  logger: new DefaultLogger('ERROR'),
+  telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+});
 const cliPath = await ensureTemporalCli({ log });
 const temporalVersion = execFileSync(cliPath, ['--version'], { encoding: 'utf8' }).trim();
 /**
@@ -55,28 +59,61 @@ const temporalVersion = execFileSync(cliPath, ['--version'], { encoding: 'utf8' 
  * up to 50 ms, ~200 ms per turn whatever the workflow does. Raised here so the loop's own costs are visible;
  * BENCH_STOCK_SERVER=1 keeps the stock settings.
  */
-const SERVER_ARGS = [...(process.env.BENCH_STOCK_SERVER ? [] : ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000']), '--log-level', 'error'];
+const SERVER_ARGS = [
+  ...(process.env.BENCH_STOCK_SERVER ? [] : ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000']),
+  '--log-level',
+  'error',
+];
 const server = await startDevServer({ log, extraArgs: SERVER_ARGS });
 const address = server.address;
 // History pages of the naive run hold events of several MB each.
-const connection = await Connection.connect({ address, channelArgs: { 'grpc.max_receive_message_length': 512 * 1024 * 1024 } });
+const connection = await Connection.connect({
+  address,
+  channelArgs: { 'grpc.max_receive_message_length': 512 * 1024 * 1024 },
+});
 const client = new Client({ connection });
 const keel1 = new AgentClient(client, QUEUE.keel1);
 const keel2 = new AgentClient(client, QUEUE.keel2);
 
 const bundleDir = mkdtempSync(join(tmpdir(), 'keel-bench-'));
-const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: (m: string) => log(`[bundler] ${m}`), error: (m: string) => log(`[bundler] ${m}`) };
+const quiet = {
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn: (m: string) => log(`[bundler] ${m}`),
+  error: (m: string) => log(`[bundler] ${m}`),
+};
 const keelBundlePath = join(bundleDir, 'keel.js');
 const benchBundlePath = join(bundleDir, 'bench.js');
 writeFileSync(keelBundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet })).code);
-writeFileSync(benchBundlePath, (await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)), logger: quiet })).code);
+writeFileSync(
+  benchBundlePath,
+  (
+    await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+      logger: quiet,
+    })
+  ).code,
+);
 log(`bundles in ${bundleDir}`);
 
 const workers: WorkerProcess[] = [];
-function spawnWorker(name: string, keelQueues: string[], benchQueue: string | undefined, exposeGc = false): WorkerProcess {
+function spawnWorker(
+  name: string,
+  keelQueues: string[],
+  benchQueue: string | undefined,
+  exposeGc = false,
+): WorkerProcess {
   const w = WorkerProcess.spawn(
     name,
-    { address, keelBundlePath, keelQueues, identity: `bench-${name}`, ...(benchQueue ? { benchBundlePath, benchQueue } : {}) },
+    {
+      address,
+      keelBundlePath,
+      keelQueues,
+      identity: `bench-${name}`,
+      ...(benchQueue ? { benchBundlePath, benchQueue } : {}),
+    },
     { exposeGc },
   );
   workers.push(w);
@@ -85,7 +122,19 @@ function spawnWorker(name: string, keelQueues: string[], benchQueue: string | un
 const main = spawnWorker('main', [QUEUE.keel1, QUEUE.keel2], QUEUE.bench);
 log(`worker process main pid ${await main.ready}`);
 
-const bench: Bench = { started, log, server, client, keel1, keel2, main, workers, spawnWorker, keelBundlePath, benchBundlePath };
+const bench: Bench = {
+  started,
+  log,
+  server,
+  client,
+  keel1,
+  keel2,
+  main,
+  workers,
+  spawnWorker,
+  keelBundlePath,
+  benchBundlePath,
+};
 const results: Record<string, unknown> = {};
 let exitCode = 0;
 try {
@@ -106,7 +155,13 @@ try {
 const totalSeconds = (performance.now() - started) / 1000;
 const report = {
   date: new Date().toISOString(),
-  machine: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model, node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg() },
+  machine: {
+    cpus: availableParallelism(),
+    cpuModel: cpus()[0]?.model,
+    node: process.version,
+    loadAverageAtStart: loadAtStart,
+    loadAverageAtEnd: loadavg(),
+  },
   temporalCli: temporalVersion,
   sdk: JSON.parse(readFileSync(join(ROOT, 'node_modules/@temporalio/worker/package.json'), 'utf8')).version as string,
   serverArgs: SERVER_ARGS,

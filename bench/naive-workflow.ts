@@ -7,7 +7,10 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { AssistantMessage, Message, ToolCall } from '../common/messages.js';
 import type { BenchActivities } from './bench-activities.js';
 
-const { naiveCallModel, naiveRunTool } = proxyActivities<BenchActivities>({ startToCloseTimeout: '1m', retry: { maximumAttempts: 3 } });
+const { naiveCallModel, naiveRunTool } = proxyActivities<BenchActivities>({
+  startToCloseTimeout: '1m',
+  retry: { maximumAttempts: 3 },
+});
 
 export interface NaiveInput {
   model: string;
@@ -20,7 +23,11 @@ export async function naiveWorkflow(input: NaiveInput): Promise<{ turns: number 
   const transcript: Message[] = [{ role: 'user', content: input.prompt, timestamp: 0 }];
   let turns = 0;
   while (turns < input.maxTurns) {
-    const assistant: AssistantMessage = await naiveCallModel({ model: input.model, messages: transcript, tools: input.tools });
+    const assistant: AssistantMessage = await naiveCallModel({
+      model: input.model,
+      messages: transcript,
+      tools: input.tools,
+    });
     transcript.push(assistant);
     turns += 1;
     const calls = assistant.content.filter((b): b is ToolCall => b.type === 'toolCall');

@@ -24,7 +24,9 @@ export const PI_INSTALL = `npm install --save-dev --save-exact ${PI_AGENT_CORE}@
 
 export async function overheadSection(b: Bench) {
   const { log, server, client, keel1, main, keelBundlePath, benchBundlePath } = b;
-  log(`overhead: ${OVERHEAD_TURNS}-turn runs, warm-up then ${ROUNDS} rounds of Keel, floor, ${FLOOR_VARIANTS.length} floor variants, Pi`);
+  log(
+    `overhead: ${OVERHEAD_TURNS}-turn runs, warm-up then ${ROUNDS} rounds of Keel, floor, ${FLOOR_VARIANTS.length} floor variants, Pi`,
+  );
   const pi = await loadPiAgentCore();
   if (!pi.core) log(`${PI_AGENT_CORE} not installed (${pi.error}); install with: ${PI_INSTALL}`);
   const input = keelInput('bench-noop', ['noop'], OVERHEAD_TURNS);
@@ -33,7 +35,8 @@ export async function overheadSection(b: Bench) {
       name: 'keel',
       run: async () => {
         const k = await keelRun(keel1, input);
-        if (k.result.turns !== OVERHEAD_TURNS || k.result.status !== 'stopped') throw new Error(`Keel run: ${k.result.status}, ${k.result.turns} turns`);
+        if (k.result.turns !== OVERHEAD_TURNS || k.result.status !== 'stopped')
+          throw new Error(`Keel run: ${k.result.status}, ${k.result.turns} turns`);
         return k;
       },
     },
@@ -65,7 +68,9 @@ export async function overheadSection(b: Bench) {
       if (p.turns !== OVERHEAD_TURNS) throw new Error(`Pi loop made ${p.turns} turns`);
       piMs.push(p.ms / OVERHEAD_TURNS);
     }
-    log(`  round ${r + 1}: ${contenders.map((c) => `${c.name.replace('floor + ', '+')} ${fmt(wall.get(c.name)![r])}`).join(', ')}${pi.core ? `, Pi ${fmt(piMs[r], 3)}` : ''} ms/turn`);
+    log(
+      `  round ${r + 1}: ${contenders.map((c) => `${c.name.replace('floor + ', '+')} ${fmt(wall.get(c.name)![r])}`).join(', ')}${pi.core ? `, Pi ${fmt(piMs[r], 3)}` : ''} ms/turn`,
+    );
   }
   const keel = wall.get('keel')!;
   const floor = wall.get('floor')!;
@@ -90,7 +95,15 @@ export async function overheadSection(b: Bench) {
       wftQueueMsPerTurn: b.wftQueueMs / turns,
       wftRunMsPerTurn: b.wftRunMs / turns,
       activities: Object.fromEntries(
-        Object.entries(b.activities).map(([name, a]) => [name, { perTurn: a.count / turns, queueMsPerTurn: a.queueMs / turns, runMsPerTurn: a.runMs / turns, runMsEach: a.runMs / a.count }]),
+        Object.entries(b.activities).map(([name, a]) => [
+          name,
+          {
+            perTurn: a.count / turns,
+            queueMsPerTurn: a.queueMs / turns,
+            runMsPerTurn: a.runMs / turns,
+            runMsEach: a.runMs / a.count,
+          },
+        ]),
       ),
       otherMsPerTurn: b.otherMs / turns,
       eventsByType: b.eventsByType,
@@ -99,8 +112,15 @@ export async function overheadSection(b: Bench) {
   const profile = {
     keel: await perTurn(profiled.workflowId),
     floor: await perTurn(last.get('floor')!),
-    floorVariants: Object.fromEntries(await Promise.all(FLOOR_VARIANTS.map(async (v) => [v.name, await perTurn(last.get(v.name)!)] as const))),
-    keelQueriesPerTurn: Object.fromEntries(Object.entries(queries).map(([type, q]) => [type, { perTurn: q.count / OVERHEAD_TURNS, msEach: q.ms / q.count, messagesPerTurn: q.messages / OVERHEAD_TURNS }])),
+    floorVariants: Object.fromEntries(
+      await Promise.all(FLOOR_VARIANTS.map(async (v) => [v.name, await perTurn(last.get(v.name)!)] as const)),
+    ),
+    keelQueriesPerTurn: Object.fromEntries(
+      Object.entries(queries).map(([type, q]) => [
+        type,
+        { perTurn: q.count / OVERHEAD_TURNS, msEach: q.ms / q.count, messagesPerTurn: q.messages / OVERHEAD_TURNS },
+      ]),
+    ),
     /** CPU of the workflow code alone (SDK sandbox included): replaying each history in this process. */
     replayCpuMsPerTurn: {
       keel: await replayCpuPerTurn(client, keelBundlePath, profiled.workflowId, OVERHEAD_TURNS),
@@ -140,12 +160,20 @@ export function ceiling(c: { workerMs: Summary; serverMs: Summary | null }): num
  * CPU ms per turn of replaying one run's history 20 times (one replay worker; its start-up subtracted), and the
  * promises the workflow code creates per turn (the SDK captures a source-mapped stack trace for each one).
  */
-async function replayCpuPerTurn(client: Client, bundlePath: string, workflowId: string, turns: number): Promise<{ cpuMs: number; promises: number }> {
+async function replayCpuPerTurn(
+  client: Client,
+  bundlePath: string,
+  workflowId: string,
+  turns: number,
+): Promise<{ cpuMs: number; promises: number }> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const replay = async (n: number) => {
     const t = process.cpuUsage();
     const copies = Array.from({ length: n }, (_, i) => ({ history, workflowId: `${workflowId}-replay-${i}` }));
-    for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: bundlePath }, replayName: `bench-${randomUUID()}` }, copies)) {
+    for await (const r of Worker.runReplayHistories(
+      { workflowBundle: { codePath: bundlePath }, replayName: `bench-${randomUUID()}` },
+      copies,
+    )) {
       if (r.error) throw r.error;
     }
     const d = process.cpuUsage(t);
@@ -167,4 +195,3 @@ async function replayCpuPerTurn(client: Client, bundlePath: string, workflowId: 
   }
   return { cpuMs: (many - one) / 20 / turns, promises: promises / 5 / turns };
 }
-

@@ -23,7 +23,12 @@ interface PiAgentCore {
 export const PI_AGENT_CORE = '@earendil-works/pi-agent-core';
 export const PI_AGENT_CORE_VERSION = '1.6.0';
 
-export async function loadPiAgentCore(): Promise<{ core?: PiAgentCore; from?: string; version?: string; error?: string }> {
+export async function loadPiAgentCore(): Promise<{
+  core?: PiAgentCore;
+  from?: string;
+  version?: string;
+  error?: string;
+}> {
   const candidates: string[] = [PI_AGENT_CORE];
   if (process.env.KEEL_BENCH_PI_AGENT_CORE) candidates.push(pathToFileURL(process.env.KEEL_BENCH_PI_AGENT_CORE).href);
   let error = '';
@@ -41,7 +46,9 @@ export async function loadPiAgentCore(): Promise<{ core?: PiAgentCore; from?: st
 
 async function versionOf(spec: string): Promise<string | undefined> {
   try {
-    const url = spec.startsWith('file:') ? new URL('../package.json', spec).href : import.meta.resolve(`${PI_AGENT_CORE}/package.json`);
+    const url = spec.startsWith('file:')
+      ? new URL('../package.json', spec).href
+      : import.meta.resolve(`${PI_AGENT_CORE}/package.json`);
     const { readFileSync } = await import('node:fs');
     return (JSON.parse(readFileSync(new URL(url), 'utf8')) as { version?: string }).version;
   } catch {
@@ -58,11 +65,16 @@ const noopTool = {
 };
 
 /** One agent run of `turns` turns; resolves with its wall time in ms. */
-export async function runPiLoop(core: PiAgentCore, turns: number): Promise<{ ms: number; turns: number; messages: number }> {
+export async function runPiLoop(
+  core: PiAgentCore,
+  turns: number,
+): Promise<{ ms: number; turns: number; messages: number }> {
   const faux = createFauxCore({});
   faux.setResponses(
-    Array.from({ length: turns }, () => (_ctx: unknown, _opts: unknown, state: { callCount: number }) =>
-      fauxAssistantMessage(fauxToolCall('noop', {}, { id: `call_${state.callCount}_1` }), { stopReason: 'toolUse' }),
+    Array.from(
+      { length: turns },
+      () => (_ctx: unknown, _opts: unknown, state: { callCount: number }) =>
+        fauxAssistantMessage(fauxToolCall('noop', {}, { id: `call_${state.callCount}_1` }), { stopReason: 'toolUse' }),
     ),
   );
   let done = 0;

@@ -6,75 +6,217 @@ import { PI_INSTALL, ceiling } from './overhead.js';
 import { HISTORY_POINTS } from './history-growth.js';
 import { FLOOR_PARKED } from './memory.js';
 
- 
 export function markdown(r: any): string {
   const rows: string[][] = [];
-  const row = (section: string, figure: string, value: string, target = '', met = '') => rows.push([section, figure, value, target, met]);
+  const row = (section: string, figure: string, value: string, target = '', met = '') =>
+    rows.push([section, figure, value, target, met]);
   const check = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'met' : '**missed**');
   const o = r.overhead;
   if (o) {
     row('1 per-turn', `Keel agentWorkflow, ms/turn (${o.turns} turns)`, fmtSummary(o.keelMsPerTurn));
     row('1 per-turn', 'engine floor, ms/turn', fmtSummary(o.floorMsPerTurn));
-    row('1 per-turn', 'Pi in-process agentLoop, ms/turn', o.piMsPerTurn ? fmtSummary(o.piMsPerTurn, (x) => fmt(x, 3)) : `${PI_AGENT_CORE} not installed`);
+    row(
+      '1 per-turn',
+      'Pi in-process agentLoop, ms/turn',
+      o.piMsPerTurn ? fmtSummary(o.piMsPerTurn, (x) => fmt(x, 3)) : `${PI_AGENT_CORE} not installed`,
+    );
     row('1 per-turn', 'Keel / floor', fmtSummary(o.keelOverFloor), '≤ 1.5', check(o.keelOverFloor.median <= 1.5));
-    const cpu = (c: { workerMs: Summary; serverMs: Summary | null }) => `worker ${fmtSummary(c.workerMs)}, server ${c.serverMs ? fmtSummary(c.serverMs) : '?'}`;
+    const cpu = (c: { workerMs: Summary; serverMs: Summary | null }) =>
+      `worker ${fmtSummary(c.workerMs)}, server ${c.serverMs ? fmtSummary(c.serverMs) : '?'}`;
     row('1 per-turn', 'CPU ms/turn: Keel', cpu(o.cpuPerTurn.keel));
     row('1 per-turn', 'CPU ms/turn: floor', cpu(o.cpuPerTurn.floor));
-    row('1 per-turn', `CPU ceiling, turns/s (${r.machine.cpus} cores ÷ worker+server CPU per turn): Keel / floor`, `${fmt(o.cpuCeilingTurnsPerSecond.keel, 1)} / ${fmt(o.cpuCeilingTurnsPerSecond.floor, 1)}`);
-    for (const v of o.floorVariants) row('1 attribution', `${v.name}: ms/turn (÷ floor); CPU ms/turn`, `${fmtSummary(v.msPerTurn)} (${fmtSummary(v.overFloor)}); ${cpu(v.cpuPerTurn)}`);
-    row('1 per-turn', 'Keel / Pi', o.keelOverPi ? fmtSummary(o.keelOverPi, (x) => fmt(x, 0)) : `${PI_AGENT_CORE} not installed`);
+    row(
+      '1 per-turn',
+      `CPU ceiling, turns/s (${r.machine.cpus} cores ÷ worker+server CPU per turn): Keel / floor`,
+      `${fmt(o.cpuCeilingTurnsPerSecond.keel, 1)} / ${fmt(o.cpuCeilingTurnsPerSecond.floor, 1)}`,
+    );
+    for (const v of o.floorVariants)
+      row(
+        '1 attribution',
+        `${v.name}: ms/turn (÷ floor); CPU ms/turn`,
+        `${fmtSummary(v.msPerTurn)} (${fmtSummary(v.overFloor)}); ${cpu(v.cpuPerTurn)}`,
+      );
+    row(
+      '1 per-turn',
+      'Keel / Pi',
+      o.keelOverPi ? fmtSummary(o.keelOverPi, (x) => fmt(x, 0)) : `${PI_AGENT_CORE} not installed`,
+    );
     const p = o.profile;
-    const acts = (x: typeof p.keel) => Object.entries(x.activities as Record<string, { perTurn: number }>).map(([n, a]) => `${n} ${fmt(a.perTurn)}`).join(', ');
-    row('1 profile', 'Keel per turn: events / workflow tasks / activities', `${fmt(p.keel.eventsPerTurn, 1)} / ${fmt(p.keel.workflowTasksPerTurn)} / ${acts(p.keel)}`);
-    row('1 profile', 'floor per turn: events / workflow tasks / activities', `${fmt(p.floor.eventsPerTurn, 1)} / ${fmt(p.floor.workflowTasksPerTurn)} / ${acts(p.floor)}`);
-    row('1 profile', 'Keel queries sent by activities per turn', Object.entries(p.keelQueriesPerTurn as Record<string, { perTurn: number; msEach: number; messagesPerTurn: number }>).map(([t, q]) => `${t}: ${fmt(q.perTurn)} (${fmt(q.msEach)} ms each, ${fmt(q.messagesPerTurn)} messages returned per turn)`).join(', ') || 'none');
+    const acts = (x: typeof p.keel) =>
+      Object.entries(x.activities as Record<string, { perTurn: number }>)
+        .map(([n, a]) => `${n} ${fmt(a.perTurn)}`)
+        .join(', ');
+    row(
+      '1 profile',
+      'Keel per turn: events / workflow tasks / activities',
+      `${fmt(p.keel.eventsPerTurn, 1)} / ${fmt(p.keel.workflowTasksPerTurn)} / ${acts(p.keel)}`,
+    );
+    row(
+      '1 profile',
+      'floor per turn: events / workflow tasks / activities',
+      `${fmt(p.floor.eventsPerTurn, 1)} / ${fmt(p.floor.workflowTasksPerTurn)} / ${acts(p.floor)}`,
+    );
+    row(
+      '1 profile',
+      'Keel queries sent by activities per turn',
+      Object.entries(
+        p.keelQueriesPerTurn as Record<string, { perTurn: number; msEach: number; messagesPerTurn: number }>,
+      )
+        .map(
+          ([t, q]) =>
+            `${t}: ${fmt(q.perTurn)} (${fmt(q.msEach)} ms each, ${fmt(q.messagesPerTurn)} messages returned per turn)`,
+        )
+        .join(', ') || 'none',
+    );
     const split = (x: typeof p.keel) =>
-      `WFT queue ${fmt(x.wftQueueMsPerTurn)} + WFT run ${fmt(x.wftRunMsPerTurn)} + ${Object.entries(x.activities as Record<string, { queueMsPerTurn: number; runMsPerTurn: number }>)
+      `WFT queue ${fmt(x.wftQueueMsPerTurn)} + WFT run ${fmt(x.wftRunMsPerTurn)} + ${Object.entries(
+        x.activities as Record<string, { queueMsPerTurn: number; runMsPerTurn: number }>,
+      )
         .map(([n, a]) => `${n} ${fmt(a.queueMsPerTurn)}q/${fmt(a.runMsPerTurn)}r`)
         .join(' + ')} (+ other ${fmt(x.otherMsPerTurn)}) = ${fmt(x.wallMsPerTurn)}`;
-    row('1 profile', 'workflow code per turn, replaying the history: CPU ms; promises created — Keel / floor', `${fmt(p.replayCpuMsPerTurn.keel.cpuMs)} ms, ${fmt(p.replayCpuMsPerTurn.keel.promises, 1)} / ${fmt(p.replayCpuMsPerTurn.floor.cpuMs)} ms, ${fmt(p.replayCpuMsPerTurn.floor.promises, 1)}`);
+    row(
+      '1 profile',
+      'workflow code per turn, replaying the history: CPU ms; promises created — Keel / floor',
+      `${fmt(p.replayCpuMsPerTurn.keel.cpuMs)} ms, ${fmt(p.replayCpuMsPerTurn.keel.promises, 1)} / ${fmt(p.replayCpuMsPerTurn.floor.cpuMs)} ms, ${fmt(p.replayCpuMsPerTurn.floor.promises, 1)}`,
+    );
     row('1 profile', 'Keel ms/turn from history timestamps', split(p.keel));
     row('1 profile', 'floor ms/turn from history timestamps', split(p.floor));
   }
   const h = r.history;
   if (h) {
     for (const pt of h.keel.points as TurnPoint[]) {
-      row('2 history', `Keel after turn ${pt.turn}: bytes / events / CAN`, `${fmtBytes(pt.bytes)} / ${pt.events} / ${pt.continuedAsNew}`);
-      row('2 history', `Keel bytes per turn at ${pt.turn} (last 10 turns; cumulative avg)`, `${fmtBytes(pt.bytesPerTurn)}; ${fmtBytes(pt.avgBytesPerTurn)} (${fmt(pt.eventsPerTurn, 1)} events/turn)`);
+      row(
+        '2 history',
+        `Keel after turn ${pt.turn}: bytes / events / CAN`,
+        `${fmtBytes(pt.bytes)} / ${pt.events} / ${pt.continuedAsNew}`,
+      );
+      row(
+        '2 history',
+        `Keel bytes per turn at ${pt.turn} (last 10 turns; cumulative avg)`,
+        `${fmtBytes(pt.bytesPerTurn)}; ${fmtBytes(pt.avgBytesPerTurn)} (${fmt(pt.eventsPerTurn, 1)} events/turn)`,
+      );
     }
-    row('2 history', 'Keel bytes/turn at 500 ÷ at 10', fmt(h.keel.perTurnGrowth), '≤ 1.1', check(h.keel.perTurnGrowth <= 1.1));
-    row('2 history', 'Keel ms/turn at 10 / 100 / 250 / 500 (history timestamps)', HISTORY_POINTS.map((t) => fmt(h.keel.msPerTurnAt[t])).join(' / '));
+    row(
+      '2 history',
+      'Keel bytes/turn at 500 ÷ at 10',
+      fmt(h.keel.perTurnGrowth),
+      '≤ 1.1',
+      check(h.keel.perTurnGrowth <= 1.1),
+    );
+    row(
+      '2 history',
+      'Keel ms/turn at 10 / 100 / 250 / 500 (history timestamps)',
+      HISTORY_POINTS.map((t) => fmt(h.keel.msPerTurnAt[t])).join(' / '),
+    );
     const byType = Object.entries(h.keel.bytesPerTurnByEventType as Record<string, number>).sort((a, b) => b[1] - a[1]);
-    row('2 history', 'Keel bytes per turn by event (turns 11–499)', byType.map(([k, v]) => `${k} ${fmtBytes(v)}`).join(', '));
-    row('2 history', `Keel ${h.turns}-turn run: wall time, runs (continue-as-new)`, `${fmt(h.keel.seconds, 1)} s, ${h.keel.runs} run(s) (${h.keel.continuedAsNew} CAN)`);
+    row(
+      '2 history',
+      'Keel bytes per turn by event (turns 11–499)',
+      byType.map(([k, v]) => `${k} ${fmtBytes(v)}`).join(', '),
+    );
+    row(
+      '2 history',
+      `Keel ${h.turns}-turn run: wall time, runs (continue-as-new)`,
+      `${fmt(h.keel.seconds, 1)} s, ${h.keel.runs} run(s) (${h.keel.continuedAsNew} CAN)`,
+    );
     const sug = h.keel.continueAsNewSuggestedAt;
-    row('2 history', 'Keel continue-as-new: Temporal first suggested it at; transcript passed the 1.5 M-char carry cap at', `${sug ? `turn ${sug.turn} (history ${fmtBytes(sug.historyBytes)})` : 'never'}; ${h.keel.transcriptPast1500000CharsAtTurn ? `turn ${h.keel.transcriptPast1500000CharsAtTurn}` : 'never'} (transcript ≈ ${fmtBytes(h.keel.transcriptJsonChars)} JSON at the end)`);
-    for (const pt of h.naive.points as TurnPoint[]) row('2 history', `naive after turn ${pt.turn}: bytes / events`, `${fmtBytes(pt.bytes)} / ${pt.events} (${fmtBytes(pt.bytesPerTurn)}/turn)`);
-    row('2 history', 'naive: where it stops', `${h.naive.outcome} after ${h.naive.turnsCompleted} model calls, history ${fmtBytes(h.naive.historyBytes)} / ${h.naive.historyEvents} events, largest model input ${fmtBytes(h.naive.largestModelInputBytes)}: ${h.naive.failure ?? ''}`);
+    row(
+      '2 history',
+      'Keel continue-as-new: Temporal first suggested it at; transcript passed the 1.5 M-char carry cap at',
+      `${sug ? `turn ${sug.turn} (history ${fmtBytes(sug.historyBytes)})` : 'never'}; ${h.keel.transcriptPast1500000CharsAtTurn ? `turn ${h.keel.transcriptPast1500000CharsAtTurn}` : 'never'} (transcript ≈ ${fmtBytes(h.keel.transcriptJsonChars)} JSON at the end)`,
+    );
+    for (const pt of h.naive.points as TurnPoint[])
+      row(
+        '2 history',
+        `naive after turn ${pt.turn}: bytes / events`,
+        `${fmtBytes(pt.bytes)} / ${pt.events} (${fmtBytes(pt.bytesPerTurn)}/turn)`,
+      );
+    row(
+      '2 history',
+      'naive: where it stops',
+      `${h.naive.outcome} after ${h.naive.turnsCompleted} model calls, history ${fmtBytes(h.naive.historyBytes)} / ${h.naive.historyEvents} events, largest model input ${fmtBytes(h.naive.largestModelInputBytes)}: ${h.naive.failure ?? ''}`,
+    );
   }
   const t = r.throughput;
   if (t) {
-    row('3 throughput', `1 worker: turns/s (${t.runs} × ${t.turnsPerRun}-turn runs)`, fmtSummary(t.oneWorker.turnsPerSecond), '≥ 100', check(t.oneWorker.turnsPerSecond.median >= 100));
-    row('3 throughput', '1 worker: run latency p50 / p99, ms', `${fmtSummary(t.oneWorker.p50Ms)} / ${fmtSummary(t.oneWorker.p99Ms)}`);
-    row('3 throughput', '1 worker: messages queries per turn (messages they returned per turn)', `${fmtSummary(t.oneWorker.messagesQueriesPerTurn)} (${fmtSummary(t.oneWorker.messagesReadPerTurn)})`);
-    row('3 throughput', '2 workers: turns/s', fmtSummary(t.twoWorkers.turnsPerSecond), '≥ 100', check(t.twoWorkers.turnsPerSecond.median >= 100));
-    row('3 throughput', '2 workers: run latency p50 / p99, ms', `${fmtSummary(t.twoWorkers.p50Ms)} / ${fmtSummary(t.twoWorkers.p99Ms)}`);
-    row('3 throughput', '2 workers: messages queries per turn (messages they returned per turn)', `${fmtSummary(t.twoWorkers.messagesQueriesPerTurn)} (${fmtSummary(t.twoWorkers.messagesReadPerTurn)})`);
+    row(
+      '3 throughput',
+      `1 worker: turns/s (${t.runs} × ${t.turnsPerRun}-turn runs)`,
+      fmtSummary(t.oneWorker.turnsPerSecond),
+      '≥ 100',
+      check(t.oneWorker.turnsPerSecond.median >= 100),
+    );
+    row(
+      '3 throughput',
+      '1 worker: run latency p50 / p99, ms',
+      `${fmtSummary(t.oneWorker.p50Ms)} / ${fmtSummary(t.oneWorker.p99Ms)}`,
+    );
+    row(
+      '3 throughput',
+      '1 worker: messages queries per turn (messages they returned per turn)',
+      `${fmtSummary(t.oneWorker.messagesQueriesPerTurn)} (${fmtSummary(t.oneWorker.messagesReadPerTurn)})`,
+    );
+    row(
+      '3 throughput',
+      '2 workers: turns/s',
+      fmtSummary(t.twoWorkers.turnsPerSecond),
+      '≥ 100',
+      check(t.twoWorkers.turnsPerSecond.median >= 100),
+    );
+    row(
+      '3 throughput',
+      '2 workers: run latency p50 / p99, ms',
+      `${fmtSummary(t.twoWorkers.p50Ms)} / ${fmtSummary(t.twoWorkers.p99Ms)}`,
+    );
+    row(
+      '3 throughput',
+      '2 workers: messages queries per turn (messages they returned per turn)',
+      `${fmtSummary(t.twoWorkers.messagesQueriesPerTurn)} (${fmtSummary(t.twoWorkers.messagesReadPerTurn)})`,
+    );
     row('3 throughput', '2 workers ÷ 1 worker (turns/s)', fmtSummary(t.twoOverOne));
     if (t.floorOneWorker) {
-      row('3 throughput', `engine floor, 1 worker: turns/s (${t.floorOneWorker.turnsPerSecond.n} batch(es))`, fmtSummary(t.floorOneWorker.turnsPerSecond), '≥ 100', check(t.floorOneWorker.turnsPerSecond.median >= 100));
-      row('3 throughput', 'engine floor, 1 worker: p50 / p99 ms; CPU ms/turn (worker, server)', `${fmtSummary(t.floorOneWorker.p50Ms)} / ${fmtSummary(t.floorOneWorker.p99Ms)}; ${fmtSummary(t.floorOneWorker.workerCpuMsPerTurn)}, ${fmtSummary(t.floorOneWorker.serverCpuMsPerTurn)}`);
+      row(
+        '3 throughput',
+        `engine floor, 1 worker: turns/s (${t.floorOneWorker.turnsPerSecond.n} batch(es))`,
+        fmtSummary(t.floorOneWorker.turnsPerSecond),
+        '≥ 100',
+        check(t.floorOneWorker.turnsPerSecond.median >= 100),
+      );
+      row(
+        '3 throughput',
+        'engine floor, 1 worker: p50 / p99 ms; CPU ms/turn (worker, server)',
+        `${fmtSummary(t.floorOneWorker.p50Ms)} / ${fmtSummary(t.floorOneWorker.p99Ms)}; ${fmtSummary(t.floorOneWorker.workerCpuMsPerTurn)}, ${fmtSummary(t.floorOneWorker.serverCpuMsPerTurn)}`,
+      );
     }
-    row('3 throughput', 'CPU ms/turn at 200 concurrent: 1 worker (worker, server); 2 workers (workers, server)', `${fmtSummary(t.oneWorker.workerCpuMsPerTurn)}, ${fmtSummary(t.oneWorker.serverCpuMsPerTurn)}; ${fmtSummary(t.twoWorkers.workerCpuMsPerTurn)}, ${fmtSummary(t.twoWorkers.serverCpuMsPerTurn)}`);
+    row(
+      '3 throughput',
+      'CPU ms/turn at 200 concurrent: 1 worker (worker, server); 2 workers (workers, server)',
+      `${fmtSummary(t.oneWorker.workerCpuMsPerTurn)}, ${fmtSummary(t.oneWorker.serverCpuMsPerTurn)}; ${fmtSummary(t.twoWorkers.workerCpuMsPerTurn)}, ${fmtSummary(t.twoWorkers.serverCpuMsPerTurn)}`,
+    );
     row('3 throughput', 'rounds run (time budget)', String(t.rounds));
   }
   const m = r.memory;
   if (m) {
     for (const p of m.points) row('4 memory', `worker RSS, ${p.sessions} parked sessions`, fmtSummary(p.rss, fmtBytes));
-    row('4 memory', 'RSS per session (0→500; 100→500 slope)', `${fmtBytes(m.rssPerSessionBytes)}; ${fmtBytes(m.rssPerSessionSlopeBytes)}`);
-    row('4 memory', 'per session beyond its transcript', `${fmtBytes(m.beyondTranscriptBytes)} (transcript ${fmtBytes(m.transcriptBytesPerSession)} JSON)`, '≤ 1 MB', check(m.beyondTranscriptBytes <= 1_000_000));
-    for (const p of m.floorPoints) row('4 memory', `engine floor: worker RSS, ${p.sessions} parked minimal workflows`, fmtSummary(p.rss, fmtBytes));
-    row('4 memory', `engine floor per parked workflow (${FLOOR_PARKED.slice(-2).join('→')} slope); Keel session beyond it (slopes)`, `${fmtBytes(m.floorRssPerSessionBytes)}; ${fmtBytes(m.beyondFloorBytes)}`);
+    row(
+      '4 memory',
+      'RSS per session (0→500; 100→500 slope)',
+      `${fmtBytes(m.rssPerSessionBytes)}; ${fmtBytes(m.rssPerSessionSlopeBytes)}`,
+    );
+    row(
+      '4 memory',
+      'per session beyond its transcript',
+      `${fmtBytes(m.beyondTranscriptBytes)} (transcript ${fmtBytes(m.transcriptBytesPerSession)} JSON)`,
+      '≤ 1 MB',
+      check(m.beyondTranscriptBytes <= 1_000_000),
+    );
+    for (const p of m.floorPoints)
+      row('4 memory', `engine floor: worker RSS, ${p.sessions} parked minimal workflows`, fmtSummary(p.rss, fmtBytes));
+    row(
+      '4 memory',
+      `engine floor per parked workflow (${FLOOR_PARKED.slice(-2).join('→')} slope); Keel session beyond it (slopes)`,
+      `${fmtBytes(m.floorRssPerSessionBytes)}; ${fmtBytes(m.beyondFloorBytes)}`,
+    );
   }
   const lines = [
     `# Keel bench`,

@@ -6,12 +6,20 @@ import type { AgentRunInput, AgentRunResult } from '../common/run.js';
 import { QUEUE } from './fixtures.js';
 import type { FloorOptions } from './floor-workflow.js';
 
-export function keelInput(model: string, tools: string[], maxTurns: number, extra: Partial<AgentRunInput> = {}): AgentRunInput {
+export function keelInput(
+  model: string,
+  tools: string[],
+  maxTurns: number,
+  extra: Partial<AgentRunInput> = {},
+): AgentRunInput {
   return { model: `scripted/${model}`, prompt: 'go', tools, maxTurns, ...extra };
 }
 
 /** A Keel run start → result, in ms (client-observed). */
-export async function keelRun(agent: AgentClient, input: AgentRunInput): Promise<{ ms: number; workflowId: string; result: AgentRunResult }> {
+export async function keelRun(
+  agent: AgentClient,
+  input: AgentRunInput,
+): Promise<{ ms: number; workflowId: string; result: AgentRunResult }> {
   const workflowId = `bench-keel-${randomUUID()}`;
   const t = performance.now();
   const handle = await agent.start(input, { workflowId });
@@ -19,16 +27,29 @@ export async function keelRun(agent: AgentClient, input: AgentRunInput): Promise
   return { ms: performance.now() - t, workflowId, result };
 }
 
-export async function floorRun(client: Client, turns: number, opts: FloorOptions = {}): Promise<{ ms: number; workflowId: string }> {
+export async function floorRun(
+  client: Client,
+  turns: number,
+  opts: FloorOptions = {},
+): Promise<{ ms: number; workflowId: string }> {
   const workflowId = `bench-floor-${randomUUID()}`;
   const t = performance.now();
-  const handle = await client.workflow.start('floorWorkflow', { taskQueue: QUEUE.bench, workflowId, args: [turns, opts] });
+  const handle = await client.workflow.start('floorWorkflow', {
+    taskQueue: QUEUE.bench,
+    workflowId,
+    args: [turns, opts],
+  });
   await handle.result();
   return { ms: performance.now() - t, workflowId };
 }
 
 /** Polls `fn` every 500 ms until it answers true; the first failure is logged, a timeout throws. */
-export async function waitUntil(log: (line: string) => void, fn: () => Promise<boolean>, what: string, timeoutMs = 180_000): Promise<void> {
+export async function waitUntil(
+  log: (line: string) => void,
+  fn: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 180_000,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let reported = false;
   const attempt = () =>

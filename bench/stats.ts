@@ -10,7 +10,13 @@ export interface Summary {
 
 export function summarize(samples: number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { median: percentile(sorted, 50), min: sorted[0] ?? NaN, max: sorted[sorted.length - 1] ?? NaN, n: sorted.length, samples };
+  return {
+    median: percentile(sorted, 50),
+    min: sorted[0] ?? NaN,
+    max: sorted[sorted.length - 1] ?? NaN,
+    n: sorted.length,
+    samples,
+  };
 }
 
 /** Percentile by linear interpolation between closest ranks; `sorted` ascending. */

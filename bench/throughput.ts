@@ -13,7 +13,9 @@ const THROUGHPUT_TURNS = 10;
 
 export async function throughputSection(b: Bench) {
   const { log, client, keel1, keel2, main, workers, spawnWorker, started } = b;
-  log(`throughput: ${THROUGHPUT_RUNS} concurrent ${THROUGHPUT_TURNS}-turn runs, 1 worker process vs 2, warm-up then up to ${ROUNDS} rounds within the time budget`);
+  log(
+    `throughput: ${THROUGHPUT_RUNS} concurrent ${THROUGHPUT_TURNS}-turn runs, 1 worker process vs 2, warm-up then up to ${ROUNDS} rounds within the time budget`,
+  );
   const second = spawnWorker('second', [QUEUE.keel2], undefined);
   log(`worker process second pid ${await second.ready}`);
   const serverPid = childPid('temporal');
@@ -45,7 +47,9 @@ export async function throughputSection(b: Bench) {
     b.workerCpuMsPerTurn = ((await main.cpuMs()) + (await second.cpuMs()) - w0) / turns;
     b.serverCpuMsPerTurn = (procCpuMs(serverPid) - s0) / turns;
     two.push(b);
-    log(`  round ${r + 1}: 1 worker ${fmt(a.turnsPerSecond)} turns/s (p50 ${fmt(a.p50Ms)} ms, p99 ${fmt(a.p99Ms)} ms); 2 workers ${fmt(b.turnsPerSecond)} turns/s (p50 ${fmt(b.p50Ms)} ms, p99 ${fmt(b.p99Ms)} ms)`);
+    log(
+      `  round ${r + 1}: 1 worker ${fmt(a.turnsPerSecond)} turns/s (p50 ${fmt(a.p50Ms)} ms, p99 ${fmt(a.p99Ms)} ms); 2 workers ${fmt(b.turnsPerSecond)} turns/s (p50 ${fmt(b.p50Ms)} ms, p99 ${fmt(b.p99Ms)} ms)`,
+    );
     // The engine floor under the same load, when the budget allows (context for the turns/s target).
     if (BUDGET_MS - (performance.now() - started) > a.wallMs * 1.1 + 20_000) {
       w0 = await main.cpuMs();
@@ -54,12 +58,16 @@ export async function throughputSection(b: Bench) {
       f.workerCpuMsPerTurn = ((await main.cpuMs()) - w0) / turns;
       f.serverCpuMsPerTurn = (procCpuMs(serverPid) - s0) / turns;
       floor.push(f);
-      log(`  round ${r + 1}: engine floor, 1 worker ${fmt(f.turnsPerSecond)} turns/s (p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms)`);
+      log(
+        `  round ${r + 1}: engine floor, 1 worker ${fmt(f.turnsPerSecond)} turns/s (p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms)`,
+      );
     }
     const roundMs = performance.now() - roundStart;
     const left = BUDGET_MS - (performance.now() - started);
     if (r + 1 < ROUNDS && left < roundMs * 1.1 + 20_000) {
-      log(`  stopping after ${r + 1} round(s): ${fmt(left / 1000, 0)} s of the ${BUDGET_MS / 1000} s budget left, a round takes ${fmt(roundMs / 1000, 0)} s`);
+      log(
+        `  stopping after ${r + 1} round(s): ${fmt(left / 1000, 0)} s of the ${BUDGET_MS / 1000} s budget left, a round takes ${fmt(roundMs / 1000, 0)} s`,
+      );
       break;
     }
   }
@@ -105,14 +113,23 @@ async function floorBatch(client: Client, runs: number): Promise<Batch> {
   const latencies = await Promise.all(
     Array.from({ length: runs }, async () => {
       const t = performance.now();
-      const handle = await client.workflow.start('floorWorkflow', { taskQueue: QUEUE.bench, workflowId: `bench-floor-tp-${randomUUID()}`, args: [THROUGHPUT_TURNS, {}] });
+      const handle = await client.workflow.start('floorWorkflow', {
+        taskQueue: QUEUE.bench,
+        workflowId: `bench-floor-tp-${randomUUID()}`,
+        args: [THROUGHPUT_TURNS, {}],
+      });
       await handle.result();
       return performance.now() - t;
     }),
   );
   const wallMs = performance.now() - t0;
   const sorted = latencies.sort((a, b) => a - b);
-  return { wallMs, turnsPerSecond: (runs * THROUGHPUT_TURNS) / (wallMs / 1000), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+  return {
+    wallMs,
+    turnsPerSecond: (runs * THROUGHPUT_TURNS) / (wallMs / 1000),
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+  };
 }
 
 async function batch(agent: AgentClient, runs: number): Promise<Batch> {
@@ -129,5 +146,10 @@ async function batch(agent: AgentClient, runs: number): Promise<Batch> {
   );
   const wallMs = performance.now() - t0;
   const sorted = latencies.sort((a, b) => a - b);
-  return { wallMs, turnsPerSecond: (runs * THROUGHPUT_TURNS) / (wallMs / 1000), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+  return {
+    wallMs,
+    turnsPerSecond: (runs * THROUGHPUT_TURNS) / (wallMs / 1000),
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+  };
 }

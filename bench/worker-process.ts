@@ -29,7 +29,8 @@ export interface QueryStats {
   messages: number;
 }
 
-export type ToWorker = { type: 'rss'; id: number } | { type: 'stats'; id: number; reset?: boolean } | { type: 'stop'; id: number };
+export type ToWorker =
+  { type: 'rss'; id: number } | { type: 'stats'; id: number; reset?: boolean } | { type: 'stop'; id: number };
 export type FromWorker =
   | { type: 'ready'; pid: number }
   | { type: 'rss'; id: number; rssBytes: number; heapUsed: number; external: number; arrayBuffers: number }
@@ -42,7 +43,9 @@ const send = (m: FromWorker) => process.send?.(m);
 
 // Count the queries Keel's activities send (the transcript is read through the `messages` query).
 let queries: Record<string, QueryStats> = {};
-const proto = WorkflowClient.prototype as unknown as { _queryWorkflowHandler: (input: { queryType: string }) => Promise<unknown> };
+const proto = WorkflowClient.prototype as unknown as {
+  _queryWorkflowHandler: (input: { queryType: string }) => Promise<unknown>;
+};
 const original = proto._queryWorkflowHandler;
 proto._queryWorkflowHandler = async function (this: unknown, input: { queryType: string }) {
   const started = performance.now();
@@ -67,7 +70,10 @@ function rssBytes(): number {
   return Number(line?.match(/(\d+)/)?.[1] ?? 0) * 1024;
 }
 
-Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+Runtime.install({
+  logger: new DefaultLogger('ERROR'),
+  telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+});
 
 const keel: AgentWorker[] = [];
 const others: Worker[] = [];
@@ -90,7 +96,9 @@ try {
       await Worker.create({
         connection,
         taskQueue: config.benchQueue,
-        activities: createBenchActivities({ client: new Client({ connection: await Connection.connect({ address: config.address }) }) }),
+        activities: createBenchActivities({
+          client: new Client({ connection: await Connection.connect({ address: config.address }) }),
+        }),
         workflowBundle: { codePath: config.benchBundlePath },
         identity: `${config.identity}@${config.benchQueue}`,
         // as createAgentWorker
@@ -115,13 +123,23 @@ process.on('message', async (m: ToWorker) => {
       gc();
     }
     const mem = process.memoryUsage();
-    send({ type: 'rss', id: m.id, rssBytes: rssBytes(), heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers });
+    send({
+      type: 'rss',
+      id: m.id,
+      rssBytes: rssBytes(),
+      heapUsed: mem.heapUsed,
+      external: mem.external,
+      arrayBuffers: mem.arrayBuffers,
+    });
   } else if (m.type === 'stats') {
     const cpu = process.cpuUsage();
     send({ type: 'stats', id: m.id, queries, cpuMs: (cpu.user + cpu.system) / 1000 });
     if (m.reset) queries = {};
   } else if (m.type === 'stop') {
-    await Promise.all([...keel.map((w) => w.shutdown()), ...others.map(async (w) => (w.getState() === 'RUNNING' ? w.shutdown() : undefined))]);
+    await Promise.all([
+      ...keel.map((w) => w.shutdown()),
+      ...others.map(async (w) => (w.getState() === 'RUNNING' ? w.shutdown() : undefined)),
+    ]);
     await Promise.allSettled(running);
     send({ type: 'stopped', id: m.id });
     process.exit(0);

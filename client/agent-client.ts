@@ -1,4 +1,11 @@
-import { Client, Connection, WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { ApplicationFailure } from '@temporalio/common';
 import { connectOptions, resolveConnection, type ConnectionSettings } from '../common/connection.js';
@@ -9,7 +16,15 @@ import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, Mes
 import { agentRunInputErrors } from '../common/validate-input.js';
 import { incomingMessagesErrors } from '../common/validate-messages.js';
 import { AgentBatchHandle, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
-import { runClosed, type ApprovalDecisionInput, type ApprovalRecord, type ClosedAck, type InterruptAck, type QueuedAck, type UpdateName } from '../common/updates.js';
+import {
+  runClosed,
+  type ApprovalDecisionInput,
+  type ApprovalRecord,
+  type ClosedAck,
+  type InterruptAck,
+  type QueuedAck,
+  type UpdateName,
+} from '../common/updates.js';
 import {
   approveUpdate,
   cancelUpdate,
@@ -102,7 +117,10 @@ export class AgentClient {
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
     const resolved = resolveConnection(opts);
     const connection = await Connection.connect(connectOptions(resolved));
-    return new AgentClient(new Client({ connection, namespace: resolved.namespace, dataConverter: keelDataConverter(opts.payloadStorage) }), opts.taskQueue ?? 'keel');
+    return new AgentClient(
+      new Client({ connection, namespace: resolved.namespace, dataConverter: keelDataConverter(opts.payloadStorage) }),
+      opts.taskQueue ?? 'keel',
+    );
   }
 
   /**
@@ -120,9 +138,12 @@ export class AgentClient {
     if (bytes > MAX_INPUT_BYTES) errors.push(inputTooLarge(bytes));
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
     if (opts.followUp !== undefined && opts.steer !== undefined) {
-      throw new InvalidSignalError('start', ['followUp and steer: give one of them (signal-with-start carries one signal)']);
+      throw new InvalidSignalError('start', [
+        'followUp and steer: give one of them (signal-with-start carries one signal)',
+      ]);
     }
-    const queued = opts.followUp !== undefined ? ('followUp' as const) : opts.steer !== undefined ? ('steer' as const) : undefined;
+    const queued =
+      opts.followUp !== undefined ? ('followUp' as const) : opts.steer !== undefined ? ('steer' as const) : undefined;
     const options = {
       taskQueue: this.taskQueue,
       workflowId: opts.workflowId ?? `keel-${crypto.randomUUID()}`,
@@ -189,7 +210,9 @@ export class AgentClient {
   async startBatch(tasks: AgentRunInput[], opts: StartBatchOptions = {}): Promise<AgentBatchHandle<AgentRunHandle>> {
     const errors = tasks.flatMap((t, i) => agentRunInputErrors(t).map((e) => `task ${i}: ${e}`));
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
-    return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, tasks, opts), (id) => this.getHandle(id));
+    return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, tasks, opts), (id) =>
+      this.getHandle(id),
+    );
   }
 
   /** A handle on an existing batch. */
@@ -257,12 +280,23 @@ export class AgentRunHandle {
   private async update<Ret, Args extends unknown[]>(def: UpdateDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
     try {
       // by name: the definition's argument tuple is checked at this method's signature
-      return await rejected(def.name, () => this.workflow.executeUpdate<Ret, [unknown, ...unknown[]]>(def.name, { args: args as unknown as [unknown, ...unknown[]] }));
+      return await rejected(def.name, () =>
+        this.workflow.executeUpdate<Ret, [unknown, ...unknown[]]>(def.name, {
+          args: args as unknown as [unknown, ...unknown[]],
+        }),
+      );
     } catch (err) {
       if (err instanceof UpdateRejectedError) throw err;
       // a closed run is refused by the server before any validator: say so in the validators' words
-      const status = await this.workflow.describe().then((d) => d.status.name, () => undefined);
-      if (status && status !== 'RUNNING') throw new UpdateRejectedError(def.name, runClosed(def.name as UpdateName, `is ${status === 'CANCELLED' ? 'cancelled' : status.toLowerCase()}`));
+      const status = await this.workflow.describe().then(
+        (d) => d.status.name,
+        () => undefined,
+      );
+      if (status && status !== 'RUNNING')
+        throw new UpdateRejectedError(
+          def.name,
+          runClosed(def.name as UpdateName, `is ${status === 'CANCELLED' ? 'cancelled' : status.toLowerCase()}`),
+        );
       throw err;
     }
   }
@@ -297,12 +331,22 @@ export class AgentRunHandle {
     try {
       return (await this.workflow.result()) as AgentRunResult;
     } catch (err) {
-      if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === ErrorType.AgentRunFailed) {
+      if (
+        err instanceof WorkflowFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === ErrorType.AgentRunFailed
+      ) {
         return err.cause.details?.[0] as AgentRunResult;
       }
       if (err instanceof WorkflowFailedError && (await this.workflow.describe()).status.name === 'CANCELLED') {
         const st = await this.state();
-        return { status: 'cancelled', finalText: st.lastReply ?? '', newMessages: [], usage: st.usage, turns: st.turns };
+        return {
+          status: 'cancelled',
+          finalText: st.lastReply ?? '',
+          newMessages: [],
+          usage: st.usage,
+          turns: st.turns,
+        };
       }
       throw err;
     }
@@ -314,20 +358,32 @@ async function rejected<T>(update: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) throw new UpdateRejectedError(update, err.cause.message);
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure)
+      throw new UpdateRejectedError(update, err.cause.message);
     throw err;
   }
 }
 
 function summaryOf(input: AgentRunInput): string {
   const p = input.prompt;
-  const text = typeof p === 'string' ? p : Array.isArray(p) ? (typeof p[0] === 'string' ? p[0] : JSON.stringify(p[0]?.content ?? '')) : '(continue)';
+  const text =
+    typeof p === 'string'
+      ? p
+      : Array.isArray(p)
+        ? typeof p[0] === 'string'
+          ? p[0]
+          : JSON.stringify(p[0]?.content ?? '')
+        : '(continue)';
   const line = text.split('\n', 1)[0];
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
 function detailsOf(input: AgentRunInput): string {
-  const rows = [`model: ${input.model}`, `tools: ${(input.tools ?? []).join(', ') || '(none)'}`, `mode: ${input.mode ?? 'task'}`];
+  const rows = [
+    `model: ${input.model}`,
+    `tools: ${(input.tools ?? []).join(', ') || '(none)'}`,
+    `mode: ${input.mode ?? 'task'}`,
+  ];
   if (input.metadata && Object.keys(input.metadata).length) rows.push(`metadata: ${JSON.stringify(input.metadata)}`);
   return rows.join('\n\n');
 }

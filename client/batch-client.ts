@@ -55,7 +55,12 @@ export interface StartBatchOptions {
 }
 
 /** Starts `agentBatchWorkflow` (and its page holders when the list is big) on `taskQueue`; the tasks are not validated here. */
-export async function startBatchWorkflow(client: Client, taskQueue: string, tasks: AgentRunInput[], o: StartBatchOptions = {}): Promise<WorkflowHandle> {
+export async function startBatchWorkflow(
+  client: Client,
+  taskQueue: string,
+  tasks: AgentRunInput[],
+  o: StartBatchOptions = {},
+): Promise<WorkflowHandle> {
   const batchId = o.batchId ?? `keel-batch-${randomUUID()}`;
   let ref: AgentRunInput[] | BatchPageRef = tasks;
   if (o.pageSize !== undefined || JSON.stringify(tasks).length > INLINE_MAX_CHARS) {

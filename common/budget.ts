@@ -42,8 +42,10 @@ export function spentOf(usage: Usage, modelCalls: number): Spent {
 export function budgetLines(budget: Budget, spent: Spent): BudgetLine[] {
   const lines: BudgetLine[] = [];
   if (budget.maxTokens !== undefined) lines.push({ kind: 'tokens', used: spent.tokens, limit: budget.maxTokens });
-  if (budget.maxCostUsd !== undefined) lines.push({ kind: 'cost', used: roundUsd(spent.costUsd), limit: budget.maxCostUsd });
-  if (budget.maxModelCalls !== undefined) lines.push({ kind: 'model calls', used: spent.modelCalls, limit: budget.maxModelCalls });
+  if (budget.maxCostUsd !== undefined)
+    lines.push({ kind: 'cost', used: roundUsd(spent.costUsd), limit: budget.maxCostUsd });
+  if (budget.maxModelCalls !== undefined)
+    lines.push({ kind: 'model calls', used: spent.modelCalls, limit: budget.maxModelCalls });
   return lines;
 }
 
@@ -72,7 +74,8 @@ export function remaining(budget: Budget, spent: Spent): { tokens?: number; cost
 
 /** The smaller of two budgets, limit by limit (a batch task's own budget within what is left of the batch's). */
 export function tighter(a: Budget | undefined, b: Budget): Budget {
-  const min = (x: number | undefined, y: number | undefined) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
+  const min = (x: number | undefined, y: number | undefined) =>
+    x === undefined ? y : y === undefined ? x : Math.min(x, y);
   const out: Budget = {};
   const tokens = min(a?.maxTokens, b.maxTokens);
   const cost = min(a?.maxCostUsd, b.maxCostUsd);

@@ -37,21 +37,34 @@ export interface CompactionInfo {
 /** A compaction entry: a user message holding the wrapped summary. */
 export type CompactionEntry = UserMessage & { compaction: CompactionInfo };
 
-export const COMPACTION_SUMMARY_PREFIX = 'The conversation history before this point was compacted into the following summary:\n\n<summary>\n';
+export const COMPACTION_SUMMARY_PREFIX =
+  'The conversation history before this point was compacted into the following summary:\n\n<summary>\n';
 export const COMPACTION_SUMMARY_SUFFIX = '\n</summary>';
 
 export function isCompactionEntry(m: Message | undefined): m is CompactionEntry {
-  return m !== undefined && m.role === 'user' && typeof (m as { compaction?: unknown }).compaction === 'object' && (m as { compaction?: unknown }).compaction !== null;
+  return (
+    m !== undefined &&
+    m.role === 'user' &&
+    typeof (m as { compaction?: unknown }).compaction === 'object' &&
+    (m as { compaction?: unknown }).compaction !== null
+  );
 }
 
 export function compactionEntry(summary: string, info: CompactionInfo, timestamp: number): CompactionEntry {
-  return { role: 'user', content: [{ type: 'text', text: `${COMPACTION_SUMMARY_PREFIX}${summary}${COMPACTION_SUMMARY_SUFFIX}` }], timestamp, compaction: info };
+  return {
+    role: 'user',
+    content: [{ type: 'text', text: `${COMPACTION_SUMMARY_PREFIX}${summary}${COMPACTION_SUMMARY_SUFFIX}` }],
+    timestamp,
+    compaction: info,
+  };
 }
 
 /** The summary text of an entry (without Pi's wrapping). */
 export function summaryOf(entry: CompactionEntry): string {
   const text = (entry.content as TextContent[]).map((b) => b.text).join('');
-  return text.startsWith(COMPACTION_SUMMARY_PREFIX) && text.endsWith(COMPACTION_SUMMARY_SUFFIX) ? text.slice(COMPACTION_SUMMARY_PREFIX.length, text.length - COMPACTION_SUMMARY_SUFFIX.length) : text;
+  return text.startsWith(COMPACTION_SUMMARY_PREFIX) && text.endsWith(COMPACTION_SUMMARY_SUFFIX)
+    ? text.slice(COMPACTION_SUMMARY_PREFIX.length, text.length - COMPACTION_SUMMARY_SUFFIX.length)
+    : text;
 }
 
 /** Index of the last compaction entry, or -1. */
@@ -137,7 +150,11 @@ export interface CompactionPlan {
  * nearest user or assistant message at or after that point (never at a tool result, which must follow its call).
  * Undefined when nothing older than the kept tail is left to summarise.
  */
-export function planCompaction(messages: Message[], keepRecentTokens: number, tokensBefore: number): CompactionPlan | undefined {
+export function planCompaction(
+  messages: Message[],
+  keepRecentTokens: number,
+  tokensBefore: number,
+): CompactionPlan | undefined {
   const c = lastCompaction(messages);
   const indices = projectedIndices(messages).filter((i) => i !== c);
   if (indices.length === 0) return undefined;
@@ -217,11 +234,22 @@ export function serializeConversation(messages: Message[]): string {
     } else if (m.role === 'assistant') {
       const text = textOf(m.content.filter((b) => b.type === 'text'));
       if (text) parts.push(`[Assistant]: ${text}`);
-      const calls = m.content.flatMap((b) => (b.type === 'toolCall' ? [`${b.name}(${Object.entries(b.arguments).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')})`] : []));
+      const calls = m.content.flatMap((b) =>
+        b.type === 'toolCall'
+          ? [
+              `${b.name}(${Object.entries(b.arguments)
+                .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+                .join(', ')})`,
+            ]
+          : [],
+      );
       if (calls.length) parts.push(`[Assistant tool calls]: ${calls.join('; ')}`);
     } else {
       const text = textOf(m.content);
-      if (text) parts.push(`[Tool result]: ${text.length > TOOL_RESULT_MAX_CHARS ? `${text.slice(0, TOOL_RESULT_MAX_CHARS)}\n\n[... ${text.length - TOOL_RESULT_MAX_CHARS} more characters truncated]` : text}`);
+      if (text)
+        parts.push(
+          `[Tool result]: ${text.length > TOOL_RESULT_MAX_CHARS ? `${text.slice(0, TOOL_RESULT_MAX_CHARS)}\n\n[... ${text.length - TOOL_RESULT_MAX_CHARS} more characters truncated]` : text}`,
+        );
     }
   }
   return parts.join('\n\n');

@@ -55,7 +55,10 @@ export interface ResolvedConnection {
  * Merges explicit settings, the environment and the envconfig profile into one set of connection options.
  * Throws when a named profile does not exist or a PEM file cannot be read.
  */
-export function resolveConnection(settings: ConnectionSettings = {}, env: NodeJS.ProcessEnv = process.env): ResolvedConnection {
+export function resolveConnection(
+  settings: ConnectionSettings = {},
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedConnection {
   const profile = loadClientConfigProfile({
     profile: settings.profile,
     ...(settings.configFile ? { configSource: { path: settings.configFile } } : {}),
@@ -64,7 +67,14 @@ export function resolveConnection(settings: ConnectionSettings = {}, env: NodeJS
   });
   const fromProfile = toClientOptions(profile).connectionOptions;
   const apiKey = settings.apiKey ?? profile.apiKey;
-  const explicit = settings.tls === undefined ? undefined : settings.tls === true ? {} : settings.tls === false ? { disabled: true } : settings.tls;
+  const explicit =
+    settings.tls === undefined
+      ? undefined
+      : settings.tls === true
+        ? {}
+        : settings.tls === false
+          ? { disabled: true }
+          : settings.tls;
   const tls = explicit ? tlsConfig(explicit) : (fromProfile.tls ?? (apiKey ? true : undefined));
   const metadata = { ...profile.grpcMeta, ...settings.metadata };
   return {
@@ -84,7 +94,12 @@ export function connectOptions(c: ResolvedConnection): Omit<ResolvedConnection, 
 
 /** One line for logs and errors, never the key or certificate contents: `host:port (namespace ns, mTLS, API key)`. */
 export function describeConnection(c: ResolvedConnection): string {
-  const tls = c.tls === undefined || c.tls === false ? 'plaintext' : typeof c.tls === 'object' && c.tls.clientCertPair ? 'mTLS' : 'TLS';
+  const tls =
+    c.tls === undefined || c.tls === false
+      ? 'plaintext'
+      : typeof c.tls === 'object' && c.tls.clientCertPair
+        ? 'mTLS'
+        : 'TLS';
   return `${c.address} (namespace ${c.namespace}, ${tls}${c.apiKey ? ', API key' : ''})`;
 }
 

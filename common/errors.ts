@@ -24,7 +24,8 @@ export const CANNOT_CONTINUE_EMPTY = 'Cannot continue: no messages in context';
 export const cannotContinueFrom = (role: string): string => `Cannot continue from message role: ${role}`;
 
 /** The model activity returned something that is not an assistant message (the run records it as a model error). */
-export const malformedModelOutput = (problem: string): string => `The model returned a malformed message (${problem}); the call is treated as failed.`;
+export const malformedModelOutput = (problem: string): string =>
+  `The model returned a malformed message (${problem}); the call is treated as failed.`;
 
 /** `agentWorkflow` was started with a second argument (that slot carries Keel's state across continue-as-new). */
 export const UNEXPECTED_SECOND_ARGUMENT =

@@ -1,5 +1,14 @@
 import type { BudgetKind } from './budget.js';
-import { addUsage, emptyUsage, type AssistantMessage, type ImageContent, type Message, type TextContent, type ToolResultMessage, type Usage } from './messages.js';
+import {
+  addUsage,
+  emptyUsage,
+  type AssistantMessage,
+  type ImageContent,
+  type Message,
+  type TextContent,
+  type ToolResultMessage,
+  type Usage,
+} from './messages.js';
 
 /** The result a tool produced, as carried by `tool_execution_end` (Pi's AgentToolResult). */
 export interface ToolExecutionResult {
@@ -32,7 +41,14 @@ export type KeelEvent =
   | { type: 'budget_warning'; kind: BudgetKind; used: number; limit: number }
   | { type: 'budget_exceeded'; kind: BudgetKind | 'batch'; error: string }
   /** Older messages were summarised (the entry is appended to the transcript), or — with `error` — the summary failed. */
-  | { type: 'compaction'; reason: 'threshold' | 'overflow'; firstKept: number; summarized: number; tokensBefore: number; error?: string };
+  | {
+      type: 'compaction';
+      reason: 'threshold' | 'overflow';
+      firstKept: number;
+      summarized: number;
+      tokensBefore: number;
+      error?: string;
+    };
 
 /** An event as the `events` query returns it: numbered from 1, in emission order, across continue-as-new. */
 export type LoggedEvent = AgentEvent & { seq: number };

@@ -17,7 +17,8 @@ function blockProblem(b: unknown, i: number, allowed: string[]): string | undefi
   if (!allowed.includes(b.type as string)) return `content[${i}].type must be one of ${allowed.join(', ')}`;
   if (b.type === 'text' && typeof b.text !== 'string') return `content[${i}].text must be a string`;
   if (b.type === 'thinking' && typeof b.thinking !== 'string') return `content[${i}].thinking must be a string`;
-  if (b.type === 'image' && (typeof b.data !== 'string' || typeof b.mimeType !== 'string')) return `content[${i}] (image) needs string data and mimeType`;
+  if (b.type === 'image' && (typeof b.data !== 'string' || typeof b.mimeType !== 'string'))
+    return `content[${i}] (image) needs string data and mimeType`;
   if (b.type === 'toolCall' && (typeof b.id !== 'string' || typeof b.name !== 'string' || !isObject(b.arguments))) {
     return `content[${i}] (toolCall) needs string id and name and an arguments object`;
   }

@@ -23,7 +23,12 @@ export const IMAGE_CONTENT_SCHEMA = {
 export const THINKING_CONTENT_SCHEMA = {
   type: 'object',
   required: ['type', 'thinking'],
-  properties: { type: { const: 'thinking' }, thinking: { type: 'string' }, thinkingSignature: { type: 'string' }, redacted: { type: 'boolean' } },
+  properties: {
+    type: { const: 'thinking' },
+    thinking: { type: 'string' },
+    thinkingSignature: { type: 'string' },
+    redacted: { type: 'boolean' },
+  },
 } as const;
 
 export const TOOL_CALL_SCHEMA = {
@@ -51,7 +56,13 @@ export const USAGE_SCHEMA = {
     cost: {
       type: 'object',
       required: ['input', 'output', 'cacheRead', 'cacheWrite', 'total'],
-      properties: { input: finiteNumber, output: finiteNumber, cacheRead: finiteNumber, cacheWrite: finiteNumber, total: finiteNumber },
+      properties: {
+        input: finiteNumber,
+        output: finiteNumber,
+        cacheRead: finiteNumber,
+        cacheWrite: finiteNumber,
+        total: finiteNumber,
+      },
     },
   },
 } as const;
@@ -85,7 +96,9 @@ export const USER_MESSAGE_SCHEMA = {
 export const INCOMING_MESSAGE_SCHEMA = { anyOf: [{ type: 'string' }, USER_MESSAGE_SCHEMA] } as const;
 
 /** A `followUp`/`steer` signal argument: one entry or a list of them. */
-export const INCOMING_MESSAGES_SCHEMA = { anyOf: [INCOMING_MESSAGE_SCHEMA, { type: 'array', items: INCOMING_MESSAGE_SCHEMA }] } as const;
+export const INCOMING_MESSAGES_SCHEMA = {
+  anyOf: [INCOMING_MESSAGE_SCHEMA, { type: 'array', items: INCOMING_MESSAGE_SCHEMA }],
+} as const;
 
 /** What a model provider returns (and the workflow appends): a complete assistant message. */
 export const ASSISTANT_MESSAGE_SCHEMA = {

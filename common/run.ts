@@ -35,9 +35,18 @@ export interface AgentRunInput {
   /** Free-form labels, shown in the UI and given to tools and hooks. */
   metadata?: Record<string, unknown>;
   /** Per-run model options. Never secrets. */
-  modelOptions?: { maxTokens?: number; temperature?: number; reasoning?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' };
+  modelOptions?: {
+    maxTokens?: number;
+    temperature?: number;
+    reasoning?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  };
   /** Temporal retry policy of model calls. Default: 10 attempts, 1 s doubling to 60 s. */
-  modelRetry?: { maximumAttempts?: number; initialInterval?: DurationInput; maximumInterval?: DurationInput; backoffCoefficient?: number };
+  modelRetry?: {
+    maximumAttempts?: number;
+    initialInterval?: DurationInput;
+    maximumInterval?: DurationInput;
+    backoffCoefficient?: number;
+  };
   /** Heartbeat timeout of model and tool activities: how fast a lost worker is noticed. Default '30s'. */
   heartbeatTimeout?: DurationInput;
   /** Continue-as-new once history passes this many bytes (or when Temporal suggests it). Default 8 MiB. */
@@ -127,10 +136,20 @@ export interface MessagesPage {
 export type { AssistantMessage, ToolResultMessage };
 
 /** Milliseconds, or a string Temporal reads as a duration (`ms` format): `"500ms"`, `"30s"`, `"5m"`, `"1h"`, `"2d"`. */
-export const DURATION_PATTERN = '^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$';
-const durationSchema = { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: DURATION_PATTERN }] };
+export const DURATION_PATTERN =
+  '^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$';
+const durationSchema = {
+  anyOf: [
+    { type: 'integer', minimum: 1 },
+    { type: 'string', pattern: DURATION_PATTERN },
+  ],
+};
 
-const textBlock = { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } };
+const textBlock = {
+  type: 'object',
+  required: ['type', 'text'],
+  properties: { type: { const: 'text' }, text: { type: 'string' } },
+};
 const imageBlock = {
   type: 'object',
   required: ['type', 'data', 'mimeType'],
@@ -170,11 +189,20 @@ const messageSchema = {
               required: ['type'],
               properties: { type: { enum: ['text', 'thinking', 'toolCall'] } },
               allOf: [
-                { if: { properties: { type: { const: 'text' } } }, then: { required: ['text'], properties: { text: { type: 'string' } } } },
-                { if: { properties: { type: { const: 'thinking' } } }, then: { required: ['thinking'], properties: { thinking: { type: 'string' } } } },
+                {
+                  if: { properties: { type: { const: 'text' } } },
+                  then: { required: ['text'], properties: { text: { type: 'string' } } },
+                },
+                {
+                  if: { properties: { type: { const: 'thinking' } } },
+                  then: { required: ['thinking'], properties: { thinking: { type: 'string' } } },
+                },
                 {
                   if: { properties: { type: { const: 'toolCall' } } },
-                  then: { required: ['id', 'name', 'arguments'], properties: { id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object' } } },
+                  then: {
+                    required: ['id', 'name', 'arguments'],
+                    properties: { id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object' } },
+                  },
                 },
               ],
             },

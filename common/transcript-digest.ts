@@ -11,7 +11,8 @@ export const EMPTY_DIGEST = 0x811c9dc5;
  */
 export function nextDigest(prev: number, m: Message): number {
   let key = `${m.role}|${m.timestamp}|${Array.isArray(m.content) ? m.content.length : m.content.length}`;
-  if (m.role === 'assistant') key += `|${m.stopReason}|${m.content.map((b) => (b.type === 'toolCall' ? b.id : b.type)).join(',')}`;
+  if (m.role === 'assistant')
+    key += `|${m.stopReason}|${m.content.map((b) => (b.type === 'toolCall' ? b.id : b.type)).join(',')}`;
   if (m.role === 'toolResult') key += `|${m.toolCallId}|${m.isError}`;
   let h = prev >>> 0;
   for (let i = 0; i < key.length; i++) {

@@ -92,14 +92,16 @@ export const APPROVER_REQUIRED = 'approver must be a non-empty name';
 /** Tool result texts of a call that was not approved. */
 export const toolDenied = (toolName: string, approver: string, reason?: string): string =>
   `Tool ${toolName} was denied by ${approver}: ${reason?.trim() ? reason : 'no reason given'}`;
-export const toolNotApproved = (toolName: string, duration: string): string => `Tool ${toolName} was not approved within ${duration}`;
+export const toolNotApproved = (toolName: string, duration: string): string =>
+  `Tool ${toolName} was not approved within ${duration}`;
 
 /**
  * What is wrong with a `followUp` / `steer` argument (a string, a user message `{ role: "user", content }`, or a
  * non-empty list of them), one line per problem; empty when it is well-formed.
  */
 export function incomingMessageErrors(update: 'followUp' | 'steer', value: unknown): string[] {
-  if (Array.isArray(value) && value.length === 0) return [`${update}: expected at least one message, got an empty list`];
+  if (Array.isArray(value) && value.length === 0)
+    return [`${update}: expected at least one message, got an empty list`];
   const list = Array.isArray(value) ? value : [value];
   const errors: string[] = [];
   list.forEach((m, i) => {
@@ -111,7 +113,8 @@ export function incomingMessageErrors(update: 'followUp' | 'steer', value: unkno
     }
     const content = (m as { content?: unknown }).content;
     const blocksOk = Array.isArray(content) && content.every(isContentBlock);
-    if (typeof content !== 'string' && !blocksOk) errors.push(`${where} has content that is neither text nor a list of text and image blocks`);
+    if (typeof content !== 'string' && !blocksOk)
+      errors.push(`${where} has content that is neither text nor a list of text and image blocks`);
     const ts = (m as { timestamp?: unknown }).timestamp;
     if (ts !== undefined && typeof ts !== 'number') errors.push(`${where} has a timestamp that is not a number`);
   });
@@ -133,7 +136,8 @@ function shortJson(v: unknown): string {
 
 /** Errors of an `approve` / `deny` argument's shape (the workflow then checks it against the pending calls). */
 export function approvalInputErrors(value: unknown): string[] {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return ['expected { toolCallId, argsDigest, approver, reason? }'];
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    return ['expected { toolCallId, argsDigest, approver, reason? }'];
   const v = value as Record<string, unknown>;
   const errors: string[] = [];
   if (typeof v.toolCallId !== 'string' || !v.toolCallId) errors.push('toolCallId must be a non-empty string');
@@ -149,6 +153,7 @@ export function approvalInputErrors(value: unknown): string[] {
  */
 export function withApproval(details: unknown, approval: ApprovalRecord): Record<string, unknown> {
   if (details === undefined || details === null) return { approval };
-  if (typeof details === 'object' && !Array.isArray(details)) return { ...(details as Record<string, unknown>), approval };
+  if (typeof details === 'object' && !Array.isArray(details))
+    return { ...(details as Record<string, unknown>), approval };
   return { value: details, approval };
 }

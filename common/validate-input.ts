@@ -20,20 +20,31 @@ function meaningful(e: ErrorObject): boolean {
 }
 
 /** Fields that take a duration: one line for them instead of the branches of their `anyOf`. */
-const DURATION_FIELDS = new Set(['idleTimeout', 'heartbeatTimeout', 'approvalTimeout', 'modelRetry.initialInterval', 'modelRetry.maximumInterval']);
+const DURATION_FIELDS = new Set([
+  'idleTimeout',
+  'heartbeatTimeout',
+  'approvalTimeout',
+  'modelRetry.initialInterval',
+  'modelRetry.maximumInterval',
+]);
 
 function describe(e: ErrorObject): string {
   const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
-  if (DURATION_FIELDS.has(path)) return `${path}: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"`;
+  if (DURATION_FIELDS.has(path))
+    return `${path}: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"`;
   if (e.keyword === 'additionalProperties') {
-    const field = [path, String((e.params as { additionalProperty: string }).additionalProperty)].filter(Boolean).join('.');
+    const field = [path, String((e.params as { additionalProperty: string }).additionalProperty)]
+      .filter(Boolean)
+      .join('.');
     return `${field}: unknown field`;
   }
   if (e.keyword === 'required') {
     const field = [path, String((e.params as { missingProperty: string }).missingProperty)].filter(Boolean).join('.');
     return `${field}: is required`;
   }
-  if (path === 'model' && e.keyword === 'pattern') return 'model: must be "provider/model-id", e.g. "anthropic/claude-sonnet-4-5" or "scripted/demo"';
-  if (e.keyword === 'enum') return `${path || 'input'}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (path === 'model' && e.keyword === 'pattern')
+    return 'model: must be "provider/model-id", e.g. "anthropic/claude-sonnet-4-5" or "scripted/demo"';
+  if (e.keyword === 'enum')
+    return `${path || 'input'}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   return `${path || 'input'}: ${e.message ?? 'is invalid'}`;
 }

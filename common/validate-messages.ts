@@ -28,8 +28,10 @@ function lines(errors: readonly ErrorObject[] | null | undefined, label: string)
       if (e.keyword === 'required') segments.push(String((e.params as { missingProperty: string }).missingProperty));
       const path = [label, ...segments].filter(Boolean).join('.');
       if (e.keyword === 'required') return `${path}: is required`;
-      if (e.keyword === 'enum') return `${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-      if (e.keyword === 'const') return `${path}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+      if (e.keyword === 'enum')
+        return `${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+      if (e.keyword === 'const')
+        return `${path}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
       return `${path}: ${e.message ?? 'is invalid'}`;
     });
   return [...new Set(out)];
@@ -54,7 +56,8 @@ export function incomingMessagesErrors(value: unknown, label = 'message'): strin
   return list.flatMap((m, i) => {
     const at = Array.isArray(value) ? `${label}[${i}]` : label;
     if (typeof m === 'string') return [];
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) return [`${at}: must be a string or a user message { role: "user", content }`];
+    if (m === null || typeof m !== 'object' || Array.isArray(m))
+      return [`${at}: must be a string or a user message { role: "user", content }`];
     return userMessageErrors(m, at);
   });
 }

@@ -18,7 +18,12 @@ export interface ToolInfo {
   executionMode: 'sequential' | 'parallel';
   idempotent: boolean;
   timeout?: DurationInput;
-  retry?: { maximumAttempts?: number; initialInterval?: DurationInput; backoffCoefficient?: number; maximumInterval?: DurationInput };
+  retry?: {
+    maximumAttempts?: number;
+    initialInterval?: DurationInput;
+    backoffCoefficient?: number;
+    maximumInterval?: DurationInput;
+  };
 }
 
 export interface StartRunInput {

@@ -63,7 +63,8 @@ export async function runDemo({ keep, model, dbFilename }: DemoOptions): Promise
     console.log(`\nyou> ${first}`);
     const run = await client.start({
       model,
-      systemPrompt: 'You are a helpful assistant. Use the calc tool for arithmetic and read_file to read files in the workspace.',
+      systemPrompt:
+        'You are a helpful assistant. Use the calc tool for arithmetic and read_file to read files in the workspace.',
       prompt: first,
       tools: ['calc', 'read_file'],
       mode: 'session',
@@ -128,10 +129,16 @@ function print(e: LoggedEvent, nextTurn: () => number): void {
   else if (e.type === 'message_end' && e.message.role === 'assistant') {
     const text = messageText(e.message);
     if (text) console.log(`assistant> ${text}`);
-    if (e.message.stopReason === 'error') console.log(`[model error] ${e.message.errorMessage ?? 'the model call failed'}`);
+    if (e.message.stopReason === 'error')
+      console.log(`[model error] ${e.message.errorMessage ?? 'the model call failed'}`);
   } else if (e.type === 'tool_execution_start') console.log(`[tool call] ${e.toolName} ${JSON.stringify(e.args)}`);
   else if (e.type === 'tool_execution_end') {
-    const text = e.result.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('').replace(/\n/g, ' ');
-    console.log(`[tool result] ${e.toolName} → ${text.length > 160 ? `${text.slice(0, 160)}…` : text}${e.isError ? ' (error)' : ''}`);
+    const text = e.result.content
+      .map((b) => (b.type === 'text' ? b.text : '[image]'))
+      .join('')
+      .replace(/\n/g, ' ');
+    console.log(
+      `[tool result] ${e.toolName} → ${text.length > 160 ? `${text.slice(0, 160)}…` : text}${e.isError ? ' (error)' : ''}`,
+    );
   }
 }

@@ -44,9 +44,16 @@ export const calcTool = defineTool({
   name: 'calc',
   label: 'Calculator',
   description: 'Evaluates an arithmetic expression with + - * / and parentheses.',
-  parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { expression: { type: 'string' } },
+    required: ['expression'],
+    additionalProperties: false,
+  },
   idempotent: true,
-  execute: async (_id, args: { expression: string }) => ({ content: [{ type: 'text', text: String(calculate(args.expression)) }] }),
+  execute: async (_id, args: { expression: string }) => ({
+    content: [{ type: 'text', text: String(calculate(args.expression)) }],
+  }),
 });
 
 export function readFileTool(workspace: string) {
@@ -55,8 +62,15 @@ export function readFileTool(workspace: string) {
     name: 'read_file',
     label: 'Read file',
     description: 'Reads a UTF-8 text file inside the workspace.',
-    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string' } },
+      required: ['path'],
+      additionalProperties: false,
+    },
     idempotent: true,
-    execute: async (_id, args: { path: string }) => ({ content: [{ type: 'text', text: await readFile(await ws.resolve(args.path), 'utf8') }] }),
+    execute: async (_id, args: { path: string }) => ({
+      content: [{ type: 'text', text: await readFile(await ws.resolve(args.path), 'utf8') }],
+    }),
   });
 }

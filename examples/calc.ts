@@ -14,7 +14,11 @@ Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK logs every wo
 const taskQueue = 'keel-example-calc';
 const model = process.argv[2] ?? 'scripted/examples/rules.json';
 
-const worker = await createAgentWorker({ taskQueue, tools: [calc], models: { scripted: scriptedModel(), '*': piAiProvider() } });
+const worker = await createAgentWorker({
+  taskQueue,
+  tools: [calc],
+  models: { scripted: scriptedModel(), '*': piAiProvider() },
+});
 const running = worker.run();
 
 const client = await AgentClient.connect({ taskQueue });

@@ -10,7 +10,9 @@ export const calc = defineTool({
   description: 'Evaluates an arithmetic expression (+ - * / and parentheses).',
   parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] },
   idempotent: true, // retried by Temporal after a lost worker; non-idempotent tools run at most once
-  execute: async (_toolCallId, args: { expression: string }) => ({ content: [{ type: 'text', text: String(calculate(args.expression)) }] }),
+  execute: async (_toolCallId, args: { expression: string }) => ({
+    content: [{ type: 'text', text: String(calculate(args.expression)) }],
+  }),
 });
 
 export const tools = [calc];

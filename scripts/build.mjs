@@ -24,7 +24,16 @@ for (const f of ['temporal-cli.mjs', 'temporal-cli.d.mts', 'temporal-cli']) {
 }
 
 const { bundleWorkflowCode } = await import('@temporalio/worker');
-const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: (m) => process.stderr.write(`[bundler] ${m}\n`), error: (m) => process.stderr.write(`[bundler] ${m}\n`) };
+const quiet = {
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn: (m) => process.stderr.write(`[bundler] ${m}\n`),
+  error: (m) => process.stderr.write(`[bundler] ${m}\n`),
+};
 const { code } = await bundleWorkflowCode({ workflowsPath: `${dist}/workflows/index.js`, logger: quiet });
 writeFileSync(`${dist}/workflow-bundle.js`, code);
-process.stderr.write(`[build] dist/ ready in ${((Date.now() - started) / 1000).toFixed(1)} s (workflow bundle ${(code.length / 1024).toFixed(0)} KiB)\n`);
+process.stderr.write(
+  `[build] dist/ ready in ${((Date.now() - started) / 1000).toFixed(1)} s (workflow bundle ${(code.length / 1024).toFixed(0)} KiB)\n`,
+);

@@ -53,17 +53,26 @@ export const AGENT_RUN_RESULT_SCHEMA = {
   properties: {
     status: { enum: ['completed', 'stopped', 'cancelled', 'failed'] as const },
     finalText: { type: 'string', description: 'Text of the last assistant message.' },
-    newMessages: { type: 'array', items: AGENT_RUN_INPUT_SCHEMA.properties.messages.items, description: "This workflow's messages (Pi agent_end.messages)." },
+    newMessages: {
+      type: 'array',
+      items: AGENT_RUN_INPUT_SCHEMA.properties.messages.items,
+      description: "This workflow's messages (Pi agent_end.messages).",
+    },
     newMessagesOmitted: {
       type: 'object',
-      description: 'Set when newMessages was too large for a result payload; read them with the `messages` query from fromIndex.',
+      description:
+        'Set when newMessages was too large for a result payload; read them with the `messages` query from fromIndex.',
       additionalProperties: false,
       required: ['count', 'fromIndex'],
       properties: { count: { type: 'integer', minimum: 0 }, fromIndex: { type: 'integer', minimum: 0 } },
     },
     usage: { ...usage, description: 'Summed over every model call, including failed attempts.' },
     turns: { type: 'integer', minimum: 0 },
-    modelCalls: { type: 'integer', minimum: 0, description: 'Model requests made (model calls and compactions; retries of a call are one).' },
+    modelCalls: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Model requests made (model calls and compactions; retries of a call are one).',
+    },
     error: { type: 'string' },
     unprocessed: {
       type: 'array',
@@ -97,7 +106,8 @@ export const AGENT_BATCH_INPUT_SCHEMA = {
         { type: 'array', items: { $ref: 'agent-run-input.json' } },
         {
           type: 'object',
-          description: 'Page reference: each page is an agentBatchWorkflow execution started with { "taskPage": [AgentRunInput…] }.',
+          description:
+            'Page reference: each page is an agentBatchWorkflow execution started with { "taskPage": [AgentRunInput…] }.',
           required: ['pages'],
           additionalProperties: false,
           properties: {
@@ -119,7 +129,11 @@ export const AGENT_BATCH_INPUT_SCHEMA = {
     continueAsNewAfterEvents: { type: 'integer', minimum: 1 },
     continueAsNewAfterBytes: { type: 'integer', minimum: 1 },
     continueAsNewAfterTasks: { type: 'integer', minimum: 1 },
-    budget: { ...BUDGET_SCHEMA, description: 'One budget for all tasks: each task starts with its own tightened to what is left; once spent no task starts.' },
+    budget: {
+      ...BUDGET_SCHEMA,
+      description:
+        'One budget for all tasks: each task starts with its own tightened to what is left; once spent no task starts.',
+    },
   },
 };
 
@@ -134,7 +148,10 @@ export function schemaFiles(): { name: string; content: string }[] {
     ['agent-run-result.json', AGENT_RUN_RESULT_SCHEMA],
     ['agent-batch-input.json', AGENT_BATCH_INPUT_SCHEMA],
   ] as const;
-  return files.map(([name, schema]) => ({ name, content: `${JSON.stringify(withDraft(schema as Record<string, unknown>), null, 2)}\n` }));
+  return files.map(([name, schema]) => ({
+    name,
+    content: `${JSON.stringify(withDraft(schema as Record<string, unknown>), null, 2)}\n`,
+  }));
 }
 
 /** Names of the files that differ from the code (missing counts as different). */
@@ -163,6 +180,10 @@ if (isMain()) {
   } else {
     mkdirSync(SCHEMAS_DIR, { recursive: true });
     for (const f of schemaFiles()) writeFileSync(join(SCHEMAS_DIR, f.name), f.content);
-    console.log(`wrote ${schemaFiles().map((f) => `schemas/${f.name}`).join(', ')}`);
+    console.log(
+      `wrote ${schemaFiles()
+        .map((f) => `schemas/${f.name}`)
+        .join(', ')}`,
+    );
   }
 }

@@ -41,7 +41,9 @@ async function main(argv) {
   const wantVersion = argv.includes('--version');
   const unknown = argv.filter((a) => a !== '--quiet-if-ready' && a !== '--version');
   if (unknown.length) {
-    console.error(`usage: node scripts/temporal-cli.mjs [--quiet-if-ready] [--version]  (unknown: ${unknown.join(' ')})`);
+    console.error(
+      `usage: node scripts/temporal-cli.mjs [--quiet-if-ready] [--version]  (unknown: ${unknown.join(' ')})`,
+    );
     return 2;
   }
   const log = (line) => process.stderr.write(`${line}\n`);
@@ -75,4 +77,3 @@ if (isMain()) {
     },
   );
 }
-

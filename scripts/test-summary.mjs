@@ -1,7 +1,9 @@
 // Prints vitest's JSON results (one or more files) as one plain closing line: "N passed, N failed, N skipped".
 import { existsSync, readFileSync } from 'node:fs';
 
-const files = process.argv.slice(2).length ? process.argv.slice(2) : ['.keel/test-results.json', '.keel/test-results-heavy.json'];
+const files = process.argv.slice(2).length
+  ? process.argv.slice(2)
+  : ['.keel/test-results.json', '.keel/test-results-heavy.json'];
 let passed = 0;
 let failed = 0;
 let skipped = 0;

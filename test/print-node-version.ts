@@ -6,5 +6,7 @@ if (!g.__keelNodeVersionPrinted && process.env.VITEST_POOL_ID === '1') {
 }
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
-  throw new Error(`Keel needs Node >= 22.19, this is ${process.version}: run the tests with \`npm test\` (the pinned node devDependency).`);
+  throw new Error(
+    `Keel needs Node >= 22.19, this is ${process.version}: run the tests with \`npm test\` (the pinned node devDependency).`,
+  );
 }

@@ -22,15 +22,22 @@ import type { CallModelInput, CallModelResult, RunToolCallResult, ToolCallRef, T
 
 const TOOL_ACTIVITIES = new Set(['runToolCall', 'executeToolCall']);
 
-export const keelActivityTelemetry: ActivityInterceptorsFactory = (ctx) => ({ inbound: new KeelActivityTelemetry(ctx) });
+export const keelActivityTelemetry: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: new KeelActivityTelemetry(ctx),
+});
 
 class KeelActivityTelemetry implements ActivityInboundCallsInterceptor {
   constructor(private readonly ctx: Context) {}
 
-  async execute(input: Parameters<NonNullable<ActivityInboundCallsInterceptor['execute']>>[0], next: Parameters<NonNullable<ActivityInboundCallsInterceptor['execute']>>[1]): Promise<unknown> {
+  async execute(
+    input: Parameters<NonNullable<ActivityInboundCallsInterceptor['execute']>>[0],
+    next: Parameters<NonNullable<ActivityInboundCallsInterceptor['execute']>>[1],
+  ): Promise<unknown> {
     const type = this.ctx.info.activityType;
-    if (type === 'callModel') return this.observe(input.args[0] as CallModelInput, next.bind(undefined, input), modelCall);
-    if (TOOL_ACTIVITIES.has(type)) return this.observe(input.args[0] as ToolCallRef, next.bind(undefined, input), toolCall);
+    if (type === 'callModel')
+      return this.observe(input.args[0] as CallModelInput, next.bind(undefined, input), modelCall);
+    if (TOOL_ACTIVITIES.has(type))
+      return this.observe(input.args[0] as ToolCallRef, next.bind(undefined, input), toolCall);
     return next(input);
   }
 
@@ -44,7 +51,10 @@ class KeelActivityTelemetry implements ActivityInboundCallsInterceptor {
           const attributes = kind.end(arg, result);
           span.setAttributes(attributes);
           kind.record(this.ctx, arg, result, performance.now() - started);
-          this.ctx.log.info(`${kind.spanName(arg)} finished`, { ...attributes, durationMs: Math.round(performance.now() - started) });
+          this.ctx.log.info(`${kind.spanName(arg)} finished`, {
+            ...attributes,
+            durationMs: Math.round(performance.now() - started),
+          });
         });
         return result;
       } catch (err) {
@@ -91,7 +101,12 @@ const modelCall: Kind<CallModelInput> = {
     const m = (result as CallModelResult).message;
     const meter = ctx.metricMeter.withTags({ model: a.model });
     const tokens = meter.createCounter('keel_model_tokens', 'tokens', 'Tokens of model calls, by kind');
-    for (const [kind, n] of [['input', m.usage.input], ['output', m.usage.output], ['cache_read', m.usage.cacheRead], ['cache_write', m.usage.cacheWrite]] as const) {
+    for (const [kind, n] of [
+      ['input', m.usage.input],
+      ['output', m.usage.output],
+      ['cache_read', m.usage.cacheRead],
+      ['cache_write', m.usage.cacheWrite],
+    ] as const) {
       if (n > 0) tokens.add(n, { kind });
     }
     meter.createHistogram('keel_model_cost_usd', 'float', 'USD', 'Cost of each model call').record(m.usage.cost.total);
@@ -110,7 +125,9 @@ const toolCall: Kind<ToolCallRef> = {
   end: (_a, result) => ({ 'keel.tool.is_error': outcomeOf(result).isError }),
   record(ctx, a, result, ms) {
     const meter = ctx.metricMeter.withTags({ tool: a.toolName });
-    meter.createCounter('keel_tool_calls', 'calls', 'Tool calls').add(1, { is_error: String(outcomeOf(result).isError) });
+    meter
+      .createCounter('keel_tool_calls', 'calls', 'Tool calls')
+      .add(1, { is_error: String(outcomeOf(result).isError) });
     meter.createHistogram('keel_tool_latency', 'int', 'ms', 'Duration of each tool call').record(Math.round(ms));
   },
 };

@@ -8,7 +8,12 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { AgentHooks } from '../activities/hooks.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
-import { connectOptions, describeConnection, resolveConnection, type ConnectionSettings } from '../common/connection.js';
+import {
+  connectOptions,
+  describeConnection,
+  resolveConnection,
+  type ConnectionSettings,
+} from '../common/connection.js';
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 import { keelPlugin } from './plugin.js';
 import { workflowCode } from './workflow-code.js';
@@ -23,7 +28,10 @@ export const DEFAULT_TASK_QUEUE = 'keel';
  * (`maxConcurrentActivityTaskExecutions`, …), `tuner`, `interceptors`, `plugins` (appended after Keel's), and the rest.
  * The fields Keel sets itself from `AgentWorkerOptions` are left out.
  */
-export type PassThroughWorkerOptions = Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath'>;
+export type PassThroughWorkerOptions = Omit<
+  Partial<WorkerOptions>,
+  'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath'
+>;
 
 /** Connection settings (address, namespace, tls, apiKey, profile, configFile; see ConnectionSettings) and Keel's own. */
 export interface AgentWorkerOptions extends ConnectionSettings {
@@ -80,7 +88,10 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const connection = opts.connection ?? (await connectNative(resolved));
   const { plugins = [], ...workerOptions } = opts.workerOptions ?? {};
   const tracing = opts.tracing === false ? undefined : (opts.tracing ?? tracingFromEnv());
-  const deployment = opts.versioning === false ? undefined : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
+  const deployment =
+    opts.versioning === false
+      ? undefined
+      : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
   const { workflowBundle } = workflowCode(opts.workflowBundle);
   const dataConverter = keelDataConverter(opts.payloadStorage);
   const worker = await Worker.create({
@@ -89,7 +100,16 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     namespace: resolved.namespace,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     // tracing first: its activity span must be active when Keel's model and tool spans start
-    plugins: [...(tracing ? [tracingPlugin(tracing)] : []), keelPlugin({ tools: opts.tools, models: opts.models, hooks: opts.hooks, largePayloads: dataConverter.externalStorage !== undefined }), ...plugins],
+    plugins: [
+      ...(tracing ? [tracingPlugin(tracing)] : []),
+      keelPlugin({
+        tools: opts.tools,
+        models: opts.models,
+        hooks: opts.hooks,
+        largePayloads: dataConverter.externalStorage !== undefined,
+      }),
+      ...plugins,
+    ],
     // the caller's bundle, else the package's prebuilt one (an installed package); else the plugin bundles workflows/
     ...(workflowBundle ? { workflowBundle } : {}),
     dataConverter,
@@ -103,13 +123,17 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   return {
     worker,
     client,
-    ...(deployment ? { version: { deploymentName: deployment.version.deploymentName, buildId: deployment.version.buildId } } : {}),
+    ...(deployment
+      ? { version: { deploymentName: deployment.version.deploymentName, buildId: deployment.version.buildId } }
+      : {}),
     run() {
       if (!running) {
         running = worker.run();
         if (makeCurrent && deployment) {
           // the version exists once the worker has polled: retried until the server accepts it
-          setCurrentVersion(client, resolved.namespace, deployment.version).catch((err) => process.stderr.write(`[keel] ${String(err)}\n`));
+          setCurrentVersion(client, resolved.namespace, deployment.version).catch((err) =>
+            process.stderr.write(`[keel] ${String(err)}\n`),
+          );
         }
       }
       return running;
@@ -127,6 +151,9 @@ async function connectNative(resolved: ReturnType<typeof resolveConnection>): Pr
   try {
     return await NativeConnection.connect(connectOptions(resolved));
   } catch (err) {
-    throw new Error(`Keel worker cannot connect to Temporal at ${describeConnection(resolved)}: ${(err as Error).message}`, { cause: err });
+    throw new Error(
+      `Keel worker cannot connect to Temporal at ${describeConnection(resolved)}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }

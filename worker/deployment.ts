@@ -22,7 +22,10 @@ export interface DeploymentOptions {
 }
 
 /** The package root: `../` from `worker/` in a checkout, `../../` from `dist/worker/` in a compiled package. */
-const ROOT = [new URL('../', import.meta.url), new URL('../../', import.meta.url)].find((u) => existsSync(new URL('package.json', u))) ?? new URL('../', import.meta.url);
+const ROOT =
+  [new URL('../', import.meta.url), new URL('../../', import.meta.url)].find((u) =>
+    existsSync(new URL('package.json', u)),
+  ) ?? new URL('../', import.meta.url);
 
 /** Keel's package version (package.json). */
 export function packageVersion(): string {
@@ -35,7 +38,11 @@ export function defaultBuildId(env: NodeJS.ProcessEnv = process.env): string {
   const version = packageVersion();
   if (!existsSync(new URL('.git', ROOT))) return version; // an installed package: not this checkout's history
   try {
-    const sha = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const sha = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return sha ? `${version}+${sha}` : version;
   } catch {
     return version;
@@ -45,7 +52,10 @@ export function defaultBuildId(env: NodeJS.ProcessEnv = process.env): string {
 export function workerDeploymentOptions(opts: DeploymentOptions): WorkerDeploymentOptions {
   return {
     useWorkerVersioning: true,
-    version: { deploymentName: opts.deploymentName ?? DEFAULT_DEPLOYMENT_NAME, buildId: opts.buildId ?? defaultBuildId() },
+    version: {
+      deploymentName: opts.deploymentName ?? DEFAULT_DEPLOYMENT_NAME,
+      buildId: opts.buildId ?? defaultBuildId(),
+    },
     defaultVersioningBehavior: 'PINNED',
   };
 }
@@ -54,7 +64,12 @@ export function workerDeploymentOptions(opts: DeploymentOptions): WorkerDeployme
  * Makes `version` the current version of its deployment, retrying while the server has not yet seen a poller of it
  * (a worker registers its version with its first poll). Resolves once the server accepted it; rejects after `timeoutMs`.
  */
-export async function setCurrentVersion(client: Client, namespace: string, version: { deploymentName: string; buildId: string }, timeoutMs = 60_000): Promise<void> {
+export async function setCurrentVersion(
+  client: Client,
+  namespace: string,
+  version: { deploymentName: string; buildId: string },
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
     try {
@@ -72,7 +87,10 @@ export async function setCurrentVersion(client: Client, namespace: string, versi
       });
       return;
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`could not make build ${version.buildId} current in deployment ${version.deploymentName}: ${String(err)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `could not make build ${version.buildId} current in deployment ${version.deploymentName}: ${String(err)}`,
+        );
       await new Promise((r) => setTimeout(r, delay));
     }
   }

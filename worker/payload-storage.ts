@@ -11,7 +11,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ExternalStorage, StorageDriverClaim, type DataConverter, type Payload, type StorageDriver } from '@temporalio/common';
+import {
+  ExternalStorage,
+  StorageDriverClaim,
+  type DataConverter,
+  type Payload,
+  type StorageDriver,
+} from '@temporalio/common';
 import proto from '@temporalio/proto';
 
 // a CommonJS module: named imports fail under plain Node ESM (the CLI)
@@ -70,9 +76,12 @@ export class FileStorageDriver implements StorageDriver {
     return Promise.all(
       claims.map(async (c) => {
         const sha256 = c.claimData.sha256;
-        if (!sha256 || !/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`keel-fs: bad claim ${JSON.stringify(c.claimData)}`);
+        if (!sha256 || !/^[0-9a-f]{64}$/.test(sha256))
+          throw new Error(`keel-fs: bad claim ${JSON.stringify(c.claimData)}`);
         const bytes = await readFile(this.path(sha256)).catch((err: NodeJS.ErrnoException) => {
-          throw new Error(`keel-fs: payload ${sha256} not found under ${this.dir} (${err.code}); every worker and client must share the payload directory`);
+          throw new Error(
+            `keel-fs: payload ${sha256} not found under ${this.dir} (${err.code}); every worker and client must share the payload directory`,
+          );
         });
         return PayloadProto.decode(bytes) as Payload;
       }),
@@ -84,7 +93,10 @@ export class FileStorageDriver implements StorageDriver {
 export function externalStorageOf(option: PayloadStorageOption | undefined): ExternalStorage | undefined {
   if (option === false) return undefined;
   const driver = option?.driver ?? new FileStorageDriver(option?.dir);
-  return new ExternalStorage({ drivers: [driver], ...(option?.thresholdBytes !== undefined ? { payloadSizeThreshold: option.thresholdBytes } : {}) });
+  return new ExternalStorage({
+    drivers: [driver],
+    ...(option?.thresholdBytes !== undefined ? { payloadSizeThreshold: option.thresholdBytes } : {}),
+  });
 }
 
 /** Keel's data converter: the default converters plus external storage (unless `payloadStorage` is `false`). */

@@ -41,7 +41,13 @@ export { WORKFLOWS_PATH };
 
 export const KEEL_PLUGIN_NAME = 'keel';
 // node_modules/@temporalio/workflow/package.json → node_modules/.cache/keel-workflows
-const MERGED_DIR = join(dirname(createRequire(import.meta.url).resolve('@temporalio/workflow/package.json')), '..', '..', '.cache', 'keel-workflows');
+const MERGED_DIR = join(
+  dirname(createRequire(import.meta.url).resolve('@temporalio/workflow/package.json')),
+  '..',
+  '..',
+  '.cache',
+  'keel-workflows',
+);
 
 export interface KeelPluginOptions {
   tools?: ToolDefinition[];
@@ -98,7 +104,9 @@ export class KeelPlugin extends SimplePlugin {
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,
       largePayloads: opts.largePayloads === true,
-      transcript: { read: (workflowId, from, limit) => queryTranscriptSource(activityClient()).read(workflowId, from, limit) },
+      transcript: {
+        read: (workflowId, from, limit) => queryTranscriptSource(activityClient()).read(workflowId, from, limit),
+      },
       searchAttributesReady: searchAttributesProbe(),
       requestCancel: async (workflowId, runId) => {
         await activityClient().workflow.getHandle(workflowId, runId).cancel();

@@ -10,14 +10,19 @@ import type { WorkerOptions } from '@temporalio/worker';
 const sourceEntry = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 /** The workflows' entry file: `workflows/index.ts` in a source checkout, `dist/workflows/index.js` when compiled. */
-export const WORKFLOWS_PATH = existsSync(sourceEntry) ? sourceEntry : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
+export const WORKFLOWS_PATH = existsSync(sourceEntry)
+  ? sourceEntry
+  : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
 /** Where `npm run build` writes the prebuilt bundle: `dist/workflow-bundle.js` (relative to `dist/worker/`). */
 export const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
 /** The worker options that choose the workflow code (see the file comment for the order). */
-export function workflowCode(bundle?: WorkerOptions['workflowBundle']): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+export function workflowCode(
+  bundle?: WorkerOptions['workflowBundle'],
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   if (bundle) return { workflowBundle: bundle };
-  if (!existsSync(sourceEntry) && existsSync(PREBUILT_BUNDLE_PATH)) return { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } };
+  if (!existsSync(sourceEntry) && existsSync(PREBUILT_BUNDLE_PATH))
+    return { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } };
   return { workflowsPath: WORKFLOWS_PATH };
 }

@@ -36,7 +36,11 @@ export function modelActivities(config: Omit<AgentRunInput, 'prompt' | 'messages
 }
 
 /** Options of one tool activity: only idempotent tools are retried after infrastructure failures (docs/architecture.md#retries). */
-export function toolActivityOptions(config: Omit<AgentRunInput, 'prompt' | 'messages'>, tool: ToolInfo | undefined, summary: string): ActivityOptions {
+export function toolActivityOptions(
+  config: Omit<AgentRunInput, 'prompt' | 'messages'>,
+  tool: ToolInfo | undefined,
+  summary: string,
+): ActivityOptions {
   const retry: RetryPolicy = tool?.idempotent
     ? {
         maximumAttempts: tool.retry?.maximumAttempts ?? 5,

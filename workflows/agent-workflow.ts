@@ -13,7 +13,13 @@ import {
   TemporalFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import { cannotContinueFrom, CANNOT_CONTINUE_EMPTY, ErrorType, UNEXPECTED_SECOND_ARGUMENT, workflowBug } from '../common/errors.js';
+import {
+  cannotContinueFrom,
+  CANNOT_CONTINUE_EMPTY,
+  ErrorType,
+  UNEXPECTED_SECOND_ARGUMENT,
+  workflowBug,
+} from '../common/errors.js';
 import { emptyUsage, messageText } from '../common/messages.js';
 import { prefixDigests } from '../common/transcript-digest.js';
 import { lastAssistant } from './details.js';
@@ -48,7 +54,12 @@ setWorkflowOptions({ failureExceptionTypes: [Error] }, agentWorkflow);
 
 async function session(input: AgentRunInput, carried?: SessionState): Promise<AgentRunResult> {
   if (carried !== undefined && !isSessionState(carried)) {
-    throw ApplicationFailure.create({ type: ErrorType.InvalidAgentInput, message: UNEXPECTED_SECOND_ARGUMENT, nonRetryable: true, details: [[UNEXPECTED_SECOND_ARGUMENT]] });
+    throw ApplicationFailure.create({
+      type: ErrorType.InvalidAgentInput,
+      message: UNEXPECTED_SECOND_ARGUMENT,
+      nonRetryable: true,
+      details: [[UNEXPECTED_SECOND_ARGUMENT]],
+    });
   }
   const info = workflowInfo();
   const s: Session = {
@@ -97,11 +108,16 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
         continue;
       }
       // a task ends here; messages still queued (after maxTurns, an error or an interrupt) are returned unprocessed
-      if ((st.config.mode ?? 'task') === 'task') return finish(s, end.reason === 'error' ? 'failed' : ranToStop && end.reason === 'stop' ? 'completed' : 'stopped');
+      if ((st.config.mode ?? 'task') === 'task')
+        return finish(
+          s,
+          end.reason === 'error' ? 'failed' : ranToStop && end.reason === 'stop' ? 'completed' : 'stopped',
+        );
     }
     // the session is idle
     if (cancelRequested(s)) return cancelled(s, temporalCancelled);
-    if (workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCH.upgradeOnIdle)) return continueWith(s, input, undefined, true);
+    if (workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCH.upgradeOnIdle))
+      return continueWith(s, input, undefined, true);
     if (hasQueued(s) && patched(PATCH.answerQueued)) {
       s.abort = undefined;
       start = nextStart(s); // a waiting session with queued messages answers them
@@ -115,7 +131,11 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
     try {
       // a deploy wakes it too (refreshed by any workflow task; 0.1.0 ran unversioned, where this is always false)
       arrived = await condition(
-        () => st.received > seen || cancelRequested(s) || s.endRequested === true || workflowInfo().targetWorkerDeploymentVersionChanged,
+        () =>
+          st.received > seen ||
+          cancelRequested(s) ||
+          s.endRequested === true ||
+          workflowInfo().targetWorkerDeploymentVersionChanged,
         st.config.idleTimeout ?? '1h',
       );
     } catch (err) {
@@ -137,14 +157,23 @@ function isSessionState(c: unknown): c is SessionState {
   if (!c || typeof c !== 'object' || Array.isArray(c)) return false;
   const v = c as Record<string, unknown>;
   return (
-    !!v.config && typeof v.config === 'object' && Array.isArray(v.transcript) && Array.isArray(v.steering) && Array.isArray(v.followUps) &&
-    Array.isArray(v.tools) && !!v.usage && typeof v.usage === 'object' && typeof v.turns === 'number' && typeof v.newFrom === 'number'
+    !!v.config &&
+    typeof v.config === 'object' &&
+    Array.isArray(v.transcript) &&
+    Array.isArray(v.steering) &&
+    Array.isArray(v.followUps) &&
+    Array.isArray(v.tools) &&
+    !!v.usage &&
+    typeof v.usage === 'object' &&
+    typeof v.turns === 'number' &&
+    typeof v.newFrom === 'number'
   );
 }
 
 /** Temporal's own failures, cancellation and continue-as-new pass through; anything else is a bug in this code. */
 function asRunFailure(err: unknown): unknown {
-  if (err instanceof TemporalFailure || isCancellation(err) || (err instanceof Error && err.name === 'ContinueAsNew')) return err;
+  if (err instanceof TemporalFailure || isCancellation(err) || (err instanceof Error && err.name === 'ContinueAsNew'))
+    return err;
   const message = err instanceof Error ? err.message : String(err);
   return ApplicationFailure.create({ type: ErrorType.WorkflowBug, message: workflowBug(message), nonRetryable: true });
 }
@@ -196,7 +225,12 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
   if (errors.length > 0) {
     s.state.status = 'failed';
     s.state.lastError = `Invalid AgentRunInput: ${errors.join('; ')}`;
-    throw ApplicationFailure.create({ type: ErrorType.InvalidAgentInput, message: s.state.lastError, nonRetryable: true, details: [errors] });
+    throw ApplicationFailure.create({
+      type: ErrorType.InvalidAgentInput,
+      message: s.state.lastError,
+      nonRetryable: true,
+      details: [errors],
+    });
   }
   s.state.tools = check.tools;
   s.state.searchAttributes = check.searchAttributes;
@@ -208,7 +242,8 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
 /** Pi's `Agent.continue()` from an assistant tail: steering first (initial steering poll suppressed), else follow-ups. */
 function nextStart(s: Session): RunStart {
   const { steering, followUps, config } = s.state;
-  if (steering.length > 0) return { prompts: drain(steering, config.steeringMode ?? 'one-at-a-time'), suppressSteeringPoll: true };
+  if (steering.length > 0)
+    return { prompts: drain(steering, config.steeringMode ?? 'one-at-a-time'), suppressSteeringPoll: true };
   return { prompts: drain(followUps, config.followUpMode ?? 'one-at-a-time') };
 }
 
@@ -220,7 +255,6 @@ function cancelRequested(s: Session): boolean {
 function hasQueued(s: Session): boolean {
   return s.state.steering.length > 0 || s.state.followUps.length > 0;
 }
-
 
 function result(s: Session, status: RunStatus): AgentRunResult {
   const st = s.state;
@@ -248,7 +282,12 @@ async function finish(s: Session, status: RunStatus): Promise<AgentRunResult> {
   await beforeClose();
   const r = result(s, status);
   if (status === 'failed') {
-    throw ApplicationFailure.create({ type: ErrorType.AgentRunFailed, message: r.error ?? 'agent run failed', nonRetryable: true, details: [r] });
+    throw ApplicationFailure.create({
+      type: ErrorType.AgentRunFailed,
+      message: r.error ?? 'agent run failed',
+      nonRetryable: true,
+      details: [r],
+    });
   }
   return r;
 }
@@ -267,7 +306,8 @@ async function cancelled(s: Session, temporalCancelled: boolean): Promise<never>
     const target = { workflowId: info.workflowId, runId: info.runId };
     const summary = `cancel: ${s.cancelReason ?? 'cancelled'}`;
     // a local activity: its result is a marker of this task, so no activity completion can race the cancellation
-    if (patched(PATCH.cancelFromLocalActivity)) await localSetupActivities.requestCancel.executeWithOptions({ summary }, [target]);
+    if (patched(PATCH.cancelFromLocalActivity))
+      await localSetupActivities.requestCancel.executeWithOptions({ summary }, [target]);
     else await setupActivities.requestCancel.executeWithOptions({ summary }, [target]);
   }
   await condition(() => false);
@@ -278,13 +318,20 @@ async function cancelled(s: Session, temporalCancelled: boolean): Promise<never>
  * Continues as new, carrying the session. `upgrade`: the new run starts on the deployment's current version (an idle
  * session after a deploy) instead of staying pinned to this run's build.
  */
-async function continueWith(s: Session, input: AgentRunInput, position: SessionState['position'], upgrade = false): Promise<never> {
+async function continueWith(
+  s: Session,
+  input: AgentRunInput,
+  position: SessionState['position'],
+  upgrade = false,
+): Promise<never> {
   const st = s.state;
   st.position = position;
   st.eventSeq = s.events.seq;
   st.continuedAsNew += 1;
   await beforeContinueAsNew(s);
   const options = upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
-  return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)({ model: input.model }, st);
+  return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)(
+    { model: input.model },
+    st,
+  );
 }
-

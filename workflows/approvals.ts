@@ -48,13 +48,19 @@ const pendingOf = (st: SessionState): StoredPendingApproval[] => (st.pendingAppr
 const recordsOf = (st: SessionState): StoredApprovalRecord[] => (st.approvals ??= []);
 
 function findPending(st: SessionState, toolCallId: string, assistantIndex?: number): StoredPendingApproval | undefined {
-  return pendingOf(st).find((p) => p.toolCallId === toolCallId && (assistantIndex === undefined || p.assistantIndex === assistantIndex));
+  return pendingOf(st).find(
+    (p) => p.toolCallId === toolCallId && (assistantIndex === undefined || p.assistantIndex === assistantIndex),
+  );
 }
 
 function findRecord(st: SessionState, toolCallId: string, assistantIndex?: number): StoredApprovalRecord | undefined {
   const list = recordsOf(st);
   for (let i = list.length - 1; i >= 0; i--) {
-    if (list[i].toolCallId === toolCallId && (assistantIndex === undefined || list[i].assistantIndex === assistantIndex)) return list[i];
+    if (
+      list[i].toolCallId === toolCallId &&
+      (assistantIndex === undefined || list[i].assistantIndex === assistantIndex)
+    )
+      return list[i];
   }
   return undefined;
 }
@@ -66,7 +72,13 @@ export function isPending(s: Session, toolCallId: string, assistantIndex: number
 
 /** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt }` each. */
 export function publicPending(s: Session): PendingApproval[] {
-  return pendingOf(s.state).map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({ toolCallId, toolName, args, argsDigest, requestedAt }));
+  return pendingOf(s.state).map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
+    toolCallId,
+    toolName,
+    args,
+    argsDigest,
+    requestedAt,
+  }));
 }
 
 export function publicApprovals(s: Session): ApprovalRecord[] {
@@ -90,7 +102,13 @@ function timeoutText(t: string | number): string {
 }
 
 /** Moves a pending call to the decided records. */
-function decide(s: Session, p: StoredPendingApproval, decision: ApprovalVerdict, approver: string, reason?: string): StoredApprovalRecord {
+function decide(
+  s: Session,
+  p: StoredPendingApproval,
+  decision: ApprovalVerdict,
+  approver: string,
+  reason?: string,
+): StoredApprovalRecord {
   const st = s.state;
   const record: StoredApprovalRecord = {
     toolCallId: p.toolCallId,
@@ -120,28 +138,60 @@ function suspendDue(s: Session): boolean {
  * Waits for the decision on `call` (of the assistant message at `assistantIndex`), registering it as pending unless
  * it already is (a batch resumed after continue-as-new).
  */
-export async function awaitApproval(s: Session, call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait> {
+export async function awaitApproval(
+  s: Session,
+  call: ToolCall,
+  assistantIndex: number,
+  args: unknown,
+  argsDigest: string,
+): Promise<ApprovalWait> {
   const st = s.state;
   let pending = findPending(st, call.id, assistantIndex);
   if (!pending) {
     const timeout = st.config.approvalTimeout ?? DEFAULT_APPROVAL_TIMEOUT;
     const requestedAt = workflowNow();
-    pending = { toolCallId: call.id, toolName: call.name, args, argsDigest, requestedAt, assistantIndex, expiresAt: requestedAt + msToNumber(timeout), timeout: timeoutText(timeout) };
+    pending = {
+      toolCallId: call.id,
+      toolName: call.name,
+      args,
+      argsDigest,
+      requestedAt,
+      assistantIndex,
+      expiresAt: requestedAt + msToNumber(timeout),
+      timeout: timeoutText(timeout),
+    };
     pendingOf(st).push(pending);
   }
   updateStatus(s);
-  const decided = () => findRecord(st, call.id, assistantIndex) !== undefined && !findPending(st, call.id, assistantIndex);
+  const decided = () =>
+    findRecord(st, call.id, assistantIndex) !== undefined && !findPending(st, call.id, assistantIndex);
   const remaining = pending.expiresAt - workflowNow();
-  const inTime = remaining > 0 && (decided() || s.abort !== undefined || (await condition(() => decided() || s.abort !== undefined || suspendDue(s), remaining)));
+  const inTime =
+    remaining > 0 &&
+    (decided() ||
+      s.abort !== undefined ||
+      (await condition(() => decided() || s.abort !== undefined || suspendDue(s), remaining)));
   const record = decided() ? findRecord(st, call.id, assistantIndex) : undefined;
-  if (record) return record.decision === 'approved' ? { kind: 'approved', record: publicRecord(record) } : refused(toolDenied(call.name, record.approver, record.reason), record);
+  if (record)
+    return record.decision === 'approved'
+      ? { kind: 'approved', record: publicRecord(record) }
+      : refused(toolDenied(call.name, record.approver, record.reason), record);
   if (s.abort) return refused(OPERATION_ABORTED, decide(s, pending, 'denied', SYSTEM_APPROVER, OPERATION_ABORTED));
-  if (!inTime) return refused(toolNotApproved(call.name, pending.timeout), decide(s, pending, 'timed-out', SYSTEM_APPROVER));
+  if (!inTime)
+    return refused(toolNotApproved(call.name, pending.timeout), decide(s, pending, 'timed-out', SYSTEM_APPROVER));
   return { kind: 'suspend' };
 }
 
 function refused(text: string, record: StoredApprovalRecord): ApprovalWait {
-  return { kind: 'refused', outcome: { content: [{ type: 'text', text }], details: { approval: publicRecord(record) }, isError: true, timestamp: workflowNow() } };
+  return {
+    kind: 'refused',
+    outcome: {
+      content: [{ type: 'text', text }],
+      details: { approval: publicRecord(record) },
+      isError: true,
+      timestamp: workflowNow(),
+    },
+  };
 }
 
 /** The `approve` / `deny` Updates: validated against the pending calls; answer the decision record. */

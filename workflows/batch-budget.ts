@@ -6,7 +6,16 @@
  * `patched('keel-batch-budget')`: a 0.1.0 batch never had a budget applied.
  */
 import { getExternalWorkflowHandle, isCancellation, patched } from '@temporalio/workflow';
-import { budgetExceededText, budgetLines, budgetReached, describeLine, tighter, type Budget, type BudgetLine, type Spent } from '../common/budget.js';
+import {
+  budgetExceededText,
+  budgetLines,
+  budgetReached,
+  describeLine,
+  tighter,
+  type Budget,
+  type BudgetLine,
+  type Spent,
+} from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
 import { budgetStopSignal } from './definitions.js';
 
@@ -59,8 +68,10 @@ export class BatchBudget {
     const spent = this.spentSoFar();
     const left: Budget = {};
     if (this.budget.maxTokens !== undefined) left.maxTokens = Math.max(1, this.budget.maxTokens - spent.tokens);
-    if (this.budget.maxCostUsd !== undefined) left.maxCostUsd = Math.max(1e-6, Math.round((this.budget.maxCostUsd - spent.costUsd) * 1e6) / 1e6);
-    if (this.budget.maxModelCalls !== undefined) left.maxModelCalls = Math.max(1, this.budget.maxModelCalls - spent.modelCalls);
+    if (this.budget.maxCostUsd !== undefined)
+      left.maxCostUsd = Math.max(1e-6, Math.round((this.budget.maxCostUsd - spent.costUsd) * 1e6) / 1e6);
+    if (this.budget.maxModelCalls !== undefined)
+      left.maxModelCalls = Math.max(1, this.budget.maxModelCalls - spent.modelCalls);
     return { ...task, budget: tighter(task.budget, left) };
   }
 
@@ -82,7 +93,9 @@ export class BatchBudget {
   }
 
   progress(): { budget?: BatchBudgetProgress } {
-    return this.budget ? { budget: { lines: budgetLines(this.budget, this.spentSoFar()), spent: this.st.budgetSpent === true } } : {};
+    return this.budget
+      ? { budget: { lines: budgetLines(this.budget, this.spentSoFar()), spent: this.st.budgetSpent === true } }
+      : {};
   }
 
   /** A line of the batch's current details: `budget: tokens 1200 of 2000 · spent — no further task starts`. */

@@ -108,7 +108,10 @@ export interface BatchPageReply {
 }
 
 export const progressQuery = defineQuery<BatchProgress>('progress');
-export const resultsQuery = defineQuery<{ results: BatchTaskResult[]; total: number }, [{ from?: number; limit?: number }?]>('results');
+export const resultsQuery = defineQuery<
+  { results: BatchTaskResult[]; total: number },
+  [{ from?: number; limit?: number }?]
+>('results');
 /** Batch → page holder: send me tasks [from, from + limit) of your page. */
 export const pageRequestSignal = defineSignal<[BatchPageRequest]>('pageRequest');
 /** Page holder → batch: the requested slice. */

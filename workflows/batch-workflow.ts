@@ -65,7 +65,10 @@ export interface BatchCarried extends Omit<AgentBatchResult, 'total'>, BatchBudg
   outcomes: (CompactOutcome | null)[];
 }
 
-export async function agentBatchWorkflow(input: AgentBatchInput | BatchPageHolderInput, carried?: BatchCarried): Promise<AgentBatchResult | { released: boolean }> {
+export async function agentBatchWorkflow(
+  input: AgentBatchInput | BatchPageHolderInput,
+  carried?: BatchCarried,
+): Promise<AgentBatchResult | { released: boolean }> {
   if (input && typeof input === 'object' && 'taskPage' in input) return holdPage(input);
   return runBatch(input as AgentBatchInput, carried);
 }
@@ -76,14 +79,19 @@ function checkInput(input: AgentBatchInput): string[] {
   const t = input.tasks as unknown;
   if (!Array.isArray(t)) {
     const pages = (t as BatchPageRef | undefined)?.pages;
-    if (!Array.isArray(pages) || pages.some((p) => !p || typeof p.workflowId !== 'string' || !Number.isInteger(p.count) || p.count < 0)) {
+    if (
+      !Array.isArray(pages) ||
+      pages.some((p) => !p || typeof p.workflowId !== 'string' || !Number.isInteger(p.count) || p.count < 0)
+    ) {
       errors.push('tasks: must be an array of AgentRunInput, or { pages: [{ workflowId, count }] }');
     }
   } else if (t.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) {
     errors.push('tasks: every task must be an AgentRunInput object');
   }
-  if (input.concurrency !== undefined && (!Number.isInteger(input.concurrency) || input.concurrency < 1)) errors.push('concurrency: must be an integer >= 1');
-  if (input.taskQueue !== undefined && (typeof input.taskQueue !== 'string' || !input.taskQueue)) errors.push('taskQueue: must be a non-empty string');
+  if (input.concurrency !== undefined && (!Number.isInteger(input.concurrency) || input.concurrency < 1))
+    errors.push('concurrency: must be an integer >= 1');
+  if (input.taskQueue !== undefined && (typeof input.taskQueue !== 'string' || !input.taskQueue))
+    errors.push('taskQueue: must be a non-empty string');
   const budgetErrors = budgetFieldErrors(input.budget);
   errors.push(...budgetErrors);
   for (const k of ['continueAsNewAfterEvents', 'continueAsNewAfterBytes', 'continueAsNewAfterTasks'] as const) {
@@ -96,18 +104,30 @@ function checkInput(input: AgentBatchInput): string[] {
 /** `budget.maxTokens: must be an integer >= 1`, … (the batch checks its own input: it has no validation activity). */
 function budgetFieldErrors(budget: unknown): string[] {
   if (budget === undefined) return [];
-  if (!budget || typeof budget !== 'object' || Array.isArray(budget)) return ['budget: must be an object { maxTokens?, maxCostUsd?, maxModelCalls? }'];
+  if (!budget || typeof budget !== 'object' || Array.isArray(budget))
+    return ['budget: must be an object { maxTokens?, maxCostUsd?, maxModelCalls? }'];
   const errors: string[] = [];
   const b = budget as Record<string, unknown>;
-  for (const key of Object.keys(b)) if (!['maxTokens', 'maxCostUsd', 'maxModelCalls'].includes(key)) errors.push(`budget.${key}: unknown field`);
-  for (const k of ['maxTokens', 'maxModelCalls']) if (b[k] !== undefined && (!Number.isInteger(b[k]) || (b[k] as number) < 1)) errors.push(`budget.${k}: must be an integer >= 1`);
-  if (b.maxCostUsd !== undefined && (typeof b.maxCostUsd !== 'number' || !(b.maxCostUsd > 0))) errors.push('budget.maxCostUsd: must be a number > 0');
+  for (const key of Object.keys(b))
+    if (!['maxTokens', 'maxCostUsd', 'maxModelCalls'].includes(key)) errors.push(`budget.${key}: unknown field`);
+  for (const k of ['maxTokens', 'maxModelCalls'])
+    if (b[k] !== undefined && (!Number.isInteger(b[k]) || (b[k] as number) < 1))
+      errors.push(`budget.${k}: must be an integer >= 1`);
+  if (b.maxCostUsd !== undefined && (typeof b.maxCostUsd !== 'number' || !(b.maxCostUsd > 0)))
+    errors.push('budget.maxCostUsd: must be a number > 0');
   return errors;
 }
 
 function summaryOf(task: AgentRunInput, index: number): string {
   const p = task.prompt;
-  const text = typeof p === 'string' ? p : Array.isArray(p) && p.length ? (typeof p[0] === 'string' ? p[0] : JSON.stringify(p[0]?.content ?? '')) : '(continue)';
+  const text =
+    typeof p === 'string'
+      ? p
+      : Array.isArray(p) && p.length
+        ? typeof p[0] === 'string'
+          ? p[0]
+          : JSON.stringify(p[0]?.content ?? '')
+        : '(continue)';
   const line = `#${index} ${text.split('\n', 1)[0]}`;
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
@@ -117,7 +137,10 @@ function clip(text: string): string {
 }
 
 /** The outcome of a child from its result or its failure: failures are recorded, not thrown. */
-function outcomeOf(result: AgentRunResult | undefined, err: unknown): { status: RunStatus; turns: number; tokens: number; cost: number; modelCalls?: number; error?: string } {
+function outcomeOf(
+  result: AgentRunResult | undefined,
+  err: unknown,
+): { status: RunStatus; turns: number; tokens: number; cost: number; modelCalls?: number; error?: string } {
   const fromResult = (r: AgentRunResult, status: RunStatus = r.status) => ({
     status,
     turns: r.turns ?? 0,
@@ -137,7 +160,12 @@ function outcomeOf(result: AgentRunResult | undefined, err: unknown): { status: 
     if (isCancellation(cause)) return bare('cancelled', 'cancelled');
     if (cause instanceof TerminatedFailure) return bare('failed', 'terminated');
     if (cause instanceof TimeoutFailure) return bare('failed', 'timed out');
-    return bare('failed', cause instanceof ApplicationFailure && cause.type ? `${cause.type}: ${cause.message}` : (cause?.message ?? (err as Error).message));
+    return bare(
+      'failed',
+      cause instanceof ApplicationFailure && cause.type
+        ? `${cause.type}: ${cause.message}`
+        : (cause?.message ?? (err as Error).message),
+    );
   }
   return bare('failed', err instanceof Error ? err.message : String(err));
 }
@@ -145,7 +173,12 @@ function outcomeOf(result: AgentRunResult | undefined, err: unknown): { status: 
 async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise<AgentBatchResult> {
   const errors = checkInput(input);
   if (errors.length > 0) {
-    throw ApplicationFailure.create({ type: 'InvalidAgentBatchInput', message: `Invalid AgentBatchInput: ${errors.join('; ')}`, nonRetryable: true, details: [errors] });
+    throw ApplicationFailure.create({
+      type: 'InvalidAgentBatchInput',
+      message: `Invalid AgentBatchInput: ${errors.join('; ')}`,
+      nonRetryable: true,
+      details: [errors],
+    });
   }
   const info = workflowInfo();
   const batchId = info.workflowId;
@@ -198,7 +231,9 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
     );
   };
 
-  setHandler(progressQuery, progress, { description: 'Batch progress: total, done, failed, running, queued, tokens, cost.' });
+  setHandler(progressQuery, progress, {
+    description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
+  });
   setHandler(
     resultsQuery,
     (opts) => {
@@ -209,12 +244,23 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
         const o = st.outcomes[i];
         const workflowId = `${batchId}-${i}`;
         if (o) {
-          results.push({ index: i, workflowId, status: STATUS_CODES[o[0]], turns: o[1], tokens: o[2], cost: o[3], ...(o[4] ? { error: o[4] } : {}) });
+          results.push({
+            index: i,
+            workflowId,
+            status: STATUS_CODES[o[0]],
+            turns: o[1],
+            tokens: o[2],
+            cost: o[3],
+            ...(o[4] ? { error: o[4] } : {}),
+          });
         } else results.push({ index: i, workflowId, status: running.has(i) ? 'running' : 'queued' });
       }
       return { results, total };
     },
-    { description: 'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; full results are the children’s.' },
+    {
+      description:
+        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; full results are the children’s.',
+    },
   );
 
   // --- tasks from page holders --------------------------------------------------------------------------------------
@@ -229,7 +275,8 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
       if (i >= st.next) buffer.set(i, t);
     });
     // a reply cut short (too many bytes) leaves the rest to be asked for again
-    if (base + reply.from === lastRequestStart) requestedUpTo = Math.min(requestedUpTo, base + reply.from + reply.tasks.length);
+    if (base + reply.from === lastRequestStart)
+      requestedUpTo = Math.min(requestedUpTo, base + reply.from + reply.tasks.length);
   });
   const locate = (i: number): { page: number; offset: number } => {
     let p = pageStarts.length - 1;
@@ -277,13 +324,22 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
     if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
     else {
       st.failed += 1;
-      if (st.failures.length < MAX_FAILURES_KEPT) st.failures.push({ index: i, workflowId: `${batchId}-${i}`, status: o.status, ...(o.error ? { error: o.error } : {}) });
+      if (st.failures.length < MAX_FAILURES_KEPT)
+        st.failures.push({
+          index: i,
+          workflowId: `${batchId}-${i}`,
+          status: o.status,
+          ...(o.error ? { error: o.error } : {}),
+        });
     }
     st.tokens += o.tokens;
     st.cost += o.cost;
     finishedHere += 1;
     running.delete(i);
-    budget.recorded(o.modelCalls ?? 0, [...running].map((k) => `${batchId}-${k}`));
+    budget.recorded(
+      o.modelCalls ?? 0,
+      [...running].map((k) => `${batchId}-${k}`),
+    );
   };
   const launch = (i: number, task: AgentRunInput) => {
     running.add(i);
@@ -293,13 +349,15 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
       ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
       staticSummary: summaryOf(task, i),
       staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
-    }).then(
-      (r) => record(i, r, undefined),
-      (err) => record(i, undefined, err),
-    ).finally(() => {
-      running.delete(i);
-      publish();
-    });
+    })
+      .then(
+        (r) => record(i, r, undefined),
+        (err) => record(i, undefined, err),
+      )
+      .finally(() => {
+        running.delete(i);
+        publish();
+      });
   };
   const shouldContinueAsNew = (): boolean => {
     const now = workflowInfo();
@@ -326,7 +384,11 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
         const task = await taskAt(i);
         st.next = i + 1;
         if (task === undefined) {
-          record(i, undefined, new Error(`task ${i} could not be read from its page holder ${pages[locate(i).page]?.workflowId}`));
+          record(
+            i,
+            undefined,
+            new Error(`task ${i} could not be read from its page holder ${pages[locate(i).page]?.workflowId}`),
+          );
           continue;
         }
         launch(i, task);
@@ -346,7 +408,10 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
   } finally {
     if (st.done + st.failed >= total || CancellationScope.current().consideredCancelled) {
       await CancellationScope.nonCancellable(async () => {
-        for (const p of pages) await getExternalWorkflowHandle(p.workflowId).signal(pageReleaseSignal).catch(() => undefined);
+        for (const p of pages)
+          await getExternalWorkflowHandle(p.workflowId)
+            .signal(pageReleaseSignal)
+            .catch(() => undefined);
       });
     }
   }
@@ -372,7 +437,9 @@ function notStarted(error: string): AgentRunResult {
 async function holdPage(input: BatchPageHolderInput): Promise<{ released: boolean }> {
   const requests: BatchPageRequest[] = [];
   let released = false;
-  setHandler(pageRequestSignal, (r) => void requests.push(r), { description: 'Send tasks [from, from + limit) of this page to replyTo.' });
+  setHandler(pageRequestSignal, (r) => void requests.push(r), {
+    description: 'Send tasks [from, from + limit) of this page to replyTo.',
+  });
   setHandler(pageReleaseSignal, () => void (released = true), { description: 'The batch is finished: complete.' });
   setCurrentDetails(`**task page** · ${input.taskPage.length} tasks`);
   for (;;) {
@@ -393,6 +460,7 @@ async function holdPage(input: BatchPageHolderInput): Promise<{ released: boolea
     }
     if (released) return { released: true };
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historySize > 16 * 1024 * 1024) return await continueAsNew<typeof agentBatchWorkflow>(input);
+    if (info.continueAsNewSuggested || info.historySize > 16 * 1024 * 1024)
+      return await continueAsNew<typeof agentBatchWorkflow>(input);
   }
 }

@@ -40,7 +40,10 @@ export function registerBudgetHandlers(s: Session): void {
     (text) => {
       s.state.budgetStop ??= text;
     },
-    { description: 'A budget above this run is spent: stop before the next model call (status stopped, error = the text).' },
+    {
+      description:
+        'A budget above this run is spent: stop before the next model call (status stopped, error = the text).',
+    },
   );
 }
 

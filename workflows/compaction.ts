@@ -5,7 +5,13 @@
  * appends the compaction entry to the transcript. Its command changes are behind `patched('keel-compaction')`.
  */
 import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
-import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, compactionEntry, estimateContext, planCompaction } from '../common/compaction.js';
+import {
+  DEFAULT_KEEP_RECENT_TOKENS,
+  DEFAULT_RESERVE_TOKENS,
+  compactionEntry,
+  estimateContext,
+  planCompaction,
+} from '../common/compaction.js';
 import { ErrorType } from '../common/errors.js';
 import { addUsage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
@@ -24,7 +30,11 @@ function settings(s: Session): { window: number; reserve: number; keep: number }
   if (c === false) return undefined;
   const window = c?.contextWindow ?? s.state.contextWindow;
   if (!window) return undefined;
-  return { window, reserve: c?.reserveTokens ?? DEFAULT_RESERVE_TOKENS, keep: c?.keepRecentTokens ?? DEFAULT_KEEP_RECENT_TOKENS };
+  return {
+    window,
+    reserve: c?.reserveTokens ?? DEFAULT_RESERVE_TOKENS,
+    keep: c?.keepRecentTokens ?? DEFAULT_KEEP_RECENT_TOKENS,
+  };
 }
 
 /**
@@ -44,32 +54,49 @@ export async function compactIfNeeded(s: Session, reason: 'threshold' | 'overflo
   const summarized = plan.keepFrom - plan.from;
   try {
     const result = await inflight(s, () =>
-      modelActivities(config).compact.executeWithOptions({ summary: `compact · ${summarized} messages · ~${tokens} tokens (${reason})` }, [
-        {
-          run: s.run,
-          messageCount: transcript.length,
-          digest: s.digests[transcript.length],
-          model: config.model,
-          options: config.modelOptions ?? {},
-          from: plan.from,
-          keepFrom: plan.keepFrom,
-          ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
-          ...budgetLeft(s),
-        },
-      ]),
+      modelActivities(config).compact.executeWithOptions(
+        { summary: `compact · ${summarized} messages · ~${tokens} tokens (${reason})` },
+        [
+          {
+            run: s.run,
+            messageCount: transcript.length,
+            digest: s.digests[transcript.length],
+            model: config.model,
+            options: config.modelOptions ?? {},
+            from: plan.from,
+            keepFrom: plan.keepFrom,
+            ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
+            ...budgetLeft(s),
+          },
+        ],
+      ),
     );
     s.state.usage = addUsage(addUsage(s.state.usage, result.usage), result.failedAttemptsUsage);
     afterModelCall(s);
-    appendMessage(s, compactionEntry(result.summary, { firstKept: plan.keepFrom, tokensBefore: tokens, reason }, workflowNow()));
+    appendMessage(
+      s,
+      compactionEntry(result.summary, { firstKept: plan.keepFrom, tokensBefore: tokens, reason }, workflowNow()),
+    );
     s.events.emit({ type: 'compaction', reason, firstKept: plan.keepFrom, summarized, tokensBefore: tokens });
     return 'compacted';
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
-    s.state.usage = addUsage(s.state.usage, cause instanceof ApplicationFailure ? (cause.details?.[0] as { usage?: Usage } | undefined)?.usage : undefined);
+    s.state.usage = addUsage(
+      s.state.usage,
+      cause instanceof ApplicationFailure ? (cause.details?.[0] as { usage?: Usage } | undefined)?.usage : undefined,
+    );
     afterModelCall(s);
-    if (cause instanceof ApplicationFailure && cause.type === ErrorType.BudgetExceeded && stopBeforeModelCall(s)) return 'budget';
+    if (cause instanceof ApplicationFailure && cause.type === ErrorType.BudgetExceeded && stopBeforeModelCall(s))
+      return 'budget';
     if (s.abort) return 'skipped';
-    s.events.emit({ type: 'compaction', reason, firstKept: plan.keepFrom, summarized, tokensBefore: tokens, error: cause?.message ?? String(err) });
+    s.events.emit({
+      type: 'compaction',
+      reason,
+      firstKept: plan.keepFrom,
+      summarized,
+      tokensBefore: tokens,
+      error: cause?.message ?? String(err),
+    });
     return 'skipped';
   }
 }

@@ -32,7 +32,13 @@ export function historyDecision(s: Session): HistoryDecision {
   const max = s.state.config.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   // what counts is growth in this run: a carried transcript larger than the limit must not continue after every turn
   let due = info.continueAsNewSuggested || info.historySize >= limit;
-  if (due && !info.continueAsNewSuggested && info.historySize - s.historyAtStart < limit && patched(PATCH.historyGrowth)) due = false;
+  if (
+    due &&
+    !info.continueAsNewSuggested &&
+    info.historySize - s.historyAtStart < limit &&
+    patched(PATCH.historyGrowth)
+  )
+    due = false;
   if (!due || (info.historySize < s.continueAsNewRetryAt && info.historySize < max)) return { kind: 'ok' };
   const carried = JSON.stringify(s.state).length;
   if (carried <= MAX_CARRIED_CHARS || unboundedPayloads(s)) return { kind: 'continueAsNew' };

@@ -3,7 +3,8 @@ import { budgetDetails } from './budget.js';
 import type { Session } from './session.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
-  for (let i = transcript.length - 1; i >= from; i--) if (transcript[i]?.role === 'assistant') return transcript[i] as AssistantMessage;
+  for (let i = transcript.length - 1; i >= from; i--)
+    if (transcript[i]?.role === 'assistant') return transcript[i] as AssistantMessage;
   return undefined;
 }
 
@@ -16,10 +17,17 @@ function clockTime(ms: number): string {
 export function renderDetails(s: Session): string {
   const st = s.state;
   const lines = [`**${st.status}** · turn ${st.turns} · ${st.transcript.length} messages`];
-  for (const p of st.pendingApprovals ?? []) lines.push(`⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`);
+  for (const p of st.pendingApprovals ?? [])
+    lines.push(
+      `⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`,
+    );
   if (s.modelCallSince !== undefined) lines.push(`calling ${st.config.model} since ${clockTime(s.modelCallSince)}`);
-  if (s.runningTools.size > 0) lines.push(`running: ${[...s.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`);
-  if (st.steering.length || st.followUps.length) lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
+  if (s.runningTools.size > 0)
+    lines.push(
+      `running: ${[...s.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`,
+    );
+  if (st.steering.length || st.followUps.length)
+    lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
   lines.push(...budgetDetails(s));
   if (st.lastError) lines.push(`error: ${st.lastError}`);

@@ -24,6 +24,10 @@ export class EventLog {
   page(after = 0, limit = 500): EventsPage {
     const start = this.events.findIndex((e) => e.seq > after);
     const events = start < 0 ? [] : this.events.slice(start, start + Math.max(1, limit));
-    return { events, lastSeq: events.length ? events[events.length - 1].seq : Math.max(after, 0), firstSeq: this.events[0]?.seq ?? this.lastSeq + 1 };
+    return {
+      events,
+      lastSeq: events.length ? events[events.length - 1].seq : Math.max(after, 0),
+      firstSeq: this.events[0]?.seq ?? this.lastSeq + 1,
+    };
   }
 }

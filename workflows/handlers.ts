@@ -3,7 +3,17 @@ import { messageText, type Message } from '../common/messages.js';
 import { lastAssistant } from './details.js';
 import { budgetState } from './budget.js';
 import type { AgentRunState, MessagesPage } from '../common/run.js';
-import { wakeSignal, cancelSignal, endSignal, eventsQuery, followUpSignal, interruptSignal, messagesQuery, stateQuery, steerSignal } from './definitions.js';
+import {
+  wakeSignal,
+  cancelSignal,
+  endSignal,
+  eventsQuery,
+  followUpSignal,
+  interruptSignal,
+  messagesQuery,
+  stateQuery,
+  steerSignal,
+} from './definitions.js';
 import { toUserMessages } from './incoming.js';
 import { enqueue } from './queues.js';
 import { abortSession, agentRunning, type Session } from './session.js';
@@ -55,11 +65,23 @@ export function registerHandlers(s: Session): void {
     { description: 'Finish a session once idle: the workflow completes with status completed.' },
   );
   // the signal itself is the point: its workflow task refreshes workflowInfo(), which an idle session re-checks
-  setHandler(wakeSignal, () => undefined, { description: 'An idle session moves to the current deployment version, if it changed.' });
-  setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
-  setHandler(messagesQuery, (opts) => messagesPage(s.state.transcript, opts?.from ?? 0, opts?.limit ?? 200, s.state.largePayloads ? MAX_OFFLOADED_PAGE_CHARS : MAX_PAGE_CHARS), {
-    description: 'Transcript page: { from = 0, limit = 200 } → { messages, from, total }.',
+  setHandler(wakeSignal, () => undefined, {
+    description: 'An idle session moves to the current deployment version, if it changed.',
   });
+  setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
+  setHandler(
+    messagesQuery,
+    (opts) =>
+      messagesPage(
+        s.state.transcript,
+        opts?.from ?? 0,
+        opts?.limit ?? 200,
+        s.state.largePayloads ? MAX_OFFLOADED_PAGE_CHARS : MAX_PAGE_CHARS,
+      ),
+    {
+      description: 'Transcript page: { from = 0, limit = 200 } → { messages, from, total }.',
+    },
+  );
   setHandler(eventsQuery, (opts) => s.events.page(opts?.after ?? 0, opts?.limit ?? 500), {
     description: 'Agent events after sequence number `after` (bounded log): { events, lastSeq, firstSeq }.',
   });
@@ -78,10 +100,16 @@ function state(s: Session): AgentRunState {
     runs: st.runs,
     messageCount: st.transcript.length,
     queued: { steering: st.steering.length, followUp: st.followUps.length },
-    runningTools: [...s.runningTools].map(([toolCallId, t]) => ({ toolCallId, toolName: t.toolName, startedAt: new Date(t.since).toISOString() })),
+    runningTools: [...s.runningTools].map(([toolCallId, t]) => ({
+      toolCallId,
+      toolName: t.toolName,
+      startedAt: new Date(t.since).toISOString(),
+    })),
     usage: st.usage,
     ...(st.lastError ? { lastError: st.lastError } : {}),
-    ...(s.closed && isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
+    ...(s.closed && isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0)
+      ? { unprocessed: [...st.steering, ...st.followUps] }
+      : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
     pendingApprovals: publicPending(s),

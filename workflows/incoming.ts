@@ -15,8 +15,14 @@ export function toUserMessages(value: IncomingMessage | IncomingMessage[]): User
   for (const m of list) {
     const problem = incomingMessageProblem(m);
     if (problem) log.warn(`Keel dropped a malformed message: ${problem}`, { message: m });
-    else if (typeof m === 'string') out.push({ role: 'user', content: [{ type: 'text', text: m }], timestamp: workflowNow() });
-    else out.push({ role: 'user', content: m.content, timestamp: typeof m.timestamp === 'number' ? m.timestamp : workflowNow() });
+    else if (typeof m === 'string')
+      out.push({ role: 'user', content: [{ type: 'text', text: m }], timestamp: workflowNow() });
+    else
+      out.push({
+        role: 'user',
+        content: m.content,
+        timestamp: typeof m.timestamp === 'number' ? m.timestamp : workflowNow(),
+      });
   }
   return out;
 }

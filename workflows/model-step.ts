@@ -53,8 +53,11 @@ async function callOnce(s: Session): Promise<{ message: AssistantMessage; overfl
         },
       ]),
     );
-    const problem = assistantMessageProblem(result.message) ?? (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
-    if (problem && patched(PATCH.malformedModelOutput)) return { message: errorMessage(s, malformedModelOutput(problem), emptyUsage(), false) };
+    const problem =
+      assistantMessageProblem(result.message) ??
+      (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
+    if (problem && patched(PATCH.malformedModelOutput))
+      return { message: errorMessage(s, malformedModelOutput(problem), emptyUsage(), false) };
     s.state.usage = addUsage(addUsage(s.state.usage, result.message.usage), result.failedAttemptsUsage);
     afterModelCall(s);
     s.toolSummaries = result.toolSummaries ?? {};
@@ -66,7 +69,11 @@ async function callOnce(s: Session): Promise<{ message: AssistantMessage; overfl
     s.state.usage = addUsage(s.state.usage, usage);
     afterModelCall(s);
     if (isFailure(err, ErrorType.BudgetExceeded) && stopBeforeModelCall(s)) return undefined;
-    const text = aborted ? OPERATION_ABORTED : err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
+    const text = aborted
+      ? OPERATION_ABORTED
+      : err instanceof ActivityFailure && err.cause
+        ? err.cause.message
+        : String(err);
     const message = errorMessage(s, text, usage ?? emptyUsage(), aborted);
     return { message, ...(isFailure(err, ErrorType.ContextOverflow) ? { overflow: true } : {}) };
   } finally {

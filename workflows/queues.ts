@@ -13,7 +13,11 @@ export function restore(queue: UserMessage[], messages: UserMessage[]): void {
 }
 
 /** Queues received messages (signal or Update) and counts them, so a waiting session wakes up. */
-export function enqueue(state: { steering: UserMessage[]; followUps: UserMessage[]; received: number }, queue: 'steering' | 'followUp', messages: UserMessage[]): void {
+export function enqueue(
+  state: { steering: UserMessage[]; followUps: UserMessage[]; received: number },
+  queue: 'steering' | 'followUp',
+  messages: UserMessage[],
+): void {
   (queue === 'steering' ? state.steering : state.followUps).push(...messages);
   state.received += messages.length;
 }

@@ -5,7 +5,13 @@
  */
 import { isCancellation, ActivityFailure, ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
 import { PATCH } from './patches.js';
-import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED, toolInterrupted, toolNotFound } from '../common/errors.js';
+import {
+  duplicateToolCallId,
+  lengthTruncated,
+  OPERATION_ABORTED,
+  toolInterrupted,
+  toolNotFound,
+} from '../common/errors.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
 import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
@@ -17,27 +23,40 @@ import type { ApprovalRecord } from '../common/updates.js';
 import { awaitApproval, isPending } from './approvals.js';
 
 /** `suspended`: continue-as-new is due while calls await approval; the turn loop carries the batch into the new run. */
-export type BatchResult = { results: ToolResultMessage[]; terminate: boolean; suspended?: undefined } | { suspended: SuspendedBatch };
+export type BatchResult =
+  { results: ToolResultMessage[]; terminate: boolean; suspended?: undefined } | { suspended: SuspendedBatch };
 
 /** `resume`: the batch carried across continue-as-new (its finished calls, the rest pending or not started). */
-export async function runToolBatch(s: Session, assistant: AssistantMessage, assistantIndex: number, resume?: SuspendedBatch): Promise<BatchResult> {
+export async function runToolBatch(
+  s: Session,
+  assistant: AssistantMessage,
+  assistantIndex: number,
+  resume?: SuspendedBatch,
+): Promise<BatchResult> {
   const calls = toolCallsOf(assistant);
   if (assistant.stopReason === 'length') return truncatedBatch(s, calls);
   const repeated = repeatedIds(calls);
-  if (repeated.size > 0 && !resume && patched(PATCH.duplicateCallIds)) return batchWithRepeatedIds(s, calls, repeated, assistantIndex);
-  const sequential = s.state.config.toolExecution === 'sequential' || calls.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
+  if (repeated.size > 0 && !resume && patched(PATCH.duplicateCallIds))
+    return batchWithRepeatedIds(s, calls, repeated, assistantIndex);
+  const sequential =
+    s.state.config.toolExecution === 'sequential' ||
+    calls.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
   const done = new Map<string, Finalised>();
-  const outcome =
-    resume ? await resumedBatch(s, calls, assistantIndex, resume, done)
-    : sequential || calls.length === 1 ? await sequentialBatch(s, calls, assistantIndex, done)
-    : await parallelBatch(s, calls, assistantIndex, done);
+  const outcome = resume
+    ? await resumedBatch(s, calls, assistantIndex, resume, done)
+    : sequential || calls.length === 1
+      ? await sequentialBatch(s, calls, assistantIndex, done)
+      : await parallelBatch(s, calls, assistantIndex, done);
   if (outcome === SUSPEND) {
     const unrecorded = [...done].filter(([, f]) => !f.recorded);
     return { suspended: { assistantIndex, done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])) } };
   }
   recordInOrder(s, calls, done);
   const outcomes = calls.flatMap((call) => done.get(call.id) ?? []);
-  return { results: outcomes.map((o) => o.message), terminate: outcomes.length > 0 && outcomes.every((o) => o.outcome.terminate === true) };
+  return {
+    results: outcomes.map((o) => o.message),
+    terminate: outcomes.length > 0 && outcomes.every((o) => o.outcome.terminate === true),
+  };
 }
 
 /** Positions of calls whose id an earlier call of the same message already has. */
@@ -52,11 +71,21 @@ function repeatedIds(calls: ToolCall[]): Set<number> {
  * A message that reuses a tool call id: activities find a call's arguments by its id, so only the first call with an
  * id may run. Each later one gets an error result at its place and is never executed; the others run as usual.
  */
-async function batchWithRepeatedIds(s: Session, calls: ToolCall[], repeated: Set<number>, assistantIndex: number): Promise<BatchResult> {
+async function batchWithRepeatedIds(
+  s: Session,
+  calls: ToolCall[],
+  repeated: Set<number>,
+  assistantIndex: number,
+): Promise<BatchResult> {
   const unique = calls.filter((_, i) => !repeated.has(i));
-  const sequential = s.state.config.toolExecution === 'sequential' || unique.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
+  const sequential =
+    s.state.config.toolExecution === 'sequential' ||
+    unique.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
   const done = new Map<string, Finalised>();
-  const outcome = sequential || unique.length === 1 ? await sequentialBatch(s, unique, assistantIndex, done) : await parallelBatch(s, unique, assistantIndex, done);
+  const outcome =
+    sequential || unique.length === 1
+      ? await sequentialBatch(s, unique, assistantIndex, done)
+      : await parallelBatch(s, unique, assistantIndex, done);
   if (outcome === SUSPEND) {
     const unrecorded = [...done].filter(([, f]) => !f.recorded);
     return { suspended: { assistantIndex, done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])) } };
@@ -107,7 +136,12 @@ function truncatedBatch(s: Session, calls: ToolCall[]): BatchResult {
 }
 
 /** One call after another, each finished before the next starts; stops at an abort. Results go into `done`. */
-async function sequentialBatch(s: Session, calls: ToolCall[], assistantIndex: number, done: Map<string, Finalised>): Promise<Suspend | void> {
+async function sequentialBatch(
+  s: Session,
+  calls: ToolCall[],
+  assistantIndex: number,
+  done: Map<string, Finalised>,
+): Promise<Suspend | void> {
   for (const call of calls) {
     start(s, call);
     const outcome = await prepareAndExecute(s, call, assistantIndex);
@@ -119,7 +153,12 @@ async function sequentialBatch(s: Session, calls: ToolCall[], assistantIndex: nu
   }
 }
 
-async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: number, finalised: Map<string, Finalised>): Promise<Suspend | void> {
+async function parallelBatch(
+  s: Session,
+  calls: ToolCall[],
+  assistantIndex: number,
+  finalised: Map<string, Finalised>,
+): Promise<Suspend | void> {
   const prepared = await prepareKnown(s, calls, assistantIndex);
   const deferred: { call: ToolCall; args?: unknown; argsDigest?: string }[] = [];
   for (const call of calls) {
@@ -128,7 +167,10 @@ async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: numb
     if (info && !p) break; // preparation stopped at an abort: later calls get no events and no result
     start(s, call);
     if (!p || p.status === 'immediate') {
-      finalised.set(call.id, finish(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))));
+      finalised.set(
+        call.id,
+        finish(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))),
+      );
     } else deferred.push({ call, args: p.args, ...(p.status === 'approval' ? { argsDigest: p.argsDigest } : {}) });
   }
   // executions overlap (a call needing approval waits meanwhile); each tool_execution_end is emitted as its call completes
@@ -136,14 +178,20 @@ async function parallelBatch(s: Session, calls: ToolCall[], assistantIndex: numb
 }
 
 /** Runs the calls concurrently; SUSPEND when some call was suspended awaiting approval (the others finished). */
-async function overlap(s: Session, calls: { call: ToolCall; args?: unknown; argsDigest?: string }[], assistantIndex: number, finalised: Map<string, Finalised>): Promise<Suspend | void> {
+async function overlap(
+  s: Session,
+  calls: { call: ToolCall; args?: unknown; argsDigest?: string }[],
+  assistantIndex: number,
+  finalised: Map<string, Finalised>,
+): Promise<Suspend | void> {
   let suspended = false;
   await Promise.all(
     calls.map(async ({ call, args, argsDigest }) => {
-      const outcome =
-        s.abort ? errorOutcome(OPERATION_ABORTED)
-        : argsDigest !== undefined ? await approveThenExecute(s, call, assistantIndex, args, argsDigest)
-        : await execute(s, call, assistantIndex, args);
+      const outcome = s.abort
+        ? errorOutcome(OPERATION_ABORTED)
+        : argsDigest !== undefined
+          ? await approveThenExecute(s, call, assistantIndex, args, argsDigest)
+          : await execute(s, call, assistantIndex, args);
       if (outcome === SUSPEND) suspended = true;
       else finalised.set(call.id, finish(s, call, outcome));
     }),
@@ -157,9 +205,17 @@ async function overlap(s: Session, calls: { call: ToolCall; args?: unknown; args
  * suspended at its pending call). A resumed run continues-as-new again only after history grew by another
  * `continueAsNewAfterBytes`, so a large carried state cannot loop.
  */
-async function resumedBatch(s: Session, calls: ToolCall[], assistantIndex: number, resume: SuspendedBatch, done: Map<string, Finalised>): Promise<Suspend | void> {
+async function resumedBatch(
+  s: Session,
+  calls: ToolCall[],
+  assistantIndex: number,
+  resume: SuspendedBatch,
+  done: Map<string, Finalised>,
+): Promise<Suspend | void> {
   s.continueAsNewRetryAt = workflowInfo().historySize + (s.state.config.continueAsNewAfterBytes ?? 8 * 1024 * 1024);
-  for (const call of calls) if (resume.done[call.id]) done.set(call.id, { message: toolResultMessage(call, resume.done[call.id]), outcome: resume.done[call.id] });
+  for (const call of calls)
+    if (resume.done[call.id])
+      done.set(call.id, { message: toolResultMessage(call, resume.done[call.id]), outcome: resume.done[call.id] });
   const waiting = calls.flatMap((call) => {
     const p = isPending(s, call.id, assistantIndex);
     return p ? [{ call, args: p.args, argsDigest: p.argsDigest }] : [];
@@ -167,11 +223,22 @@ async function resumedBatch(s: Session, calls: ToolCall[], assistantIndex: numbe
   if ((await overlap(s, waiting, assistantIndex, done)) === SUSPEND) return SUSPEND;
   recordInOrder(s, calls, done);
   if (s.abort) return;
-  return sequentialBatch(s, calls.filter((c) => !done.has(c.id)), assistantIndex, done);
+  return sequentialBatch(
+    s,
+    calls.filter((c) => !done.has(c.id)),
+    assistantIndex,
+    done,
+  );
 }
 
 /** Waits for the approval of a prepared call, then executes it; a refusal is the call's error result. */
-async function approveThenExecute(s: Session, call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ToolOutcome | Suspend> {
+async function approveThenExecute(
+  s: Session,
+  call: ToolCall,
+  assistantIndex: number,
+  args: unknown,
+  argsDigest: string,
+): Promise<ToolOutcome | Suspend> {
   const wait = await awaitApproval(s, call, assistantIndex, args ?? call.arguments, argsDigest);
   if (wait.kind === 'suspend') return SUSPEND;
   if (wait.kind === 'refused') return wait.outcome;
@@ -186,7 +253,10 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
   try {
     const list = await inflight(s, () =>
       toolActivities.prepareToolCalls.executeWithOptions(
-        { ...toolActivityOptions(s.state.config, undefined, `prepare ${known.length} tool calls`), retry: { maximumAttempts: 3 } },
+        {
+          ...toolActivityOptions(s.state.config, undefined, `prepare ${known.length} tool calls`),
+          retry: { maximumAttempts: 3 },
+        },
         [
           {
             run: s.run,
@@ -200,7 +270,9 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
     );
     for (const p of list) byId.set(p.toolCallId, p);
   } catch (err) {
-    if (!isCancellation(err)) for (const c of known) byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: errorOutcome(failureMessage(err)) });
+    if (!isCancellation(err))
+      for (const c of known)
+        byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: errorOutcome(failureMessage(err)) });
   }
   return byId;
 }
@@ -211,18 +283,36 @@ async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: num
   if (!info) return errorOutcome(toolNotFound(call.name));
   if (s.abort) return errorOutcome(OPERATION_ABORTED);
   const result = await track(s, call, () =>
-    toolActivities.runToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, summaryOf(s, call, call.arguments)), [callRef(s, call, assistantIndex)]),
+    toolActivities.runToolCall.executeWithOptions(
+      toolActivityOptions(s.state.config, info, summaryOf(s, call, call.arguments)),
+      [callRef(s, call, assistantIndex)],
+    ),
   );
   if (!('prepared' in result)) return result;
-  return result.prepared === 'approval' ? approveThenExecute(s, call, assistantIndex, result.args, result.argsDigest) : result.outcome;
+  return result.prepared === 'approval'
+    ? approveThenExecute(s, call, assistantIndex, result.args, result.argsDigest)
+    : result.outcome;
 }
 
-async function execute(s: Session, call: ToolCall, assistantIndex: number, args: unknown, approval?: ApprovalRecord): Promise<ToolOutcome> {
+async function execute(
+  s: Session,
+  call: ToolCall,
+  assistantIndex: number,
+  args: unknown,
+  approval?: ApprovalRecord,
+): Promise<ToolOutcome> {
   const info = toolInfo(s, call.name);
   return track(s, call, () =>
-    toolActivities.executeToolCall.executeWithOptions(toolActivityOptions(s.state.config, info, summaryOf(s, call, args ?? call.arguments)), [
-      { ...callRef(s, call, assistantIndex), ...(args === undefined ? {} : { args }), ...(approval ? { approval } : {}) },
-    ]),
+    toolActivities.executeToolCall.executeWithOptions(
+      toolActivityOptions(s.state.config, info, summaryOf(s, call, args ?? call.arguments)),
+      [
+        {
+          ...callRef(s, call, assistantIndex),
+          ...(args === undefined ? {} : { args }),
+          ...(approval ? { approval } : {}),
+        },
+      ],
+    ),
   );
 }
 
@@ -235,7 +325,8 @@ async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promi
   } catch (err) {
     if (isCancellation(err)) return errorOutcome(OPERATION_ABORTED);
     const info = toolInfo(s, call.name);
-    if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure) && !info?.idempotent) return errorOutcome(toolInterrupted(call.name));
+    if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure) && !info?.idempotent)
+      return errorOutcome(toolInterrupted(call.name));
     return errorOutcome(failureMessage(err));
   } finally {
     s.runningTools.delete(call.id);
@@ -249,7 +340,14 @@ function summaryOf(s: Session, call: ToolCall, args: unknown): string {
 }
 
 function callRef(s: Session, call: ToolCall, assistantIndex: number): ToolCallRef {
-  return { run: s.run, assistantIndex, digest: s.digests[assistantIndex + 1], toolCallId: call.id, toolName: call.name, metadata: s.state.config.metadata ?? {} };
+  return {
+    run: s.run,
+    assistantIndex,
+    digest: s.digests[assistantIndex + 1],
+    toolCallId: call.id,
+    toolName: call.name,
+    metadata: s.state.config.metadata ?? {},
+  };
 }
 
 function toolInfo(s: Session, name: string): ToolInfo | undefined {

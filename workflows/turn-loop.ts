@@ -11,9 +11,7 @@ import { publish } from './visibility.js';
 import { appendMessage, type LoopPosition, type Session } from './session.js';
 
 export type RunStart =
-  | { prompts: UserMessage[]; suppressSteeringPoll?: boolean }
-  | { continue: true }
-  | { resume: LoopPosition };
+  { prompts: UserMessage[]; suppressSteeringPoll?: boolean } | { continue: true } | { resume: LoopPosition };
 
 /**
  * `terminate`: the last tool batch asked to stop (Pi's terminate rule) and no queued message started another turn.
@@ -25,7 +23,10 @@ export type RunEnd = { kind: 'ended'; reason: EndReason } | { kind: 'continueAsN
 
 export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd> {
   const st = s.state;
-  const pos: LoopPosition = 'resume' in start ? start.resume : { runStart: st.transcript.length, turnsInRun: 0, pending: [], pendingFrom: 'steering', moreToolCalls: true };
+  const pos: LoopPosition =
+    'resume' in start
+      ? start.resume
+      : { runStart: st.transcript.length, turnsInRun: 0, pending: [], pendingFrom: 'steering', moreToolCalls: true };
   let firstTurn = !('resume' in start);
   if (!('resume' in start)) {
     st.runs += 1;
@@ -49,7 +50,9 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
         appendMessage(s, pos.pending.shift()!);
       }
       if (s.abort) return end(s, pos, 'aborted');
-      const assistant = suspended ? (st.transcript[suspended.assistantIndex] as AssistantMessage) : await streamAssistant(s);
+      const assistant = suspended
+        ? (st.transcript[suspended.assistantIndex] as AssistantMessage)
+        : await streamAssistant(s);
       if (!assistant) return end(s, pos, 'budget');
       const index = suspended ? suspended.assistantIndex : appendMessage(s, assistant);
       if (assistant.stopReason === 'error' || assistant.stopReason === 'aborted') {
@@ -79,7 +82,10 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
 
 function poll(s: Session, pos: LoopPosition, from: 'steering' | 'followUp'): void {
   const queue = from === 'steering' ? s.state.steering : s.state.followUps;
-  pos.pending = drain(queue, (from === 'steering' ? s.state.config.steeringMode : s.state.config.followUpMode) ?? 'one-at-a-time');
+  pos.pending = drain(
+    queue,
+    (from === 'steering' ? s.state.config.steeringMode : s.state.config.followUpMode) ?? 'one-at-a-time',
+  );
   pos.pendingFrom = from;
 }
 

@@ -20,17 +20,21 @@ export function registerUpdates(s: Session): void {
     [followUpUpdate, 'followUp', 'followUp'],
     [steerUpdate, 'steering', 'steer'],
   ] as const) {
-    setHandler(def, (m: IncomingMessage | IncomingMessage[]): QueuedAck => {
-      enqueue(s.state, queue, toUserMessages(m));
-      return { queued: { steering: s.state.steering.length, followUp: s.state.followUps.length } };
-    }, {
-      validator: (m: unknown) => {
-        refuseIfClosed(s, update);
-        const errors = incomingMessageErrors(update, m);
-        if (errors.length > 0) reject(errors.join('; '));
+    setHandler(
+      def,
+      (m: IncomingMessage | IncomingMessage[]): QueuedAck => {
+        enqueue(s.state, queue, toUserMessages(m));
+        return { queued: { steering: s.state.steering.length, followUp: s.state.followUps.length } };
       },
-      description: `As the ${update} signal, validated: answers { queued: { steering, followUp } }.`,
-    });
+      {
+        validator: (m: unknown) => {
+          refuseIfClosed(s, update);
+          const errors = incomingMessageErrors(update, m);
+          if (errors.length > 0) reject(errors.join('; '));
+        },
+        description: `As the ${update} signal, validated: answers { queued: { steering, followUp } }.`,
+      },
+    );
   }
   setHandler(
     interruptUpdate,
@@ -39,7 +43,10 @@ export function registerUpdates(s: Session): void {
       if (interrupted) abortSession(s, 'interrupt');
       return { interrupted };
     },
-    { validator: () => refuseIfClosed(s, 'interrupt'), description: 'As the interrupt signal: answers { interrupted } (false when no agent run was running).' },
+    {
+      validator: () => refuseIfClosed(s, 'interrupt'),
+      description: 'As the interrupt signal: answers { interrupted } (false when no agent run was running).',
+    },
   );
   setHandler(
     endUpdate,
@@ -47,7 +54,10 @@ export function registerUpdates(s: Session): void {
       s.endRequested = true;
       return closed(s);
     },
-    { validator: () => refuseIfClosed(s, 'end'), description: 'As the end signal: answers { status } once the run has closed.' },
+    {
+      validator: () => refuseIfClosed(s, 'end'),
+      description: 'As the end signal: answers { status } once the run has closed.',
+    },
   );
   setHandler(
     cancelUpdate,
@@ -59,7 +69,8 @@ export function registerUpdates(s: Session): void {
     {
       validator: (reason?: unknown) => {
         refuseIfClosed(s, 'cancel');
-        if (reason !== undefined && reason !== null && typeof reason !== 'string') reject(`cancel: the reason must be text, got ${JSON.stringify(reason)}`);
+        if (reason !== undefined && reason !== null && typeof reason !== 'string')
+          reject(`cancel: the reason must be text, got ${JSON.stringify(reason)}`);
       },
       description: 'As the cancel signal: answers { status: "cancelled" } once the run has closed.',
     },

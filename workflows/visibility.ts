@@ -14,9 +14,21 @@ export function publish(s: Session): void {
   setCurrentDetails(renderDetails(s));
   if (!s.state.searchAttributes) return;
   const st = s.state;
-  const now = { status: st.status, model: st.config.model, turns: st.turns, cost: Math.round(st.usage.cost.total * 1e6) / 1e6 };
+  const now = {
+    status: st.status,
+    model: st.config.model,
+    turns: st.turns,
+    cost: Math.round(st.usage.cost.total * 1e6) / 1e6,
+  };
   const last = s.published;
-  if (last && last.status === now.status && last.model === now.model && last.turns === now.turns && last.cost === now.cost) return;
+  if (
+    last &&
+    last.status === now.status &&
+    last.model === now.model &&
+    last.turns === now.turns &&
+    last.cost === now.cost
+  )
+    return;
   upsertSearchAttributes([
     { key: KEEL_STATUS, value: now.status },
     { key: KEEL_MODEL, value: now.model },

@@ -10,7 +10,12 @@ import { startHeartbeat } from '../heartbeat.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import type { TranscriptCache } from '../transcript.js';
 import { assistantMessageErrors } from '../../common/validate-messages.js';
-import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails, type ModelErrorType } from './classify-error.js';
+import {
+  isProgrammingError,
+  programmingErrorFailure,
+  type ModelErrorDetails,
+  type ModelErrorType,
+} from './classify-error.js';
 import type { ModelProvider, ModelRegistry } from './provider.js';
 
 export interface CallModelDeps {
@@ -24,14 +29,16 @@ export interface CallModelDeps {
  * The provider serving `provider/model-id`: its own entry (given the id after the prefix), else `*` (given the whole
  * `provider/model-id`, since it serves many prefixes).
  */
-export function providerFor(models: ModelRegistry, model: string): { provider?: ModelProvider; prefix: string; modelId: string; checkId: string } {
+export function providerFor(
+  models: ModelRegistry,
+  model: string,
+): { provider?: ModelProvider; prefix: string; modelId: string; checkId: string } {
   const slash = model.indexOf('/');
   const prefix = model.slice(0, slash);
   const modelId = model.slice(slash + 1);
   if (models[prefix]) return { provider: models[prefix], prefix, modelId, checkId: modelId };
   return { provider: models['*'], prefix, modelId, checkId: model };
 }
-
 
 /**
  * The failure to throw for a failed attempt: its `details[0].usage` becomes the sum of every failed attempt so far
@@ -60,20 +67,31 @@ function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unkno
   }
   if (!prior || !(err instanceof Error) || err instanceof TemporalFailure) return { error: err, total: prior };
   return {
-    error: ApplicationFailure.create({ message: err.message, type: err.name, nonRetryable: false, cause: err, details: [{ usage: prior }] }),
+    error: ApplicationFailure.create({
+      message: err.message,
+      type: err.name,
+      nonRetryable: false,
+      cause: err,
+      details: [{ usage: prior }],
+    }),
     total: prior,
   };
 }
 
 /** Which limit the failed attempts' usage reached (a crash loop must not spend past the budget), if any. */
 function overBudget(prior: Usage, left: NonNullable<CallModelInput['budgetLeft']>): string | undefined {
-  if (left.tokens !== undefined && prior.totalTokens >= left.tokens) return `${prior.totalTokens} tokens of the ${left.tokens} left`;
-  if (left.costUsd !== undefined && prior.cost.total >= left.costUsd) return `${prior.cost.total} USD of the ${left.costUsd} left`;
+  if (left.tokens !== undefined && prior.totalTokens >= left.tokens)
+    return `${prior.totalTokens} tokens of the ${left.tokens} left`;
+  if (left.costUsd !== undefined && prior.cost.total >= left.costUsd)
+    return `${prior.cost.total} USD of the ${left.costUsd} left`;
   return undefined;
 }
 
 /** Each tool call's activity summary from its tool's `summary(args)`; a throwing or missing `summary` is skipped. */
-function toolSummaries(tools: Map<string, ToolDefinition>, message: AssistantMessage): { toolSummaries?: Record<string, string> } {
+function toolSummaries(
+  tools: Map<string, ToolDefinition>,
+  message: AssistantMessage,
+): { toolSummaries?: Record<string, string> } {
   const out: Record<string, string> = {};
   for (const c of toolCallsOf(message)) {
     try {
@@ -125,8 +143,15 @@ export async function accountedAttempt(
   // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
   try {
     const over = prior && budgetLeft ? overBudget(prior, budgetLeft) : undefined;
-    if (over) throw ApplicationFailure.nonRetryable(`Budget exceeded by the failed attempts of this call: ${over}`, ErrorType.BudgetExceeded);
-    const message = await request((partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat), ctx.cancellationSignal);
+    if (over)
+      throw ApplicationFailure.nonRetryable(
+        `Budget exceeded by the failed attempts of this call: ${over}`,
+        ErrorType.BudgetExceeded,
+      );
+    const message = await request(
+      (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat),
+      ctx.cancellationSignal,
+    );
     checkResponse(message);
     heartbeat.stop();
     return { message, ...(prior ? { prior } : {}) };
@@ -142,9 +167,16 @@ export async function accountedAttempt(
 }
 
 /** The provider of `model`, or a non-retryable `ModelError.NotFound`. */
-export function requireProvider(models: ModelRegistry, model: string): { provider: ModelProvider; prefix: string; modelId: string } {
+export function requireProvider(
+  models: ModelRegistry,
+  model: string,
+): { provider: ModelProvider; prefix: string; modelId: string } {
   const { provider, prefix, modelId } = providerFor(models, model);
-  if (!provider) throw ApplicationFailure.nonRetryable(`No model provider for "${model}" on this worker (providers: ${Object.keys(models).join(', ')})`, 'ModelError.NotFound');
+  if (!provider)
+    throw ApplicationFailure.nonRetryable(
+      `No model provider for "${model}" on this worker (providers: ${Object.keys(models).join(', ')})`,
+      'ModelError.NotFound',
+    );
   return { provider, prefix, modelId };
 }
 
@@ -161,13 +193,21 @@ export function createCallModel(deps: CallModelDeps) {
       const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
       let messages = modelContext(await deps.transcript.messages(input.run, input.messageCount, input.digest));
       if (deps.hooks.transformContext) {
-        messages = await deps.hooks.transformContext(messages, signal, { workflowId: input.run.workflowId, model: input.model, turn: input.turn });
+        messages = await deps.hooks.transformContext(messages, signal, {
+          workflowId: input.run.workflowId,
+          model: input.model,
+          turn: input.turn,
+        });
       }
       const tools = input.tools.flatMap((name) => {
         const t = deps.tools.get(name);
         return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
       });
-      return provider.stream({ provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options }, signal, onPartial);
+      return provider.stream(
+        { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
+        signal,
+        onPartial,
+      );
     });
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);

@@ -150,12 +150,15 @@ export function classifyModelError(input: ClassifyInput): ApplicationFailure {
   const nonRetryable = (type: ModelErrorType) =>
     ApplicationFailure.create({ message: text, type, nonRetryable: true, details: [details] });
 
-  if (errorStatus === 413 || isContextOverflow(judged, input.contextWindow)) return nonRetryable('ModelError.ContextOverflow');
+  if (errorStatus === 413 || isContextOverflow(judged, input.contextWindow))
+    return nonRetryable('ModelError.ContextOverflow');
 
   if (errorStatus !== undefined) {
     if (errorStatus === 429) {
       // pi-ai tells quota/billing exhaustion (resets after hours) from a transient throttle.
-      return isRetryableAssistantError(judged) ? retryable('ModelError.RateLimit') : nonRetryable('ModelError.QuotaExceeded');
+      return isRetryableAssistantError(judged)
+        ? retryable('ModelError.RateLimit')
+        : nonRetryable('ModelError.QuotaExceeded');
     }
     if (errorStatus === 408) return retryable('ModelError.Timeout');
     if (errorStatus === 409) return retryable('ModelError.Conflict');
@@ -175,7 +178,10 @@ export function classifyModelError(input: ClassifyInput): ApplicationFailure {
 
   // No HTTP status: the stream broke after a 2xx, or no response was captured. pi-ai decides whether it is
   // transient; the type is then refined from its text.
-  if (isRetryableAssistantError(judged) || (input.transportError !== undefined && !isAbortError(input.transportError))) {
+  if (
+    isRetryableAssistantError(judged) ||
+    (input.transportError !== undefined && !isAbortError(input.transportError))
+  ) {
     if (/rate.?limit|too many requests/i.test(rawText)) return retryable('ModelError.RateLimit');
     if (/overloaded|server.?error|internal.?error|service.?unavailable|api_error/i.test(rawText)) {
       return retryable('ModelError.Server');
@@ -192,7 +198,10 @@ export function classifyModelError(input: ClassifyInput): ApplicationFailure {
  * The delay a response asks for, in ms: `retry-after-ms` (milliseconds), else `retry-after` as seconds or as an HTTP
  * date. Undefined when absent, unparsable, or not in the future.
  */
-export function retryAfterMs(headers: Record<string, string> | undefined, now: number = Date.now()): number | undefined {
+export function retryAfterMs(
+  headers: Record<string, string> | undefined,
+  now: number = Date.now(),
+): number | undefined {
   if (!headers) return undefined;
   const get = (name: string) => {
     for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value.trim();

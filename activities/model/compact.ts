@@ -1,5 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { isCompactionEntry, messagesToSummarize, summaryOf, summaryRequestText, SUMMARY_SYSTEM_PROMPT } from '../../common/compaction.js';
+import {
+  isCompactionEntry,
+  messagesToSummarize,
+  summaryOf,
+  summaryRequestText,
+  SUMMARY_SYSTEM_PROMPT,
+} from '../../common/compaction.js';
 import { messageText, toolCallsOf } from '../../common/messages.js';
 import type { CompactInput, CompactResult } from '../../common/wire.js';
 import type { TranscriptCache } from '../transcript.js';
@@ -19,15 +25,32 @@ export function createCompact(deps: { models: ModelRegistry; transcript: Transcr
       const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
       const messages = await deps.transcript.messages(input.run, input.messageCount, input.digest);
       const previous = input.previous !== undefined ? messages[input.previous] : undefined;
-      const text = summaryRequestText(messagesToSummarize(messages, input), isCompactionEntry(previous) ? summaryOf(previous) : undefined);
+      const text = summaryRequestText(
+        messagesToSummarize(messages, input),
+        isCompactionEntry(previous) ? summaryOf(previous) : undefined,
+      );
       return provider.stream(
-        { provider: prefix, modelId, systemPrompt: SUMMARY_SYSTEM_PROMPT, messages: [{ role: 'user', content: [{ type: 'text', text }], timestamp: Date.now() }], tools: [], options: input.options },
+        {
+          provider: prefix,
+          modelId,
+          systemPrompt: SUMMARY_SYSTEM_PROMPT,
+          messages: [{ role: 'user', content: [{ type: 'text', text }], timestamp: Date.now() }],
+          tools: [],
+          options: input.options,
+        },
         signal,
         onPartial,
       );
     });
-    const failed = (why: string) => ApplicationFailure.create({ message: `Summarization failed: ${why}`, type: 'CompactionFailed', nonRetryable: true, details: [{ usage: message.usage }] });
-    if (message.stopReason === 'error' || message.stopReason === 'aborted') throw failed(message.errorMessage ?? message.stopReason);
+    const failed = (why: string) =>
+      ApplicationFailure.create({
+        message: `Summarization failed: ${why}`,
+        type: 'CompactionFailed',
+        nonRetryable: true,
+        details: [{ usage: message.usage }],
+      });
+    if (message.stopReason === 'error' || message.stopReason === 'aborted')
+      throw failed(message.errorMessage ?? message.stopReason);
     if (message.stopReason === 'length') throw failed('generation hit the token cap and the summary is incomplete');
     if (toolCallsOf(message).length > 0) throw failed('the model called a tool');
     return { summary: messageText(message), usage: message.usage, ...(prior ? { failedAttemptsUsage: prior } : {}) };

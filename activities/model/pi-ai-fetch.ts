@@ -19,7 +19,10 @@ export function capturingFetch(capture: AttemptCapture, secrets: Set<string>): t
     const headers = new Headers(input instanceof Request ? input.headers : undefined);
     new Headers(init?.headers).forEach((value, key) => headers.set(key, value));
     for (const name of KEY_HEADERS) {
-      const value = headers.get(name)?.replace(/^Bearer\s+/i, '').trim();
+      const value = headers
+        .get(name)
+        ?.replace(/^Bearer\s+/i, '')
+        .trim();
       if (value) secrets.add(value);
     }
     try {

@@ -69,7 +69,12 @@ export function createPiAiCatalog(opts: PiAiProviderOptions = {}): PiAiCatalog {
           name: `${provider} (OpenAI-compatible)`,
           baseUrl,
           // Local servers are often keyless; the OpenAI SDK still needs some key to send.
-          auth: { apiKey: { name: `${provider} API key`, resolve: async () => ({ auth: { apiKey: apiKeyOf(provider) ?? 'keel-no-key' } }) } },
+          auth: {
+            apiKey: {
+              name: `${provider} API key`,
+              resolve: async () => ({ auth: { apiKey: apiKeyOf(provider) ?? 'keel-no-key' } }),
+            },
+          },
           models: [],
           api: openAICompletionsApi(),
         }),
@@ -88,7 +93,12 @@ export function createPiAiCatalog(opts: PiAiProviderOptions = {}): PiAiCatalog {
       contextWindow: 128_000,
       maxTokens: 16_384,
       // Conservative settings most local servers accept: `system` role, no `store` / `reasoning_effort`, `max_tokens`.
-      compat: { supportsDeveloperRole: false, supportsReasoningEffort: false, supportsStore: false, maxTokensField: 'max_tokens' },
+      compat: {
+        supportsDeveloperRole: false,
+        supportsReasoningEffort: false,
+        supportsStore: false,
+        maxTokensField: 'max_tokens',
+      },
     };
     return model as Model<Api>;
   }
@@ -154,7 +164,10 @@ export async function checkCredentials(models: MutableModels, model: Model<Api>,
 }
 
 function unknownModelText(models: MutableModels, provider: string, modelId: string): string {
-  const ids = models.getModels(provider).map((m) => m.id).sort();
+  const ids = models
+    .getModels(provider)
+    .map((m) => m.id)
+    .sort();
   const shown = ids.slice(0, 40).join(', ');
   const more = ids.length > 40 ? ` … and ${ids.length - 40} more` : '';
   return `Unknown model "${provider}/${modelId}": pi-ai's provider "${provider}" has no model "${modelId}". Name a model as "<provider>/<model-id>", e.g. ${EXAMPLES}. Models of "${provider}": ${shown}${more}.`;

@@ -30,7 +30,16 @@
  * `Request was aborted` and the content received so far. A final message with stopReason `error` is thrown as an
  * `ApplicationFailure` whose message is the provider's and whose `details[0].usage` is the attempt's usage.
  */
-import type { AssistantMessageEvent, Context, Message as PiMessage, AssistantMessage as PiAssistantMessage, ProviderResponse, SimpleStreamOptions, ThinkingLevel, Tool as PiTool } from '@earendil-works/pi-ai';
+import type {
+  AssistantMessageEvent,
+  Context,
+  Message as PiMessage,
+  AssistantMessage as PiAssistantMessage,
+  ProviderResponse,
+  SimpleStreamOptions,
+  ThinkingLevel,
+  Tool as PiTool,
+} from '@earendil-works/pi-ai';
 import { ApplicationFailure } from '@temporalio/common';
 import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
 import { classifyModelError, type ModelErrorDetails } from './classify-error.js';
@@ -66,7 +75,8 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
     if (signal.aborted) return abortedMessage(empty, secrets);
 
     const apiKey = builtinProviders.has(request.provider) ? apiKeyOf(request.provider) : undefined;
-    if (builtinProviders.has(request.provider) && apiKey === undefined) await checkCredentials(models, model, request.provider);
+    if (builtinProviders.has(request.provider) && apiKey === undefined)
+      await checkCredentials(models, model, request.provider);
 
     const capture: AttemptCapture = {};
     const inner = new AbortController();
@@ -92,7 +102,13 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
       ...(request.systemPrompt ? { systemPrompt: request.systemPrompt } : {}),
       messages: request.messages as unknown as PiMessage[],
       ...(request.tools.length > 0
-        ? { tools: request.tools.map((t): PiTool => ({ name: t.name, description: t.description, parameters: t.parameters as object })) }
+        ? {
+            tools: request.tools.map((t): PiTool => ({
+              name: t.name,
+              description: t.description,
+              parameters: t.parameters as object,
+            })),
+          }
         : {}),
     };
 

@@ -29,7 +29,11 @@ export interface ModelRequest {
  * retried by Temporal. `onPartial` receives snapshots of the partial message as it streams (heartbeated, throttled).
  */
 export interface ModelProvider {
-  stream(request: ModelRequest, signal: AbortSignal, onPartial: (partial: AssistantMessage) => void): Promise<AssistantMessage>;
+  stream(
+    request: ModelRequest,
+    signal: AbortSignal,
+    onPartial: (partial: AssistantMessage) => void,
+  ): Promise<AssistantMessage>;
   /** Checks a model id at run start. Returns an error text that says how to name a model, or undefined when it is known. */
   checkModel?(modelId: string): string | undefined;
   /** The model's context window in tokens, from its catalog; undefined when unknown (compaction is then off unless configured). */

@@ -5,7 +5,14 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { emptyUsage, messageText, type AssistantMessage, type Message, type StopReason, type Usage } from '../../common/messages.js';
+import {
+  emptyUsage,
+  messageText,
+  type AssistantMessage,
+  type Message,
+  type StopReason,
+  type Usage,
+} from '../../common/messages.js';
 import { estimateTokens } from '../../common/compaction.js';
 import { ErrorType } from '../../common/errors.js';
 import type { ModelProvider, ModelRequest } from './provider.js';
@@ -88,18 +95,37 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       try {
         script = load(request.modelId);
       } catch (error) {
-        throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), 'ModelError.Scripted');
+        throw ApplicationFailure.nonRetryable(
+          error instanceof Error ? error.message : String(error),
+          'ModelError.Scripted',
+        );
       }
-      if (!script) throw ApplicationFailure.nonRetryable(`Unknown scripted model "scripted/${request.modelId}"`, 'ModelError.NotFound');
-      const tokens = Math.ceil(request.systemPrompt.length / 4) + request.messages.reduce((n, m) => n + estimateTokens(m), 0);
+      if (!script)
+        throw ApplicationFailure.nonRetryable(
+          `Unknown scripted model "scripted/${request.modelId}"`,
+          'ModelError.NotFound',
+        );
+      const tokens =
+        Math.ceil(request.systemPrompt.length / 4) + request.messages.reduce((n, m) => n + estimateTokens(m), 0);
       if (script.contextWindow !== undefined && tokens > script.contextWindow) {
-        throw ApplicationFailure.nonRetryable(`prompt is too long: ${tokens} tokens > ${script.contextWindow} maximum`, ErrorType.ContextOverflow);
+        throw ApplicationFailure.nonRetryable(
+          `prompt is too long: ${tokens} tokens > ${script.contextWindow} maximum`,
+          ErrorType.ContextOverflow,
+        );
       }
       const reply = pick(script, request);
       if (!reply) {
-        throw ApplicationFailure.nonRetryable(`Scripted model "${request.modelId}" has no reply for: ${JSON.stringify(matchKey(request.messages))}`, 'ModelError.Scripted');
+        throw ApplicationFailure.nonRetryable(
+          `Scripted model "${request.modelId}" has no reply for: ${JSON.stringify(matchKey(request.messages))}`,
+          'ModelError.Scripted',
+        );
       }
-      if (reply.fail) throw ApplicationFailure.create({ message: reply.fail.message, type: reply.fail.type ?? 'ModelError.Scripted', nonRetryable: reply.fail.retryable === false });
+      if (reply.fail)
+        throw ApplicationFailure.create({
+          message: reply.fail.message,
+          type: reply.fail.type ?? 'ModelError.Scripted',
+          nonRetryable: reply.fail.retryable === false,
+        });
       return streamReply(reply, request, signal, onPartial);
     },
   };
@@ -111,7 +137,9 @@ function readScriptFile(path: string): Script {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new Error(`Scripted rules file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `Scripted rules file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const script = parsed as { rules?: unknown; replies?: unknown } | null;
   if (!script || typeof script !== 'object' || (!Array.isArray(script.rules) && !Array.isArray(script.replies))) {
@@ -126,7 +154,12 @@ function pick(script: Script, request: ModelRequest): ScriptedReply | undefined 
   return script.rules.find((r) => r.match === undefined || key.includes(r.match));
 }
 
-async function streamReply(reply: ScriptedReply, request: ModelRequest, signal: AbortSignal, onPartial: (m: AssistantMessage) => void): Promise<AssistantMessage> {
+async function streamReply(
+  reply: ScriptedReply,
+  request: ModelRequest,
+  signal: AbortSignal,
+  onPartial: (m: AssistantMessage) => void,
+): Promise<AssistantMessage> {
   const n = request.messages.filter((m) => m.role === 'assistant').length + 1;
   const calls = reply.toolCalls ?? (reply.toolCall ? [reply.toolCall] : []);
   const message: AssistantMessage = {

@@ -11,8 +11,12 @@ import type { CallScope } from './run-tool.js';
  */
 export async function needsApproval(s: CallScope, args: unknown): Promise<boolean> {
   const approval = s.tool?.approval;
-  const declared = approval === 'always' ? true : typeof approval === 'function' ? (await approval(args, s.context)) === true : false;
-  const policy = await s.hooks.needsApproval?.({ assistantMessage: s.assistantMessage, toolCall: s.call, args, context: s.context, declared }, s.signal);
+  const declared =
+    approval === 'always' ? true : typeof approval === 'function' ? (await approval(args, s.context)) === true : false;
+  const policy = await s.hooks.needsApproval?.(
+    { assistantMessage: s.assistantMessage, toolCall: s.call, args, context: s.context, declared },
+    s.signal,
+  );
   return typeof policy === 'boolean' ? policy : declared;
 }
 

@@ -43,8 +43,10 @@ let draft2019: Ajv2019 | undefined;
 let draft2020: Ajv2020 | undefined;
 
 function ajvForDialect(dialect: unknown): AjvInstance {
-  if (typeof dialect === 'string' && dialect.includes('json-schema.org/draft/2020-12/')) return (draft2020 ??= new Ajv2020(AJV_OPTIONS));
-  if (typeof dialect === 'string' && dialect.includes('json-schema.org/draft/2019-09/')) return (draft2019 ??= new Ajv2019(AJV_OPTIONS));
+  if (typeof dialect === 'string' && dialect.includes('json-schema.org/draft/2020-12/'))
+    return (draft2020 ??= new Ajv2020(AJV_OPTIONS));
+  if (typeof dialect === 'string' && dialect.includes('json-schema.org/draft/2019-09/'))
+    return (draft2019 ??= new Ajv2019(AJV_OPTIONS));
   return (draft07 ??= new Ajv(AJV_OPTIONS));
 }
 

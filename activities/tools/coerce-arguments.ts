@@ -14,7 +14,13 @@
  * A JSON string is never parsed into an object or array. Every pass is copy-on-write: the input is never modified and
  * comes back as the same reference when nothing changes. A value that cannot be coerced stays; validation reports it.
  */
-import { isPlainObject, passes as schemaPasses, resolveRef, type SchemaEntry, type SchemaObject } from './argument-schemas.js';
+import {
+  isPlainObject,
+  passes as schemaPasses,
+  resolveRef,
+  type SchemaEntry,
+  type SchemaObject,
+} from './argument-schemas.js';
 
 type Result = { value: unknown } | undefined;
 
@@ -40,7 +46,8 @@ class Coercer {
 
   private reenter(node: SchemaObject, value: unknown): unknown {
     const entered = this.entered;
-    for (let i = 0; i < entered.length; i += 2) if (entered[i] === node && Object.is(entered[i + 1], value)) return value;
+    for (let i = 0; i < entered.length; i += 2)
+      if (entered[i] === node && Object.is(entered[i + 1], value)) return value;
     entered.push(node, value);
     try {
       return this.convert(node, value);
@@ -82,7 +89,9 @@ class Coercer {
       set(key, this.dropOptionalNulls(value[key], property));
     }
     if (patterns.length > 0 || additional !== undefined) {
-      eachExtraMember(value, properties, patterns, additional, (key, schema, fromOut) => set(key, this.dropOptionalNulls(fromOut ? (out ?? value)[key] : value[key], schema)));
+      eachExtraMember(value, properties, patterns, additional, (key, schema, fromOut) =>
+        set(key, this.dropOptionalNulls(fromOut ? (out ?? value)[key] : value[key], schema)),
+      );
     }
     return out ?? value;
   }
@@ -126,7 +135,8 @@ class Coercer {
       case 'object':
         return this.convertObject(node, value);
       case undefined:
-        if (node.properties !== undefined || node.patternProperties !== undefined) return this.convertObject(node, value);
+        if (node.properties !== undefined || node.patternProperties !== undefined)
+          return this.convertObject(node, value);
         if (node.items !== undefined || node.prefixItems !== undefined) return this.convertArray(node, value);
         return value;
       default:
@@ -153,12 +163,17 @@ class Coercer {
   }
 
   private convertMembers(node: SchemaObject, value: unknown): unknown {
-    const declares = node.properties !== undefined || node.patternProperties !== undefined || node.additionalProperties !== undefined;
+    const declares =
+      node.properties !== undefined || node.patternProperties !== undefined || node.additionalProperties !== undefined;
     return declares ? this.convertObject(node, value) : value;
   }
 
   private convertArray(node: SchemaObject, value: unknown): unknown {
-    const prefix = Array.isArray(node.items) ? node.items : Array.isArray(node.prefixItems) ? node.prefixItems : undefined;
+    const prefix = Array.isArray(node.items)
+      ? node.items
+      : Array.isArray(node.prefixItems)
+        ? node.prefixItems
+        : undefined;
     if (prefix !== undefined) {
       if (!Array.isArray(value)) return value; // a tuple never wraps a single value
       const rest = Array.isArray(node.items) ? undefined : node.items;
@@ -167,7 +182,8 @@ class Coercer {
         return schema === undefined ? item : this.convert(schema, item);
       });
     }
-    if (Array.isArray(value)) return node.items === undefined ? value : mapItems(value, (item) => this.convert(node.items, item));
+    if (Array.isArray(value))
+      return node.items === undefined ? value : mapItems(value, (item) => this.convert(node.items, item));
     const item = node.items;
     return [isPlainObject(item) ? this.reenter(item, value) : value];
   }
@@ -240,8 +256,11 @@ class Coercer {
       out ??= { ...value };
       out[key] = next;
     };
-    for (const [key, property] of Object.entries(properties)) if (key in value) set(key, this.coerceTypes(value[key], property));
-    eachExtraMember(value, properties, patterns, additional, (key, schema, fromOut) => set(key, this.coerceTypes(fromOut ? (out ?? value)[key] : value[key], schema)));
+    for (const [key, property] of Object.entries(properties))
+      if (key in value) set(key, this.coerceTypes(value[key], property));
+    eachExtraMember(value, properties, patterns, additional, (key, schema, fromOut) =>
+      set(key, this.coerceTypes(fromOut ? (out ?? value)[key] : value[key], schema)),
+    );
     return out ?? value;
   }
 
@@ -327,7 +346,13 @@ function orValue(result: Result, value: unknown): unknown {
 function convertLiteral(literal: unknown, value: unknown): unknown {
   if (literal === value) return value;
   const result =
-    typeof literal === 'string' ? tryString(value) : typeof literal === 'number' ? tryNumber(value) : typeof literal === 'boolean' ? tryBoolean(value) : undefined;
+    typeof literal === 'string'
+      ? tryString(value)
+      : typeof literal === 'number'
+        ? tryNumber(value)
+        : typeof literal === 'boolean'
+          ? tryBoolean(value)
+          : undefined;
   return result !== undefined && result.value === literal ? result.value : value;
 }
 
@@ -385,7 +410,9 @@ function tryNull(value: unknown): Result {
   if (value === null || value === undefined) return { value: null };
   if (typeof value !== 'string') return undefined;
   const lowercase = value.toLowerCase();
-  return lowercase === 'undefined' || lowercase === 'null' || value === '' || value === '0' ? { value: null } : undefined;
+  return lowercase === 'undefined' || lowercase === 'null' || value === '' || value === '0'
+    ? { value: null }
+    : undefined;
 }
 
 function typesOf(schema: SchemaObject): string[] {

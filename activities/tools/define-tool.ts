@@ -85,17 +85,28 @@ export interface ToolDefinition<TArgs = any, TDetails = unknown> {
 }
 
 /** The predicate is declared method-style (bivariant), as `execute` is, so typed tools still fit `ToolDefinition[]`. */
-export type ToolApproval<TArgs = unknown> = 'never' | 'always' | { predicate(args: TArgs, context: ToolContext): boolean | Promise<boolean> }['predicate'];
+export type ToolApproval<TArgs = unknown> =
+  'never' | 'always' | { predicate(args: TArgs, context: ToolContext): boolean | Promise<boolean> }['predicate'];
 
 /** Identity helper that gives `execute` typed arguments. */
-export function defineTool<TArgs = any, TDetails = unknown>(tool: ToolDefinition<TArgs, TDetails>): ToolDefinition<TArgs, TDetails> {
+export function defineTool<TArgs = any, TDetails = unknown>(
+  tool: ToolDefinition<TArgs, TDetails>,
+): ToolDefinition<TArgs, TDetails> {
   if (!tool || typeof tool.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) {
     throw new TypeError(`defineTool: name must be 1-64 characters of [A-Za-z0-9_-], got ${JSON.stringify(tool?.name)}`);
   }
   if (typeof tool.execute !== 'function') throw new TypeError(`defineTool(${tool.name}): execute must be a function`);
-  if (!tool.parameters || typeof tool.parameters !== 'object') throw new TypeError(`defineTool(${tool.name}): parameters must be a JSON Schema object`);
-  if (tool.approval !== undefined && tool.approval !== 'never' && tool.approval !== 'always' && typeof tool.approval !== 'function') {
-    throw new TypeError(`defineTool(${tool.name}): approval must be 'never', 'always' or a function (args, context) => boolean`);
+  if (!tool.parameters || typeof tool.parameters !== 'object')
+    throw new TypeError(`defineTool(${tool.name}): parameters must be a JSON Schema object`);
+  if (
+    tool.approval !== undefined &&
+    tool.approval !== 'never' &&
+    tool.approval !== 'always' &&
+    typeof tool.approval !== 'function'
+  ) {
+    throw new TypeError(
+      `defineTool(${tool.name}): approval must be 'never', 'always' or a function (args, context) => boolean`,
+    );
   }
   return tool;
 }

@@ -12,7 +12,9 @@ import { validateToolArguments } from './validate-arguments.js';
 import { argsDigest, needsApproval } from './approval.js';
 
 /** `approval`: runnable once a person approves (argsDigest of `args`). */
-export type Preparation = { status: 'immediate'; outcome: ToolOutcome } | { status: 'runnable'; args: unknown; approval?: { argsDigest: string } };
+export type Preparation =
+  | { status: 'immediate'; outcome: ToolOutcome }
+  | { status: 'runnable'; args: unknown; approval?: { argsDigest: string } };
 
 export interface CallScope {
   tool: ToolDefinition | undefined;
@@ -34,7 +36,10 @@ export async function prepareCall(s: CallScope): Promise<Preparation> {
     // A call whose arguments did not parse (`argumentsError`) is refused here, after prepareArguments (Pi's order).
     const args = validateToolArguments(tool, { name: call.name, arguments: raw, argumentsError: call.argumentsError });
     if (hooks.beforeToolCall) {
-      const verdict = await hooks.beforeToolCall({ assistantMessage: s.assistantMessage, toolCall: call, args, context: s.context }, signal);
+      const verdict = await hooks.beforeToolCall(
+        { assistantMessage: s.assistantMessage, toolCall: call, args, context: s.context },
+        signal,
+      );
       if (signal.aborted) return immediate(OPERATION_ABORTED);
       if (verdict?.block) return immediate(verdict.reason || TOOL_BLOCKED, verdict.terminate === true);
     }
@@ -47,7 +52,11 @@ export async function prepareCall(s: CallScope): Promise<Preparation> {
 }
 
 /** Executes a runnable call and finalises it with `afterToolCall`. `onUpdate` calls after the tool settled are ignored. */
-export async function executeCall(s: CallScope & { tool: ToolDefinition }, args: unknown, onUpdate: ToolUpdateCallback): Promise<ToolOutcome> {
+export async function executeCall(
+  s: CallScope & { tool: ToolDefinition },
+  args: unknown,
+  onUpdate: ToolUpdateCallback,
+): Promise<ToolOutcome> {
   const { tool, call, hooks, signal } = s;
   let settled = false;
   let result: AgentToolResult;
@@ -64,7 +73,10 @@ export async function executeCall(s: CallScope & { tool: ToolDefinition }, args:
   }
   if (hooks.afterToolCall) {
     try {
-      const o = await hooks.afterToolCall({ assistantMessage: s.assistantMessage, toolCall: call, args, result, isError, context: s.context }, signal);
+      const o = await hooks.afterToolCall(
+        { assistantMessage: s.assistantMessage, toolCall: call, args, result, isError, context: s.context },
+        signal,
+      );
       if (o) {
         result = {
           ...result,

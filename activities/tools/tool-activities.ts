@@ -3,7 +3,14 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ToolHeartbeat } from '../../common/events.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall } from '../../common/messages.js';
-import type { ExecuteToolCallInput, PreparedCall, PrepareToolCallsInput, RunToolCallResult, ToolCallRef, ToolOutcome } from '../../common/wire.js';
+import type {
+  ExecuteToolCallInput,
+  PreparedCall,
+  PrepareToolCallsInput,
+  RunToolCallResult,
+  ToolCallRef,
+  ToolOutcome,
+} from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
 import type { TranscriptCache } from '../transcript.js';
@@ -24,7 +31,11 @@ type PositionedScope = CallScope & { position: number };
  * The position of the call: `callIndex` when given (its id must match), else the first call with the id (workflows
  * that do not send positions). Undefined when there is no such call.
  */
-export function locateCall(calls: readonly ToolCall[], toolCallId: string, callIndex: number | undefined): number | undefined {
+export function locateCall(
+  calls: readonly ToolCall[],
+  toolCallId: string,
+  callIndex: number | undefined,
+): number | undefined {
   if (callIndex === undefined) {
     const first = calls.findIndex((c) => c.id === toolCallId);
     return first === -1 ? undefined : first;
@@ -48,14 +59,21 @@ function changedArgs(args: unknown, raw: unknown): { args?: unknown } {
 }
 
 export function createToolActivities(deps: ToolActivityDeps) {
-  async function scope(ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>, toolCallId: string, callIndex: number | undefined): Promise<PositionedScope> {
+  async function scope(
+    ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>,
+    toolCallId: string,
+    callIndex: number | undefined,
+  ): Promise<PositionedScope> {
     const ctx = Context.current();
     const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex, ref.digest)) as AssistantMessage;
     const calls = assistant?.role === 'assistant' ? toolCallsOf(assistant) : [];
     const position = locateCall(calls, toolCallId, callIndex);
     if (position === undefined) {
       const at = callIndex === undefined ? '' : ` at position ${callIndex}`;
-      throw ApplicationFailure.nonRetryable(`Tool call ${toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`, 'KeelInternal');
+      throw ApplicationFailure.nonRetryable(
+        `Tool call ${toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`,
+        'KeelInternal',
+      );
     }
     return {
       tool: deps.tools.get(calls[position].name),
@@ -83,13 +101,22 @@ export function createToolActivities(deps: ToolActivityDeps) {
   }
 
   /** Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details. */
-  async function heartbeating<T>(fn: (onProgress: (s: CallScope, partialResult: unknown) => void) => Promise<T>): Promise<T> {
+  async function heartbeating<T>(
+    fn: (onProgress: (s: CallScope, partialResult: unknown) => void) => Promise<T>,
+  ): Promise<T> {
     let updates = 0;
     const heartbeat = startHeartbeat(Context.current());
     try {
       return await fn((s, partialResult) => {
         updates += 1;
-        heartbeat.update({ kind: 'tool', toolCallId: s.call.id, toolName: s.call.name, args: s.call.arguments, partialResult, updates } satisfies ToolHeartbeat);
+        heartbeat.update({
+          kind: 'tool',
+          toolCallId: s.call.id,
+          toolName: s.call.name,
+          args: s.call.arguments,
+          partialResult,
+          updates,
+        } satisfies ToolHeartbeat);
       });
     } finally {
       heartbeat.stop();
@@ -108,7 +135,11 @@ export function createToolActivities(deps: ToolActivityDeps) {
           if (p.status === 'immediate') out.push({ ...id, ...p });
           else {
             const args = changedArgs(p.args, s.call.arguments);
-            out.push(p.approval ? { ...id, status: 'approval', ...args, argsDigest: p.approval.argsDigest } : { ...id, status: 'runnable', ...args });
+            out.push(
+              p.approval
+                ? { ...id, status: 'approval', ...args, argsDigest: p.approval.argsDigest }
+                : { ...id, status: 'runnable', ...args },
+            );
           }
           if (s.signal.aborted) break;
         }
@@ -120,8 +151,14 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId, input.callIndex);
-        const executed = await executeCall({ ...s, tool: s.tool! }, input.args === undefined ? s.call.arguments : input.args, (p) => progress(s, p));
-        const outcome = input.approval ? { ...executed, details: withApproval(executed.details, input.approval) } : executed;
+        const executed = await executeCall(
+          { ...s, tool: s.tool! },
+          input.args === undefined ? s.call.arguments : input.args,
+          (p) => progress(s, p),
+        );
+        const outcome = input.approval
+          ? { ...executed, details: withApproval(executed.details, input.approval) }
+          : executed;
         remember(input, s, outcome);
         return outcome;
       });
@@ -135,8 +172,19 @@ export function createToolActivities(deps: ToolActivityDeps) {
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId, input.callIndex);
         const p = await prepareCall(s);
-        if (p.status === 'runnable' && p.approval) return { prepared: 'approval' as const, ...changedArgs(p.args, s.call.arguments), argsDigest: p.approval.argsDigest };
-        const result = p.status === 'immediate' ? { prepared: 'immediate' as const, outcome: p.outcome } : { prepared: 'executed' as const, outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)) };
+        if (p.status === 'runnable' && p.approval)
+          return {
+            prepared: 'approval' as const,
+            ...changedArgs(p.args, s.call.arguments),
+            argsDigest: p.approval.argsDigest,
+          };
+        const result =
+          p.status === 'immediate'
+            ? { prepared: 'immediate' as const, outcome: p.outcome }
+            : {
+                prepared: 'executed' as const,
+                outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)),
+              };
         remember(input, s, result.outcome);
         return result;
       });

@@ -34,13 +34,18 @@ export function formatValidationErrors(errors: readonly ErrorObject[] | null | u
       }
       continue;
     }
-    lines.push({ path: dottedPath(error.instancePath) || 'root', message: error.message ?? `must pass "${error.keyword}" keyword validation` });
+    lines.push({
+      path: dottedPath(error.instancePath) || 'root',
+      message: error.message ?? `must pass "${error.keyword}" keyword validation`,
+    });
   }
   const rendered = new Set<string>();
   for (const line of lines) {
     if ('required' in line) {
       const { base, missing } = line.required;
-      rendered.add(`  - ${base ? `${base}.${missing[0]}` : missing[0]}: must have required properties ${missing.join(', ')}`);
+      rendered.add(
+        `  - ${base ? `${base}.${missing[0]}` : missing[0]}: must have required properties ${missing.join(', ')}`,
+      );
     } else {
       rendered.add(`  - ${line.path}: ${line.message}`);
     }

@@ -22,7 +22,8 @@ export async function pendingRuns(client: AgentClient, url: (id: string) => stri
   const out: PendingRun[] = [];
   for await (const w of client.client.workflow.list({ query: AWAITING_APPROVAL_QUERY })) {
     const st = await tryState(client.client.workflow.getHandle(w.workflowId));
-    if (st?.pendingApprovals.length) out.push({ workflowId: w.workflowId, url: url(w.workflowId), pendingApprovals: st.pendingApprovals });
+    if (st?.pendingApprovals.length)
+      out.push({ workflowId: w.workflowId, url: url(w.workflowId), pendingApprovals: st.pendingApprovals });
   }
   return out;
 }
@@ -48,7 +49,9 @@ export function registerApprovalCommands(program: Command): void {
           if (runs.length === 0) return void process.stdout.write('No tool call is awaiting approval.\n');
           for (const r of runs) {
             for (const p of r.pendingApprovals) {
-              process.stdout.write(`${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`);
+              process.stdout.write(
+                `${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`,
+              );
             }
             process.stdout.write(`  ${r.url}\n`);
           }
@@ -62,28 +65,50 @@ export function registerApprovalCommands(program: Command): void {
   ] as const) {
     program
       .command(name)
-      .summary(name === 'approve' ? 'let a tool call awaiting approval run' : 'refuse a tool call awaiting approval (the model gets the reason)')
+      .summary(
+        name === 'approve'
+          ? 'let a tool call awaiting approval run'
+          : 'refuse a tool call awaiting approval (the model gets the reason)',
+      )
       .argument('<workflowId>', 'the run')
       .argument('<toolCallId>', 'the call (see `keel pending`)')
       .option('--as <name>', 'who decides (default $KEEL_APPROVER or your user name)')
       .option('-r, --reason <text>', 'why (recorded; a denial shows it to the model)')
-      .option('--digest <argsDigest>', 'decide only if the arguments still have this digest (default: the pending call\'s)')
+      .option(
+        '--digest <argsDigest>',
+        "decide only if the arguments still have this digest (default: the pending call's)",
+      )
       .action(
-        act(async (id: string, toolCallId: string, o: { as?: string; reason?: string; digest?: string }, cmd: Command) => {
-          const g = globals(cmd);
-          return withClient(g, async (client) => {
-            const handle = client.getHandle(id);
-            const pending = (await handle.state()).pendingApprovals.find((p) => p.toolCallId === toolCallId);
-            const argsDigest = o.digest ?? pending?.argsDigest;
-            if (!argsDigest) throw usageError(`No tool call ${toolCallId} is awaiting approval in ${id}; \`keel pending\` lists those that are.`);
-            const input = { toolCallId, argsDigest, approver: o.as ?? defaultApprover(), ...(o.reason !== undefined ? { reason: o.reason } : {}) };
-            const record = name === 'approve' ? await handle.approve(input) : await handle.deny(input);
-            if (g.json) return printJson({ workflowId: id, ...record, url: uiLink(g, id) });
-            process.stdout.write(
-              `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''}) as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, id)}\n`,
-            );
-          });
-        }),
+        act(
+          async (
+            id: string,
+            toolCallId: string,
+            o: { as?: string; reason?: string; digest?: string },
+            cmd: Command,
+          ) => {
+            const g = globals(cmd);
+            return withClient(g, async (client) => {
+              const handle = client.getHandle(id);
+              const pending = (await handle.state()).pendingApprovals.find((p) => p.toolCallId === toolCallId);
+              const argsDigest = o.digest ?? pending?.argsDigest;
+              if (!argsDigest)
+                throw usageError(
+                  `No tool call ${toolCallId} is awaiting approval in ${id}; \`keel pending\` lists those that are.`,
+                );
+              const input = {
+                toolCallId,
+                argsDigest,
+                approver: o.as ?? defaultApprover(),
+                ...(o.reason !== undefined ? { reason: o.reason } : {}),
+              };
+              const record = name === 'approve' ? await handle.approve(input) : await handle.deny(input);
+              if (g.json) return printJson({ workflowId: id, ...record, url: uiLink(g, id) });
+              process.stdout.write(
+                `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''}) as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, id)}\n`,
+              );
+            });
+          },
+        ),
       );
   }
 }

@@ -9,7 +9,19 @@ import type { Command } from 'commander';
 import type { AgentClient } from '../agent-client.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../workflows/batch-definitions.js';
-import { act, CliError, commaList, EXIT, globals, intOption, printJson, sleep, uiLink, usageError, withClient } from './context.js';
+import {
+  act,
+  CliError,
+  commaList,
+  EXIT,
+  globals,
+  intOption,
+  printJson,
+  sleep,
+  uiLink,
+  usageError,
+  withClient,
+} from './context.js';
 import { formatCost, formatDuration, formatTokens, stdoutSink } from './render.js';
 import { progressPrinter } from './batch/progress.js';
 import { OrderedWriter } from './batch/results.js';
@@ -73,13 +85,16 @@ export function registerBatchCommand(program: Command): void {
         'worker restarts and continues-as-new on its own), shows its progress, and writes one line per task, in input order, ' +
         'to --out (default stdout): { index, workflowId, status, finalText, usage, turns, error?, newMessages }. ' +
         'Exit code 0 when every task completed (or stopped), 1 when some failed. Without --id the batch id derives from the ' +
-        "tasks, so the same command again re-attaches to that batch. Ctrl-C / SIGTERM stops following (the batch goes on) " +
+        'tasks, so the same command again re-attaches to that batch. Ctrl-C / SIGTERM stops following (the batch goes on) ' +
         'and prints the exact command that resumes.',
     )
     .argument('[tasks.jsonl]', 'task file (- for stdin)')
     .option('-c, --concurrency <n>', 'runs at a time', intOption('--concurrency'), 8)
     .option('-o, --out <results.jsonl>', 'result file (one JSON line per task, input order)')
-    .option('--id <batchId>', 'batch workflow id (default keel-batch-<hash of the tasks>: running the same file again re-attaches)')
+    .option(
+      '--id <batchId>',
+      'batch workflow id (default keel-batch-<hash of the tasks>: running the same file again re-attaches)',
+    )
     .option('--attach <batchId>', 'follow an existing batch instead of starting one')
     .option('--detach', 'start the batch, print its id and link, and return')
     .option('-m, --model <provider/model>', 'model of tasks that name none')
@@ -87,9 +102,21 @@ export function registerBatchCommand(program: Command): void {
     .option('-s, --system <prompt>', 'system prompt of tasks that have none')
     .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'))
     .option('--no-messages', 'leave newMessages out of the result lines')
-    .option('--page-size <n>', 'hand tasks to the batch by page reference, n per page (automatic above ~1 MB of tasks)', intOption('--page-size'))
-    .option('--can-after-tasks <n>', 'continue-as-new after starting n children in one run (default: when history grows large)', intOption('--can-after-tasks'))
-    .option('--can-after-events <n>', 'continue-as-new once one run has n history events (default 10000)', intOption('--can-after-events', 100))
+    .option(
+      '--page-size <n>',
+      'hand tasks to the batch by page reference, n per page (automatic above ~1 MB of tasks)',
+      intOption('--page-size'),
+    )
+    .option(
+      '--can-after-tasks <n>',
+      'continue-as-new after starting n children in one run (default: when history grows large)',
+      intOption('--can-after-tasks'),
+    )
+    .option(
+      '--can-after-events <n>',
+      'continue-as-new once one run has n history events (default 10000)',
+      intOption('--can-after-events', 100),
+    )
     .action(
       act(async (file: string | undefined, o: BatchFlags, cmd: Command) => {
         const g = globals(cmd);
@@ -102,13 +129,23 @@ export function registerBatchCommand(program: Command): void {
           } catch (err) {
             throw usageError(`${file}: ${(err as Error).message}`);
           }
-          tasks = parseTasks(text, { model: o.model ?? process.env.KEEL_MODEL, tools: o.tools, system: o.system, maxTurns: o.maxTurns });
+          tasks = parseTasks(text, {
+            model: o.model ?? process.env.KEEL_MODEL,
+            tools: o.tools,
+            system: o.system,
+            maxTurns: o.maxTurns,
+          });
           if (tasks.length === 0) throw usageError(`${file}: no tasks`);
-          if (tasks.length > MAX_TASKS) throw usageError(`${file}: ${tasks.length} tasks; one batch keeps a compact outcome per task, so split it into batches of at most ${MAX_TASKS}.`);
+          if (tasks.length > MAX_TASKS)
+            throw usageError(
+              `${file}: ${tasks.length} tasks; one batch keeps a compact outcome per task, so split it into batches of at most ${MAX_TASKS}.`,
+            );
         }
         return withClient(g, async (client) => {
           // Without --id the id comes from the tasks: a batch these tasks already started is re-attached, not duplicated.
-          const attachTo = o.attach ?? (o.id === undefined && (await exists(client, batchIdFor(tasks))) ? batchIdFor(tasks) : undefined);
+          const attachTo =
+            o.attach ??
+            (o.id === undefined && (await exists(client, batchIdFor(tasks))) ? batchIdFor(tasks) : undefined);
           const handle = attachTo
             ? client.client.workflow.getHandle(attachTo)
             : await startBatch(client, g.taskQueue, tasks, {
@@ -126,7 +163,9 @@ export function registerBatchCommand(program: Command): void {
           // status lines go to stderr when the results go to stdout
           const sink = o.out || o.detach ? stdoutSink() : stdoutSink(process.stderr);
           if (attachTo && !o.attach && !g.json) {
-            sink.write(`These tasks already started batch ${id} (${d!.status.name.toLowerCase()}): attaching to it. Give --id <new id> to run them again.\n`);
+            sink.write(
+              `These tasks already started batch ${id} (${d!.status.name.toLowerCase()}): attaching to it. Give --id <new id> to run them again.\n`,
+            );
           }
           if (o.detach) {
             if (g.json) printJson({ workflowId: id, url });
@@ -137,7 +176,9 @@ export function registerBatchCommand(program: Command): void {
           if (!g.json) {
             const size = first?.total ?? tasks.length;
             const concurrency = first?.concurrency ?? o.concurrency;
-            sink.write(`batch ${id}${size ? ` · ${size} tasks` : ''} · concurrency ${concurrency}\nTemporal UI: ${url}\n`);
+            sink.write(
+              `batch ${id}${size ? ` · ${size} tasks` : ''} · concurrency ${concurrency}\nTemporal UI: ${url}\n`,
+            );
           }
 
           const fd = o.out ? openSync(o.out, 'w') : 1;
@@ -170,11 +211,25 @@ export function registerBatchCommand(program: Command): void {
               summary = (await handle.result()) as AgentBatchResult;
             } catch (err) {
               if (sink.tty) sink.write('\n');
-              throw new CliError(EXIT.runFailed, `Batch ${id} did not complete: ${(err as Error).message}\nTemporal UI: ${url}`);
+              throw new CliError(
+                EXIT.runFailed,
+                `Batch ${id} did not complete: ${(err as Error).message}\nTemporal UI: ${url}`,
+              );
             }
             await writer.finish(id, summary.total);
             const concurrency = last?.concurrency ?? first?.concurrency ?? o.concurrency;
-            const final: BatchProgress = { total: summary.total, done: summary.done, failed: summary.failed, running: 0, queued: 0, tokens: summary.tokens, cost: summary.cost, continuedAsNew: summary.continuedAsNew, concurrency, phase: 'finished' };
+            const final: BatchProgress = {
+              total: summary.total,
+              done: summary.done,
+              failed: summary.failed,
+              running: 0,
+              queued: 0,
+              tokens: summary.tokens,
+              cost: summary.cost,
+              continuedAsNew: summary.continuedAsNew,
+              concurrency,
+              phase: 'finished',
+            };
             bar.update(final, true);
             const ms = Date.now() - bar.began;
             const rate = bar.rate(final);

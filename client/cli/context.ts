@@ -3,9 +3,20 @@
  * exit codes, the Temporal UI link, and output helpers (`--json`).
  */
 import { connect as tcpConnect } from 'node:net';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, isGrpcServiceError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  isGrpcServiceError,
+} from '@temporalio/client';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { connectOptions, resolveConnection, type ConnectionSettings, type ResolvedConnection } from '../../common/connection.js';
+import {
+  connectOptions,
+  resolveConnection,
+  type ConnectionSettings,
+  type ResolvedConnection,
+} from '../../common/connection.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
 import { keelDataConverter } from '../../worker/payload-storage.js';
@@ -63,7 +74,12 @@ export function addConnectionOptions(program: Command): Command {
     .addOption(new Option('--tls-server-name <name>', 'server name to verify ($TEMPORAL_TLS_SERVER_NAME)'))
     .addOption(new Option('--api-key <key>', 'API key, e.g. Temporal Cloud ($TEMPORAL_API_KEY)'))
     .addOption(new Option('--profile <name>', 'profile of the envconfig file ($TEMPORAL_PROFILE, default "default")'))
-    .addOption(new Option('--config-file <file>', 'envconfig TOML file ($TEMPORAL_CONFIG_FILE, default ~/.config/temporalio/temporal.toml)'));
+    .addOption(
+      new Option(
+        '--config-file <file>',
+        'envconfig TOML file ($TEMPORAL_CONFIG_FILE, default ~/.config/temporalio/temporal.toml)',
+      ),
+    );
 }
 
 interface ConnectionFlags {
@@ -81,9 +97,15 @@ interface ConnectionFlags {
 
 /** ConnectionSettings from the flags: any --tls-* flag means TLS; none leaves TLS to the environment and profile. */
 export function connectionSettings(o: ConnectionFlags): ConnectionSettings {
-  const tlsFiles = { caCertPath: o.tlsCa, clientCertPath: o.tlsCert, clientKeyPath: o.tlsKey, serverName: o.tlsServerName };
+  const tlsFiles = {
+    caCertPath: o.tlsCa,
+    clientCertPath: o.tlsCert,
+    clientKeyPath: o.tlsKey,
+    serverName: o.tlsServerName,
+  };
   const anyTls = Object.values(tlsFiles).some((v) => v !== undefined);
-  const defined = <T extends object>(x: T) => Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as T;
+  const defined = <T extends object>(x: T) =>
+    Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as T;
   return defined({
     address: o.address,
     namespace: o.namespace,
@@ -163,7 +185,10 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
   } catch (err) {
     throw unreachable(g.address, err instanceof Error ? err.message : String(err));
   }
-  return new AgentClient(new Client({ connection, namespace: g.namespace, dataConverter: keelDataConverter() }), g.taskQueue);
+  return new AgentClient(
+    new Client({ connection, namespace: g.namespace, dataConverter: keelDataConverter() }),
+    g.taskQueue,
+  );
 }
 
 /** Runs `fn` with a connected client and closes it afterwards. */
@@ -182,7 +207,8 @@ export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliE
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
   if (err instanceof UpdateRejectedError) return usageError(err.message);
   if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);
-  if (err instanceof WorkflowExecutionAlreadyStartedError) return usageError(`A run with id ${err.workflowId} already exists; pick another --id.`);
+  if (err instanceof WorkflowExecutionAlreadyStartedError)
+    return usageError(`A run with id ${err.workflowId} already exists; pick another --id.`);
   if (isGrpcServiceError(err) || (err as { code?: unknown })?.code !== undefined) {
     const code = (err as { code?: number }).code;
     // 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED (connection level)
@@ -206,7 +232,13 @@ export function printJson(value: unknown): void {
 
 /** Comma-separated list option parser: `--tools read,bash` → ['read', 'bash']. */
 export function commaList(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ];
 }
 
 /** Integer option parser with a usage error naming the option. */

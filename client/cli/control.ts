@@ -28,12 +28,25 @@ async function followAfterSignal(handle: AgentRunHandle, g: GlobalOptions, after
     r.summary({ ...summaryFromResult(handle.workflowId, out.result, url), status: out.status });
     return exitCodeOf(out.status);
   }
-  if (end.state) r.summary({ workflowId: handle.workflowId, status: end.state.status, turns: end.state.turns, usage: end.state.usage, url });
+  if (end.state)
+    r.summary({
+      workflowId: handle.workflowId,
+      status: end.state.status,
+      turns: end.state.turns,
+      usage: end.state.usage,
+      url,
+    });
   return EXIT.ok;
 }
 
 /** `followUp → <id>: queued 0 steering, 1 follow-up` (or `(cancelled)` for a final status), then the UI link. */
-function report(g: GlobalOptions, id: string, what: string, ack: QueuedAck | InterruptAck | ClosedAck, extra: Record<string, unknown> = {}): void {
+function report(
+  g: GlobalOptions,
+  id: string,
+  what: string,
+  ack: QueuedAck | InterruptAck | ClosedAck,
+  extra: Record<string, unknown> = {},
+): void {
   const url = uiLink(g, id);
   if (g.json) printJson({ workflowId: id, update: what, ack, url, ...extra });
   else process.stdout.write(`${what} → ${id}${ackText(ack)}\n${url}\n`);
@@ -62,7 +75,10 @@ export function registerControlCommands(program: Command): void {
           return withClient(g, async (client) => {
             const handle = await runningHandle(client, id);
             const text = words.join(' ');
-            const after = o.follow ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ?? 0) : 0;
+            const after = o.follow
+              ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ??
+                0)
+              : 0;
             const ack = signal === 'followUp' ? await handle.followUp(text) : await handle.steer(text);
             report(g, id, signal, ack, { message: text });
             return o.follow && !g.json ? followAfterSignal(handle, g, after) : EXIT.ok;

@@ -35,7 +35,11 @@ export interface FollowEnd {
 }
 
 /** Decoded heartbeat details of the run's pending activities. */
-export function heartbeatsOf(raw: { pendingActivities?: { activityType?: { name?: string | null } | null; heartbeatDetails?: { payloads?: unknown[] | null } | null }[] | null }): (ModelHeartbeat | ToolHeartbeat)[] {
+export function heartbeatsOf(raw: {
+  pendingActivities?:
+    | { activityType?: { name?: string | null } | null; heartbeatDetails?: { payloads?: unknown[] | null } | null }[]
+    | null;
+}): (ModelHeartbeat | ToolHeartbeat)[] {
   const out: (ModelHeartbeat | ToolHeartbeat)[] = [];
   for (const a of raw.pendingActivities ?? []) {
     const payload = a.heartbeatDetails?.payloads?.[0];
@@ -68,7 +72,9 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
   const readEvents = async (): Promise<boolean> => {
     let any = false;
     for (;;) {
-      const page: EventsPage | undefined = await query(handle, () => handle.query(eventsQuery, { after: seq, limit: 500 }));
+      const page: EventsPage | undefined = await query(handle, () =>
+        handle.query(eventsQuery, { after: seq, limit: 500 }),
+      );
       if (!page || page.events.length === 0) return any;
       if (page.firstSeq > seq + 1 && seq > 0) r.skipped(page.firstSeq - seq - 1);
       for (const e of page.events) {
@@ -99,7 +105,8 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
     state = (await query(handle, () => handle.query(stateQuery))) ?? state;
     if (state) r.queue(state.queued);
     if (state?.pendingApprovals) r.approvals(handle.workflowId, state.pendingApprovals);
-    if (opts.stopWhenWaiting && agentEnded && state?.status === 'waiting') return { closed: false, lastSeq: seq, state };
+    if (opts.stopWhenWaiting && agentEnded && state?.status === 'waiting')
+      return { closed: false, lastSeq: seq, state };
     await sleep(pollMs);
   }
 }

@@ -9,7 +9,17 @@ import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type Globa
 import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, temporalStatus, tryState, withDeadline, type Outcome } from './outcome.js';
 import { throughOutage } from './reconnect.js';
-import { formatCost, formatDuration, formatTokens, oneLine, paint, RunRenderer, stdoutSink, summaryFromResult, transcriptMarkdown } from './render.js';
+import {
+  formatCost,
+  formatDuration,
+  formatTokens,
+  oneLine,
+  paint,
+  RunRenderer,
+  stdoutSink,
+  summaryFromResult,
+  transcriptMarkdown,
+} from './render.js';
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
 
 export interface StatusReport {
@@ -43,7 +53,9 @@ export async function statusOf(client: AgentClient, g: GlobalOptions, id: string
     temporalStatus: tStatus,
     status: tStatus,
     startTime: d.startTime.toISOString(),
-    ...(d.closeTime ? { closeTime: d.closeTime.toISOString(), durationMs: d.closeTime.getTime() - d.startTime.getTime() } : {}),
+    ...(d.closeTime
+      ? { closeTime: d.closeTime.toISOString(), durationMs: d.closeTime.getTime() - d.startTime.getTime() }
+      : {}),
   };
   if (tStatus === 'running') {
     const st = await tryState(handle, 5000);
@@ -66,7 +78,9 @@ export async function statusOf(client: AgentClient, g: GlobalOptions, id: string
 function printStatus(r: StatusReport): void {
   const sink = stdoutSink();
   const ok = !['failed', 'cancelled', 'terminated', 'timed_out'].includes(r.status);
-  const lines = [`${paint(sink, 'bold', r.workflowId)}  ${paint(sink, ok ? 'green' : 'red', r.status)}${r.status !== r.temporalStatus ? paint(sink, 'dim', ` (Temporal: ${r.temporalStatus})`) : ''}`];
+  const lines = [
+    `${paint(sink, 'bold', r.workflowId)}  ${paint(sink, ok ? 'green' : 'red', r.status)}${r.status !== r.temporalStatus ? paint(sink, 'dim', ` (Temporal: ${r.temporalStatus})`) : ''}`,
+  ];
   const st = r.state;
   const usage = r.result?.usage ?? st?.usage;
   const turns = r.result?.turns ?? st?.turns;
@@ -79,31 +93,46 @@ function printStatus(r: StatusReport): void {
     st?.continuedAsNew ? `continued-as-new ${st.continuedAsNew}×` : undefined,
   ].filter(Boolean);
   if (facts.length) lines.push(facts.join(' · '));
-  if (usage) lines.push(`usage: ${formatTokens(usage.totalTokens)} tokens (${formatTokens(usage.input)} in, ${formatTokens(usage.output)} out) · ${formatCost(usage.cost.total)}`);
-  if (st && (st.queued.steering || st.queued.followUp)) lines.push(`queued: ${st.queued.steering} steering, ${st.queued.followUp} follow-up`);
+  if (usage)
+    lines.push(
+      `usage: ${formatTokens(usage.totalTokens)} tokens (${formatTokens(usage.input)} in, ${formatTokens(usage.output)} out) · ${formatCost(usage.cost.total)}`,
+    );
+  if (st && (st.queued.steering || st.queued.followUp))
+    lines.push(`queued: ${st.queued.steering} steering, ${st.queued.followUp} follow-up`);
   if (st?.runningTools.length) lines.push(`running tools: ${st.runningTools.map((t) => t.toolName).join(', ')}`);
   const reply = r.result?.finalText || st?.lastReply;
   if (reply) lines.push(`last reply: ${oneLine(reply, sink.width - 12)}`);
   const error = r.result?.error ?? st?.lastError;
   if (error) lines.push(paint(sink, 'red', `error: ${error}`));
-  lines.push(`started ${r.startTime}${r.closeTime ? ` · closed ${r.closeTime} · ${formatDuration(r.durationMs ?? 0)}` : ''} · task queue ${r.taskQueue}`);
+  lines.push(
+    `started ${r.startTime}${r.closeTime ? ` · closed ${r.closeTime} · ${formatDuration(r.durationMs ?? 0)}` : ''} · task queue ${r.taskQueue}`,
+  );
   lines.push(`Temporal UI: ${r.url}`);
   sink.write(`${lines.join('\n')}\n`);
 }
 
 /** Every message of the run: the `messages` query (paged); for a closed run without a worker, the result's newMessages. */
-export async function transcriptOf(client: AgentClient, id: string): Promise<{ messages: Message[]; complete: boolean }> {
+export async function transcriptOf(
+  client: AgentClient,
+  id: string,
+): Promise<{ messages: Message[]; complete: boolean }> {
   const handle = client.getHandle(id).workflow;
   try {
     const out: Message[] = [];
     for (;;) {
-      const page: MessagesPage = await withDeadline(handle, 10_000, () => handle.query(messagesQuery, { from: out.length, limit: 500 }));
+      const page: MessagesPage = await withDeadline(handle, 10_000, () =>
+        handle.query(messagesQuery, { from: out.length, limit: 500 }),
+      );
       out.push(...page.messages);
       if (page.messages.length === 0 || out.length >= page.total) return { messages: out, complete: true };
     }
   } catch (err) {
     const d = await handle.describe();
-    if (d.status.name === 'RUNNING') throw new CliError(EXIT.runFailed, `Could not read the transcript of ${id}: ${(err as Error).message} (is a worker running on task queue ${d.taskQueue}?)`);
+    if (d.status.name === 'RUNNING')
+      throw new CliError(
+        EXIT.runFailed,
+        `Could not read the transcript of ${id}: ${(err as Error).message} (is a worker running on task queue ${d.taskQueue}?)`,
+      );
     const outcome = await outcomeOf(handle, { stateTimeoutMs: 1000 });
     return { messages: outcome.result.newMessages, complete: false };
   }
@@ -113,7 +142,9 @@ export function registerInspectCommands(program: Command): void {
   program
     .command('status')
     .summary("a run's status, turns, usage, queues and last reply (a batch's progress)")
-    .description('Prints the run\'s status. Exit code: 0 running/waiting/completed/stopped, 1 failed (also an open session whose last agent run failed)/cancelled/terminated.')
+    .description(
+      "Prints the run's status. Exit code: 0 running/waiting/completed/stopped, 1 failed (also an open session whose last agent run failed)/cancelled/terminated.",
+    )
     .argument('<workflowId>', 'the run (or batch)')
     .action(
       act(async (id: string, _o: unknown, cmd: Command) => {
@@ -181,7 +212,10 @@ export function registerInspectCommands(program: Command): void {
         const g = globals(cmd);
         return withClient(g, async (client) => {
           const { messages, complete } = await transcriptOf(client, id);
-          if (!complete) process.stderr.write(`[keel] no worker answered the messages query; showing this run's new messages from its result\n`);
+          if (!complete)
+            process.stderr.write(
+              `[keel] no worker answered the messages query; showing this run's new messages from its result\n`,
+            );
           if (o.format === 'json' || g.json) process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
           else process.stdout.write(`${transcriptMarkdown(messages, `Run ${id}`)}\n<!-- ${uiLink(g, id)} -->\n`);
           if (o.format !== 'json' && !g.json) return;

@@ -14,15 +14,29 @@ import { registerServerCommands } from './server.js';
 import { packageVersion } from '../../worker/deployment.js';
 
 export function buildProgram(): Command {
-  const program = addConnectionOptions(new Command('keel')
-    .description('Keel: the Pi agent loop, durably on Temporal. Start, follow, steer and inspect agent runs.')
-    .version(packageVersion(), '-V, --version')
-    .addOption(new Option('--address <host:port>', `Temporal frontend (default $TEMPORAL_ADDRESS or ${DEFAULT_ADDRESS})`))
-    .addOption(new Option('-n, --namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)'))
-    .addOption(new Option('-q, --task-queue <name>', `task queue of runs and workers (default $KEEL_TASK_QUEUE or ${DEFAULT_TASK_QUEUE})`))
-    .addOption(new Option('--ui <url>', `Temporal Web UI base for links (default $KEEL_UI_URL, else the UI of the \`keel dev\` serving --address, else ${DEFAULT_UI})`))
-    .addOption(new Option('--json', 'machine-readable output (JSON) for scripts'))
-    .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp()))
+  const program = addConnectionOptions(
+    new Command('keel')
+      .description('Keel: the Pi agent loop, durably on Temporal. Start, follow, steer and inspect agent runs.')
+      .version(packageVersion(), '-V, --version')
+      .addOption(
+        new Option('--address <host:port>', `Temporal frontend (default $TEMPORAL_ADDRESS or ${DEFAULT_ADDRESS})`),
+      )
+      .addOption(new Option('-n, --namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)'))
+      .addOption(
+        new Option(
+          '-q, --task-queue <name>',
+          `task queue of runs and workers (default $KEEL_TASK_QUEUE or ${DEFAULT_TASK_QUEUE})`,
+        ),
+      )
+      .addOption(
+        new Option(
+          '--ui <url>',
+          `Temporal Web UI base for links (default $KEEL_UI_URL, else the UI of the \`keel dev\` serving --address, else ${DEFAULT_UI})`,
+        ),
+      )
+      .addOption(new Option('--json', 'machine-readable output (JSON) for scripts'))
+      .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp()),
+  )
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(

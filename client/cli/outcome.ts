@@ -56,7 +56,13 @@ export async function outcomeOf(handle: WorkflowHandle, opts: { stateTimeoutMs?:
       const st = await tryState(handle, opts.stateTimeoutMs ?? 3000);
       return {
         status: 'cancelled',
-        result: { status: 'cancelled', finalText: st?.lastReply ?? '', newMessages: [], usage: st?.usage ?? emptyUsage(), turns: st?.turns ?? 0 },
+        result: {
+          status: 'cancelled',
+          finalText: st?.lastReply ?? '',
+          newMessages: [],
+          usage: st?.usage ?? emptyUsage(),
+          turns: st?.turns ?? 0,
+        },
       };
     }
     if (cause instanceof TerminatedFailure) return { status: 'terminated', result: bare('failed', 'terminated') };

@@ -20,8 +20,10 @@ export interface OutageOptions {
 
 /** Whether `err` means "Temporal cannot be reached right now" (and not "the request was wrong"). */
 export function isUnreachable(err: unknown): boolean {
-  const code = (e: unknown) => (isGrpcServiceError(e) || (e as { code?: unknown })?.code !== undefined ? (e as { code?: number }).code : undefined);
-  const c = code(err) ?? ((err as Error)?.name === 'ServiceError' ? code((err as { cause?: unknown }).cause) : undefined);
+  const code = (e: unknown) =>
+    isGrpcServiceError(e) || (e as { code?: unknown })?.code !== undefined ? (e as { code?: number }).code : undefined;
+  const c =
+    code(err) ?? ((err as Error)?.name === 'ServiceError' ? code((err as { cause?: unknown }).cause) : undefined);
   return c === UNAVAILABLE || c === DEADLINE_EXCEEDED;
 }
 

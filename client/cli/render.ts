@@ -35,7 +35,13 @@ export function stdoutSink(stream: NodeJS.WriteStream = process.stdout): Sink {
 /** A sink that collects text (tests). */
 export function stringSink(opts: { tty?: boolean; color?: boolean; width?: number } = {}): Sink & { text(): string } {
   let buf = '';
-  return { write: (t) => void (buf += t), tty: opts.tty ?? false, color: opts.color ?? false, width: opts.width ?? 100, text: () => buf };
+  return {
+    write: (t) => void (buf += t),
+    tty: opts.tty ?? false,
+    color: opts.color ?? false,
+    width: opts.width ?? 100,
+    text: () => buf,
+  };
 }
 
 type Style = 'dim' | 'bold' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';
@@ -47,7 +53,10 @@ export function paint(sink: Pick<Sink, 'color'>, style: Style, text: string): st
 
 /** One line, at most `max` characters (an ellipsis when cut). */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s*\n\s*/g, ' ⏎ ').replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/\s*\n\s*/g, ' ⏎ ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
 }
 
@@ -63,7 +72,9 @@ export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((b: { type?: string; text?: string; mimeType?: string }) => (b?.type === 'text' ? (b.text ?? '') : b?.type === 'image' ? `[image ${b.mimeType ?? ''}]` : ''))
+    .map((b: { type?: string; text?: string; mimeType?: string }) =>
+      b?.type === 'text' ? (b.text ?? '') : b?.type === 'image' ? `[image ${b.mimeType ?? ''}]` : '',
+    )
     .join('');
 }
 
@@ -102,7 +113,12 @@ export interface RunSummary {
   url: string;
 }
 
-export function summaryFromResult(workflowId: string, r: Pick<AgentRunResult, 'status' | 'turns' | 'usage' | 'error'>, url: string, durationMs?: number): RunSummary {
+export function summaryFromResult(
+  workflowId: string,
+  r: Pick<AgentRunResult, 'status' | 'turns' | 'usage' | 'error'>,
+  url: string,
+  durationMs?: number,
+): RunSummary {
   return { workflowId, status: r.status, turns: r.turns, usage: r.usage, error: r.error, url, durationMs };
 }
 
@@ -138,7 +154,9 @@ export class RunRenderer {
 
   header(workflowId: string, url: string, extra?: string): void {
     if (this.sink.tty) {
-      this.line(`${paint(this.sink, 'bold', 'run')} ${workflowId}${extra ? paint(this.sink, 'dim', ` · ${extra}`) : ''}`);
+      this.line(
+        `${paint(this.sink, 'bold', 'run')} ${workflowId}${extra ? paint(this.sink, 'dim', ` · ${extra}`) : ''}`,
+      );
       this.line(paint(this.sink, 'dim', url));
     } else {
       this.line(`run ${workflowId}${extra ? ` ${extra}` : ''}`);
@@ -151,7 +169,11 @@ export class RunRenderer {
   }
 
   skipped(count: number): void {
-    this.line(this.sink.tty ? paint(this.sink, 'dim', `… ${count} earlier events no longer held by the run`) : `skipped ${count}`);
+    this.line(
+      this.sink.tty
+        ? paint(this.sink, 'dim', `… ${count} earlier events no longer held by the run`)
+        : `skipped ${count}`,
+    );
   }
 
   event(e: LoggedEvent): void {
@@ -173,7 +195,9 @@ export class RunRenderer {
       case 'tool_execution_start': {
         this.toolUpdates.delete(e.toolCallId);
         const args = oneLine(JSON.stringify(e.args ?? {}), Math.max(20, this.width - e.toolName.length - 6));
-        this.line(s.tty ? `${paint(s, 'cyan', `→ ${e.toolName}`)} ${paint(s, 'dim', args)}` : `tool_call ${e.toolName} ${args}`);
+        this.line(
+          s.tty ? `${paint(s, 'cyan', `→ ${e.toolName}`)} ${paint(s, 'dim', args)}` : `tool_call ${e.toolName} ${args}`,
+        );
         return;
       }
       case 'tool_execution_end': {
@@ -260,9 +284,11 @@ export class RunRenderer {
       this.endStream();
       const args = oneLine(JSON.stringify(p.args), this.width - 30);
       const how = `keel approve ${workflowId} ${p.toolCallId}  |  keel deny ${workflowId} ${p.toolCallId} --reason …`;
-      if (this.sink.tty) this.line(`${paint(this.sink, 'yellow', `⚠ APPROVAL NEEDED: ${p.toolName}`)} ${args}
+      if (this.sink.tty)
+        this.line(`${paint(this.sink, 'yellow', `⚠ APPROVAL NEEDED: ${p.toolName}`)} ${args}
   ${paint(this.sink, 'dim', how)}`);
-      else this.line(`approval_needed ${p.toolCallId} ${p.toolName} ${args}
+      else
+        this.line(`approval_needed ${p.toolCallId} ${p.toolName} ${args}
   ${how}`);
     }
   }
@@ -271,7 +297,11 @@ export class RunRenderer {
     if (q.steering === this.queued.steering && q.followUp === this.queued.followUp) return;
     this.queued = { ...q };
     if (q.steering === 0 && q.followUp === 0) return;
-    this.line(this.sink.tty ? paint(this.sink, 'yellow', `queued: ${q.steering} steering, ${q.followUp} follow-up`) : `queued steering=${q.steering} followUp=${q.followUp}`);
+    this.line(
+      this.sink.tty
+        ? paint(this.sink, 'yellow', `queued: ${q.steering} steering, ${q.followUp} follow-up`)
+        : `queued steering=${q.steering} followUp=${q.followUp}`,
+    );
   }
 
   summary(sum: RunSummary): void {
@@ -292,7 +322,9 @@ export class RunRenderer {
       this.line(`${paint(s, 'dim', 'Temporal UI:')} ${sum.url}`);
     } else {
       const d = sum.durationMs !== undefined ? ` duration=${(sum.durationMs / 1000).toFixed(1)}s` : '';
-      this.line(`done status=${sum.status} turns=${sum.turns} tokens=${u.totalTokens} input=${u.input} output=${u.output} cost=${u.cost.total.toFixed(6)}${d}`);
+      this.line(
+        `done status=${sum.status} turns=${sum.turns} tokens=${u.totalTokens} input=${u.input} output=${u.output} cost=${u.cost.total.toFixed(6)}${d}`,
+      );
       if (sum.error) this.line(`error ${oneLine(sum.error, 1000)}`);
       this.line(`ui ${sum.url}`);
     }
@@ -309,18 +341,39 @@ export function transcriptMarkdown(messages: Message[], title?: string): string 
     } else if (m.role === 'assistant') {
       out.push(`## Assistant${m.model ? ` (${m.provider}/${m.model})` : ''}`, '');
       for (const b of m.content) {
-        if (b.type === 'thinking') out.push(...b.thinking.trim().split('\n').map((l) => `> ${l}`), '');
+        if (b.type === 'thinking')
+          out.push(
+            ...b.thinking
+              .trim()
+              .split('\n')
+              .map((l) => `> ${l}`),
+            '',
+          );
         else if (b.type === 'text') out.push(b.text.trim(), '');
-        else if (b.type === 'toolCall') out.push(`**Tool call** \`${b.name}\` (\`${b.id}\`)`, '', fence(JSON.stringify(b.arguments, null, 2), 'json'), '');
+        else if (b.type === 'toolCall')
+          out.push(
+            `**Tool call** \`${b.name}\` (\`${b.id}\`)`,
+            '',
+            fence(JSON.stringify(b.arguments, null, 2), 'json'),
+            '',
+          );
       }
       if (m.stopReason === 'error') out.push(`**Error:** ${m.errorMessage ?? 'unknown error'}`, '');
       else if (m.stopReason === 'aborted') out.push('_(aborted)_', '');
       else if (m.stopReason === 'length') out.push('_(cut at the output token limit)_', '');
     } else {
-      out.push(`### Tool result \`${m.toolName}\` (\`${m.toolCallId}\`)${m.isError ? ' — error' : ''}`, '', fence(contentText(m.content)), '');
+      out.push(
+        `### Tool result \`${m.toolName}\` (\`${m.toolCallId}\`)${m.isError ? ' — error' : ''}`,
+        '',
+        fence(contentText(m.content)),
+        '',
+      );
     }
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 function fence(text: string, lang = ''): string {
@@ -330,7 +383,10 @@ function fence(text: string, lang = ''): string {
 }
 
 /** What the progress bar shows of the batch's `progress` query. */
-export type BatchProgressView = Pick<BatchProgress, 'total' | 'done' | 'failed' | 'running' | 'queued' | 'tokens' | 'cost'>;
+export type BatchProgressView = Pick<
+  BatchProgress,
+  'total' | 'done' | 'failed' | 'running' | 'queued' | 'tokens' | 'cost'
+>;
 
 /** `[██████░░░░] 120/2,000  done 117 · failed 3 · running 8 · queued 1,872 · 12,345 tok · $0.1234 · 45/min`. */
 export function progressLine(p: BatchProgressView, sink: Pick<Sink, 'color' | 'width'>, rate?: number): string {
@@ -349,6 +405,8 @@ export function progressLine(p: BatchProgressView, sink: Pick<Sink, 'color' | 'w
   const filled = p.total ? Math.round((finished / p.total) * barWidth) : barWidth;
   const failedCells = p.total ? Math.min(filled, Math.round((p.failed / p.total) * barWidth)) : 0;
   const bar =
-    paint(sink, 'green', '█'.repeat(filled - failedCells)) + paint(sink, 'red', '█'.repeat(failedCells)) + paint(sink, 'dim', '░'.repeat(barWidth - filled));
+    paint(sink, 'green', '█'.repeat(filled - failedCells)) +
+    paint(sink, 'red', '█'.repeat(failedCells)) +
+    paint(sink, 'dim', '░'.repeat(barWidth - filled));
   return `[${bar}] ${stats}`;
 }

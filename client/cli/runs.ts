@@ -4,7 +4,18 @@ import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { AgentRunInput } from '../../common/run.js';
 import type { AgentClient } from '../agent-client.js';
-import { act, commaList, EXIT, globals, intOption, printJson, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
+import {
+  act,
+  commaList,
+  EXIT,
+  globals,
+  intOption,
+  printJson,
+  uiLink,
+  usageError,
+  withClient,
+  type GlobalOptions,
+} from './context.js';
 import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, tryState, type Outcome } from './outcome.js';
 import { throughOutage } from './reconnect.js';
@@ -29,7 +40,9 @@ function inputText(input: string): string {
   try {
     return readFileSync(input === '-' ? 0 : input, 'utf8');
   } catch (err) {
-    throw usageError(`--input ${input}: ${(err as Error).message} (give a file, - for stdin, or inline JSON starting with {)`);
+    throw usageError(
+      `--input ${input}: ${(err as Error).message} (give a file, - for stdin, or inline JSON starting with {)`,
+    );
   }
 }
 
@@ -43,7 +56,8 @@ export function buildInput(promptWords: string[] | undefined, o: StartFlags): Ag
     } catch (err) {
       throw usageError(`--input ${o.input}: not JSON (${(err as Error).message})`);
     }
-    if (!input || typeof input !== 'object' || Array.isArray(input)) throw usageError(`--input ${o.input}: must hold one JSON object (an AgentRunInput)`);
+    if (!input || typeof input !== 'object' || Array.isArray(input))
+      throw usageError(`--input ${o.input}: must hold one JSON object (an AgentRunInput)`);
   }
   const prompt = promptWords?.length ? promptWords.join(' ') : undefined;
   if (prompt !== undefined) input.prompt = prompt;
@@ -62,19 +76,35 @@ export function buildInput(promptWords: string[] | undefined, o: StartFlags): Ag
     }
     input.metadata = metadata;
   }
-  if (input.prompt === undefined && !Array.isArray(input.messages)) throw usageError('Give a prompt: `keel run "what to do"` (or --input file.json with a prompt or messages).');
+  if (input.prompt === undefined && !Array.isArray(input.messages))
+    throw usageError('Give a prompt: `keel run "what to do"` (or --input file.json with a prompt or messages).');
   return input as unknown as AgentRunInput;
 }
 
 function startOptions(cmd: Command): Command {
   return cmd
     .argument('[prompt...]', 'what the agent should do (quote it, or give several words)')
-    .option('-m, --model <provider/model>', `model, e.g. anthropic/claude-sonnet-4-5 or scripted/rules.json (default $KEEL_MODEL or ${DEFAULT_MODEL})`)
-    .option('-t, --tools <names>', 'comma-separated tool names registered on the worker, e.g. read,grep,bash', commaList)
-    .addOption(new Option('--mode <mode>', 'task: finish when the agent stops; session: then wait for follow-ups').choices(['task', 'session']))
+    .option(
+      '-m, --model <provider/model>',
+      `model, e.g. anthropic/claude-sonnet-4-5 or scripted/rules.json (default $KEEL_MODEL or ${DEFAULT_MODEL})`,
+    )
+    .option(
+      '-t, --tools <names>',
+      'comma-separated tool names registered on the worker, e.g. read,grep,bash',
+      commaList,
+    )
+    .addOption(
+      new Option('--mode <mode>', 'task: finish when the agent stops; session: then wait for follow-ups').choices([
+        'task',
+        'session',
+      ]),
+    )
     .option('-s, --system <prompt>', 'system prompt')
     .option('--max-turns <n>', 'turns before the run stops (default 100)', intOption('--max-turns'))
-    .option('-i, --input <json|file>', 'a full AgentRunInput: inline JSON ({…}), a .json file, or - for stdin; the prompt and flags override its fields')
+    .option(
+      '-i, --input <json|file>',
+      'a full AgentRunInput: inline JSON ({…}), a .json file, or - for stdin; the prompt and flags override its fields',
+    )
     .option('--meta <key=value>', 'metadata label; repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('--id <workflowId>', 'workflow id (default keel-<uuid>)');
 }
@@ -119,46 +149,70 @@ export function registerRunCommands(program: Command): void {
           'summary. Ctrl-C stops following (the run goes on in Temporal). Exit code 0 completed/stopped, 1 failed or cancelled. ' +
           'A --mode session run is followed until it waits for input.',
       ),
-  ).action(act(async (prompt: string[], o: StartFlags, cmd: Command) => {
-    const g = globals(cmd);
-    const runInput = buildInput(prompt, o); // usage errors before connecting
-    return withClient(g, async (client) => {
-      const began = Date.now();
-      const { input, handle, workflowId, url } = await start(client, g, runInput, o);
-      await warnIfNoWorker(client, g);
-      if (g.json) {
-        const out = await throughOutage(() => outcomeOf(handle.workflow));
-        printJson({ workflowId, url, ...out.result, status: out.status, ...(out.failureType ? { failureType: out.failureType } : {}) });
-        return runExitCode(out);
-      }
-      const sink = stdoutSink();
-      const r = new RunRenderer(sink);
-      r.header(workflowId, url, `${input.model}${input.tools?.length ? ` · tools ${input.tools.join(',')}` : ''}`);
-      const abort = new AbortController();
-      const onSigint = () => abort.abort();
-      process.once('SIGINT', onSigint);
-      try {
-        const end = await followRun(handle.workflow, r, { stopWhenWaiting: input.mode === 'session', signal: abort.signal });
-        if (end.closed) {
+  ).action(
+    act(async (prompt: string[], o: StartFlags, cmd: Command) => {
+      const g = globals(cmd);
+      const runInput = buildInput(prompt, o); // usage errors before connecting
+      return withClient(g, async (client) => {
+        const began = Date.now();
+        const { input, handle, workflowId, url } = await start(client, g, runInput, o);
+        await warnIfNoWorker(client, g);
+        if (g.json) {
           const out = await throughOutage(() => outcomeOf(handle.workflow));
-          r.summary({ ...summaryFromResult(workflowId, out.result, url, Date.now() - began), status: out.status });
+          printJson({
+            workflowId,
+            url,
+            ...out.result,
+            status: out.status,
+            ...(out.failureType ? { failureType: out.failureType } : {}),
+          });
           return runExitCode(out);
         }
-        const st = end.state ?? (await tryState(handle.workflow));
-        if (abort.signal.aborted) {
-          r.note(`Stopped following; the run goes on. Watch it with \`keel watch ${workflowId}\`, stop it with \`keel cancel ${workflowId}\`.`);
-        } else {
-          r.note(`Session waiting for input: \`keel send ${workflowId} "…"\`, end it with \`keel end ${workflowId}\`.`);
+        const sink = stdoutSink();
+        const r = new RunRenderer(sink);
+        r.header(workflowId, url, `${input.model}${input.tools?.length ? ` · tools ${input.tools.join(',')}` : ''}`);
+        const abort = new AbortController();
+        const onSigint = () => abort.abort();
+        process.once('SIGINT', onSigint);
+        try {
+          const end = await followRun(handle.workflow, r, {
+            stopWhenWaiting: input.mode === 'session',
+            signal: abort.signal,
+          });
+          if (end.closed) {
+            const out = await throughOutage(() => outcomeOf(handle.workflow));
+            r.summary({ ...summaryFromResult(workflowId, out.result, url, Date.now() - began), status: out.status });
+            return runExitCode(out);
+          }
+          const st = end.state ?? (await tryState(handle.workflow));
+          if (abort.signal.aborted) {
+            r.note(
+              `Stopped following; the run goes on. Watch it with \`keel watch ${workflowId}\`, stop it with \`keel cancel ${workflowId}\`.`,
+            );
+          } else {
+            r.note(
+              `Session waiting for input: \`keel send ${workflowId} "…"\`, end it with \`keel end ${workflowId}\`.`,
+            );
+          }
+          if (st)
+            r.summary({
+              workflowId,
+              status: st.status,
+              turns: st.turns,
+              usage: st.usage,
+              url,
+              durationMs: Date.now() - began,
+            });
+          return abort.signal.aborted ? 130 : EXIT.ok;
+        } finally {
+          process.off('SIGINT', onSigint);
         }
-        if (st) r.summary({ workflowId, status: st.status, turns: st.turns, usage: st.usage, url, durationMs: Date.now() - began });
-        return abort.signal.aborted ? 130 : EXIT.ok;
-      } finally {
-        process.off('SIGINT', onSigint);
-      }
-    });
-  }));
+      });
+    }),
+  );
 
-  startOptions(program.command('start').summary('start a run and print its workflow id and UI link')).action(act(async (prompt: string[], o: StartFlags, cmd: Command) => {
+  startOptions(program.command('start').summary('start a run and print its workflow id and UI link')).action(
+    act(async (prompt: string[], o: StartFlags, cmd: Command) => {
       const g = globals(cmd);
       const input = buildInput(prompt, o);
       return withClient(g, async (client) => {

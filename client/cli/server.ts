@@ -46,7 +46,10 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
     if (!existsSync(path)) throw usageError(`--tools-module ${file}: no such file`);
     const mod = (await import(pathToFileURL(path).href)) as { default?: unknown; tools?: unknown };
     const list = Array.isArray(mod.tools) ? mod.tools : Array.isArray(mod.default) ? mod.default : undefined;
-    if (!list) throw usageError(`--tools-module ${file} must export \`tools\` (or a default export): an array of defineTool(...) results`);
+    if (!list)
+      throw usageError(
+        `--tools-module ${file} must export \`tools\` (or a default export): an array of defineTool(...) results`,
+      );
     tools.push(...(list as ToolDefinition[]));
   }
   return tools;
@@ -73,7 +76,9 @@ async function quietRuntime(metrics?: { host: string; port: number }): Promise<v
   try {
     Runtime.install({
       logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN'),
-      ...(metrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `${metrics.host}:${metrics.port}` } } } } : {}),
+      ...(metrics
+        ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `${metrics.host}:${metrics.port}` } } } }
+        : {}),
     });
   } catch {
     // already installed
@@ -87,10 +92,23 @@ async function startWorker(g: GlobalOptions, flags: WorkerFlags, settings: Conne
   const models = await loadModels(flags);
   const workerOptions = {
     ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
-    ...(flags.maxConcurrentWorkflowTasks ? { maxConcurrentWorkflowTaskExecutions: flags.maxConcurrentWorkflowTasks } : {}),
+    ...(flags.maxConcurrentWorkflowTasks
+      ? { maxConcurrentWorkflowTaskExecutions: flags.maxConcurrentWorkflowTasks }
+      : {}),
   };
-  const versioning = { deploymentName: flags.deploymentName, buildId: flags.buildId, makeCurrent: flags.makeCurrent !== false };
-  const worker = await createAgentWorker({ ...settings, taskQueue: g.taskQueue, tools, models, workerOptions, versioning });
+  const versioning = {
+    deploymentName: flags.deploymentName,
+    buildId: flags.buildId,
+    makeCurrent: flags.makeCurrent !== false,
+  };
+  const worker = await createAgentWorker({
+    ...settings,
+    taskQueue: g.taskQueue,
+    tools,
+    models,
+    workerOptions,
+    versioning,
+  });
   return { worker, tools };
 }
 
@@ -113,15 +131,36 @@ function portOf(address: string): number | undefined {
 
 function workerOptions(cmd: Command): Command {
   return cmd
-    .option('--workspace <dir>', 'root of the built-in tools (read, write, edit, bash, grep, find, ls) (default: $KEEL_WORKSPACE, else the current directory)')
+    .option(
+      '--workspace <dir>',
+      'root of the built-in tools (read, write, edit, bash, grep, find, ls) (default: $KEEL_WORKSPACE, else the current directory)',
+    )
     .option('--no-builtin', 'do not register the built-in tools')
-    .option('--tools-module <file>', 'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable', collect)
+    .option(
+      '--tools-module <file>',
+      'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable',
+      collect,
+    )
     .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>')
-    .option('--max-concurrent-activities <n>', 'activities (model and tool calls) run at once by this worker', intOption('--max-concurrent-activities'))
-    .option('--max-concurrent-workflow-tasks <n>', 'workflow tasks run at once by this worker', intOption('--max-concurrent-workflow-tasks'))
-    .option('--build-id <id>', 'this worker\'s build in the deployment (default: $KEEL_BUILD_ID, else <package version>+<git sha>)')
+    .option(
+      '--max-concurrent-activities <n>',
+      'activities (model and tool calls) run at once by this worker',
+      intOption('--max-concurrent-activities'),
+    )
+    .option(
+      '--max-concurrent-workflow-tasks <n>',
+      'workflow tasks run at once by this worker',
+      intOption('--max-concurrent-workflow-tasks'),
+    )
+    .option(
+      '--build-id <id>',
+      "this worker's build in the deployment (default: $KEEL_BUILD_ID, else <package version>+<git sha>)",
+    )
     .option('--deployment-name <name>', 'Worker Deployment name', 'keel')
-    .option('--no-make-current', 'do not make this build the deployment\'s current version (roll out with `temporal worker deployment set-current-version`)');
+    .option(
+      '--no-make-current',
+      "do not make this build the deployment's current version (roll out with `temporal worker deployment set-current-version`)",
+    );
 }
 
 export function registerServerCommands(program: Command): void {
@@ -139,50 +178,66 @@ export function registerServerCommands(program: Command): void {
       .option('--port <port>', 'gRPC port (default: the port of --address, 7233)', intOption('--port'))
       .option('--ui-port <port>', 'Web UI port', intOption('--ui-port'), 8233)
       .option('--no-worker', 'start the server only'),
-  ).action(act(async (o: WorkerFlags & { db: string; inMemory?: boolean; port?: number; uiPort: number; worker: boolean }, cmd: Command) => {
-    const g = globals(cmd);
-    const port = o.port ?? portOf(g.address) ?? 7233;
-    await quietRuntime();
-    const { startDevServer } = await import('../dev-server.js');
-    const dbFilename = o.inMemory ? undefined : resolve(o.db);
-    if (dbFilename) mkdirSync(dirname(dbFilename), { recursive: true });
-    let server;
-    try {
-      server = await startDevServer({ port, ui: true, uiPort: o.uiPort, namespace: g.namespace, ...(dbFilename ? { dbFilename } : {}), log: (s) => process.stderr.write(`${s}\n`) });
-    } catch (err) {
-      throw new CliError(
-        EXIT.usage,
-        `Could not start the dev server on port ${port} (UI ${o.uiPort}): ${(err as Error).message}\n` +
-          `Is another \`keel dev\` (or Temporal) already running there? Use --port / --ui-port, or run only a worker with \`keel worker\`.`,
-      );
-    }
-    const address = server.address;
-    const ui = `http://localhost:${o.uiPort}`;
-    const forget = recordDevServer(`localhost:${port}`, ui);
-    let worker: Awaited<ReturnType<typeof startWorker>>['worker'] | undefined;
-    let running: Promise<void> | undefined;
-    try {
-      if (o.worker) {
-        const started = await startWorker(g, o, { address, namespace: g.namespace, tls: false });
-        worker = started.worker;
-        running = worker.run();
-        running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
-        process.stderr.write(`[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}\n`);
-      }
-      process.stdout.write(
-        `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
-          `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
-          `Try: npx keel run "hello" --model scripted/<rules.json>   (or any provider/model with its API key set)\n`,
-      );
-      const signal = await untilSignal();
-      process.stderr.write(`[keel] ${signal}: stopping\n`);
-    } finally {
-      forget();
-      if (worker) await worker.shutdown().catch(() => undefined);
-      await running?.catch(() => undefined);
-      await server.shutdown();
-    }
-  }));
+  ).action(
+    act(
+      async (
+        o: WorkerFlags & { db: string; inMemory?: boolean; port?: number; uiPort: number; worker: boolean },
+        cmd: Command,
+      ) => {
+        const g = globals(cmd);
+        const port = o.port ?? portOf(g.address) ?? 7233;
+        await quietRuntime();
+        const { startDevServer } = await import('../dev-server.js');
+        const dbFilename = o.inMemory ? undefined : resolve(o.db);
+        if (dbFilename) mkdirSync(dirname(dbFilename), { recursive: true });
+        let server;
+        try {
+          server = await startDevServer({
+            port,
+            ui: true,
+            uiPort: o.uiPort,
+            namespace: g.namespace,
+            ...(dbFilename ? { dbFilename } : {}),
+            log: (s) => process.stderr.write(`${s}\n`),
+          });
+        } catch (err) {
+          throw new CliError(
+            EXIT.usage,
+            `Could not start the dev server on port ${port} (UI ${o.uiPort}): ${(err as Error).message}\n` +
+              `Is another \`keel dev\` (or Temporal) already running there? Use --port / --ui-port, or run only a worker with \`keel worker\`.`,
+          );
+        }
+        const address = server.address;
+        const ui = `http://localhost:${o.uiPort}`;
+        const forget = recordDevServer(`localhost:${port}`, ui);
+        let worker: Awaited<ReturnType<typeof startWorker>>['worker'] | undefined;
+        let running: Promise<void> | undefined;
+        try {
+          if (o.worker) {
+            const started = await startWorker(g, o, { address, namespace: g.namespace, tls: false });
+            worker = started.worker;
+            running = worker.run();
+            running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
+            process.stderr.write(
+              `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}\n`,
+            );
+          }
+          process.stdout.write(
+            `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
+              `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
+              `Try: npx keel run "hello" --model scripted/<rules.json>   (or any provider/model with its API key set)\n`,
+          );
+          const signal = await untilSignal();
+          process.stderr.write(`[keel] ${signal}: stopping\n`);
+        } finally {
+          forget();
+          if (worker) await worker.shutdown().catch(() => undefined);
+          await running?.catch(() => undefined);
+          await server.shutdown();
+        }
+      },
+    ),
+  );
 
   workerOptions(
     program
@@ -194,33 +249,48 @@ export function registerServerCommands(program: Command): void {
           "worker's environment). Runs until Ctrl-C / SIGTERM.",
       ),
   )
-    .option('--metrics-port <port>', 'serve Prometheus metrics (Temporal SDK + Keel: tokens, cost, model and tool latency) at /metrics', intOption('--metrics-port'))
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus metrics (Temporal SDK + Keel: tokens, cost, model and tool latency) at /metrics',
+      intOption('--metrics-port'),
+    )
     .option('--metrics-host <host>', 'interface for --metrics-port (0.0.0.0 in a container)', '127.0.0.1')
-    .action(act(async (o: WorkerFlags & { metricsPort?: number; metricsHost: string }, cmd: Command) => {
-    const g = globals(cmd);
-    await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
-    const { connect } = await import('./context.js');
-    const probe = await connect(g); // exit 3 early when Temporal is down
-    await probe.close();
-    const { worker, tools } = await startWorker(g, o, g.settings);
-    const running = worker.run();
-    process.stdout.write(
-      `[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
-        `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
+    .action(
+      act(async (o: WorkerFlags & { metricsPort?: number; metricsHost: string }, cmd: Command) => {
+        const g = globals(cmd);
+        await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
+        const { connect } = await import('./context.js');
+        const probe = await connect(g); // exit 3 early when Temporal is down
+        await probe.close();
+        const { worker, tools } = await startWorker(g, o, g.settings);
+        const running = worker.run();
+        process.stdout.write(
+          `[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
+            `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
+        );
+        const stopped = await Promise.race([
+          untilSignal().then(() => 'signal' as const),
+          running.then(() => 'ended' as const),
+        ]);
+        if (stopped === 'signal') await worker.shutdown();
+        await running;
+      }),
     );
-    const stopped = await Promise.race([untilSignal().then(() => 'signal' as const), running.then(() => 'ended' as const)]);
-    if (stopped === 'signal') await worker.shutdown();
-    await running;
-  }));
 
   program
     .command('demo')
     .summary('the seed demo on an embedded dev server (same as `npm run demo`)')
     .option('--keep', 'keep the dev server up afterwards to browse the run in the UI')
-    .option('-m, --model <provider/model-id>', 'play the demo to a real model (API key from the environment)', 'scripted/demo')
+    .option(
+      '-m, --model <provider/model-id>',
+      'play the demo to a real model (API key from the environment)',
+      'scripted/demo',
+    )
     .option('--db <file>', 'SQLite file of the dev server', '.keel/dev.db')
-    .action(act(async (o: { keep?: boolean; model: string; db: string }) => {
-      const { runDemo } = await import('../../demo/run-demo.js');
-      return (await runDemo({ keep: o.keep === true, model: o.model, dbFilename: o.db })) ? EXIT.ok : EXIT.runFailed;
-    }));
+    .action(
+      act(async (o: { keep?: boolean; model: string; db: string }) => {
+        const { runDemo } = await import('../../demo/run-demo.js');
+        return (await runDemo({ keep: o.keep === true, model: o.model, dbFilename: o.db })) ? EXIT.ok : EXIT.runFailed;
+      }),
+    );
 }

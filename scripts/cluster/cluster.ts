@@ -78,7 +78,20 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     const out = logFile('postgres');
     const child = spawn(
       join(pgBin, 'postgres'),
-      ['-D', pgData, '-p', String(pgPort), '-k', pgData, '-c', `listen_addresses=${HOST}`, '-c', 'fsync=off', '-c', 'max_connections=200'],
+      [
+        '-D',
+        pgData,
+        '-p',
+        String(pgPort),
+        '-k',
+        pgData,
+        '-c',
+        `listen_addresses=${HOST}`,
+        '-c',
+        'fsync=off',
+        '-c',
+        'max_connections=200',
+      ],
       { ...asPg, stdio: ['ignore', out, out] },
     );
     closeSync(out);
@@ -90,11 +103,18 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
 
   // ---- schemas
   const schemaStarted = performance.now();
-  for (const [db, schema] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']]) {
+  for (const [db, schema] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ]) {
     const sql = (...args: string[]) =>
-      execFileSync(bins.sqlTool, ['--plugin', 'postgres12', '--ep', HOST, '-p', String(pgPort), '-u', DB_USER, '--db', db, ...args], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      execFileSync(
+        bins.sqlTool,
+        ['--plugin', 'postgres12', '--ep', HOST, '-p', String(pgPort), '-u', DB_USER, '--db', db, ...args],
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
     sql('create-database');
     sql('setup-schema', '-v', '0.0');
     sql('update-schema', '--schema-name', `postgresql/v12/${schema}`);
@@ -108,14 +128,32 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   const configFor = (service: ServiceName) => {
     const path = join(dir, `${service}.yaml`);
     // JSON is YAML: the server's loader reads it as is.
-    writeFileSync(path, JSON.stringify(serverConfig({ portBase, pgPort, dynamicConfig, pki: service === 'frontend-tls' ? pki : undefined }), null, 2));
+    writeFileSync(
+      path,
+      JSON.stringify(
+        serverConfig({ portBase, pgPort, dynamicConfig, pki: service === 'frontend-tls' ? pki : undefined }),
+        null,
+        2,
+      ),
+    );
     return path;
   };
   const startService = async (service: ServiceName) => {
     const out = logFile(service);
-    const child = spawn(bins.server, ['--config-file', configFor(service), '--allow-no-auth', 'start', '--service', service === 'frontend-tls' ? 'frontend' : service], {
-      stdio: ['ignore', out, out],
-    });
+    const child = spawn(
+      bins.server,
+      [
+        '--config-file',
+        configFor(service),
+        '--allow-no-auth',
+        'start',
+        '--service',
+        service === 'frontend-tls' ? 'frontend' : service,
+      ],
+      {
+        stdio: ['ignore', out, out],
+      },
+    );
     closeSync(out);
     procs.set(service, child);
     await waitForPort(grpcPort(portBase, service), 60_000, child, service);
@@ -124,12 +162,18 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   for (const s of SERVICES) await startService(s);
   if (pki) await startService('frontend-tls');
   const address = `${HOST}:${portBase}`;
-  log(`[cluster] ${[...SERVICES, ...(pki ? ['frontend-tls'] : [])].join(', ')} started as separate processes (${seconds(servicesStarted)})`);
+  log(
+    `[cluster] ${[...SERVICES, ...(pki ? ['frontend-tls'] : [])].join(', ')} started as separate processes (${seconds(servicesStarted)})`,
+  );
 
   const nsStarted = performance.now();
   await registerNamespace(address);
-  log(`[cluster] namespace ${NAMESPACE} with ${KEEL_SEARCH_ATTRIBUTE_KEYS.map((k) => k.name).join(', ')} ready (${seconds(nsStarted)})`);
-  log(`[cluster] Temporal cluster ready at ${address}${pki ? `, mTLS frontend at ${HOST}:${portBase + 9}` : ''} in ${seconds(started)}; logs in ${dir}`);
+  log(
+    `[cluster] namespace ${NAMESPACE} with ${KEEL_SEARCH_ATTRIBUTE_KEYS.map((k) => k.name).join(', ')} ready (${seconds(nsStarted)})`,
+  );
+  log(
+    `[cluster] Temporal cluster ready at ${address}${pki ? `, mTLS frontend at ${HOST}:${portBase + 9}` : ''} in ${seconds(started)}; logs in ${dir}`,
+  );
 
   const stopProcess = async (name: string, signal: NodeJS.Signals) => {
     const child = procs.get(name);
@@ -203,7 +247,10 @@ function serverConfig(o: { portBase: number; pgPort: number; dynamicConfig: stri
       defaultStore: 'postgres-default',
       visibilityStore: 'postgres-visibility',
       numHistoryShards: 4,
-      datastores: { 'postgres-default': sqlStore('temporal', 20), 'postgres-visibility': sqlStore('temporal_visibility', 10) },
+      datastores: {
+        'postgres-default': sqlStore('temporal', 20),
+        'postgres-visibility': sqlStore('temporal_visibility', 10),
+      },
     },
     global: {
       membership: { maxJoinDuration: '30s', broadcastAddress: HOST },
@@ -254,7 +301,9 @@ function waitForPort(port: number, timeoutMs: number, child: ChildProcess, name:
   return new Promise((resolve, reject) => {
     const attempt = () => {
       if (child.exitCode !== null || child.signalCode !== null) {
-        reject(new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before listening on ${port}; see its log`));
+        reject(
+          new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before listening on ${port}; see its log`),
+        );
         return;
       }
       const socket = createConnection({ host: HOST, port });
@@ -303,7 +352,11 @@ async function registerNamespace(address: string): Promise<void> {
       KEEL_SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, IndexedValueType[`INDEXED_VALUE_TYPE_${k.type}`]]),
     );
     // right after the namespace is created this can fail once with "Namespace default is not found": retry
-    await retry(60_000, () => connection.operatorService.addSearchAttributes({ namespace: NAMESPACE, searchAttributes }).then(() => undefined, ignoreExists));
+    await retry(60_000, () =>
+      connection.operatorService
+        .addSearchAttributes({ namespace: NAMESPACE, searchAttributes })
+        .then(() => undefined, ignoreExists),
+    );
     // ready when a workflow can actually be started (the namespace has reached every service's cache)
     await retry(60_000, async () => {
       const workflowId = `keel-cluster-probe-${Date.now()}`;
@@ -314,7 +367,10 @@ async function registerNamespace(address: string): Promise<void> {
         taskQueue: { name: 'keel-cluster-probe' },
         requestId: workflowId,
       });
-      await connection.workflowService.terminateWorkflowExecution({ namespace: NAMESPACE, workflowExecution: { workflowId } });
+      await connection.workflowService.terminateWorkflowExecution({
+        namespace: NAMESPACE,
+        workflowExecution: { workflowId },
+      });
     });
   } finally {
     await connection.close();

@@ -41,7 +41,10 @@ export function ensurePostgres(log: Log): string {
   const started = performance.now();
   log('[cluster] installing PostgreSQL (apt-get update, apt-get install postgresql)…');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', 'postgresql']]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'],
+  ]) {
     const r = spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
     if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (exit ${r.status})`);
   }
@@ -62,10 +65,14 @@ export async function ensureTemporalServer(log: Log, env = process.env): Promise
   const bins = { server: join(dir, 'bin', 'temporal-server'), sqlTool: join(dir, 'bin', 'temporal-sql-tool') };
   if (existsSync(bins.server) && existsSync(bins.sqlTool)) return bins;
   if (spawnSync('go', ['version']).status !== 0) {
-    throw new Error('Go is needed to build the Temporal server once (https://go.dev/dl), or put the binaries in ' + dir);
+    throw new Error(
+      'Go is needed to build the Temporal server once (https://go.dev/dl), or put the binaries in ' + dir,
+    );
   }
   const started = performance.now();
-  log(`[cluster] building Temporal server ${TEMPORAL_SERVER_VERSION} and its SQL tool from Go modules (once: ~7 min on 2 idle cores, longer on busy ones)…`);
+  log(
+    `[cluster] building Temporal server ${TEMPORAL_SERVER_VERSION} and its SQL tool from Go modules (once: ~7 min on 2 idle cores, longer on busy ones)…`,
+  );
   // A wrapper module: `go install …@v` refuses modules whose go.mod has replace directives; requiring it does not.
   const src = join(dir, 'src');
   mkdirSync(src, { recursive: true });

@@ -21,16 +21,58 @@ export interface TestPki {
 export function makeTestPki(dir: string): TestPki {
   const p = (name: string) => join(dir, name);
   const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Keel test CA',
-    '-keyout', p('ca.key'), '-out', p('ca.pem'));
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Keel test CA',
+    '-keyout',
+    p('ca.key'),
+    '-out',
+    p('ca.pem'),
+  );
   const leaf = (name: string, cn: string, ext: string) => {
     writeFileSync(p(`${name}.ext`), ext);
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-keyout', p(`${name}.key`), '-out', p(`${name}.csr`));
-    ssl('x509', '-req', '-in', p(`${name}.csr`), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial',
-      '-days', '2', '-extfile', p(`${name}.ext`), '-out', p(`${name}.pem`));
+    ssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      `/CN=${cn}`,
+      '-keyout',
+      p(`${name}.key`),
+      '-out',
+      p(`${name}.csr`),
+    );
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      p(`${name}.csr`),
+      '-CA',
+      p('ca.pem'),
+      '-CAkey',
+      p('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      p(`${name}.ext`),
+      '-out',
+      p(`${name}.pem`),
+    );
   };
-  leaf('server', SERVER_NAME,
-    `subjectAltName=DNS:${SERVER_NAME},DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`);
+  leaf(
+    'server',
+    SERVER_NAME,
+    `subjectAltName=DNS:${SERVER_NAME},DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`,
+  );
   leaf('client', 'keel-test-client', 'extendedKeyUsage=clientAuth\n');
   return {
     caCert: p('ca.pem'),

@@ -39,7 +39,10 @@ export async function buildWithGo({ cacheDir, target, log, touch }) {
     }
     if (r.error || r.code !== 0) {
       const last = r.tail.filter((l) => l.trim()).slice(-6);
-      return { ok: false, reason: `go install ${GO_PACKAGE} failed (${r.error?.message ?? `exit code ${r.code}`})${last.length ? `:\n      ${last.join('\n      ')}` : ''}` };
+      return {
+        ok: false,
+        reason: `go install ${GO_PACKAGE} failed (${r.error?.message ?? `exit code ${r.code}`})${last.length ? `:\n      ${last.join('\n      ')}` : ''}`,
+      };
     }
     const built = join(gobin, EXE);
     if (!isFile(built)) return { ok: false, reason: `go install succeeded but produced no ${built}` };

@@ -32,7 +32,9 @@ export function forceMode(env = process.env) {
   const f = (env.KEEL_TEMPORAL_FORCE ?? '').trim().toLowerCase();
   if (!f) return undefined;
   if (!['sdk', 'pypi', 'go', 'none'].includes(f)) {
-    throw new Error(`KEEL_TEMPORAL_FORCE must be one of sdk, pypi, go, none (got ${JSON.stringify(f)}); unset it for the normal order.`);
+    throw new Error(
+      `KEEL_TEMPORAL_FORCE must be one of sdk, pypi, go, none (got ${JSON.stringify(f)}); unset it for the normal order.`,
+    );
   }
   return /** @type {'sdk' | 'pypi' | 'go' | 'none'} */ (f);
 }

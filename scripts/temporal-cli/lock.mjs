@@ -65,7 +65,9 @@ export async function withLock({ lockPath, ready, log, what }, fn) {
     }
     const waited = Date.now() - waitStart;
     if (waited > WAIT_MAX_MS) {
-      throw new Error(`gave up after ${fmtDuration(waited)} waiting for ${lockPath}; delete it if no other process is ${what}`);
+      throw new Error(
+        `gave up after ${fmtDuration(waited)} waiting for ${lockPath}; delete it if no other process is ${what}`,
+      );
     }
     if (Date.now() - lastNote >= NOTE_EVERY_MS) {
       lastNote = Date.now();

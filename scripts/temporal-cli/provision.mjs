@@ -53,7 +53,9 @@ async function provision(log) {
       const started = Date.now();
       const r = await method.run({ cacheDir, target, log, touch });
       if (r.ok) {
-        log(`[keel] Temporal CLI v${TEMPORAL_CLI_VERSION} ready: ${target} (from ${method.label} in ${fmtDuration(Date.now() - started)})`);
+        log(
+          `[keel] Temporal CLI v${TEMPORAL_CLI_VERSION} ready: ${target} (from ${method.label} in ${fmtDuration(Date.now() - started)})`,
+        );
         return target;
       }
       failures.push(`${method.label}: ${r.reason}`);

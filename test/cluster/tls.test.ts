@@ -18,7 +18,8 @@ import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.
 import { quietRuntime } from '../temporal/harness.js';
 
 const env = process.env;
-if (!env.KEEL_TEST_TLS_ADDRESS) throw new Error('test/cluster needs a cluster with its mTLS frontend: run `npm run test:cluster`');
+if (!env.KEEL_TEST_TLS_ADDRESS)
+  throw new Error('test/cluster needs a cluster with its mTLS frontend: run `npm run test:cluster`');
 const address = env.KEEL_TEST_TLS_ADDRESS;
 const tls: TlsSettings = {
   caCertPath: env.KEEL_TEST_TLS_CA,
@@ -53,7 +54,10 @@ describe('mTLS frontend', () => {
     try {
       const r = await (await client.start({ model: 'scripted/hi', prompt: 'hi' })).result();
       expect(r.status).toBe('completed');
-      expect(r.newMessages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'hello over mTLS' }] });
+      expect(r.newMessages.at(-1)).toMatchObject({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'hello over mTLS' }],
+      });
     } finally {
       await client.close();
     }

@@ -32,7 +32,12 @@ function frames(reply: MockReply, model: string): string[] {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: usage.input, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+      usage: {
+        input_tokens: usage.input,
+        output_tokens: 1,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
     },
   });
   reply.blocks.forEach((block, index) => {
@@ -48,7 +53,10 @@ function frames(reply: MockReply, model: string): string[] {
       }
       ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
     } else {
-      ev('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      ev('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
       for (const piece of chunks(argumentsText(block), size)) {
         ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
       }

@@ -5,15 +5,26 @@
  * with empty `choices`, and `data: [DONE]`. This is what pi-ai's `openai-completions` api reads: the api of
  * OpenAI-compatible servers (Ollama, vLLM, LM Studio, llama.cpp) and of most hosted "OpenAI-compatible" providers.
  */
-import { argumentsText, chunks, openaiErrorBody, type MockProtocol, type MockReply, sse, stopOf, usageOf } from './script.js';
+import {
+  argumentsText,
+  chunks,
+  openaiErrorBody,
+  type MockProtocol,
+  type MockReply,
+  sse,
+  stopOf,
+  usageOf,
+} from './script.js';
 
 const FINISH_REASONS = { stop: 'stop', toolUse: 'tool_calls', length: 'length' } as const;
 
 function frames(reply: MockReply, model: string): string[] {
   const size = reply.chunkSize;
   const out: string[] = [];
-  const frame = (fields: Record<string, unknown>) => out.push(sse({ id: 'chatcmpl-mock-1', object: 'chat.completion.chunk', created: 1_700_000_000, model, ...fields }));
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => frame({ choices: [{ index: 0, delta, finish_reason: finishReason }] });
+  const frame = (fields: Record<string, unknown>) =>
+    out.push(sse({ id: 'chatcmpl-mock-1', object: 'chat.completion.chunk', created: 1_700_000_000, model, ...fields }));
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    frame({ choices: [{ index: 0, delta, finish_reason: finishReason }] });
   chunk({ role: 'assistant', content: '' });
   let toolIndex = 0;
   for (const block of reply.blocks) {
@@ -31,7 +42,10 @@ function frames(reply: MockReply, model: string): string[] {
   }
   chunk({}, FINISH_REASONS[stopOf(reply)]);
   const usage = usageOf(reply);
-  frame({ choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } });
+  frame({
+    choices: [],
+    usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+  });
   out.push(sse('[DONE]'));
   return out;
 }

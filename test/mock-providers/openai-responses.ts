@@ -6,13 +6,23 @@
  * `encrypted_content`, the signature sent back on the next request), then `response.completed` — or
  * `response.incomplete` with `incomplete_details.reason: "max_output_tokens"` for a reply cut off by the token limit.
  */
-import { argumentsText, chunks, openaiErrorBody, type MockProtocol, type MockReply, sse, stopOf, usageOf } from './script.js';
+import {
+  argumentsText,
+  chunks,
+  openaiErrorBody,
+  type MockProtocol,
+  type MockReply,
+  sse,
+  stopOf,
+  usageOf,
+} from './script.js';
 
 function frames(reply: MockReply, model: string): string[] {
   const size = reply.chunkSize;
   const out: string[] = [];
   let sequence = 0;
-  const ev = (type: string, data: Record<string, unknown>) => out.push(sse({ type, sequence_number: sequence++, ...data }, type));
+  const ev = (type: string, data: Record<string, unknown>) =>
+    out.push(sse({ type, sequence_number: sequence++, ...data }, type));
   const cutOff = stopOf(reply) === 'length';
   const response = (status: string, output: unknown[]) => ({
     id: 'resp_mock_1',
@@ -56,7 +66,12 @@ function frames(reply: MockReply, model: string): string[] {
       const id = `rs_mock_${outputIndex}`;
       ev('response.output_item.added', { output_index: outputIndex, item: { type: 'reasoning', id, summary: [] } });
       for (const piece of chunks(block.thinking, size)) {
-        ev('response.reasoning_summary_text.delta', { output_index: outputIndex, item_id: id, summary_index: 0, delta: piece });
+        ev('response.reasoning_summary_text.delta', {
+          output_index: outputIndex,
+          item_id: id,
+          summary_index: 0,
+          delta: piece,
+        });
       }
       if (cutOff && last) return;
       const item = {
@@ -95,7 +110,11 @@ function frames(reply: MockReply, model: string): string[] {
   };
   if (cutOff) {
     ev('response.incomplete', {
-      response: { ...response('incomplete', done), incomplete_details: { reason: 'max_output_tokens' }, usage: usageBody },
+      response: {
+        ...response('incomplete', done),
+        incomplete_details: { reason: 'max_output_tokens' },
+        usage: usageBody,
+      },
     });
   } else {
     ev('response.completed', { response: { ...response('completed', done), usage: usageBody } });

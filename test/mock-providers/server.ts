@@ -98,9 +98,15 @@ export async function startMockProvider(protocolName: MockProtocolName): Promise
       if (!step) {
         sendJson(res, 500, protocol.errorBody(500, 'mock queue is empty'));
       } else if (isFailure(step)) {
-        sendJson(res, step.status, step.body ?? protocol.errorBody(step.status, step.message ?? `mock error ${step.status}`), step.headers);
+        sendJson(
+          res,
+          step.status,
+          step.body ?? protocol.errorBody(step.status, step.message ?? `mock error ${step.status}`),
+          step.headers,
+        );
       } else {
-        const model = typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : 'mock-model';
+        const model =
+          typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : 'mock-model';
         void stream(res, record, step, protocol.frames(step.reply, model));
       }
     });
@@ -131,7 +137,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(JSON.stringify(body));
 }
 
-async function stream(res: ServerResponse, record: RecordedRequest, step: MockStreamStep, frames: string[]): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  record: RecordedRequest,
+  step: MockStreamStep,
+  frames: string[],
+): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',

@@ -22,8 +22,18 @@ const holdTool = defineTool({
 
 const user = (t: string) => ({ role: 'user', content: [{ type: 'text', text: t }] });
 const reply = (t: string) => ({ role: 'assistant', content: [{ type: 'text', text: t }], stopReason: 'stop' });
-const holdCall = { role: 'assistant', content: [{ type: 'toolCall', id: 'h-1', name: 'hold', arguments: {} }], stopReason: 'toolUse' };
-const held = { role: 'toolResult', toolCallId: 'h-1', toolName: 'hold', content: [{ type: 'text', text: 'held' }], isError: false };
+const holdCall = {
+  role: 'assistant',
+  content: [{ type: 'toolCall', id: 'h-1', name: 'hold', arguments: {} }],
+  stopReason: 'toolUse',
+};
+const held = {
+  role: 'toolResult',
+  toolCallId: 'h-1',
+  toolName: 'hold',
+  content: [{ type: 'text', text: 'held' }],
+  isError: false,
+};
 
 const scripts = {
   turns: {
@@ -49,10 +59,19 @@ const scripts = {
 };
 
 async function waitingIdle(h: Awaited<ReturnType<Keel['start']>>, turns: number) {
-  await until(async () => {
-    const s = await h.state();
-    return (s.status === 'waiting' || s.status === 'failed') && s.turns >= turns && s.queued.followUp === 0 && s.queued.steering === 0;
-  }, 30_000, `idle after ${turns} turns`);
+  await until(
+    async () => {
+      const s = await h.state();
+      return (
+        (s.status === 'waiting' || s.status === 'failed') &&
+        s.turns >= turns &&
+        s.queued.followUp === 0 &&
+        s.queued.steering === 0
+      );
+    },
+    30_000,
+    `idle after ${turns} turns`,
+  );
 }
 
 describe('messages accepted while a run ends are answered (session) or returned (task)', () => {
@@ -65,7 +84,13 @@ describe('messages accepted while a run ends are answered (session) or returned 
   it('a follow-up sent while the last turn allowed by maxTurns runs starts the next run', async () => {
     hold = gate();
     holding = 0;
-    const h = await keel.start({ model: 'scripted/turns', prompt: 'go', tools: ['hold'], mode: 'session', maxTurns: 1 });
+    const h = await keel.start({
+      model: 'scripted/turns',
+      prompt: 'go',
+      tools: ['hold'],
+      mode: 'session',
+      maxTurns: 1,
+    });
     await until(() => holding === 1, 20_000, 'tool running');
     await h.followUp('later');
     hold.open();
@@ -100,7 +125,13 @@ describe('messages accepted while a run ends are answered (session) or returned 
   for (const order of ['interrupt, then follow-up', 'follow-up, then interrupt'] as const) {
     it(`${order} during a model call: the follow-up is answered`, async () => {
       const h = await keel.start({ model: 'scripted/slow', prompt: 'talk', mode: 'session' });
-      await until(async () => (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false, 20_000, 'streaming');
+      await until(
+        async () =>
+          (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ??
+          false,
+        20_000,
+        'streaming',
+      );
       if (order === 'interrupt, then follow-up') {
         await h.interrupt();
         await h.followUp('later');
@@ -110,7 +141,12 @@ describe('messages accepted while a run ends are answered (session) or returned 
       }
       await waitingIdle(h, 2);
       const messages = await h.allMessages();
-      expect(messages.map((m) => (m.role === 'assistant' ? `assistant:${m.stopReason}` : m.role))).toEqual(['user', 'assistant:aborted', 'user', 'assistant:stop']);
+      expect(messages.map((m) => (m.role === 'assistant' ? `assistant:${m.stopReason}` : m.role))).toEqual([
+        'user',
+        'assistant:aborted',
+        'user',
+        'assistant:stop',
+      ]);
       expect(strip(messages.slice(2))).toEqual([user('later'), reply('answered later')]);
       await h.end();
       expect((await h.result()).status).toBe('completed');

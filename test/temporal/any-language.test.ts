@@ -39,8 +39,12 @@ describe('starting runs from any language (the temporal CLI)', () => {
     temporal = (args) =>
       new Promise((resolve) => {
         const began = Date.now();
-        execFile(bin, [...args, '--address', k.address, '--namespace', 'default'], { timeout: 60_000 }, (err, stdout, stderr) =>
-          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - began }),
+        execFile(
+          bin,
+          [...args, '--address', k.address, '--namespace', 'default'],
+          { timeout: 60_000 },
+          (err, stdout, stderr) =>
+            resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - began }),
         );
       });
   });
@@ -50,24 +54,60 @@ describe('starting runs from any language (the temporal CLI)', () => {
     const id = `polyglot-${randomUUID()}`;
     const input = { model: 'scripted/polyglot', prompt: 'Triage ticket 42', metadata: { ticket: 42 } };
     expect(validInput(input)).toBe(true);
-    const started = await temporal(['workflow', 'start', '--type', 'agentWorkflow', '--task-queue', k.taskQueue, '--workflow-id', id, '--input', JSON.stringify(input)]);
+    const started = await temporal([
+      'workflow',
+      'start',
+      '--type',
+      'agentWorkflow',
+      '--task-queue',
+      k.taskQueue,
+      '--workflow-id',
+      id,
+      '--input',
+      JSON.stringify(input),
+    ]);
     expect(started.code, started.stderr).toBe(0);
     const r = await temporal(['workflow', 'result', '--workflow-id', id, '-o', 'json']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.status).toBe('COMPLETED');
     expect(validResult(out.result), JSON.stringify(validResult.errors)).toBe(true);
-    expect(out.result).toMatchObject({ status: 'completed', finalText: 'Triaged.', turns: 1, usage: { totalTokens: 8 } });
+    expect(out.result).toMatchObject({
+      status: 'completed',
+      finalText: 'Triaged.',
+      turns: 1,
+      usage: { totalTokens: 8 },
+    });
     expect(out.result.newMessages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
   });
 
   it('signals and queries by name: a session driven entirely from the temporal CLI', async () => {
     const id = `polyglot-session-${randomUUID()}`;
     const input = { model: 'scripted/polyglot', prompt: 'hello', mode: 'session' };
-    expect((await temporal(['workflow', 'start', '--type', 'agentWorkflow', '--task-queue', k.taskQueue, '--workflow-id', id, '--input', JSON.stringify(input)])).code).toBe(0);
-    const state = async () => JSON.parse((await temporal(['workflow', 'query', '--workflow-id', id, '--type', 'state', '-o', 'json'])).stdout).queryResult[0];
+    expect(
+      (
+        await temporal([
+          'workflow',
+          'start',
+          '--type',
+          'agentWorkflow',
+          '--task-queue',
+          k.taskQueue,
+          '--workflow-id',
+          id,
+          '--input',
+          JSON.stringify(input),
+        ])
+      ).code,
+    ).toBe(0);
+    const state = async () =>
+      JSON.parse((await temporal(['workflow', 'query', '--workflow-id', id, '--type', 'state', '-o', 'json'])).stdout)
+        .queryResult[0];
     await vi.waitFor(async () => expect((await state()).status).toBe('waiting'), { timeout: 30_000, interval: 100 });
-    expect((await temporal(['workflow', 'signal', '--workflow-id', id, '--name', 'followUp', '--input', '"tell me more"'])).code).toBe(0);
+    expect(
+      (await temporal(['workflow', 'signal', '--workflow-id', id, '--name', 'followUp', '--input', '"tell me more"']))
+        .code,
+    ).toBe(0);
     await vi.waitFor(async () => expect((await state()).runs).toBe(2), { timeout: 30_000, interval: 100 });
     expect((await temporal(['workflow', 'signal', '--workflow-id', id, '--name', 'end'])).code).toBe(0);
     const r = JSON.parse((await temporal(['workflow', 'result', '--workflow-id', id, '-o', 'json'])).stdout);
@@ -79,7 +119,18 @@ describe('starting runs from any language (the temporal CLI)', () => {
     const id = `polyglot-bad-${randomUUID()}`;
     const input = { model: 'gpt', maxTurns: 0, mode: 'forever', bogus: true };
     expect(validInput(input)).toBe(false); // the published schema says so before sending anything, too
-    const started = await temporal(['workflow', 'start', '--type', 'agentWorkflow', '--task-queue', k.taskQueue, '--workflow-id', id, '--input', JSON.stringify(input)]);
+    const started = await temporal([
+      'workflow',
+      'start',
+      '--type',
+      'agentWorkflow',
+      '--task-queue',
+      k.taskQueue,
+      '--workflow-id',
+      id,
+      '--input',
+      JSON.stringify(input),
+    ]);
     expect(started.code, started.stderr).toBe(0);
     const r = await temporal(['workflow', 'result', '--workflow-id', id, '-o', 'json']);
     expect(r.code).not.toBe(0);
@@ -104,7 +155,18 @@ describe('starting runs from any language (the temporal CLI)', () => {
 
   it('a failed run (AgentRunFailed) carries an AgentRunResult in its failure details', async () => {
     const id = `polyglot-fail-${randomUUID()}`;
-    await temporal(['workflow', 'start', '--type', 'agentWorkflow', '--task-queue', k.taskQueue, '--workflow-id', id, '--input', JSON.stringify({ model: 'scripted/polyglot', prompt: 'break' })]);
+    await temporal([
+      'workflow',
+      'start',
+      '--type',
+      'agentWorkflow',
+      '--task-queue',
+      k.taskQueue,
+      '--workflow-id',
+      id,
+      '--input',
+      JSON.stringify({ model: 'scripted/polyglot', prompt: 'break' }),
+    ]);
     const r = await temporal(['workflow', 'result', '--workflow-id', id, '-o', 'json']);
     const failure = JSON.parse(r.stdout).closeEvent.workflowExecutionFailedEventAttributes.failure;
     expect(failure.applicationFailureInfo.type).toBe('AgentRunFailed');
@@ -115,12 +177,41 @@ describe('starting runs from any language (the temporal CLI)', () => {
 
   it('a batch started from the temporal CLI (agentBatchWorkflow) returns its summary', async () => {
     const id = `polyglot-batch-${randomUUID()}`;
-    const input = { tasks: Array.from({ length: 6 }, (_, i) => ({ model: 'scripted/polyglot', prompt: i === 2 ? 'break' : `ticket ${i}` })), concurrency: 3 };
+    const input = {
+      tasks: Array.from({ length: 6 }, (_, i) => ({
+        model: 'scripted/polyglot',
+        prompt: i === 2 ? 'break' : `ticket ${i}`,
+      })),
+      concurrency: 3,
+    };
     expect(validBatchInput(input), JSON.stringify(validBatchInput.errors)).toBe(true);
-    expect((await temporal(['workflow', 'start', '--type', 'agentBatchWorkflow', '--task-queue', k.taskQueue, '--workflow-id', id, '--input', JSON.stringify(input)])).code).toBe(0);
+    expect(
+      (
+        await temporal([
+          'workflow',
+          'start',
+          '--type',
+          'agentBatchWorkflow',
+          '--task-queue',
+          k.taskQueue,
+          '--workflow-id',
+          id,
+          '--input',
+          JSON.stringify(input),
+        ])
+      ).code,
+    ).toBe(0);
     const r = JSON.parse((await temporal(['workflow', 'result', '--workflow-id', id, '-o', 'json'])).stdout);
-    expect(r.result).toMatchObject({ total: 6, done: 5, failed: 1, tokens: 40, failures: [{ index: 2, workflowId: `${id}-2`, status: 'failed', error: 'scripted failure' }] });
-    const progress = JSON.parse((await temporal(['workflow', 'query', '--workflow-id', id, '--type', 'progress', '-o', 'json'])).stdout).queryResult[0];
+    expect(r.result).toMatchObject({
+      total: 6,
+      done: 5,
+      failed: 1,
+      tokens: 40,
+      failures: [{ index: 2, workflowId: `${id}-2`, status: 'failed', error: 'scripted failure' }],
+    });
+    const progress = JSON.parse(
+      (await temporal(['workflow', 'query', '--workflow-id', id, '--type', 'progress', '-o', 'json'])).stdout,
+    ).queryResult[0];
     expect(progress).toMatchObject({ total: 6, done: 5, failed: 1, running: 0, queued: 0, phase: 'finished' });
     const child = JSON.parse((await temporal(['workflow', 'result', '--workflow-id', `${id}-4`, '-o', 'json'])).stdout);
     expect(child.result).toMatchObject({ status: 'completed', finalText: 'Triaged.' });

@@ -56,7 +56,14 @@ const scripts = {
     rules: [
       { match: 'toolResult:', text: 'all done' },
       { match: 'steer-', text: 'saw the steer' },
-      { match: 'parallel', toolCalls: [call('q-1', 'quick', { v: 'a' }), call('d-1', 'danger', { target: 'x' }), call('q-2', 'quick', { v: 'b' })] },
+      {
+        match: 'parallel',
+        toolCalls: [
+          call('q-1', 'quick', { v: 'a' }),
+          call('d-1', 'danger', { target: 'x' }),
+          call('q-2', 'quick', { v: 'b' }),
+        ],
+      },
       { match: 'deploys', toolCalls: [call('p-1', 'deploy', { env: 'dev' }), call('p-2', 'deploy', { env: 'prod' })] },
       { match: 'single', toolCalls: [call('d-1', 'danger', { target: 'y' })] },
       { text: 'hello' },
@@ -66,8 +73,19 @@ const scripts = {
 
 const digest = (json: string) => createHash('sha256').update(json).digest('hex');
 const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
-const toolUse = (calls: ReturnType<typeof call>[]) => ({ role: 'assistant', content: calls.map((c) => ({ type: 'toolCall', ...c })), stopReason: 'toolUse' });
-const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({ role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text }], details, isError });
+const toolUse = (calls: ReturnType<typeof call>[]) => ({
+  role: 'assistant',
+  content: calls.map((c) => ({ type: 'toolCall', ...c })),
+  stopReason: 'toolUse',
+});
+const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({
+  role: 'toolResult',
+  toolCallId: id,
+  toolName: name,
+  content: [{ type: 'text', text }],
+  details,
+  isError,
+});
 const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
 
 /** A decision record with its times checked for plausibility and then left out. */
@@ -84,7 +102,10 @@ describe('approvals', () => {
       scripts,
       tools: [danger, deploy, quick],
       // the worker's policy: trusted runs need no approval, strict runs need it for every tool
-      hooks: { needsApproval: (ctx) => (ctx.context.metadata.trusted === true ? false : ctx.context.metadata.strict === true ? true : undefined) },
+      hooks: {
+        needsApproval: (ctx) =>
+          ctx.context.metadata.trusted === true ? false : ctx.context.metadata.strict === true ? true : undefined,
+      },
     });
   });
   afterAll(() => keel?.stop());
@@ -99,34 +120,81 @@ describe('approvals', () => {
   it('a parallel batch: the other calls complete first, the approved call runs after approve; results in source order', async () => {
     const h = await start('parallel please');
     const [p] = await pending(h);
-    expect(p).toEqual({ toolCallId: 'd-1', toolName: 'danger', args: { target: 'x' }, argsDigest: digest('{"target":"x"}'), requestedAt: expect.any(Number) });
-    await until(async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2, 20_000, 'quick calls done');
+    expect(p).toEqual({
+      toolCallId: 'd-1',
+      toolName: 'danger',
+      args: { target: 'x' },
+      argsDigest: digest('{"target":"x"}'),
+      requestedAt: expect.any(Number),
+    });
+    await until(
+      async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2,
+      20_000,
+      'quick calls done',
+    );
     const st = await h.state();
-    expect([st.status, st.runningTools, ran.get(h.workflowId)?.sort()]).toEqual(['awaiting-approval', [], ['quick a', 'quick b']]);
+    expect([st.status, st.runningTools, ran.get(h.workflowId)?.sort()]).toEqual([
+      'awaiting-approval',
+      [],
+      ['quick a', 'quick b'],
+    ]);
     const meta = (await h.workflow.query('__temporal_workflow_metadata')) as { currentDetails?: string };
-    expect(meta.currentDetails).toContain(`⚠ awaiting approval: danger {"target":"x"} (d-1, digest ${p.argsDigest.slice(0, 12)}…)`);
-    await until(async () => {
-      const ids: string[] = [];
-      for await (const w of keel.client.client.workflow.list({ query: `KeelStatus="awaiting-approval" AND WorkflowId="${h.workflowId}"` })) ids.push(w.workflowId);
-      return ids.length === 1;
-    }, 20_000, 'KeelStatus="awaiting-approval" finds the run');
+    expect(meta.currentDetails).toContain(
+      `⚠ awaiting approval: danger {"target":"x"} (d-1, digest ${p.argsDigest.slice(0, 12)}…)`,
+    );
+    await until(
+      async () => {
+        const ids: string[] = [];
+        for await (const w of keel.client.client.workflow.list({
+          query: `KeelStatus="awaiting-approval" AND WorkflowId="${h.workflowId}"`,
+        }))
+          ids.push(w.workflowId);
+        return ids.length === 1;
+      },
+      20_000,
+      'KeelStatus="awaiting-approval" finds the run',
+    );
 
-    expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest: digest('{"target":"z"}'), approver: 'alice' }))).toBe(
+    expect(
+      await refusal(h.approve({ toolCallId: 'd-1', argsDigest: digest('{"target":"z"}'), approver: 'alice' })),
+    ).toBe(
       `argsDigest ${digest('{"target":"z"}')} does not match the arguments of tool call d-1 awaiting approval; read them (and their digest) with the state query`,
     );
-    expect(await refusal(h.approve({ toolCallId: 'nope', argsDigest: p.argsDigest, approver: 'alice' }))).toBe('No tool call nope is awaiting approval');
-    expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: '  ' }))).toBe('approve: approver must be a non-empty name');
+    expect(await refusal(h.approve({ toolCallId: 'nope', argsDigest: p.argsDigest, approver: 'alice' }))).toBe(
+      'No tool call nope is awaiting approval',
+    );
+    expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: '  ' }))).toBe(
+      'approve: approver must be a non-empty name',
+    );
     expect(ran.get(h.workflowId)?.sort()).toEqual(['quick a', 'quick b']);
 
-    const approved = await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'alice', reason: 'looks fine' });
-    const record = { toolCallId: 'd-1', toolName: 'danger', decision: 'approved', approver: 'alice', reason: 'looks fine', argsDigest: p.argsDigest };
+    const approved = await h.approve({
+      toolCallId: 'd-1',
+      argsDigest: p.argsDigest,
+      approver: 'alice',
+      reason: 'looks fine',
+    });
+    const record = {
+      toolCallId: 'd-1',
+      toolName: 'danger',
+      decision: 'approved',
+      approver: 'alice',
+      reason: 'looks fine',
+      argsDigest: p.argsDigest,
+    };
     expect(timeless(approved)).toEqual(record);
-    expect(await refusal(h.deny({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'bob' }))).toBe('Tool call d-1 was already approved by alice');
+    expect(await refusal(h.deny({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'bob' }))).toBe(
+      'Tool call d-1 was already approved by alice',
+    );
 
     const r = await h.result();
     expect(strip(r.newMessages)).toEqual([
       user('parallel please'),
-      toolUse([call('q-1', 'quick', { v: 'a' }), call('d-1', 'danger', { target: 'x' }), call('q-2', 'quick', { v: 'b' })]),
+      toolUse([
+        call('q-1', 'quick', { v: 'a' }),
+        call('d-1', 'danger', { target: 'x' }),
+        call('q-2', 'quick', { v: 'b' }),
+      ]),
       result('q-1', 'quick', 'quick a', undefined),
       result('d-1', 'danger', 'did x', { target: 'x', approval: approved }),
       result('q-2', 'quick', 'quick b', undefined),
@@ -150,13 +218,22 @@ describe('approvals', () => {
       result('p-2', 'deploy', 'Tool deploy was denied by bob: no reason given', { approval: denied }, true),
       reply('all done'),
     ]);
-    expect(timeless(denied)).toEqual({ toolCallId: 'p-2', toolName: 'deploy', decision: 'denied', approver: 'bob', argsDigest: digest('{"env":"prod"}') });
+    expect(timeless(denied)).toEqual({
+      toolCallId: 'p-2',
+      toolName: 'deploy',
+      decision: 'denied',
+      approver: 'bob',
+      argsDigest: digest('{"env":"prod"}'),
+    });
     expect(ran.get(h.workflowId)).toEqual(['deploy dev']);
 
     const h2 = await start('single please');
     const [p2] = await pending(h2);
     await h2.deny({ toolCallId: 'd-1', argsDigest: p2.argsDigest, approver: 'carol', reason: 'not today' });
-    expect(strip((await h2.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'Tool danger was denied by carol: not today' }], isError: true });
+    expect(strip((await h2.result()).newMessages)[2]).toMatchObject({
+      content: [{ type: 'text', text: 'Tool danger was denied by carol: not today' }],
+      isError: true,
+    });
     expect(ran.get(h2.workflowId)).toBeUndefined();
     expect(await workflowTaskFailures(h)).toEqual([]);
     expect(await workflowTaskFailures(h2)).toEqual([]);
@@ -166,8 +243,17 @@ describe('approvals', () => {
     const h = await start('single please', { approvalTimeout: '2s' });
     const r = await h.result();
     const tr = r.newMessages[2] as { content: unknown; details: { approval: ApprovalRecord }; isError: boolean };
-    expect([tr.content, tr.isError]).toEqual([[{ type: 'text', text: 'Tool danger was not approved within 2s' }], true]);
-    expect(timeless(tr.details.approval)).toEqual({ toolCallId: 'd-1', toolName: 'danger', decision: 'timed-out', approver: 'keel', argsDigest: digest('{"target":"y"}') });
+    expect([tr.content, tr.isError]).toEqual([
+      [{ type: 'text', text: 'Tool danger was not approved within 2s' }],
+      true,
+    ]);
+    expect(timeless(tr.details.approval)).toEqual({
+      toolCallId: 'd-1',
+      toolName: 'danger',
+      decision: 'timed-out',
+      approver: 'keel',
+      argsDigest: digest('{"target":"y"}'),
+    });
     expect(tr.details.approval.decidedAt - tr.details.approval.requestedAt).toBeGreaterThanOrEqual(2000);
     expect(ran.get(h.workflowId)).toBeUndefined();
     expect(await workflowTaskFailures(h)).toEqual([]);
@@ -181,7 +267,9 @@ describe('approvals', () => {
       args: [{ model: 'scripted/approvals', prompt: 'single please', tools: ['danger'], approvalTimeout: 'soon' }],
     });
     const err = (await h.result().catch((e: unknown) => e)) as { cause?: { message?: string } };
-    expect(err.cause?.message).toBe('Invalid AgentRunInput: approvalTimeout: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"');
+    expect(err.cause?.message).toBe(
+      'Invalid AgentRunInput: approvalTimeout: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"',
+    );
   });
 
   it('interrupt resolves a pending approval as denied with Operation aborted; the session waits again', async () => {
@@ -191,8 +279,17 @@ describe('approvals', () => {
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
     const st = await h.state();
     expect(st.pendingApprovals).toEqual([]);
-    expect(timeless(st.approvals[0])).toEqual({ toolCallId: 'd-1', toolName: 'danger', decision: 'denied', approver: 'keel', reason: 'Operation aborted', argsDigest: digest('{"target":"y"}') });
-    expect(strip(await h.allMessages())[2]).toEqual(result('d-1', 'danger', 'Operation aborted', { approval: st.approvals[0] }, true));
+    expect(timeless(st.approvals[0])).toEqual({
+      toolCallId: 'd-1',
+      toolName: 'danger',
+      decision: 'denied',
+      approver: 'keel',
+      reason: 'Operation aborted',
+      argsDigest: digest('{"target":"y"}'),
+    });
+    expect(strip(await h.allMessages())[2]).toEqual(
+      result('d-1', 'danger', 'Operation aborted', { approval: st.approvals[0] }, true),
+    );
     expect(ran.get(h.workflowId)).toBeUndefined();
     expect(await h.end()).toEqual({ status: 'completed' });
     expect(await workflowTaskFailures(h)).toEqual([]);
@@ -212,7 +309,9 @@ describe('approvals', () => {
     const r = await h.result();
     expect(r.status).toBe('completed');
     const all = strip(await h.allMessages());
-    expect(all.slice(2, 3)).toEqual([result('d-1', 'danger', 'did y', { target: 'y', approval: (await h.state()).approvals[0] })]);
+    expect(all.slice(2, 3)).toEqual([
+      result('d-1', 'danger', 'did y', { target: 'y', approval: (await h.state()).approvals[0] }),
+    ]);
     expect(all.slice(3)).toEqual([user(big), reply('saw the steer')]);
     expect(ran.get(h.workflowId)).toEqual(['danger y']);
     expect(await workflowTaskFailures(h)).toEqual([]);
@@ -221,7 +320,11 @@ describe('approvals', () => {
   it('continue-as-new while a parallel batch waits: the finished calls are carried, each call runs exactly once', async () => {
     const h = await start('parallel please', { continueAsNewAfterBytes: 65_536 });
     const [p] = await pending(h);
-    await until(async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2, 20_000, 'quick calls done');
+    await until(
+      async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2,
+      20_000,
+      'quick calls done',
+    );
     const big = `steer-${'y'.repeat(70_000)}`;
     await h.workflow.signal(steerSignal, big);
     await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
@@ -229,7 +332,11 @@ describe('approvals', () => {
     const approved = await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'gina' });
     await h.result();
     expect(strip(await h.allMessages()).slice(1)).toEqual([
-      toolUse([call('q-1', 'quick', { v: 'a' }), call('d-1', 'danger', { target: 'x' }), call('q-2', 'quick', { v: 'b' })]),
+      toolUse([
+        call('q-1', 'quick', { v: 'a' }),
+        call('d-1', 'danger', { target: 'x' }),
+        call('q-2', 'quick', { v: 'b' }),
+      ]),
       result('q-1', 'quick', 'quick a', undefined),
       result('d-1', 'danger', 'did x', { target: 'x', approval: approved }),
       result('q-2', 'quick', 'quick b', undefined),
@@ -256,7 +363,11 @@ describe('approvals', () => {
         ['q-2', 'denied', 'keel', 'Operation aborted'],
       ],
     ]);
-    expect(strip(await strict.allMessages()).slice(2).map((m) => (m as { content: unknown }).content)).toEqual(Array(3).fill([{ type: 'text', text: 'Operation aborted' }]));
+    expect(
+      strip(await strict.allMessages())
+        .slice(2)
+        .map((m) => (m as { content: unknown }).content),
+    ).toEqual(Array(3).fill([{ type: 'text', text: 'Operation aborted' }]));
     expect(ran.get(strict.workflowId)).toBeUndefined();
   });
 
@@ -265,23 +376,40 @@ describe('approvals', () => {
     const b = await start('single please', { mode: 'session' });
     const [pa] = await pending(a);
     await pending(b);
-    await until(async () => {
-      const out = await cli(['pending']);
-      return out.stdout.includes(a.workflowId) && out.stdout.includes(b.workflowId);
-    }, 20_000, 'keel pending lists both');
+    await until(
+      async () => {
+        const out = await cli(['pending']);
+        return out.stdout.includes(a.workflowId) && out.stdout.includes(b.workflowId);
+      },
+      20_000,
+      'keel pending lists both',
+    );
     const listed = await cli(['pending']);
-    expect(listed.stdout).toContain(`${a.workflowId}  d-1  danger {"target":"y"}\n  since ${new Date(pa.requestedAt).toISOString()} · digest ${pa.argsDigest}\n`);
+    expect(listed.stdout).toContain(
+      `${a.workflowId}  d-1  danger {"target":"y"}\n  since ${new Date(pa.requestedAt).toISOString()} · digest ${pa.argsDigest}\n`,
+    );
     const approved = await cli(['approve', a.workflowId, 'd-1', '--as', 'erin', '--reason', 'ok']);
-    expect([approved.code, approved.stdout.split('\n')[0]]).toEqual([0, 'approved d-1 (danger {"target":"y"}) as erin: ok']);
+    expect([approved.code, approved.stdout.split('\n')[0]]).toEqual([
+      0,
+      'approved d-1 (danger {"target":"y"}) as erin: ok',
+    ]);
     const denied = await cli(['deny', b.workflowId, 'd-1', '--as', 'frank']);
     expect([denied.code, denied.stdout.split('\n')[0]]).toEqual([0, 'denied d-1 (danger {"target":"y"}) as frank']);
     const again = await cli(['deny', b.workflowId, 'd-1', '--as', 'frank']);
-    expect([again.code, again.stderr]).toEqual([2, `keel: No tool call d-1 is awaiting approval in ${b.workflowId}; \`keel pending\` lists those that are.\n`]);
+    expect([again.code, again.stderr]).toEqual([
+      2,
+      `keel: No tool call d-1 is awaiting approval in ${b.workflowId}; \`keel pending\` lists those that are.\n`,
+    ]);
     const wrong = await cli(['approve', b.workflowId, 'd-1', '--digest', 'abc']);
     expect([wrong.code, wrong.stderr]).toEqual([2, 'keel: Tool call d-1 was already denied by frank\n']);
     await Promise.all([a.end(), b.end()]);
-    expect(strip((await a.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'did y' }], isError: false });
-    expect(strip((await b.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'Tool danger was denied by frank: no reason given' }] });
+    expect(strip((await a.result()).newMessages)[2]).toMatchObject({
+      content: [{ type: 'text', text: 'did y' }],
+      isError: false,
+    });
+    expect(strip((await b.result()).newMessages)[2]).toMatchObject({
+      content: [{ type: 'text', text: 'Tool danger was denied by frank: no reason given' }],
+    });
   });
 
   it('the temporal CLI approves by name: temporal workflow update execute --name approve', async () => {
@@ -290,18 +418,41 @@ describe('approvals', () => {
     const bin = await ensureTemporalCli({ log: () => undefined });
     const input = JSON.stringify({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'ops-bot' });
     const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(bin, ['workflow', 'update', 'execute', '--workflow-id', h.workflowId, '--name', 'approve', '--input', input, '--address', keel.address, '-o', 'json'], { timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        bin,
+        [
+          'workflow',
+          'update',
+          'execute',
+          '--workflow-id',
+          h.workflowId,
+          '--name',
+          'approve',
+          '--input',
+          input,
+          '--address',
+          keel.address,
+          '-o',
+          'json',
+        ],
+        { timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       ),
     );
     expect(out.code, out.stderr).toBe(0);
     expect(out.stdout).toContain('"decision": "approved"');
-    expect(strip((await h.result()).newMessages)[2]).toMatchObject({ content: [{ type: 'text', text: 'did y' }], details: { approval: { approver: 'ops-bot', decision: 'approved' } } });
+    expect(strip((await h.result()).newMessages)[2]).toMatchObject({
+      content: [{ type: 'text', text: 'did y' }],
+      details: { approval: { approver: 'ops-bot', decision: 'approved' } },
+    });
   });
 
   /** `node bin/keel.mjs …` against this worker's task queue. */
   function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, [BIN, '--address', keel.address, '--task-queue', keel.taskQueue, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--address', keel.address, '--task-queue', keel.taskQueue, ...args], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return new Promise((resolve) => {
       let stdout = '';
       let stderr = '';

@@ -14,7 +14,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { startBatch } from '../../client/cli/batch.js';
 import type { AgentRunInput } from '../../common/run.js';
-import { progressQuery, resultsQuery, type AgentBatchResult, type BatchProgress } from '../../workflows/batch-definitions.js';
+import {
+  progressQuery,
+  resultsQuery,
+  type AgentBatchResult,
+  type BatchProgress,
+} from '../../workflows/batch-definitions.js';
 import { startKeel, until, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
@@ -26,14 +31,23 @@ afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-function keelCli(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+function keelCli(args: string[]): {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+} {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
   return { child, done };
 }
 
@@ -78,7 +92,9 @@ function recordProgress(handle: WorkflowHandle) {
   const loop = (async () => {
     while (!stopped) {
       try {
-        snapshots.push(await handle.client.connection.withDeadline(Date.now() + 3000, () => handle.query(progressQuery)));
+        snapshots.push(
+          await handle.client.connection.withDeadline(Date.now() + 3000, () => handle.query(progressQuery)),
+        );
       } catch {
         // not started yet, or no worker right now
       }
@@ -100,7 +116,9 @@ function expectMonotone(snapshots: BatchProgress[], total: number): void {
     expect(p.done + p.failed + p.running + p.queued, JSON.stringify(p)).toBe(total);
     if (i === 0) continue;
     const q = snapshots[i - 1];
-    expect(p.done + p.failed, `finished went back: ${JSON.stringify(q)} → ${JSON.stringify(p)}`).toBeGreaterThanOrEqual(q.done + q.failed);
+    expect(p.done + p.failed, `finished went back: ${JSON.stringify(q)} → ${JSON.stringify(p)}`).toBeGreaterThanOrEqual(
+      q.done + q.failed,
+    );
     expect(p.done).toBeGreaterThanOrEqual(q.done);
     expect(p.queued).toBeLessThanOrEqual(q.queued);
     expect(p.tokens).toBeGreaterThanOrEqual(q.tokens);
@@ -109,7 +127,10 @@ function expectMonotone(snapshots: BatchProgress[], total: number): void {
 
 async function countChildren(client: AgentClient, taskQueue: string): Promise<string[]> {
   const ids: string[] = [];
-  for await (const w of client.client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND WorkflowType = 'agentWorkflow'` })) ids.push(w.workflowId);
+  for await (const w of client.client.workflow.list({
+    query: `TaskQueue = '${taskQueue}' AND WorkflowType = 'agentWorkflow'`,
+  }))
+    ids.push(w.workflowId);
   return ids;
 }
 
@@ -118,17 +139,49 @@ describe('agentBatchWorkflow with `keel batch`', () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-batch-durable-'));
     const taskQueue = `batch-durable-${randomUUID()}`;
     const rules = join(dir, 'rules.json');
-    writeFileSync(rules, JSON.stringify({ rules: [{ text: 'task finished fine ok', chunkDelayMs: 120, usage: { input: 3, output: 4, totalTokens: 7 } }] }));
-    const tasks = Array.from({ length: 50 }, (_, i) => ({ model: `scripted/${rules}`, prompt: `task ${i}`, heartbeatTimeout: '2s' }));
+    writeFileSync(
+      rules,
+      JSON.stringify({
+        rules: [{ text: 'task finished fine ok', chunkDelayMs: 120, usage: { input: 3, output: 4, totalTokens: 7 } }],
+      }),
+    );
+    const tasks = Array.from({ length: 50 }, (_, i) => ({
+      model: `scripted/${rules}`,
+      prompt: `task ${i}`,
+      heartbeatTimeout: '2s',
+    }));
     writeFileSync(join(dir, 'tasks.jsonl'), tasks.map((t) => JSON.stringify(t)).join('\n'));
     const batchId = `batch-durable-${randomUUID()}`;
     const out = join(dir, 'results.jsonl');
     const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
 
     const first = await startWorkerProcess(taskQueue, dir);
-    const cli = keelCli(['--address', inject('temporalAddress'), '--task-queue', taskQueue, 'batch', join(dir, 'tasks.jsonl'), '--concurrency', '5', '--out', out, '--id', batchId, '--can-after-tasks', '20']);
+    const cli = keelCli([
+      '--address',
+      inject('temporalAddress'),
+      '--task-queue',
+      taskQueue,
+      'batch',
+      join(dir, 'tasks.jsonl'),
+      '--concurrency',
+      '5',
+      '--out',
+      out,
+      '--id',
+      batchId,
+      '--can-after-tasks',
+      '20',
+    ]);
     const handle = client.client.workflow.getHandle(batchId);
-    await until(async () => (await handle.describe().then(() => true, () => false)), 30_000, 'batch started');
+    await until(
+      async () =>
+        await handle.describe().then(
+          () => true,
+          () => false,
+        ),
+      30_000,
+      'batch started',
+    );
     const progress = recordProgress(handle);
     await until(() => progress.snapshots.some((p) => p.done >= 15), 60_000, '15 tasks done');
     const before = progress.snapshots.at(-1)!;
@@ -155,7 +208,14 @@ describe('agentBatchWorkflow with `keel batch`', () => {
     });
 
     const summary = (await handle.result()) as AgentBatchResult;
-    expect(summary).toMatchObject({ total: 50, done: 50, failed: 0, byStatus: { completed: 50 }, tokens: 350, failures: [] });
+    expect(summary).toMatchObject({
+      total: 50,
+      done: 50,
+      failed: 0,
+      byStatus: { completed: 50 },
+      tokens: 350,
+      failures: [],
+    });
     expect(summary.continuedAsNew).toBeGreaterThanOrEqual(2);
     // one execution per child id: nothing was started twice
     await until(async () => (await countChildren(client, taskQueue)).length >= 50, 20_000, 'visibility');
@@ -177,7 +237,15 @@ describe('agentBatchWorkflow with `keel batch`', () => {
           tiny: {
             rules: [
               { match: 'break', text: 'no', stopReason: 'error', errorMessage: 'scripted failure' },
-              { text: 'ok', usage: { input: 1, output: 1, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.0001 } } },
+              {
+                text: 'ok',
+                usage: {
+                  input: 1,
+                  output: 1,
+                  totalTokens: 2,
+                  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.0001 },
+                },
+              },
             ],
           },
         },
@@ -186,28 +254,46 @@ describe('agentBatchWorkflow with `keel batch`', () => {
     afterAll(() => k?.stop());
 
     const measure = async (count: number, concurrency: number, canAfterTasks: number) => {
-      const tasks: AgentRunInput[] = Array.from({ length: count }, (_, i) => ({ model: 'scripted/tiny', prompt: `t${i}` }));
+      const tasks: AgentRunInput[] = Array.from({ length: count }, (_, i) => ({
+        model: 'scripted/tiny',
+        prompt: `t${i}`,
+      }));
       const began = Date.now();
-      const handle = await startBatch(k.client, k.taskQueue, tasks, { concurrency, continueAsNewAfterTasks: canAfterTasks, batchId: `batch-${count}-${concurrency}-${randomUUID()}` });
+      const handle = await startBatch(k.client, k.taskQueue, tasks, {
+        concurrency,
+        continueAsNewAfterTasks: canAfterTasks,
+        batchId: `batch-${count}-${concurrency}-${randomUUID()}`,
+      });
       const progress = recordProgress(handle);
       const summary = (await handle.result()) as AgentBatchResult;
       await progress.stop();
       const minutes = (Date.now() - began) / 60_000;
       const rate = count / minutes;
-      console.log(`[batch] ${count} tasks at concurrency ${concurrency}: ${(minutes * 60).toFixed(1)} s, ${rate.toFixed(0)} tasks/min, continued-as-new ${summary.continuedAsNew}×`);
+      console.log(
+        `[batch] ${count} tasks at concurrency ${concurrency}: ${(minutes * 60).toFixed(1)} s, ${rate.toFixed(0)} tasks/min, continued-as-new ${summary.continuedAsNew}×`,
+      );
       return { handle, summary, progress, rate };
     };
 
     it('2,000 tiny tasks at concurrency 20 complete, the parent continuing-as-new', async () => {
       const { handle, summary, progress } = await measure(2000, 20, 400);
-      expect(summary).toMatchObject({ total: 2000, done: 2000, failed: 0, byStatus: { completed: 2000 }, tokens: 4000, cost: 0.2 });
+      expect(summary).toMatchObject({
+        total: 2000,
+        done: 2000,
+        failed: 0,
+        byStatus: { completed: 2000 },
+        tokens: 4000,
+        cost: 0.2,
+      });
       expect(summary.continuedAsNew).toBeGreaterThanOrEqual(4);
       expectMonotone(progress.snapshots, 2000);
       expect(Math.max(...progress.snapshots.map((p) => p.running))).toBeLessThanOrEqual(20);
       // compact per-task outcomes from the batch, full results from each child
       const page = await handle.query(resultsQuery, { from: 1990, limit: 20 });
       expect(page.total).toBe(2000);
-      expect(page.results.map((r) => [r.index, r.status, r.turns, r.tokens])).toEqual(Array.from({ length: 10 }, (_, i) => [1990 + i, 'completed', 1, 2]));
+      expect(page.results.map((r) => [r.index, r.status, r.turns, r.tokens])).toEqual(
+        Array.from({ length: 10 }, (_, i) => [1990 + i, 'completed', 1, 2]),
+      );
       const child = await k.client.getHandle(`${handle.workflowId}-1999`).result();
       expect(child.finalText).toBe('ok');
     }, 900_000);
@@ -222,14 +308,34 @@ describe('agentBatchWorkflow with `keel batch`', () => {
     it('tasks by page reference, failures recorded not fatal, `keel batch` writes every line in input order', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'keel-batch-pages-'));
       const lines = Array.from({ length: 60 }, (_, i) =>
-        i === 7 ? { prompt: `task ${i} break`, model: 'scripted/tiny' } : i === 33 ? { prompt: `task ${i}`, model: 'scripted/tiny', tools: ['ghost'] } : `task ${i}`,
+        i === 7
+          ? { prompt: `task ${i} break`, model: 'scripted/tiny' }
+          : i === 33
+            ? { prompt: `task ${i}`, model: 'scripted/tiny', tools: ['ghost'] }
+            : `task ${i}`,
       );
       writeFileSync(join(dir, 'tasks.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n'));
       const batchId = `batch-pages-${randomUUID()}`;
       const out = join(dir, 'out.jsonl');
       const cli = keelCli([
-        '--address', k.address, '--task-queue', k.taskQueue,
-        'batch', join(dir, 'tasks.jsonl'), '--model', 'scripted/tiny', '--concurrency', '6', '--page-size', '25', '--can-after-tasks', '20', '--id', batchId, '--out', out,
+        '--address',
+        k.address,
+        '--task-queue',
+        k.taskQueue,
+        'batch',
+        join(dir, 'tasks.jsonl'),
+        '--model',
+        'scripted/tiny',
+        '--concurrency',
+        '6',
+        '--page-size',
+        '25',
+        '--can-after-tasks',
+        '20',
+        '--id',
+        batchId,
+        '--out',
+        out,
       ]);
       const r = await cli.done;
       expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(1); // some tasks failed
@@ -237,7 +343,14 @@ describe('agentBatchWorkflow with `keel batch`', () => {
       const results = readLines(out);
       expect(results.map((l) => l.index)).toEqual(lines.map((_, i) => i));
       results.forEach((l, i) => {
-        if (i === 7) expect(l).toMatchObject({ status: 'failed', failureType: 'AgentRunFailed', error: 'scripted failure', finalText: 'no', turns: 1 });
+        if (i === 7)
+          expect(l).toMatchObject({
+            status: 'failed',
+            failureType: 'AgentRunFailed',
+            error: 'scripted failure',
+            finalText: 'no',
+            turns: 1,
+          });
         else if (i === 33) {
           expect(l).toMatchObject({ status: 'failed', failureType: 'InvalidAgentInput' });
           expect(l.error).toMatch(/^Invalid AgentRunInput: tools: unknown "ghost"/);
@@ -256,32 +369,56 @@ describe('agentBatchWorkflow with `keel batch`', () => {
       expect(summary.failures[1].error).toMatch(/InvalidAgentInput|Invalid AgentRunInput/);
       expect(summary.continuedAsNew).toBeGreaterThanOrEqual(2);
       // the page holders were released when the batch finished
-      for (const n of [0, 1, 2]) expect(await k.client.client.workflow.getHandle(`${batchId}-page-${n}`).result()).toEqual({ released: true });
+      for (const n of [0, 1, 2])
+        expect(await k.client.client.workflow.getHandle(`${batchId}-page-${n}`).result()).toEqual({ released: true });
 
       const status = spawn(process.execPath, [BIN, '--address', k.address, '--json', 'status', batchId], { cwd: ROOT });
       let text = '';
       status.stdout!.on('data', (d: Buffer) => (text += d.toString()));
       const code = await new Promise((resolve) => status.on('close', resolve));
       expect(code).toBe(1);
-      expect(JSON.parse(text)).toMatchObject({ workflowId: batchId, workflowType: 'agentBatchWorkflow', temporalStatus: 'completed', result: { total: 60, failed: 2 } });
+      expect(JSON.parse(text)).toMatchObject({
+        workflowId: batchId,
+        workflowType: 'agentBatchWorkflow',
+        temporalStatus: 'completed',
+        result: { total: 60, failed: 2 },
+      });
     }, 300_000);
 
     it('is deterministic: a worker caching no workflow (every task replays) and a replay of each run of the chain', async () => {
-      const cold = await startKeel({ scripts: { tiny: { rules: [{ match: 'break', text: 'no', stopReason: 'error', errorMessage: 'x' }, { text: 'ok' }] } }, maxCachedWorkflows: 0 });
+      const cold = await startKeel({
+        scripts: {
+          tiny: { rules: [{ match: 'break', text: 'no', stopReason: 'error', errorMessage: 'x' }, { text: 'ok' }] },
+        },
+        maxCachedWorkflows: 0,
+      });
       try {
-        const tasks: AgentRunInput[] = Array.from({ length: 24 }, (_, i) => ({ model: 'scripted/tiny', prompt: i % 7 === 3 ? `break ${i}` : `t${i}` }));
-        const handle = await startBatch(cold.client, cold.taskQueue, tasks, { concurrency: 4, pageSize: 10, continueAsNewAfterTasks: 9, batchId: `batch-cold-${randomUUID()}` });
+        const tasks: AgentRunInput[] = Array.from({ length: 24 }, (_, i) => ({
+          model: 'scripted/tiny',
+          prompt: i % 7 === 3 ? `break ${i}` : `t${i}`,
+        }));
+        const handle = await startBatch(cold.client, cold.taskQueue, tasks, {
+          concurrency: 4,
+          pageSize: 10,
+          continueAsNewAfterTasks: 9,
+          batchId: `batch-cold-${randomUUID()}`,
+        });
         const summary = (await handle.result()) as AgentBatchResult;
         expect(summary).toMatchObject({ total: 24, done: 21, failed: 3 });
         expect(summary.failures.map((f) => f.index)).toEqual([3, 10, 17]);
         expect(summary.continuedAsNew).toBeGreaterThanOrEqual(2);
         // replay every run of the continue-as-new chain with the current code
         const runs: string[] = [];
-        for await (const w of cold.client.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) runs.push(w.runId);
+        for await (const w of cold.client.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
+          runs.push(w.runId);
         expect(runs.length).toBe(summary.continuedAsNew + 1);
         for (const runId of runs) {
           const history = await cold.client.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
-          await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, handle.workflowId);
+          await Worker.runReplayHistory(
+            { workflowBundle: { codePath: inject('workflowBundlePath') } },
+            history,
+            handle.workflowId,
+          );
         }
       } finally {
         await cold.stop();

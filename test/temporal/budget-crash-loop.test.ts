@@ -22,14 +22,19 @@ afterAll(killAllWorkers);
 /** The heartbeat of the pending model call, when it has streamed. */
 async function streamed(h: AgentRunHandle): Promise<ModelHeartbeat | undefined> {
   const raw = (await h.workflow.describe()).raw;
-  const payload = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails?.payloads?.[0];
+  const payload = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails
+    ?.payloads?.[0];
   const d = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat) : undefined;
   return d?.partial ? d : undefined;
 }
 
 it('five workers killed mid-stream spend 1500 of 1500 tokens; no sixth provider call, status stopped', async () => {
   const taskQueue = `crash-loop-${randomUUID()}`;
-  const env = { KEEL_TASK_QUEUE: taskQueue, KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), 'keel-crash-')), 'effects.log'), KEEL_HANG: '1' };
+  const env = {
+    KEEL_TASK_QUEUE: taskQueue,
+    KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), 'keel-crash-')), 'effects.log'),
+    KEEL_HANG: '1',
+  };
   const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
   let worker = await spawnWorker(CHILD, env);
   const h = await client.start({

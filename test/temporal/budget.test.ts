@@ -13,7 +13,9 @@ const tick = defineTool({
   name: 'tick',
   description: 'Returns `kb` kilobytes of text.',
   parameters: { type: 'object', properties: { kb: { type: 'integer' } }, required: ['kb'] },
-  execute: async (_id, args: { kb: number }) => ({ content: [{ type: 'text', text: 'tock'.padEnd(args.kb * 1024, '.') }] }),
+  execute: async (_id, args: { kb: number }) => ({
+    content: [{ type: 'text', text: 'tock'.padEnd(args.kb * 1024, '.') }],
+  }),
 });
 
 const usage = (totalTokens: number, cost: number): Partial<Usage> => ({
@@ -28,8 +30,18 @@ const forever = { rules: [{ toolCalls: [{ name: 'tick', arguments: { kb: 1 } }],
 /** The same, 100 tokens a call, with 8 KB tool results so history passes 64 KiB within a few turns. */
 const heavy = { rules: [{ toolCalls: [{ name: 'tick', arguments: { kb: 8 } }], usage: usage(100, 0) }] };
 
-const call = (n: number) => ({ role: 'assistant', content: [{ type: 'toolCall', id: `call_${n}_1`, name: 'tick', arguments: { kb: 1 } }], stopReason: 'toolUse' });
-const result = (n: number) => ({ role: 'toolResult', toolCallId: `call_${n}_1`, toolName: 'tick', content: [{ type: 'text', text: 'tock'.padEnd(1024, '.') }], isError: false });
+const call = (n: number) => ({
+  role: 'assistant',
+  content: [{ type: 'toolCall', id: `call_${n}_1`, name: 'tick', arguments: { kb: 1 } }],
+  stopReason: 'toolUse',
+});
+const result = (n: number) => ({
+  role: 'toolResult',
+  toolCallId: `call_${n}_1`,
+  toolName: 'tick',
+  content: [{ type: 'text', text: 'tock'.padEnd(1024, '.') }],
+  isError: false,
+});
 
 describe('budgets', () => {
   let keel: Keel;
@@ -39,14 +51,29 @@ describe('budgets', () => {
   afterAll(() => keel?.stop());
 
   it('maxTokens: three calls spend 1200 of 1000 tokens; the fourth is never made', async () => {
-    const h = await keel.start({ model: 'scripted/forever', prompt: 'go', tools: ['tick'], budget: { maxTokens: 1000 } });
+    const h = await keel.start({
+      model: 'scripted/forever',
+      prompt: 'go',
+      tools: ['tick'],
+      budget: { maxTokens: 1000 },
+    });
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(r.error).toBe('Budget exceeded: tokens 1200 of 1000');
     expect(r.usage.totalTokens).toBe(1200);
     expect(r.modelCalls).toBe(3);
-    expect(strip(r.newMessages)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'go' }] }, call(1), result(1), call(2), result(2), call(3), result(3)]);
-    const events = (await allEvents(h)).filter((e) => e.type === 'budget_warning' || e.type === 'budget_exceeded').map(({ seq: _s, ...e }) => e);
+    expect(strip(r.newMessages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
+      call(1),
+      result(1),
+      call(2),
+      result(2),
+      call(3),
+      result(3),
+    ]);
+    const events = (await allEvents(h))
+      .filter((e) => e.type === 'budget_warning' || e.type === 'budget_exceeded')
+      .map(({ seq: _s, ...e }) => e);
     expect(events).toEqual([
       { type: 'budget_warning', kind: 'tokens', used: 800, limit: 1000 },
       { type: 'budget_exceeded', kind: 'tokens', error: 'Budget exceeded: tokens 1200 of 1000' },
@@ -57,7 +84,12 @@ describe('budgets', () => {
   });
 
   it('maxCostUsd: stops once $0.012 of $0.01 is spent', async () => {
-    const h = await keel.start({ model: 'scripted/forever', prompt: 'go', tools: ['tick'], budget: { maxCostUsd: 0.01 } });
+    const h = await keel.start({
+      model: 'scripted/forever',
+      prompt: 'go',
+      tools: ['tick'],
+      budget: { maxCostUsd: 0.01 },
+    });
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(r.error).toBe('Budget exceeded: cost 0.012 of 0.01');
@@ -67,18 +99,38 @@ describe('budgets', () => {
   });
 
   it('maxModelCalls: exactly two model calls, then stopped', async () => {
-    const h = await keel.start({ model: 'scripted/forever', prompt: 'go', tools: ['tick'], budget: { maxModelCalls: 2, maxTokens: 1_000_000 } });
+    const h = await keel.start({
+      model: 'scripted/forever',
+      prompt: 'go',
+      tools: ['tick'],
+      budget: { maxModelCalls: 2, maxTokens: 1_000_000 },
+    });
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(r.error).toBe('Budget exceeded: model calls 2 of 2');
-    expect(strip(r.newMessages)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'go' }] }, call(1), result(1), call(2), result(2)]);
+    expect(strip(r.newMessages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
+      call(1),
+      result(1),
+      call(2),
+      result(2),
+    ]);
     const history = await h.workflow.fetchHistory();
-    const models = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel');
+    const models = history.events!.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+    );
     expect(models).toHaveLength(2);
   });
 
   it('the budget holds across continue-as-new: 20 calls of 100 tokens over several runs of the chain', async () => {
-    const h = await keel.start({ model: 'scripted/heavy', prompt: 'go', tools: ['tick'], continueAsNewAfterBytes: 65536, maxTurns: 1000, budget: { maxTokens: 2000 } });
+    const h = await keel.start({
+      model: 'scripted/heavy',
+      prompt: 'go',
+      tools: ['tick'],
+      continueAsNewAfterBytes: 65536,
+      maxTurns: 1000,
+      budget: { maxTokens: 2000 },
+    });
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(r.error).toBe('Budget exceeded: tokens 2000 of 2000');
@@ -90,7 +142,13 @@ describe('budgets', () => {
   });
 
   it('bad limits are refused, naming each field', async () => {
-    const err = await keel.client.start({ model: 'scripted/forever', prompt: 'go', budget: { maxTokens: 0, maxCostUsd: -1, maxModelCalls: 1.5, maxDollars: 3 } } as never).catch((e) => e);
+    const err = await keel.client
+      .start({
+        model: 'scripted/forever',
+        prompt: 'go',
+        budget: { maxTokens: 0, maxCostUsd: -1, maxModelCalls: 1.5, maxDollars: 3 },
+      } as never)
+      .catch((e) => e);
     expect(err).toBeInstanceOf(InvalidAgentInputError);
     expect((err as InvalidAgentInputError).errors).toEqual([
       'budget.maxDollars: unknown field',

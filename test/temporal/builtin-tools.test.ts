@@ -22,7 +22,8 @@ import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { startKeel, strip, until, type Keel } from './harness.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/builtin-worker.ts', import.meta.url));
-const INTERRUPTED = 'Tool bash was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.';
+const INTERRUPTED =
+  'Tool bash was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.';
 
 const dirs: string[] = [];
 function workspace(): string {
@@ -82,16 +83,27 @@ afterAll(() => {
 async function summaries(h: AgentRunHandle): Promise<{ activity: string; summary: string | undefined }[]> {
   const history = await h.workflow.fetchHistory();
   return (history.events ?? [])
-    .filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .filter(
+      (e) =>
+        e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    )
     .map((e) => ({
-      activity: e.activityTaskScheduledEventAttributes?.activityType?.name ?? localActivityType(e.markerRecordedEventAttributes!.details),
-      summary: e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined,
+      activity:
+        e.activityTaskScheduledEventAttributes?.activityType?.name ??
+        localActivityType(e.markerRecordedEventAttributes!.details),
+      summary: e.userMetadata?.summary
+        ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary)
+        : undefined,
     }));
 }
 
-function localActivityType(details: Record<string, { payloads?: temporal.api.common.v1.IPayload[] | null }> | null | undefined): string {
+function localActivityType(
+  details: Record<string, { payloads?: temporal.api.common.v1.IPayload[] | null }> | null | undefined,
+): string {
   const data = details?.data?.payloads?.[0];
-  const marker = data ? defaultPayloadConverter.fromPayload<{ activity_type?: string; activityType?: string }>(data) : {};
+  const marker = data
+    ? defaultPayloadConverter.fromPayload<{ activity_type?: string; activityType?: string }>(data)
+    : {};
   return marker.activity_type ?? marker.activityType ?? 'local activity';
 }
 
@@ -111,10 +123,17 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
         rules: [
           { match: 'toolResult:read hello keel', text: 'all done' },
           { match: 'toolResult:bash', toolCalls: [{ id: 't4', name: 'read', arguments: { path: 'notes.txt' } }] },
-          { match: 'toolResult:edit', toolCalls: [{ id: 't3', name: 'bash', arguments: { command: 'echo appended >> notes.txt && wc -l < notes.txt' } }] },
+          {
+            match: 'toolResult:edit',
+            toolCalls: [
+              { id: 't3', name: 'bash', arguments: { command: 'echo appended >> notes.txt && wc -l < notes.txt' } },
+            ],
+          },
           {
             match: 'toolResult:read hello world',
-            toolCalls: [{ id: 't2', name: 'edit', arguments: { path: notes, edits: [{ oldText: 'world', newText: 'keel' }] } }],
+            toolCalls: [
+              { id: 't2', name: 'edit', arguments: { path: notes, edits: [{ oldText: 'world', newText: 'keel' }] } },
+            ],
           },
           { match: 'work on notes', toolCalls: [{ id: 't1', name: 'read', arguments: { path: 'notes.txt' } }] },
         ],
@@ -138,7 +157,11 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
 
   it('read → edit → bash → read: final file and the whole transcript', async () => {
     const t0 = Date.now();
-    sessionRun = await keel.start({ model: 'scripted/coder', prompt: 'work on notes', tools: ['read', 'edit', 'bash'] });
+    sessionRun = await keel.start({
+      model: 'scripted/coder',
+      prompt: 'work on notes',
+      tools: ['read', 'edit', 'bash'],
+    });
     const r = await sessionRun.result();
     console.info(`[builtin-tools] read→edit→bash→read session: ${Date.now() - t0} ms`);
     expect(r.status).toBe('completed');
@@ -157,11 +180,28 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
 
     expect(strip(r.newMessages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'work on notes' }] },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 't1', name: 'read', arguments: { path: 'notes.txt' } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 't1', toolName: 'read', content: [{ type: 'text', text: 'hello world\nsecond line\n' }], isError: false },
       {
         role: 'assistant',
-        content: [{ type: 'toolCall', id: 't2', name: 'edit', arguments: { path: notes, edits: [{ oldText: 'world', newText: 'keel' }] } }],
+        content: [{ type: 'toolCall', id: 't1', name: 'read', arguments: { path: 'notes.txt' } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 't1',
+        toolName: 'read',
+        content: [{ type: 'text', text: 'hello world\nsecond line\n' }],
+        isError: false,
+      },
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'toolCall',
+            id: 't2',
+            name: 'edit',
+            arguments: { path: notes, edits: [{ oldText: 'world', newText: 'keel' }] },
+          },
+        ],
         stopReason: 'toolUse',
       },
       {
@@ -174,12 +214,35 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
       },
       {
         role: 'assistant',
-        content: [{ type: 'toolCall', id: 't3', name: 'bash', arguments: { command: 'echo appended >> notes.txt && wc -l < notes.txt' } }],
+        content: [
+          {
+            type: 'toolCall',
+            id: 't3',
+            name: 'bash',
+            arguments: { command: 'echo appended >> notes.txt && wc -l < notes.txt' },
+          },
+        ],
         stopReason: 'toolUse',
       },
-      { role: 'toolResult', toolCallId: 't3', toolName: 'bash', content: [{ type: 'text', text: '3\n' }], isError: false },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 't4', name: 'read', arguments: { path: 'notes.txt' } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 't4', toolName: 'read', content: [{ type: 'text', text: 'hello keel\nsecond line\nappended\n' }], isError: false },
+      {
+        role: 'toolResult',
+        toolCallId: 't3',
+        toolName: 'bash',
+        content: [{ type: 'text', text: '3\n' }],
+        isError: false,
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 't4', name: 'read', arguments: { path: 'notes.txt' } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 't4',
+        toolName: 'read',
+        content: [{ type: 'text', text: 'hello keel\nsecond line\nappended\n' }],
+        isError: false,
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'all done' }], stopReason: 'stop' },
     ]);
   });
@@ -199,8 +262,19 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
     expect(sleeping()).toEqual([]);
     expect(strip(await h.allMessages())).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'take a nap' }] },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 't1', name: 'bash', arguments: { command: 'sleep 30' } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 't1', toolName: 'bash', content: [{ type: 'text', text: 'Operation aborted' }], details: {}, isError: true },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 't1', name: 'bash', arguments: { command: 'sleep 30' } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 't1',
+        toolName: 'bash',
+        content: [{ type: 'text', text: 'Operation aborted' }],
+        details: {},
+        isError: true,
+      },
     ]);
     expect((await h.state()).status).toBe('cancelled');
   });
@@ -211,12 +285,18 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
     expect(r.status).toBe('completed');
     expect(strip(r.newMessages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'peek at hosts' }] },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 't1', name: 'read', arguments: { path: '../../../etc/hosts' } }], stopReason: 'toolUse' },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 't1', name: 'read', arguments: { path: '../../../etc/hosts' } }],
+        stopReason: 'toolUse',
+      },
       {
         role: 'toolResult',
         toolCallId: 't1',
         toolName: 'read',
-        content: [{ type: 'text', text: `Path "../../../etc/hosts" is outside the workspace ${ws}. Use a path inside ${ws}.` }],
+        content: [
+          { type: 'text', text: `Path "../../../etc/hosts" is outside the workspace ${ws}. Use a path inside ${ws}.` },
+        ],
         details: {},
         isError: true,
       },
@@ -224,7 +304,7 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
     ]);
   });
 
-  it('tool activities carry the tools\' own summaries (`read <path>`, `edit <path> (1 edit)`, `bash <command>`); model calls `model <id> · turn <n>`', async () => {
+  it("tool activities carry the tools' own summaries (`read <path>`, `edit <path> (1 edit)`, `bash <command>`); model calls `model <id> · turn <n>`", async () => {
     expect(sessionRun && cancelRun, 'the session and cancel tests ran first').toBeTruthy();
     const session = await summaries(sessionRun);
     expect(session.filter((a) => a.activity !== 'startRun')).toEqual([
@@ -278,7 +358,12 @@ describe('built-in tools: worker killed during bash (child process)', () => {
     const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
     try {
       const first = await startChild(taskQueue, ws, scripts);
-      const h = await client.start({ model: 'scripted/counter', prompt: 'count it', tools: ['bash'], heartbeatTimeout: '2s' });
+      const h = await client.start({
+        model: 'scripted/counter',
+        prompt: 'count it',
+        tools: ['bash'],
+        heartbeatTimeout: '2s',
+      });
       await until(() => lines().length === 1, 30_000, 'bash started');
       await until(() => processesIn(ws).some((p) => p.args === 'sleep 30'), 10_000, 'sleep running');
       const before = processesIn(ws);
@@ -292,13 +377,26 @@ describe('built-in tools: worker killed during bash (child process)', () => {
       const t0 = Date.now();
       const second = await startChild(taskQueue, ws, scripts);
       const r = await h.result();
-      console.info(`[builtin-tools] second worker → run completed: ${Date.now() - t0} ms; still alive then: ${JSON.stringify(processesIn(ws))}`);
+      console.info(
+        `[builtin-tools] second worker → run completed: ${Date.now() - t0} ms; still alive then: ${JSON.stringify(processesIn(ws))}`,
+      );
       expect(r.status).toBe('completed');
       expect(lines()).toEqual(['run']);
       expect(strip(r.newMessages)).toEqual([
         { role: 'user', content: [{ type: 'text', text: 'count it' }] },
-        { role: 'assistant', content: [{ type: 'toolCall', id: 't1', name: 'bash', arguments: { command } }], stopReason: 'toolUse' },
-        { role: 'toolResult', toolCallId: 't1', toolName: 'bash', content: [{ type: 'text', text: INTERRUPTED }], details: {}, isError: true },
+        {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 't1', name: 'bash', arguments: { command } }],
+          stopReason: 'toolUse',
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 't1',
+          toolName: 'bash',
+          content: [{ type: 'text', text: INTERRUPTED }],
+          details: {},
+          isError: true,
+        },
         { role: 'assistant', content: [{ type: 'text', text: 'bash handled' }], stopReason: 'stop' },
       ]);
       await kill(second);

@@ -31,7 +31,12 @@ const scripts = {
       { match: 'again', text: 'hello again' },
     ],
   },
-  slow: { rules: [{ match: 'again', text: 'quick' }, { text: 'a very long answer streamed slowly, chunk by chunk', chunkDelayMs: 400 }] },
+  slow: {
+    rules: [
+      { match: 'again', text: 'quick' },
+      { text: 'a very long answer streamed slowly, chunk by chunk', chunkDelayMs: 400 },
+    ],
+  },
 };
 
 describe('cancellation', () => {
@@ -53,15 +58,44 @@ describe('cancellation', () => {
     const messages = await h.allMessages();
     expect(strip(messages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'take a nap' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'napping' }, { type: 'toolCall', id: 'tool-1', name: 'sleep', arguments: { seconds: 30 } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'sleep', content: [{ type: 'text', text: 'Operation aborted' }], details: {}, isError: true },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'napping' },
+          { type: 'toolCall', id: 'tool-1', name: 'sleep', arguments: { seconds: 30 } },
+        ],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'sleep',
+        content: [{ type: 'text', text: 'Operation aborted' }],
+        details: {},
+        isError: true,
+      },
     ]);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:take a nap)', 'ME(u:take a nap)', 'MS(a)', 'ME(a)', 'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)', 'AE',
+      'AS',
+      'TS',
+      'MS(u:take a nap)',
+      'ME(u:take a nap)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'TE(tool-1)',
+      'AE',
     ]);
     // the session goes on with the next follow-up
     await h.followUp('again');
-    await until(async () => (await h.state()).status === 'waiting' && (await h.state()).turns === 2, 20_000, 'second run');
+    await until(
+      async () => (await h.state()).status === 'waiting' && (await h.state()).turns === 2,
+      20_000,
+      'second run',
+    );
     const after = await h.allMessages();
     expect(strip(after.slice(3))).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'again' }] },
@@ -75,7 +109,12 @@ describe('cancellation', () => {
 
   it('cancel during a model call ends the message as aborted with the partial text, and the workflow as Canceled', async () => {
     const h = await keel.start({ model: 'scripted/slow', prompt: 'talk', mode: 'task' });
-    await until(async () => (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false, 20_000, 'streaming');
+    await until(
+      async () =>
+        (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false,
+      20_000,
+      'streaming',
+    );
     await h.cancel('enough');
     const err = await h.workflow.result().catch((e) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
@@ -89,7 +128,16 @@ describe('cancellation', () => {
     const text = a.role === 'assistant' && a.content[0].type === 'text' ? a.content[0].text : '';
     expect(text.length).toBeGreaterThan(0);
     expect('a very long answer streamed slowly, chunk by chunk'.startsWith(text)).toBe(true);
-    expect(notation(await allEvents(h))).toEqual(['AS', 'TS', 'MS(u:talk)', 'ME(u:talk)', 'MS(a)', 'ME(a)', 'TE()', 'AE']);
+    expect(notation(await allEvents(h))).toEqual([
+      'AS',
+      'TS',
+      'MS(u:talk)',
+      'ME(u:talk)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
+    ]);
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
@@ -103,7 +151,14 @@ describe('cancellation', () => {
     expect(abortedSeen).toBe(before + 1);
     const messages = await h.allMessages();
     expect(strip(messages.slice(2))).toEqual([
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'sleep', content: [{ type: 'text', text: 'Operation aborted' }], details: {}, isError: true },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'sleep',
+        content: [{ type: 'text', text: 'Operation aborted' }],
+        details: {},
+        isError: true,
+      },
     ]);
     expect((await h.state()).status).toBe('cancelled');
     expect(await workflowTaskFailures(h)).toEqual([]);

@@ -10,7 +10,12 @@ const started: ChildProcess[] = [];
  */
 export function spawnWorker(fixture: string, env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-    env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), KEEL_BUNDLE: inject('workflowBundlePath'), ...env },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      KEEL_BUNDLE: inject('workflowBundlePath'),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   started.push(child);

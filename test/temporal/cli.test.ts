@@ -23,7 +23,11 @@ interface CliResult {
 }
 
 function spawnKeel(args: string[]): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 function collect(child: ChildProcess, timeoutMs = 60_000): Promise<CliResult> {
@@ -75,7 +79,11 @@ describe('keel CLI', () => {
         cli: {
           rules: [
             { match: 'toolResult:echo', text: 'The tool said ping.', usage: { input: 10, output: 5, totalTokens: 15 } },
-            { match: 'use echo', text: 'Using echo.', toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'ping' } }] },
+            {
+              match: 'use echo',
+              text: 'Using echo.',
+              toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'ping' } }],
+            },
             { match: 'break', text: 'cannot', stopReason: 'error', errorMessage: 'scripted model failure' },
             { match: 'slow', text: 'a slow reply that streams for a while…', chunkDelayMs: 400 },
             { match: 'second', text: 'Second answer.' },
@@ -85,7 +93,8 @@ describe('keel CLI', () => {
       },
     });
     ui = `http://localhost:8233/namespaces/default/workflows`;
-    keel = (args, timeoutMs) => collect(spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, ...args]), timeoutMs);
+    keel = (args, timeoutMs) =>
+      collect(spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, ...args]), timeoutMs);
   });
   afterAll(() => k?.stop());
 
@@ -100,10 +109,14 @@ describe('keel CLI', () => {
     const sent = await keel(['send', id, 'the', 'second', 'question']);
     expect(sent.code, sent.stderr).toBe(0);
     expect(sent.stdout).toContain(`${ui}/${id}`);
-    await until(async () => {
-      const st = await handle.state();
-      return st.status === 'waiting' && st.runs === 2;
-    }, 20_000, 'second agent run');
+    await until(
+      async () => {
+        const st = await handle.state();
+        return st.status === 'waiting' && st.runs === 2;
+      },
+      20_000,
+      'second agent run',
+    );
 
     const status = await keel(['--json', 'status', id]);
     expect(status.code, status.stderr).toBe(0);
@@ -115,7 +128,16 @@ describe('keel CLI', () => {
       taskQueue: k.taskQueue,
       temporalStatus: 'running',
       status: 'waiting',
-      state: { status: 'waiting', mode: 'session', model: 'scripted/cli', turns: 2, runs: 2, messageCount: 4, lastReply: 'Second answer.', queued: { steering: 0, followUp: 0 } },
+      state: {
+        status: 'waiting',
+        mode: 'session',
+        model: 'scripted/cli',
+        turns: 2,
+        runs: 2,
+        messageCount: 4,
+        lastReply: 'Second answer.',
+        queued: { steering: 0, followUp: 0 },
+      },
     });
     expect(report.state.usage.totalTokens).toBe(5);
 
@@ -134,13 +156,21 @@ describe('keel CLI', () => {
 
     const steer = await keel(['steer', id, 'go on']);
     expect(steer.code).toBe(0);
-    await until(async () => (await handle.state()).runs === 3 && (await handle.state()).status === 'waiting', 20_000, 'steered run');
+    await until(
+      async () => (await handle.state()).runs === 3 && (await handle.state()).status === 'waiting',
+      20_000,
+      'steered run',
+    );
     const ended = await keel(['end', id]);
     expect(ended.code).toBe(0);
     expect((await handle.result()).status).toBe('completed');
     const closed = await keel(['--json', 'status', id]);
     expect(closed.code).toBe(0);
-    expect(JSON.parse(closed.stdout)).toMatchObject({ temporalStatus: 'completed', status: 'completed', result: { status: 'completed', turns: 3, newMessageCount: 6 } });
+    expect(JSON.parse(closed.stdout)).toMatchObject({
+      temporalStatus: 'completed',
+      status: 'completed',
+      result: { status: 'completed', turns: 3, newMessageCount: 6 },
+    });
     // a closed run takes no more signals: a usage error
     const late = await keel(['send', id, 'too late']);
     expect(late.code).toBe(2);
@@ -148,7 +178,18 @@ describe('keel CLI', () => {
   });
 
   it('run follows a task live (plain lines off a TTY) and exits 0; --ui changes the link base', async () => {
-    const r = await keel(['--ui', 'http://ui.example:9000/', 'run', 'please use echo', '--model', 'scripted/cli', '--tools', 'echo', '--id', `cli-run-${Date.now()}`]);
+    const r = await keel([
+      '--ui',
+      'http://ui.example:9000/',
+      'run',
+      'please use echo',
+      '--model',
+      'scripted/cli',
+      '--tools',
+      'echo',
+      '--id',
+      `cli-run-${Date.now()}`,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^run cli-run-\d+ scripted\/cli · tools echo$/);
@@ -162,14 +203,24 @@ describe('keel CLI', () => {
       'turn 2',
       'assistant The tool said ping.',
     ]);
-    expect(lines.at(-2)).toMatch(/^done status=completed turns=2 tokens=15 input=10 output=5 cost=0\.000000 duration=\d+\.\ds$/);
+    expect(lines.at(-2)).toMatch(
+      /^done status=completed turns=2 tokens=15 input=10 output=5 cost=0\.000000 duration=\d+\.\ds$/,
+    );
     expect(lines.at(-1)).toBe(lines[1]);
   });
 
   it('run --json prints the result; --input takes a full AgentRunInput; scripted/<file.json> loads rules', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-cli-'));
     const input = join(dir, 'input.json');
-    writeFileSync(input, JSON.stringify({ model: `scripted/${RULES_FILE}`, prompt: 'please echo', tools: ['echo'], metadata: { from: 'file' } }));
+    writeFileSync(
+      input,
+      JSON.stringify({
+        model: `scripted/${RULES_FILE}`,
+        prompt: 'please echo',
+        tools: ['echo'],
+        metadata: { from: 'file' },
+      }),
+    );
     const r = await keel(['--json', 'run', '--input', input]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -177,7 +228,12 @@ describe('keel CLI', () => {
     expect(out.url).toBe(`${ui}/${out.workflowId}`);
     expect(out.newMessages).toHaveLength(4);
     // inline JSON works like a file
-    const inline = await keel(['--json', 'run', '--input', JSON.stringify({ model: `scripted/${RULES_FILE}`, prompt: 'please echo', tools: ['echo'] })]);
+    const inline = await keel([
+      '--json',
+      'run',
+      '--input',
+      JSON.stringify({ model: `scripted/${RULES_FILE}`, prompt: 'please echo', tools: ['echo'] }),
+    ]);
     expect(inline.code, inline.stderr).toBe(0);
     expect(JSON.parse(inline.stdout)).toMatchObject({ status: 'completed', finalText: 'echoed it', turns: 2 });
   });
@@ -206,16 +262,36 @@ describe('keel CLI', () => {
     expect(id, first.stdout).toBeDefined();
     const again = await keel(['batch', tasks, '--model', 'scripted/cli', '--out', out]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain(`These tasks already started batch ${id} (completed): attaching to it. Give --id <new id> to run them again.\n`);
-    expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).workflowId)).toEqual([`${id}-0`, `${id}-1`]);
+    expect(again.stdout).toContain(
+      `These tasks already started batch ${id} (completed): attaching to it. Give --id <new id> to run them again.\n`,
+    );
+    expect(
+      readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).workflowId),
+    ).toEqual([`${id}-0`, `${id}-1`]);
   });
 
-  it('batch: SIGTERM stops following and prints the exact resume command; --attach shows the batch\'s own concurrency', async () => {
+  it("batch: SIGTERM stops following and prints the exact resume command; --attach shows the batch's own concurrency", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-cli-batch-'));
     const tasks = join(dir, 'tasks.jsonl');
     writeFileSync(tasks, `"slow ${Date.now()}"\n"slow too"\n"slow three"\n`);
     const out = join(dir, 'results.jsonl');
-    const args = ['--address', k.address, '--task-queue', k.taskQueue, 'batch', tasks, '--model', 'scripted/cli', '--concurrency', '3', '--out', out];
+    const args = [
+      '--address',
+      k.address,
+      '--task-queue',
+      k.taskQueue,
+      'batch',
+      tasks,
+      '--model',
+      'scripted/cli',
+      '--concurrency',
+      '3',
+      '--out',
+      out,
+    ];
     const child = spawnKeel(args);
     let seen = '';
     child.stdout!.on('data', (d: Buffer) => (seen += d.toString()));
@@ -240,7 +316,10 @@ describe('keel CLI', () => {
       [['frobnicate'], /unknown command/],
       [['run', 'x', '--model', 'gpt'], /model: must be "provider\/model-id"/],
       [['status', 'no-such-run'], /No run found/],
-      [['run', 'x', '--model', 'scripted/cli', '--tools', 'ghost'], /tools: unknown "ghost"; tools registered on this worker: echo/],
+      [
+        ['run', 'x', '--model', 'scripted/cli', '--tools', 'ghost'],
+        /tools: unknown "ghost"; tools registered on this worker: echo/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await keel(args);
@@ -256,7 +335,11 @@ describe('keel CLI', () => {
         srv.close(() => resolve(p));
       });
     });
-    for (const args of [['status', 'x'], ['run', 'hi', '--model', 'scripted/cli'], ['batch', '-', '--attach', 'b']]) {
+    for (const args of [
+      ['status', 'x'],
+      ['run', 'hi', '--model', 'scripted/cli'],
+      ['batch', '-', '--attach', 'b'],
+    ]) {
       const r = await collect(spawnKeel(['--address', `127.0.0.1:${port}`, ...args]));
       expect(r.code, r.stderr).toBe(3);
       expect(r.stderr).toContain(`Cannot reach Temporal at 127.0.0.1:${port}`);
@@ -266,7 +349,9 @@ describe('keel CLI', () => {
 
   it('watch follows a run to its end; interrupt and cancel; a cancelled run exits 1', async () => {
     const id = `cli-watch-${Date.now()}`;
-    expect((await keel(['start', 'slow please', '--model', 'scripted/cli', '--mode', 'session', '--id', id])).code).toBe(0);
+    expect(
+      (await keel(['start', 'slow please', '--model', 'scripted/cli', '--mode', 'session', '--id', id])).code,
+    ).toBe(0);
     const watching = collect(spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, 'watch', id]));
     const handle = k.client.getHandle(id);
     await until(async () => (await handle.state()).status === 'running', 20_000, 'running');
@@ -291,8 +376,21 @@ describe('keel CLI', () => {
     expect(run.code).toBe(0);
     const w = await keel(['--json', 'watch', id]);
     expect(w.code).toBe(0);
-    const lines = w.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines.map((e) => e.type)).toEqual(['agent_start', 'turn_start', 'message_start', 'message_end', 'message_start', 'message_end', 'turn_end', 'agent_end', 'summary']);
+    const lines = w.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((e) => e.type)).toEqual([
+      'agent_start',
+      'turn_start',
+      'message_start',
+      'message_end',
+      'message_start',
+      'message_end',
+      'turn_end',
+      'agent_end',
+      'summary',
+    ]);
     expect(lines.at(-1)).toMatchObject({ type: 'summary', status: 'completed', turns: 1, url: `${ui}/${id}` });
   });
 });
@@ -307,7 +405,11 @@ const freePort = () =>
 
 /** Spawns `keel …` and resolves once `ready` appears in its output (stdout or stderr); rejects if it exits first. */
 async function spawnUntil(args: string[], ready: string, opts: { cwd: string; env: NodeJS.ProcessEnv }) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...opts.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd,
+    env: { ...opts.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output = { text: '' };
   await new Promise<void>((resolve, reject) => {
     const onData = (d: Buffer) => {
@@ -334,19 +436,36 @@ describe('keel dev', () => {
     const [port, uiPort] = [await freePort(), await freePort()];
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-noworker-'));
     // its own cache dir for the dev-server record; the already provisioned CLI binary
-    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: join(dir, 'cache'), KEEL_WORKSPACE: dir, TEMPORAL_CLI_PATH: await ensureTemporalCli() };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      XDG_CACHE_HOME: join(dir, 'cache'),
+      KEEL_WORKSPACE: dir,
+      TEMPORAL_CLI_PATH: await ensureTemporalCli(),
+    };
     delete env.KEEL_UI_URL;
-    const dev = await spawnUntil(['--address', `localhost:${port}`, 'dev', '--no-worker', '--in-memory', '--ui-port', String(uiPort)], 'Keel dev server ready', { cwd: ROOT, env });
+    const dev = await spawnUntil(
+      ['--address', `localhost:${port}`, 'dev', '--no-worker', '--in-memory', '--ui-port', String(uiPort)],
+      'Keel dev server ready',
+      { cwd: ROOT, env },
+    );
     try {
       expect(dev.output.text).toContain(`Web UI http://localhost:${uiPort}/namespaces/default/workflows`);
       // still up after the ready line: a client command reaches it and links to its UI port, not :8233
       const started = await collect(
-        spawn(process.execPath, [BIN, '--address', `localhost:${port}`, 'start', 'hi', '--model', 'scripted/x', '--id', 'noworker-1'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+        spawn(
+          process.execPath,
+          [BIN, '--address', `localhost:${port}`, 'start', 'hi', '--model', 'scripted/x', '--id', 'noworker-1'],
+          { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+        ),
       );
       expect(started.code, started.stderr).toBe(0);
       expect(started.stdout).toContain(`http://localhost:${uiPort}/namespaces/default/workflows/noworker-1`);
       expect(dev.child.exitCode).toBe(null);
-      const worker = await spawnUntil(['--address', `localhost:${port}`, 'worker', '--no-builtin'], '[keel] worker on task queue keel', { cwd: ROOT, env });
+      const worker = await spawnUntil(
+        ['--address', `localhost:${port}`, 'worker', '--no-builtin'],
+        '[keel] worker on task queue keel',
+        { cwd: ROOT, env },
+      );
       expect(worker.output.text).toContain(`workspace ${dir}, tools (none)`);
       expect(await stopChild(worker.child)).toBe(0);
     } finally {
@@ -358,10 +477,27 @@ describe('keel dev', () => {
   it('serves Temporal from a SQLite file with a worker; runs survive a restart of `keel dev`', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-'));
-    writeFileSync(join(dir, 'rules.json'), JSON.stringify({ rules: [{ match: 'again', text: 'after the restart' }, { text: 'before the restart' }] }));
-    const devArgs = ['--address', `127.0.0.1:${port}`, 'dev', '--db', join(dir, 'dev.db'), '--ui-port', String(uiPort), '--workspace', dir];
+    writeFileSync(
+      join(dir, 'rules.json'),
+      JSON.stringify({ rules: [{ match: 'again', text: 'after the restart' }, { text: 'before the restart' }] }),
+    );
+    const devArgs = [
+      '--address',
+      `127.0.0.1:${port}`,
+      'dev',
+      '--db',
+      join(dir, 'dev.db'),
+      '--ui-port',
+      String(uiPort),
+      '--workspace',
+      dir,
+    ];
     const startDev = async () => {
-      const child = spawn(process.execPath, [BIN, ...devArgs], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, ...devArgs], {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
       await new Promise<void>((resolve, reject) => {
@@ -384,21 +520,27 @@ describe('keel dev', () => {
     let dev = await startDev();
     const client = await AgentClient.connect({ address: `127.0.0.1:${port}` });
     try {
-      const run = await client.start({ model: 'scripted/rules.json', prompt: 'first', mode: 'session', tools: ['ls'] }, { workflowId: `dev-${Date.now()}` });
+      const run = await client.start(
+        { model: 'scripted/rules.json', prompt: 'first', mode: 'session', tools: ['ls'] },
+        { workflowId: `dev-${Date.now()}` },
+      );
       await until(async () => (await run.state()).status === 'waiting', 60_000, 'first agent run');
       expect(await stopDev(dev)).toBe(0);
       dev = await startDev();
       await run.followUp('again');
-      await until(async () => (await run.state()).runs === 2 && (await run.state()).status === 'waiting', 60_000, 'run after restart');
+      await until(
+        async () => (await run.state()).runs === 2 && (await run.state()).status === 'waiting',
+        60_000,
+        'run after restart',
+      );
       await run.end();
       const r = await run.result();
       expect(r.status).toBe('completed');
-      expect(r.newMessages.map((m) => (m.role === 'assistant' ? m.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : m.role))).toEqual([
-        'user',
-        'before the restart',
-        'user',
-        'after the restart',
-      ]);
+      expect(
+        r.newMessages.map((m) =>
+          m.role === 'assistant' ? m.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : m.role,
+        ),
+      ).toEqual(['user', 'before the restart', 'user', 'after the restart']);
     } finally {
       await client.close();
       await stopDev(dev);

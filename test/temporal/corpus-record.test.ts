@@ -17,7 +17,8 @@ describe.runIf(process.env.KEEL_RECORD_CORPUS === '1')(`record the replay corpus
   const recorded: Record<string, string> = {};
   const done = new Set<string>();
   beforeAll(async () => {
-    if (readManifest()[pkg.version]) throw new Error(`${pkg.version} already has a corpus; bump the package version instead of re-recording`);
+    if (readManifest()[pkg.version])
+      throw new Error(`${pkg.version} already has a corpus; bump the package version instead of re-recording`);
     keel = await startKeel({ scripts: corpusScripts, tools: corpusTools });
   });
   afterAll(async () => {
@@ -36,10 +37,14 @@ describe.runIf(process.env.KEEL_RECORD_CORPUS === '1')(`record the replay corpus
   });
 
   for (const [name, scenario] of Object.entries(scenarios)) {
-    it(name, async () => {
-      const histories = await scenario(keel);
-      for (const [file, history] of Object.entries(histories)) recorded[file] = toJSON(history);
-      done.add(name);
-    }, 300_000);
+    it(
+      name,
+      async () => {
+        const histories = await scenario(keel);
+        for (const [file, history] of Object.entries(histories)) recorded[file] = toJSON(history);
+        done.add(name);
+      },
+      300_000,
+    );
   }
 });

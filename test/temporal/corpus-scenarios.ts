@@ -22,7 +22,10 @@ const echo = defineTool({
   description: 'Echoes value.',
   idempotent: true,
   parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
-  execute: async (_id, args: { value: string }) => ({ content: [{ type: 'text', text: `echoed: ${args.value}` }], details: { value: args.value } }),
+  execute: async (_id, args: { value: string }) => ({
+    content: [{ type: 'text', text: `echoed: ${args.value}` }],
+    details: { value: args.value },
+  }),
 });
 const serial = defineTool({
   name: 'serial',
@@ -48,7 +51,10 @@ const hold = defineTool({
   parameters: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'] },
   execute: async (_id, args: { label: string }, signal) => {
     holdsReached += 1;
-    await Promise.race([holdGate.promise, new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }))]);
+    await Promise.race([
+      holdGate.promise,
+      new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true })),
+    ]);
     return { content: [{ type: 'text', text: `held ${args.label}` }] };
   },
 });
@@ -59,7 +65,9 @@ const pad = defineTool({
   description: 'Returns a large result.',
   idempotent: true,
   parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
-  execute: async (_id, args: { n: number }) => ({ content: [{ type: 'text', text: `pad ${args.n} ${'x'.repeat(16_000)}` }] }),
+  execute: async (_id, args: { n: number }) => ({
+    content: [{ type: 'text', text: `pad ${args.n} ${'x'.repeat(16_000)}` }],
+  }),
 });
 
 /** Needs approval: the approval scenario keeps it pending across continue-as-new. */
@@ -77,39 +85,77 @@ const LOOP_TURNS = 5;
 export const corpusScripts: Record<string, Script> = {
   everything: {
     rules: [
-      { match: 'toolResult:nope', text: 'cut short', stopReason: 'length', toolCalls: [{ id: 't-len', name: 'echo', arguments: { value: 'trunc' } }] },
+      {
+        match: 'toolResult:nope',
+        text: 'cut short',
+        stopReason: 'length',
+        toolCalls: [{ id: 't-len', name: 'echo', arguments: { value: 'trunc' } }],
+      },
       { match: 'toolResult:echo Tool call "echo" was not executed', text: 'recovered' },
-      { match: 'go serial', toolCalls: [{ id: 't-s1', name: 'serial', arguments: { n: '1' } }, { id: 't-s2', name: 'serial', arguments: { n: 2 } }] },
+      {
+        match: 'go serial',
+        toolCalls: [
+          { id: 't-s1', name: 'serial', arguments: { n: '1' } },
+          { id: 't-s2', name: 'serial', arguments: { n: 2 } },
+        ],
+      },
       { match: 'toolResult:serial serial 2', text: 'serial done' },
       { match: 'validate', toolCalls: [{ id: 't-v', name: 'echo', arguments: {} }] },
       { match: 'toolResult:echo Validation failed', toolCalls: [{ id: 't-f', name: 'finish', arguments: {} }] },
       { match: 'steered', text: 'saw the steer' },
-      { match: 'start', toolCalls: [{ id: 't-a', name: 'echo', arguments: { value: 'a' } }, { id: 't-b', name: 'echo', arguments: { value: 'b' } }, { id: 't-n', name: 'nope', arguments: {} }] },
+      {
+        match: 'start',
+        toolCalls: [
+          { id: 't-a', name: 'echo', arguments: { value: 'a' } },
+          { id: 't-b', name: 'echo', arguments: { value: 'b' } },
+          { id: 't-n', name: 'nope', arguments: {} },
+        ],
+      },
       { text: 'ok' },
     ],
   },
   parallel: {
     rules: [
       { match: 'toolResult:hold', text: 'both held calls returned' },
-      { match: 'hold', toolCalls: [{ id: 'h-1', name: 'hold', arguments: { label: 'one' } }, { id: 'h-2', name: 'hold', arguments: { label: 'two' } }, { id: 'h-3', name: 'echo', arguments: { value: 'quick' } }] },
+      {
+        match: 'hold',
+        toolCalls: [
+          { id: 'h-1', name: 'hold', arguments: { label: 'one' } },
+          { id: 'h-2', name: 'hold', arguments: { label: 'two' } },
+          { id: 'h-3', name: 'echo', arguments: { value: 'quick' } },
+        ],
+      },
       { text: 'ok' },
     ],
   },
   loop: {
     rules: [
       { match: `toolResult:pad pad ${LOOP_TURNS} `, text: `looped ${LOOP_TURNS} times` },
-      ...Array.from({ length: LOOP_TURNS - 1 }, (_, i) => ({ match: `toolResult:pad pad ${LOOP_TURNS - 1 - i} `, toolCalls: [{ name: 'pad', arguments: { n: LOOP_TURNS - i } }] })),
+      ...Array.from({ length: LOOP_TURNS - 1 }, (_, i) => ({
+        match: `toolResult:pad pad ${LOOP_TURNS - 1 - i} `,
+        toolCalls: [{ name: 'pad', arguments: { n: LOOP_TURNS - i } }],
+      })),
       { toolCalls: [{ name: 'pad', arguments: { n: 1 } }] },
     ],
   },
   broken: { rules: [{ fail: { message: 'model unavailable', type: 'ModelError.Server', retryable: false } }] },
-  slow: { rules: [{ match: 'toolResult:hold', text: 'unreachable' }, { toolCalls: [{ id: 'c-1', name: 'hold', arguments: { label: 'cancel me' } }] }] },
+  slow: {
+    rules: [
+      { match: 'toolResult:hold', text: 'unreachable' },
+      { toolCalls: [{ id: 'c-1', name: 'hold', arguments: { label: 'cancel me' } }] },
+    ],
+  },
   brief: { rules: [{ text: 'done' }] },
   approval: {
     rules: [
       { match: 'toolResult:', text: 'gated done' },
       { match: 'steer ', text: 'saw the steer' },
-      { toolCalls: [{ id: 'g-1', name: 'gated', arguments: { label: 'x' } }, { id: 'g-2', name: 'echo', arguments: { value: 'b' } }] },
+      {
+        toolCalls: [
+          { id: 'g-1', name: 'gated', arguments: { label: 'x' } },
+          { id: 'g-2', name: 'echo', arguments: { value: 'b' } },
+        ],
+      },
     ],
   },
 };
@@ -127,14 +173,25 @@ const id = (name: string) => `corpus-${name}-${randomUUID().slice(0, 8)}`;
 /** A session that goes through parallel and sequential batches, unknown tool, coercion, validation failure, length truncation, terminate, follow-ups, steering, interrupt and cancel. */
 export async function everyFeature(keel: Keel, workflowId: string, pollMs = 250): Promise<AgentRunHandle> {
   const h = await keel.start(
-    { model: 'scripted/everything', prompt: 'start', tools: ['echo', 'serial', 'finish'], mode: 'session', metadata: { suite: 'determinism' } },
+    {
+      model: 'scripted/everything',
+      prompt: 'start',
+      tools: ['echo', 'serial', 'finish'],
+      mode: 'session',
+      metadata: { suite: 'determinism' },
+    },
     workflowId,
   );
   const waitTurns = (n: number) =>
-    until(async () => {
-      const s = await h.state();
-      return s.status === 'waiting' && s.turns >= n;
-    }, 120_000, `${n} turns`, pollMs);
+    until(
+      async () => {
+        const s = await h.state();
+        return s.status === 'waiting' && s.turns >= n;
+      },
+      120_000,
+      `${n} turns`,
+      pollMs,
+    );
   await waitTurns(3);
   await h.followUp('go serial');
   await waitTurns(5);
@@ -178,7 +235,10 @@ export const scenarios: Record<string, Scenario> = {
   'mid-parallel-batch': async (keel) => {
     holdGate = gate();
     holdsReached = 0;
-    const h = await keel.start({ model: 'scripted/parallel', prompt: 'hold', tools: ['hold', 'echo'] }, id('mid-parallel-batch'));
+    const h = await keel.start(
+      { model: 'scripted/parallel', prompt: 'hold', tools: ['hold', 'echo'] },
+      id('mid-parallel-batch'),
+    );
     await until(async () => holdsReached === 2, 60_000, 'both held calls running');
     const history = await recorded(h.workflow);
     holdGate.open();
@@ -186,7 +246,10 @@ export const scenarios: Record<string, Scenario> = {
     return { 'mid-parallel-batch': history, 'parallel-batch-complete': await recorded(h.workflow) };
   },
   'continue-as-new-chain': async (keel) => {
-    const h = await keel.start({ model: 'scripted/loop', prompt: 'loop', tools: ['pad'], continueAsNewAfterBytes: 65_536 }, id('can-chain'));
+    const h = await keel.start(
+      { model: 'scripted/loop', prompt: 'loop', tools: ['pad'], continueAsNewAfterBytes: 65_536 },
+      id('can-chain'),
+    );
     await h.result();
     const runs = await chain(keel, h.workflow);
     if (runs.length < 3) throw new Error(`expected a chain of at least 3 runs, got ${runs.length}`);
@@ -200,7 +263,11 @@ export const scenarios: Record<string, Scenario> = {
       continueAsNewAfterTasks: 2,
     };
     const wid = id('batch-chain');
-    const h = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, { taskQueue: keel.taskQueue, workflowId: wid, args: [input] });
+    const h = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
+      taskQueue: keel.taskQueue,
+      workflowId: wid,
+      args: [input],
+    });
     await h.result();
     const runs = await chain(keel, h);
     if (runs.length < 2) throw new Error(`expected a batch chain of at least 2 runs, got ${runs.length}`);
@@ -219,7 +286,10 @@ export const scenarios: Record<string, Scenario> = {
   },
   /** Since 0.2.0: a call pending approval (Updates), carried across continue-as-new, then approved. */
   'approval-chain': async (keel) => {
-    const h = await keel.start({ model: 'scripted/approval', prompt: 'gate', tools: ['gated', 'echo'], continueAsNewAfterBytes: 65_536 }, id('approval-chain'));
+    const h = await keel.start(
+      { model: 'scripted/approval', prompt: 'gate', tools: ['gated', 'echo'], continueAsNewAfterBytes: 65_536 },
+      id('approval-chain'),
+    );
     await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
     const pendingHistory = await recorded(h.workflow);
     await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
@@ -228,7 +298,10 @@ export const scenarios: Record<string, Scenario> = {
     await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
     await h.result();
     const runs = await chain(keel, h.workflow);
-    return { 'approval-pending': pendingHistory, ...Object.fromEntries(runs.map((r, i) => [`approval-chain.${i}`, r])) };
+    return {
+      'approval-pending': pendingHistory,
+      ...Object.fromEntries(runs.map((r, i) => [`approval-chain.${i}`, r])),
+    };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));

@@ -15,8 +15,11 @@ describe('npm run demo', () => {
   it('replays the seed demo (greeting, 12*8, 1/0, a wrong parameter name, a path outside the workspace) and exits 0', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'keel-demo-test-')), 'dev.db');
     const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'demo/main.ts', '--db', db], { cwd: ROOT, timeout: 90_000 }, (err, stdout) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'demo/main.ts', '--db', db],
+        { cwd: ROOT, timeout: 90_000 },
+        (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
       );
     });
     expect(code).toBe(0);
@@ -25,7 +28,9 @@ describe('npm run demo', () => {
     const to = lines.findIndex((l) => l.startsWith('Session completed'));
     expect(lines.slice(from, to + 1).map((l) => l.replace(/\/tmp\/keel-demo-\w+/g, '<ws>'))).toEqual([
       'you> Hello',
-      expect.stringMatching(/^\(watch it live: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/keel-[\w-]+\)$/),
+      expect.stringMatching(
+        /^\(watch it live: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/keel-[\w-]+\)$/,
+      ),
       '[turn 1]',
       'assistant> Hello! I can use tools now. Try asking me "What is 12*8?".',
       '',
@@ -49,7 +54,9 @@ describe('npm run demo', () => {
       '[turn 1]',
       'assistant> I will call the parameter expr.',
       '[tool call] calc {"expr":"1+1"}',
-      expect.stringMatching(/^\[tool result\] calc → Validation failed for tool "calc": {3}- expression: must have required properties expression .*\(error\)$/),
+      expect.stringMatching(
+        /^\[tool result\] calc → Validation failed for tool "calc": {3}- expression: must have required properties expression .*\(error\)$/,
+      ),
       '[turn 2]',
       'assistant> Wrong parameter name; retrying with expression.',
       '[tool call] calc {"expression":"1+1"}',
@@ -69,17 +76,24 @@ describe('npm run demo', () => {
     ]);
     // no link to a server that is about to stop; the way to keep it instead
     expect(stdout).not.toMatch(/^Temporal UI:/m);
-    expect(lines[to + 1]).toBe('Stopping the dev server (run the demo with --keep to browse this run in the Temporal UI).');
+    expect(lines[to + 1]).toBe(
+      'Stopping the dev server (run the demo with --keep to browse this run in the Temporal UI).',
+    );
   });
 
   it('`keel demo --model` plays to that model; a model error is printed and the demo exits 1', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'keel-demo-test-')), 'dev.db');
     const env = { ...process.env, OPENAI_API_KEY: '', KEEL_OPENAI_API_KEY: '' };
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['bin/keel.mjs', 'demo', '--model', 'openai/gpt-5', '--db', db], { cwd: ROOT, timeout: 90_000, env }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        execFile(
+          process.execPath,
+          ['bin/keel.mjs', 'demo', '--model', 'openai/gpt-5', '--db', db],
+          { cwd: ROOT, timeout: 90_000, env },
+          (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      },
+    );
     expect(code).toBe(1);
     expect(stdout).toContain('Keel demo · Node');
     expect(stdout).toContain('· model openai/gpt-5\n');

@@ -19,10 +19,26 @@ describe('determinism', () => {
     expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
     const messages = await h.allMessages();
     expect(messages.map((m) => m.role)).toEqual([
-      'user', 'assistant', 'toolResult', 'toolResult', 'toolResult', 'assistant', 'toolResult', 'assistant',
-      'user', 'assistant', 'toolResult', 'toolResult', 'assistant',
-      'user', 'assistant', 'toolResult', 'assistant', 'toolResult',
-      'user', 'assistant',
+      'user',
+      'assistant',
+      'toolResult',
+      'toolResult',
+      'toolResult',
+      'assistant',
+      'toolResult',
+      'assistant',
+      'user',
+      'assistant',
+      'toolResult',
+      'toolResult',
+      'assistant',
+      'user',
+      'assistant',
+      'toolResult',
+      'assistant',
+      'toolResult',
+      'user',
+      'assistant',
     ]);
     const history = await h.workflow.fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history);

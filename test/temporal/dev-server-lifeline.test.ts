@@ -31,7 +31,11 @@ function portFree(port: number): Promise<boolean> {
 describe.skipIf(process.platform !== 'linux')('dev server lifeline', () => {
   it('SIGKILL of the process that started the dev server: the server dies too and frees its port', async () => {
     // one process (tsx as a loader, not its CLI wrapper), so the SIGKILL hits the process that started the server
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: process.env,
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     await vi.waitFor(() => expect(out).toContain('\n'), { timeout: 60_000, interval: 50 });

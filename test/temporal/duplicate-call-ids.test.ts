@@ -43,9 +43,28 @@ describe('tool calls that share an id', () => {
         { id: 'other', value: 'middle', key: `${h.workflowId}/other` },
       ]);
       expect(strip(r.newMessages.filter((m) => m.role === 'toolResult'))).toEqual([
-        { role: 'toolResult', toolCallId: 'same', toolName: 'effect', content: [{ type: 'text', text: 'did first' }], isError: false },
-        { role: 'toolResult', toolCallId: 'other', toolName: 'effect', content: [{ type: 'text', text: 'did middle' }], isError: false },
-        { role: 'toolResult', toolCallId: 'same', toolName: 'effect', content: [{ type: 'text', text: duplicateToolCallId('same', 'effect') }], details: {}, isError: true },
+        {
+          role: 'toolResult',
+          toolCallId: 'same',
+          toolName: 'effect',
+          content: [{ type: 'text', text: 'did first' }],
+          isError: false,
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 'other',
+          toolName: 'effect',
+          content: [{ type: 'text', text: 'did middle' }],
+          isError: false,
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 'same',
+          toolName: 'effect',
+          content: [{ type: 'text', text: duplicateToolCallId('same', 'effect') }],
+          details: {},
+          isError: true,
+        },
       ]);
       expect(await workflowTaskFailures(h)).toEqual([]);
     });

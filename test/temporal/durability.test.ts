@@ -34,7 +34,12 @@ describe('durability: worker killed mid-activity', () => {
   it('a non-idempotent tool whose worker died is not run again and gets the interrupted text', async () => {
     const { taskQueue, sideEffects, client } = await setup();
     const first = await startChild(taskQueue, sideEffects, true);
-    const h = await client.start({ model: 'scripted/durable', prompt: 'launch it', tools: ['launch'], heartbeatTimeout: '2s' });
+    const h = await client.start({
+      model: 'scripted/durable',
+      prompt: 'launch it',
+      tools: ['launch'],
+      heartbeatTimeout: '2s',
+    });
     await until(() => lines(sideEffects).length === 1, 30_000, 'tool started');
     await kill(first);
     const second = await startChild(taskQueue, sideEffects, false);
@@ -43,12 +48,21 @@ describe('durability: worker killed mid-activity', () => {
     expect(lines(sideEffects)).toHaveLength(1);
     expect(strip(r.newMessages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'launch it' }] },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'tool-1', name: 'launch', arguments: { id: 'rocket' } }], stopReason: 'toolUse' },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'tool-1', name: 'launch', arguments: { id: 'rocket' } }],
+        stopReason: 'toolUse',
+      },
       {
         role: 'toolResult',
         toolCallId: 'tool-1',
         toolName: 'launch',
-        content: [{ type: 'text', text: 'Tool launch was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.' }],
+        content: [
+          {
+            type: 'text',
+            text: 'Tool launch was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.',
+          },
+        ],
         details: {},
         isError: true,
       },
@@ -61,7 +75,12 @@ describe('durability: worker killed mid-activity', () => {
   it('an idempotent tool whose worker died is retried by Temporal on the new worker', async () => {
     const { taskQueue, sideEffects, client } = await setup();
     const first = await startChild(taskQueue, sideEffects, true);
-    const h = await client.start({ model: 'scripted/durable', prompt: 'fetch it', tools: ['fetch_page'], heartbeatTimeout: '2s' });
+    const h = await client.start({
+      model: 'scripted/durable',
+      prompt: 'fetch it',
+      tools: ['fetch_page'],
+      heartbeatTimeout: '2s',
+    });
     await until(() => lines(sideEffects).length === 1, 30_000, 'tool started');
     await kill(first);
     const second = await startChild(taskQueue, sideEffects, false);
@@ -72,7 +91,13 @@ describe('durability: worker killed mid-activity', () => {
     expect(effects[0]).toBe(`fetch https://example.test attempt 1 pid ${first.pid}`);
     expect(effects[1]).toMatch(new RegExp(`^fetch https://example.test attempt ([2-9]|\\d\\d+) pid ${second.pid}$`));
     expect(strip(r.newMessages.slice(2))).toEqual([
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'fetch_page', content: [{ type: 'text', text: 'page https://example.test' }], isError: false },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'fetch_page',
+        content: [{ type: 'text', text: 'page https://example.test' }],
+        isError: false,
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'fetch handled' }], stopReason: 'stop' },
     ]);
     await kill(second);
@@ -83,7 +108,14 @@ describe('durability: worker killed mid-activity', () => {
     const { taskQueue, sideEffects, client } = await setup();
     const first = await startChild(taskQueue, sideEffects, true);
     const h = await client.start({ model: 'scripted/durable', prompt: 'stream please', heartbeatTimeout: '2s' });
-    await until(async () => (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.activityType?.name === 'callModel' && a.heartbeatDetails?.payloads?.length) ?? false, 30_000, 'model streaming');
+    await until(
+      async () =>
+        (await h.workflow.describe()).raw.pendingActivities?.some(
+          (a) => a.activityType?.name === 'callModel' && a.heartbeatDetails?.payloads?.length,
+        ) ?? false,
+      30_000,
+      'model streaming',
+    );
     await kill(first);
     const second = await startChild(taskQueue, sideEffects, false);
     const r = await h.result();
@@ -98,7 +130,12 @@ describe('durability: worker killed mid-activity', () => {
   it('a worker killed while an approval is pending: the new worker takes the approval, the call runs exactly once', async () => {
     const { taskQueue, sideEffects, client } = await setup();
     const first = await startChild(taskQueue, sideEffects, false);
-    const h = await client.start({ model: 'scripted/durable', prompt: 'guard it', tools: ['guarded'], heartbeatTimeout: '2s' });
+    const h = await client.start({
+      model: 'scripted/durable',
+      prompt: 'guard it',
+      tools: ['guarded'],
+      heartbeatTimeout: '2s',
+    });
     await until(async () => (await h.state()).pendingApprovals.length === 1, 30_000, 'approval pending');
     const [p] = (await h.state()).pendingApprovals;
     await kill(first);
@@ -109,8 +146,19 @@ describe('durability: worker killed mid-activity', () => {
     expect(lines(sideEffects)).toEqual([`guarded vault attempt 1 pid ${second.pid}`]);
     expect(strip(r.newMessages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'guard it' }] },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'tool-1', name: 'guarded', arguments: { id: 'vault' } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'guarded', content: [{ type: 'text', text: 'opened vault' }], details: { approval: record }, isError: false },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'tool-1', name: 'guarded', arguments: { id: 'vault' } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'guarded',
+        content: [{ type: 'text', text: 'opened vault' }],
+        details: { approval: record },
+        isError: false,
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'guard handled' }], stopReason: 'stop' },
     ]);
     expect(await workflowTaskFailures(h)).toEqual([]);

@@ -9,7 +9,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 describe('examples/', () => {
   it('`npx tsx examples/calc.ts` runs the calc tool through the scripted rules and prints the answer', async () => {
     const env = { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress') };
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/calc.ts'], { cwd: ROOT, env, timeout: 90_000 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/calc.ts'], {
+      cwd: ROOT,
+      env,
+      timeout: 90_000,
+    });
     expect(stdout).toBe('completed after 2 turns: 12*8 = 96.\n');
     expect(stderr).toBe('');
   });

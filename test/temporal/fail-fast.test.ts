@@ -23,7 +23,10 @@ const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
 
 function keelCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -47,7 +50,9 @@ describe('fail fast', () => {
         return config.baseUrl as never; // TypeError: Cannot read properties of undefined
       },
     };
-    keel = await startKeel({ models: { buggy, scripted: scriptedModel({ ok: { rules: [{ text: 'ok' }] } }, { baseDir: dir }) } });
+    keel = await startKeel({
+      models: { buggy, scripted: scriptedModel({ ok: { rules: [{ text: 'ok' }] } }, { baseDir: dir }) },
+    });
   });
   afterAll(async () => {
     await keel?.stop();
@@ -59,7 +64,9 @@ describe('fail fast', () => {
     const outcome = await h.result().catch((e: unknown) => e);
     expect(attempts).toBe(1);
     expect(await failuresOf(h)).toEqual({
-      activities: [["TypeError: Cannot read properties of undefined (reading 'baseUrl')", 'ModelError.ProgrammingError', true]],
+      activities: [
+        ["TypeError: Cannot read properties of undefined (reading 'baseUrl')", 'ModelError.ProgrammingError', true],
+      ],
       workflowTasksFailed: 0,
     });
     expect(outcome).toBeDefined(); // the run ended (how the workflow reports a model failure is its own contract)
@@ -67,7 +74,10 @@ describe('fail fast', () => {
 
   for (const [file, problem] of [
     ['broken.json', /^Scripted rules file .*broken\.json is not valid JSON: /],
-    ['shapeless.json', /^Scripted rules file .*shapeless\.json must hold \{"rules": \[\.\.\.\]\} or \{"replies": \[\.\.\.\]\}$/],
+    [
+      'shapeless.json',
+      /^Scripted rules file .*shapeless\.json must hold \{"rules": \[\.\.\.\]\} or \{"replies": \[\.\.\.\]\}$/,
+    ],
   ] as const) {
     it(`a rules file ${file} fails the run at start as InvalidAgentInput, no model call, no retries`, async () => {
       const h = await keel.start({ model: `scripted/${file}`, prompt: 'hi' });
@@ -79,18 +89,42 @@ describe('fail fast', () => {
       expect(cause.message.slice('Invalid AgentRunInput: model: '.length)).toMatch(problem);
       const history = await h.workflow.fetchHistory();
       const types = history.events!.map((e) => e.eventType);
-      expect(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED || t === EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED)).toEqual([]);
-      expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name)).toEqual(['startRun']);
+      expect(
+        types.filter(
+          (t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED || t === EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+        ),
+      ).toEqual([]);
+      expect(
+        history
+          .events!.filter((e) => e.activityTaskScheduledEventAttributes)
+          .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name),
+      ).toEqual(['startRun']);
     });
   }
 
   it('`keel start --id <existing>` exits 2 with a usage message', async () => {
     const id = `clash-${randomUUID()}`;
-    const base = ['--address', keel.address, '--task-queue', keel.taskQueue, 'start', 'hello', '--model', 'scripted/ok', '--mode', 'session', '--id', id];
+    const base = [
+      '--address',
+      keel.address,
+      '--task-queue',
+      keel.taskQueue,
+      'start',
+      'hello',
+      '--model',
+      'scripted/ok',
+      '--mode',
+      'session',
+      '--id',
+      id,
+    ];
     const first = await keelCli(base);
     expect(first.code, first.stderr).toBe(0);
     const second = await keelCli(base);
-    expect({ code: second.code, stderr: second.stderr.trim().split('\n')[0] }).toEqual({ code: 2, stderr: `keel: A run with id ${id} already exists; pick another --id.` });
+    expect({ code: second.code, stderr: second.stderr.trim().split('\n')[0] }).toEqual({
+      code: 2,
+      stderr: `keel: A run with id ${id} already exists; pick another --id.`,
+    });
     await keel.client.getHandle(id).end();
   });
 });

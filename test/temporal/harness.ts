@@ -36,17 +36,19 @@ export interface Keel {
   stop(): Promise<void>;
 }
 
-export async function startKeel(opts: {
-  scripts?: Record<string, Script>;
-  tools?: ToolDefinition[];
-  models?: ModelRegistry;
-  hooks?: AgentHooks;
-  maxCachedWorkflows?: number;
-  taskQueue?: string;
-  workerOptions?: PassThroughWorkerOptions;
-  /** Default Keel's filesystem driver (worker/payload-storage.ts); `false`: every payload inline. */
-  payloadStorage?: PayloadStorageOption;
-} = {}): Promise<Keel> {
+export async function startKeel(
+  opts: {
+    scripts?: Record<string, Script>;
+    tools?: ToolDefinition[];
+    models?: ModelRegistry;
+    hooks?: AgentHooks;
+    maxCachedWorkflows?: number;
+    taskQueue?: string;
+    workerOptions?: PassThroughWorkerOptions;
+    /** Default Keel's filesystem driver (worker/payload-storage.ts); `false`: every payload inline. */
+    payloadStorage?: PayloadStorageOption;
+  } = {},
+): Promise<Keel> {
   quietRuntime();
   const address = inject('temporalAddress');
   const taskQueue = opts.taskQueue ?? `test-${randomUUID()}`;
@@ -119,7 +121,8 @@ export function notation(events: LoggedEvent[]): string[] {
 
 function label(m: Message): string {
   if (m.role === 'toolResult') return `tr:${m.toolCallId}`;
-  if (m.role === 'user') return `u:${typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('')}`;
+  if (m.role === 'user')
+    return `u:${typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('')}`;
   return 'a';
 }
 
@@ -144,7 +147,12 @@ export function gate(): { promise: Promise<void>; open(): void } {
  * Polls `fn` until it returns true (for waiting on a worker-side condition). Mind the interval when `fn` queries a
  * workflow on a worker without a cache: each query then replays the whole history.
  */
-export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition', intervalMs = 25): Promise<void> {
+export async function until(
+  fn: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+  what = 'condition',
+  intervalMs = 25,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -153,14 +161,14 @@ export async function until(fn: () => boolean | Promise<boolean>, timeoutMs = 20
     } catch (err) {
       lastError = err; // a query that timed out on a busy machine means "not yet"
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers for the loop conformance suites (loop-*.test.ts).
-
 
 /** A model provider that records every request (deep copies) per model id and can hold one model's calls until released. */
 export interface RecordingModel extends ModelProvider {
@@ -212,7 +220,8 @@ export function hookRouter(): { hooks: AgentHooks; route(workflowId: string, hoo
     hooks: {
       beforeToolCall: (ctx, signal) => routes.get(ctx.context.workflowId)?.beforeToolCall?.(ctx, signal),
       afterToolCall: (ctx, signal) => routes.get(ctx.context.workflowId)?.afterToolCall?.(ctx, signal),
-      transformContext: (messages, signal, info) => routes.get(info.workflowId)?.transformContext?.(messages, signal, info) ?? messages,
+      transformContext: (messages, signal, info) =>
+        routes.get(info.workflowId)?.transformContext?.(messages, signal, info) ?? messages,
     },
   };
 }
@@ -245,9 +254,13 @@ export async function workflowTaskFailures(run: AgentRunHandle | WorkflowHandle)
     const history = await client.getHandle(handle.workflowId, runId).fetchHistory();
     for (const e of history.events ?? []) {
       const a = e.workflowTaskFailedEventAttributes;
-      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) failures.push(`${WorkflowTaskFailedCause[Number(a?.cause)] ?? String(a?.cause)}: ${a?.failure?.message ?? '(no message)'}`);
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
+        failures.push(
+          `${WorkflowTaskFailedCause[Number(a?.cause)] ?? String(a?.cause)}: ${a?.failure?.message ?? '(no message)'}`,
+        );
     }
-    runId = history.events?.[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    runId =
+      history.events?.[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   }
   return failures;
 }
@@ -258,6 +271,7 @@ export async function refusal(p: Promise<unknown>): Promise<string> {
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(err instanceof UpdateRejectedError)) throw new Error(`expected the Update to be refused, got ${err === undefined ? 'an acknowledgement' : String(err)}`);
+  if (!(err instanceof UpdateRejectedError))
+    throw new Error(`expected the Update to be refused, got ${err === undefined ? 'an acknowledgement' : String(err)}`);
   return err.message;
 }

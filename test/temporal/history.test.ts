@@ -12,8 +12,14 @@ const blob = defineTool({
   name: 'blob',
   description: 'Returns `kb` kilobytes of text.',
   idempotent: true,
-  parameters: { type: 'object', properties: { kb: { type: 'integer' }, n: { type: 'integer' } }, required: ['kb', 'n'] },
-  execute: async (_id, args: { kb: number; n: number }) => ({ content: [{ type: 'text', text: `${args.n}:`.padEnd(args.kb * 1024, 'x') }] }),
+  parameters: {
+    type: 'object',
+    properties: { kb: { type: 'integer' }, n: { type: 'integer' } },
+    required: ['kb', 'n'],
+  },
+  execute: async (_id, args: { kb: number; n: number }) => ({
+    content: [{ type: 'text', text: `${args.n}:`.padEnd(args.kb * 1024, 'x') }],
+  }),
 });
 
 function replies(turns: number, kb: number): ScriptedReply[] {
@@ -26,7 +32,15 @@ function replies(turns: number, kb: number): ScriptedReply[] {
 describe('history stays linear', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts: { fifty: { replies: replies(50, 24) }, thirty: { replies: replies(30, 8) }, huge: { replies: replies(20, 400) }, big: { replies: replies(20, 200) } }, tools: [blob] });
+    keel = await startKeel({
+      scripts: {
+        fifty: { replies: replies(50, 24) },
+        thirty: { replies: replies(30, 8) },
+        huge: { replies: replies(20, 400) },
+        big: { replies: replies(20, 200) },
+      },
+      tools: [blob],
+    });
   });
   afterAll(() => keel?.stop());
 
@@ -38,24 +52,43 @@ describe('history stays linear', () => {
     const transcriptBytes = Buffer.byteLength(JSON.stringify(await h.allMessages()));
     expect(transcriptBytes).toBeGreaterThan(1024 * 1024);
     const history = await h.workflow.fetchHistory();
-    const scheduled = history.events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    const scheduled = history.events!.filter(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    );
     expect(scheduled.length).toBe(1 + 50 + 49); // startRun, 50 model calls, 49 tool calls
-    const inputSizes = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads!.reduce((n, p) => n + (p.data?.length ?? 0), 0));
-    const modelInputs = scheduled.filter((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'callModel').map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads![0].data!.length);
+    const inputSizes = scheduled.map((e) =>
+      e.activityTaskScheduledEventAttributes!.input!.payloads!.reduce((n, p) => n + (p.data?.length ?? 0), 0),
+    );
+    const modelInputs = scheduled
+      .filter((e) => e.activityTaskScheduledEventAttributes!.activityType!.name === 'callModel')
+      .map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads![0].data!.length);
     expect(Math.max(...inputSizes)).toBeLessThan(2048);
     // the 50th model call's input is as small as the first: independent of transcript length
     expect(modelInputs[49] - modelInputs[0]).toBeLessThan(16);
-    console.log(`[history] 50 turns: transcript ${transcriptBytes} B, history payloads ${Buffer.byteLength(historyText(history))} B in ${history.events!.length} events, largest activity input ${Math.max(...inputSizes)} B, model input turn 1 ${modelInputs[0]} B / turn 50 ${modelInputs[49]} B`);
+    console.log(
+      `[history] 50 turns: transcript ${transcriptBytes} B, history payloads ${Buffer.byteLength(historyText(history))} B in ${history.events!.length} events, largest activity input ${Math.max(...inputSizes)} B, model input turn 1 ${modelInputs[0]} B / turn 50 ${modelInputs[49]} B`,
+    );
   });
 
   it('continues-as-new at a turn boundary when history passes the limit; clients follow the chain and nothing is lost', async () => {
-    const h = await keel.start({ model: 'scripted/thirty', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536 });
+    const h = await keel.start({
+      model: 'scripted/thirty',
+      prompt: 'go',
+      tools: ['blob'],
+      continueAsNewAfterBytes: 65536,
+    });
     const r = await h.result();
     expect(r.status).toBe('completed');
     expect(r.turns).toBe(30);
     expect(r.finalText).toBe('all done');
-    expect(r.newMessages.map((m) => m.role)).toEqual(['user', ...Array.from({ length: 29 }, () => ['assistant', 'toolResult']).flat(), 'assistant']);
-    const toolNumbers = r.newMessages.filter((m) => m.role === 'toolResult').map((m) => Number((m.content[0] as { text: string }).text.split(':')[0]));
+    expect(r.newMessages.map((m) => m.role)).toEqual([
+      'user',
+      ...Array.from({ length: 29 }, () => ['assistant', 'toolResult']).flat(),
+      'assistant',
+    ]);
+    const toolNumbers = r.newMessages
+      .filter((m) => m.role === 'toolResult')
+      .map((m) => Number((m.content[0] as { text: string }).text.split(':')[0]));
     expect(toolNumbers).toEqual(Array.from({ length: 29 }, (_, i) => i + 1));
     const state = await h.state();
     expect(state.continuedAsNew).toBeGreaterThanOrEqual(2);
@@ -67,7 +100,12 @@ describe('history stays linear', () => {
 
   it('continues-as-new when this run grew by the limit, not after every turn once the carried transcript exceeds it', async () => {
     // 29 tool results of 8 KB: the carried transcript passes 64 KiB after the first continue-as-new
-    const h = await keel.start({ model: 'scripted/thirty', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536 });
+    const h = await keel.start({
+      model: 'scripted/thirty',
+      prompt: 'go',
+      tools: ['blob'],
+      continueAsNewAfterBytes: 65536,
+    });
     const r = await h.result();
     expect(r.turns).toBe(30);
     const continued = (await h.state()).continuedAsNew;
@@ -77,8 +115,18 @@ describe('history stays linear', () => {
   });
 
   it("without external storage: stops the run cleanly, before the server's history limit, when the transcript is too large to continue-as-new", async () => {
-    const inline = await startKeel({ scripts: { huge: { replies: replies(20, 400) } }, tools: [blob], payloadStorage: false });
-    const h = await inline.start({ model: 'scripted/huge', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536, maxHistoryBytes: 1024 * 1024 });
+    const inline = await startKeel({
+      scripts: { huge: { replies: replies(20, 400) } },
+      tools: [blob],
+      payloadStorage: false,
+    });
+    const h = await inline.start({
+      model: 'scripted/huge',
+      prompt: 'go',
+      tools: ['blob'],
+      continueAsNewAfterBytes: 65536,
+      maxHistoryBytes: 1024 * 1024,
+    });
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(r.turns).toBe(4); // continued-as-new after turns 1-3; after turn 4 the 1.6 MB transcript no longer fits a payload
@@ -93,7 +141,12 @@ describe('history stays linear', () => {
   it('with external storage (the default): a 4 MB transcript is carried across continue-as-new by reference; every run of the chain stays small', async () => {
     // 200 KB results stay inline (under the 256 KiB threshold), so history passes 64 KiB every turn and the run
     // continues-as-new carrying the whole transcript — over the 1.5 MB that fits a payload from the fifth turn on
-    const h = await keel.start({ model: 'scripted/big', prompt: 'go', tools: ['blob'], continueAsNewAfterBytes: 65536 });
+    const h = await keel.start({
+      model: 'scripted/big',
+      prompt: 'go',
+      tools: ['blob'],
+      continueAsNewAfterBytes: 65536,
+    });
     const r = await h.result();
     expect(r.status).toBe('completed');
     expect(r.turns).toBe(20);

@@ -12,7 +12,14 @@ import { startKeel, strip, until, workflowTaskFailures, type Keel } from './harn
 
 const scripts = {
   ok: { rules: [{ text: 'ok' }] },
-  badUsage: { rules: [{ text: 'priced oddly', usage: { cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 'free' } } as never }] },
+  badUsage: {
+    rules: [
+      {
+        text: 'priced oddly',
+        usage: { cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 'free' } } as never,
+      },
+    ],
+  },
   badStop: { rules: [{ text: 'stopped oddly', stopReason: 'done' as never }] },
 };
 
@@ -24,7 +31,11 @@ describe('input checked at the door', () => {
   afterAll(() => keel?.stop());
 
   async function failsAtOnce(args: unknown[]): Promise<ApplicationFailure> {
-    const handle = await keel.client.client.workflow.start('agentWorkflow', { taskQueue: keel.taskQueue, workflowId: `door-${Math.random().toString(36).slice(2)}`, args });
+    const handle = await keel.client.client.workflow.start('agentWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: `door-${Math.random().toString(36).slice(2)}`,
+      args,
+    });
     const err = await handle.result().catch((e) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     expect(await workflowTaskFailures(handle)).toEqual([]);
@@ -43,9 +54,17 @@ describe('input checked at the door', () => {
   const badMessages: [string, unknown, string][] = [
     ['null', null, 'messages.0: must be object'],
     ['a user message without content', { role: 'user' }, 'messages.0.content: is required'],
-    ['an assistant whose content is a string', { role: 'assistant', content: 'hi', stopReason: 'stop' }, 'messages.0.content: must be array'],
+    [
+      'an assistant whose content is a string',
+      { role: 'assistant', content: 'hi', stopReason: 'stop' },
+      'messages.0.content: must be array',
+    ],
     ['a toolResult without fields', { role: 'toolResult' }, 'messages.0.toolCallId: is required'],
-    ['a tool call without arguments', { role: 'assistant', content: [{ type: 'toolCall', id: 'x', name: 'y' }], stopReason: 'toolUse' }, 'messages.0.content.0.arguments: is required'],
+    [
+      'a tool call without arguments',
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'x', name: 'y' }], stopReason: 'toolUse' },
+      'messages.0.content.0.arguments: is required',
+    ],
   ];
   for (const [what, message, line] of badMessages) {
     it(`prior messages containing ${what} are refused`, async () => {
@@ -64,13 +83,17 @@ describe('input checked at the door', () => {
   it('a model reply whose usage.cost.total is a string fails the run with a clear error', async () => {
     const cause = await failsAtOnce([{ model: 'scripted/badUsage', prompt: 'hi' }]);
     expect(cause.type).toBe('AgentRunFailed');
-    expect(cause.message).toBe('The model provider returned an invalid assistant message: usage.cost.total: must be number');
+    expect(cause.message).toBe(
+      'The model provider returned an invalid assistant message: usage.cost.total: must be number',
+    );
   });
 
   it('a model reply with an unknown stopReason fails the run with a clear error', async () => {
     const cause = await failsAtOnce([{ model: 'scripted/badStop', prompt: 'hi' }]);
     expect(cause.type).toBe('AgentRunFailed');
-    expect(cause.message).toBe('The model provider returned an invalid assistant message: stopReason: must be one of "stop", "length", "toolUse", "error", "aborted"');
+    expect(cause.message).toBe(
+      'The model provider returned an invalid assistant message: stopReason: must be one of "stop", "length", "toolUse", "error", "aborted"',
+    );
   });
 
   it('a 3 MB prompt is refused by the client, naming the 2 MB payload limit', async () => {
@@ -86,7 +109,11 @@ describe('input checked at the door', () => {
     await h.workflow.signal('followUp', { role: 'user', content: [null] });
     await h.workflow.signal('steer', { role: 'assistant', content: 'x' });
     await h.workflow.signal('followUp', 'a good one');
-    await until(async () => (await h.state()).turns === 2 && (await h.state()).status === 'waiting', 20_000, 'second run');
+    await until(
+      async () => (await h.state()).turns === 2 && (await h.state()).status === 'waiting',
+      20_000,
+      'second run',
+    );
     expect(strip(await h.allMessages()).filter((m) => (m as { role: string }).role === 'user')).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'hi' }] },
       { role: 'user', content: [{ type: 'text', text: 'a good one' }] },

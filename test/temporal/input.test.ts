@@ -7,7 +7,12 @@ import { InvalidAgentInputError } from '../../client/agent-client.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { startKeel, type Keel } from './harness.js';
 
-const noop = defineTool({ name: 'noop', description: 'Does nothing.', parameters: { type: 'object', properties: {} }, execute: async () => ({}) });
+const noop = defineTool({
+  name: 'noop',
+  description: 'Does nothing.',
+  parameters: { type: 'object', properties: {} },
+  execute: async () => ({}),
+});
 
 describe('bad input', () => {
   let keel: Keel;
@@ -37,7 +42,11 @@ describe('bad input', () => {
     // one workflow task, one validation activity, one failing workflow task: no retry loop, no model call
     const { EventType } = temporal.api.enums.v1;
     expect(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)).toEqual([]);
-    expect(history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name)).toEqual(['startRun']);
+    expect(
+      history
+        .events!.filter((e) => e.activityTaskScheduledEventAttributes)
+        .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name),
+    ).toEqual(['startRun']);
     expect(types[types.length - 1]).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
   });
 
@@ -54,9 +63,15 @@ describe('bad input', () => {
   });
 
   it('a run with neither prompt nor messages cannot continue (Pi: Cannot continue: no messages in context)', async () => {
-    const handle = await keel.client.client.workflow.start('agentWorkflow', { taskQueue: keel.taskQueue, workflowId: `no-prompt-${Date.now()}`, args: [{ model: 'scripted/ok' }] });
+    const handle = await keel.client.client.workflow.start('agentWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: `no-prompt-${Date.now()}`,
+      args: [{ model: 'scripted/ok' }],
+    });
     const err = (await handle.result().catch((e) => e)) as WorkflowFailedError;
-    expect((err.cause as ApplicationFailure).message).toBe('Invalid AgentRunInput: prompt: Cannot continue: no messages in context; give a prompt or messages');
+    expect((err.cause as ApplicationFailure).message).toBe(
+      'Invalid AgentRunInput: prompt: Cannot continue: no messages in context; give a prompt or messages',
+    );
   });
 
   it('the client refuses bad input before sending anything', async () => {

@@ -23,7 +23,10 @@ const blob = defineTool({
 let keel: Keel;
 const dir = mkdtempSync(join(tmpdir(), 'keel-large-payloads-'));
 beforeAll(async () => {
-  const rules = [{ match: `toolResult:blob ${TURNS}:`, text: 'all done' }, { toolCalls: [{ name: 'blob', arguments: {} }] }];
+  const rules = [
+    { match: `toolResult:blob ${TURNS}:`, text: 'all done' },
+    { toolCalls: [{ name: 'blob', arguments: {} }] },
+  ];
   keel = await startKeel({ scripts: { large: { rules } }, tools: [blob], payloadStorage: { dir } });
 });
 afterAll(async () => {

@@ -25,7 +25,14 @@ const priorReply = (text: string): Message => ({
   api: 'scripted',
   provider: 'scripted',
   model: 'prior',
-  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  usage: {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  },
   stopReason: 'stop',
   timestamp: 1,
 });
@@ -85,7 +92,10 @@ describe('A.1-3 / A.1-4 transformContext (worker hook) shapes each model request
         return messages.filter((m) => !(m.role === 'user' && JSON.stringify(m.content).includes('notification:')));
       },
     });
-    const h = await keel.start({ model: 'scripted/filtered', prompt: 'Hello', messages: [priorUser('notification: build finished')] }, id);
+    const h = await keel.start(
+      { model: 'scripted/filtered', prompt: 'Hello', messages: [priorUser('notification: build finished')] },
+      id,
+    );
     const r = await h.result();
     expect(r.status).toBe('completed');
     // The hook saw the whole context (prior message + prompt); the provider saw only the prompt.
@@ -94,7 +104,11 @@ describe('A.1-3 / A.1-4 transformContext (worker hook) shapes each model request
     expect(requests).toHaveLength(1);
     expect(strip(requests[0].messages)).toEqual([user('Hello')]);
     // The dropped message is still part of the session's transcript; this run's new messages are the prompt and reply.
-    expect(strip(await h.allMessages())).toEqual([user('notification: build finished'), user('Hello'), reply('Response')]);
+    expect(strip(await h.allMessages())).toEqual([
+      user('notification: build finished'),
+      user('Hello'),
+      reply('Response'),
+    ]);
     expect(strip(r.newMessages)).toEqual([user('Hello'), reply('Response')]);
   });
 
@@ -112,7 +126,13 @@ describe('A.1-3 / A.1-4 transformContext (worker hook) shapes each model request
     const r = await h.result();
     expect(r.status).toBe('completed');
     expect(seen).toHaveLength(1);
-    expect(strip(seen[0])).toEqual([user('old 1'), reply('old reply 1'), user('old 2'), reply('old reply 2'), user('new message')]);
+    expect(strip(seen[0])).toEqual([
+      user('old 1'),
+      reply('old reply 1'),
+      user('old 2'),
+      reply('old reply 2'),
+      user('new message'),
+    ]);
     const requests = model.requests('window');
     expect(requests).toHaveLength(1);
     expect(strip(requests[0].messages)).toEqual([reply('old reply 2'), user('new message')]);
@@ -128,7 +148,9 @@ describe('A.1-5 tool call and result', () => {
   const log: Log = new Map();
   beforeAll(async () => {
     ({ keel, model } = await keelWith({
-      scripts: { toolcall: { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })] }, { text: 'done' }] } },
+      scripts: {
+        toolcall: { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })] }, { text: 'done' }] },
+      },
       tools: [echo(log)],
     }));
   });
@@ -148,11 +170,30 @@ describe('A.1-5 tool call and result', () => {
     ]);
     const events = await allEvents(h);
     expect(notation(events)).toEqual([
-      'AS', 'TS', 'MS(u:echo something)', 'ME(u:echo something)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)',
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:echo something)',
+      'ME(u:echo something)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'TE(tool-1)',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
-    expect(teeOf(events)).toEqual([{ id: 'tool-1', isError: false, result: { content: [{ type: 'text', text: 'echoed: hello' }], details: { value: 'hello' } } }]);
+    expect(teeOf(events)).toEqual([
+      {
+        id: 'tool-1',
+        isError: false,
+        result: { content: [{ type: 'text', text: 'echoed: hello' }], details: { value: 'hello' } },
+      },
+    ]);
     const tes = events.find((e) => e.type === 'tool_execution_start');
     expect(tes).toMatchObject({ toolCallId: 'tool-1', toolName: 'echo', args: { value: 'hello' } });
   });
@@ -166,7 +207,9 @@ describe('A.1-6 a length-truncated message is not executed', () => {
   beforeAll(async () => {
     ({ keel, model } = await keelWith({
       scripts: {
-        truncated: { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hel' })], stopReason: 'length' }, { text: 'done' }] },
+        truncated: {
+          replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hel' })], stopReason: 'length' }, { text: 'done' }],
+        },
       },
       tools: [echo(log)],
       hooks: router.hooks,
@@ -197,11 +240,26 @@ describe('A.1-6 a length-truncated message is not executed', () => {
     ]);
     const events = await allEvents(h);
     expect(notation(events)).toEqual([
-      'AS', 'TS', 'MS(u:echo hello)', 'ME(u:echo hello)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)',
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:echo hello)',
+      'ME(u:echo hello)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'TE(tool-1)',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
-    expect(teeOf(events)).toEqual([{ id: 'tool-1', isError: true, result: { content: [{ type: 'text', text }], details: {} } }]);
+    expect(teeOf(events)).toEqual([
+      { id: 'tool-1', isError: true, result: { content: [{ type: 'text', text }], details: {} } },
+    ]);
   });
 });
 
@@ -214,7 +272,11 @@ describe('A.1-7 / A.1-8 argument shaping before execute', () => {
     properties: {
       edits: {
         type: 'array',
-        items: { type: 'object', properties: { oldText: { type: 'string' }, newText: { type: 'string' } }, required: ['oldText', 'newText'] },
+        items: {
+          type: 'object',
+          properties: { oldText: { type: 'string' }, newText: { type: 'string' } },
+          required: ['oldText', 'newText'],
+        },
       },
     },
     required: ['edits'],
@@ -232,14 +294,19 @@ describe('A.1-7 / A.1-8 argument shaping before execute', () => {
     },
     execute: async (_id, args, _signal, _onUpdate, ctx) => {
       note(log, ctx, args.edits);
-      return { content: [{ type: 'text', text: `applied ${args.edits.length} edit(s)` }], details: { edits: args.edits } };
+      return {
+        content: [{ type: 'text', text: `applied ${args.edits.length} edit(s)` }],
+        details: { edits: args.edits },
+      };
     },
   });
   beforeAll(async () => {
     ({ keel } = await keelWith({
       scripts: {
         mutate: { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })] }, { text: 'done' }] },
-        shim: { replies: [{ toolCalls: [call('tool-1', 'edit', { oldText: 'before', newText: 'after' })] }, { text: 'done' }] },
+        shim: {
+          replies: [{ toolCalls: [call('tool-1', 'edit', { oldText: 'before', newText: 'after' })] }, { text: 'done' }],
+        },
       },
       tools: [echo(log), edit],
       hooks: router.hooks,
@@ -301,12 +368,18 @@ describe('A.1-9 / A.1-13 parallel: TEE in completion order, results in source or
     } else overlap.set(ctx.workflowId, !firstFinished.has(ctx.workflowId));
   };
   const twoCalls = (name: string): Script => ({
-    replies: [{ toolCalls: [call('tool-1', name, { value: 'first' }), call('tool-2', name, { value: 'second' })] }, { text: 'done' }],
+    replies: [
+      { toolCalls: [call('tool-1', name, { value: 'first' }), call('tool-2', name, { value: 'second' })] },
+      { text: 'done' },
+    ],
   });
   beforeAll(async () => {
     ({ keel } = await keelWith({
       scripts: { parallel: twoCalls('echo'), 'all-parallel': twoCalls('par') },
-      tools: [echo(log, { before: blockFirst }), echo(log, { name: 'par', executionMode: 'parallel', before: blockFirst })],
+      tools: [
+        echo(log, { before: blockFirst }),
+        echo(log, { name: 'par', executionMode: 'parallel', before: blockFirst }),
+      ],
     }));
   });
   afterAll(() => keel?.stop());
@@ -320,12 +393,24 @@ describe('A.1-9 / A.1-13 parallel: TEE in completion order, results in source or
   }
 
   const toolPhase = [
-    'TES(tool-1)', 'TES(tool-2)', 'TEE(tool-2)', 'TEE(tool-1)',
-    'MS(tr:tool-1)', 'ME(tr:tool-1)', 'MS(tr:tool-2)', 'ME(tr:tool-2)', 'TE(tool-1,tool-2)',
+    'TES(tool-1)',
+    'TES(tool-2)',
+    'TEE(tool-2)',
+    'TEE(tool-1)',
+    'MS(tr:tool-1)',
+    'ME(tr:tool-1)',
+    'MS(tr:tool-2)',
+    'ME(tr:tool-2)',
+    'TE(tool-1,tool-2)',
   ];
 
   it('A.1-9: toolExecution "parallel" overlaps executions; TEE ids [tool-2, tool-1]; results [tool-1, tool-2]', async () => {
-    const { h, r } = await runGated({ model: 'scripted/parallel', prompt: 'two echoes', tools: ['echo'], toolExecution: 'parallel' });
+    const { h, r } = await runGated({
+      model: 'scripted/parallel',
+      prompt: 'two echoes',
+      tools: ['echo'],
+      toolExecution: 'parallel',
+    });
     expect(r.status).toBe('completed');
     expect(overlap.get(h.workflowId)).toBe(true);
     // Both ran; which activity a worker picks up first is not an observable order (both TES precede any execution).
@@ -339,9 +424,18 @@ describe('A.1-9 / A.1-13 parallel: TEE in completion order, results in source or
     ]);
     const events = await allEvents(h);
     expect(notation(events)).toEqual([
-      'AS', 'TS', 'MS(u:two echoes)', 'ME(u:two echoes)', 'MS(a)', 'ME(a)',
+      'AS',
+      'TS',
+      'MS(u:two echoes)',
+      'ME(u:two echoes)',
+      'MS(a)',
+      'ME(a)',
       ...toolPhase,
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
     const te = turnEnds(events)[0];
     expect(te.type === 'turn_end' && te.toolResults.map((t) => t.toolCallId)).toEqual(['tool-1', 'tool-2']);
@@ -352,9 +446,18 @@ describe('A.1-9 / A.1-13 parallel: TEE in completion order, results in source or
     expect(r.status).toBe('completed');
     expect(overlap.get(h.workflowId)).toBe(true);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:two pars)', 'ME(u:two pars)', 'MS(a)', 'ME(a)',
+      'AS',
+      'TS',
+      'MS(u:two pars)',
+      'ME(u:two pars)',
+      'MS(a)',
+      'ME(a)',
       ...toolPhase,
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
     expect(strip(r.newMessages).slice(2, 4)).toEqual([
       result('tool-1', 'par', 'echoed: first', { value: 'first' }),
@@ -370,16 +473,31 @@ describe('A.1-10 steering is injected only after the whole tool batch', () => {
   beforeAll(async () => {
     ({ keel, model } = await keelWith({
       scripts: {
-        steered: { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'first' }), call('tool-2', 'echo', { value: 'second' })] }, { text: 'done' }] },
+        steered: {
+          replies: [
+            { toolCalls: [call('tool-1', 'echo', { value: 'first' }), call('tool-2', 'echo', { value: 'second' })] },
+            { text: 'done' },
+          ],
+        },
       },
       // Once the first tool has run, a steering message arrives (once).
-      tools: [echo(log, { before: async (value, ctx) => void (value === 'first' && (await keel.client.getHandle(ctx.workflowId).steer('interrupt'))) })],
+      tools: [
+        echo(log, {
+          before: async (value, ctx) =>
+            void (value === 'first' && (await keel.client.getHandle(ctx.workflowId).steer('interrupt'))),
+        }),
+      ],
     }));
   });
   afterAll(() => keel?.stop());
 
   it('runs both sequential calls, then injects "interrupt" before the next model call', async () => {
-    const h = await keel.start({ model: 'scripted/steered', prompt: 'start', tools: ['echo'], toolExecution: 'sequential' });
+    const h = await keel.start({
+      model: 'scripted/steered',
+      prompt: 'start',
+      tools: ['echo'],
+      toolExecution: 'sequential',
+    });
     const r = await h.result();
     expect(r.status).toBe('completed');
     expect(log.get(h.workflowId)).toEqual(['first', 'second']);
@@ -393,10 +511,28 @@ describe('A.1-10 steering is injected only after the whole tool batch', () => {
     ]);
     const events = await allEvents(h);
     expect(notation(events)).toEqual([
-      'AS', 'TS', 'MS(u:start)', 'ME(u:start)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)',
-      'TES(tool-2)', 'TEE(tool-2)', 'MS(tr:tool-2)', 'ME(tr:tool-2)', 'TE(tool-1,tool-2)',
-      'TS', 'MS(u:interrupt)', 'ME(u:interrupt)', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:start)',
+      'ME(u:start)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'TES(tool-2)',
+      'TEE(tool-2)',
+      'MS(tr:tool-2)',
+      'ME(tr:tool-2)',
+      'TE(tool-1,tool-2)',
+      'TS',
+      'MS(u:interrupt)',
+      'ME(u:interrupt)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
     expect(teeOf(events).map((t) => t.isError)).toEqual([false, false]);
     const requests = model.requests('steered');
@@ -419,10 +555,23 @@ describe('A.1-11 / A.1-12 executionMode "sequential" makes the batch sequential'
   beforeAll(async () => {
     ({ keel } = await keelWith({
       scripts: {
-        'per-tool': { replies: [{ toolCalls: [call('tool-1', 'slow', { value: 'first' }), call('tool-2', 'slow', { value: 'second' })] }, { text: 'done' }] },
-        mixed: { replies: [{ toolCalls: [call('tool-1', 'slow', { value: 'a' }), call('tool-2', 'fast', { value: 'b' })] }, { text: 'done' }] },
+        'per-tool': {
+          replies: [
+            { toolCalls: [call('tool-1', 'slow', { value: 'first' }), call('tool-2', 'slow', { value: 'second' })] },
+            { text: 'done' },
+          ],
+        },
+        mixed: {
+          replies: [
+            { toolCalls: [call('tool-1', 'slow', { value: 'a' }), call('tool-2', 'fast', { value: 'b' })] },
+            { text: 'done' },
+          ],
+        },
       },
-      tools: [echo(log, { name: 'slow', executionMode: 'sequential', before: blockFirst }), echo(log, { name: 'fast' })],
+      tools: [
+        echo(log, { name: 'slow', executionMode: 'sequential', before: blockFirst }),
+        echo(log, { name: 'fast' }),
+      ],
     }));
   });
   afterAll(() => keel?.stop());
@@ -437,26 +586,50 @@ describe('A.1-11 / A.1-12 executionMode "sequential" makes the batch sequential'
   }
 
   const sequentialPhase = [
-    'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)',
-    'TES(tool-2)', 'TEE(tool-2)', 'MS(tr:tool-2)', 'ME(tr:tool-2)', 'TE(tool-1,tool-2)',
+    'TES(tool-1)',
+    'TEE(tool-1)',
+    'MS(tr:tool-1)',
+    'ME(tr:tool-1)',
+    'TES(tool-2)',
+    'TEE(tool-2)',
+    'MS(tr:tool-2)',
+    'ME(tr:tool-2)',
+    'TE(tool-1,tool-2)',
   ];
 
   it('A.1-11: a tool with executionMode "sequential" overrides the default parallel mode', async () => {
-    const { h, r, whileBlocked } = await runGated({ model: 'scripted/per-tool', prompt: 'two slow', tools: ['slow'] }, 'slow:first');
+    const { h, r, whileBlocked } = await runGated(
+      { model: 'scripted/per-tool', prompt: 'two slow', tools: ['slow'] },
+      'slow:first',
+    );
     expect(whileBlocked.executed).toEqual(['slow:first']);
     expect(whileBlocked.events).not.toContain('TES(tool-2)');
     expect(r.status).toBe('completed');
     expect(log.get(h.workflowId)).toEqual(['slow:first', 'slow:second']);
-    expect(r.newMessages.filter((m) => m.role === 'toolResult').map((m) => m.role === 'toolResult' && m.toolCallId)).toEqual(['tool-1', 'tool-2']);
+    expect(
+      r.newMessages.filter((m) => m.role === 'toolResult').map((m) => m.role === 'toolResult' && m.toolCallId),
+    ).toEqual(['tool-1', 'tool-2']);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:two slow)', 'ME(u:two slow)', 'MS(a)', 'ME(a)',
+      'AS',
+      'TS',
+      'MS(u:two slow)',
+      'ME(u:two slow)',
+      'MS(a)',
+      'ME(a)',
       ...sequentialPhase,
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
   });
 
   it('A.1-12: one sequential tool makes the whole batch sequential: ["slow:a", "fast:b"]', async () => {
-    const { h, r, whileBlocked } = await runGated({ model: 'scripted/mixed', prompt: 'slow then fast', tools: ['slow', 'fast'] }, 'slow:a');
+    const { h, r, whileBlocked } = await runGated(
+      { model: 'scripted/mixed', prompt: 'slow then fast', tools: ['slow', 'fast'] },
+      'slow:a',
+    );
     expect(whileBlocked.executed).toEqual(['slow:a']);
     expect(whileBlocked.events).not.toContain('TES(tool-2)');
     expect(r.status).toBe('completed');
@@ -469,9 +642,18 @@ describe('A.1-11 / A.1-12 executionMode "sequential" makes the batch sequential'
       reply('done'),
     ]);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:slow then fast)', 'ME(u:slow then fast)', 'MS(a)', 'ME(a)',
+      'AS',
+      'TS',
+      'MS(u:slow then fast)',
+      'ME(u:slow then fast)',
+      'MS(a)',
+      'ME(a)',
       ...sequentialPhase,
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
   });
 });
@@ -487,18 +669,41 @@ describe('A.1-15 shouldStopAfterTurn → maxTurns ends the run after the turn (s
   beforeAll(async () => {
     ({ keel, model } = await keelWith({
       scripts: {
-        'one-turn': { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })] }, { text: 'should not run' }] },
-        'one-turn-queued': { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })] }, { text: 'should not run' }, { text: 'should not run either' }] },
+        'one-turn': {
+          replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })] }, { text: 'should not run' }],
+        },
+        'one-turn-queued': {
+          replies: [
+            { toolCalls: [call('tool-1', 'echo', { value: 'hello' })] },
+            { text: 'should not run' },
+            { text: 'should not run either' },
+          ],
+        },
       },
       // For "hello later": a follow-up is queued while the first turn runs (Pi's follow-up provider that would return a message).
-      tools: [echo(log, { before: async (_v, ctx) => void (ctx.metadata.queueFollowUp && (await keel.client.getHandle(ctx.workflowId).followUp('later'))) })],
+      tools: [
+        echo(log, {
+          before: async (_v, ctx) =>
+            void (ctx.metadata.queueFollowUp && (await keel.client.getHandle(ctx.workflowId).followUp('later'))),
+        }),
+      ],
     }));
   });
   afterAll(() => keel?.stop());
 
   const expectedEvents = (prompt: string) => [
-    'AS', 'TS', `MS(u:${prompt})`, `ME(u:${prompt})`, 'MS(a)', 'ME(a)',
-    'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)', 'AE',
+    'AS',
+    'TS',
+    `MS(u:${prompt})`,
+    `ME(u:${prompt})`,
+    'MS(a)',
+    'ME(a)',
+    'TES(tool-1)',
+    'TEE(tool-1)',
+    'MS(tr:tool-1)',
+    'ME(tr:tool-1)',
+    'TE(tool-1)',
+    'AE',
   ];
 
   it('maxTurns 1: one model call, the tool ran, agent_end right after the first turn_end', async () => {
@@ -518,7 +723,13 @@ describe('A.1-15 shouldStopAfterTurn → maxTurns ends the run after the turn (s
   });
 
   it('maxTurns 1 with a follow-up queued during the turn: the queue is untouched and no further model call is made', async () => {
-    const h = await keel.start({ model: 'scripted/one-turn-queued', prompt: 'echo hello', tools: ['echo'], maxTurns: 1, metadata: { queueFollowUp: true } });
+    const h = await keel.start({
+      model: 'scripted/one-turn-queued',
+      prompt: 'echo hello',
+      tools: ['echo'],
+      maxTurns: 1,
+      metadata: { queueFollowUp: true },
+    });
     const r = await h.result();
     expect(strip(r.newMessages)).toEqual([
       user('echo hello'),
@@ -543,7 +754,12 @@ describe('A.1-16 / A.1-17 / A.1-18 the terminate rule', () => {
       scripts: {
         'all-terminate': forever('stopper'),
         'all-terminate-status': forever('stopper'),
-        'some-terminate': { replies: [{ toolCalls: [call('tool-1', 'picky', { value: 'first' }), call('tool-2', 'picky', { value: 'second' })] }, { text: 'done' }] },
+        'some-terminate': {
+          replies: [
+            { toolCalls: [call('tool-1', 'picky', { value: 'first' }), call('tool-2', 'picky', { value: 'second' })] },
+            { text: 'done' },
+          ],
+        },
         'after-terminate': forever('echo'),
       },
       tools: [
@@ -568,8 +784,18 @@ describe('A.1-16 / A.1-17 / A.1-18 the terminate rule', () => {
     const events = await allEvents(h);
     expect(turnEnds(events)).toHaveLength(1);
     expect(notation(events)).toEqual([
-      'AS', 'TS', 'MS(u:stop now)', 'ME(u:stop now)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)', 'AE',
+      'AS',
+      'TS',
+      'MS(u:stop now)',
+      'ME(u:stop now)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'TE(tool-1)',
+      'AE',
     ]);
     expect(teeOf(events)[0].result.terminate).toBe(true);
   });
@@ -661,11 +887,23 @@ describe('A.1-19 / A.1-20 / A.1-21 runs started with messages and no prompt (age
     expect(strip(model.requests('continued')[0].messages)).toEqual([user('Hello')]);
   });
 
-  it('A.1-21 (Keel analogue): a toolResult tail is the caller\'s responsibility and continues without a throw', async () => {
+  it("A.1-21 (Keel analogue): a toolResult tail is the caller's responsibility and continues without a throw", async () => {
     const prior: Message[] = [
       priorUser('echo hi'),
-      { ...(priorReply('') as Extract<Message, { role: 'assistant' }>), content: [{ type: 'toolCall', id: 'tool-1', name: 'echo', arguments: { value: 'hi' } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'echo', content: [{ type: 'text', text: 'echoed: hi' }], details: { value: 'hi' }, isError: false, timestamp: 1 },
+      {
+        ...(priorReply('') as Extract<Message, { role: 'assistant' }>),
+        content: [{ type: 'toolCall', id: 'tool-1', name: 'echo', arguments: { value: 'hi' } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'echo',
+        content: [{ type: 'text', text: 'echoed: hi' }],
+        details: { value: 'hi' },
+        isError: false,
+        timestamp: 1,
+      },
     ];
     const h = await keel.start({ model: 'scripted/continued-tool', tools: ['echo'], messages: prior });
     const r = await h.result();

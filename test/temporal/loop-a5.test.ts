@@ -12,7 +12,19 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import type { AfterToolCallContext, AgentHooks } from '../../activities/hooks.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
-import { call, ECHO_PARAMETERS, echo, keelWith, note, reply, result, teeOf, toolUse, user, type Log } from './loop-fixtures.js';
+import {
+  call,
+  ECHO_PARAMETERS,
+  echo,
+  keelWith,
+  note,
+  reply,
+  result,
+  teeOf,
+  toolUse,
+  user,
+  type Log,
+} from './loop-fixtures.js';
 import { allEvents, gate, hookRouter, notation, strip, until, type Keel, type RecordingModel } from './harness.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -21,13 +33,28 @@ import { allEvents, gate, hookRouter, notation, strip, until, type Keel, type Re
 const wid = () => `loop-a5-${randomUUID()}`;
 
 /** One echo call, then "done": the shape of most single-call cases. */
-const oneCall = (name: string, args: Record<string, unknown>): Script => ({ replies: [{ toolCalls: [call('tool-1', name, args)] }, { text: 'done' }] });
+const oneCall = (name: string, args: Record<string, unknown>): Script => ({
+  replies: [{ toolCalls: [call('tool-1', name, args)] }, { text: 'done' }],
+});
 
 /** Events of a run whose single call tool-1 ends and whose model is asked once more. */
 const oneCallEvents = (prompt: string) => [
-  'AS', 'TS', `MS(u:${prompt})`, `ME(u:${prompt})`, 'MS(a)', 'ME(a)',
-  'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)',
-  'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+  'AS',
+  'TS',
+  `MS(u:${prompt})`,
+  `ME(u:${prompt})`,
+  'MS(a)',
+  'ME(a)',
+  'TES(tool-1)',
+  'TEE(tool-1)',
+  'MS(tr:tool-1)',
+  'ME(tr:tool-1)',
+  'TE(tool-1)',
+  'TS',
+  'MS(a)',
+  'ME(a)',
+  'TE()',
+  'AE',
 ];
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -77,7 +104,9 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
         invalid: oneCall('echo', {}),
         'blocked-reason': oneCall('echo', { value: 'hello' }),
         'blocked-default': oneCall('echo', { value: 'hello' }),
-        'blocked-terminate': { rules: [{ toolCalls: [call('tool-1', 'echo', { value: 'one' }), call('tool-2', 'echo', { value: 'two' })] }] },
+        'blocked-terminate': {
+          rules: [{ toolCalls: [call('tool-1', 'echo', { value: 'one' }), call('tool-2', 'echo', { value: 'two' })] }],
+        },
         throws: oneCall('thrower', { value: 'boom' }),
         'throws-overridden': oneCall('thrower', { value: 'boom' }),
         'after-override': oneCall('echo', { value: 'hello' }),
@@ -105,7 +134,13 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
     ]);
     const events = await allEvents(h);
     expect(notation(events)).toEqual(oneCallEvents('call nope'));
-    expect(teeOf(events)).toEqual([{ id: 'tool-1', isError: true, result: { content: [{ type: 'text', text: 'Tool nope not found' }], details: {} } }]);
+    expect(teeOf(events)).toEqual([
+      {
+        id: 'tool-1',
+        isError: true,
+        result: { content: [{ type: 'text', text: 'Tool nope not found' }], details: {} },
+      },
+    ]);
   });
 
   it('A.5-2: validation failure → the exact skeleton; no beforeToolCall, execute or afterToolCall', async () => {
@@ -113,7 +148,8 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
     const hooks = recordHooks(id);
     const h = await keel.start({ model: 'scripted/invalid', prompt: 'echo nothing', tools: ['echo'] }, id);
     const r = await h.result();
-    const text = 'Validation failed for tool "echo":\n  - value: must have required properties value\n\nReceived arguments:\n{}';
+    const text =
+      'Validation failed for tool "echo":\n  - value: must have required properties value\n\nReceived arguments:\n{}';
     expect(strip(r.newMessages)).toEqual([
       user('echo nothing'),
       toolUse([call('tool-1', 'echo', {})]),
@@ -173,9 +209,22 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
     expect(hooks).toEqual(['before:tool-1', 'before:tool-2']);
     // Both calls fail during preparation, so each ends at once (parallel mode, A.5-15).
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:echo twice)', 'ME(u:echo twice)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'TES(tool-2)', 'TEE(tool-2)',
-      'MS(tr:tool-1)', 'ME(tr:tool-1)', 'MS(tr:tool-2)', 'ME(tr:tool-2)', 'TE(tool-1,tool-2)', 'AE',
+      'AS',
+      'TS',
+      'MS(u:echo twice)',
+      'ME(u:echo twice)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'TES(tool-2)',
+      'TEE(tool-2)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'MS(tr:tool-2)',
+      'ME(tr:tool-2)',
+      'TE(tool-1,tool-2)',
+      'AE',
     ]);
   });
 
@@ -222,7 +271,9 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
       reply('done'),
     ]);
     const events = await allEvents(h);
-    expect(teeOf(events)).toEqual([{ id: 'tool-1', isError: true, result: { content: [{ type: 'text', text: 'x' }], details: { value: 'hello' } } }]);
+    expect(teeOf(events)).toEqual([
+      { id: 'tool-1', isError: true, result: { content: [{ type: 'text', text: 'x' }], details: { value: 'hello' } } },
+    ]);
   });
 
   it('A.5-6: afterToolCall throws Error("hook") → text "hook", details {}, isError true', async () => {
@@ -270,7 +321,14 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
     expect(strip(r.newMessages)).toEqual([
       user('be quiet'),
       toolUse([call('tool-1', 'silent', { value: 'quiet' })]),
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'silent', content: [], details: { value: 'quiet' }, isError: false },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'silent',
+        content: [],
+        details: { value: 'quiet' },
+        isError: false,
+      },
       reply('done'),
     ]);
   });
@@ -296,9 +354,18 @@ describe('A.5-8 abort inside beforeToolCall', () => {
   let model: RecordingModel;
   const log: Log = new Map();
   const router = hookRouter();
-  const twoCalls: Script = { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'one' }), call('tool-2', 'echo', { value: 'two' })] }, { text: 'should not run' }] };
+  const twoCalls: Script = {
+    replies: [
+      { toolCalls: [call('tool-1', 'echo', { value: 'one' }), call('tool-2', 'echo', { value: 'two' })] },
+      { text: 'should not run' },
+    ],
+  };
   beforeAll(async () => {
-    ({ keel, model } = await keelWith({ scripts: { 'abort-parallel': twoCalls, 'abort-sequential': twoCalls }, tools: [echo(log)], hooks: router.hooks }));
+    ({ keel, model } = await keelWith({
+      scripts: { 'abort-parallel': twoCalls, 'abort-sequential': twoCalls },
+      tools: [echo(log)],
+      hooks: router.hooks,
+    }));
   });
   afterAll(() => keel?.stop());
 
@@ -324,7 +391,10 @@ describe('A.5-8 abort inside beforeToolCall', () => {
     it(`${mode}: tool-1 → "Operation aborted"; tool-2 gets nothing; the run ends without another model call`, async () => {
       const id = wid();
       const hooks = abortingHook(id);
-      const h = await keel.start({ model: `scripted/abort-${mode}`, prompt: 'echo twice', tools: ['echo'], toolExecution: mode }, id);
+      const h = await keel.start(
+        { model: `scripted/abort-${mode}`, prompt: 'echo twice', tools: ['echo'], toolExecution: mode },
+        id,
+      );
       const r = await h.result();
       expect(strip(r.newMessages)).toEqual([
         user('echo twice'),
@@ -333,8 +403,18 @@ describe('A.5-8 abort inside beforeToolCall', () => {
       ]);
       const events = await allEvents(h);
       expect(notation(events)).toEqual([
-        'AS', 'TS', 'MS(u:echo twice)', 'ME(u:echo twice)', 'MS(a)', 'ME(a)',
-        'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)', 'AE',
+        'AS',
+        'TS',
+        'MS(u:echo twice)',
+        'ME(u:echo twice)',
+        'MS(a)',
+        'ME(a)',
+        'TES(tool-1)',
+        'TEE(tool-1)',
+        'MS(tr:tool-1)',
+        'ME(tr:tool-1)',
+        'TE(tool-1)',
+        'AE',
       ]);
       expect(teeOf(events).map((t) => t.isError)).toEqual([true]);
       expect(hooks).toEqual(['before:tool-1']);
@@ -353,8 +433,18 @@ describe('A.5-9 provider error (or abort) with tool calls', () => {
   beforeAll(async () => {
     ({ keel, model } = await keelWith({
       scripts: {
-        'provider-error': { rules: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })], stopReason: 'error', errorMessage: 'E' }] },
-        'provider-aborted': { rules: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })], stopReason: 'aborted', errorMessage: 'Operation aborted' }] },
+        'provider-error': {
+          rules: [{ toolCalls: [call('tool-1', 'echo', { value: 'hello' })], stopReason: 'error', errorMessage: 'E' }],
+        },
+        'provider-aborted': {
+          rules: [
+            {
+              toolCalls: [call('tool-1', 'echo', { value: 'hello' })],
+              stopReason: 'aborted',
+              errorMessage: 'Operation aborted',
+            },
+          ],
+        },
       },
       tools: [echo(log)],
       hooks: {
@@ -378,7 +468,16 @@ describe('A.5-9 provider error (or abort) with tool calls', () => {
       user('echo hello'),
       { ...toolUse([call('tool-1', 'echo', { value: 'hello' })], 'error'), errorMessage: 'E' },
     ]);
-    expect(notation(await allEvents(h))).toEqual(['AS', 'TS', 'MS(u:echo hello)', 'ME(u:echo hello)', 'MS(a)', 'ME(a)', 'TE()', 'AE']);
+    expect(notation(await allEvents(h))).toEqual([
+      'AS',
+      'TS',
+      'MS(u:echo hello)',
+      'ME(u:echo hello)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
+    ]);
     expect(log.get(h.workflowId)).toBeUndefined();
     expect(hookCalls).toEqual([]);
     expect(model.requests('provider-error')).toHaveLength(1);
@@ -394,7 +493,16 @@ describe('A.5-9 provider error (or abort) with tool calls', () => {
       user('echo hello'),
       { ...toolUse([call('tool-1', 'echo', { value: 'hello' })], 'aborted'), errorMessage: 'Operation aborted' },
     ]);
-    expect(notation(await allEvents(h))).toEqual(['AS', 'TS', 'MS(u:echo hello)', 'ME(u:echo hello)', 'MS(a)', 'ME(a)', 'TE()', 'AE']);
+    expect(notation(await allEvents(h))).toEqual([
+      'AS',
+      'TS',
+      'MS(u:echo hello)',
+      'ME(u:echo hello)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
+    ]);
     expect(log.get(h.workflowId)).toBeUndefined();
     expect(hookCalls).toEqual([]);
     expect(model.requests('provider-aborted')).toHaveLength(1);
@@ -410,14 +518,21 @@ describe('A.5-10 / A.5-11 / A.5-12 steering and follow-ups (signals)', () => {
       scripts: {
         'start-steering': { replies: [{ text: 'steered reply' }, { text: 'should not run' }] },
         'follow-up': { replies: [{ text: 'first reply' }, { text: 'follow-up reply' }, { text: 'should not run' }] },
-        'terminate-steer': { replies: [{ toolCalls: [call('tool-1', 'stopper', { value: 'first' })] }, { text: 'after steering' }, { text: 'should not run' }] },
+        'terminate-steer': {
+          replies: [
+            { toolCalls: [call('tool-1', 'stopper', { value: 'first' })] },
+            { text: 'after steering' },
+            { text: 'should not run' },
+          ],
+        },
       },
       tools: [
         // A terminating tool; on its first call a steering message arrives (polled after the turn).
         echo(log, {
           name: 'stopper',
           extra: () => ({ terminate: true }),
-          before: async (value, ctx) => void (value === 'first' && (await keel.client.getHandle(ctx.workflowId).steer('s'))),
+          before: async (value, ctx) =>
+            void (value === 'first' && (await keel.client.getHandle(ctx.workflowId).steer('s'))),
         }),
       ],
     }));
@@ -427,7 +542,13 @@ describe('A.5-10 / A.5-11 / A.5-12 steering and follow-ups (signals)', () => {
   /** Starts the run with a signal already queued, so it is there before the first poll. */
   async function startWithSignal(input: AgentRunInput, signal: 'steer' | 'followUp', text: string) {
     const workflowId = wid();
-    await keel.client.client.workflow.signalWithStart('agentWorkflow', { taskQueue: keel.taskQueue, workflowId, args: [input], signal, signalArgs: [text] });
+    await keel.client.client.workflow.signalWithStart('agentWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId,
+      args: [input],
+      signal,
+      signalArgs: [text],
+    });
     return keel.client.getHandle(workflowId);
   }
 
@@ -436,7 +557,18 @@ describe('A.5-10 / A.5-11 / A.5-12 steering and follow-ups (signals)', () => {
     const r = await h.result();
     expect(r.status).toBe('completed');
     expect(strip(r.newMessages)).toEqual([user('go'), user('s'), reply('steered reply')]);
-    expect(notation(await allEvents(h))).toEqual(['AS', 'TS', 'MS(u:go)', 'ME(u:go)', 'MS(u:s)', 'ME(u:s)', 'MS(a)', 'ME(a)', 'TE()', 'AE']);
+    expect(notation(await allEvents(h))).toEqual([
+      'AS',
+      'TS',
+      'MS(u:go)',
+      'ME(u:go)',
+      'MS(u:s)',
+      'ME(u:s)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
+    ]);
     const requests = model.requests('start-steering');
     expect(requests).toHaveLength(1);
     expect(strip(requests[0].messages)).toEqual([user('go'), user('s')]);
@@ -448,8 +580,20 @@ describe('A.5-10 / A.5-11 / A.5-12 steering and follow-ups (signals)', () => {
     expect(r.status).toBe('completed');
     expect(strip(r.newMessages)).toEqual([user('go'), reply('first reply'), user('f'), reply('follow-up reply')]);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:go)', 'ME(u:go)', 'MS(a)', 'ME(a)', 'TE()',
-      'TS', 'MS(u:f)', 'ME(u:f)', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:go)',
+      'ME(u:go)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'TS',
+      'MS(u:f)',
+      'ME(u:f)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
     expect(model.requests('follow-up')).toHaveLength(2);
   });
@@ -468,9 +612,24 @@ describe('A.5-10 / A.5-11 / A.5-12 steering and follow-ups (signals)', () => {
       reply('after steering'),
     ]);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:stop)', 'ME(u:stop)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)', 'TE(tool-1)',
-      'TS', 'MS(u:s)', 'ME(u:s)', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:stop)',
+      'ME(u:stop)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'TE(tool-1)',
+      'TS',
+      'MS(u:s)',
+      'ME(u:s)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
   });
 });
@@ -487,11 +646,30 @@ describe('A.5-15 / A.5-16 / A.5-21 tool-phase ordering', () => {
   beforeAll(async () => {
     ({ keel } = await keelWith({
       scripts: {
-        'immediate-first': { replies: [{ toolCalls: [call('tool-1', 'nope', {}), call('tool-2', 'echo', { value: 'hello' })] }, { text: 'done' }] },
-        sequential: { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'first' }), call('tool-2', 'echo', { value: 'second' })] }, { text: 'done' }] },
-        timing: { replies: [{ toolCalls: [call('tool-1', 'echo', { value: 'first' }), call('tool-2', 'echo', { value: 'second' })] }, { text: 'done' }] },
+        'immediate-first': {
+          replies: [
+            { toolCalls: [call('tool-1', 'nope', {}), call('tool-2', 'echo', { value: 'hello' })] },
+            { text: 'done' },
+          ],
+        },
+        sequential: {
+          replies: [
+            { toolCalls: [call('tool-1', 'echo', { value: 'first' }), call('tool-2', 'echo', { value: 'second' })] },
+            { text: 'done' },
+          ],
+        },
+        timing: {
+          replies: [
+            { toolCalls: [call('tool-1', 'echo', { value: 'first' }), call('tool-2', 'echo', { value: 'second' })] },
+            { text: 'done' },
+          ],
+        },
       },
-      tools: [echo(log, { before: async (value, ctx) => void (ctx.metadata.gated && value === 'first' && (await release.promise)) })],
+      tools: [
+        echo(log, {
+          before: async (value, ctx) => void (ctx.metadata.gated && value === 'first' && (await release.promise)),
+        }),
+      ],
     }));
   });
   afterAll(() => keel?.stop());
@@ -507,15 +685,36 @@ describe('A.5-15 / A.5-16 / A.5-21 tool-phase ordering', () => {
       reply('done'),
     ]);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:nope then echo)', 'ME(u:nope then echo)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'TES(tool-2)', 'TEE(tool-2)',
-      'MS(tr:tool-1)', 'ME(tr:tool-1)', 'MS(tr:tool-2)', 'ME(tr:tool-2)', 'TE(tool-1,tool-2)',
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:nope then echo)',
+      'ME(u:nope then echo)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'TES(tool-2)',
+      'TEE(tool-2)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'MS(tr:tool-2)',
+      'ME(tr:tool-2)',
+      'TE(tool-1,tool-2)',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
   });
 
   it('A.5-16: sequential ordering: start, end and result of each call before the next call starts', async () => {
-    const h = await keel.start({ model: 'scripted/sequential', prompt: 'two in a row', tools: ['echo'], toolExecution: 'sequential' });
+    const h = await keel.start({
+      model: 'scripted/sequential',
+      prompt: 'two in a row',
+      tools: ['echo'],
+      toolExecution: 'sequential',
+    });
     const r = await h.result();
     expect(log.get(h.workflowId)).toEqual(['first', 'second']);
     expect(strip(r.newMessages)).toEqual([
@@ -526,16 +725,37 @@ describe('A.5-15 / A.5-16 / A.5-21 tool-phase ordering', () => {
       reply('done'),
     ]);
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:two in a row)', 'ME(u:two in a row)', 'MS(a)', 'ME(a)',
-      'TES(tool-1)', 'TEE(tool-1)', 'MS(tr:tool-1)', 'ME(tr:tool-1)',
-      'TES(tool-2)', 'TEE(tool-2)', 'MS(tr:tool-2)', 'ME(tr:tool-2)', 'TE(tool-1,tool-2)',
-      'TS', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:two in a row)',
+      'ME(u:two in a row)',
+      'MS(a)',
+      'ME(a)',
+      'TES(tool-1)',
+      'TEE(tool-1)',
+      'MS(tr:tool-1)',
+      'ME(tr:tool-1)',
+      'TES(tool-2)',
+      'TEE(tool-2)',
+      'MS(tr:tool-2)',
+      'ME(tr:tool-2)',
+      'TE(tool-1,tool-2)',
+      'TS',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
   });
 
   it('A.5-21: in parallel mode the transcript gets the tool results only after every tool finished, in source order', async () => {
     release = gate();
-    const h = await keel.start({ model: 'scripted/timing', prompt: 'two at once', tools: ['echo'], metadata: { gated: true } });
+    const h = await keel.start({
+      model: 'scripted/timing',
+      prompt: 'two at once',
+      tools: ['echo'],
+      metadata: { gated: true },
+    });
     await until(async () => notation(await allEvents(h)).includes('TEE(tool-2)'), 20_000, 'tool-2 to finish');
     // tool-2 has finished, tool-1 is held: the transcript has no tool result yet.
     expect(strip(await h.allMessages())).toEqual([
@@ -558,7 +778,9 @@ describe('A.5-19 / A.5-20 run input (Agent.continue / prompt)', () => {
   let keel: Keel;
   let model: RecordingModel;
   beforeAll(async () => {
-    ({ keel, model } = await keelWith({ scripts: { 'assistant-tail': { rules: [{ text: 'should not run' }] }, images: { rules: [{ text: 'I see it' }] } } }));
+    ({ keel, model } = await keelWith({
+      scripts: { 'assistant-tail': { rules: [{ text: 'should not run' }] }, images: { rules: [{ text: 'I see it' }] } },
+    }));
   });
   afterAll(() => keel?.stop());
 
@@ -571,7 +793,14 @@ describe('A.5-19 / A.5-20 run input (Agent.continue / prompt)', () => {
         api: 'scripted',
         provider: 'scripted',
         model: 'prior',
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        usage: {
+          input: 0,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 0,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
         stopReason: 'stop',
         timestamp: 2,
       },
@@ -595,9 +824,17 @@ describe('A.5-19 / A.5-20 run input (Agent.continue / prompt)', () => {
 
   it('A.5-20: a prompt of text and images becomes one user message with content [text, ...images]', async () => {
     const image = { type: 'image' as const, data: 'iVBORw0KGgo=', mimeType: 'image/png' };
-    const h = await keel.start({ model: 'scripted/images', prompt: [{ role: 'user', content: [{ type: 'text', text: 'look' }, image] }] });
+    const h = await keel.start({
+      model: 'scripted/images',
+      prompt: [{ role: 'user', content: [{ type: 'text', text: 'look' }, image] }],
+    });
     const r = await h.result();
-    expect(strip(r.newMessages)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'look' }, image] }, reply('I see it')]);
-    expect(strip(model.requests('images')[0].messages)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'look' }, image] }]);
+    expect(strip(r.newMessages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look' }, image] },
+      reply('I see it'),
+    ]);
+    expect(strip(model.requests('images')[0].messages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look' }, image] },
+    ]);
   });
 });

@@ -1,6 +1,11 @@
 /** Fixtures shared by the loop conformance suites (loop-a1, loop-a5): Pi's "echo" tool and transcript builders. */
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
-import { defineTool, type AgentToolResult, type ToolContext, type ToolDefinition } from '../../activities/tools/define-tool.js';
+import {
+  defineTool,
+  type AgentToolResult,
+  type ToolContext,
+  type ToolDefinition,
+} from '../../activities/tools/define-tool.js';
 import type { AgentHooks } from '../../activities/hooks.js';
 import type { LoggedEvent } from '../../common/events.js';
 import { recordingModel, startKeel } from './harness.js';
@@ -35,7 +40,11 @@ export function echo(
     execute: async (_id, args, _signal, _onUpdate, ctx) => {
       note(log, ctx, name === 'echo' ? args.value : `${name}:${String(args.value)}`);
       await opts.before?.(args.value, ctx);
-      return { content: [{ type: 'text', text: `echoed: ${args.value}` }], details: { value: args.value }, ...opts.extra?.(args.value) };
+      return {
+        content: [{ type: 'text', text: `echoed: ${args.value}` }],
+        details: { value: args.value },
+        ...opts.extra?.(args.value),
+      };
     },
   });
 }
@@ -46,9 +55,16 @@ export const call = (id: string, name: string, args: Record<string, unknown>) =>
 
 export const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
 
-export const reply = (text: string, stopReason = 'stop') => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason });
+export const reply = (text: string, stopReason = 'stop') => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  stopReason,
+});
 
-export const toolUse = (calls: { id: string; name: string; arguments: Record<string, unknown> }[], stopReason = 'toolUse') => ({
+export const toolUse = (
+  calls: { id: string; name: string; arguments: Record<string, unknown> }[],
+  stopReason = 'toolUse',
+) => ({
   role: 'assistant',
   content: calls.map((c) => ({ type: 'toolCall', ...c })),
   stopReason,
@@ -64,11 +80,17 @@ export const result = (id: string, name: string, text: string, details: unknown,
 });
 
 export const teeOf = (events: LoggedEvent[]) =>
-  events.flatMap((e) => (e.type === 'tool_execution_end' ? [{ id: e.toolCallId, isError: e.isError, result: e.result }] : []));
+  events.flatMap((e) =>
+    e.type === 'tool_execution_end' ? [{ id: e.toolCallId, isError: e.isError, result: e.result }] : [],
+  );
 
 /** Starts a Keel with a recording scripted model under `scripted/…`. */
 
-export async function keelWith(opts: { scripts: Record<string, Script>; tools?: ToolDefinition[]; hooks?: AgentHooks }) {
+export async function keelWith(opts: {
+  scripts: Record<string, Script>;
+  tools?: ToolDefinition[];
+  hooks?: AgentHooks;
+}) {
   const model = recordingModel(scriptedModel(opts.scripts));
   const keel = await startKeel({ models: { scripted: model }, tools: opts.tools, hooks: opts.hooks });
   return { keel, model };

@@ -53,7 +53,10 @@ describe('metrics', () => {
       JSON.stringify({
         m: {
           replies: [
-            { toolCall: { name: 'ls', arguments: { path: '.' }, id: 'l1' }, usage: { input: 10, output: 4, totalTokens: 14 } },
+            {
+              toolCall: { name: 'ls', arguments: { path: '.' }, id: 'l1' },
+              usage: { input: 10, output: 4, totalTokens: 14 },
+            },
             { text: 'listed', usage: { input: 20, output: 2, totalTokens: 22 } },
           ],
         },
@@ -62,9 +65,26 @@ describe('metrics', () => {
     const port = await freePort();
     const address = inject('temporalAddress');
     const taskQueue = `metrics-${randomUUID()}`;
-    child = spawn(process.execPath, [BIN, '--address', address, '-q', taskQueue, 'worker', '--workspace', dir, '--scripts', scripts, '--metrics-port', String(port)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--address',
+        address,
+        '-q',
+        taskQueue,
+        'worker',
+        '--workspace',
+        dir,
+        '--scripts',
+        scripts,
+        '--metrics-port',
+        String(port),
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -80,10 +100,14 @@ describe('metrics', () => {
 
     let text = '';
     // the exporter publishes what the runtime has collected; the last activity's series may take a moment
-    await until(async () => {
-      text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      return sample(text, 'keel_tool_latency_count', { tool: 'ls' }) === 1;
-    }, 20_000, 'Keel series on /metrics');
+    await until(
+      async () => {
+        text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return sample(text, 'keel_tool_latency_count', { tool: 'ls' }) === 1;
+      },
+      20_000,
+      'Keel series on /metrics',
+    );
     const model = { model: 'scripted/m' };
     expect(sample(text, 'keel_model_tokens', { ...model, kind: 'input' })).toBe(30);
     expect(sample(text, 'keel_model_tokens', { ...model, kind: 'output' })).toBe(6);

@@ -31,17 +31,36 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('npm pack → npm install → a scripted run', () => {
   it('installs into a fresh project and runs an agent through the package exports and bin', async (ctx) => {
-    if (!(await registryReachable())) ctx.skip('the npm registry is unreachable: npm install needs its package metadata');
-    const packed = await run(npm, ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
+    if (!(await registryReachable()))
+      ctx.skip('the npm registry is unreachable: npm install needs its package metadata');
+    const packed = await run(npm, ['pack', '--json', '--pack-destination', dir], {
+      cwd: ROOT,
+      timeout: 180_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     const [info] = JSON.parse(packed.stdout) as { filename: string; size: number; files: { path: string }[] }[];
     const paths = info.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/workflow-bundle.js', 'dist/worker/main.js', 'bin/keel.mjs']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/workflow-bundle.js',
+        'dist/worker/main.js',
+        'bin/keel.mjs',
+      ]),
+    );
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
 
     const app = join(dir, 'app');
     await run('mkdir', ['-p', app]);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'keel-consumer', version: '1.0.0', type: 'module', private: true }));
-    await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, info.filename)], { cwd: app, timeout: 300_000 });
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'keel-consumer', version: '1.0.0', type: 'module', private: true }),
+    );
+    await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, info.filename)], {
+      cwd: app,
+      timeout: 300_000,
+    });
     const installed = join(app, 'node_modules', 'keel');
     rmSync(join(installed, 'dist', 'workflows', 'index.js')); // only the prebuilt bundle can run workflows now
     expect(existsSync(join(installed, 'dist', 'workflow-bundle.js'))).toBe(true);
@@ -73,10 +92,18 @@ await running;
 `,
     );
     const out = await run(process.execPath, ['main.js'], { cwd: app, timeout: 120_000 });
-    expect(JSON.parse(out.stdout.trim().split('\n').at(-1)!)).toEqual({ status: 'completed', finalText: 'The tool answered.', turns: 2 });
+    expect(JSON.parse(out.stdout.trim().split('\n').at(-1)!)).toEqual({
+      status: 'completed',
+      finalText: 'The tool answered.',
+      turns: 2,
+    });
 
     // the bin runs the compiled CLI (no sources in the package)
-    const status = await run(join(app, 'node_modules', '.bin', 'keel'), ['--address', address, '--task-queue', taskQueue, '--json', 'status', `${taskQueue}-run`], { cwd: app, timeout: 60_000 });
+    const status = await run(
+      join(app, 'node_modules', '.bin', 'keel'),
+      ['--address', address, '--task-queue', taskQueue, '--json', 'status', `${taskQueue}-run`],
+      { cwd: app, timeout: 60_000 },
+    );
     expect(JSON.parse(status.stdout)).toMatchObject({ workflowId: `${taskQueue}-run`, status: 'completed' });
     expect(readFileSync(join(installed, 'package.json'), 'utf8')).toContain('"bin"');
   }, 600_000);

@@ -33,10 +33,19 @@ const tools: ToolDefinition[] = [
     description: 'Echoes its arguments as JSON.',
     parameters: {
       type: 'object',
-      properties: { value: { type: 'string' }, count: { type: 'integer' }, flag: { type: 'boolean' }, opts: { type: 'object' }, list: { type: 'array', items: { type: 'number' } } },
+      properties: {
+        value: { type: 'string' },
+        count: { type: 'integer' },
+        flag: { type: 'boolean' },
+        opts: { type: 'object' },
+        list: { type: 'array', items: { type: 'number' } },
+      },
       required: ['value'],
     },
-    execute: async (_id, args) => ({ content: [{ type: 'text', text: `echoed ${JSON.stringify(args)}` }], details: { args } }),
+    execute: async (_id, args) => ({
+      content: [{ type: 'text', text: `echoed ${JSON.stringify(args)}` }],
+      details: { args },
+    }),
   }),
   defineTool({
     name: 'soft_fail',
@@ -62,7 +71,10 @@ const tools: ToolDefinition[] = [
       const a = args as { text?: unknown; value?: unknown };
       return a && typeof a === 'object' && 'text' in a && !('value' in a) ? { value: a.text } : args;
     },
-    execute: async (_id, args: { value: string }) => ({ content: [{ type: 'text', text: `legacy ${args.value}` }], details: {} }),
+    execute: async (_id, args: { value: string }) => ({
+      content: [{ type: 'text', text: `legacy ${args.value}` }],
+      details: {},
+    }),
   }),
   defineTool({
     name: 'hard_fail',
@@ -99,13 +111,26 @@ const SCENARIOS: Record<string, Script> = {
     ],
   },
   'no-json-repair': {
-    replies: [{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { value: 'x', opts: '{"a":1}' } }] }, { text: 'refused' }],
+    replies: [
+      { toolCalls: [{ id: 'c1', name: 'echo', arguments: { value: 'x', opts: '{"a":1}' } }] },
+      { text: 'refused' },
+    ],
   },
   'length-cut': {
-    replies: [{ stopReason: 'length', toolCalls: [{ id: 'c1', name: 'echo', arguments: { value: 'cut' } }] }, { text: 'after length' }],
+    replies: [
+      { stopReason: 'length', toolCalls: [{ id: 'c1', name: 'echo', arguments: { value: 'cut' } }] },
+      { text: 'after length' },
+    ],
   },
   terminate: {
-    replies: [{ toolCalls: [{ id: 'c1', name: 'finish', arguments: {} }, { id: 'c2', name: 'finish', arguments: {} }] }],
+    replies: [
+      {
+        toolCalls: [
+          { id: 'c1', name: 'finish', arguments: {} },
+          { id: 'c2', name: 'finish', arguments: {} },
+        ],
+      },
+    ],
   },
   sequential: {
     replies: [
@@ -143,11 +168,19 @@ async function runPi(name: string): Promise<{ messages: Message[]; events: Agent
     const stream = createAssistantMessageEventStream();
     const messages = (context.messages as Message[]).filter((m) => (m as { role: string }).role !== 'system');
     void scripted
-      .stream({ provider: 'scripted', modelId: name, systemPrompt: '', messages, tools: [], options: {} }, options.signal ?? new AbortController().signal, () => {})
+      .stream(
+        { provider: 'scripted', modelId: name, systemPrompt: '', messages, tools: [], options: {} },
+        options.signal ?? new AbortController().signal,
+        () => {},
+      )
       .then((message) => {
         const final = message as never;
         stream.push({ type: 'start', partial: final });
-        stream.push({ type: 'done', reason: (message.stopReason === 'toolUse' ? 'toolUse' : 'stop') as never, message: final });
+        stream.push({
+          type: 'done',
+          reason: (message.stopReason === 'toolUse' ? 'toolUse' : 'stop') as never,
+          message: final,
+        });
         stream.end();
       });
     return stream;
@@ -161,7 +194,8 @@ async function runPi(name: string): Promise<{ messages: Message[]; events: Agent
     streamFn as never,
   );
   for await (const event of loop) {
-    if (event.type !== 'message_update' && event.type !== 'tool_execution_update') events.push(event as unknown as AgentEvent);
+    if (event.type !== 'message_update' && event.type !== 'tool_execution_update')
+      events.push(event as unknown as AgentEvent);
   }
   return { messages: (await loop.result()) as unknown as Message[], events };
 }
@@ -173,9 +207,20 @@ function normalise(messages: Message[]): unknown[] {
   return messages
     .filter((m) => (m as { role: string }).role !== 'system')
     .map((m) => {
-      const { timestamp: _t, usage: _u, api: _a, provider: _p, model: _m, durationMs: _d, thinkingLevel: _l, ...rest } = m as Message & Record<string, unknown>;
+      const {
+        timestamp: _t,
+        usage: _u,
+        api: _a,
+        provider: _p,
+        model: _m,
+        durationMs: _d,
+        thinkingLevel: _l,
+        ...rest
+      } = m as Message & Record<string, unknown>;
       if (m.role === 'toolResult') {
-        rest.content = m.content.map((b) => (b.type === 'text' ? { ...b, text: b.text.replace(VALIDATION, '$1  - <problems>$2') } : b));
+        rest.content = m.content.map((b) =>
+          b.type === 'text' ? { ...b, text: b.text.replace(VALIDATION, '$1  - <problems>$2') } : b,
+        );
       }
       return rest;
     });
@@ -183,13 +228,17 @@ function normalise(messages: Message[]): unknown[] {
 
 /** Event notation plus each tool end's error flag and result text; runs of consecutive tool ends sorted. */
 function order(events: AgentEvent[]): unknown[] {
-  const logged = events.filter((e) => (e as { type: string; message?: { role: string } }).message?.role !== 'system').map((e, i) => ({ ...e, seq: i + 1 }));
+  const logged = events
+    .filter((e) => (e as { type: string; message?: { role: string } }).message?.role !== 'system')
+    .map((e, i) => ({ ...e, seq: i + 1 }));
   const lines = notation(logged).map((n, i) => {
     const e = logged[i];
-    return e.type === 'tool_execution_end' ? `${n} isError=${e.isError} ${JSON.stringify(normalise([{ role: 'toolResult', content: e.result.content } as never])[0])}` : n;
+    return e.type === 'tool_execution_end'
+      ? `${n} isError=${e.isError} ${JSON.stringify(normalise([{ role: 'toolResult', content: e.result.content } as never])[0])}`
+      : n;
   });
   const out: string[] = [];
-  for (let i = 0; i < lines.length; ) {
+  for (let i = 0; i < lines.length;) {
     let j = i;
     while (j < lines.length && lines[j].startsWith('TEE(')) j++;
     if (j > i) out.push(...lines.slice(i, j).sort());
@@ -209,7 +258,10 @@ describe('differential: pi-agent-core 1.6.0 agentLoop vs agentWorkflow', () => {
   for (const name of Object.keys(SCENARIOS)) {
     it(`${name}: same transcript and event order`, async () => {
       const pi = await runPi(name);
-      const h = await keel.start({ model: `scripted/${name}`, prompt: 'go', tools: tools.map((t) => t.name) }, `diff-${name}-${randomUUID()}`);
+      const h = await keel.start(
+        { model: `scripted/${name}`, prompt: 'go', tools: tools.map((t) => t.name) },
+        `diff-${name}-${randomUUID()}`,
+      );
       const r = await h.result();
       expect(normalise(r.newMessages)).toEqual(normalise(pi.messages));
       expect(order(await allEvents(h))).toEqual(order(pi.events));
@@ -218,9 +270,13 @@ describe('differential: pi-agent-core 1.6.0 agentLoop vs agentWorkflow', () => {
 
   it('the scenarios exercise what they name (Keel side, exact texts)', async () => {
     const pi = await runPi('arguments-error');
-    const texts = normalise(pi.messages).flatMap((m) => ((m as { role: string }).role === 'toolResult' ? [(m as { content: { text: string }[] }).content[0].text] : []));
+    const texts = normalise(pi.messages).flatMap((m) =>
+      (m as { role: string }).role === 'toolResult' ? [(m as { content: { text: string }[] }).content[0].text] : [],
+    );
     expect(texts).toEqual([`Invalid arguments for tool "echo": ${CUT_OFF}`, 'echoed {"value":"whole"}']);
-    const coercion = normalise((await runPi('coercion')).messages).filter((m) => (m as { role: string }).role === 'toolResult');
+    const coercion = normalise((await runPi('coercion')).messages).filter(
+      (m) => (m as { role: string }).role === 'toolResult',
+    );
     expect(coercion.map((m) => (m as { content: { text: string }[] }).content[0].text)).toEqual([
       'echoed {"value":"42","count":3,"list":[7]}',
       'echoed {"value":"null","count":1,"flag":true}',

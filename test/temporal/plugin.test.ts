@@ -25,7 +25,9 @@ describe('keelPlugin', () => {
       taskQueue,
       workflowsPath: SERVICE_WORKFLOWS,
       activities: { shout: async (text: string) => text.toUpperCase() },
-      plugins: [keelPlugin({ models: { scripted: scriptedModel({ hi: { rules: [{ text: 'Keel inside the service' }] } }) } })],
+      plugins: [
+        keelPlugin({ models: { scripted: scriptedModel({ hi: { rules: [{ text: 'Keel inside the service' }] } }) } }),
+      ],
     });
     const running = worker.run();
     const clientConnection = await Connection.connect({ address });
@@ -40,7 +42,10 @@ describe('keelPlugin', () => {
       expect(await own).toBe('HELLO SERVICE!');
       const r = await run;
       expect(r.status).toBe('completed');
-      expect(r.newMessages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'Keel inside the service' }] });
+      expect(r.newMessages.at(-1)).toMatchObject({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Keel inside the service' }],
+      });
     } finally {
       worker.shutdown();
       await running;

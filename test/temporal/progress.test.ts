@@ -33,7 +33,14 @@ describe('tool progress reaches heartbeats (ref A.5-14 on Temporal)', () => {
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({
-      scripts: { p: { rules: [{ match: 'toolResult:progress', text: 'finished' }, { toolCalls: [{ id: 'tool-1', name: 'progress', arguments: { job: 'build' } }] }] } },
+      scripts: {
+        p: {
+          rules: [
+            { match: 'toolResult:progress', text: 'finished' },
+            { toolCalls: [{ id: 'tool-1', name: 'progress', arguments: { job: 'build' } }] },
+          ],
+        },
+      },
       tools: [progress],
     });
   });
@@ -53,7 +60,10 @@ describe('tool progress reaches heartbeats (ref A.5-14 on Temporal)', () => {
     });
     steps[0].open();
     await until(seen(2), 20_000, 'second update');
-    expect((await toolHeartbeat(h))?.partialResult).toEqual({ content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } });
+    expect((await toolHeartbeat(h))?.partialResult).toEqual({
+      content: [{ type: 'text', text: 'step 2 of 2' }],
+      details: { step: 2 },
+    });
     steps[1].open();
     const r = await h.result();
     expect(r.finalText).toBe('finished');

@@ -14,7 +14,12 @@ import { piAiProvider } from '../../activities/model/pi-ai.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { lengthTruncated } from '../../common/errors.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
-import { startMockProvider, type MockProtocolName, type MockProviderServer, type MockReply } from '../mock-providers/server.js';
+import {
+  startMockProvider,
+  type MockProtocolName,
+  type MockProviderServer,
+  type MockReply,
+} from '../mock-providers/server.js';
 import { historyText, startKeel, strip, until, type Keel } from './harness.js';
 
 const KEY = 'sk-test-KEEL-SECRET-e2e-0123456789';
@@ -55,13 +60,24 @@ const CASES: Case[] = [
   {
     protocol: 'anthropic',
     model: 'anthropic/claude-sonnet-4-5',
-    extra: (stop) => ({ responseId: 'msg_mock_1', rawStopReason: { stop: 'end_turn', toolUse: 'tool_use', length: 'max_tokens' }[stop] }),
+    extra: (stop) => ({
+      responseId: 'msg_mock_1',
+      rawStopReason: { stop: 'end_turn', toolUse: 'tool_use', length: 'max_tokens' }[stop],
+    }),
     text: (text) => ({ type: 'text', text }),
     toolCallId: () => 'call_1',
     toolResultInBody: (body) => body.messages[2],
     toolResultWire: (text) => ({
       role: 'user',
-      content: [{ type: 'tool_result', tool_use_id: 'call_1', content: text, is_error: false, cache_control: { type: 'ephemeral' } }],
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'call_1',
+          content: text,
+          is_error: false,
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
     }),
     errorText: (status, message) =>
       `${status} ${JSON.stringify({ type: 'error', error: { type: { 401: 'authentication_error', 429: 'rate_limit_error' }[status], message } })}`,
@@ -71,7 +87,10 @@ const CASES: Case[] = [
   {
     protocol: 'openai-responses',
     model: 'openai/gpt-5',
-    extra: (stop) => ({ responseId: 'resp_mock_1', rawStopReason: stop === 'length' ? 'incomplete.max_output_tokens' : 'completed' }),
+    extra: (stop) => ({
+      responseId: 'resp_mock_1',
+      rawStopReason: stop === 'length' ? 'incomplete.max_output_tokens' : 'completed',
+    }),
     text: (text, index) => ({ type: 'text', text, textSignature: JSON.stringify({ v: 1, id: `msg_mock_${index}` }) }),
     toolCallId: (index) => `call_1|fc_mock_${index}`,
     toolResultInBody: (body) => body.input.find((item: { type?: string }) => item.type === 'function_call_output'),
@@ -83,13 +102,21 @@ const CASES: Case[] = [
         param: null,
         code: status === 401 ? 'invalid_api_key' : null,
       })}`,
-    halfToolCall: (index) => ({ type: 'toolCall', id: `call_1|fc_mock_${index}`, name: 'get_weather', arguments: { city: 'Par' } }),
+    halfToolCall: (index) => ({
+      type: 'toolCall',
+      id: `call_1|fc_mock_${index}`,
+      name: 'get_weather',
+      arguments: { city: 'Par' },
+    }),
     droppedUsage: { input: 0, output: 0 },
   },
   {
     protocol: 'openai-chat',
     model: 'local/qwen3-8b',
-    extra: (stop) => ({ responseId: 'chatcmpl-mock-1', rawStopReason: { stop: 'stop', toolUse: 'tool_calls', length: 'length' }[stop] }),
+    extra: (stop) => ({
+      responseId: 'chatcmpl-mock-1',
+      rawStopReason: { stop: 'stop', toolUse: 'tool_calls', length: 'length' }[stop],
+    }),
     text: (text) => ({ type: 'text', text }),
     toolCallId: () => 'call_1',
     toolResultInBody: (body) => body.messages.find((m: { role: string }) => m.role === 'tool'),
@@ -106,7 +133,8 @@ const CASES: Case[] = [
       id: 'call_1',
       name: 'get_weather',
       arguments: {},
-      argumentsError: 'Unterminated string in JSON at position 13 (line 1 column 14)\n\nReceived arguments:\n{"city": "Par',
+      argumentsError:
+        'Unterminated string in JSON at position 13 (line 1 column 14)\n\nReceived arguments:\n{"city": "Par',
     }),
     droppedUsage: { input: 0, output: 0 },
   },
@@ -123,16 +151,19 @@ let running: { keel: Keel; mocks: MockProviderServer[] } | undefined;
 
 /** Fresh mock servers (one per protocol) and a worker whose `*` provider is pi-ai pointed at them; returns `protocol`'s. */
 async function setup(protocol: MockProtocolName, hooks?: AgentHooks): Promise<Setup> {
-  const mocks = Object.fromEntries(await Promise.all(PROTOCOLS.map(async (p) => [p, await startMockProvider(p)] as const))) as Record<
-    MockProtocolName,
-    MockProviderServer
-  >;
+  const mocks = Object.fromEntries(
+    await Promise.all(PROTOCOLS.map(async (p) => [p, await startMockProvider(p)] as const)),
+  ) as Record<MockProtocolName, MockProviderServer>;
   const keel = await startKeel({
     tools: [weather],
     hooks,
     models: {
       '*': piAiProvider({
-        baseUrls: { anthropic: mocks.anthropic.url, openai: `${mocks['openai-responses'].url}/v1`, local: `${mocks['openai-chat'].url}/v1` },
+        baseUrls: {
+          anthropic: mocks.anthropic.url,
+          openai: `${mocks['openai-responses'].url}/v1`,
+          local: `${mocks['openai-chat'].url}/v1`,
+        },
         apiKeys: { anthropic: KEY, openai: KEY, local: KEY },
         env: {},
       }),
@@ -185,7 +216,9 @@ async function modelAttempts(h: AgentRunHandle): Promise<number[]> {
 }
 
 /** The pending `callModel` activity's heartbeat details, decoded. */
-async function modelHeartbeat(h: AgentRunHandle): Promise<{ kind?: string; partial?: AssistantMessage; failedUsage?: Usage } | undefined> {
+async function modelHeartbeat(
+  h: AgentRunHandle,
+): Promise<{ kind?: string; partial?: AssistantMessage; failedUsage?: Usage } | undefined> {
   const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
   const activity = pending.find((a) => a.activityType?.name === 'callModel');
   const payload = activity?.heartbeatDetails?.payloads?.[0];
@@ -211,10 +244,18 @@ const toolCallReply = (before = 'Let me check.'): MockReply => ({
 describe.each(CASES)('pi-ai over $protocol ($model) through agentWorkflow', (c) => {
   it('tool-call round trip: the model asks for a tool, gets its result, answers; no API key in history or result', async () => {
     const { keel, mock } = await setup(c.protocol);
-    mock.enqueue({ reply: toolCallReply() }, { reply: { blocks: [{ type: 'text', text: 'It is sunny in Paris.' }], usage: { input: 30, output: 7 } } });
+    mock.enqueue(
+      { reply: toolCallReply() },
+      { reply: { blocks: [{ type: 'text', text: 'It is sunny in Paris.' }], usage: { input: 30, output: 7 } } },
+    );
     const before = executions;
 
-    const h = await keel.start({ model: c.model, systemPrompt: 'You are terse.', prompt: 'Weather in Paris?', tools: ['get_weather'] });
+    const h = await keel.start({
+      model: c.model,
+      systemPrompt: 'You are terse.',
+      prompt: 'Weather in Paris?',
+      tools: ['get_weather'],
+    });
     const r = await h.result();
 
     const id = c.toolCallId(1);
@@ -222,11 +263,20 @@ describe.each(CASES)('pi-ai over $protocol ($model) through agentWorkflow', (c) 
       { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] },
       {
         role: 'assistant',
-        content: [c.text('Let me check.', 0), { type: 'toolCall', id, name: 'get_weather', arguments: { city: 'Paris' } }],
+        content: [
+          c.text('Let me check.', 0),
+          { type: 'toolCall', id, name: 'get_weather', arguments: { city: 'Paris' } },
+        ],
         stopReason: 'toolUse',
         ...c.extra('toolUse'),
       },
-      { role: 'toolResult', toolCallId: id, toolName: 'get_weather', content: [{ type: 'text', text: 'Sunny in Paris, 21 °C' }], isError: false },
+      {
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: 'get_weather',
+        content: [{ type: 'text', text: 'Sunny in Paris, 21 °C' }],
+        isError: false,
+      },
       { role: 'assistant', content: [c.text('It is sunny in Paris.', 0)], stopReason: 'stop', ...c.extra('stop') },
     ]);
     expect(executions).toBe(before + 1);
@@ -289,7 +339,9 @@ describe.each(CASES)('pi-ai over $protocol ($model) through agentWorkflow', (c) 
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     expect(failure.cause.type).toBe('AgentRunFailed');
     const events = (await h.workflow.fetchHistory()).events ?? [];
-    expect(events.at(-1)?.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.type).toBe('AgentRunFailed');
+    expect(events.at(-1)?.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.type).toBe(
+      'AgentRunFailed',
+    );
     expect(await transcript(h)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'hi' }] },
       { role: 'assistant', content: [{ type: 'text', text: '' }], stopReason: 'error', errorMessage: error },
@@ -354,7 +406,9 @@ describe.each(CASES)('pi-ai over $protocol ($model) through agentWorkflow', (c) 
       { role: 'assistant', content: [c.text('Let me try again later.', 0)], stopReason: 'stop', ...c.extra('stop') },
     ]);
     expect(mock.requests).toHaveLength(2);
-    expect(JSON.stringify(mock.requests[1].body)).toContain(JSON.stringify(lengthTruncated('get_weather')).slice(1, -1));
+    expect(JSON.stringify(mock.requests[1].body)).toContain(
+      JSON.stringify(lengthTruncated('get_weather')).slice(1, -1),
+    );
   });
 
   it('cancel while the server streams slowly: the socket closes, the message is aborted with the partial text', async () => {
@@ -365,7 +419,10 @@ describe.each(CASES)('pi-ai over $protocol ($model) through agentWorkflow', (c) 
     const h = await keel.start({ model: c.model, prompt: 'count' });
     await until(async () => textOf((await modelHeartbeat(h))?.partial).length >= 8, 20_000, 'partial text heartbeated');
     await h.cancel('enough');
-    const closedEarly = await Promise.race([mock.requests[0].closed.then(() => mock.requests[0].clientClosedEarly), sleep(5000).then(() => 'timeout')]);
+    const closedEarly = await Promise.race([
+      mock.requests[0].closed.then(() => mock.requests[0].clientClosedEarly),
+      sleep(5000).then(() => 'timeout'),
+    ]);
 
     expect(closedEarly).toBe(true);
     expect(mock.requests[0].framesSent).toBeLessThan(30); // the rest of the stream was never sent
@@ -394,7 +451,11 @@ describe('pi-ai through agentWorkflow: live progress, thinking, usage of failed 
     let first = '';
     await until(async () => (first = textOf((await modelHeartbeat(h))?.partial)).length > 0, 20_000, 'first partial');
     let second = '';
-    await until(async () => (second = textOf((await modelHeartbeat(h))?.partial)).length > first.length, 20_000, 'longer partial');
+    await until(
+      async () => (second = textOf((await modelHeartbeat(h))?.partial)).length > first.length,
+      20_000,
+      'longer partial',
+    );
 
     expect(full.startsWith(first)).toBe(true);
     expect(full.startsWith(second)).toBe(true);
@@ -405,62 +466,101 @@ describe('pi-ai through agentWorkflow: live progress, thinking, usage of failed 
     expect(r.finalText).toBe(full);
   });
 
-  it.each(['anthropic', 'openai-responses'] as const)('%s: thinking blocks and signatures are kept in the transcript and sent back', async (protocol) => {
-    const c = CASES.find((x) => x.protocol === protocol)!;
-    const { keel, mock } = await setup(protocol);
-    mock.enqueue(
-      {
-        reply: {
-          blocks: [
-            { type: 'thinking', thinking: 'The user wants the weather.', signature: 'SIG-abc123' },
-            { type: 'toolCall', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } },
-          ],
+  it.each(['anthropic', 'openai-responses'] as const)(
+    '%s: thinking blocks and signatures are kept in the transcript and sent back',
+    async (protocol) => {
+      const c = CASES.find((x) => x.protocol === protocol)!;
+      const { keel, mock } = await setup(protocol);
+      mock.enqueue(
+        {
+          reply: {
+            blocks: [
+              { type: 'thinking', thinking: 'The user wants the weather.', signature: 'SIG-abc123' },
+              { type: 'toolCall', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } },
+            ],
+          },
         },
-      },
-      { reply: { blocks: [{ type: 'thinking', thinking: 'Now answer.', signature: 'SIG-def456' }, { type: 'text', text: 'Sunny.' }] } },
-    );
+        {
+          reply: {
+            blocks: [
+              { type: 'thinking', thinking: 'Now answer.', signature: 'SIG-def456' },
+              { type: 'text', text: 'Sunny.' },
+            ],
+          },
+        },
+      );
 
-    const h = await keel.start({ model: c.model, prompt: 'Weather in Paris?', tools: ['get_weather'], modelOptions: { reasoning: 'medium' } });
-    const r = await h.result();
-    expect(r.status).toBe('completed');
+      const h = await keel.start({
+        model: c.model,
+        prompt: 'Weather in Paris?',
+        tools: ['get_weather'],
+        modelOptions: { reasoning: 'medium' },
+      });
+      const r = await h.result();
+      expect(r.status).toBe('completed');
 
-    const messages = await h.allMessages();
-    const first = messages[1] as AssistantMessage;
-    const second = messages[3] as AssistantMessage;
-    const reasoningItem = (id: string, text: string, sig: string) => ({ type: 'reasoning', id, summary: [{ type: 'summary_text', text }], encrypted_content: sig });
-    if (protocol === 'anthropic') {
-      expect(first.content[0]).toEqual({ type: 'thinking', thinking: 'The user wants the weather.', thinkingSignature: 'SIG-abc123' });
-      expect(second.content[0]).toEqual({ type: 'thinking', thinking: 'Now answer.', thinkingSignature: 'SIG-def456' });
-      expect(mock.requests[0].body.thinking).toMatchObject({ type: 'enabled' });
-      expect(mock.requests[1].body.messages[1]).toEqual({
-        role: 'assistant',
-        content: [
-          { type: 'thinking', thinking: 'The user wants the weather.', signature: 'SIG-abc123' },
-          { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
-        ],
+      const messages = await h.allMessages();
+      const first = messages[1] as AssistantMessage;
+      const second = messages[3] as AssistantMessage;
+      const reasoningItem = (id: string, text: string, sig: string) => ({
+        type: 'reasoning',
+        id,
+        summary: [{ type: 'summary_text', text }],
+        encrypted_content: sig,
       });
-    } else {
-      expect(first.content[0]).toEqual({
-        type: 'thinking',
-        thinking: 'The user wants the weather.',
-        thinkingSignature: JSON.stringify(reasoningItem('rs_mock_0', 'The user wants the weather.', 'SIG-abc123')),
-      });
-      expect(second.content[0]).toEqual({
-        type: 'thinking',
-        thinking: 'Now answer.',
-        thinkingSignature: JSON.stringify(reasoningItem('rs_mock_0', 'Now answer.', 'SIG-def456')),
-      });
-      const input = mock.requests[1].body.input as { type?: string }[];
-      expect(input.filter((item) => item.type === 'reasoning')).toEqual([reasoningItem('rs_mock_0', 'The user wants the weather.', 'SIG-abc123')]);
-    }
-  });
+      if (protocol === 'anthropic') {
+        expect(first.content[0]).toEqual({
+          type: 'thinking',
+          thinking: 'The user wants the weather.',
+          thinkingSignature: 'SIG-abc123',
+        });
+        expect(second.content[0]).toEqual({
+          type: 'thinking',
+          thinking: 'Now answer.',
+          thinkingSignature: 'SIG-def456',
+        });
+        expect(mock.requests[0].body.thinking).toMatchObject({ type: 'enabled' });
+        expect(mock.requests[1].body.messages[1]).toEqual({
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'The user wants the weather.', signature: 'SIG-abc123' },
+            { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+          ],
+        });
+      } else {
+        expect(first.content[0]).toEqual({
+          type: 'thinking',
+          thinking: 'The user wants the weather.',
+          thinkingSignature: JSON.stringify(reasoningItem('rs_mock_0', 'The user wants the weather.', 'SIG-abc123')),
+        });
+        expect(second.content[0]).toEqual({
+          type: 'thinking',
+          thinking: 'Now answer.',
+          thinkingSignature: JSON.stringify(reasoningItem('rs_mock_0', 'Now answer.', 'SIG-def456')),
+        });
+        const input = mock.requests[1].body.input as { type?: string }[];
+        expect(input.filter((item) => item.type === 'reasoning')).toEqual([
+          reasoningItem('rs_mock_0', 'The user wants the weather.', 'SIG-abc123'),
+        ]);
+      }
+    },
+  );
 
   it('usage of failed attempts is summed into the run usage (two dropped streams, then success)', async () => {
     const { keel, mock } = await setup('anthropic');
-    const dropped = { reply: { blocks: [{ type: 'text' as const, text: 'cut off mid-way through' }], usage: { input: 10, output: 5 } }, dropAfterFrames: 3 };
-    mock.enqueue(dropped, dropped, { reply: { blocks: [{ type: 'text', text: 'Done.' }], usage: { input: 12, output: 3 } } });
+    const dropped = {
+      reply: { blocks: [{ type: 'text' as const, text: 'cut off mid-way through' }], usage: { input: 10, output: 5 } },
+      dropAfterFrames: 3,
+    };
+    mock.enqueue(dropped, dropped, {
+      reply: { blocks: [{ type: 'text', text: 'Done.' }], usage: { input: 12, output: 3 } },
+    });
 
-    const h = await keel.start({ model: 'anthropic/claude-sonnet-4-5', prompt: 'hi', modelRetry: { initialInterval: 100, backoffCoefficient: 1 } });
+    const h = await keel.start({
+      model: 'anthropic/claude-sonnet-4-5',
+      prompt: 'hi',
+      modelRetry: { initialInterval: 100, backoffCoefficient: 1 },
+    });
     const r = await h.result();
 
     expect(r.status).toBe('completed');
@@ -478,10 +578,17 @@ describe('pi-ai through agentWorkflow: live progress, thinking, usage of failed 
 
   it('usage of failed attempts is kept when the retries run out (the run fails with the sum)', async () => {
     const { keel, mock } = await setup('anthropic');
-    const dropped = { reply: { blocks: [{ type: 'text' as const, text: 'cut off mid-way through' }] }, dropAfterFrames: 3 };
+    const dropped = {
+      reply: { blocks: [{ type: 'text' as const, text: 'cut off mid-way through' }] },
+      dropAfterFrames: 3,
+    };
     mock.enqueue(dropped, dropped);
 
-    const h = await keel.start({ model: 'anthropic/claude-sonnet-4-5', prompt: 'hi', modelRetry: { initialInterval: 100, maximumAttempts: 2 } });
+    const h = await keel.start({
+      model: 'anthropic/claude-sonnet-4-5',
+      prompt: 'hi',
+      modelRetry: { initialInterval: 100, maximumAttempts: 2 },
+    });
     const r = await h.result();
 
     expect(r.status).toBe('failed');
@@ -504,7 +611,11 @@ describe('pi-ai through agentWorkflow: live progress, thinking, usage of failed 
     });
     mock.enqueue({ reply: { blocks: [{ type: 'text', text: 'cut off mid-way through' }] }, dropAfterFrames: 3 });
 
-    const h = await keel.start({ model: 'anthropic/claude-sonnet-4-5', prompt: 'hi', modelRetry: { initialInterval: 100, maximumAttempts: 2 } });
+    const h = await keel.start({
+      model: 'anthropic/claude-sonnet-4-5',
+      prompt: 'hi',
+      modelRetry: { initialInterval: 100, maximumAttempts: 2 },
+    });
     const r = await h.result();
 
     expect(r.status).toBe('failed');

@@ -14,17 +14,27 @@ import { corpusFiles, corpusVersions, HISTORIES_DIR } from '../corpus/manifest.j
 
 /** A corpus file: the history and the workflow id it ran under (a batch derives its children's ids from it). */
 function load(version: string, file: string): { workflowId: string; history: unknown } {
-  return JSON.parse(readFileSync(join(HISTORIES_DIR, version, file), 'utf8')) as { workflowId: string; history: unknown };
+  return JSON.parse(readFileSync(join(HISTORIES_DIR, version, file), 'utf8')) as {
+    workflowId: string;
+    history: unknown;
+  };
 }
 
-async function replay(workflowBundle: { code: string } | { codePath: string }, version: string, file: string): Promise<void> {
+async function replay(
+  workflowBundle: { code: string } | { codePath: string },
+  version: string,
+  file: string,
+): Promise<void> {
   const { workflowId, history } = load(version, file);
   await Worker.runReplayHistory({ workflowBundle, replayName: `${version}/${file}` }, history, workflowId);
 }
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 async function bundle(name: string): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL(`../fixtures/workflows/${name}.ts`, import.meta.url)), logger: quiet });
+  return bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL(`../fixtures/workflows/${name}.ts`, import.meta.url)),
+    logger: quiet,
+  });
 }
 
 describe('every recorded corpus replays with the current workflow code', () => {

@@ -28,18 +28,38 @@ describe('a run API for other services', () => {
 
   it('sendToConversation creates the conversation on the first message and queues the next ones: one run, whole transcript', async () => {
     const conversation = `conversation-${randomUUID()}`; // e.g. derived from the service's own conversation id
-    const first = await keel.client.sendToConversation(conversation, 'Where is my order?', { model: 'scripted/support', idleTimeout: '5m' });
+    const first = await keel.client.sendToConversation(conversation, 'Where is my order?', {
+      model: 'scripted/support',
+      idleTimeout: '5m',
+    });
     expect(first.ack).toEqual({ queued: { steering: 0, followUp: 1 } });
     const h = keel.client.get(conversation);
-    await until(async () => (await h.state()).status === 'waiting' && (await h.state()).runs === 1, 20_000, 'first reply');
-    const second = await keel.client.sendToConversation(conversation, 'Please refund it', { model: 'scripted/support', idleTimeout: '5m' });
+    await until(
+      async () => (await h.state()).status === 'waiting' && (await h.state()).runs === 1,
+      20_000,
+      'first reply',
+    );
+    const second = await keel.client.sendToConversation(conversation, 'Please refund it', {
+      model: 'scripted/support',
+      idleTimeout: '5m',
+    });
     expect(second.ack).toEqual({ queued: { steering: 0, followUp: 1 } });
-    await until(async () => (await h.state()).status === 'waiting' && (await h.state()).runs === 2, 20_000, 'second reply');
+    await until(
+      async () => (await h.state()).status === 'waiting' && (await h.state()).runs === 2,
+      20_000,
+      'second reply',
+    );
     expect(await h.end()).toEqual({ status: 'completed' });
     const r = await h.result();
-    expect(strip(r.newMessages)).toEqual([user('Where is my order?'), reply('Which order?'), user('Please refund it'), reply('Refund started.')]);
+    expect(strip(r.newMessages)).toEqual([
+      user('Where is my order?'),
+      reply('Which order?'),
+      user('Please refund it'),
+      reply('Refund started.'),
+    ]);
     const runs: string[] = [];
-    for await (const w of keel.client.client.workflow.list({ query: `WorkflowId = '${conversation}'` })) runs.push(w.runId);
+    for await (const w of keel.client.client.workflow.list({ query: `WorkflowId = '${conversation}'` }))
+      runs.push(w.runId);
     expect(runs).toHaveLength(1);
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
@@ -55,7 +75,9 @@ describe('a run API for other services', () => {
   });
 
   it('startBatch: progress, per-task outcomes, the summary and each task run', async () => {
-    const bad = await keel.client.startBatch([{ model: 'scripted/support', prompt: 'task' }, { prompt: 'task' } as never]).catch((e: unknown) => e);
+    const bad = await keel.client
+      .startBatch([{ model: 'scripted/support', prompt: 'task' }, { prompt: 'task' } as never])
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(InvalidAgentInputError);
     expect((bad as Error).message).toBe('Invalid AgentRunInput: task 1: model: is required');
 
@@ -64,14 +86,28 @@ describe('a run API for other services', () => {
       { batchId: `batch-api-${randomUUID()}`, concurrency: 2 },
     );
     const summary = await batch.result();
-    expect(summary).toMatchObject({ total: 3, done: 3, failed: 0, byStatus: { completed: 3 }, tokens: 9, failures: [] });
+    expect(summary).toMatchObject({
+      total: 3,
+      done: 3,
+      failed: 0,
+      byStatus: { completed: 3 },
+      tokens: 9,
+      failures: [],
+    });
     const again = keel.client.getBatch(batch.workflowId);
     expect((await again.results()).results.map((t) => [t.index, t.workflowId, t.status, t.tokens])).toEqual([
       [0, `${batch.workflowId}-0`, 'completed', 3],
       [1, `${batch.workflowId}-1`, 'completed', 3],
       [2, `${batch.workflowId}-2`, 'completed', 3],
     ]);
-    expect(await again.progress()).toMatchObject({ total: 3, done: 3, failed: 0, running: 0, queued: 0, phase: 'finished' });
+    expect(await again.progress()).toMatchObject({
+      total: 3,
+      done: 3,
+      failed: 0,
+      running: 0,
+      queued: 0,
+      phase: 'finished',
+    });
     expect(strip((await batch.task(1).result()).newMessages)).toEqual([user('task 1'), reply('task done')]);
   });
 });

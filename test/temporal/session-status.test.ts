@@ -25,15 +25,26 @@ const hold = defineTool({
 });
 
 const scripts = {
-  broken: { rules: [{ match: 'retry', text: 'better now' }, { fail: { message: 'provider down', type: 'ModelError.Server', retryable: false } }] },
-  tool: { rules: [{ match: 'toolResult:hold', text: 'done' }, { toolCalls: [{ id: 'h-1', name: 'hold', arguments: {} }] }] },
+  broken: {
+    rules: [
+      { match: 'retry', text: 'better now' },
+      { fail: { message: 'provider down', type: 'ModelError.Server', retryable: false } },
+    ],
+  },
+  tool: {
+    rules: [{ match: 'toolResult:hold', text: 'done' }, { toolCalls: [{ id: 'h-1', name: 'hold', arguments: {} }] }],
+  },
 };
 
 function keelStatus(keel: Keel, id: string): Promise<{ code: number | null; stdout: string }> {
-  const child = spawn(process.execPath, [BIN, '--address', inject('temporalAddress'), '--task-queue', keel.taskQueue, 'status', id, '--json'], {
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, '--address', inject('temporalAddress'), '--task-queue', keel.taskQueue, 'status', id, '--json'],
+    {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout })));
@@ -51,10 +62,14 @@ describe('status is truthful', () => {
     await until(async () => (await h.state()).status === 'failed', 20_000, 'failed');
     expect((await h.state()).lastError).toBe('provider down');
     const search = `KeelStatus="failed" AND WorkflowId="${h.workflowId}"`;
-    await until(async () => {
-      for await (const _ of keel.client.client.workflow.list({ query: search })) return true;
-      return false;
-    }, 20_000, 'KeelStatus failed');
+    await until(
+      async () => {
+        for await (const _ of keel.client.client.workflow.list({ query: search })) return true;
+        return false;
+      },
+      20_000,
+      'KeelStatus failed',
+    );
     const idle = await keelStatus(keel, h.workflowId);
     expect(idle.code).toBe(1);
     expect(JSON.parse(idle.stdout)).toMatchObject({ status: 'failed', temporalStatus: 'running' });
@@ -64,7 +79,11 @@ describe('status is truthful', () => {
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
     expect((await h.state()).lastError).toBeUndefined();
     await h.followUp('go on');
-    await until(async () => (await h.state()).status === 'failed' && (await h.state()).turns === 3, 20_000, 'failed again');
+    await until(
+      async () => (await h.state()).status === 'failed' && (await h.state()).turns === 3,
+      20_000,
+      'failed again',
+    );
 
     await h.end();
     const err = await h.workflow.result().catch((e) => e);
@@ -79,8 +98,13 @@ describe('status is truthful', () => {
     holding = 0;
     const h = await keel.start({ model: 'scripted/tool', prompt: 'go', tools: ['hold'] });
     await until(() => holding === 1, 20_000, 'tool running');
-    const details = async () => (await h.workflow.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails;
-    await until(async () => /running: hold since \d\d:\d\d:\d\d UTC/.test(await details()), 20_000, 'details name the tool');
+    const details = async () =>
+      (await h.workflow.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails;
+    await until(
+      async () => /running: hold since \d\d:\d\d:\d\d UTC/.test(await details()),
+      20_000,
+      'details name the tool',
+    );
     release.open();
     await h.result();
     expect(await details()).not.toContain('running:');

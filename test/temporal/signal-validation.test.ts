@@ -20,14 +20,23 @@ describe('signals are validated by the client; provider output by the model acti
   let badAttempts = 0;
   beforeAll(async () => {
     const scripted = scriptedModel({
-      echo: { rules: [{ match: 'second', text: 'answer two' }, { match: 'hurry', text: 'hurrying' }, { text: 'answer one', chunkDelayMs: 0 }] },
+      echo: {
+        rules: [
+          { match: 'second', text: 'answer two' },
+          { match: 'hurry', text: 'hurrying' },
+          { text: 'answer one', chunkDelayMs: 0 },
+        ],
+      },
       slow: { rules: [{ text: 'a slow reply that streams for a while', chunkDelayMs: 200 }] },
     });
     const badCost: ModelProvider = {
       async stream(request, signal, onPartial) {
         badAttempts++;
         const message = await scripted.stream({ ...request, modelId: 'echo' }, signal, onPartial);
-        return { ...message, usage: { ...message.usage, cost: { ...message.usage.cost, total: '0.25' as unknown as number } } };
+        return {
+          ...message,
+          usage: { ...message.usage, cost: { ...message.usage.cost, total: '0.25' as unknown as number } },
+        };
       },
     };
     keel = await startKeel({ models: { scripted, bad: badCost } });
@@ -52,7 +61,9 @@ describe('signals are validated by the client; provider output by the model acti
     await h.end();
     await h.result();
     const history = await h.workflow.fetchHistory();
-    const accepted = history.events!.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED).map((e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.name);
+    const accepted = history
+      .events!.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
+      .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.name);
     expect(accepted).toEqual(['end']);
   });
 
@@ -61,13 +72,22 @@ describe('signals are validated by the client; provider output by the model acti
     await h.result().catch(() => undefined);
     expect(badAttempts).toBe(1);
     expect(await failuresOf(h)).toEqual({
-      activities: [['The model provider returned an invalid assistant message: usage.cost.total: must be number', 'ModelError.InvalidResponse', true]],
+      activities: [
+        [
+          'The model provider returned an invalid assistant message: usage.cost.total: must be number',
+          'ModelError.InvalidResponse',
+          true,
+        ],
+      ],
       workflowTasksFailed: 0,
     });
   });
 
   it('start(input, { followUp }) queues the follow-up with the start: answered after the prompt, in one task run', async () => {
-    const h = await keel.client.start({ model: 'scripted/echo', prompt: 'first' }, { workflowId: `sws-${randomUUID()}`, followUp: ['the second question'] });
+    const h = await keel.client.start(
+      { model: 'scripted/echo', prompt: 'first' },
+      { workflowId: `sws-${randomUUID()}`, followUp: ['the second question'] },
+    );
     const r = await h.result();
     expect(strip(r.newMessages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'first' }] },
@@ -94,7 +114,10 @@ describe('signals are validated by the client; provider output by the model acti
   });
 
   it('start(input, { steer }) queues the steering message with the start: it follows the prompt, before the first model call (Pi)', async () => {
-    const h = await keel.client.start({ model: 'scripted/echo', prompt: 'first' }, { workflowId: `sws-${randomUUID()}`, steer: 'hurry up' });
+    const h = await keel.client.start(
+      { model: 'scripted/echo', prompt: 'first' },
+      { workflowId: `sws-${randomUUID()}`, steer: 'hurry up' },
+    );
     const r = await h.result();
     expect(strip(r.newMessages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'first' }] },
@@ -104,9 +127,15 @@ describe('signals are validated by the client; provider output by the model acti
   });
 
   it('start(input, { followUp }) validates the queued messages, and refuses followUp together with steer', async () => {
-    const bad = await keel.client.start({ model: 'scripted/echo', prompt: 'x' }, { followUp: [{ role: 'user' } as never] }).catch((e: unknown) => e);
+    const bad = await keel.client
+      .start({ model: 'scripted/echo', prompt: 'x' }, { followUp: [{ role: 'user' } as never] })
+      .catch((e: unknown) => e);
     expect((bad as Error).message).toBe('Invalid followUp: followUp[0].content: is required');
-    const both = await keel.client.start({ model: 'scripted/echo', prompt: 'x' }, { followUp: 'a', steer: 'b' }).catch((e: unknown) => e);
-    expect((both as Error).message).toBe('Invalid start: followUp and steer: give one of them (signal-with-start carries one signal)');
+    const both = await keel.client
+      .start({ model: 'scripted/echo', prompt: 'x' }, { followUp: 'a', steer: 'b' })
+      .catch((e: unknown) => e);
+    expect((both as Error).message).toBe(
+      'Invalid start: followUp and steer: give one of them (signal-with-start carries one signal)',
+    );
   });
 });

@@ -25,7 +25,13 @@ const scripts = {
   batch: {
     rules: [
       { match: 'toolResult:hold held 2', text: 'batch done' },
-      { match: 'go', toolCalls: [{ id: 'tool-1', name: 'hold', arguments: { value: '1' } }, { id: 'tool-2', name: 'hold', arguments: { value: '2' } }] },
+      {
+        match: 'go',
+        toolCalls: [
+          { id: 'tool-1', name: 'hold', arguments: { value: '1' } },
+          { id: 'tool-2', name: 'hold', arguments: { value: '2' } },
+        ],
+      },
       { match: 'steer-1', text: 'saw steer-1' },
       { match: 'steer-2', text: 'saw steer-2' },
       { match: 'follow-1', text: 'saw follow-1' },
@@ -48,15 +54,22 @@ describe('signals and queue modes', () => {
   });
   afterAll(() => keel?.stop());
 
-  async function duringBatch(input: Record<string, unknown>, send: (h: Awaited<ReturnType<Keel['start']>>) => Promise<unknown>) {
+  async function duringBatch(
+    input: Record<string, unknown>,
+    send: (h: Awaited<ReturnType<Keel['start']>>) => Promise<unknown>,
+  ) {
     hold = gate();
     const h = await keel.start({ model: 'scripted/batch', prompt: 'go', tools: ['hold'], ...input });
     await until(async () => (await h.state()).runningTools.length === 2, 20_000, 'batch running');
     await send(h);
-    await until(async () => {
-      const q = (await h.state()).queued;
-      return q.steering + q.followUp > 0;
-    }, 20_000, 'signal queued');
+    await until(
+      async () => {
+        const q = (await h.state()).queued;
+        return q.steering + q.followUp > 0;
+      },
+      20_000,
+      'signal queued',
+    );
     hold.open();
     return h;
   }
@@ -66,14 +79,42 @@ describe('signals and queue modes', () => {
     const r = await h.result();
     expect(strip(r.newMessages)).toEqual([
       text('go'),
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'tool-1', name: 'hold', arguments: { value: '1' } }, { type: 'toolCall', id: 'tool-2', name: 'hold', arguments: { value: '2' } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'hold', content: [{ type: 'text', text: 'held 1' }], isError: false },
-      { role: 'toolResult', toolCallId: 'tool-2', toolName: 'hold', content: [{ type: 'text', text: 'held 2' }], isError: false },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'toolCall', id: 'tool-1', name: 'hold', arguments: { value: '1' } },
+          { type: 'toolCall', id: 'tool-2', name: 'hold', arguments: { value: '2' } },
+        ],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'hold',
+        content: [{ type: 'text', text: 'held 1' }],
+        isError: false,
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-2',
+        toolName: 'hold',
+        content: [{ type: 'text', text: 'held 2' }],
+        isError: false,
+      },
       text('steer-1'),
       reply('saw steer-1'),
     ]);
     const ev = notation(await allEvents(h));
-    expect(ev.slice(ev.indexOf('TE(tool-1,tool-2)'))).toEqual(['TE(tool-1,tool-2)', 'TS', 'MS(u:steer-1)', 'ME(u:steer-1)', 'MS(a)', 'ME(a)', 'TE()', 'AE']);
+    expect(ev.slice(ev.indexOf('TE(tool-1,tool-2)'))).toEqual([
+      'TE(tool-1,tool-2)',
+      'TS',
+      'MS(u:steer-1)',
+      'ME(u:steer-1)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
+    ]);
   });
 
   it('a follow-up sent during a tool batch waits until the agent would stop', async () => {
@@ -88,7 +129,12 @@ describe('signals and queue modes', () => {
       await h.steer('steer-2');
     });
     const r = await h.result();
-    expect(strip(r.newMessages).slice(4)).toEqual([text('steer-1'), reply('saw steer-1'), text('steer-2'), reply('saw steer-2')]);
+    expect(strip(r.newMessages).slice(4)).toEqual([
+      text('steer-1'),
+      reply('saw steer-1'),
+      text('steer-2'),
+      reply('saw steer-2'),
+    ]);
   });
 
   it('steeringMode all injects every queued message in one turn', async () => {
@@ -99,27 +145,66 @@ describe('signals and queue modes', () => {
 
   it('followUpMode one-at-a-time starts one turn per follow-up; all takes them together', async () => {
     const one = await duringBatch({}, (h) => h.followUp(['follow-1', 'follow-2']));
-    expect(strip((await one.result()).newMessages).slice(4)).toEqual([reply('batch done'), text('follow-1'), reply('saw follow-1'), text('follow-2'), reply('saw follow-2')]);
+    expect(strip((await one.result()).newMessages).slice(4)).toEqual([
+      reply('batch done'),
+      text('follow-1'),
+      reply('saw follow-1'),
+      text('follow-2'),
+      reply('saw follow-2'),
+    ]);
     const all = await duringBatch({ followUpMode: 'all' }, (h) => h.followUp(['follow-1', 'follow-2']));
-    expect(strip((await all.result()).newMessages).slice(4)).toEqual([reply('batch done'), text('follow-1'), text('follow-2'), reply('saw follow-2')]);
+    expect(strip((await all.result()).newMessages).slice(4)).toEqual([
+      reply('batch done'),
+      text('follow-1'),
+      text('follow-2'),
+      reply('saw follow-2'),
+    ]);
   });
 
   it('steering sent during a model call is injected at the next turn', async () => {
     const h = await keel.start({ model: 'scripted/slow', prompt: 'talk' });
-    await until(async () => (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false, 20_000, 'streaming');
+    await until(
+      async () =>
+        (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false,
+      20_000,
+      'streaming',
+    );
     await h.steer('steer-1');
     const r = await h.result();
-    expect(strip(r.newMessages)).toEqual([text('talk'), reply('a slowly streamed answer'), text('steer-1'), reply('saw steer-1')]);
+    expect(strip(r.newMessages)).toEqual([
+      text('talk'),
+      reply('a slowly streamed answer'),
+      text('steer-1'),
+      reply('saw steer-1'),
+    ]);
   });
 
   it('a follow-up to a waiting session starts a new agent run (agent_start … agent_end again)', async () => {
     const h = await keel.start({ model: 'scripted/slow', prompt: 'talk', mode: 'session', idleTimeout: '1m' });
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
     await h.followUp('follow-1');
-    await until(async () => (await h.state()).runs === 2 && (await h.state()).status === 'waiting', 20_000, 'second run');
+    await until(
+      async () => (await h.state()).runs === 2 && (await h.state()).status === 'waiting',
+      20_000,
+      'second run',
+    );
     expect(notation(await allEvents(h))).toEqual([
-      'AS', 'TS', 'MS(u:talk)', 'ME(u:talk)', 'MS(a)', 'ME(a)', 'TE()', 'AE',
-      'AS', 'TS', 'MS(u:follow-1)', 'ME(u:follow-1)', 'MS(a)', 'ME(a)', 'TE()', 'AE',
+      'AS',
+      'TS',
+      'MS(u:talk)',
+      'ME(u:talk)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
+      'AS',
+      'TS',
+      'MS(u:follow-1)',
+      'ME(u:follow-1)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
     ]);
     await h.cancel();
   });

@@ -16,6 +16,15 @@ describe('smoke', () => {
       { role: 'user', content: [{ type: 'text', text: 'Hello' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Hi there!' }], stopReason: 'stop' },
     ]);
-    expect(notation(await allEvents(h))).toEqual(['AS', 'TS', 'MS(u:Hello)', 'ME(u:Hello)', 'MS(a)', 'ME(a)', 'TE()', 'AE']);
+    expect(notation(await allEvents(h))).toEqual([
+      'AS',
+      'TS',
+      'MS(u:Hello)',
+      'ME(u:Hello)',
+      'MS(a)',
+      'ME(a)',
+      'TE()',
+      'AE',
+    ]);
   });
 });

@@ -18,7 +18,8 @@ const SECRETS: Record<string, string> = {
   MY_SERVICE_SECRET: 'service-secret-test-27182',
 };
 const PASSED = { GITHUB_TOKEN: 'ghp-passed-through-test-161803' };
-const COMMAND = 'echo "a=$ANTHROPIC_API_KEY k=$KEEL_ANTHROPIC_API_KEY t=$TEMPORAL_TLS_CLIENT_CERT_DATA d=$DB_PASSWORD s=$MY_SERVICE_SECRET g=$GITHUB_TOKEN p=${PATH:+set}"';
+const COMMAND =
+  'echo "a=$ANTHROPIC_API_KEY k=$KEEL_ANTHROPIC_API_KEY t=$TEMPORAL_TLS_CLIENT_CERT_DATA d=$DB_PASSWORD s=$MY_SERVICE_SECRET g=$GITHUB_TOKEN p=${PATH:+set}"';
 
 /** Every string in the history, payload bytes decoded as UTF-8. */
 function textOf(value: unknown, out: string[] = []): string[] {
@@ -67,11 +68,25 @@ describe('tool processes get a scrubbed environment', () => {
     expect(r.status).toBe('completed');
     expect(strip(r.newMessages)).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'show me the env' }] },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: COMMAND } }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 'b1', toolName: 'bash', content: [{ type: 'text', text: `a= k= t= d= s= g=${PASSED.GITHUB_TOKEN} p=set\n` }], isError: false },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'b1', name: 'bash', arguments: { command: COMMAND } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'b1',
+        toolName: 'bash',
+        content: [{ type: 'text', text: `a= k= t= d= s= g=${PASSED.GITHUB_TOKEN} p=set\n` }],
+        isError: false,
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' },
     ]);
-    const everything = [JSON.stringify(r), JSON.stringify(await h.allMessages()), ...textOf(await h.workflow.fetchHistory())].join('\n');
+    const everything = [
+      JSON.stringify(r),
+      JSON.stringify(await h.allMessages()),
+      ...textOf(await h.workflow.fetchHistory()),
+    ].join('\n');
     expect(everything).toContain(PASSED.GITHUB_TOKEN); // the decoding works: the passed value is found
     for (const secret of Object.values(SECRETS)) expect(everything).not.toContain(secret);
   });

@@ -15,7 +15,9 @@ const loseFirstCompletion: ActivityInterceptorsFactory = (ctx) => ({
     async execute(input, next) {
       const result = await next(input);
       if (ctx.info.activityType !== 'runToolCall' || ctx.info.attempt > 1) return result;
-      await new Promise((_resolve, reject) => ctx.cancellationSignal.addEventListener('abort', () => reject(ctx.cancellationSignal.reason)));
+      await new Promise((_resolve, reject) =>
+        ctx.cancellationSignal.addEventListener('abort', () => reject(ctx.cancellationSignal.reason)),
+      );
       return result;
     },
   },
@@ -38,24 +40,44 @@ describe('tool ledger', () => {
   beforeAll(async () => {
     keel = await startKeel({
       tools: [fetchPage],
-      scripts: { fetch: { replies: [{ toolCall: { name: 'fetch_page', arguments: { url: 'https://example.test' }, id: 'f1' } }, { text: 'fetched' }] } },
+      scripts: {
+        fetch: {
+          replies: [
+            { toolCall: { name: 'fetch_page', arguments: { url: 'https://example.test' }, id: 'f1' } },
+            { text: 'fetched' },
+          ],
+        },
+      },
       workerOptions: { interceptors: { activity: [loseFirstCompletion] } },
     });
   });
   afterAll(() => keel?.stop());
 
   it('a retried call that already finished here returns the recorded outcome without running again', async () => {
-    const h = await keel.start({ model: 'scripted/fetch', prompt: 'fetch it', tools: ['fetch_page'], heartbeatTimeout: '1s' });
+    const h = await keel.start({
+      model: 'scripted/fetch',
+      prompt: 'fetch it',
+      tools: ['fetch_page'],
+      heartbeatTimeout: '1s',
+    });
     const r = await h.result();
     expect(r.status).toBe('completed');
     expect(executions).toEqual([`${h.workflowId}/f1 attempt 1`]);
     expect(strip(r.newMessages.slice(2))).toEqual([
-      { role: 'toolResult', toolCallId: 'f1', toolName: 'fetch_page', content: [{ type: 'text', text: 'page https://example.test (attempt 1)' }], isError: false },
+      {
+        role: 'toolResult',
+        toolCallId: 'f1',
+        toolName: 'fetch_page',
+        content: [{ type: 'text', text: 'page https://example.test (attempt 1)' }],
+        isError: false,
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'fetched' }], stopReason: 'stop' },
     ]);
     // Temporal did dispatch the call a second time
     const history = await h.workflow.fetchHistory();
-    const attempts = history.events?.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    const attempts = history.events
+      ?.filter((e) => e.activityTaskStartedEventAttributes)
+      .map((e) => e.activityTaskStartedEventAttributes!.attempt);
     expect(attempts).toContain(2);
   });
 });

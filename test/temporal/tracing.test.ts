@@ -20,7 +20,10 @@ const echo = defineTool<{ text: string }>({
 });
 const script = {
   replies: [
-    { toolCall: { name: 'echo', arguments: { text: 'ping' }, id: 'e1' }, usage: { input: 10, output: 4, totalTokens: 14 } },
+    {
+      toolCall: { name: 'echo', arguments: { text: 'ping' }, id: 'e1' },
+      usage: { input: 10, output: 4, totalTokens: 14 },
+    },
     { text: 'done', usage: { input: 20, output: 2, totalTokens: 22 } },
   ],
 };
@@ -53,7 +56,9 @@ describe('tracing', () => {
       await running;
     }
 
-    const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceOf(exporter.getFinishedSpans(), workflowId));
+    const spans = exporter
+      .getFinishedSpans()
+      .filter((s) => s.spanContext().traceId === traceOf(exporter.getFinishedSpans(), workflowId));
     const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
     expect(byId.size).toBe(spans.length); // no span exported twice
     const parentName = (s: ReadableSpan) => (s.parentSpanId ? byId.get(s.parentSpanId)?.name : undefined);
@@ -74,7 +79,9 @@ describe('tracing', () => {
       'StartActivity:startRun > RunActivity:startRun',
     ]);
 
-    const chats = spans.filter((s) => s.name === 'chat scripted/traced').sort((a, b) => Number(a.attributes['keel.turn']) - Number(b.attributes['keel.turn']));
+    const chats = spans
+      .filter((s) => s.name === 'chat scripted/traced')
+      .sort((a, b) => Number(a.attributes['keel.turn']) - Number(b.attributes['keel.turn']));
     expect(chats.map((s) => s.attributes)).toEqual([
       expect.objectContaining({
         'gen_ai.operation.name': 'chat',
@@ -84,10 +91,19 @@ describe('tracing', () => {
         'gen_ai.response.finish_reasons': ['toolUse'],
         'keel.cost_usd': 0,
       }),
-      expect.objectContaining({ 'gen_ai.usage.input_tokens': 20, 'gen_ai.usage.output_tokens': 2, 'gen_ai.response.finish_reasons': ['stop'] }),
+      expect.objectContaining({
+        'gen_ai.usage.input_tokens': 20,
+        'gen_ai.usage.output_tokens': 2,
+        'gen_ai.response.finish_reasons': ['stop'],
+      }),
     ]);
     const tool = spans.find((s) => s.name === 'execute_tool echo')!;
-    expect(tool.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'echo', 'gen_ai.tool.call.id': 'e1', 'keel.tool.is_error': false });
+    expect(tool.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'echo',
+      'gen_ai.tool.call.id': 'e1',
+      'keel.tool.is_error': false,
+    });
   });
 });
 

@@ -15,7 +15,8 @@ import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === 'true') throw new Error(`CI needs Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
+if (!available && process.env.CI === 'true')
+  throw new Error(`CI needs Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
 
 describe.skipIf(!available)(`the run in the Temporal Web UI (needs Chromium at ${CHROMIUM})`, () => {
   let server: DevServer;
@@ -24,7 +25,11 @@ describe.skipIf(!available)(`the run in the Temporal Web UI (needs Chromium at $
   let browser: Browser;
   beforeAll(async () => {
     server = await startDevServer({ ui: true, uiPort: 18233 + Math.floor(Math.random() * 1000), log: () => {} });
-    worker = await createAgentWorker({ address: server.address, taskQueue: 'ui', models: { scripted: scriptedModel({ ui: { rules: [{ text: 'All done.' }] } }) } });
+    worker = await createAgentWorker({
+      address: server.address,
+      taskQueue: 'ui',
+      models: { scripted: scriptedModel({ ui: { rules: [{ text: 'All done.' }] } }) },
+    });
     void worker.run();
     client = await AgentClient.connect({ address: server.address, taskQueue: 'ui' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -45,7 +50,14 @@ describe.skipIf(!available)(`the run in the Temporal Web UI (needs Chromium at $
     // the prompt is also in the Input panel: read the User Metadata tab, whose markdown the UI renders in iframes
     await page.getByText('User Metadata', { exact: true }).first().click();
     const shown = async () => {
-      const texts = await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')));
+      const texts = await Promise.all(
+        page.frames().map((f) =>
+          f
+            .locator('body')
+            .innerText()
+            .catch(() => ''),
+        ),
+      );
       return texts.map((t) => t.trim());
     };
     const expected = [

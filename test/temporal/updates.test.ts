@@ -36,7 +36,11 @@ const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }
 const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
 
 /** What became of an Update: `accepted`, or the refusal's text. */
-const answer = (p: Promise<unknown>) => p.then(() => 'accepted', (e: Error) => e.message);
+const answer = (p: Promise<unknown>) =>
+  p.then(
+    () => 'accepted',
+    (e: Error) => e.message,
+  );
 
 describe('Updates with validators', () => {
   let keel: Keel;
@@ -46,7 +50,13 @@ describe('Updates with validators', () => {
   afterAll(() => keel?.stop());
 
   const session = async () => {
-    const h = await keel.start({ model: 'scripted/chat', prompt: 'hi', mode: 'session', tools: ['hold'], idleTimeout: '5m' });
+    const h = await keel.start({
+      model: 'scripted/chat',
+      prompt: 'hi',
+      mode: 'session',
+      tools: ['hold'],
+      idleTimeout: '5m',
+    });
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
     return h;
   };
@@ -58,7 +68,11 @@ describe('Updates with validators', () => {
     const h = await session();
     expect(await h.interrupt()).toEqual({ interrupted: false });
     expect(await h.followUp('more please')).toEqual({ queued: { steering: 0, followUp: 1 } });
-    await until(async () => (await h.state()).runs === 2 && (await h.state()).status === 'waiting', 20_000, 'second run');
+    await until(
+      async () => (await h.state()).runs === 2 && (await h.state()).status === 'waiting',
+      20_000,
+      'second run',
+    );
     expect(await h.end()).toEqual({ status: 'completed' });
     const r = await h.result();
     expect(strip(r.newMessages)).toEqual([user('hi'), reply('hello'), user('more please'), reply('more, as asked')]);
@@ -70,7 +84,9 @@ describe('Updates with validators', () => {
     const h = await session();
     await h.followUp('hold it');
     await holding(h);
-    expect(await h.steer(['steered', { role: 'user', content: 'again' }])).toEqual({ queued: { steering: 2, followUp: 0 } });
+    expect(await h.steer(['steered', { role: 'user', content: 'again' }])).toEqual({
+      queued: { steering: 2, followUp: 0 },
+    });
     expect(await h.interrupt()).toEqual({ interrupted: true });
     hold.open();
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting after interrupt');
@@ -82,7 +98,9 @@ describe('Updates with validators', () => {
 
   it('malformed messages and reasons are refused with what is wrong; nothing is queued', async () => {
     const h = await session();
-    expect(await refusal(h.followUp(42 as never))).toBe('followUp: the message must be text or a user message { role: "user", content }, got 42');
+    expect(await refusal(h.followUp(42 as never))).toBe(
+      'followUp: the message must be text or a user message { role: "user", content }, got 42',
+    );
     expect(await refusal(h.steer([]))).toBe('steer: expected at least one message, got an empty list');
     expect(await refusal(h.steer(['fine', { role: 'assistant', content: 'x' } as never]))).toBe(
       'steer: message 2 must be text or a user message { role: "user", content }, got {"role":"assistant","content":"x"}',
@@ -90,7 +108,9 @@ describe('Updates with validators', () => {
     expect(await refusal(h.followUp({ role: 'user', content: 7 } as never))).toBe(
       'followUp: the message has content that is neither text nor a list of text and image blocks',
     );
-    expect(await refusal(h.followUp({ role: 'user', content: 'x', timestamp: 'now' } as never))).toBe('followUp: the message has a timestamp that is not a number');
+    expect(await refusal(h.followUp({ role: 'user', content: 'x', timestamp: 'now' } as never))).toBe(
+      'followUp: the message has a timestamp that is not a number',
+    );
     expect(await refusal(h.cancel(42 as never))).toBe('cancel: the reason must be text, got 42');
     const st = await h.state();
     expect([st.queued, st.runs, st.status]).toEqual([{ steering: 0, followUp: 0 }, 1, 'waiting']);
@@ -105,7 +125,11 @@ describe('Updates with validators', () => {
     await holding(cancelling);
     const cancelled = cancelling.cancel('stop');
     // an interrupt that arrives before the cancel is accepted (and harmless); once cancelling, it is refused
-    await until(async () => (await answer(cancelling.interrupt())) === 'Cannot interrupt: the run is being cancelled', 20_000, 'cancelling');
+    await until(
+      async () => (await answer(cancelling.interrupt())) === 'Cannot interrupt: the run is being cancelled',
+      20_000,
+      'cancelling',
+    );
     expect(await refusal(cancelling.followUp('more'))).toBe('Cannot queue a follow-up: the run is being cancelled');
     expect(await refusal(cancelling.steer('more'))).toBe('Cannot queue a steering message: the run is being cancelled');
     expect(await refusal(cancelling.end())).toBe('Cannot end: the run is being cancelled');
@@ -117,14 +141,32 @@ describe('Updates with validators', () => {
     await ending.followUp('hold it');
     await holding(ending);
     const ended = ending.end();
-    await until(async () => (await answer(ending.steer('more'))) === 'Cannot queue a steering message: the run is ending (end was requested)', 20_000, 'ending');
-    expect(await refusal(ending.followUp('more'))).toBe('Cannot queue a follow-up: the run is ending (end was requested)');
+    await until(
+      async () =>
+        (await answer(ending.steer('more'))) ===
+        'Cannot queue a steering message: the run is ending (end was requested)',
+      20_000,
+      'ending',
+    );
+    expect(await refusal(ending.followUp('more'))).toBe(
+      'Cannot queue a follow-up: the run is ending (end was requested)',
+    );
     hold.open();
     expect(await ended).toEqual({ status: 'completed' });
     expect(strip((await ending.result()).newMessages).slice(2)).toEqual([
       user('hold it'),
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'tool-1', name: 'hold', arguments: {} }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: 'tool-1', toolName: 'hold', content: [{ type: 'text', text: 'held' }], isError: false },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'tool-1', name: 'hold', arguments: {} }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'hold',
+        content: [{ type: 'text', text: 'held' }],
+        isError: false,
+      },
       reply('hold returned'),
     ]);
     expect(await workflowTaskFailures(ending)).toEqual([]);
@@ -132,10 +174,21 @@ describe('Updates with validators', () => {
 
   it('an end waiting while the session continues-as-new is carried: end() still resolves with the final status', async () => {
     hold = gate();
-    const h = await keel.start({ model: 'scripted/chat', prompt: 'hold it', mode: 'session', tools: ['hold'], continueAsNewAfterBytes: 65_536 });
+    const h = await keel.start({
+      model: 'scripted/chat',
+      prompt: 'hold it',
+      mode: 'session',
+      tools: ['hold'],
+      continueAsNewAfterBytes: 65_536,
+    });
     await holding(h);
     const ended = h.end();
-    await until(async () => (await answer(h.followUp('more'))) === 'Cannot queue a follow-up: the run is ending (end was requested)', 20_000, 'ending');
+    await until(
+      async () =>
+        (await answer(h.followUp('more'))) === 'Cannot queue a follow-up: the run is ending (end was requested)',
+      20_000,
+      'ending',
+    );
     const big = `steered ${'x'.repeat(70_000)}`;
     await h.workflow.signal(steerSignal, big); // 70 KB: continue-as-new at the next turn boundary
     hold.open();
@@ -158,7 +211,11 @@ describe('Updates with validators', () => {
   it('the signals of the same names still work (fire and forget)', async () => {
     const h = await session();
     await h.workflow.signal(followUpSignal, 'more by signal');
-    await until(async () => (await h.state()).runs === 2 && (await h.state()).status === 'waiting', 20_000, 'second run');
+    await until(
+      async () => (await h.state()).runs === 2 && (await h.state()).status === 'waiting',
+      20_000,
+      'second run',
+    );
     expect(strip(await h.allMessages()).slice(2)).toEqual([user('more by signal'), reply('more, as asked')]);
     await h.end();
   });

@@ -35,7 +35,12 @@ async function build(buildId: string): Promise<AgentWorker> {
     tools: [hold],
     models: {
       scripted: scriptedModel({
-        s: { rules: [{ match: 'work', toolCalls: [{ id: 'h-1', name: 'hold', arguments: {} }] }, { text: `answered by ${buildId}` }] },
+        s: {
+          rules: [
+            { match: 'work', toolCalls: [{ id: 'h-1', name: 'hold', arguments: {} }] },
+            { text: `answered by ${buildId}` },
+          ],
+        },
       }),
     },
     workflowBundle: { codePath: inject('workflowBundlePath') },
@@ -47,10 +52,16 @@ async function build(buildId: string): Promise<AgentWorker> {
 
 /** The current build as the task queue routes it (the deployment's routing reaches the task queue a moment later). */
 async function currentBuild(client: AgentClient): Promise<string | undefined> {
-  const d = await client.client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName }).catch(() => undefined);
+  const d = await client.client.workflowService
+    .describeWorkerDeployment({ namespace: 'default', deploymentName })
+    .catch(() => undefined);
   const deployment = d?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined;
   const q = await client.client.workflowService
-    .describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW })
+    .describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    })
     .catch(() => undefined);
   const routed = q?.versioningInfo?.currentDeploymentVersion?.buildId ?? undefined;
   return deployment === routed ? deployment : undefined;
@@ -65,10 +76,14 @@ async function pinnedTo(h: AgentRunHandle): Promise<string | undefined> {
 
 const lastText = async (h: AgentRunHandle) => (await h.state()).lastReply;
 const idle = (h: AgentRunHandle, turns: number) =>
-  until(async () => {
-    const s = await h.state();
-    return s.status === 'waiting' && s.turns >= turns;
-  }, 60_000, `idle after ${turns} turns`);
+  until(
+    async () => {
+      const s = await h.state();
+      return s.status === 'waiting' && s.turns >= turns;
+    },
+    60_000,
+    `idle after ${turns} turns`,
+  );
 
 describe('upgrading Keel with runs in flight', () => {
   const workers: AgentWorker[] = [];
@@ -86,12 +101,18 @@ describe('upgrading Keel with runs in flight', () => {
     await until(async () => (await currentBuild(client)) === 'build-a', 60_000, 'build-a current');
 
     // S1 parks waiting on A; S2 is in the middle of a turn on A (its tool is held)
-    const s1 = await client.start({ model: 'scripted/s', prompt: 'hello', mode: 'session' }, { workflowId: `upgrade-s1-${randomUUID()}` });
+    const s1 = await client.start(
+      { model: 'scripted/s', prompt: 'hello', mode: 'session' },
+      { workflowId: `upgrade-s1-${randomUUID()}` },
+    );
     await idle(s1, 1);
     expect(await lastText(s1)).toBe('answered by build-a');
     release = gate();
     holding = 0;
-    const s2 = await client.start({ model: 'scripted/s', prompt: 'work', tools: ['hold'], mode: 'session' }, { workflowId: `upgrade-s2-${randomUUID()}` });
+    const s2 = await client.start(
+      { model: 'scripted/s', prompt: 'work', tools: ['hold'], mode: 'session' },
+      { workflowId: `upgrade-s2-${randomUUID()}` },
+    );
     await until(() => holding === 1, 30_000, 'S2 tool running on A');
 
     // build B is deployed and becomes current; A keeps running
@@ -111,7 +132,9 @@ describe('upgrading Keel with runs in flight', () => {
     release.open();
     await idle(s2, 2);
     const s2Messages = await s2.allMessages();
-    expect(s2Messages.find((m) => m.role === 'toolResult')).toMatchObject({ content: [{ type: 'text', text: 'tool ran on build-a' }] });
+    expect(s2Messages.find((m) => m.role === 'toolResult')).toMatchObject({
+      content: [{ type: 'text', text: 'tool ran on build-a' }],
+    });
     expect(await lastText(s2)).toBe('answered by build-a');
     await until(async () => (await pinnedTo(s2)) === 'build-b', 30_000, 'S2 moved to build-b');
 
@@ -129,6 +152,13 @@ describe('upgrading Keel with runs in flight', () => {
       expect((await h.result()).status).toBe('completed');
     }
     // the whole transcript survived the moves
-    expect((await s1.allMessages()).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+    expect((await s1.allMessages()).map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
   }, 240_000);
 });

@@ -15,8 +15,19 @@ const echo = defineTool({
 const scripts = {
   vis: {
     rules: [
-      { match: 'toolResult:echo', text: 'all echoed', usage: { totalTokens: 30, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.25 } } },
-      { match: 'two', toolCalls: [{ id: 'tool-1', name: 'echo', arguments: { value: 'a' } }, { id: 'tool-2', name: 'echo', arguments: { value: 'b' } }], usage: { totalTokens: 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.5 } } },
+      {
+        match: 'toolResult:echo',
+        text: 'all echoed',
+        usage: { totalTokens: 30, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.25 } },
+      },
+      {
+        match: 'two',
+        toolCalls: [
+          { id: 'tool-1', name: 'echo', arguments: { value: 'a' } },
+          { id: 'tool-2', name: 'echo', arguments: { value: 'b' } },
+        ],
+        usage: { totalTokens: 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.5 } },
+      },
       { text: 'hello' },
     ],
   },
@@ -30,7 +41,12 @@ describe('Temporal UI visibility', () => {
   afterAll(() => keel?.stop());
 
   it('static summary and details at start, current details, a summary on every activity', async () => {
-    const h = await keel.start({ model: 'scripted/vis', prompt: 'echo two things\nsecond line', tools: ['echo'], metadata: { ticket: 42 } });
+    const h = await keel.start({
+      model: 'scripted/vis',
+      prompt: 'echo two things\nsecond line',
+      tools: ['echo'],
+      metadata: { ticket: 42 },
+    });
     await h.result();
     const d = await h.workflow.describe();
     expect(await d.staticSummary()).toBe('echo two things');
@@ -39,9 +55,20 @@ describe('Temporal UI visibility', () => {
     const current = (await h.workflow.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails;
     expect(current).toBe('**completed** · turn 2 · 5 messages\n\nusage: 50 tokens · $0.7500\n\nlast reply: all echoed');
     const history = await h.workflow.fetchHistory();
-    const scheduled = history.events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-    const summaries = scheduled.map((e) => (e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined));
-    expect(summaries).toEqual(['check run input', 'model scripted/vis · turn 1', 'prepare 2 tool calls', 'echo a', 'echo b', 'model scripted/vis · turn 2']);
+    const scheduled = history.events!.filter(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    );
+    const summaries = scheduled.map((e) =>
+      e.userMetadata?.summary ? defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary) : undefined,
+    );
+    expect(summaries).toEqual([
+      'check run input',
+      'model scripted/vis · turn 1',
+      'prepare 2 tool calls',
+      'echo a',
+      'echo b',
+      'model scripted/vis · turn 2',
+    ]);
   });
 
   it('search attributes are kept current: KeelStatus finds completed runs and waiting sessions', async () => {
@@ -54,8 +81,16 @@ describe('Temporal UI visibility', () => {
       for await (const w of keel.client.client.workflow.list({ query })) ids.push(w.workflowId);
       return ids;
     };
-    await until(async () => (await find(`KeelStatus="completed" AND WorkflowId="${done.workflowId}"`)).length === 1, 20_000, 'completed visible');
-    await until(async () => (await find(`KeelStatus="waiting" AND WorkflowId="${waiting.workflowId}"`)).length === 1, 20_000, 'waiting visible');
+    await until(
+      async () => (await find(`KeelStatus="completed" AND WorkflowId="${done.workflowId}"`)).length === 1,
+      20_000,
+      'completed visible',
+    );
+    await until(
+      async () => (await find(`KeelStatus="waiting" AND WorkflowId="${waiting.workflowId}"`)).length === 1,
+      20_000,
+      'waiting visible',
+    );
     const attrs = (await done.workflow.describe()).typedSearchAttributes;
     expect(attrs.get(KEEL_STATUS)).toBe('completed');
     expect(attrs.get(KEEL_MODEL)).toBe('scripted/vis');

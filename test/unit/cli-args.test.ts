@@ -10,7 +10,16 @@ import { CliError, uiLink } from '../../client/cli/context.js';
 
 describe('keel run/start input', () => {
   it('builds an AgentRunInput from the prompt and flags', () => {
-    expect(buildInput(['fix', 'the', 'bug'], { model: 'scripted/x', tools: ['read', 'bash'], mode: 'session', system: 'be brief', maxTurns: 3, meta: ['ticket=42'] })).toEqual({
+    expect(
+      buildInput(['fix', 'the', 'bug'], {
+        model: 'scripted/x',
+        tools: ['read', 'bash'],
+        mode: 'session',
+        system: 'be brief',
+        maxTurns: 3,
+        meta: ['ticket=42'],
+      }),
+    ).toEqual({
       prompt: 'fix the bug',
       model: 'scripted/x',
       tools: ['read', 'bash'],
@@ -24,12 +33,24 @@ describe('keel run/start input', () => {
   it('--input gives a full AgentRunInput; flags override it', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'keel-cli-')), 'in.json');
     writeFileSync(file, JSON.stringify({ model: 'scripted/a', prompt: 'from file', maxTurns: 9, metadata: { a: 1 } }));
-    expect(buildInput([], { input: file, maxTurns: 2 })).toEqual({ model: 'scripted/a', prompt: 'from file', maxTurns: 2, metadata: { a: 1 } });
-    expect(buildInput(['override'], { input: file, model: 'scripted/b' })).toMatchObject({ model: 'scripted/b', prompt: 'override' });
+    expect(buildInput([], { input: file, maxTurns: 2 })).toEqual({
+      model: 'scripted/a',
+      prompt: 'from file',
+      maxTurns: 2,
+      metadata: { a: 1 },
+    });
+    expect(buildInput(['override'], { input: file, model: 'scripted/b' })).toMatchObject({
+      model: 'scripted/b',
+      prompt: 'override',
+    });
   });
 
   it('--input also takes inline JSON', () => {
-    expect(buildInput([], { input: '{"model":"scripted/a","prompt":"inline","maxTurns":4}' })).toEqual({ model: 'scripted/a', prompt: 'inline', maxTurns: 4 });
+    expect(buildInput([], { input: '{"model":"scripted/a","prompt":"inline","maxTurns":4}' })).toEqual({
+      model: 'scripted/a',
+      prompt: 'inline',
+      maxTurns: 4,
+    });
     expect(() => buildInput([], { input: '{"model":' })).toThrow('--input {"model":: not JSON');
   });
 
@@ -39,13 +60,19 @@ describe('keel run/start input', () => {
   });
 
   it('links to the Temporal UI', () => {
-    expect(uiLink({ ui: 'http://localhost:8233', namespace: 'default' }, 'keel-1')).toBe('http://localhost:8233/namespaces/default/workflows/keel-1');
+    expect(uiLink({ ui: 'http://localhost:8233', namespace: 'default' }, 'keel-1')).toBe(
+      'http://localhost:8233/namespaces/default/workflows/keel-1',
+    );
   });
 });
 
 describe('keel batch task files', () => {
   it('parses objects and prompt strings, filling defaults', () => {
-    const tasks = parseTasks('{"prompt":"a","model":"scripted/x"}\n\n"b"\n{"prompt":"c","maxTurns":5}\n', { model: 'scripted/d', maxTurns: 2, tools: ['read'] });
+    const tasks = parseTasks('{"prompt":"a","model":"scripted/x"}\n\n"b"\n{"prompt":"c","maxTurns":5}\n', {
+      model: 'scripted/d',
+      maxTurns: 2,
+      tools: ['read'],
+    });
     expect(tasks).toEqual([
       { prompt: 'a', model: 'scripted/x', tools: ['read'], maxTurns: 2 },
       { prompt: 'b', model: 'scripted/d', tools: ['read'], maxTurns: 2 },
@@ -68,7 +95,10 @@ describe('keel batch task files', () => {
 
 describe('keel exit codes without a server', () => {
   const quiet = () => {
-    const spies = [vi.spyOn(process.stderr, 'write').mockImplementation(() => true), vi.spyOn(process.stdout, 'write').mockImplementation(() => true)];
+    const spies = [
+      vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
+      vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
+    ];
     return () => spies.forEach((s) => s.mockRestore());
   };
 

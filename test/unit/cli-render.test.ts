@@ -2,11 +2,22 @@
 import { describe, expect, it } from 'vitest';
 import type { LoggedEvent } from '../../common/events.js';
 import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
-import { headLines, oneLine, progressLine, RunRenderer, stringSink, transcriptMarkdown } from '../../client/cli/render.js';
+import {
+  headLines,
+  oneLine,
+  progressLine,
+  RunRenderer,
+  stringSink,
+  transcriptMarkdown,
+} from '../../client/cli/render.js';
 import { heartbeatsOf } from '../../client/cli/follow.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 
-const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'] = 'stop', errorMessage?: string): AssistantMessage => ({
+const assistant = (
+  content: AssistantMessage['content'],
+  stopReason: AssistantMessage['stopReason'] = 'stop',
+  errorMessage?: string,
+): AssistantMessage => ({
   role: 'assistant',
   content,
   api: 'scripted',
@@ -21,10 +32,31 @@ const assistant = (content: AssistantMessage['content'], stopReason: AssistantMe
 const events: LoggedEvent[] = [
   { seq: 1, type: 'agent_start' },
   { seq: 2, type: 'turn_start' },
-  { seq: 3, type: 'message_start', message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 0 } },
-  { seq: 4, type: 'message_end', message: assistant([{ type: 'text', text: 'Let me look.' }, { type: 'toolCall', id: 'c1', name: 'ls', arguments: { path: '.' } }], 'toolUse') },
+  {
+    seq: 3,
+    type: 'message_start',
+    message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 0 },
+  },
+  {
+    seq: 4,
+    type: 'message_end',
+    message: assistant(
+      [
+        { type: 'text', text: 'Let me look.' },
+        { type: 'toolCall', id: 'c1', name: 'ls', arguments: { path: '.' } },
+      ],
+      'toolUse',
+    ),
+  },
   { seq: 5, type: 'tool_execution_start', toolCallId: 'c1', toolName: 'ls', args: { path: '.' } },
-  { seq: 6, type: 'tool_execution_end', toolCallId: 'c1', toolName: 'ls', isError: false, result: { content: [{ type: 'text', text: 'a.txt\nb.txt\nc.txt\nd.txt\ne.txt\nf.txt' }], details: {} } },
+  {
+    seq: 6,
+    type: 'tool_execution_end',
+    toolCallId: 'c1',
+    toolName: 'ls',
+    isError: false,
+    result: { content: [{ type: 'text', text: 'a.txt\nb.txt\nc.txt\nd.txt\ne.txt\nf.txt' }], details: {} },
+  },
   { seq: 7, type: 'turn_start' },
   { seq: 8, type: 'message_end', message: assistant([{ type: 'text', text: 'Six files.' }]) },
   { seq: 9, type: 'agent_end', messages: [] },
@@ -37,7 +69,14 @@ describe('RunRenderer', () => {
     r.header('wf-1', 'http://localhost:8233/namespaces/default/workflows/wf-1');
     for (const e of events) r.event(e);
     r.queue({ steering: 1, followUp: 0 });
-    r.summary({ workflowId: 'wf-1', status: 'completed', turns: 2, usage: { ...emptyUsage(), totalTokens: 30, input: 20, output: 10 }, durationMs: 1500, url: 'http://ui/wf-1' });
+    r.summary({
+      workflowId: 'wf-1',
+      status: 'completed',
+      turns: 2,
+      usage: { ...emptyUsage(), totalTokens: 30, input: 20, output: 10 },
+      durationMs: 1500,
+      url: 'http://ui/wf-1',
+    });
     expect(sink.text().split('\n')).toEqual([
       'run wf-1',
       'ui http://localhost:8233/namespaces/default/workflows/wf-1',
@@ -65,7 +104,16 @@ describe('RunRenderer', () => {
     r.event(events[7]);
     r.event(events[5]);
     expect(sink.text()).toBe(
-      ['── turn 1 ──', 'assistant › Six files.', '← ls ✓ a.txt', '    b.txt', '    c.txt', '    d.txt', '    (+2 more lines)', ''].join('\n'),
+      [
+        '── turn 1 ──',
+        'assistant › Six files.',
+        '← ls ✓ a.txt',
+        '    b.txt',
+        '    c.txt',
+        '    d.txt',
+        '    (+2 more lines)',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -74,14 +122,27 @@ describe('RunRenderer', () => {
     const r = new RunRenderer(sink);
     r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Hello wor' }]) });
     r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Hel' }]) });
-    r.event({ seq: 1, type: 'message_end', message: assistant([{ type: 'text', text: 'Hello' }], 'error', 'rate limited') });
-    expect(sink.text()).toBe('assistant › Hello wor\n(model call retried: the reply restarts)\nassistant › Hello\nmodel error: rate limited\n');
+    r.event({
+      seq: 1,
+      type: 'message_end',
+      message: assistant([{ type: 'text', text: 'Hello' }], 'error', 'rate limited'),
+    });
+    expect(sink.text()).toBe(
+      'assistant › Hello wor\n(model call retried: the reply restarts)\nassistant › Hello\nmodel error: rate limited\n',
+    );
   });
 
   it('shows tool progress once per update on a TTY', () => {
     const sink = stringSink({ tty: true });
     const r = new RunRenderer(sink);
-    const h = { kind: 'tool' as const, toolCallId: 'c1', toolName: 'bash', args: {}, partialResult: { content: [{ type: 'text', text: 'line 1\nline 2\n' }] }, updates: 2 };
+    const h = {
+      kind: 'tool' as const,
+      toolCallId: 'c1',
+      toolName: 'bash',
+      args: {},
+      partialResult: { content: [{ type: 'text', text: 'line 1\nline 2\n' }] },
+      updates: 2,
+    };
     r.tool(h);
     r.tool(h);
     expect(sink.text()).toBe('  ⋯ bash: line 2\n');
@@ -92,13 +153,23 @@ describe('RunRenderer: pending approvals', () => {
   it('announces each pending approval once, with the commands that decide it', () => {
     const sink = stringSink();
     const r = new RunRenderer(sink);
-    const pending = { toolCallId: 'tool-1', toolName: 'bash', args: { command: 'rm -rf build' }, argsDigest: 'ab12', requestedAt: 0 };
+    const pending = {
+      toolCallId: 'tool-1',
+      toolName: 'bash',
+      args: { command: 'rm -rf build' },
+      argsDigest: 'ab12',
+      requestedAt: 0,
+    };
     r.approvals('run-7', [pending]);
     r.approvals('run-7', [pending]);
-    expect(sink.text()).toBe('approval_needed tool-1 bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n');
+    expect(sink.text()).toBe(
+      'approval_needed tool-1 bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n',
+    );
     const tty = stringSink({ tty: true });
     new RunRenderer(tty).approvals('run-7', [pending]);
-    expect(tty.text()).toBe('⚠ APPROVAL NEEDED: bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n');
+    expect(tty.text()).toBe(
+      '⚠ APPROVAL NEEDED: bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n',
+    );
   });
 });
 
@@ -113,8 +184,14 @@ describe('helpers', () => {
     const partial = assistant([{ type: 'text', text: 'so far' }]);
     const raw = {
       pendingActivities: [
-        { activityType: { name: 'callModel' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ kind: 'model', partial })] } },
-        { activityType: { name: 'other' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ something: 'else' })] } },
+        {
+          activityType: { name: 'callModel' },
+          heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ kind: 'model', partial })] },
+        },
+        {
+          activityType: { name: 'other' },
+          heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ something: 'else' })] },
+        },
         { activityType: { name: 'x' } },
       ],
     };
@@ -125,8 +202,22 @@ describe('helpers', () => {
     const md = transcriptMarkdown(
       [
         { role: 'user', content: 'hi', timestamp: 0 },
-        assistant([{ type: 'thinking', thinking: 'hmm' }, { type: 'text', text: 'Reading.' }, { type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a' } }], 'toolUse'),
-        { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'has ``` fence' }], isError: true, timestamp: 0 },
+        assistant(
+          [
+            { type: 'thinking', thinking: 'hmm' },
+            { type: 'text', text: 'Reading.' },
+            { type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a' } },
+          ],
+          'toolUse',
+        ),
+        {
+          role: 'toolResult',
+          toolCallId: 'c1',
+          toolName: 'read',
+          content: [{ type: 'text', text: 'has ``` fence' }],
+          isError: true,
+          timestamp: 0,
+        },
       ],
       'Run x',
     );
@@ -163,7 +254,11 @@ describe('helpers', () => {
   });
 
   it('draws a progress bar', () => {
-    const line = progressLine({ total: 10, done: 4, failed: 1, running: 2, queued: 3, tokens: 1234, cost: 0.5 }, { color: false, width: 120 }, 30);
+    const line = progressLine(
+      { total: 10, done: 4, failed: 1, running: 2, queued: 3, tokens: 1234, cost: 0.5 },
+      { color: false, width: 120 },
+      30,
+    );
     const m = /^\[(█+)(░+)\] (.*)$/.exec(line)!;
     expect(m[1].length).toBe(m[2].length); // half finished
     expect(m[3]).toBe('5/10 · done 4 · failed 1 · running 2 · queued 3 · 1,234 tok · $0.5000 · 30/min');

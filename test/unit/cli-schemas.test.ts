@@ -23,13 +23,25 @@ describe('published JSON Schemas', () => {
 
   it('the drift check notices a changed file', () => {
     const dir = join(SCHEMAS_DIR, '..', 'node_modules', '.keel-schema-drift-test-missing');
-    expect(driftedSchemas(dir).sort()).toEqual(schemaFiles().map((f) => f.name).sort());
+    expect(driftedSchemas(dir).sort()).toEqual(
+      schemaFiles()
+        .map((f) => f.name)
+        .sort(),
+    );
   });
 
   it('the published input schema accepts and rejects what the worker does', () => {
     const ajv = new Ajv({ allErrors: true, strict: false });
     const validate = ajv.compile(load('agent-run-input.json'));
-    const good = [{ model: 'scripted/x', prompt: 'hi' }, { model: 'anthropic/claude-sonnet-4-5', prompt: [{ role: 'user', content: 'hi' }], tools: ['read'], mode: 'session' }];
+    const good = [
+      { model: 'scripted/x', prompt: 'hi' },
+      {
+        model: 'anthropic/claude-sonnet-4-5',
+        prompt: [{ role: 'user', content: 'hi' }],
+        tools: ['read'],
+        mode: 'session',
+      },
+    ];
     const bad = [{ model: 'gpt' }, { model: 'a/b', maxTurns: 0 }, { model: 'a/b', bogus: 1 }, { prompt: 'no model' }];
     for (const g of good) expect([validate(g), agentRunInputErrors(g)]).toEqual([true, []]);
     for (const b of bad) {
@@ -42,7 +54,14 @@ describe('published JSON Schemas', () => {
     const ajv = new Ajv({ allErrors: true, strict: false });
     ajv.addSchema(load('agent-run-input.json'));
     const result = ajv.compile(load('agent-run-result.json'));
-    const usage = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const usage = {
+      input: 1,
+      output: 2,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 3,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
     const ok = {
       status: 'completed',
       finalText: 'done',
@@ -50,14 +69,25 @@ describe('published JSON Schemas', () => {
       usage,
       newMessages: [
         { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 1 },
-        { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', api: 'x', provider: 'p', model: 'm', usage, timestamp: 2 },
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'done' }],
+          stopReason: 'stop',
+          api: 'x',
+          provider: 'p',
+          model: 'm',
+          usage,
+          timestamp: 2,
+        },
       ],
     };
     expect(result(ok), JSON.stringify(result.errors)).toBe(true);
     expect(result({ ...ok, status: 'weird' })).toBe(false);
     expect(result({ ...ok, extra: 1 })).toBe(false);
     const batch = ajv.compile(load('agent-batch-input.json'));
-    expect(batch({ tasks: [{ model: 'scripted/x', prompt: 'a' }], concurrency: 4 }), JSON.stringify(batch.errors)).toBe(true);
+    expect(batch({ tasks: [{ model: 'scripted/x', prompt: 'a' }], concurrency: 4 }), JSON.stringify(batch.errors)).toBe(
+      true,
+    );
     expect(batch({ tasks: { pages: [{ workflowId: 'b-page-0', count: 10 }] } })).toBe(true);
     expect(batch({ tasks: [{ model: 'nope' }] })).toBe(false);
   });

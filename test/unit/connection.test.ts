@@ -39,7 +39,15 @@ const configFile = pem(
 const noFile = { TEMPORAL_CONFIG_FILE: join(dir, 'absent.toml') };
 /** The TLS config with its PEM bytes (Buffer from files, Uint8Array from envconfig) as text. */
 const asText = (tls: unknown): unknown =>
-  JSON.parse(JSON.stringify(tls, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString() : v && (v as { type?: string }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString() : v)));
+  JSON.parse(
+    JSON.stringify(tls, (_k, v: unknown) =>
+      v instanceof Uint8Array
+        ? Buffer.from(v).toString()
+        : v && (v as { type?: string }).type === 'Buffer'
+          ? Buffer.from((v as { data: number[] }).data).toString()
+          : v,
+    ),
+  );
 
 describe('resolveConnection', () => {
   it('defaults to localhost:7233, namespace default, plaintext', () => {
@@ -50,7 +58,10 @@ describe('resolveConnection', () => {
     const env = { TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_ADDRESS: 'env:7233', TEMPORAL_NAMESPACE: 'env-ns' };
     expect(resolveConnection({}, { TEMPORAL_CONFIG_FILE: configFile }).address).toBe('default-profile:7233');
     expect(resolveConnection({}, env)).toMatchObject({ address: 'env:7233', namespace: 'env-ns' });
-    expect(resolveConnection({ address: 'flag:7233', namespace: 'flag-ns' }, env)).toMatchObject({ address: 'flag:7233', namespace: 'flag-ns' });
+    expect(resolveConnection({ address: 'flag:7233', namespace: 'flag-ns' }, env)).toMatchObject({
+      address: 'flag:7233',
+      namespace: 'flag-ns',
+    });
   });
 
   it('an empty variable counts as unset', () => {
@@ -59,7 +70,12 @@ describe('resolveConnection', () => {
 
   it('a profile chosen by TEMPORAL_PROFILE or by name; an API key turns TLS on', () => {
     const cloud = resolveConnection({}, { TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'cloud' });
-    expect(cloud).toEqual({ address: 'ns.acct.tmprl.cloud:7233', namespace: 'ns.acct', apiKey: 'profile-key', tls: true });
+    expect(cloud).toEqual({
+      address: 'ns.acct.tmprl.cloud:7233',
+      namespace: 'ns.acct',
+      apiKey: 'profile-key',
+      tls: true,
+    });
     expect(resolveConnection({ profile: 'cloud', configFile }, {})).toEqual(cloud);
     expect(describeConnection(cloud)).toBe('ns.acct.tmprl.cloud:7233 (namespace ns.acct, TLS, API key)');
     expect(resolveConnection({ profile: 'cloud', configFile, apiKey: 'flag-key' }, {}).apiKey).toBe('flag-key');
@@ -69,7 +85,10 @@ describe('resolveConnection', () => {
   it('TLS files from a profile or from settings are read into the SDK TLS config', () => {
     const fromProfile = resolveConnection({ profile: 'mtls', configFile }, {});
     const fromSettings = resolveConnection(
-      { address: 'mtls.example:7233', tls: { caCertPath: ca, clientCertPath: crt, clientKeyPath: key, serverName: 'mtls.internal' } },
+      {
+        address: 'mtls.example:7233',
+        tls: { caCertPath: ca, clientCertPath: crt, clientKeyPath: key, serverName: 'mtls.internal' },
+      },
       noFile,
     );
     for (const c of [fromProfile, fromSettings]) {
@@ -85,7 +104,11 @@ describe('resolveConnection', () => {
 
   it('a TLS setting alone uses the system roots; TEMPORAL_TLS_* variables work too', () => {
     expect(resolveConnection({ tls: true }, noFile).tls).toEqual({});
-    expect(asText(resolveConnection({}, { ...noFile, TEMPORAL_TLS_SERVER_CA_CERT_PATH: ca, TEMPORAL_TLS_SERVER_NAME: 'x' }).tls)).toEqual({
+    expect(
+      asText(
+        resolveConnection({}, { ...noFile, TEMPORAL_TLS_SERVER_CA_CERT_PATH: ca, TEMPORAL_TLS_SERVER_NAME: 'x' }).tls,
+      ),
+    ).toEqual({
       serverNameOverride: 'x',
       serverRootCACertificate: 'CA PEM',
     });

@@ -24,7 +24,9 @@ describe('replay corpus manifest', () => {
     it(`${version}: the files are exactly those recorded, unchanged`, () => {
       expect(corpusFiles(version)).toEqual(Object.keys(files).sort());
       for (const [file, digest] of Object.entries(files)) {
-        expect(sha256(readFileSync(join(HISTORIES_DIR, version, file))), `${version}/${file} was modified`).toBe(digest);
+        expect(sha256(readFileSync(join(HISTORIES_DIR, version, file))), `${version}/${file} was modified`).toBe(
+          digest,
+        );
       }
     });
   }
@@ -32,7 +34,15 @@ describe('replay corpus manifest', () => {
   it('the seven required scenarios are in every release', () => {
     for (const version of Object.keys(manifest)) {
       const names = Object.keys(manifest[version]);
-      for (const scenario of ['every-feature', 'session-waiting', 'mid-parallel-batch', 'continue-as-new-chain.0', 'batch-chain.0', 'cancelled', 'model-failed']) {
+      for (const scenario of [
+        'every-feature',
+        'session-waiting',
+        'mid-parallel-batch',
+        'continue-as-new-chain.0',
+        'batch-chain.0',
+        'cancelled',
+        'model-failed',
+      ]) {
         expect(names, `${version} lacks ${scenario}`).toContain(`${scenario}.json`);
       }
     }

@@ -39,7 +39,10 @@ describe('no citation of specs outside the repository', () => {
           if (CITATION.test(line)) found.push(`${rel}:${i + 1}: ${line.trim()}`);
         });
     }
-    expect(found, 'point at docs/ (architecture.md, errors.md, tools.md, cli.md, scripted-model.md) or explain in place').toEqual([]);
+    expect(
+      found,
+      'point at docs/ (architecture.md, errors.md, tools.md, cli.md, scripted-model.md) or explain in place',
+    ).toEqual([]);
   });
 
   it('the pattern catches a citation and leaves docs/ pointers alone', () => {

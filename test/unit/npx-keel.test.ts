@@ -16,14 +16,23 @@ describe('npx keel', () => {
     const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { engines?: unknown };
     expect(pkg.engines).toBeUndefined();
     // npm checks the lockfile's copy of the root package too
-    const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, 'utf8')) as { packages: Record<string, { engines?: unknown }> };
+    const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, 'utf8')) as {
+      packages: Record<string, { engines?: unknown }>;
+    };
     expect(lock.packages[''].engines).toBeUndefined();
   });
 
   it('`npx keel --version` with the system Node first on PATH prints the version and nothing else', async () => {
     // the PATH a user's shell has: the system's node/npm, not the project's node_modules/.bin
-    const path = (process.env.PATH ?? '').split(':').filter((d) => !d.includes('node_modules')).join(':');
-    const { stdout, stderr } = await promisify(execFile)('npx', ['keel', '--version'], { cwd: ROOT, env: { ...process.env, PATH: path }, timeout: 60_000 });
+    const path = (process.env.PATH ?? '')
+      .split(':')
+      .filter((d) => !d.includes('node_modules'))
+      .join(':');
+    const { stdout, stderr } = await promisify(execFile)('npx', ['keel', '--version'], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: path },
+      timeout: 60_000,
+    });
     expect(stderr).toBe('');
     expect(stdout).toBe('0.1.0\n');
   });

@@ -6,7 +6,10 @@ import { StorageDriverClaim } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { FileStorageDriver, keelDataConverter } from '../../worker/payload-storage.js';
 
-const payload = (text: string) => ({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(text) });
+const payload = (text: string) => ({
+  metadata: { encoding: new TextEncoder().encode('json/plain') },
+  data: new TextEncoder().encode(text),
+});
 
 describe('FileStorageDriver', () => {
   it('stores a payload once under its sha256 and reads it back byte for byte', async () => {
@@ -28,7 +31,9 @@ describe('FileStorageDriver', () => {
     await expect(driver.retrieve({}, [new StorageDriverClaim({ sha256: 'a'.repeat(64) })])).rejects.toThrow(
       /^keel-fs: payload a{64} not found under .+ \(ENOENT\); every worker and client must share the payload directory$/,
     );
-    await expect(driver.retrieve({}, [new StorageDriverClaim({ sha256: '../etc' })])).rejects.toThrow('keel-fs: bad claim {"sha256":"../etc"}');
+    await expect(driver.retrieve({}, [new StorageDriverClaim({ sha256: '../etc' })])).rejects.toThrow(
+      'keel-fs: bad claim {"sha256":"../etc"}',
+    );
   });
 
   it('payloadStorage false: a plain data converter', () => {

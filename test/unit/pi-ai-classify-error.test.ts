@@ -1,7 +1,13 @@
 /** `classifyModelError` and its helpers, without HTTP: the mapping table of spec §4.2. */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { classifyModelError, isProgrammingError, redactSecrets, retryAfterMs, type ModelErrorDetails } from '../../activities/model/classify-error.js';
+import {
+  classifyModelError,
+  isProgrammingError,
+  redactSecrets,
+  retryAfterMs,
+  type ModelErrorDetails,
+} from '../../activities/model/classify-error.js';
 import type { AssistantMessage, Usage } from '../../common/messages.js';
 
 const USAGE: Usage = {
@@ -96,7 +102,10 @@ describe('classifyModelError: without an error status', () => {
 
   it('a fetch that timed out is a retryable ModelError.Timeout', () => {
     const cause = Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' });
-    const f = classifyModelError({ message: failed('Connection error.'), transportError: new TypeError('fetch failed', { cause }) });
+    const f = classifyModelError({
+      message: failed('Connection error.'),
+      transportError: new TypeError('fetch failed', { cause }),
+    });
     expect(summary(f)).toEqual({ type: 'ModelError.Timeout', nonRetryable: false, nextRetryDelay: undefined });
   });
 
@@ -114,7 +123,10 @@ describe('classifyModelError: without an error status', () => {
   it.each(['refusal', 'content_filter', 'incomplete.content_filter', 'sensitive'])(
     'a %s stop is a non-retryable ModelError.ContentFilter',
     (rawStopReason) => {
-      const f = classifyModelError({ message: failed('The model refused', { rawStopReason }), response: response(200) });
+      const f = classifyModelError({
+        message: failed('The model refused', { rawStopReason }),
+        response: response(200),
+      });
       expect(summary(f)).toEqual({ type: 'ModelError.ContentFilter', nonRetryable: true, nextRetryDelay: undefined });
     },
   );
@@ -173,7 +185,7 @@ describe('redactSecrets', () => {
 });
 
 describe('programming errors are not retried', () => {
-  it('TypeError, ReferenceError and a code SyntaxError are; JSON.parse\'s SyntaxError (a malformed response) and plain Errors are not', () => {
+  it("TypeError, ReferenceError and a code SyntaxError are; JSON.parse's SyntaxError (a malformed response) and plain Errors are not", () => {
     let jsonError: unknown;
     try {
       JSON.parse('{"cut');
@@ -181,14 +193,20 @@ describe('programming errors are not retried', () => {
       jsonError = error;
     }
     const codeSyntax = new SyntaxError('Invalid regular expression: /(/: Unterminated group');
-    expect([new TypeError('x is not a function'), new ReferenceError('y is not defined'), codeSyntax, jsonError, new Error('ECONNRESET')].map(isProgrammingError)).toEqual([
-      true,
-      true,
-      true,
-      false,
-      false,
-    ]);
+    expect(
+      [
+        new TypeError('x is not a function'),
+        new ReferenceError('y is not defined'),
+        codeSyntax,
+        jsonError,
+        new Error('ECONNRESET'),
+      ].map(isProgrammingError),
+    ).toEqual([true, true, true, false, false]);
     const f = classifyModelError({ error: new TypeError("Cannot read properties of undefined (reading 'x')") });
-    expect([f.type, f.nonRetryable, f.message]).toEqual(['ModelError.ProgrammingError', true, "TypeError: Cannot read properties of undefined (reading 'x')"]);
+    expect([f.type, f.nonRetryable, f.message]).toEqual([
+      'ModelError.ProgrammingError',
+      true,
+      "TypeError: Cannot read properties of undefined (reading 'x')",
+    ]);
   });
 });

@@ -8,7 +8,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { piAiProvider, type PiAiProviderOptions } from '../../activities/model/pi-ai.js';
 import type { ModelProvider, ModelRequest } from '../../activities/model/provider.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../../common/messages.js';
-import { startMockProvider, type MockProtocolName, type MockProviderServer, type MockReply } from '../mock-providers/server.js';
+import {
+  startMockProvider,
+  type MockProtocolName,
+  type MockProviderServer,
+  type MockReply,
+} from '../mock-providers/server.js';
 
 const KEY = 'sk-test-KEEL-SECRET-0123456789';
 const TOOLS: ModelRequest['tools'] = [
@@ -60,7 +65,13 @@ const CASES: Case[] = [
     expectedToolResult: {
       role: 'user',
       content: [
-        { type: 'tool_result', tool_use_id: 'call_1', content: 'Sunny, 21 °C', is_error: false, cache_control: { type: 'ephemeral' } },
+        {
+          type: 'tool_result',
+          tool_use_id: 'call_1',
+          content: 'Sunny, 21 °C',
+          is_error: false,
+          cache_control: { type: 'ephemeral' },
+        },
       ],
     },
     errorText: (status, message, type) => `${status} ${JSON.stringify({ type: 'error', error: { type, message } })}`,
@@ -106,15 +117,26 @@ const CASES: Case[] = [
       id: 'call_1',
       name: 'get_weather',
       arguments: {},
-      argumentsError: 'Unterminated string in JSON at position 13 (line 1 column 14)\n\nReceived arguments:\n{"city": "Par',
+      argumentsError:
+        'Unterminated string in JSON at position 13 (line 1 column 14)\n\nReceived arguments:\n{"city": "Par',
     },
   },
 ];
 
 const ERROR_TYPES: Record<MockProtocolName, Record<number, string>> = {
   anthropic: { 401: 'authentication_error', 429: 'rate_limit_error', 500: 'api_error', 400: 'invalid_request_error' },
-  'openai-responses': { 401: 'invalid_request_error', 429: 'rate_limit_exceeded', 500: 'server_error', 400: 'invalid_request_error' },
-  'openai-chat': { 401: 'invalid_request_error', 429: 'rate_limit_exceeded', 500: 'server_error', 400: 'invalid_request_error' },
+  'openai-responses': {
+    401: 'invalid_request_error',
+    429: 'rate_limit_exceeded',
+    500: 'server_error',
+    400: 'invalid_request_error',
+  },
+  'openai-chat': {
+    401: 'invalid_request_error',
+    429: 'rate_limit_exceeded',
+    500: 'server_error',
+    400: 'invalid_request_error',
+  },
 };
 
 function user(text: string): Message {
@@ -194,7 +216,12 @@ describe.each(CASES)('piAiProvider over $protocol ($provider/$modelId)', (c) => 
     const first = await provider.stream(request(c, [user('Weather in Paris?')]), never, noPartial);
     expect(first.stopReason).toBe('toolUse');
     expect(first.content).toEqual([
-      expect.objectContaining({ type: 'toolCall', id: c.toolCallId, name: 'get_weather', arguments: { city: 'Paris' } }),
+      expect.objectContaining({
+        type: 'toolCall',
+        id: c.toolCallId,
+        name: 'get_weather',
+        arguments: { city: 'Paris' },
+      }),
     ]);
 
     const result: ToolResultMessage = {
@@ -217,7 +244,9 @@ describe.each(CASES)('piAiProvider over $protocol ($provider/$modelId)', (c) => 
     mock.enqueue({ reply: { blocks: [{ type: 'text', text: 'Hello world!' }], chunkSize: 4 } });
     const seen: string[] = [];
 
-    const message = await provider.stream(request(c, [user('hi')]), never, (partial) => seen.push(texts(partial).join('')));
+    const message = await provider.stream(request(c, [user('hi')]), never, (partial) =>
+      seen.push(texts(partial).join('')),
+    );
 
     expect(seen).toEqual(['Hell', 'Hello wo', 'Hello world!']);
     expect(texts(message)).toEqual(['Hello world!']);
@@ -234,7 +263,14 @@ describe.each(CASES)('piAiProvider over $protocol ($provider/$modelId)', (c) => 
     expect(failure.message).toBe(c.errorText(429, 'Rate limit reached, slow down', ERROR_TYPES[c.protocol][429]));
     expect(failure.details).toEqual([
       {
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        usage: {
+          input: 0,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 0,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
         provider: c.provider,
         api: c.api,
         model: c.modelId,
@@ -272,7 +308,10 @@ describe.each(CASES)('piAiProvider over $protocol ($provider/$modelId)', (c) => 
   });
 
   it('maps a connection dropped mid-stream to a retryable ModelError.Network carrying the usage so far', async () => {
-    mock.enqueue({ reply: { blocks: [{ type: 'text', text: 'This reply is cut off in the middle' }] }, dropAfterFrames: 4 });
+    mock.enqueue({
+      reply: { blocks: [{ type: 'text', text: 'This reply is cut off in the middle' }] },
+      dropAfterFrames: 4,
+    });
 
     const failure = await failureOf(provider.stream(request(c, [user('hi')]), never, noPartial));
 
@@ -307,7 +346,10 @@ describe.each(CASES)('piAiProvider over $protocol ($provider/$modelId)', (c) => 
   });
 
   it('on abort while the server streams slowly: resolves aborted with the partial text at once and closes the socket', async () => {
-    mock.enqueue({ reply: { blocks: [{ type: 'text', text: 'one two three four five six seven eight' }], chunkSize: 4 }, delayMs: 100 });
+    mock.enqueue({
+      reply: { blocks: [{ type: 'text', text: 'one two three four five six seven eight' }], chunkSize: 4 },
+      delayMs: 100,
+    });
     const controller = new AbortController();
     const seen: string[] = [];
     let abortedAt = 0;
@@ -339,7 +381,12 @@ describe.each(CASES)('piAiProvider over $protocol ($provider/$modelId)', (c) => 
 
     const message = await provider.stream(request(c, [user('hi')]), controller.signal, noPartial);
 
-    expect(message).toMatchObject({ role: 'assistant', content: [], stopReason: 'aborted', errorMessage: 'Request was aborted' });
+    expect(message).toMatchObject({
+      role: 'assistant',
+      content: [],
+      stopReason: 'aborted',
+      errorMessage: 'Request was aborted',
+    });
     expect([message.api, message.provider, message.model]).toEqual([c.api, c.provider, c.modelId]);
     expect(mock.requests).toHaveLength(0);
   });
@@ -457,7 +504,11 @@ describe('piAiProvider: failures outside the happy path', () => {
   it('maps a plain 400 to non-retryable ModelError.BadRequest, 403 to Auth and 404 to NotFound', async () => {
     mock = await startMockProvider('openai-responses');
     const provider = piAiProvider({ baseUrls: { openai: `${mock.url}/v1` }, env: { OPENAI_API_KEY: KEY } });
-    mock.enqueue({ status: 400, message: 'Unsupported parameter' }, { status: 403, message: 'Forbidden' }, { status: 404, message: 'No such model' });
+    mock.enqueue(
+      { status: 400, message: 'Unsupported parameter' },
+      { status: 403, message: 'Forbidden' },
+      { status: 404, message: 'No such model' },
+    );
 
     const types: [string | null | undefined, boolean | null | undefined][] = [];
     for (let i = 0; i < 3; i++) {
@@ -477,7 +528,14 @@ describe('piAiProvider: failures outside the happy path', () => {
     const provider = piAiProvider({ baseUrls: { openai: `${mock.url}/v1` }, env: { OPENAI_API_KEY: KEY } });
     mock.enqueue({
       status: 429,
-      body: { error: { message: 'You exceeded your current quota.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } },
+      body: {
+        error: {
+          message: 'You exceeded your current quota.',
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+      },
     });
 
     const failure = await failureOf(provider.stream(request(CASES[1], [user('hi')]), never, noPartial));
@@ -532,15 +590,22 @@ describe('piAiProvider: failures outside the happy path', () => {
 
   it('uses KEEL_<PROVIDER>_API_KEY and apiKeys over the provider variable; apiKeys wins', async () => {
     mock = await startMockProvider('anthropic');
-    mock.enqueue({ reply: { blocks: [{ type: 'text', text: 'a' }] } }, { reply: { blocks: [{ type: 'text', text: 'b' }] } });
+    mock.enqueue(
+      { reply: { blocks: [{ type: 'text', text: 'a' }] } },
+      { reply: { blocks: [{ type: 'text', text: 'b' }] } },
+    );
     const env = { ANTHROPIC_API_KEY: 'sk-from-anthropic-var', KEEL_ANTHROPIC_API_KEY: 'sk-from-keel-var-123' };
 
-    await piAiProvider({ baseUrls: { anthropic: mock.url }, env }).stream(request(CASES[0], [user('hi')]), never, noPartial);
-    await piAiProvider({ baseUrls: { anthropic: mock.url }, env, apiKeys: { anthropic: 'sk-from-options-456' } }).stream(
+    await piAiProvider({ baseUrls: { anthropic: mock.url }, env }).stream(
       request(CASES[0], [user('hi')]),
       never,
       noPartial,
     );
+    await piAiProvider({
+      baseUrls: { anthropic: mock.url },
+      env,
+      apiKeys: { anthropic: 'sk-from-options-456' },
+    }).stream(request(CASES[0], [user('hi')]), never, noPartial);
 
     expect(mock.requests.map((r) => r.headers['x-api-key'])).toEqual(['sk-from-keel-var-123', 'sk-from-options-456']);
   });
@@ -551,13 +616,24 @@ describe('piAiProvider: failures outside the happy path', () => {
     mock.enqueue({ reply: { blocks: [{ type: 'text', text: 'Hi from DeepSeek' }] } });
 
     const message = await provider.stream(
-      { provider: 'deepseek', modelId: 'deepseek-flash', systemPrompt: '', messages: [user('hi')], tools: [], options: {} },
+      {
+        provider: 'deepseek',
+        modelId: 'deepseek-flash',
+        systemPrompt: '',
+        messages: [user('hi')],
+        tools: [],
+        options: {},
+      },
       never,
       noPartial,
     );
 
     expect(texts(message)).toEqual(['Hi from DeepSeek']);
-    expect([message.api, message.provider, message.model]).toEqual(['openai-completions', 'deepseek', 'deepseek-flash']);
+    expect([message.api, message.provider, message.model]).toEqual([
+      'openai-completions',
+      'deepseek',
+      'deepseek-flash',
+    ]);
     expect(mock.requests[0].path).toBe('/v1/chat/completions');
     expect(mock.requests[0].headers.authorization).toBe(`Bearer ${KEY}`);
   });
@@ -571,7 +647,9 @@ describe('piAiProvider: failures outside the happy path', () => {
 
     expect(failure.type).toBe('ModelError.UnknownModel');
     expect(failure.nonRetryable).toBe(true);
-    expect(failure.message).toMatch(/^Unknown model "anthropic\/claude-nonexistent": pi-ai's provider "anthropic" has no model "claude-nonexistent"/);
+    expect(failure.message).toMatch(
+      /^Unknown model "anthropic\/claude-nonexistent": pi-ai's provider "anthropic" has no model "claude-nonexistent"/,
+    );
   });
 });
 
@@ -588,15 +666,21 @@ describe('piAiProvider.checkModel', () => {
 
   it('lists the provider models for an unknown model of a known provider', () => {
     const text = check('anthropic/claude-nonexistent');
-    expect(text).toMatch(/^Unknown model "anthropic\/claude-nonexistent": pi-ai's provider "anthropic" has no model "claude-nonexistent"\. /);
-    expect(text).toContain('Name a model as "<provider>/<model-id>", e.g. "anthropic/claude-sonnet-4-5", "openai/gpt-5".');
+    expect(text).toMatch(
+      /^Unknown model "anthropic\/claude-nonexistent": pi-ai's provider "anthropic" has no model "claude-nonexistent"\. /,
+    );
+    expect(text).toContain(
+      'Name a model as "<provider>/<model-id>", e.g. "anthropic/claude-sonnet-4-5", "openai/gpt-5".',
+    );
     expect(text).toContain('claude-sonnet-4-5');
     expect(text).toContain('claude-haiku-4-5');
   });
 
   it('lists the providers and the base-URL setting for an unknown provider', () => {
     const text = check('nosuch/some-model');
-    expect(text).toMatch(/^Unknown model "nosuch\/some-model": "nosuch" is not a pi-ai provider and no base URL is configured for it\./);
+    expect(text).toMatch(
+      /^Unknown model "nosuch\/some-model": "nosuch" is not a pi-ai provider and no base URL is configured for it\./,
+    );
     expect(text).toContain('anthropic, ');
     expect(text).toContain('openai, ');
     expect(text).toContain('KEEL_NOSUCH_BASE_URL');

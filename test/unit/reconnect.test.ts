@@ -34,6 +34,8 @@ describe('reconnect', () => {
 
   it('rethrows other errors at once, and an outage longer than maxOutageMs', async () => {
     await expect(throughOutage(async () => Promise.reject(grpcError(5)), { say: () => {} })).rejects.toThrow('5 grpc');
-    await expect(throughOutage(async () => Promise.reject(grpcError(14)), { say: () => {}, maxOutageMs: 300 })).rejects.toThrow('14 grpc');
+    await expect(
+      throughOutage(async () => Promise.reject(grpcError(14)), { say: () => {}, maxOutageMs: 300 }),
+    ).rejects.toThrow('14 grpc');
   });
 });

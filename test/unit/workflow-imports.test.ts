@@ -33,18 +33,34 @@ async function importProblems(code: string, file = join(DIR, 'probe.ts')): Promi
 describe('workflows/ imports only deterministic code', () => {
   it.each(files)('%s', async (file) => {
     const source = readFileSync(join(DIR, file), 'utf8');
-    expect(await importProblems(source, join(DIR, file)), `${file}: use \`import type\` for activities, nothing from Node`).toEqual([]);
+    expect(
+      await importProblems(source, join(DIR, file)),
+      `${file}: use \`import type\` for activities, nothing from Node`,
+    ).toEqual([]);
     const code = source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
     expect(code).not.toMatch(/Date\.now\(|Math\.random\(|setTimeout\(|setInterval\(|process\.|require\(/);
   });
 
   it('the rule catches a Node builtin and a runtime activity import, and allows type imports', async () => {
-    const builtin = "'node:fs' import is restricted from being used by a pattern. workflows/ runs in the deterministic sandbox: no Node builtins.";
-    expect(await importProblems(`import { readFileSync } from 'node:fs';\nexport const x = readFileSync;`)).toEqual([`@typescript-eslint/no-restricted-imports: ${builtin}`]);
-    expect(await importProblems(`import { createActivities } from '../activities/index.js';\nexport const x = createActivities;`)).toEqual([
+    const builtin =
+      "'node:fs' import is restricted from being used by a pattern. workflows/ runs in the deterministic sandbox: no Node builtins.";
+    expect(await importProblems(`import { readFileSync } from 'node:fs';\nexport const x = readFileSync;`)).toEqual([
+      `@typescript-eslint/no-restricted-imports: ${builtin}`,
+    ]);
+    expect(
+      await importProblems(
+        `import { createActivities } from '../activities/index.js';\nexport const x = createActivities;`,
+      ),
+    ).toEqual([
       "@typescript-eslint/no-restricted-imports: '../activities/index.js' import is restricted from being used by a pattern. workflows/ may use activities only through `import type` (and proxyActivities).",
     ]);
-    expect(await importProblems(`import type { KeelActivities } from '../activities/index.js';\nexport type X = KeelActivities;`)).toEqual([]);
-    expect(await importProblems(`import { type A, type B } from '../activities/index.js';\nexport type X = A | B;`)).toEqual([]);
+    expect(
+      await importProblems(
+        `import type { KeelActivities } from '../activities/index.js';\nexport type X = KeelActivities;`,
+      ),
+    ).toEqual([]);
+    expect(
+      await importProblems(`import { type A, type B } from '../activities/index.js';\nexport type X = A | B;`),
+    ).toEqual([]);
   });
 });

@@ -33,7 +33,6 @@ export interface LocalBashOptions {
   shellConfig?: ShellConfig;
 }
 
-
 /** Explicit shellPath, else /bin/bash, else `bash` on PATH, else `sh`; arguments `-c <command>`. */
 export function resolveShell(options: LocalBashOptions = {}): ShellConfig {
   if (options.shellConfig) return options.shellConfig;
@@ -60,7 +59,6 @@ export function killProcessTree(pid: number): void {
     }
   }
 }
-
 
 /** Reads the lifeline on fd 3 in the background; EOF without "ok" (the worker died) kills the process group. */
 const WATCHDOG = '{ read -r _ <&3 || kill -KILL 0; } & exec 3<&-';
@@ -90,7 +88,9 @@ export function createLocalBashOperations(localOptions: LocalBashOptions = {}): 
           env: env ?? toolEnvironment(),
           stdio: watched ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
         });
-        const lifeline = watched ? (child.stdio[3] as NodeJS.WritableStream & { destroy(): void; on(e: 'error', l: () => void): unknown }) : undefined;
+        const lifeline = watched
+          ? (child.stdio[3] as NodeJS.WritableStream & { destroy(): void; on(e: 'error', l: () => void): unknown })
+          : undefined;
         lifeline?.on('error', () => {});
         let timedOut = false;
         let killed = false;

@@ -6,7 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import nodePath from 'node:path';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, byteLength, formatSize, type TruncationResult, truncateTail } from './truncate.js';
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  byteLength,
+  formatSize,
+  type TruncationResult,
+  truncateTail,
+} from './truncate.js';
 
 export interface BashToolDetails {
   truncation?: TruncationResult;
@@ -69,7 +76,10 @@ export class OutputAccumulator {
       this.currentLineBytes += byteLength(text);
     } else {
       const prevNl = text.lastIndexOf('\n', lastNl - 1);
-      this.previousLineBytes = prevNl === -1 ? this.currentLineBytes + byteLength(text.slice(0, lastNl)) : byteLength(text.slice(prevNl + 1, lastNl));
+      this.previousLineBytes =
+        prevNl === -1
+          ? this.currentLineBytes + byteLength(text.slice(0, lastNl))
+          : byteLength(text.slice(prevNl + 1, lastNl));
       this.currentLineBytes = byteLength(text.slice(lastNl + 1));
       for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) this.newlines++;
     }
@@ -82,7 +92,8 @@ export class OutputAccumulator {
       this.window = this.window.slice(cut);
       this.windowTrimmed = true;
     }
-    if (!this.fullOutputPath && (this.totalLines > DEFAULT_MAX_LINES || this.bytes > DEFAULT_MAX_BYTES)) this.openFile();
+    if (!this.fullOutputPath && (this.totalLines > DEFAULT_MAX_LINES || this.bytes > DEFAULT_MAX_BYTES))
+      this.openFile();
   }
 
   get totalLines(): number {

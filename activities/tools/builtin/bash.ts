@@ -125,7 +125,8 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
         const message = failure instanceof Error ? failure.message : String(failure);
         let status: string | undefined;
         if (message === 'aborted') status = 'Command aborted';
-        else if (message.startsWith('timeout:')) status = `Command timed out after ${message.slice('timeout:'.length)} seconds`;
+        else if (message.startsWith('timeout:'))
+          status = `Command timed out after ${message.slice('timeout:'.length)} seconds`;
         if (!status) throw failure;
         throw new Error(text ? `${text}\n\n${status}` : status);
       }

@@ -49,7 +49,12 @@ export interface ConfinedOpenOptions {
  * Opens `absolute` (already confined by path) and returns the handle only when the file opened is inside the
  * workspace. Throws `workspace.outsideError(given)` otherwise, and the open's own error (ENOENT, EISDIR, …) as is.
  */
-export async function openConfined(workspace: Workspace, absolute: string, given: string, options: ConfinedOpenOptions): Promise<FileHandle> {
+export async function openConfined(
+  workspace: Workspace,
+  absolute: string,
+  given: string,
+  options: ConfinedOpenOptions,
+): Promise<FileHandle> {
   const base = options.mode === 'read' ? constants.O_RDONLY : constants.O_WRONLY | constants.O_CREAT;
   let target = absolute;
   for (let links = 0; ; links++) {
@@ -84,8 +89,16 @@ export async function openConfined(workspace: Workspace, absolute: string, given
 }
 
 /** Reads the whole file behind a confined open. */
-export async function readConfined(workspace: Workspace, absolute: string, given: string, alsoAllowed?: string): Promise<Buffer> {
-  const handle = await openConfined(workspace, absolute, given, { mode: 'read', ...(alsoAllowed ? { alsoAllowed } : {}) });
+export async function readConfined(
+  workspace: Workspace,
+  absolute: string,
+  given: string,
+  alsoAllowed?: string,
+): Promise<Buffer> {
+  const handle = await openConfined(workspace, absolute, given, {
+    mode: 'read',
+    ...(alsoAllowed ? { alsoAllowed } : {}),
+  });
   try {
     return await handle.readFile();
   } finally {
@@ -94,7 +107,12 @@ export async function readConfined(workspace: Workspace, absolute: string, given
 }
 
 /** Replaces the file's content (creating it) through a confined open: truncated only after the check. */
-export async function writeConfined(workspace: Workspace, absolute: string, given: string, content: string): Promise<void> {
+export async function writeConfined(
+  workspace: Workspace,
+  absolute: string,
+  given: string,
+  content: string,
+): Promise<void> {
   const handle = await openConfined(workspace, absolute, given, { mode: 'write' });
   try {
     await handle.truncate(0);

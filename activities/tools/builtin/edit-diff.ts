@@ -91,7 +91,10 @@ interface Match {
 export function applyEdits(content: string, edits: Edit[], path: string): string {
   const multi = edits.length > 1;
   edits.forEach((edit, i) => {
-    if (edit.oldText === '') throw new Error(multi ? `edits[${i}].oldText must not be empty in ${path}.` : `oldText must not be empty in ${path}.`);
+    if (edit.oldText === '')
+      throw new Error(
+        multi ? `edits[${i}].oldText must not be empty in ${path}.` : `oldText must not be empty in ${path}.`,
+      );
   });
 
   const fuzzy = !edits.every((edit) => content.includes(edit.oldText));
@@ -125,7 +128,9 @@ export function applyEdits(content: string, edits: Edit[], path: string): string
     const prev = sorted[k - 1];
     const cur = sorted[k];
     if (cur.index < prev.index + prev.length) {
-      throw new Error(`edits[${prev.editIndex}] and edits[${cur.editIndex}] overlap in ${path}. Merge them into one edit or target disjoint regions.`);
+      throw new Error(
+        `edits[${prev.editIndex}] and edits[${cur.editIndex}] overlap in ${path}. Merge them into one edit or target disjoint regions.`,
+      );
     }
   }
 
@@ -178,7 +183,8 @@ function applyFuzzy(content: string, normalized: string, sorted: Match[], edits:
   // Normalisation keeps lines one-to-one; if it ever did not, fall back to replacing in the normalised text.
   if (nStarts.length !== oStarts.length) return splice(normalized, sorted, edits, 0);
 
-  const regionEnd = (starts: number[], text: string, line: number) => (line + 1 < starts.length ? starts[line + 1] : text.length);
+  const regionEnd = (starts: number[], text: string, line: number) =>
+    line + 1 < starts.length ? starts[line + 1] : text.length;
   const regions: { first: number; last: number; matches: Match[] }[] = [];
   for (const m of sorted) {
     const first = lineOf(nStarts, m.index);
@@ -206,7 +212,11 @@ function applyFuzzy(content: string, normalized: string, sorted: Match[], edits:
  * Display diff: `+`/`-`/space prefix, line number, text; 4 context lines around changes, longer unchanged stretches
  * collapsed to `...`. Returns the first changed line (new file numbering).
  */
-export function generateDiffString(oldContent: string, newContent: string, contextLines = 4): { diff: string; firstChangedLine: number | undefined } {
+export function generateDiffString(
+  oldContent: string,
+  newContent: string,
+  contextLines = 4,
+): { diff: string; firstChangedLine: number | undefined } {
   const parts = diffLines(oldContent, newContent);
   const width = String(Math.max(oldContent.split('\n').length, newContent.split('\n').length)).length;
   const ellipsis = ` ${''.padStart(width, ' ')} ...`;
@@ -257,7 +267,10 @@ export function generateDiffString(oldContent: string, newContent: string, conte
 
 /** Standard unified patch with `--- <path>` / `+++ <path>` headers and 4 context lines. */
 export function generatePatch(path: string, oldContent: string, newContent: string): string {
-  return formatPatch(structuredPatch(path, path, oldContent, newContent, undefined, undefined, { context: 4 }), FILE_HEADERS_ONLY);
+  return formatPatch(
+    structuredPatch(path, path, oldContent, newContent, undefined, undefined, { context: 4 }),
+    FILE_HEADERS_ONLY,
+  );
 }
 
 export interface EditComputation {

@@ -103,7 +103,9 @@ export function prepareEditArguments(args: unknown): unknown {
 
 function accessError(path: string, error: unknown): Error {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return new Error(code ? `Could not edit file: ${path}. Error code: ${code}.` : `Could not edit file: ${path}. ${String(error)}.`);
+  return new Error(
+    code ? `Could not edit file: ${path}. Error code: ${code}.` : `Could not edit file: ${path}. ${String(error)}.`,
+  );
 }
 
 function checkEditsPresent(edits: unknown): asserts edits is Edit[] {

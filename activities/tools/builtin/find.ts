@@ -34,7 +34,10 @@ const DEFAULT_LIMIT = 1000;
 export const findParameters = {
   type: 'object',
   properties: {
-    pattern: { type: 'string', description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'" },
+    pattern: {
+      type: 'string',
+      description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+    },
     path: { type: 'string', description: 'Directory to search in (default: current directory)' },
     limit: { type: 'number', description: `Maximum number of results (default: ${DEFAULT_LIMIT})` },
   },
@@ -48,9 +51,13 @@ function effectivePattern(pattern: string): { pattern: string; fullPath: boolean
   return { pattern: anchored ? pattern : `**/${pattern}`, fullPath: true };
 }
 
-function runFd(fdPath: string, args: string[], signal?: AbortSignal): Promise<{ stdout: string; stderr: string; code: number | null }> {
+function runFd(
+  fdPath: string,
+  args: string[],
+  signal?: AbortSignal,
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(fdPath, args, { stdio: ['ignore', 'pipe', 'pipe'] , env: toolEnvironment() });
+    const child = spawn(fdPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnvironment() });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let aborted = false;
@@ -100,21 +107,32 @@ async function findWithFd(
     const line = raw.replace(/\r$/, '').trim();
     if (!line) continue;
     const hadTrailingSlash = line.endsWith('/') || line.endsWith('\\');
-    let rel = line.startsWith(searchPath + nodePath.sep) ? line.slice(searchPath.length + 1) : nodePath.relative(searchPath, line);
+    let rel = line.startsWith(searchPath + nodePath.sep)
+      ? line.slice(searchPath.length + 1)
+      : nodePath.relative(searchPath, line);
     if (hadTrailingSlash && !rel.endsWith('/')) rel += '/';
     relativized.push(rel.split(nodePath.sep).join('/'));
   }
   return relativized;
 }
 
-async function findWithNode(pattern: string, searchPath: string, limit: number, top: string, signal?: AbortSignal): Promise<string[]> {
+async function findWithNode(
+  pattern: string,
+  searchPath: string,
+  limit: number,
+  top: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
   let isDirectory = false;
   try {
     isDirectory = (await stat(searchPath)).isDirectory();
   } catch {
     // reported below like fd
   }
-  if (!isDirectory) throw new Error(`[fd error]: Search path '${searchPath}' is not a directory.\n[fd error]: No valid search paths given.`);
+  if (!isDirectory)
+    throw new Error(
+      `[fd error]: Search path '${searchPath}' is not a directory.\n[fd error]: No valid search paths given.`,
+    );
   const eff = effectivePattern(pattern);
   let regex: RegExp;
   try {
@@ -123,12 +141,16 @@ async function findWithNode(pattern: string, searchPath: string, limit: number, 
     throw new Error(`[fd error]: ${(error as Error).message}`);
   }
   const results: string[] = [];
-  await walk(searchPath, { ignoreFiles: ['.ignore', '.fdignore'], gitignore: 'always', skipGitDir: true, top, signal }, (entry) => {
-    const subject = eff.fullPath ? entry.absolutePath : nodePath.basename(entry.absolutePath);
-    if (!regex.test(subject)) return false;
-    results.push(entry.isDirectory ? `${entry.relativePath}/` : entry.relativePath);
-    return results.length >= limit;
-  });
+  await walk(
+    searchPath,
+    { ignoreFiles: ['.ignore', '.fdignore'], gitignore: 'always', skipGitDir: true, top, signal },
+    (entry) => {
+      const subject = eff.fullPath ? entry.absolutePath : nodePath.basename(entry.absolutePath);
+      if (!regex.test(subject)) return false;
+      results.push(entry.isDirectory ? `${entry.relativePath}/` : entry.relativePath);
+      return results.length >= limit;
+    },
+  );
   return results;
 }
 
@@ -144,7 +166,8 @@ export function createFindTool(options: FindToolOptions): ToolDefinition<FindArg
     async execute(_toolCallId, { pattern, path, limit }, signal) {
       throwIfAborted(signal);
       const fdPath = options.useExternalSearch === false ? undefined : findExecutable(['fd', 'fdfind']);
-      if (options.useExternalSearch === true && !fdPath) throw new Error('fd is not available and could not be downloaded');
+      if (options.useExternalSearch === true && !fdPath)
+        throw new Error('fd is not available and could not be downloaded');
       const searchPath = await workspace.resolve(path || '.');
       const effectiveLimit = Math.max(1, Math.floor(limit ?? DEFAULT_LIMIT));
       const top = (await workspace.containingRoot(searchPath)) ?? searchPath;
@@ -152,14 +175,17 @@ export function createFindTool(options: FindToolOptions): ToolDefinition<FindArg
       let results = fdPath ? await findWithFd(fdPath, pattern, searchPath, effectiveLimit, signal) : undefined;
       results ??= await findWithNode(pattern, searchPath, effectiveLimit, top, signal);
       throwIfAborted(signal);
-      if (results.length === 0) return { content: [{ type: 'text', text: 'No files found matching pattern' }], details: undefined };
+      if (results.length === 0)
+        return { content: [{ type: 'text', text: 'No files found matching pattern' }], details: undefined };
 
       const truncation = truncateHead(results.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER });
       let text = truncation.content;
       const details: FindToolDetails = {};
       const notices: string[] = [];
       if (results.length >= effectiveLimit) {
-        notices.push(`${effectiveLimit} results limit reached. Use limit=${effectiveLimit * 2} for more, or refine pattern`);
+        notices.push(
+          `${effectiveLimit} results limit reached. Use limit=${effectiveLimit * 2} for more, or refine pattern`,
+        );
         details.resultLimitReached = effectiveLimit;
       }
       if (truncation.truncated) {

@@ -11,7 +11,14 @@ import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { abortedError, throwIfAborted } from './abort.js';
 import type { Workspace } from './paths.js';
 import { escapeRegExp, type ExternalSearch, findExecutable, walk } from './search-common.js';
-import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, type TruncationResult, truncateHead, truncateLine } from './truncate.js';
+import {
+  DEFAULT_MAX_BYTES,
+  formatSize,
+  GREP_MAX_LINE_LENGTH,
+  type TruncationResult,
+  truncateHead,
+  truncateLine,
+} from './truncate.js';
 import { toolEnvironment } from './tool-env.js';
 
 export interface GrepArgs {
@@ -81,7 +88,7 @@ async function searchWithRipgrep(rgPath: string, req: SearchRequest): Promise<Se
   args.push('--', req.pattern, req.searchPath);
 
   return new Promise<SearchResult>((resolve, reject) => {
-    const child = spawn(rgPath, args, { stdio: ['ignore', 'pipe', 'pipe'] , env: toolEnvironment() });
+    const child = spawn(rgPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnvironment() });
     const rl = createInterface({ input: child.stdout });
     const matches: MatchRef[] = [];
     let stderr = '';
@@ -123,7 +130,8 @@ async function searchWithRipgrep(rgPath: string, req: SearchRequest): Promise<Se
       rl.close();
       req.signal?.removeEventListener('abort', onAbort);
       if (aborted) return reject(abortedError());
-      if (!killedForLimit && code !== 0 && code !== 1) return reject(new Error(stderr.trim() || `ripgrep exited with code ${code}`));
+      if (!killedForLimit && code !== 0 && code !== 1)
+        return reject(new Error(stderr.trim() || `ripgrep exited with code ${code}`));
       resolve({ matches, matchLimitReached });
     });
   });
@@ -202,7 +210,13 @@ async function searchWithNode(req: SearchRequest): Promise<SearchResult> {
   const files: string[] = [];
   await walk(
     req.searchPath,
-    { ignoreFiles: ['.ignore', '.rgignore'], gitignore: 'in-repo', skipGitDir: false, top: req.top, signal: req.signal },
+    {
+      ignoreFiles: ['.ignore', '.rgignore'],
+      gitignore: 'in-repo',
+      skipGitDir: false,
+      top: req.top,
+      signal: req.signal,
+    },
     (entry) => {
       if (filter && !filter(entry.relativePath, entry.isDirectory)) return;
       if (!entry.isDirectory && !entry.isSymbolicLink) files.push(entry.absolutePath);
@@ -227,7 +241,8 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
     async execute(_toolCallId, { pattern, path, glob, ignoreCase, literal, context, limit }, signal) {
       throwIfAborted(signal);
       const rgPath = options.useExternalSearch === false ? undefined : findExecutable(['rg']);
-      if (options.useExternalSearch === true && !rgPath) throw new Error('ripgrep (rg) is not available and could not be downloaded');
+      if (options.useExternalSearch === true && !rgPath)
+        throw new Error('ripgrep (rg) is not available and could not be downloaded');
 
       const searchPath = await workspace.resolve(path || '.');
       let isDirectory: boolean;
@@ -249,7 +264,9 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
         signal,
         top: (await workspace.containingRoot(searchPath)) ?? searchPath,
       };
-      const { matches, matchLimitReached } = rgPath ? await searchWithRipgrep(rgPath, request) : await searchWithNode(request);
+      const { matches, matchLimitReached } = rgPath
+        ? await searchWithRipgrep(rgPath, request)
+        : await searchWithNode(request);
       throwIfAborted(signal);
       if (matches.length === 0) return { content: [{ type: 'text', text: 'No matches found' }], details: undefined };
 
@@ -298,7 +315,9 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
       const details: GrepToolDetails = {};
       const notices: string[] = [];
       if (matchLimitReached) {
-        notices.push(`${effectiveLimit} matches limit reached. Use limit=${effectiveLimit * 2} for more, or refine pattern`);
+        notices.push(
+          `${effectiveLimit} matches limit reached. Use limit=${effectiveLimit * 2} for more, or refine pattern`,
+        );
         details.matchLimitReached = effectiveLimit;
       }
       if (truncation.truncated) {
@@ -314,4 +333,3 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
     },
   });
 }
-

@@ -14,10 +14,13 @@ export function detectImageMime(buf: Uint8Array): ImageMime | undefined {
   const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
   if (b.length >= 8 && b.subarray(0, 8).equals(PNG_SIGNATURE)) return 'image/png';
-  if (b.length >= 6 && (b.toString('latin1', 0, 6) === 'GIF87a' || b.toString('latin1', 0, 6) === 'GIF89a')) return 'image/gif';
-  if (b.length >= 12 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
+  if (b.length >= 6 && (b.toString('latin1', 0, 6) === 'GIF87a' || b.toString('latin1', 0, 6) === 'GIF89a'))
+    return 'image/gif';
+  if (b.length >= 12 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP')
+    return 'image/webp';
   // "BM" alone would catch text files starting with "BM"; also require a known DIB header size.
-  if (b.length >= 26 && b[0] === 0x42 && b[1] === 0x4d && BMP_DIB_HEADER_SIZES.has(b.readUInt32LE(14))) return 'image/bmp';
+  if (b.length >= 26 && b[0] === 0x42 && b[1] === 0x4d && BMP_DIB_HEADER_SIZES.has(b.readUInt32LE(14)))
+    return 'image/bmp';
   return undefined;
 }
 
@@ -149,7 +152,12 @@ export function encodePng(image: RawImage): Buffer {
   const stride = width * channels;
   const raw = Buffer.alloc((stride + 1) * height);
   for (let y = 0; y < height; y++) pixels.copy(raw, y * (stride + 1) + 1, y * stride, (y + 1) * stride);
-  return Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(raw)), pngChunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 export interface ProcessedImage {
@@ -163,7 +171,11 @@ export interface ProcessedImage {
 export function processImage(buf: Buffer, mimeType: ImageMime): ProcessedImage {
   if (mimeType === 'image/bmp') {
     const png = encodePng(decodeBmp(buf));
-    return { data: png.toString('base64'), mimeType: 'image/png', hints: ['[Image converted from image/bmp to image/png.]'] };
+    return {
+      data: png.toString('base64'),
+      mimeType: 'image/png',
+      hints: ['[Image converted from image/bmp to image/png.]'],
+    };
   }
   return { data: buf.toString('base64'), mimeType, hints: [] };
 }

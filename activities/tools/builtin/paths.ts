@@ -66,7 +66,8 @@ function isInside(child: string, parent: string): boolean {
  * and a missing tail is appended to the real path of its nearest existing ancestor.
  */
 export async function realResolve(p: string, depth = 0): Promise<string> {
-  if (depth > 40) throw Object.assign(new Error(`ELOOP: too many symbolic links encountered, '${p}'`), { code: 'ELOOP' });
+  if (depth > 40)
+    throw Object.assign(new Error(`ELOOP: too many symbolic links encountered, '${p}'`), { code: 'ELOOP' });
   try {
     return await realpath(p);
   } catch (error) {
@@ -173,7 +174,8 @@ export class Workspace {
  * one; undefined otherwise.
  */
 export async function bashLogRealPath(absolute: string): Promise<string | undefined> {
-  if (path.dirname(absolute) !== path.resolve(tmpdir()) || !BASH_LOG_NAME.test(path.basename(absolute))) return undefined;
+  if (path.dirname(absolute) !== path.resolve(tmpdir()) || !BASH_LOG_NAME.test(path.basename(absolute)))
+    return undefined;
   return path.join(await realpath(tmpdir()), path.basename(absolute));
 }
 

@@ -64,7 +64,8 @@ export function createReadTool(options: ReadToolOptions): ToolDefinition<ReadArg
           return { content: [{ type: 'text', text: `Read image file [${mimeType}]\n${reason}` }], details: undefined };
         }
         const lines = [`Read image file [${image.mimeType}]`, ...image.hints];
-        if (!modelSupportsImages) lines.push('[Current model does not support images. The image will be omitted from this request.]');
+        if (!modelSupportsImages)
+          lines.push('[Current model does not support images. The image will be omitted from this request.]');
         const content: (TextContent | ImageContent)[] = [
           { type: 'text', text: lines.join('\n') },
           { type: 'image', data: image.data, mimeType: image.mimeType },

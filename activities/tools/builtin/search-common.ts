@@ -58,7 +58,11 @@ export function fdInfo(fdPath: string): FdInfo {
     const help = spawnSync(fdPath, ['--help'], { encoding: 'utf-8', env: toolEnvironment() });
     const version = spawnSync(fdPath, ['--version'], { encoding: 'utf-8', env: toolEnvironment() });
     const major = Number(/(\d+)\.\d+/.exec(version.stdout ?? '')?.[1] ?? '0');
-    info = { path: fdPath, supportsNoRequireGit: (help.stdout ?? '').includes('--no-require-git'), excludesGitDir: major >= 9 };
+    info = {
+      path: fdPath,
+      supportsNoRequireGit: (help.stdout ?? '').includes('--no-require-git'),
+      excludesGitDir: major >= 9,
+    };
     fdInfoCache.set(fdPath, info);
   }
   return info;
@@ -140,7 +144,11 @@ function isIgnored(layers: IgnoreLayer[], absolutePath: string, isDirectory: boo
  * Depth-first walk of `root` in name order, hidden entries included, symlinks reported but never followed, ignored
  * entries (and everything under ignored directories) left out. `visit` returns true to stop the walk.
  */
-export async function walk(root: string, options: WalkOptions, visit: (entry: WalkEntry) => boolean | void): Promise<void> {
+export async function walk(
+  root: string,
+  options: WalkOptions,
+  visit: (entry: WalkEntry) => boolean | void,
+): Promise<void> {
   const gitRoot = options.gitignore === 'in-repo' ? await findGitRoot(root) : undefined;
   const namesFor = (dir: string): string[] => {
     const useGitignore = options.gitignore === 'always' || (gitRoot !== undefined && isAtOrBelow(dir, gitRoot));

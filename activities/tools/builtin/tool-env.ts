@@ -52,7 +52,10 @@ export function isWithheldEnvName(name: string): boolean {
 }
 
 /** A copy of `source` (default `process.env`) without the withheld variables, except those named in `pass`. */
-export function toolEnvironment(options: ToolEnvOptions = {}, source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function toolEnvironment(
+  options: ToolEnvOptions = {},
+  source: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
   const pass = new Set(options.pass ?? []);
   const out: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(source)) {

@@ -57,7 +57,13 @@ export function countLines(text: string): number {
   return text.endsWith('\n') ? n : n + 1;
 }
 
-function untruncated(content: string, totalLines: number, totalBytes: number, maxLines: number, maxBytes: number): TruncationResult {
+function untruncated(
+  content: string,
+  totalLines: number,
+  totalBytes: number,
+  maxLines: number,
+  maxBytes: number,
+): TruncationResult {
   return {
     content,
     truncated: false,
@@ -90,7 +96,15 @@ export function truncateHead(content: string, options: TruncationOptions = {}): 
 
   const base = { totalLines, totalBytes, lastLinePartial: false, maxLines, maxBytes };
   if (byteLength(lines[0]) > maxBytes) {
-    return { ...base, content: '', truncated: true, truncatedBy: 'bytes', outputLines: 0, outputBytes: 0, firstLineExceedsLimit: true };
+    return {
+      ...base,
+      content: '',
+      truncated: true,
+      truncatedBy: 'bytes',
+      outputLines: 0,
+      outputBytes: 0,
+      firstLineExceedsLimit: true,
+    };
   }
 
   const kept: string[] = [];
@@ -112,7 +126,15 @@ export function truncateHead(content: string, options: TruncationOptions = {}): 
   // Only the trailing newline was over the limit: nothing is actually cut.
   if (kept.length === totalLines) return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
   const out = kept.join('\n');
-  return { ...base, content: out, truncated: true, truncatedBy, outputLines: kept.length, outputBytes: byteLength(out), firstLineExceedsLimit: false };
+  return {
+    ...base,
+    content: out,
+    truncated: true,
+    truncatedBy,
+    outputLines: kept.length,
+    outputBytes: byteLength(out),
+    firstLineExceedsLimit: false,
+  };
 }
 
 /** Keep whole lines from the end; if even the last line is too big, keep its last ≤ maxBytes bytes (`lastLinePartial`). */
@@ -143,7 +165,8 @@ export function truncateTail(content: string, options: TruncationOptions = {}): 
     kept.unshift(lines[i]);
     bytes += lineBytes;
   }
-  if (kept.length === totalLines && !lastLinePartial) return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
+  if (kept.length === totalLines && !lastLinePartial)
+    return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
   const out = kept.join('\n');
   return {
     content: out,
@@ -170,7 +193,10 @@ function lastBytesOf(text: string, maxBytes: number): string {
 }
 
 /** grep's per-line cap: first 500 characters + `... [truncated]`. */
-export function truncateLine(line: string, maxChars: number = GREP_MAX_LINE_LENGTH): { text: string; wasTruncated: boolean } {
+export function truncateLine(
+  line: string,
+  maxChars: number = GREP_MAX_LINE_LENGTH,
+): { text: string; wasTruncated: boolean } {
   if (line.length <= maxChars) return { text: line, wasTruncated: false };
   return { text: `${line.slice(0, maxChars)}... [truncated]`, wasTruncated: true };
 }

@@ -48,7 +48,10 @@ export function createWriteTool(options: WriteToolOptions): ToolDefinition<Write
         await workspace.confine(absolutePath, path);
         await writeConfined(workspace, absolutePath, path, content);
         throwIfAborted(signal);
-        return { content: [{ type: 'text', text: `Successfully wrote ${content.length} bytes to ${path}` }], details: undefined };
+        return {
+          content: [{ type: 'text', text: `Successfully wrote ${content.length} bytes to ${path}` }],
+          details: undefined,
+        };
       });
     },
   });

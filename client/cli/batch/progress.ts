@@ -53,16 +53,26 @@ export async function printBatchStatus(client: AgentClient, g: GlobalOptions, id
   if (status === 'completed') summary = (await handle.result()) as AgentBatchResult;
   const progress = status === 'running' ? await batchProgress(handle) : undefined;
   const url = uiLink(g, id);
-  if (g.json) printJson({ workflowId: id, workflowType: BATCH_WORKFLOW_TYPE, temporalStatus: status, url, ...(progress ? { progress } : {}), ...(summary ? { result: summary } : {}) });
+  if (g.json)
+    printJson({
+      workflowId: id,
+      workflowType: BATCH_WORKFLOW_TYPE,
+      temporalStatus: status,
+      url,
+      ...(progress ? { progress } : {}),
+      ...(summary ? { result: summary } : {}),
+    });
   else {
     const sink = stdoutSink();
     const lines = [`${id}  batch ${status}`];
     if (progress) lines.push(progressLine(progress, { ...sink, color: false }));
-    if (summary) lines.push(`${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · continued-as-new ${summary.continuedAsNew}×`);
+    if (summary)
+      lines.push(
+        `${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · continued-as-new ${summary.continuedAsNew}×`,
+      );
     lines.push(`Temporal UI: ${url}`);
     sink.write(`${lines.join('\n')}\n`);
   }
   if (status === 'running') return EXIT.ok;
   return summary && summary.failed === 0 ? EXIT.ok : EXIT.runFailed;
 }
-

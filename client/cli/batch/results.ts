@@ -7,10 +7,11 @@ import { outcomeOf, withDeadline } from '../outcome.js';
 
 /** One output line: the child's full AgentRunResult (or its failure), with its index and workflow id. */
 async function resultLine(client: AgentClient, r: BatchTaskResult, withMessages: boolean): Promise<string> {
-  const out: { status: string; result: Omit<AgentRunResult, 'usage' | 'status'> & { usage?: AgentRunResult['usage'] }; failureType?: string } = await outcomeOf(
-    client.client.workflow.getHandle(r.workflowId),
-    { stateTimeoutMs: 1000 },
-  ).catch((err: Error) => ({
+  const out: {
+    status: string;
+    result: Omit<AgentRunResult, 'usage' | 'status'> & { usage?: AgentRunResult['usage'] };
+    failureType?: string;
+  } = await outcomeOf(client.client.workflow.getHandle(r.workflowId), { stateTimeoutMs: 1000 }).catch((err: Error) => ({
     status: r.status,
     result: { finalText: '', newMessages: [], turns: r.turns ?? 0, error: r.error ?? err.message },
   }));
@@ -60,7 +61,11 @@ export class OrderedWriter {
   async finish(batchId: string, total: number): Promise<void> {
     while (this.next < total) {
       for (let i = this.next; i < Math.min(total, this.next + this.parallel); i++) {
-        if (!this.pending.has(i)) this.pending.set(i, resultLine(this.client, { index: i, workflowId: `${batchId}-${i}`, status: 'failed' }, this.withMessages));
+        if (!this.pending.has(i))
+          this.pending.set(
+            i,
+            resultLine(this.client, { index: i, workflowId: `${batchId}-${i}`, status: 'failed' }, this.withMessages),
+          );
       }
       await this.flush();
     }
@@ -75,4 +80,3 @@ export class OrderedWriter {
     }
   }
 }
-

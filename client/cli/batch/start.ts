@@ -10,7 +10,12 @@ import { batchIdFor } from './tasks.js';
 export type { StartBatchOptions };
 
 /** Starts `agentBatchWorkflow` (and its page holders when the list is big); the id derives from the tasks by default. */
-export async function startBatch(client: AgentClient, taskQueue: string, tasks: AgentRunInput[], o: StartBatchOptions = {}): Promise<WorkflowHandle> {
+export async function startBatch(
+  client: AgentClient,
+  taskQueue: string,
+  tasks: AgentRunInput[],
+  o: StartBatchOptions = {},
+): Promise<WorkflowHandle> {
   return startBatchWorkflow(client.client, taskQueue, tasks, { ...o, batchId: o.batchId ?? batchIdFor(tasks) });
 }
 
@@ -21,4 +26,3 @@ export async function batchProgress(handle: WorkflowHandle): Promise<BatchProgre
     return undefined;
   }
 }
-

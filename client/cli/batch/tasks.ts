@@ -35,7 +35,8 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
       errors.push(`line ${n + 1}: not JSON (${(err as Error).message})`);
       return;
     }
-    const task: Record<string, unknown> = typeof value === 'string' ? { prompt: value } : (value as Record<string, unknown>);
+    const task: Record<string, unknown> =
+      typeof value === 'string' ? { prompt: value } : (value as Record<string, unknown>);
     if (!task || typeof task !== 'object' || Array.isArray(task)) {
       errors.push(`line ${n + 1}: must be an AgentRunInput object or a prompt string`);
       return;
@@ -50,7 +51,9 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
   });
   if (errors.length) {
     const shown = errors.slice(0, 20);
-    throw usageError(`Invalid tasks:\n  ${shown.join('\n  ')}${errors.length > shown.length ? `\n  … and ${errors.length - shown.length} more` : ''}`);
+    throw usageError(
+      `Invalid tasks:\n  ${shown.join('\n  ')}${errors.length > shown.length ? `\n  … and ${errors.length - shown.length} more` : ''}`,
+    );
   }
   return tasks;
 }

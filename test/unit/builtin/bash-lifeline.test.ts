@@ -10,7 +10,9 @@ const CHILD = fileURLToPath(new URL('./fixtures/bash-child.ts', import.meta.url)
 const spawned: ChildProcess[] = [];
 
 function running(marker: string): boolean {
-  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').some((l) => l.trim() === `sleep ${marker}`);
+  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .some((l) => l.trim() === `sleep ${marker}`);
 }
 
 async function waitFor(fn: () => boolean, ms: number): Promise<boolean> {
@@ -25,7 +27,9 @@ async function waitFor(fn: () => boolean, ms: number): Promise<boolean> {
 function startChild(command: string, until: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, command], { stdio: ['ignore', 'pipe', 'inherit'] });
   spawned.push(child);
-  return new Promise((resolve) => child.stdout!.on('data', (d: Buffer) => d.toString().includes(until) && resolve(child)));
+  return new Promise((resolve) =>
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes(until) && resolve(child)),
+  );
 }
 
 afterAll(() => {

@@ -41,14 +41,20 @@ describe('bash (C.2)', () => {
 
   it('C.8-33 non-zero exit rejects', async () => {
     const dir = tempDir();
-    expect(await errorOf(run(tools(dir).bash, { command: 'exit 1' }))).toBe('(no output)\n\nCommand exited with code 1');
-    expect(await errorOf(run(tools(dir).bash, { command: 'echo oops; exit 3' }))).toBe('oops\n\n\nCommand exited with code 3');
+    expect(await errorOf(run(tools(dir).bash, { command: 'exit 1' }))).toBe(
+      '(no output)\n\nCommand exited with code 1',
+    );
+    expect(await errorOf(run(tools(dir).bash, { command: 'echo oops; exit 3' }))).toBe(
+      'oops\n\n\nCommand exited with code 3',
+    );
   });
 
   it('C.8-34 timeout rejects', async () => {
     const dir = tempDir();
     const started = Date.now();
-    expect(await errorOf(run(tools(dir).bash, { command: 'sleep 5', timeout: 1 }))).toBe('Command timed out after 1 seconds');
+    expect(await errorOf(run(tools(dir).bash, { command: 'sleep 5', timeout: 1 }))).toBe(
+      'Command timed out after 1 seconds',
+    );
     expect(Date.now() - started).toBeLessThan(4000);
     expect(await errorOf(run(tools(dir).bash, { command: 'echo before; sleep 5', timeout: 0.5 }))).toBe(
       'before\n\n\nCommand timed out after 0.5 seconds',
@@ -128,12 +134,16 @@ describe('bash (C.2)', () => {
     const times: number[] = [];
     const updates: AgentToolResult<BashToolDetails | undefined>[] = [];
     const tool = createBashTool({ cwd: tempDir() });
-    await run(tool, { command: 'for i in $(seq 1 8); do echo tick $i; sleep 0.05; done' }, {
-      onUpdate: (u) => {
-        updates.push(u);
-        times.push(Date.now());
+    await run(
+      tool,
+      { command: 'for i in $(seq 1 8); do echo tick $i; sleep 0.05; done' },
+      {
+        onUpdate: (u) => {
+          updates.push(u);
+          times.push(Date.now());
+        },
       },
-    });
+    );
     expect(updates[0]).toEqual({ content: [], details: undefined });
     const snapshots = times.slice(1, -1);
     for (let i = 1; i < snapshots.length; i++) expect(snapshots[i] - snapshots[i - 1]).toBeGreaterThanOrEqual(95);
@@ -146,7 +156,12 @@ describe('bash (C.2)', () => {
     const tool = createBashTool({ cwd: tempDir(), operations: fakeOps(chunks) });
     const result = await run<BashToolDetails | undefined>(tool, { command: 'x' });
     trackLog(result.details?.fullOutputPath);
-    expect(result.details?.truncation).toMatchObject({ truncated: true, truncatedBy: 'lines', totalLines: 4000, outputLines: 2000 });
+    expect(result.details?.truncation).toMatchObject({
+      truncated: true,
+      truncatedBy: 'lines',
+      totalLines: 4000,
+      outputLines: 2000,
+    });
     const out = text(result);
     expect(out).toContain('line-2001');
     expect(out).toContain('line-4000');
@@ -176,7 +191,11 @@ describe('bash (C.2)', () => {
   });
 
   it('C.8-48 executeBashWithOperations strips ANSI escapes and CR', async () => {
-    const result = await executeBashWithOperations("printf '\\033[31mred\\033[0m\\r\\n'", tempDir(), createLocalBashOperations());
+    const result = await executeBashWithOperations(
+      "printf '\\033[31mred\\033[0m\\r\\n'",
+      tempDir(),
+      createLocalBashOperations(),
+    );
     expect(result.output).toBe('red\n');
     expect(result.exitCode).toBe(0);
     expect(result.cancelled).toBe(false);
@@ -207,22 +226,35 @@ describe('bash (C.2)', () => {
 
   it('byte truncation and a partial last line', async () => {
     const wide = Array.from({ length: 100 }, (_, i) => `${i}:${'x'.repeat(1000)}`).join('\n');
-    const result = await run<BashToolDetails | undefined>(createBashTool({ cwd: tempDir(), operations: fakeOps([wide]) }), { command: 'x' });
+    const result = await run<BashToolDetails | undefined>(
+      createBashTool({ cwd: tempDir(), operations: fakeOps([wide]) }),
+      { command: 'x' },
+    );
     trackLog(result.details!.fullOutputPath);
     const t = result.details!.truncation!;
     expect(t.truncatedBy).toBe('bytes');
-    expect(text(result)).toContain(`[Showing lines ${101 - t.outputLines}-100 of 100 (50.0KB limit). Full output: ${result.details!.fullOutputPath}]`);
+    expect(text(result)).toContain(
+      `[Showing lines ${101 - t.outputLines}-100 of 100 (50.0KB limit). Full output: ${result.details!.fullOutputPath}]`,
+    );
 
     const huge = `head\n${'y'.repeat(60 * 1024)}`;
-    const partial = await run<BashToolDetails | undefined>(createBashTool({ cwd: tempDir(), operations: fakeOps([huge]) }), { command: 'x' });
+    const partial = await run<BashToolDetails | undefined>(
+      createBashTool({ cwd: tempDir(), operations: fakeOps([huge]) }),
+      { command: 'x' },
+    );
     trackLog(partial.details!.fullOutputPath);
     expect(partial.details!.truncation!.lastLinePartial).toBe(true);
-    expect(text(partial)).toBe(`${'y'.repeat(51200)}\n\n[Showing last 50.0KB of line 2 (line is 60.0KB). Full output: ${partial.details!.fullOutputPath}]`);
+    expect(text(partial)).toBe(
+      `${'y'.repeat(51200)}\n\n[Showing last 50.0KB of line 2 (line is 60.0KB). Full output: ${partial.details!.fullOutputPath}]`,
+    );
   });
 
   it('large streamed output keeps exact totals', async () => {
     const chunks = Array.from({ length: 300 }, (_, i) => `${'z'.repeat(999)}${i}\n`);
-    const result = await run<BashToolDetails | undefined>(createBashTool({ cwd: tempDir(), operations: fakeOps(chunks) }), { command: 'x' });
+    const result = await run<BashToolDetails | undefined>(
+      createBashTool({ cwd: tempDir(), operations: fakeOps(chunks) }),
+      { command: 'x' },
+    );
     trackLog(result.details!.fullOutputPath);
     const t = result.details!.truncation!;
     expect(t.totalLines).toBe(300);
@@ -234,23 +266,35 @@ describe('bash (C.2)', () => {
   it('timeout validation', async () => {
     const bash = tools(tempDir()).bash;
     for (const bad of [0, -1, Number.POSITIVE_INFINITY, Number.NaN]) {
-      expect(await errorOf(run(bash, { command: 'echo', timeout: bad }))).toBe('Invalid timeout: must be a finite number of seconds');
+      expect(await errorOf(run(bash, { command: 'echo', timeout: bad }))).toBe(
+        'Invalid timeout: must be a finite number of seconds',
+      );
     }
-    expect(await errorOf(run(bash, { command: 'echo', timeout: 2147483.648 }))).toBe('Invalid timeout: maximum is 2147483.647 seconds');
+    expect(await errorOf(run(bash, { command: 'echo', timeout: 2147483.648 }))).toBe(
+      'Invalid timeout: maximum is 2147483.647 seconds',
+    );
   });
 
   it('already aborted: Command aborted, nothing runs', async () => {
     const dir = tempDir();
     const ac = new AbortController();
     ac.abort();
-    expect(await errorOf(run(tools(dir).bash, { command: 'touch ran' }, { signal: ac.signal }))).toBe('Command aborted');
+    expect(await errorOf(run(tools(dir).bash, { command: 'touch ran' }, { signal: ac.signal }))).toBe(
+      'Command aborted',
+    );
     expect(existsSync(path.join(dir, 'ran'))).toBe(false);
   });
 
   it('abort kills the whole process tree within a second', async () => {
     const ac = new AbortController();
     const before = sleep30Processes().length;
-    const pending = errorOf(run(tools(tempDir()).bash, { command: 'echo started; sleep 30 & bash -c "sleep 30"; wait' }, { signal: ac.signal }));
+    const pending = errorOf(
+      run(
+        tools(tempDir()).bash,
+        { command: 'echo started; sleep 30 & bash -c "sleep 30"; wait' },
+        { signal: ac.signal },
+      ),
+    );
     await new Promise((r) => setTimeout(r, 400));
     expect(sleep30Processes().length).toBeGreaterThanOrEqual(before + 2);
     const abortedAt = Date.now();

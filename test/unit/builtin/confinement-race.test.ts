@@ -22,7 +22,9 @@ process.stdout.write(String(flips));
 `;
 
 function startFlipper(name: string, target: string, stop: string) {
-  const child = spawn(process.execPath, ['-e', FLIPPER, name, target, stop, '2000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', FLIPPER, name, target, stop, '2000000'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const done = new Promise<number>((resolve) => child.on('close', () => resolve(Number(out))));

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { expandPath, resolveToCwd } from '../../../activities/tools/builtin/paths.js';
 import { errorOf, run, tempDir, text, tools, trackLog } from './helpers.js';
 
-const refusal = (given: string, root: string) => `Path "${given}" is outside the workspace ${root}. Use a path inside ${root}.`;
+const refusal = (given: string, root: string) =>
+  `Path "${given}" is outside the workspace ${root}. Use a path inside ${root}.`;
 
 /** A workspace and, beside it, an outside directory with a secret file. */
 function setup() {
@@ -55,7 +56,9 @@ describe('workspace confinement', () => {
   it('refuses absolute paths outside: /etc/passwd', async () => {
     const { ws, t } = setup();
     expect(await errorOf(run(t.read, { path: '/etc/passwd' }))).toBe(refusal('/etc/passwd', ws));
-    expect(await errorOf(run(t.write, { path: '/etc/keel-should-not-exist', content: 'x' }))).toBe(refusal('/etc/keel-should-not-exist', ws));
+    expect(await errorOf(run(t.write, { path: '/etc/keel-should-not-exist', content: 'x' }))).toBe(
+      refusal('/etc/keel-should-not-exist', ws),
+    );
     expect(existsSync('/etc/keel-should-not-exist')).toBe(false);
     expect(await errorOf(run(t.ls, { path: '/etc' }))).toBe(refusal('/etc', ws));
     expect(await errorOf(run(t.grep, { pattern: 'root', path: '/etc/passwd' }))).toBe(refusal('/etc/passwd', ws));
@@ -84,7 +87,9 @@ describe('workspace confinement', () => {
     symlinkSync(path.join(outside, 'missing-dir'), path.join(ws, 'dangling-dir'));
     expect(await errorOf(run(t.read, { path: 'secret-link.txt' }))).toBe(refusal('secret-link.txt', ws));
     expect(await errorOf(run(t.write, { path: 'dangling.txt', content: 'x' }))).toBe(refusal('dangling.txt', ws));
-    expect(await errorOf(run(t.write, { path: 'dangling-dir/a/b.txt', content: 'x' }))).toBe(refusal('dangling-dir/a/b.txt', ws));
+    expect(await errorOf(run(t.write, { path: 'dangling-dir/a/b.txt', content: 'x' }))).toBe(
+      refusal('dangling-dir/a/b.txt', ws),
+    );
     expect(existsSync(path.join(outside, 'not-yet.txt'))).toBe(false);
     expect(existsSync(path.join(outside, 'missing-dir'))).toBe(false);
   });
@@ -104,7 +109,9 @@ describe('workspace confinement', () => {
     expect(await errorOf(run(t.ls, { path: '~' }))).toBe(refusal('~', ws));
     // read's fallback variants are confined too: an outside screenshot name with U+202F is not probed into.
     writeFileSync(path.join(outside, 'Shot 1.00.00\u202FPM.png'), 'x');
-    expect(await errorOf(run(t.read, { path: `${outside}/Shot 1.00.00 PM.png` }))).toBe(refusal(`${outside}/Shot 1.00.00 PM.png`, ws));
+    expect(await errorOf(run(t.read, { path: `${outside}/Shot 1.00.00 PM.png` }))).toBe(
+      refusal(`${outside}/Shot 1.00.00 PM.png`, ws),
+    );
     writeFileSync(path.join(ws, 'Shot 2.00.00\u202FPM.png'), 'inside shot');
     expect(text(await run(t.read, { path: 'Shot 2.00.00 PM.png' }))).toBe('inside shot');
   });

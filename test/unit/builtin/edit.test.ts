@@ -4,7 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
-import { computeEditsDiff, createEditTool, type EditToolDetails, prepareEditArguments } from '../../../activities/tools/builtin/edit.js';
+import {
+  computeEditsDiff,
+  createEditTool,
+  type EditToolDetails,
+  prepareEditArguments,
+} from '../../../activities/tools/builtin/edit.js';
 import { Workspace } from '../../../activities/tools/builtin/paths.js';
 import { errorOf, isRoot, run, tempDir, text, tools } from './helpers.js';
 
@@ -62,14 +67,17 @@ describe('edit (C.3)', () => {
     expect(details.diff).toContain('testing');
     expect(details.diff).toBe('-1 Hello, world!\n+1 Hello, testing!');
     expect(details.firstChangedLine).toBe(1);
-    for (const part of ['--- ', '+++ ', '@@', '-Hello, world!', '+Hello, testing!']) expect(details.patch).toContain(part);
+    for (const part of ['--- ', '+++ ', '@@', '-Hello, world!', '+Hello, testing!'])
+      expect(details.patch).toContain(part);
     expect(details.patch.startsWith(`--- ${file}\n+++ ${file}\n@@`)).toBe(true);
     expect(applyPatch('Hello, world!', details.patch)).toBe('Hello, testing!');
   });
 
   it('C.8-16 missing oldText rejects', async () => {
     const { file, edit } = setup('Hello, world!');
-    await expect(run(edit, { path: file, edits: [{ oldText: 'nonexistent', newText: 'x' }] })).rejects.toThrow(/Could not find the exact text/);
+    await expect(run(edit, { path: file, edits: [{ oldText: 'nonexistent', newText: 'x' }] })).rejects.toThrow(
+      /Could not find the exact text/,
+    );
   });
 
   it('C.8-17 not-found error shows the start of the file', async () => {
@@ -83,14 +91,18 @@ describe('edit (C.3)', () => {
 
   it('C.8-18 not-found context keeps the original spacing', async () => {
     const { file, edit } = setup('//  Talks\nconst x = 1;\n//  More\n');
-    const message = await errorOf(run(edit, { path: file, edits: [{ oldText: '// Talks\nconst x = 1;', newText: 'x' }] }));
+    const message = await errorOf(
+      run(edit, { path: file, edits: [{ oldText: '// Talks\nconst x = 1;', newText: 'x' }] }),
+    );
     expect(message).toContain('Could not find');
     expect(message).toContain('  1: //  Talks');
   });
 
   it('not-found context finds the closest line by prefix', async () => {
     const { file, edit } = setup('one\ntwo\nfunction computeTotals(items) {\n  return 1;\n}\nsix\nseven\neight\n');
-    const message = await errorOf(run(edit, { path: file, edits: [{ oldText: 'function computeTotals(list) {\n  return 2;', newText: 'x' }] }));
+    const message = await errorOf(
+      run(edit, { path: file, edits: [{ oldText: 'function computeTotals(list) {\n  return 2;', newText: 'x' }] }),
+    );
     expect(message).toBe(
       `Could not find the exact text in ${file}. The old text must match exactly including all whitespace and newlines.\n` +
         'Closest match is around line 3:\n  1: one\n  2: two\n  3: function computeTotals(items) {\n  4:   return 1;\n  5: }\n  6: six',
@@ -158,40 +170,63 @@ describe('edit (C.3)', () => {
 
   it('C.8-24 empty edits reject', async () => {
     const { file, edit } = setup('x');
-    expect(await errorOf(run(edit, { path: file, edits: [] }))).toBe('Edit tool input is invalid. edits must contain at least one replacement.');
+    expect(await errorOf(run(edit, { path: file, edits: [] }))).toBe(
+      'Edit tool input is invalid. edits must contain at least one replacement.',
+    );
   });
 
   it('C.8-25 overlapping edits reject', async () => {
     const { file, edit } = setup('one\ntwo\nthree\n');
     expect(
-      await errorOf(run(edit, { path: file, edits: [{ oldText: 'one\ntwo\n', newText: 'x' }, { oldText: 'two\nthree\n', newText: 'y' }] })),
+      await errorOf(
+        run(edit, {
+          path: file,
+          edits: [
+            { oldText: 'one\ntwo\n', newText: 'x' },
+            { oldText: 'two\nthree\n', newText: 'y' },
+          ],
+        }),
+      ),
     ).toBe(`edits[0] and edits[1] overlap in ${file}. Merge them into one edit or target disjoint regions.`);
   });
 
   it('C.8-26 one missing edit leaves the file untouched', async () => {
     const { file, edit } = setup('alpha\nbeta\n');
     const message = await errorOf(
-      run(edit, { path: file, edits: [{ oldText: 'alpha', newText: 'ALPHA' }, { oldText: 'missing', newText: 'x' }] }),
+      run(edit, {
+        path: file,
+        edits: [
+          { oldText: 'alpha', newText: 'ALPHA' },
+          { oldText: 'missing', newText: 'x' },
+        ],
+      }),
     );
-    expect(message).toMatch(/^Could not find edits\[1\] in .*\. The old text must match exactly including all whitespace and newlines\.\n/);
+    expect(message).toMatch(
+      /^Could not find edits\[1\] in .*\. The old text must match exactly including all whitespace and newlines\.\n/,
+    );
     expect(readFileSync(file, 'utf-8')).toBe('alpha\nbeta\n');
   });
 
   it.skipIf(isRoot)('C.8-27 read-only file rejects with EACCES', async () => {
     const { file, edit } = setup('a');
     chmodSync(file, 0o444);
-    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'a', newText: 'b' }] }))).toBe(`Could not edit file: ${file}. Error code: EACCES.`);
+    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'a', newText: 'b' }] }))).toBe(
+      `Could not edit file: ${file}. Error code: EACCES.`,
+    );
   });
 
-  it.runIf(isRoot)('C.8-27 read-only file rejects with EACCES (as user nobody, since root bypasses permissions)', () => {
-    const dir = tempDir();
-    chmodSync(dir, 0o755);
-    const file = path.join(dir, 'ro.txt');
-    writeFileSync(file, 'a');
-    chmodSync(file, 0o444);
-    expect(editAsNobody(file, false)).toBe(`Could not edit file: ${file}. Error code: EACCES.`);
-    expect(readFileSync(file, 'utf-8')).toBe('a');
-  });
+  it.runIf(isRoot)(
+    'C.8-27 read-only file rejects with EACCES (as user nobody, since root bypasses permissions)',
+    () => {
+      const dir = tempDir();
+      chmodSync(dir, 0o755);
+      const file = path.join(dir, 'ro.txt');
+      writeFileSync(file, 'a');
+      chmodSync(file, 0o444);
+      expect(editAsNobody(file, false)).toBe(`Could not edit file: ${file}. Error code: EACCES.`);
+      expect(readFileSync(file, 'utf-8')).toBe('a');
+    },
+  );
 
   it('C.8-28 custom operations: an access error without code', async () => {
     const dir = tempDir();
@@ -241,7 +276,9 @@ describe('edit (C.3)', () => {
     const dir = tempDir();
     const file = path.join(dir, 'p.txt');
     writeFileSync(file, 'line one\nline two\n');
-    const preview = await computeEditsDiff(file, [{ oldText: 'no such text', newText: 'x' }], { workspace: new Workspace(dir) });
+    const preview = await computeEditsDiff(file, [{ oldText: 'no such text', newText: 'x' }], {
+      workspace: new Workspace(dir),
+    });
     expect('error' in preview).toBe(true);
     const error = 'error' in preview ? preview.error : '';
     for (const s of ['Could not find', '  1: line one', '  2: line two']) expect(error).toContain(s);
@@ -260,24 +297,68 @@ describe('edit (C.3)', () => {
 
   it('empty oldText and no-change errors', async () => {
     const { file, edit } = setup('same\nother\n');
-    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: '', newText: 'x' }] }))).toBe(`oldText must not be empty in ${file}.`);
-    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'same', newText: 'x' }, { oldText: '', newText: 'y' }] }))).toBe(
-      `edits[1].oldText must not be empty in ${file}.`,
+    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: '', newText: 'x' }] }))).toBe(
+      `oldText must not be empty in ${file}.`,
     );
+    expect(
+      await errorOf(
+        run(edit, {
+          path: file,
+          edits: [
+            { oldText: 'same', newText: 'x' },
+            { oldText: '', newText: 'y' },
+          ],
+        }),
+      ),
+    ).toBe(`edits[1].oldText must not be empty in ${file}.`);
     expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'same', newText: 'same' }] }))).toBe(
       `No changes made to ${file}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.`,
     );
     expect(
-      await errorOf(run(edit, { path: file, edits: [{ oldText: 'same', newText: 'same' }, { oldText: 'other', newText: 'other' }] })),
+      await errorOf(
+        run(edit, {
+          path: file,
+          edits: [
+            { oldText: 'same', newText: 'same' },
+            { oldText: 'other', newText: 'other' },
+          ],
+        }),
+      ),
     ).toBe(`No changes made to ${file}. The replacements produced identical content.`);
-    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'x', newText: 'y' }, { oldText: 'e', newText: 'f' }] }))).toMatch(
-      /^Could not find edits\[0\] in /,
-    );
+    expect(
+      await errorOf(
+        run(edit, {
+          path: file,
+          edits: [
+            { oldText: 'x', newText: 'y' },
+            { oldText: 'e', newText: 'f' },
+          ],
+        }),
+      ),
+    ).toMatch(/^Could not find edits\[0\] in /);
     const dup = setup('ab cd ab\n');
-    expect(await errorOf(run(dup.edit, { path: dup.file, edits: [{ oldText: 'z', newText: '' }, { oldText: 'ab', newText: 'c' }] }))).toMatch(
-      /^Could not find edits\[0\]/,
-    );
-    expect(await errorOf(run(dup.edit, { path: dup.file, edits: [{ oldText: 'cd', newText: 'c' }, { oldText: 'ab', newText: 'c' }] }))).toBe(
+    expect(
+      await errorOf(
+        run(dup.edit, {
+          path: dup.file,
+          edits: [
+            { oldText: 'z', newText: '' },
+            { oldText: 'ab', newText: 'c' },
+          ],
+        }),
+      ),
+    ).toMatch(/^Could not find edits\[0\]/);
+    expect(
+      await errorOf(
+        run(dup.edit, {
+          path: dup.file,
+          edits: [
+            { oldText: 'cd', newText: 'c' },
+            { oldText: 'ab', newText: 'c' },
+          ],
+        }),
+      ),
+    ).toBe(
       `Found 2 occurrences of edits[1] in ${dup.file}. Each oldText must be unique. Please provide more context to make it unique.`,
     );
   });
@@ -285,7 +366,10 @@ describe('edit (C.3)', () => {
   it('prepareArguments: JSON-string edits and legacy oldText/newText', () => {
     const edits = [{ oldText: 'a', newText: 'b' }];
     expect(prepareEditArguments({ path: 'f', edits: JSON.stringify(edits) })).toEqual({ path: 'f', edits });
-    expect(prepareEditArguments({ path: 'f', oldText: 'x', newText: 'y' })).toEqual({ path: 'f', edits: [{ oldText: 'x', newText: 'y' }] });
+    expect(prepareEditArguments({ path: 'f', oldText: 'x', newText: 'y' })).toEqual({
+      path: 'f',
+      edits: [{ oldText: 'x', newText: 'y' }],
+    });
     expect(prepareEditArguments({ path: 'f', edits, oldText: 'x', newText: 'y' })).toEqual({
       path: 'f',
       edits: [...edits, { oldText: 'x', newText: 'y' }],
@@ -299,7 +383,9 @@ describe('edit (C.3)', () => {
 
 describe('edit fuzzy matching (C.3)', () => {
   it('C.8-59 trailing whitespace is ignored for matching', async () => {
-    const { after } = await editOk('line one   \nline two  \nline three\n', [{ oldText: 'line one\nline two\n', newText: 'replaced\n' }]);
+    const { after } = await editOk('line one   \nline two  \nline three\n', [
+      { oldText: 'line one\nline two\n', newText: 'replaced\n' },
+    ]);
     expect(after).toBe('replaced\nline three\n');
   });
 
@@ -312,22 +398,30 @@ describe('edit fuzzy matching (C.3)', () => {
   });
 
   it('C.8-61 NFKC: full-width letters/digits and combining accents', async () => {
-    const { after } = await editOk('ＡＢＣ１２３\ncafe\u0301\n', [{ oldText: 'ABC123\ncafé\n', newText: 'XYZ789\ncoffee\n' }]);
+    const { after } = await editOk('ＡＢＣ１２３\ncafe\u0301\n', [
+      { oldText: 'ABC123\ncafé\n', newText: 'XYZ789\ncoffee\n' },
+    ]);
     expect(after).toBe('XYZ789\ncoffee\n');
   });
 
   it('C.8-62 curly single quotes', async () => {
-    const { after } = await editOk("console.log(\u2018hello\u2019);\n", [{ oldText: "console.log('hello');", newText: "console.log('world');" }]);
+    const { after } = await editOk('console.log(\u2018hello\u2019);\n', [
+      { oldText: "console.log('hello');", newText: "console.log('world');" },
+    ]);
     expect(after).toContain('world');
   });
 
   it('C.8-63 curly double quotes', async () => {
-    const { after } = await editOk('say(\u201CHello\u201D);\n', [{ oldText: 'say("Hello");', newText: 'say("Goodbye");' }]);
+    const { after } = await editOk('say(\u201CHello\u201D);\n', [
+      { oldText: 'say("Hello");', newText: 'say("Goodbye");' },
+    ]);
     expect(after).toBe('say("Goodbye");\n');
   });
 
   it('C.8-64 en/em dashes', async () => {
-    const { after } = await editOk('range 10\u201350 \u2014 inclusive\n', [{ oldText: 'range 10-50 - inclusive', newText: 'range 10-50 only' }]);
+    const { after } = await editOk('range 10\u201350 \u2014 inclusive\n', [
+      { oldText: 'range 10-50 - inclusive', newText: 'range 10-50 only' },
+    ]);
     expect(after).toBe('range 10-50 only\n');
   });
 
@@ -337,18 +431,24 @@ describe('edit fuzzy matching (C.3)', () => {
   });
 
   it('C.8-66 exact match is preferred', async () => {
-    const { after } = await editOk("const x = 'original';\nconst y = 'other';\n", [{ oldText: "const x = 'original';", newText: "const x = 'changed';" }]);
+    const { after } = await editOk("const x = 'original';\nconst y = 'other';\n", [
+      { oldText: "const x = 'original';", newText: "const x = 'changed';" },
+    ]);
     expect(after).toBe("const x = 'changed';\nconst y = 'other';\n");
   });
 
   it('C.8-67 unrelated text still fails', async () => {
     const { file, edit } = setup('hello\u00A0world\n');
-    await expect(run(edit, { path: file, edits: [{ oldText: 'goodbye moon', newText: 'x' }] })).rejects.toThrow(/Could not find the exact text/);
+    await expect(run(edit, { path: file, edits: [{ oldText: 'goodbye moon', newText: 'x' }] })).rejects.toThrow(
+      /Could not find the exact text/,
+    );
   });
 
   it('C.8-68 fuzzy duplicates defeat exact uniqueness', async () => {
     const { file, edit } = setup('hello world   \nhello world\n');
-    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'hello world', newText: 'x' }] }))).toMatch(/^Found 2 occurrences/);
+    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'hello world', newText: 'x' }] }))).toMatch(
+      /^Found 2 occurrences/,
+    );
     expect(readFileSync(file, 'utf-8')).toBe('hello world   \nhello world\n');
   });
 
@@ -380,7 +480,9 @@ describe('edit fuzzy matching (C.3)', () => {
 
 describe('edit CRLF / BOM (C.3)', () => {
   it('C.8-72 LF oldText matches a CRLF file', async () => {
-    const { result } = await editOk('line one\r\nline two\r\nline three\r\n', [{ oldText: 'line one\nline two\n', newText: 'replaced\n' }]);
+    const { result } = await editOk('line one\r\nline two\r\nline three\r\n', [
+      { oldText: 'line one\nline two\n', newText: 'replaced\n' },
+    ]);
     expect(text(result)).toContain('Successfully replaced');
   });
 
@@ -396,7 +498,9 @@ describe('edit CRLF / BOM (C.3)', () => {
 
   it('C.8-75 duplicates across CRLF and LF regions are detected', async () => {
     const { file, edit } = setup('hello\r\nworld\r\n---\r\nhello\nworld\n');
-    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'hello\nworld\n', newText: 'x\n' }] }))).toMatch(/^Found 2 occurrences/);
+    expect(await errorOf(run(edit, { path: file, edits: [{ oldText: 'hello\nworld\n', newText: 'x\n' }] }))).toMatch(
+      /^Found 2 occurrences/,
+    );
   });
 
   it('C.8-76 the BOM is preserved', async () => {

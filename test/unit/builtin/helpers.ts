@@ -2,7 +2,12 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import type { AgentToolResult, ToolContext, ToolDefinition, ToolUpdateCallback } from '../../../activities/tools/define-tool.js';
+import type {
+  AgentToolResult,
+  ToolContext,
+  ToolDefinition,
+  ToolUpdateCallback,
+} from '../../../activities/tools/define-tool.js';
 import { builtinTools } from '../../../activities/tools/builtin/index.js';
 
 const created: string[] = [];
@@ -27,9 +32,18 @@ afterEach(() => {
   for (const file of logs.splice(0)) rmSync(file, { force: true });
 });
 
-export const context: ToolContext = { workflowId: 'wf', runId: 'run', idempotencyKey: 'wf/call', attempt: 1, metadata: {} };
+export const context: ToolContext = {
+  workflowId: 'wf',
+  runId: 'run',
+  idempotencyKey: 'wf/call',
+  attempt: 1,
+  metadata: {},
+};
 
-export function tools(cwd: string, opts: { allowedRoots?: string[]; useExternalSearch?: boolean } = {}): Record<string, ToolDefinition> {
+export function tools(
+  cwd: string,
+  opts: { allowedRoots?: string[]; useExternalSearch?: boolean } = {},
+): Record<string, ToolDefinition> {
   return Object.fromEntries(builtinTools({ cwd, ...opts }).map((t) => [t.name, t]));
 }
 
@@ -38,7 +52,13 @@ export function run<T = unknown>(
   args: unknown,
   options: { signal?: AbortSignal; onUpdate?: ToolUpdateCallback<any> } = {},
 ): Promise<AgentToolResult<T>> {
-  return tool.execute('call-1', args, options.signal ?? new AbortController().signal, options.onUpdate ?? (() => {}), context);
+  return tool.execute(
+    'call-1',
+    args,
+    options.signal ?? new AbortController().signal,
+    options.onUpdate ?? (() => {}),
+    context,
+  );
 }
 
 /** The text of the first text block. */

@@ -39,8 +39,17 @@ describe('builtinTools', () => {
   });
 
   it('bash, write and edit take an approval option; off by default', () => {
-    const approvalOf = (list: ReturnType<typeof builtinTools>) => Object.fromEntries(list.map((t) => [t.name, t.approval]));
-    expect(Object.values(approvalOf(builtinTools({ cwd: tempDir() })))).toEqual([undefined, undefined, undefined, undefined, undefined, undefined, undefined]);
+    const approvalOf = (list: ReturnType<typeof builtinTools>) =>
+      Object.fromEntries(list.map((t) => [t.name, t.approval]));
+    expect(Object.values(approvalOf(builtinTools({ cwd: tempDir() })))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     const onlyProd = (args: unknown) => JSON.stringify(args).includes('prod');
     expect(approvalOf(builtinTools({ cwd: tempDir(), approval: { bash: 'always', write: onlyProd } }))).toEqual({
       read: undefined,
@@ -77,7 +86,9 @@ describe('builtinTools', () => {
     writeFileSync(file, Array.from({ length: 20 }, (_, i) => `item-${i}-end`).join('\n'));
     const t = tools(dir);
     await Promise.all(
-      Array.from({ length: 20 }, (_, i) => run(t.edit, { path: i % 2 ? file : 'f.txt', edits: [{ oldText: `item-${i}-end`, newText: `ITEM-${i}` }] })),
+      Array.from({ length: 20 }, (_, i) =>
+        run(t.edit, { path: i % 2 ? file : 'f.txt', edits: [{ oldText: `item-${i}-end`, newText: `ITEM-${i}` }] }),
+      ),
     );
     expect(readFileSync(file, 'utf-8')).toBe(Array.from({ length: 20 }, (_, i) => `ITEM-${i}`).join('\n'));
   });
@@ -120,15 +131,43 @@ describe('truncation (C.0)', () => {
   });
 
   it('head truncation', () => {
-    expect(truncateHead('a\nb\n')).toMatchObject({ content: 'a\nb\n', truncated: false, truncatedBy: null, totalLines: 2 });
-    expect(truncateHead('a\nb\nc\nd', { maxLines: 2 })).toMatchObject({ content: 'a\nb', truncated: true, truncatedBy: 'lines', outputLines: 2, outputBytes: 3 });
-    expect(truncateHead('aaaa\nbbbb\ncccc', { maxBytes: 10 })).toMatchObject({ content: 'aaaa\nbbbb', truncatedBy: 'bytes', outputLines: 2 });
-    expect(truncateHead('toolong\nx', { maxBytes: 5 })).toMatchObject({ content: '', firstLineExceedsLimit: true, truncatedBy: 'bytes', outputLines: 0 });
+    expect(truncateHead('a\nb\n')).toMatchObject({
+      content: 'a\nb\n',
+      truncated: false,
+      truncatedBy: null,
+      totalLines: 2,
+    });
+    expect(truncateHead('a\nb\nc\nd', { maxLines: 2 })).toMatchObject({
+      content: 'a\nb',
+      truncated: true,
+      truncatedBy: 'lines',
+      outputLines: 2,
+      outputBytes: 3,
+    });
+    expect(truncateHead('aaaa\nbbbb\ncccc', { maxBytes: 10 })).toMatchObject({
+      content: 'aaaa\nbbbb',
+      truncatedBy: 'bytes',
+      outputLines: 2,
+    });
+    expect(truncateHead('toolong\nx', { maxBytes: 5 })).toMatchObject({
+      content: '',
+      firstLineExceedsLimit: true,
+      truncatedBy: 'bytes',
+      outputLines: 0,
+    });
   });
 
   it('tail truncation, including a partial last line at a character boundary', () => {
-    expect(truncateTail('a\nb\nc\nd\n', { maxLines: 2 })).toMatchObject({ content: 'c\nd', truncatedBy: 'lines', totalLines: 4, outputLines: 2 });
-    expect(truncateTail('aaaa\nbbbb\ncccc', { maxBytes: 10 })).toMatchObject({ content: 'bbbb\ncccc', truncatedBy: 'bytes' });
+    expect(truncateTail('a\nb\nc\nd\n', { maxLines: 2 })).toMatchObject({
+      content: 'c\nd',
+      truncatedBy: 'lines',
+      totalLines: 4,
+      outputLines: 2,
+    });
+    expect(truncateTail('aaaa\nbbbb\ncccc', { maxBytes: 10 })).toMatchObject({
+      content: 'bbbb\ncccc',
+      truncatedBy: 'bytes',
+    });
     const r = truncateTail('x\n€€€€', { maxBytes: 7 });
     expect(r).toMatchObject({ content: '€€', lastLinePartial: true, truncatedBy: 'bytes', outputBytes: 6 });
   });

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { ReadToolDetails } from '../../../activities/tools/builtin/read.js';
 import { errorOf, run, tempDir, text, tools } from './helpers.js';
 
-const lines = (n: number, f: (i: number) => string = (i) => `Line ${i}`) => Array.from({ length: n }, (_, i) => f(i + 1)).join('\n');
+const lines = (n: number, f: (i: number) => string = (i) => `Line ${i}`) =>
+  Array.from({ length: n }, (_, i) => f(i + 1)).join('\n');
 
 // 1×1 PNG (a red pixel).
 const PNG_1X1 = Buffer.from(
@@ -61,7 +62,10 @@ describe('read (C.1)', () => {
   it('C.8-4 truncates at 50KB with the byte notice', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'wide.txt');
-    writeFileSync(file, lines(500, (i) => `Line ${i}: ${'x'.repeat(200)}`));
+    writeFileSync(
+      file,
+      lines(500, (i) => `Line ${i}: ${'x'.repeat(200)}`),
+    );
     const out = text(await run(tools(dir).read, { path: file }));
     const m = /\[Showing lines 1-(\d+) of 500 \((.+?) limit\)\. Use offset=(\d+) to continue\.\]$/.exec(out);
     expect(m).not.toBeNull();
@@ -98,7 +102,9 @@ describe('read (C.1)', () => {
     const file = path.join(dir, 'f.txt');
     writeFileSync(file, lines(100));
     const out = text(await run(tools(dir).read, { path: file, offset: 41, limit: 20 }));
-    expect(out).toBe(`${lines(60).split('\n').slice(40).join('\n')}\n\n[40 more lines in file. Use offset=61 to continue.]`);
+    expect(out).toBe(
+      `${lines(60).split('\n').slice(40).join('\n')}\n\n[40 more lines in file. Use offset=61 to continue.]`,
+    );
     expect(out).not.toContain('Line 40\n');
     expect(out).not.toContain('Line 61\n');
   });
@@ -107,7 +113,9 @@ describe('read (C.1)', () => {
     const dir = tempDir();
     const file = path.join(dir, 'f.txt');
     writeFileSync(file, 'a\nb\nc');
-    expect(await errorOf(run(tools(dir).read, { path: file, offset: 100 }))).toBe('Offset 100 is beyond end of file (3 lines total)');
+    expect(await errorOf(run(tools(dir).read, { path: file, offset: 100 }))).toBe(
+      'Offset 100 is beyond end of file (3 lines total)',
+    );
   });
 
   it('C.8-9 details carry the truncation record', async () => {
@@ -115,7 +123,14 @@ describe('read (C.1)', () => {
     const file = path.join(dir, 'f.txt');
     writeFileSync(file, lines(2500));
     const result = await run<ReadToolDetails | undefined>(tools(dir).read, { path: file });
-    expect(result.details?.truncation).toMatchObject({ truncated: true, truncatedBy: 'lines', totalLines: 2500, outputLines: 2000, maxLines: 2000, maxBytes: 51200 });
+    expect(result.details?.truncation).toMatchObject({
+      truncated: true,
+      truncatedBy: 'lines',
+      totalLines: 2500,
+      outputLines: 2000,
+      maxLines: 2000,
+      maxBytes: 51200,
+    });
   });
 
   it('C.8-10 detects a PNG by magic bytes regardless of extension', async () => {
@@ -166,7 +181,9 @@ describe('read (C.1)', () => {
     const file = path.join(dir, 'long.txt');
     writeFileSync(file, `short\n${'y'.repeat(60 * 1024)}\nafter`);
     const result = await run<ReadToolDetails | undefined>(tools(dir).read, { path: file, offset: 2 });
-    expect(text(result)).toBe(`[Line 2 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '2p' ${file} | head -c 51200]`);
+    expect(text(result)).toBe(
+      `[Line 2 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '2p' ${file} | head -c 51200]`,
+    );
     expect(result.details?.truncation?.firstLineExceedsLimit).toBe(true);
   });
 
@@ -209,6 +226,8 @@ describe('read (C.1)', () => {
     bad.writeUInt32LE(1, 30); // RLE8 compression: unsupported
     writeFileSync(path.join(dir, 'bad.bmp'), bad);
     const result = await run(tools(dir).read, { path: 'bad.bmp' });
-    expect(result.content).toEqual([{ type: 'text', text: 'Read image file [image/bmp]\nUnsupported BMP compression 1' }]);
+    expect(result.content).toEqual([
+      { type: 'text', text: 'Read image file [image/bmp]\nUnsupported BMP compression 1' },
+    ]);
   });
 });

@@ -37,7 +37,12 @@ for (const backend of backends) {
     it('C.8-52 limit and context', async () => {
       const dir = tempDir();
       const file = write(dir, 'context.txt', 'before\nmatch one\nafter\nmiddle\nmatch two\nafter two\n');
-      const result = await run<GrepToolDetails | undefined>(grep(dir), { pattern: 'match', path: file, limit: 1, context: 1 });
+      const result = await run<GrepToolDetails | undefined>(grep(dir), {
+        pattern: 'match',
+        path: file,
+        limit: 1,
+        context: 1,
+      });
       expect(text(result)).toBe(
         'context.txt-1- before\ncontext.txt:2: match one\ncontext.txt-3- after\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]',
       );
@@ -63,7 +68,11 @@ for (const backend of backends) {
       write(dir, '.hidden/c.ts', 'foo\n');
       const g = grep(dir);
       const lines = (s: string) => s.split('\n').sort();
-      expect(lines(text(await run(g, { pattern: 'foo', ignoreCase: true })))).toEqual(['.hidden/c.ts:1: foo', 'src/a.ts:1: const Foo = 1;', 'src/b.js:1: foo.bar();']);
+      expect(lines(text(await run(g, { pattern: 'foo', ignoreCase: true })))).toEqual([
+        '.hidden/c.ts:1: foo',
+        'src/a.ts:1: const Foo = 1;',
+        'src/b.js:1: foo.bar();',
+      ]);
       expect(text(await run(g, { pattern: 'foo.bar(', literal: true }))).toBe('src/b.js:1: foo.bar();');
       expect(lines(text(await run(g, { pattern: 'foo', glob: '*.ts' })))).toEqual(['.hidden/c.ts:1: foo']);
       expect(text(await run(g, { pattern: 'foo', path: 'src', glob: '!*.ts' }))).toBe('b.js:1: foo.bar();');
@@ -75,7 +84,11 @@ for (const backend of backends) {
       write(dir, 'ignored.txt', 'needle\n');
       write(dir, 'kept.txt', 'needle\n');
       const g = grep(dir);
-      expect(text(await run(g, { pattern: 'needle' })).split('\n').sort()).toEqual(['ignored.txt:1: needle', 'kept.txt:1: needle']);
+      expect(
+        text(await run(g, { pattern: 'needle' }))
+          .split('\n')
+          .sort(),
+      ).toEqual(['ignored.txt:1: needle', 'kept.txt:1: needle']);
       mkdirSync(path.join(dir, '.git'));
       expect(text(await run(g, { pattern: 'needle' }))).toBe('kept.txt:1: needle');
     });
@@ -98,7 +111,9 @@ for (const backend of backends) {
 
     it('missing path and no matches', async () => {
       const dir = tempDir();
-      expect(await errorOf(run(grep(dir), { pattern: 'x', path: 'missing' }))).toBe(`Path not found: ${path.join(dir, 'missing')}`);
+      expect(await errorOf(run(grep(dir), { pattern: 'x', path: 'missing' }))).toBe(
+        `Path not found: ${path.join(dir, 'missing')}`,
+      );
       write(dir, 'a.txt', 'abc\n');
       expect(text(await run(grep(dir), { pattern: 'zzz' }))).toBe('No matches found');
     });
@@ -185,7 +200,11 @@ for (const backend of backends) {
       write(dir, '.git/config.ts', 'g');
       const f = find(dir);
       expect(sorted(text(await run(f, { pattern: 'app' })))).toEqual(['src/app/', 'test/app/']);
-      expect(text(await run(f, { pattern: 'src/**/*.ts' })).split('\n').sort()).toEqual(['src/app/main.ts', 'src/util.ts']);
+      expect(
+        text(await run(f, { pattern: 'src/**/*.ts' }))
+          .split('\n')
+          .sort(),
+      ).toEqual(['src/app/main.ts', 'src/util.ts']);
       expect(sorted(text(await run(f, { pattern: '*.ts', path: 'src' })))).toEqual(['app/main.ts', 'util.ts']);
       expect(text(await run(f, { pattern: 'config.ts' }))).toBe('No files found matching pattern');
     });
@@ -194,7 +213,9 @@ for (const backend of backends) {
       const dir = tempDir();
       for (let i = 0; i < 5; i++) write(dir, `f${i}.txt`, 'x');
       const result = await run<FindToolDetails | undefined>(find(dir), { pattern: '*.txt', limit: 3 });
-      expect(text(result)).toMatch(/^(f\d\.txt\n){3}\n\[3 results limit reached\. Use limit=6 for more, or refine pattern\]$/);
+      expect(text(result)).toMatch(
+        /^(f\d\.txt\n){3}\n\[3 results limit reached\. Use limit=6 for more, or refine pattern\]$/,
+      );
       expect(result.details).toEqual({ resultLimitReached: 3 });
     });
 
@@ -215,8 +236,14 @@ describe('grep/find external requirement', () => {
     const savedPath = process.env.PATH;
     const { findExecutable: fe } = await import('../../../activities/tools/builtin/search-common.js');
     // Only meaningful when they are absent; otherwise check the fallback is used when external search is off.
-    if (!fe(['rg'])) expect(await errorOf(run(tools(dir, { useExternalSearch: true }).grep, { pattern: 'x' }))).toBe('ripgrep (rg) is not available and could not be downloaded');
-    if (!fe(['fd', 'fdfind'])) expect(await errorOf(run(tools(dir, { useExternalSearch: true }).find, { pattern: 'x' }))).toBe('fd is not available and could not be downloaded');
+    if (!fe(['rg']))
+      expect(await errorOf(run(tools(dir, { useExternalSearch: true }).grep, { pattern: 'x' }))).toBe(
+        'ripgrep (rg) is not available and could not be downloaded',
+      );
+    if (!fe(['fd', 'fdfind']))
+      expect(await errorOf(run(tools(dir, { useExternalSearch: true }).find, { pattern: 'x' }))).toBe(
+        'fd is not available and could not be downloaded',
+      );
     expect(process.env.PATH).toBe(savedPath);
   });
 });

@@ -32,7 +32,9 @@ describe('write (C.4)', () => {
     const dir = tempDir();
     const ac = new AbortController();
     ac.abort();
-    expect(await errorOf(run(tools(dir).write, { path: 'a.txt', content: 'x' }, { signal: ac.signal }))).toBe('Operation aborted');
+    expect(await errorOf(run(tools(dir).write, { path: 'a.txt', content: 'x' }, { signal: ac.signal }))).toBe(
+      'Operation aborted',
+    );
     expect(existsSync(path.join(dir, 'a.txt'))).toBe(false);
   });
 });
