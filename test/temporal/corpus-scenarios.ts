@@ -12,7 +12,7 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch-definitions.js';
-import { steerSignal } from '../../workflows/definitions.js';
+import { steerSignal, wakeSignal } from '../../workflows/definitions.js';
 import { gate, until, type Keel } from './harness.js';
 
 type History = temporal.api.history.v1.IHistory;
@@ -80,7 +80,7 @@ const gated = defineTool({
 });
 
 export const corpusTools = [echo, serial, finisher, hold, pad, gated];
-const LOOP_TURNS = 5;
+const LOOP_TURNS = 10;
 
 export const corpusScripts: Record<string, Script> = {
   everything: {
@@ -293,6 +293,8 @@ export const scenarios: Record<string, Scenario> = {
     await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
     const pendingHistory = await recorded(h.workflow);
     await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
+    // a workflow task sees the history size as of its start: the next task (a `wake`) sees the steer's 70 KB
+    await h.workflow.signal(wakeSignal);
     await until(async () => (await h.state()).continuedAsNew === 1, 60_000, 'continued as new');
     const [p] = (await h.state()).pendingApprovals;
     await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
