@@ -369,6 +369,7 @@ describe('approvals', () => {
         .map((m) => (m as { content: unknown }).content),
     ).toEqual(Array(3).fill([{ type: 'text', text: 'Operation aborted' }]));
     expect(ran.get(strict.workflowId)).toBeUndefined();
+    expect(await workflowTaskFailures(strict)).toEqual([]);
   });
 
   it('keel pending / approve / deny as a child process', async () => {

@@ -5,7 +5,7 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidAgentInputError } from '../../client/agent-client.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import { startKeel, type Keel } from './harness.js';
+import { startKeel, workflowTaskFailures, type Keel } from './harness.js';
 
 const noop = defineTool({
   name: 'noop',
@@ -60,6 +60,7 @@ describe('bad input', () => {
     expect((err.cause as ApplicationFailure).message).toBe(
       'Invalid AgentRunInput: model: Unknown scripted model "scripted/nope". Known: scripted/ok, or scripted/<path to rules .json>.',
     );
+    expect(await workflowTaskFailures(handle)).toEqual([]);
   });
 
   it('a run with neither prompt nor messages cannot continue (Pi: Cannot continue: no messages in context)', async () => {
@@ -72,6 +73,7 @@ describe('bad input', () => {
     expect((err.cause as ApplicationFailure).message).toBe(
       'Invalid AgentRunInput: prompt: Cannot continue: no messages in context; give a prompt or messages',
     );
+    expect(await workflowTaskFailures(handle)).toEqual([]);
   });
 
   it('the client refuses bad input before sending anything', async () => {
