@@ -34,6 +34,8 @@ describe('npx keel', () => {
       timeout: 60_000,
     });
     expect(stderr).toBe('');
-    expect(stdout).toBe('0.1.0\n');
+    expect(stdout).toBe(
+      `${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}\n`,
+    );
   });
 });
