@@ -57,6 +57,7 @@ export async function runDemo({ keep, model, dbFilename }: DemoOptions): Promise
     models: { scripted: scriptedModel({ demo: DEMO_SCRIPT }), '*': piAiProvider() },
   });
   const running = worker.run();
+  await worker.ready();
   const client = await AgentClient.connect({ address: server.address, taskQueue: DEMO_TASK_QUEUE });
   try {
     const [first, ...rest] = DEMO_INPUTS;

@@ -76,6 +76,12 @@ export interface AgentWorker {
   client: Client;
   /** Runs until `shutdown()`; rejects if the worker fails. */
   run(): Promise<void>;
+  /**
+   * Resolves once this worker's build is current and its task queue routes to it (immediately for an unversioned
+   * worker, or one that does not make itself current); call after `run()`. Runs started before that may wait for
+   * the routing. Rejects after 60 s with what to do.
+   */
+  ready(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -93,12 +99,13 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
       ? undefined
       : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
   const { workflowBundle } = workflowCode(opts.workflowBundle);
+  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
   const dataConverter = keelDataConverter(opts.payloadStorage);
   const worker = await Worker.create({
     ...workerOptions,
     connection,
     namespace: resolved.namespace,
-    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue,
     // tracing first: its activity span must be active when Keel's model and tool spans start
     plugins: [
       ...(tracing ? [tracingPlugin(tracing)] : []),
@@ -119,6 +126,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   });
   const client = new Client({ connection, namespace: resolved.namespace, dataConverter });
   let running: Promise<void> | undefined;
+  let current: Promise<void> = Promise.resolve();
   const makeCurrent = deployment !== undefined && opts.versioning !== false && (opts.versioning?.makeCurrent ?? true);
   return {
     worker,
@@ -131,12 +139,14 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
         running = worker.run();
         if (makeCurrent && deployment) {
           // the version exists once the worker has polled: retried until the server accepts it
-          setCurrentVersion(client, resolved.namespace, deployment.version).catch((err) =>
-            process.stderr.write(`[keel] ${String(err)}\n`),
-          );
+          current = setCurrentVersion(client, resolved.namespace, deployment.version, taskQueue);
+          current.catch((err) => process.stderr.write(`[keel] ${String(err)}\n`));
         }
       }
       return running;
+    },
+    ready() {
+      return current;
     },
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

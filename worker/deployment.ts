@@ -62,36 +62,54 @@ export function workerDeploymentOptions(opts: DeploymentOptions): WorkerDeployme
 
 /**
  * Makes `version` the current version of its deployment, retrying while the server has not yet seen a poller of it
- * (a worker registers its version with its first poll). Resolves once the server accepted it; rejects after `timeoutMs`.
+ * (a worker registers its version with its first poll); with `taskQueue`, also waits until that task queue routes new
+ * runs to it (the deployment's routing reaches its task queues a moment later). Rejects after `timeoutMs`.
  */
 export async function setCurrentVersion(
   client: Client,
   namespace: string,
   version: { deploymentName: string; buildId: string },
+  taskQueue?: string,
   timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+  let lastError: unknown;
+  for (let delay = 100; Date.now() < deadline; delay = Math.min(delay * 2, 1000)) {
     try {
       const described = await client.workflowService
         .describeWorkerDeployment({ namespace, deploymentName: version.deploymentName })
         .catch(() => undefined);
       const current = described?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId;
-      if (current === version.buildId) return;
-      await client.workflowService.setWorkerDeploymentCurrentVersion({
-        namespace,
-        deploymentName: version.deploymentName,
-        buildId: version.buildId,
-        identity: `keel-${process.pid}`,
-        conflictToken: described?.conflictToken ?? undefined,
-      });
-      return;
+      if (current !== version.buildId) {
+        await client.workflowService.setWorkerDeploymentCurrentVersion({
+          namespace,
+          deploymentName: version.deploymentName,
+          buildId: version.buildId,
+          identity: `keel-${process.pid}`,
+          conflictToken: described?.conflictToken ?? undefined,
+        });
+      }
+      if (!taskQueue || (await routedBuild(client, namespace, taskQueue)) === version.buildId) return;
     } catch (err) {
-      if (Date.now() > deadline)
-        throw new Error(
-          `could not make build ${version.buildId} current in deployment ${version.deploymentName}: ${String(err)}`,
-        );
-      await new Promise((r) => setTimeout(r, delay));
+      lastError = err;
     }
+    await new Promise((r) => setTimeout(r, delay));
   }
+  throw new Error(
+    `could not make build ${version.buildId} current in deployment ${version.deploymentName}` +
+      `${lastError ? `: ${String(lastError)}` : ''}; check the server supports Worker Deployments, or start the worker with versioning off`,
+  );
+}
+
+/** `temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW` (a plain number: the proto package is CommonJS). */
+const TASK_QUEUE_TYPE_WORKFLOW = 1;
+
+/** The build the task queue routes new workflow tasks to. */
+async function routedBuild(client: Client, namespace: string, taskQueue: string): Promise<string | undefined> {
+  const q = await client.workflowService.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue },
+    taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  return q.versioningInfo?.currentDeploymentVersion?.buildId ?? undefined;
 }

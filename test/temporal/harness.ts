@@ -65,6 +65,7 @@ export async function startKeel(
   });
   const running = worker.run();
   running.catch(() => {});
+  await worker.ready(); // the task queue routes to this build before any test starts a run
   const client = await AgentClient.connect({ address, taskQueue, payloadStorage: opts.payloadStorage });
   return {
     client,
