@@ -13,13 +13,14 @@ import { startKeel, strip, type Keel } from './harness.js';
 const SECRETS: Record<string, string> = {
   ANTHROPIC_API_KEY: 'sk-ant-keel-test-0123456789abcdef',
   KEEL_ANTHROPIC_API_KEY: 'sk-ant-keel-test-keel-prefixed-42',
-  TEMPORAL_TLS_CLIENT_CERT_DATA: 'temporal-test-cert-data-9876',
+  // any TEMPORAL_* variable (not a connection setting: the worker itself must still connect in plaintext)
+  TEMPORAL_KEEL_TEST_OPAQUE: 'temporal-test-cert-data-9876',
   DB_PASSWORD: 'db-password-test-31415',
   MY_SERVICE_SECRET: 'service-secret-test-27182',
 };
 const PASSED = { GITHUB_TOKEN: 'ghp-passed-through-test-161803' };
 const COMMAND =
-  'echo "a=$ANTHROPIC_API_KEY k=$KEEL_ANTHROPIC_API_KEY t=$TEMPORAL_TLS_CLIENT_CERT_DATA d=$DB_PASSWORD s=$MY_SERVICE_SECRET g=$GITHUB_TOKEN p=${PATH:+set}"';
+  'echo "a=$ANTHROPIC_API_KEY k=$KEEL_ANTHROPIC_API_KEY t=$TEMPORAL_KEEL_TEST_OPAQUE d=$DB_PASSWORD s=$MY_SERVICE_SECRET g=$GITHUB_TOKEN p=${PATH:+set}"';
 
 /** Every string in the history, payload bytes decoded as UTF-8. */
 function textOf(value: unknown, out: string[] = []): string[] {
