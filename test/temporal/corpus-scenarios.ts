@@ -13,7 +13,7 @@ import type { Script } from '../../activities/model/scripted.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch-definitions.js';
 import { steerSignal, wakeSignal } from '../../workflows/definitions.js';
-import { gate, until, type Keel } from './harness.js';
+import { chainHistories, gate, until, type Keel } from './harness.js';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -205,19 +205,9 @@ export async function everyFeature(keel: Keel, workflowId: string, pollMs = 250)
   return h;
 }
 
-/** Every run of a workflow id's continue-as-new chain, oldest first. */
-async function chain(keel: Keel, first: WorkflowHandle): Promise<Recorded[]> {
-  const out: Recorded[] = [];
-  const wid = first.workflowId;
-  const latest = await first.describe(); // the latest run; walk the chain from its first execution
-  let runId: string | undefined = latest.raw.workflowExecutionInfo?.firstRunId ?? latest.runId;
-  while (runId) {
-    const history: History = await keel.client.client.workflow.getHandle(wid, runId).fetchHistory();
-    out.push({ workflowId: wid, history });
-    const last = history.events?.[history.events.length - 1];
-    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return out;
+/** Every run of a workflow id's continue-as-new chain, oldest first, with the id. */
+async function chain(first: WorkflowHandle): Promise<Recorded[]> {
+  return (await chainHistories(first)).map((history) => ({ workflowId: first.workflowId, history }));
 }
 
 export const scenarios: Record<string, Scenario> = {
@@ -251,7 +241,7 @@ export const scenarios: Record<string, Scenario> = {
       id('can-chain'),
     );
     await h.result();
-    const runs = await chain(keel, h.workflow);
+    const runs = await chain(h.workflow);
     if (runs.length < 3) throw new Error(`expected a chain of at least 3 runs, got ${runs.length}`);
     return Object.fromEntries(runs.map((r, i) => [`continue-as-new-chain.${i}`, r]));
   },
@@ -269,7 +259,7 @@ export const scenarios: Record<string, Scenario> = {
       args: [input],
     });
     await h.result();
-    const runs = await chain(keel, h);
+    const runs = await chain(h);
     if (runs.length < 2) throw new Error(`expected a batch chain of at least 2 runs, got ${runs.length}`);
     const child = await recorded(keel.client.client.workflow.getHandle(`${wid}-0`));
     return { ...Object.fromEntries(runs.map((r, i) => [`batch-chain.${i}`, r])), 'batch-chain.child-0': child };
@@ -299,7 +289,7 @@ export const scenarios: Record<string, Scenario> = {
     const [p] = (await h.state()).pendingApprovals;
     await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
     await h.result();
-    const runs = await chain(keel, h.workflow);
+    const runs = await chain(h.workflow);
     return {
       'approval-pending': pendingHistory,
       ...Object.fromEntries(runs.map((r, i) => [`approval-chain.${i}`, r])),

@@ -240,19 +240,30 @@ export function historyText(history: unknown): string {
   return out.join('\n');
 }
 
+/** The histories of every run of a workflow id's continue-as-new chain, oldest first. */
+export async function chainHistories(
+  handle: WorkflowHandle,
+): Promise<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>[]> {
+  const latest = await handle.describe(); // the latest run; walk the chain from its first execution
+  let runId: string | undefined | null = latest.raw.workflowExecutionInfo?.firstRunId ?? latest.runId;
+  const out: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>[] = [];
+  while (runId) {
+    const history = await handle.client.getHandle(handle.workflowId, runId).fetchHistory();
+    out.push(history);
+    runId =
+      history.events?.[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+  }
+  return out;
+}
+
 /**
  * Every `WorkflowTaskFailed` in the runs of a workflow id's continue-as-new chain, as `cause: message` (want: none).
  * Takes a Keel run handle or a plain Temporal workflow handle.
  */
 export async function workflowTaskFailures(run: AgentRunHandle | WorkflowHandle): Promise<string[]> {
   const { EventType, WorkflowTaskFailedCause } = temporal.api.enums.v1;
-  const handle = 'workflow' in run ? run.workflow : run;
-  const client = handle.client;
-  const latest = await handle.describe();
-  let runId: string | undefined | null = latest.raw.workflowExecutionInfo?.firstRunId ?? latest.runId;
   const failures: string[] = [];
-  while (runId) {
-    const history = await client.getHandle(handle.workflowId, runId).fetchHistory();
+  for (const history of await chainHistories('workflow' in run ? run.workflow : run)) {
     for (const e of history.events ?? []) {
       const a = e.workflowTaskFailedEventAttributes;
       if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
@@ -260,8 +271,6 @@ export async function workflowTaskFailures(run: AgentRunHandle | WorkflowHandle)
           `${WorkflowTaskFailedCause[Number(a?.cause)] ?? String(a?.cause)}: ${a?.failure?.message ?? '(no message)'}`,
         );
     }
-    runId =
-      history.events?.[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   }
   return failures;
 }
