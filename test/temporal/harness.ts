@@ -275,6 +275,20 @@ export async function workflowTaskFailures(run: AgentRunHandle | WorkflowHandle)
   return failures;
 }
 
+/**
+ * How many Updates named `name` the run's current execution has accepted (its `WorkflowExecutionUpdateAccepted`
+ * events). A probe that changes nothing: once an Update is accepted its handler has run up to its first await.
+ */
+export async function acceptedUpdates(run: AgentRunHandle, name: string): Promise<number> {
+  const { EventType } = temporal.api.enums.v1;
+  const history = await run.workflow.client.getHandle(run.workflowId).fetchHistory();
+  return (history.events ?? []).filter(
+    (e) =>
+      e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED &&
+      e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name,
+  ).length;
+}
+
 /** The message of an Update refused by its validator (fails the test when the Update was accepted). */
 export async function refusal(p: Promise<unknown>): Promise<string> {
   const err = await p.then(

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { followUpSignal, steerSignal } from '../../workflows/definitions.js';
-import { gate, refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import { acceptedUpdates, gate, refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 let hold = gate();
 /** Ignores its AbortSignal on purpose: the run stays "being cancelled" until the test releases it. */
@@ -118,97 +118,77 @@ describe('Updates with validators', () => {
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
-  // On the cluster these race in the test itself: its polling Updates may still be accepted there (each accepted steer
-  // changes the transcript it asserts); they run against the dev server in npm test.
-  it.skipIf(process.env.KEEL_TEST_TEMPORAL_ADDRESS !== undefined)(
-    'a run being cancelled or ending refuses what it can no longer do',
-    async () => {
-      hold = gate();
-      const cancelling = await session();
-      await cancelling.followUp('hold it');
-      await holding(cancelling);
-      const cancelled = cancelling.cancel('stop');
-      // an interrupt that arrives before the cancel is accepted (and harmless); once cancelling, it is refused
-      await until(
-        async () => (await answer(cancelling.interrupt())) === 'Cannot interrupt: the run is being cancelled',
-        20_000,
-        'cancelling',
-      );
-      expect(await refusal(cancelling.followUp('more'))).toBe('Cannot queue a follow-up: the run is being cancelled');
-      expect(await refusal(cancelling.steer('more'))).toBe(
-        'Cannot queue a steering message: the run is being cancelled',
-      );
-      expect(await refusal(cancelling.end())).toBe('Cannot end: the run is being cancelled');
-      hold.open();
-      expect(await cancelled).toEqual({ status: 'cancelled' });
+  it('a run being cancelled or ending refuses what it can no longer do', async () => {
+    hold = gate();
+    const cancelling = await session();
+    await cancelling.followUp('hold it');
+    await holding(cancelling);
+    const cancelled = cancelling.cancel('stop');
+    // once the cancel Update is accepted its handler has run: every later Update sees the run being cancelled
+    await until(async () => (await acceptedUpdates(cancelling, 'cancel')) === 1, 20_000, 'cancel accepted');
+    expect(await refusal(cancelling.interrupt())).toBe('Cannot interrupt: the run is being cancelled');
+    expect(await refusal(cancelling.followUp('more'))).toBe('Cannot queue a follow-up: the run is being cancelled');
+    expect(await refusal(cancelling.steer('more'))).toBe('Cannot queue a steering message: the run is being cancelled');
+    expect(await refusal(cancelling.end())).toBe('Cannot end: the run is being cancelled');
+    hold.open();
+    expect(await cancelled).toEqual({ status: 'cancelled' });
 
-      hold = gate();
-      const ending = await session();
-      await ending.followUp('hold it');
-      await holding(ending);
-      const ended = ending.end();
-      await until(
-        async () =>
-          (await answer(ending.steer('more'))) ===
-          'Cannot queue a steering message: the run is ending (end was requested)',
-        20_000,
-        'ending',
-      );
-      expect(await refusal(ending.followUp('more'))).toBe(
-        'Cannot queue a follow-up: the run is ending (end was requested)',
-      );
-      hold.open();
-      expect(await ended).toEqual({ status: 'completed' });
-      expect(strip((await ending.result()).newMessages).slice(2)).toEqual([
-        user('hold it'),
-        {
-          role: 'assistant',
-          content: [{ type: 'toolCall', id: 'tool-1', name: 'hold', arguments: {} }],
-          stopReason: 'toolUse',
-        },
-        {
-          role: 'toolResult',
-          toolCallId: 'tool-1',
-          toolName: 'hold',
-          content: [{ type: 'text', text: 'held' }],
-          isError: false,
-        },
-        reply('hold returned'),
-      ]);
-      expect(await workflowTaskFailures(ending)).toEqual([]);
-    },
-  );
+    hold = gate();
+    const ending = await session();
+    await ending.followUp('hold it');
+    await holding(ending);
+    const ended = ending.end();
+    await until(async () => (await acceptedUpdates(ending, 'end')) === 1, 20_000, 'end accepted');
+    expect(await refusal(ending.steer('more'))).toBe(
+      'Cannot queue a steering message: the run is ending (end was requested)',
+    );
+    expect(await refusal(ending.followUp('more'))).toBe(
+      'Cannot queue a follow-up: the run is ending (end was requested)',
+    );
+    hold.open();
+    expect(await ended).toEqual({ status: 'completed' });
+    expect(strip((await ending.result()).newMessages).slice(2)).toEqual([
+      user('hold it'),
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'tool-1', name: 'hold', arguments: {} }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'hold',
+        content: [{ type: 'text', text: 'held' }],
+        isError: false,
+      },
+      reply('hold returned'),
+    ]);
+    expect(await workflowTaskFailures(ending)).toEqual([]);
+  });
 
-  it.skipIf(process.env.KEEL_TEST_TEMPORAL_ADDRESS !== undefined)(
-    'an end waiting while the session continues-as-new is carried: end() still resolves with the final status',
-    async () => {
-      hold = gate();
-      const h = await keel.start({
-        model: 'scripted/chat',
-        prompt: 'hold it',
-        mode: 'session',
-        tools: ['hold'],
-        continueAsNewAfterBytes: 65_536,
-      });
-      await holding(h);
-      const ended = h.end();
-      await until(
-        async () =>
-          (await answer(h.followUp('more'))) === 'Cannot queue a follow-up: the run is ending (end was requested)',
-        20_000,
-        'ending',
-      );
-      const big = `steered ${'x'.repeat(70_000)}`;
-      await h.workflow.signal(steerSignal, big); // 70 KB: continue-as-new at the next turn boundary
-      hold.open();
-      expect(await ended).toEqual({ status: 'completed' });
-      // at least once: a new run that starts with more carried state than continueAsNewAfterBytes continues again
-      // at its next turn boundary (0.1.0 behaviour, unchanged here)
-      expect((await h.state()).continuedAsNew).toBeGreaterThanOrEqual(1);
-      expect(strip(await h.allMessages()).slice(3)).toEqual([user(big), reply('saw the steer')]);
-      expect(await workflowTaskFailures(h)).toEqual([]);
-    },
-  );
+  it('an end waiting while the session continues-as-new is carried: end() still resolves with the final status', async () => {
+    hold = gate();
+    const h = await keel.start({
+      model: 'scripted/chat',
+      prompt: 'hold it',
+      mode: 'session',
+      tools: ['hold'],
+      continueAsNewAfterBytes: 65_536,
+    });
+    await holding(h);
+    const ended = h.end();
+    await until(async () => (await acceptedUpdates(h, 'end')) === 1, 20_000, 'end accepted');
+    expect(await refusal(h.followUp('more'))).toBe('Cannot queue a follow-up: the run is ending (end was requested)');
+    const big = `steered ${'x'.repeat(70_000)}`;
+    await h.workflow.signal(steerSignal, big); // 70 KB: continue-as-new at the next turn boundary
+    hold.open();
+    expect(await ended).toEqual({ status: 'completed' });
+    // at least once: a new run that starts with more carried state than continueAsNewAfterBytes continues again
+    // at its next turn boundary (0.1.0 behaviour, unchanged here)
+    expect((await h.state()).continuedAsNew).toBeGreaterThanOrEqual(1);
+    expect(strip(await h.allMessages()).slice(3)).toEqual([user(big), reply('saw the steer')]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
 
   it('a closed run: the client says so in the same words', async () => {
     const h = await keel.start({ model: 'scripted/chat', prompt: 'hi' });
