@@ -22,4 +22,6 @@ export const PATCH = {
   historyGrowth: 'keel-0.2-history-growth',
   /** 0.2.0: a malformed assistant message from the model activity becomes an error message. */
   malformedModelOutput: 'keel-0.2-malformed-model-output',
+  /** 0.3.0: a turn end upserts search attributes only every `TURN_UPSERT_STRIDE` turns (status changes still do). */
+  coarseTurnUpserts: 'keel-0.3-coarse-turn-upserts',
 } as const;

@@ -7,7 +7,7 @@ import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
 import { historyDecision } from './continue-as-new.js';
-import { publish } from './visibility.js';
+import { publishTurnEnd } from './visibility.js';
 import { appendMessage, type LoopPosition, type Session } from './session.js';
 
 export type RunStart =
@@ -93,7 +93,7 @@ function turnEnd(s: Session, pos: LoopPosition, message: AssistantMessage, toolR
   s.events.emit({ type: 'turn_end', message, toolResults });
   s.state.turns += 1;
   pos.turnsInRun += 1;
-  publish(s);
+  publishTurnEnd(s);
 }
 
 /** agent_end with this run's messages; drained-but-not-injected messages go back to the front of their queue. */

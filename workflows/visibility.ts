@@ -1,7 +1,8 @@
 /** What the Temporal UI shows of a run (docs/architecture.md#visibility): current details, and search attributes when the namespace has them. */
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 import { renderDetails } from './details.js';
+import { PATCH } from './patches.js';
 import type { Session } from './session.js';
 
 /** Republishes only the current details (not a command): when a model call or a tool starts or ends. */
@@ -9,7 +10,22 @@ export function publishDetails(s: Session): void {
   setCurrentDetails(renderDetails(s));
 }
 
-/** Call at every status change and turn end. Upserts only values that changed (each upsert is a history event). */
+/**
+ * At a turn end KeelTurns and KeelCostUsd are upserted every this many turns only (each upsert is a history event and a
+ * billable action); a status change and the run's end upsert the current values at once.
+ */
+export const TURN_UPSERT_STRIDE = 10;
+
+/** Call at every turn end: the current details, and the search attributes every `TURN_UPSERT_STRIDE` turns. */
+export function publishTurnEnd(s: Session): void {
+  const st = s.state;
+  const statusUnchanged = s.published?.status === st.status && s.published.model === st.config.model;
+  if (st.searchAttributes && statusUnchanged && st.turns % TURN_UPSERT_STRIDE !== 0 && patched(PATCH.coarseTurnUpserts))
+    return publishDetails(s);
+  publish(s);
+}
+
+/** Call at every status change (and, before 0.3.0, every turn end). Upserts only values that changed (each upsert is a history event). */
 export function publish(s: Session): void {
   setCurrentDetails(renderDetails(s));
   if (!s.state.searchAttributes) return;

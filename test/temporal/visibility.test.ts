@@ -4,6 +4,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
+import { TURN_UPSERT_STRIDE } from '../../workflows/visibility.js';
 import { startKeel, until, type Keel } from './harness.js';
 
 const echo = defineTool({
@@ -31,6 +32,7 @@ const scripts = {
       { text: 'hello' },
     ],
   },
+  loop: { rules: [{ toolCalls: [{ id: 'tool-1', name: 'echo', arguments: { value: 'again' } }] }] },
 };
 
 describe('Temporal UI visibility', () => {
@@ -98,5 +100,26 @@ describe('Temporal UI visibility', () => {
     expect(attrs.get(KEEL_COST_USD)).toBe(0.75);
     await waiting.end();
     await waiting.result();
+  });
+
+  it(`a turn end upserts KeelTurns and KeelCostUsd every ${TURN_UPSERT_STRIDE} turns; status changes and the end upsert at once`, async () => {
+    const h = await keel.start({ model: 'scripted/loop', prompt: 'go', tools: ['echo'], maxTurns: 25 });
+    expect((await h.result()).status).toBe('stopped');
+    const upserts = (await h.workflow.fetchHistory()).events!.filter(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+    );
+    // (patched() itself upserts TemporalChangeVersion once: not one of Keel's)
+    const values = upserts
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!)
+      .filter((fields) => KEEL_STATUS.name in fields)
+      .map((fields) => [KEEL_STATUS, KEEL_TURNS].map((k) => defaultPayloadConverter.fromPayload(fields[k.name]!)));
+    // before 0.3.0: one upsert per turn (27 here)
+    expect(values).toEqual([
+      ['running', 0],
+      ['running', 10],
+      ['running', 20],
+      ['stopped', 25],
+    ]);
+    expect((await h.workflow.describe()).typedSearchAttributes.get(KEEL_TURNS)).toBe(25);
   });
 });
