@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type BashOperations,
   type BashToolDetails,
@@ -26,9 +26,10 @@ function fakeOps(chunks: (string | Buffer)[], end: { exitCode?: number | null; e
 
 const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}`);
 
-function sleep30Processes(): string[] {
+/** The processes `sleep <seconds>` on this machine (each test picks durations no other test file uses). */
+function sleepProcesses(seconds: string): string[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf-8' });
-  return out.split('\n').filter((l) => /\bsleep 30(\s|$)/.test(l.trim().replace(/^\d+\s+/, '')));
+  return out.split('\n').filter((l) => l.trim().replace(/^\d+\s+/, '') === `sleep ${seconds}`);
 }
 
 describe('bash (C.2)', () => {
@@ -287,30 +288,34 @@ describe('bash (C.2)', () => {
 
   it('abort kills the whole process tree within a second', async () => {
     const ac = new AbortController();
-    const before = sleep30Processes().length;
     const pending = errorOf(
       run(
         tools(tempDir()).bash,
-        { command: 'echo started; sleep 30 & bash -c "sleep 30"; wait' },
+        { command: 'echo started; sleep 30.31 & bash -c "sleep 30.32"; wait' },
         { signal: ac.signal },
       ),
     );
-    await new Promise((r) => setTimeout(r, 400));
-    expect(sleep30Processes().length).toBeGreaterThanOrEqual(before + 2);
+    await vi.waitFor(() => expect([sleepProcesses('30.31').length, sleepProcesses('30.32').length]).toEqual([1, 1]), {
+      timeout: 10_000,
+    });
     const abortedAt = Date.now();
     ac.abort();
     const message = await pending;
     expect(Date.now() - abortedAt).toBeLessThan(1000);
     expect(message).toBe('started\n\n\nCommand aborted');
-    await new Promise((r) => setTimeout(r, 100));
-    expect(sleep30Processes()).toEqual([]);
+    await vi.waitFor(() => expect([...sleepProcesses('30.31'), ...sleepProcesses('30.32')]).toEqual([]), {
+      timeout: 5_000,
+    });
   });
 
   it('timeout kills the whole process tree', async () => {
-    const message = await errorOf(run(tools(tempDir()).bash, { command: 'sleep 30 & sleep 30; wait', timeout: 0.3 }));
+    const message = await errorOf(
+      run(tools(tempDir()).bash, { command: 'sleep 30.33 & sleep 30.34; wait', timeout: 0.3 }),
+    );
     expect(message).toBe('Command timed out after 0.3 seconds');
-    await new Promise((r) => setTimeout(r, 100));
-    expect(sleep30Processes()).toEqual([]);
+    await vi.waitFor(() => expect([...sleepProcesses('30.33'), ...sleepProcesses('30.34')]).toEqual([]), {
+      timeout: 5_000,
+    });
   });
 
   it('stdout and stderr share one stream in arrival order', async () => {
