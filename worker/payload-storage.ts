@@ -61,7 +61,14 @@ export interface S3PayloadStorage {
   forcePathStyle?: boolean;
   /** An `S3Client` of your own instead (then region, endpoint and forcePathStyle are its business). */
   client?: S3Client;
+  /**
+   * The largest payload stored (one PUT). Default 512 MiB: the SDK driver's own default, 50 MiB, is less than the
+   * continue-as-new input of a 2,000-turn run with 50 KB tool results (≈100 MB).
+   */
+  maxPayloadBytes?: number;
 }
+
+export const DEFAULT_S3_MAX_PAYLOAD_BYTES = 512 * 1024 * 1024;
 
 /**
  * The storage the environment selects (what `keelDataConverter()` uses when given no option):
@@ -103,7 +110,11 @@ export function s3StorageDriver(o: S3PayloadStorage): StorageDriver {
       ...(o.endpoint ? { endpoint: o.endpoint } : {}),
       ...(o.forcePathStyle ? { forcePathStyle: true } : {}),
     });
-  return new Driver({ client: new Adapter(client), bucket: o.bucket });
+  return new Driver({
+    client: new Adapter(client),
+    bucket: o.bucket,
+    maxPayloadSize: o.maxPayloadBytes ?? DEFAULT_S3_MAX_PAYLOAD_BYTES,
+  });
 }
 /**
  * Content-addressed files: a payload is stored once under `<dir>/<sha256[0,2]>/<sha256>` (its protobuf encoding), and
