@@ -6,9 +6,13 @@ import type { WorkerProcess } from './workers.js';
 
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory').split(',').map((s) => s.trim()),
+  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,large').split(',').map((s) => s.trim()),
 );
-/** Whole-bench time budget: throughput (last) runs as many rounds as fit, at least one. */
+const SECTIONS = ['overhead', 'history', 'throughput', 'memory', 'large'];
+const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
+if (unknownSections.length)
+  throw new Error(`BENCH_ONLY: unknown section(s) ${unknownSections.join(', ')}; known: ${SECTIONS.join(', ')}`);
+/** Whole-bench time budget: throughput runs as many rounds as fit, at least one (the large section comes after it). */
 export const BUDGET_MS = Number(process.env.BENCH_BUDGET_S ?? 540) * 1000;
 
 export interface Bench {

@@ -9,11 +9,16 @@
  * 3. Throughput: 200 concurrent 10-turn runs on one worker process, and on two, interleaved (run last: as many rounds
  *    as the time budget allows, at least one); the engine floor's batch when it fits.
  * 4. Memory: worker RSS with 0, 100 and 500 sessions parked waiting for a follow-up, and a minimal parked workflow.
+ * 5. Large transcripts: the 2,000-turn run with 50 KB tool results (≈100 MB of transcript; about 3 min): turns, runs
+ *    in its continue-as-new chain, the largest run's history, history bytes per turn, the transcript's size, the time.
+ *    After throughput, outside its time budget.
  *
- * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts and memory.ts, sharing
+ * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts and
+ * large-transcript.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput),
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,large; e.g.
+ * `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick check),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
  * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes), KEEL_BENCH_PI_AGENT_CORE (path to pi-agent-core's
  * dist/index.js when the package is not installed).
@@ -33,6 +38,7 @@ import { QUEUE } from './fixtures.js';
 import { WorkerProcess } from './workers.js';
 import { ONLY, ROUNDS, type Bench } from './context.js';
 import { historySection } from './history-growth.js';
+import { largeSection } from './large-transcript.js';
 import { memorySection } from './memory.js';
 import { overheadSection } from './overhead.js';
 import { markdown } from './report.js';
@@ -142,6 +148,7 @@ try {
   if (ONLY.has('history')) results.history = await historySection(bench);
   if (ONLY.has('memory')) results.memory = await memorySection(bench);
   if (ONLY.has('throughput')) results.throughput = await throughputSection(bench);
+  if (ONLY.has('large')) results.large = await largeSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

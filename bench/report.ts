@@ -218,6 +218,19 @@ export function markdown(r: any): string {
       `${fmtBytes(m.floorRssPerSessionBytes)}; ${fmtBytes(m.beyondFloorBytes)}`,
     );
   }
+  const l = r.large;
+  if (l) {
+    const MB = (n: number) => `${fmt(n / 1048576, 1)} MB`;
+    row('5 large', 'turns (50 KB tool results); time', `${l.turns}; ${fmt(l.seconds, 0)} s`);
+    row('5 large', "transcript (the result's newMessages, JSON)", `${MB(l.transcriptBytes)}, ${l.messages} messages`);
+    row('5 large', 'runs in the continue-as-new chain', String(l.runs));
+    row('5 large', 'largest run history', MB(l.largestRunBytes), '< 10 MB', check(l.largestRunBytes < 10 * 1048576));
+    row(
+      '5 large',
+      'history bytes per turn (all runs)',
+      `${l.historyBytesPerTurn} B (${MB(l.totalHistoryBytes)} in all)`,
+    );
+  }
   const lines = [
     `# Keel bench`,
     '',

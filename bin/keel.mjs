@@ -19,5 +19,8 @@ const source = new URL('../client/cli/main.ts', import.meta.url);
 const entry = existsSync(source) ? source : new URL('../dist/client/cli/main.js', import.meta.url);
 const { main } = await import(entry.href);
 const code = await main(process.argv.slice(2));
-// exit explicitly: open gRPC channels or timers must not keep a finished command alive
+// exit explicitly: open gRPC channels or timers must not keep a finished command alive; but only once stdout and stderr
+// are flushed (a pipe is written asynchronously: exiting earlier cuts a large `transcript --format json` short)
+const flushed = (stream) => new Promise((resolve) => stream.write('', () => resolve()));
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
 process.exit(code);

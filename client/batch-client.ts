@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Budget } from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
 import {
   BATCH_WORKFLOW_TYPE,
@@ -51,6 +52,8 @@ export interface StartBatchOptions {
   pageSize?: number;
   continueAsNewAfterTasks?: number;
   continueAsNewAfterEvents?: number;
+  /** One budget for the whole batch (README "Budgets"). */
+  budget?: Budget;
   summary?: string;
 }
 
@@ -83,6 +86,7 @@ export async function startBatchWorkflow(
     ...(o.childTaskQueue ? { taskQueue: o.childTaskQueue } : {}),
     ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
     ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
+    ...(o.budget ? { budget: o.budget } : {}),
   };
   return client.workflow.start(BATCH_WORKFLOW_TYPE, {
     taskQueue,

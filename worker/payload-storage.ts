@@ -6,9 +6,14 @@
  *
  * A payload over the threshold (default 256 KiB: a continue-as-new input carrying a long transcript, a large tool
  * result, a `messages` page, the result) is written to the driver, and history holds a small reference instead.
+ *
+ * Which driver, when the caller passes no `payloadStorage`: the SDK's S3 driver when `$KEEL_PAYLOAD_S3_BUCKET` is set
+ * (`payloadStorageFromEnv`), else the filesystem driver. Every process reads the same environment variables, so a
+ * worker, `keel dev`, the CLI and an `AgentClient` configured alike use the same store.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
@@ -19,6 +24,9 @@ import {
   type StorageDriver,
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3StorageDriver } from '@temporalio/external-storage-s3';
+import type { AwsSdkS3StorageDriverClient } from '@temporalio/external-storage-s3-aws-sdk';
 
 // a CommonJS module: named imports fail under plain Node ESM (the CLI)
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -29,7 +37,9 @@ export type PayloadStorageOption =
   | {
       /** Directory of the filesystem driver. Default `$KEEL_PAYLOAD_DIR` or `.keel/payloads` under the working directory. */
       dir?: string;
-      /** Any `StorageDriver` instead (e.g. the SDK's S3 driver); every worker and client must be given the same. */
+      /** The SDK's S3 driver (`@temporalio/external-storage-s3`) on this bucket instead of the filesystem. */
+      s3?: S3PayloadStorage;
+      /** Any other `StorageDriver` instead; every worker and client must be given the same. */
       driver?: StorageDriver;
       /** Payloads larger than this many bytes are offloaded. Default 256 KiB. */
       thresholdBytes?: number;
@@ -37,6 +47,75 @@ export type PayloadStorageOption =
 
 export const DEFAULT_PAYLOAD_DIR = '.keel/payloads';
 
+/**
+ * The S3 store. Credentials never go here: the AWS SDK's default chain reads them (`AWS_ACCESS_KEY_ID` /
+ * `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN`, `AWS_PROFILE`, an instance or task role…), as do the region
+ * (`AWS_REGION`) and an S3-compatible server's endpoint (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`) when not set here.
+ */
+export interface S3PayloadStorage {
+  bucket: string;
+  region?: string;
+  /** An S3-compatible server instead of AWS, e.g. `http://127.0.0.1:9000`. */
+  endpoint?: string;
+  /** Path-style URLs (`<endpoint>/<bucket>/<key>`), which most S3-compatible servers need. Default false. */
+  forcePathStyle?: boolean;
+  /** An `S3Client` of your own instead (then region, endpoint and forcePathStyle are its business). */
+  client?: S3Client;
+  /**
+   * The largest payload stored (one PUT). Default 512 MiB: the SDK driver's own default, 50 MiB, is less than the
+   * continue-as-new input of a 2,000-turn run with 50 KB tool results (≈100 MB).
+   */
+  maxPayloadBytes?: number;
+}
+
+export const DEFAULT_S3_MAX_PAYLOAD_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The storage the environment selects (what `keelDataConverter()` uses when given no option):
+ * `KEEL_PAYLOAD_S3_BUCKET` set → the S3 driver on that bucket (`KEEL_PAYLOAD_S3_FORCE_PATH_STYLE=1` for path-style
+ * URLs; region, endpoint and credentials from the standard `AWS_*` variables, read by the AWS SDK); else the
+ * filesystem driver under `KEEL_PAYLOAD_DIR` (default `.keel/payloads`).
+ */
+export function payloadStorageFromEnv(env: NodeJS.ProcessEnv = process.env): Exclude<PayloadStorageOption, false> {
+  const bucket = env.KEEL_PAYLOAD_S3_BUCKET?.trim();
+  if (!bucket) return env.KEEL_PAYLOAD_DIR ? { dir: env.KEEL_PAYLOAD_DIR } : {};
+  const pathStyle = (env.KEEL_PAYLOAD_S3_FORCE_PATH_STYLE ?? '').trim().toLowerCase();
+  if (pathStyle && !['1', 'true', '0', 'false'].includes(pathStyle))
+    throw new Error(`KEEL_PAYLOAD_S3_FORCE_PATH_STYLE must be 1, true, 0 or false (got ${JSON.stringify(pathStyle)})`);
+  return { s3: { bucket, ...(pathStyle === '1' || pathStyle === 'true' ? { forcePathStyle: true } : {}) } };
+}
+
+// loaded only when S3 is chosen (CommonJS packages; the AWS SDK takes a while to load)
+const requireCjs = createRequire(import.meta.url);
+
+/**
+ * The SDK's S3 driver (`@temporalio/external-storage-s3` with its `@aws-sdk/client-s3` adapter). Keys follow the
+ * SDK's cross-language layout, `v0/ns/<namespace>/wt/<workflow type>/wi/<workflow id>/ri/<run id>/d/sha256/<hex>`
+ * (`at`/`ai` for activities), and the claim holds `{ bucket, key, hashAlgorithm, hashValue }`, so any SDK's S3 driver
+ * reads what Keel stored; payloads are checked against their sha256 when read.
+ */
+export function s3StorageDriver(o: S3PayloadStorage): StorageDriver {
+  if (!o.bucket) throw new Error('payloadStorage.s3.bucket: a bucket name is required');
+  const { S3Client: Client } = requireCjs('@aws-sdk/client-s3') as { S3Client: new (c: S3ClientConfig) => S3Client };
+  const { S3StorageDriver: Driver } = requireCjs('@temporalio/external-storage-s3') as {
+    S3StorageDriver: typeof S3StorageDriver;
+  };
+  const { AwsSdkS3StorageDriverClient: Adapter } = requireCjs('@temporalio/external-storage-s3-aws-sdk') as {
+    AwsSdkS3StorageDriverClient: typeof AwsSdkS3StorageDriverClient;
+  };
+  const client =
+    o.client ??
+    new Client({
+      ...(o.region ? { region: o.region } : {}),
+      ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+      ...(o.forcePathStyle ? { forcePathStyle: true } : {}),
+    });
+  return new Driver({
+    client: new Adapter(client),
+    bucket: o.bucket,
+    maxPayloadSize: o.maxPayloadBytes ?? DEFAULT_S3_MAX_PAYLOAD_BYTES,
+  });
+}
 /**
  * Content-addressed files: a payload is stored once under `<dir>/<sha256[0,2]>/<sha256>` (its protobuf encoding), and
  * the claim is `{ sha256 }`. Writes go to a temporary file renamed into place, so a reader never sees half a payload.
@@ -89,17 +168,22 @@ export class FileStorageDriver implements StorageDriver {
   }
 }
 
-/** The external storage of an option; undefined when off. */
-export function externalStorageOf(option: PayloadStorageOption | undefined): ExternalStorage | undefined {
-  if (option === false) return undefined;
-  const driver = option?.driver ?? new FileStorageDriver(option?.dir);
+/** The external storage of an option (naming no store: `payloadStorageFromEnv()`'s); undefined when off. */
+export function externalStorageOf(given: PayloadStorageOption | undefined): ExternalStorage | undefined {
+  if (given === false) return undefined;
+  // no store named (none given, or only a threshold): the environment's
+  const option = given?.driver || given?.s3 || given?.dir ? given : { ...payloadStorageFromEnv(), ...given };
+  const driver = option.driver ?? (option.s3 ? s3StorageDriver(option.s3) : new FileStorageDriver(option.dir));
   return new ExternalStorage({
     drivers: [driver],
-    ...(option?.thresholdBytes !== undefined ? { payloadSizeThreshold: option.thresholdBytes } : {}),
+    ...(option.thresholdBytes !== undefined ? { payloadSizeThreshold: option.thresholdBytes } : {}),
   });
 }
 
-/** Keel's data converter: the default converters plus external storage (unless `payloadStorage` is `false`). */
+/**
+ * Keel's data converter: the default converters plus external storage (unless `payloadStorage` is `false`); with no
+ * option, the storage the environment selects (`payloadStorageFromEnv`).
+ */
 export function keelDataConverter(option?: PayloadStorageOption): DataConverter {
   const externalStorage = externalStorageOf(option);
   return externalStorage ? { externalStorage } : {};

@@ -5,8 +5,9 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { AgentClient } from '../agent-client.js';
+import { describeLine, type Budget } from '../../common/budget.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../workflows/batch-definitions.js';
 import {
@@ -47,6 +48,27 @@ interface BatchFlags {
   pageSize?: number;
   canAfterTasks?: number;
   canAfterEvents?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  maxModelCalls?: number;
+}
+
+/** `--max-cost-usd`: US dollars, a finite number > 0. */
+function usdOption(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+    throw new InvalidArgumentError('--max-cost-usd must be a number > 0 (US dollars, e.g. 2.5).');
+  return n;
+}
+
+/** The batch budget the flags give, if any. */
+function budgetOf(o: BatchFlags): Budget | undefined {
+  const b: Budget = {
+    ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+    ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+    ...(o.maxModelCalls !== undefined ? { maxModelCalls: o.maxModelCalls } : {}),
+  };
+  return Object.keys(b).length ? b : undefined;
 }
 
 /** Whether a workflow with this id exists (running or closed). */
@@ -101,6 +123,13 @@ export function registerBatchCommand(program: Command): void {
     .option('-t, --tools <names>', 'tools of tasks that name none (comma-separated)', commaList)
     .option('-s, --system <prompt>', 'system prompt of tasks that have none')
     .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'))
+    .option('--max-tokens <n>', 'budget of the whole batch: tokens of all tasks together', intOption('--max-tokens'))
+    .option('--max-cost-usd <usd>', 'budget of the whole batch: US dollars of all tasks together', usdOption)
+    .option(
+      '--max-model-calls <n>',
+      'budget of the whole batch: model requests of all tasks together',
+      intOption('--max-model-calls'),
+    )
     .option('--no-messages', 'leave newMessages out of the result lines')
     .option(
       '--page-size <n>',
@@ -121,6 +150,11 @@ export function registerBatchCommand(program: Command): void {
       act(async (file: string | undefined, o: BatchFlags, cmd: Command) => {
         const g = globals(cmd);
         if (!file && !o.attach) throw usageError('Give a task file (`keel batch tasks.jsonl`) or --attach <batchId>.');
+        const budget = budgetOf(o);
+        if (budget && o.attach)
+          throw usageError(
+            '--max-tokens, --max-cost-usd and --max-model-calls set the budget of a new batch; --attach follows a batch with the budget it started with.',
+          );
         let tasks: AgentRunInput[] = [];
         if (!o.attach) {
           let text: string;
@@ -154,6 +188,7 @@ export function registerBatchCommand(program: Command): void {
                 pageSize: o.pageSize,
                 continueAsNewAfterTasks: o.canAfterTasks,
                 continueAsNewAfterEvents: o.canAfterEvents,
+                budget,
                 summary: `batch of ${tasks.length} agent runs from ${file}`,
               });
           const id = handle.workflowId;
@@ -218,6 +253,8 @@ export function registerBatchCommand(program: Command): void {
             }
             await writer.finish(id, summary.total);
             const concurrency = last?.concurrency ?? first?.concurrency ?? o.concurrency;
+            // the budget as the finished batch left it (the last poll may predate the last tasks)
+            const spent = budget || last?.budget ? ((await batchProgress(handle))?.budget ?? last?.budget) : undefined;
             const final: BatchProgress = {
               total: summary.total,
               done: summary.done,
@@ -229,15 +266,27 @@ export function registerBatchCommand(program: Command): void {
               continuedAsNew: summary.continuedAsNew,
               concurrency,
               phase: 'finished',
+              ...(spent ? { budget: spent } : {}),
             };
             bar.update(final, true);
             const ms = Date.now() - bar.began;
             const rate = bar.rate(final);
-            if (g.json) printJson({ workflowId: id, url, ...summary, durationMs: ms, out: o.out ?? null });
+            if (g.json)
+              printJson({
+                workflowId: id,
+                url,
+                ...summary,
+                ...(spent ? { budget: spent } : {}),
+                durationMs: ms,
+                out: o.out ?? null,
+              });
             else
               sink.write(
                 `${summary.failed === 0 ? '✔' : '✘'} ${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · ` +
                   `${formatDuration(ms)}${rate !== undefined ? ` · ${rate.toFixed(0)} tasks/min` : ''} · concurrency ${concurrency} · continued-as-new ${summary.continuedAsNew}×\n` +
+                  (spent
+                    ? `Budget: ${spent.lines.map(describeLine).join(', ')}${spent.spent ? ' — spent: no further task started' : ''}\n`
+                    : '') +
                   `${o.out ? `Results: ${o.out}\n` : ''}Temporal UI: ${url}\n`,
               );
             return summary.failed === 0 ? EXIT.ok : EXIT.runFailed;

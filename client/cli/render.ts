@@ -385,8 +385,13 @@ function fence(text: string, lang = ''): string {
 /** What the progress bar shows of the batch's `progress` query. */
 export type BatchProgressView = Pick<
   BatchProgress,
-  'total' | 'done' | 'failed' | 'running' | 'queued' | 'tokens' | 'cost'
+  'total' | 'done' | 'failed' | 'running' | 'queued' | 'tokens' | 'cost' | 'budget'
 >;
+
+/** A batch budget's limits as `tokens 1200/2000, cost 0.01/0.5` (spent by finished tasks / limit; cost in US dollars). */
+export function budgetProgressText(budget: NonNullable<BatchProgress['budget']>): string {
+  return budget.lines.map((l) => `${l.kind} ${l.used}/${l.limit}`).join(', ');
+}
 
 /** `[██████░░░░] 120/2,000  done 117 · failed 3 · running 8 · queued 1,872 · 12,345 tok · $0.1234 · 45/min`. */
 export function progressLine(p: BatchProgressView, sink: Pick<Sink, 'color' | 'width'>, rate?: number): string {
@@ -399,6 +404,7 @@ export function progressLine(p: BatchProgressView, sink: Pick<Sink, 'color' | 'w
     `queued ${formatTokens(p.queued)}`,
     `${formatTokens(p.tokens)} tok`,
     formatCost(p.cost),
+    ...(p.budget ? [`budget ${budgetProgressText(p.budget)}${p.budget.spent ? ' (spent)' : ''}`] : []),
     ...(rate !== undefined ? [`${rate.toFixed(rate < 10 ? 1 : 0)}/min`] : []),
   ].join(' · ');
   const barWidth = Math.max(10, Math.min(40, sink.width - stats.length - 4));

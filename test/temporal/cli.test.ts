@@ -86,6 +86,7 @@ describe('keel CLI', () => {
             },
             { match: 'break', text: 'cannot', stopReason: 'error', errorMessage: 'scripted model failure' },
             { match: 'slow', text: 'a slow reply that streams for a while…', chunkDelayMs: 400 },
+            { match: 'spend', text: 'Spent.', usage: { input: 1000, output: 0, totalTokens: 1000 } },
             { match: 'second', text: 'Second answer.' },
             { text: 'First answer.', usage: { input: 3, output: 2, totalTokens: 5 } },
           ],
@@ -307,6 +308,67 @@ describe('keel CLI', () => {
     expect(attached.stdout).toMatch(new RegExp(`^batch ${id} · 3 tasks · concurrency 3$`, 'm'));
     expect(attached.stdout).toMatch(/· concurrency 3 · continued-as-new 0×\n/);
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+
+  it('batch --max-tokens: one budget for the whole batch; progress and summary show spent/limit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-cli-batch-'));
+    const tasks = join(dir, 'tasks.jsonl');
+    // each task spends 1000 tokens: the first leaves 500 of the pool, the second (allowed 500) spends 1000, the
+    // third never starts
+    writeFileSync(tasks, `"spend ${Date.now()}"\n"spend two"\n"spend three"\n`);
+    const out = join(dir, 'results.jsonl');
+    const r = await keel(['batch', tasks, '--model', 'scripted/cli', '-c', '1', '--max-tokens', '1500', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const id = /^batch (keel-batch-[0-9a-f]{16}) · 3 tasks · concurrency 1$/m.exec(r.stdout)?.[1];
+    expect(id, r.stdout).toBeDefined();
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.slice(-5, -4)[0]).toMatch(
+      /^progress total=3 done=3 failed=0 running=0 queued=0 concurrency=1 tokens=2000 cost=0\.000000 budget=tokens:2000\/1500 budget_spent=true( rate=\d+\/min)?$/,
+    );
+    expect(lines.slice(-4, -3)[0]).toMatch(
+      /^✔ 3\/3 done · 0 failed · 2,000 tokens · \$0\.0000 · [^·]+ m?s( · \d+ tasks\/min)? · concurrency 1 · continued-as-new 0×$/,
+    );
+    expect(lines.slice(-3)).toEqual([
+      'Budget: tokens 2000 of 1500 — spent: no further task started',
+      `Results: ${out}`,
+      `Temporal UI: ${ui}/${id}`,
+    ]);
+    expect(
+      readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .map((t) => [t.status, t.usage?.totalTokens ?? 0, t.error ?? null]),
+    ).toEqual([
+      ['completed', 1000, null],
+      ['completed', 1000, null],
+      ['stopped', 0, 'Budget exceeded: tokens 2000 of 1500 (batch budget)'],
+    ]);
+  });
+
+  it('batch budget flags: bad values and --attach are usage errors with the exact text', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['batch', '-', '--max-tokens', '0'],
+        "error: option '--max-tokens <n>' argument '0' is invalid. --max-tokens must be an integer >= 1.\n(run with --help for usage)\n",
+      ],
+      [
+        ['batch', '-', '--max-model-calls', '2.5'],
+        "error: option '--max-model-calls <n>' argument '2.5' is invalid. --max-model-calls must be an integer >= 1.\n(run with --help for usage)\n",
+      ],
+      [
+        ['batch', '-', '--max-cost-usd', 'lots'],
+        "error: option '--max-cost-usd <usd>' argument 'lots' is invalid. --max-cost-usd must be a number > 0 (US dollars, e.g. 2.5).\n(run with --help for usage)\n",
+      ],
+      [
+        ['batch', '--attach', 'b', '--max-cost-usd', '2'],
+        'keel: --max-tokens, --max-cost-usd and --max-model-calls set the budget of a new batch; --attach follows a batch with the budget it started with.\n',
+      ],
+    ];
+    for (const [args, stderr] of cases) {
+      const r = await keel(args);
+      expect([r.code, r.stderr], args.join(' ')).toEqual([2, stderr]);
+    }
   });
 
   it('exit code 2 for usage errors (before or after reaching Temporal)', async () => {

@@ -263,4 +263,20 @@ describe('helpers', () => {
     expect(m[1].length).toBe(m[2].length); // half finished
     expect(m[3]).toBe('5/10 · done 4 · failed 1 · running 2 · queued 3 · 1,234 tok · $0.5000 · 30/min');
   });
+
+  it('a batch budget shows spent/limit per limit, and (spent) once the pool is spent', () => {
+    const p = { total: 10, done: 4, failed: 1, running: 2, queued: 3, tokens: 1234, cost: 0.5 };
+    const lines = [
+      { kind: 'tokens' as const, used: 1234, limit: 5000 },
+      { kind: 'cost' as const, used: 0.5, limit: 2 },
+    ];
+    const stats = (budget: typeof p & { budget: { lines: typeof lines; spent: boolean } }) =>
+      progressLine(budget, { color: false, width: 200 }).replace(/^\[[█░]+\] /, '');
+    expect(stats({ ...p, budget: { lines, spent: false } })).toBe(
+      '5/10 · done 4 · failed 1 · running 2 · queued 3 · 1,234 tok · $0.5000 · budget tokens 1234/5000, cost 0.5/2',
+    );
+    expect(stats({ ...p, budget: { lines: lines.slice(0, 1), spent: true } })).toBe(
+      '5/10 · done 4 · failed 1 · running 2 · queued 3 · 1,234 tok · $0.5000 · budget tokens 1234/5000 (spent)',
+    );
+  });
 });

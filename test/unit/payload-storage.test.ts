@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageDriverClaim } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { FileStorageDriver, keelDataConverter } from '../../worker/payload-storage.js';
+import { FileStorageDriver, keelDataConverter, payloadStorageFromEnv } from '../../worker/payload-storage.js';
 
 const payload = (text: string) => ({
   metadata: { encoding: new TextEncoder().encode('json/plain') },
@@ -39,5 +39,29 @@ describe('FileStorageDriver', () => {
   it('payloadStorage false: a plain data converter', () => {
     expect(keelDataConverter(false)).toEqual({});
     expect(keelDataConverter().externalStorage?.drivers.map((d) => d.type)).toEqual(['keel.filesystem']);
+  });
+});
+
+describe('which store (payloadStorageFromEnv)', () => {
+  it('KEEL_PAYLOAD_S3_BUCKET selects the SDK S3 driver, else the filesystem under KEEL_PAYLOAD_DIR', () => {
+    expect(payloadStorageFromEnv({})).toEqual({});
+    expect(payloadStorageFromEnv({ KEEL_PAYLOAD_DIR: '/srv/payloads' })).toEqual({ dir: '/srv/payloads' });
+    expect(payloadStorageFromEnv({ KEEL_PAYLOAD_S3_BUCKET: 'keel-payloads', KEEL_PAYLOAD_DIR: '/x' })).toEqual({
+      s3: { bucket: 'keel-payloads' },
+    });
+    expect(
+      payloadStorageFromEnv({ KEEL_PAYLOAD_S3_BUCKET: 'keel-payloads', KEEL_PAYLOAD_S3_FORCE_PATH_STYLE: 'true' }),
+    ).toEqual({ s3: { bucket: 'keel-payloads', forcePathStyle: true } });
+    expect(() =>
+      payloadStorageFromEnv({ KEEL_PAYLOAD_S3_BUCKET: 'keel-payloads', KEEL_PAYLOAD_S3_FORCE_PATH_STYLE: 'yes' }),
+    ).toThrow('KEEL_PAYLOAD_S3_FORCE_PATH_STYLE must be 1, true, 0 or false (got "yes")');
+  });
+
+  it('an s3 option gives the SDK driver (name and type aws.s3driver); a threshold alone keeps the default store', () => {
+    const drivers = keelDataConverter({ s3: { bucket: 'keel-payloads', region: 'us-east-1' } }).externalStorage
+      ?.drivers;
+    expect(drivers?.map((d) => [d.name, d.type])).toEqual([['aws.s3driver', 'aws.s3driver']]);
+    const own = keelDataConverter({ thresholdBytes: 1024 }).externalStorage;
+    expect([own?.payloadSizeThreshold, own?.drivers.map((d) => d.type)]).toEqual([1024, ['keel.filesystem']]);
   });
 });

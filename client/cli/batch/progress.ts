@@ -32,7 +32,11 @@ export function progressPrinter(sink: Sink) {
       }
       const text =
         `progress total=${p.total} done=${p.done} failed=${p.failed} running=${p.running} queued=${p.queued} ` +
-        `concurrency=${p.concurrency} tokens=${p.tokens} cost=${p.cost.toFixed(6)}`;
+        `concurrency=${p.concurrency} tokens=${p.tokens} cost=${p.cost.toFixed(6)}` +
+        (p.budget
+          ? ` budget=${p.budget.lines.map((l) => `${l.kind.replace(' ', '_')}:${l.used}/${l.limit}`).join(',')}` +
+            (p.budget.spent ? ' budget_spent=true' : '')
+          : '');
       if (final || (text !== lastText && Date.now() - lastPlain >= 2000)) {
         sink.write(`${text}${rate !== undefined ? ` rate=${rate.toFixed(0)}/min` : ''}\n`);
         lastPlain = Date.now();
