@@ -10,12 +10,18 @@
  * tool call id, e.g. a scripted model's in a long session, is never answered from an old entry); a successful
  * execution is recorded before it is returned (a tool that throws is not recorded: its retry runs it again, as before).
  * The ledger is in memory, bounded (least recently finished entries go first), and lives as long as the worker.
- * Note: today only idempotent tools are retried; non-idempotent ones get their retry with worker affinity.
+ *
+ * Non-idempotent tools are retried only on the run's home worker (worker affinity, workflows/tool-batch.ts), and a
+ * retry never executes them: it returns the recorded outcome, waits for the first attempt when that is still running
+ * here, and otherwise answers with the interrupted text (the call may have partially run on a worker that is gone).
  */
 import type { AgentToolResult, ToolDefinition } from '../activities/tools/define-tool.js';
+import { toolInterrupted } from '../common/errors.js';
 
 export class ToolLedger {
   private readonly entries = new Map<string, AgentToolResult<unknown>>();
+  /** Executions in progress on this worker, by key. */
+  readonly running = new Map<string, Promise<AgentToolResult<unknown>>>();
 
   constructor(private readonly maxEntries = 2_000) {}
 
@@ -37,11 +43,22 @@ export class ToolLedger {
 export function withLedger(tools: ToolDefinition[], ledger: ToolLedger): ToolDefinition[] {
   return tools.map((tool) => {
     const execute: ToolDefinition['execute'] = async (toolCallId, args, signal, onUpdate, context) => {
-      const recorded = context.attempt > 1 ? ledger.get(context.idempotencyKey) : undefined;
-      if (recorded) return recorded;
-      const result = await tool.execute(toolCallId, args, signal, onUpdate, context);
-      ledger.record(context.idempotencyKey, result);
-      return result;
+      const key = context.idempotencyKey;
+      if (context.attempt > 1) {
+        const recorded = ledger.get(key) ?? (await ledger.running.get(key)?.catch(() => undefined));
+        if (recorded) return recorded;
+        // a non-idempotent call is never executed twice: its earlier attempt did not finish here
+        if (tool.idempotent !== true) throw new Error(toolInterrupted(tool.name));
+      }
+      const execution = tool.execute(toolCallId, args, signal, onUpdate, context);
+      ledger.running.set(key, execution);
+      try {
+        const result = await execution;
+        ledger.record(key, result);
+        return result;
+      } finally {
+        if (ledger.running.get(key) === execution) ledger.running.delete(key);
+      }
     };
     // the tool itself stays the prototype: its other fields and methods (summary, prepareArguments…) are untouched
     return Object.assign(Object.create(tool) as ToolDefinition, { execute });

@@ -215,6 +215,7 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
   if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(s, input)) {
     s.state.tools = check.tools;
     s.state.searchAttributes = check.searchAttributes;
+    if (check.homeQueue) s.state.homeQueue = check.homeQueue;
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
@@ -234,6 +235,7 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
   }
   s.state.tools = check.tools;
   s.state.searchAttributes = check.searchAttributes;
+  if (check.homeQueue) s.state.homeQueue = check.homeQueue;
   if (check.contextWindow) s.state.contextWindow = check.contextWindow;
   if (check.largePayloads) s.state.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };

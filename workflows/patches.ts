@@ -22,4 +22,6 @@ export const PATCH = {
   historyGrowth: 'keel-0.2-history-growth',
   /** 0.2.0: a malformed assistant message from the model activity becomes an error message. */
   malformedModelOutput: 'keel-0.2-malformed-model-output',
+  /** 0.3.0: worker-local tools run on the run's home worker (its own task queue); a lost home is replaced. */
+  workerAffinity: 'keel-0.3-worker-affinity',
 } as const;

@@ -1,0 +1,62 @@
+/** worker/tool-ledger.ts without Temporal: which attempts run the tool, which are answered from the ledger. */
+import { describe, expect, it } from 'vitest';
+import { defineTool, type ToolContext, type ToolDefinition } from '../../activities/tools/define-tool.js';
+import { toolInterrupted } from '../../common/errors.js';
+import { ToolLedger, withLedger } from '../../worker/tool-ledger.js';
+
+function counted(idempotent: boolean, release?: Promise<void>) {
+  const runs: number[] = [];
+  const tool = defineTool<Record<string, never>>({
+    name: 'deploy',
+    description: 'Deploys.',
+    parameters: { type: 'object', properties: {} },
+    idempotent,
+    workerLocal: true,
+    async execute(_id, _args, _signal, _onUpdate, ctx) {
+      runs.push(ctx.attempt);
+      await release;
+      return { content: [{ type: 'text', text: `ran on attempt ${ctx.attempt}` }] };
+    },
+  });
+  const [wrapped] = withLedger([tool as ToolDefinition], new ToolLedger());
+  const call = (attempt: number) =>
+    wrapped.execute('d1', {}, new AbortController().signal, () => {}, {
+      workflowId: 'wf',
+      runId: 'run',
+      idempotencyKey: 'wf/d1',
+      attempt,
+    } as ToolContext);
+  return { runs, call };
+}
+
+describe('tool ledger', () => {
+  it('answers a retry from the recorded outcome', async () => {
+    const { runs, call } = counted(false);
+    await call(1);
+    expect(await call(2)).toEqual({ content: [{ type: 'text', text: 'ran on attempt 1' }] });
+    expect(runs).toEqual([1]);
+  });
+
+  it('never runs a non-idempotent tool on a retry: without a record it is interrupted', async () => {
+    const { runs, call } = counted(false);
+    await expect(call(2)).rejects.toThrow(toolInterrupted('deploy'));
+    expect(runs).toEqual([]);
+  });
+
+  it('runs an idempotent tool again when nothing was recorded', async () => {
+    const { runs, call } = counted(true);
+    expect(await call(2)).toEqual({ content: [{ type: 'text', text: 'ran on attempt 2' }] });
+    expect(runs).toEqual([2]);
+  });
+
+  it('a retry while the first attempt still runs here waits for its outcome', async () => {
+    let open!: () => void;
+    const { runs, call } = counted(false, new Promise<void>((r) => (open = r)));
+    const first = call(1);
+    const retry = call(2);
+    open();
+    expect(await retry).toEqual({ content: [{ type: 'text', text: 'ran on attempt 1' }] });
+    expect(await first).toEqual({ content: [{ type: 'text', text: 'ran on attempt 1' }] });
+    expect(runs).toEqual([1]);
+  });
+});
