@@ -330,6 +330,8 @@ async function continueWith(
   st.position = position;
   st.eventSeq = s.events.seq;
   st.continuedAsNew += 1;
+  // onto a new build: its workers have their own home queues (the next worker-local call asks for one)
+  if (upgrade && st.homeQueue !== undefined) st.homeQueue = undefined;
   await beforeContinueAsNew(s);
   const options = upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
   return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)(
