@@ -1,7 +1,7 @@
 /**
  * Worker affinity (README "Worker affinity"): a run's worker-local tools (the built-in file tools, bash) run on one
- * worker, its home, through that worker's own task queue. Three workers on one task queue, each with its own
- * workspace directory: `write` then `read` land on the home worker's directory; once the home worker is stopped, the
+ * worker, its home, through that worker's own task queue. Workers on one task queue, each with its own workspace
+ * directory (two at first, a third later): `write` then `read` land on the home worker's directory; once the home worker is stopped, the
  * run moves at its next tool call (an idempotent `read` is retried on the new home, a non-idempotent `bash` gets the
  * interrupted result) and says so in its events and current details.
  */
@@ -65,9 +65,12 @@ describe('worker affinity', () => {
     );
 
   it('keeps a run on its home worker, and moves it when that worker is gone', async () => {
-    const a = await worker('a');
-    expect(a.home).toMatch(new RegExp(`^${taskQueue}:home:affinity-a:[0-9a-f]{8}$`));
-    const client = await AgentClient.connect({ address: a.keel.address, taskQueue });
+    // two workers on the task queue, each with its own workspace: either may become the run's home
+    const w1 = await worker('a');
+    const w2 = await worker('b');
+    expect(w1.home).toMatch(new RegExp(`^${taskQueue}:home:affinity-a:[0-9a-f]{8}$`));
+    expect(w2.home).toMatch(new RegExp(`^${taskQueue}:home:affinity-b:[0-9a-f]{8}$`));
+    const client = await AgentClient.connect({ address: w1.keel.address, taskQueue });
     onTestFinished(() => client.close());
     const h = await client.start(
       {
@@ -80,10 +83,16 @@ describe('worker affinity', () => {
       { workflowId: `affinity-${randomUUID()}` },
     );
     await idleAt(h, 6);
+    const home = (await h.workflow.fetchHistory()).events?.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runToolCall',
+    )?.activityTaskScheduledEventAttributes?.taskQueue?.name;
+    const [a, b] = home === w1.home ? [w1, w2] : [w2, w1];
+    expect(home).toBe(a.home);
+    // the write and the read (whose result below is the note) both ran in the home worker's workspace
     expect(readdirSync(a.dir)).toEqual(['note.txt']);
+    expect(readdirSync(b.dir)).toEqual([]);
 
     // the home worker goes away; the next read is retried on the new home, whose workspace has no note
-    const b = await worker('b');
     await a.keel.stop();
     await h.followUp('read it again');
     await idleAt(h, 10);
