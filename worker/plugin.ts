@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
+import type { LogMetadata, Logger } from '@temporalio/common';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { AgentHooks } from '../activities/hooks.js';
@@ -106,6 +107,24 @@ export function homeQueueName(taskQueue: string, identity: string): string {
   return `${taskQueue}:home:${identity}:${randomBytes(4).toString('hex')}`;
 }
 
+/**
+ * The home worker registers no workflows on purpose; the SDK warns about that on every start ("No workflows
+ * registered, not polling for workflow tasks"). Its logger is the runtime's (not settable per worker), so this one
+ * message is dropped on that worker's logger only.
+ */
+function quietNoWorkflows(worker: Worker): void {
+  const holder = worker as unknown as { logger?: Logger };
+  const inner = holder.logger;
+  if (!inner || typeof inner.warn !== 'function') return;
+  holder.logger = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop !== 'warn') return Reflect.get(target, prop, receiver) as unknown;
+      return (message: string, meta?: LogMetadata) =>
+        message.startsWith('No workflows registered') ? undefined : target.warn(message, meta);
+    },
+  });
+}
+
 export class KeelPlugin extends SimplePlugin {
   private readonly toolActivities: Pick<ReturnType<typeof createActivities>, 'executeToolCall' | 'runToolCall'>;
   /** Options of the worker that polls the home queue, from the worker this plugin configured. */
@@ -164,6 +183,7 @@ export class KeelPlugin extends SimplePlugin {
         : {}),
       ...(options.shutdownGraceTime !== undefined ? { shutdownGraceTime: options.shutdownGraceTime } : {}),
     });
+    quietNoWorkflows(home);
     const homeRun = home.run();
     this.homeRunning = true;
     // the home worker failing stops the worker too: a worker whose home queue nobody polls would keep taking runs
