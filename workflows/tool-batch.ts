@@ -358,17 +358,20 @@ async function dispatch<T>(
   }
 }
 
-/** The home queue of whichever worker of the run's task queue answers (undefined: workers without affinity). Not on `''`. */
+/**
+ * The home queue of whichever worker of the run's task queue answers; undefined (and `''` stored: tools stay on the
+ * run's task queue) when the workers have none or the activity failed. Never throws; an abort leaves the state as is.
+ */
 async function newHome(s: Session): Promise<string | undefined> {
   try {
     const r = await inflight(s, () =>
       setupActivities.workerHome.executeWithOptions({ summary: 'find a home worker for worker-local tools' }, []),
     );
-    s.state.homeQueue = r.homeQueue ?? ''; // '': no worker has a home queue, tools stay on the run's task queue
+    s.state.homeQueue = r.homeQueue ?? '';
     return r.homeQueue;
   } catch (err) {
-    if (isCancellation(err)) return undefined;
-    throw err;
+    if (!isCancellation(err)) s.state.homeQueue = '';
+    return undefined;
   }
 }
 
