@@ -1,9 +1,10 @@
 /**
  * Worker affinity (README "Worker affinity"): a run's worker-local tools (the built-in file tools, bash) run on one
  * worker, its home, through that worker's own task queue. Workers on one task queue, each with its own workspace
- * directory (two at first, a third later): `write` then `read` land on the home worker's directory; once the home worker is stopped, the
- * run moves at its next tool call (an idempotent `read` is retried on the new home, a non-idempotent `bash` gets the
- * interrupted result) and says so in its events and current details.
+ * directory (two at first, more later): `write` then `read` land on the home worker's directory; once the home
+ * worker is stopped, the run moves at its next tool call (an idempotent `read` is retried on the new home, a
+ * non-idempotent `bash` gets the interrupted result, two parallel calls that lose the home together make one move)
+ * and says so in its events and current details.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,13 @@ const script: Script = {
     { text: 'not there' },
     { toolCall: { name: 'bash', arguments: { command: 'echo ran' }, id: 'b1' } },
     { text: 'interrupted' },
+    {
+      toolCalls: [
+        { name: 'read', arguments: { path: 'note.txt' }, id: 'r3' },
+        { name: 'read', arguments: { path: 'other.txt' }, id: 'r4' },
+      ],
+    },
+    { text: 'twice' },
   ],
 };
 
@@ -111,6 +119,13 @@ describe('worker affinity', () => {
     expect(meta2.currentDetails).toContain(`⚠ ${movedToC}`);
     expect(meta2.currentDetails).not.toContain(movedToB);
 
+    // two calls of a parallel batch lose their home together: one move, both retried on the new home
+    const d = await worker('d');
+    await c.keel.stop();
+    await h.followUp('read twice');
+    await idleAt(h, 19);
+    const movedToD = homeWorkerLost('read', c.home, '2s', d.home);
+
     const messages = strip(await h.allMessages());
     expect(messages.slice(1)).toEqual([
       {
@@ -130,11 +145,28 @@ describe('worker affinity', () => {
       { role: 'assistant', content: [toolCall('b1', 'bash', { command: 'echo ran' })], stopReason: 'toolUse' },
       toolResult('b1', 'bash', toolInterrupted('bash'), true),
       { role: 'assistant', content: [{ type: 'text', text: 'interrupted' }], stopReason: 'stop' },
+      { role: 'user', content: [{ type: 'text', text: 'read twice' }] },
+      {
+        role: 'assistant',
+        content: [toolCall('r3', 'read', { path: 'note.txt' }), toolCall('r4', 'read', { path: 'other.txt' })],
+        stopReason: 'toolUse',
+      },
+      toolResult('r3', 'read', `ENOENT: no such file or directory, access '${join(d.dir, 'note.txt')}'`, true),
+      toolResult('r4', 'read', `ENOENT: no such file or directory, access '${join(d.dir, 'other.txt')}'`, true),
+      { role: 'assistant', content: [{ type: 'text', text: 'twice' }], stopReason: 'stop' },
     ]);
     const rehomed = (await allEvents(h)).filter((e) => e.type === 'worker_rehomed');
     expect(rehomed.map(({ seq: _s, ...e }) => e)).toEqual([
       { type: 'worker_rehomed', toolCallId: 'r2', toolName: 'read', from: a.home, to: b.home, text: movedToB },
       { type: 'worker_rehomed', toolCallId: 'b1', toolName: 'bash', from: b.home, to: c.home, text: movedToC },
+      {
+        type: 'worker_rehomed',
+        toolCallId: expect.stringMatching(/^r[34]$/), // whichever of the two noticed the lost home first
+        toolName: 'read',
+        from: c.home,
+        to: d.home,
+        text: movedToD,
+      },
     ]);
 
     expect((await h.end()).status).toBe('completed');
@@ -162,11 +194,19 @@ describe('worker affinity', () => {
       `runToolCall ${b.home}`, // never started: b is gone
       `workerHome ${taskQueue}`,
       `callModel ${taskQueue}`,
+      `callModel ${taskQueue}`,
+      `prepareToolCalls ${taskQueue}`,
+      `executeToolCall ${c.home}`, // never started: c is gone
+      `executeToolCall ${c.home}`, // never started: c is gone
+      `workerHome ${taskQueue}`, // once for both
+      `executeToolCall ${d.home}`,
+      `executeToolCall ${d.home}`,
+      `callModel ${taskQueue}`,
     ]);
     const timedOut = (history.events ?? [])
       .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT)
       .map((e) => e.activityTaskTimedOutEventAttributes!.failure?.timeoutFailureInfo?.timeoutType);
-    expect(timedOut).toEqual([TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START, TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START]);
+    expect(timedOut).toEqual(Array(4).fill(TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START));
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 });
