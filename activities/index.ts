@@ -23,6 +23,8 @@ export interface KeelActivityDeps {
   requestCancel: (workflowId: string, runId: string) => Promise<void>;
   /** Payloads over the threshold go to external storage on this worker (so any transcript can be carried). */
   largePayloads?: boolean;
+  /** This worker's own task queue for worker-local tools (worker affinity), once it has one. */
+  homeQueue?: () => string | undefined;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -40,10 +42,19 @@ export function createActivities(deps: KeelActivityDeps) {
       models,
       searchAttributesReady: deps.searchAttributesReady ?? (async () => false),
       largePayloads: deps.largePayloads === true,
+      homeQueue: deps.homeQueue,
     }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     compact: createCompact({ models, transcript }),
     ...createToolActivities({ tools, hooks, transcript }),
+    /**
+     * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home
+     * worker is gone asks for a new home with it (worker affinity, README).
+     */
+    async workerHome(): Promise<{ homeQueue?: string }> {
+      const homeQueue = deps.homeQueue?.();
+      return homeQueue ? { homeQueue } : {};
+    },
     /**
      * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled
      * only after a cancellation request, and a workflow may not request its own, so an activity asks for it.

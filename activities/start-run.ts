@@ -14,6 +14,8 @@ export function createStartRun(deps: {
   models: ModelRegistry;
   searchAttributesReady: () => Promise<boolean>;
   largePayloads?: boolean;
+  /** This worker's own task queue for worker-local tools (worker/plugin.ts), once it polls one. */
+  homeQueue?: () => string | undefined;
 }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     const errors = agentRunInputErrors(input);
@@ -52,13 +54,16 @@ export function createStartRun(deps: {
           name: t.name,
           executionMode: t.executionMode ?? 'parallel',
           idempotent: t.idempotent === true,
+          ...(t.workerLocal === true ? { workerLocal: true } : {}),
           ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
         };
       });
+    const homeQueue = tools.some((t) => t.workerLocal) ? deps.homeQueue?.() : undefined;
     return {
       errors,
       tools,
+      ...(homeQueue ? { homeQueue } : {}),
       ...(contextWindow ? { contextWindow } : {}),
       ...(deps.largePayloads ? { largePayloads: true } : {}),
       searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),

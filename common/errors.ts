@@ -9,6 +9,13 @@ export const OPERATION_ABORTED = 'Operation aborted';
 export const lengthTruncated = (name: string): string =>
   `Tool call "${name}" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.`;
 
+/**
+ * The run's home worker did not start a worker-local tool call in time (it is gone): the run moved to `to` (the event
+ * `worker_rehomed` and the run's current details carry this text).
+ */
+export const homeWorkerLost = (toolName: string, from: string, timeout: string, to: string | undefined): string =>
+  `Home worker lost: ${toolName} was not started on task queue ${from} within ${timeout}; worker-local tools now run on ${to ? `task queue ${to}` : "any worker of the run's task queue"}.`;
+
 export const toolInterrupted = (name: string): string =>
   `Tool ${name} was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.`;
 

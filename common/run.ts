@@ -49,6 +49,11 @@ export interface AgentRunInput {
   };
   /** Heartbeat timeout of model and tool activities: how fast a lost worker is noticed. Default '30s'. */
   heartbeatTimeout?: DurationInput;
+  /**
+   * How long a call of a worker-local tool waits for the run's home worker to start it (its schedule-to-start
+   * timeout) before the run moves to another worker (README "Worker affinity"). Default '30s'.
+   */
+  homeWorkerTimeout?: DurationInput;
   /** Continue-as-new once history passes this many bytes (or when Temporal suggests it). Default 8 MiB. */
   continueAsNewAfterBytes?: number;
   /**
@@ -266,6 +271,7 @@ export const AGENT_RUN_INPUT_SCHEMA = {
       },
     },
     heartbeatTimeout: durationSchema,
+    homeWorkerTimeout: durationSchema,
     continueAsNewAfterBytes: { type: 'integer', minimum: 65536 },
     maxHistoryBytes: { type: 'integer', minimum: 65536, maximum: 48 * 1024 * 1024 },
     approvalTimeout: durationSchema,

@@ -23,6 +23,7 @@ function meaningful(e: ErrorObject): boolean {
 const DURATION_FIELDS = new Set([
   'idleTimeout',
   'heartbeatTimeout',
+  'homeWorkerTimeout',
   'approvalTimeout',
   'modelRetry.initialInterval',
   'modelRetry.maximumInterval',

@@ -17,6 +17,8 @@ export interface ToolInfo {
   name: string;
   executionMode: 'sequential' | 'parallel';
   idempotent: boolean;
+  /** Runs on the run's home worker (worker affinity); absent: any worker of the run's task queue. */
+  workerLocal?: boolean;
   timeout?: DurationInput;
   retry?: {
     maximumAttempts?: number;
@@ -38,6 +40,8 @@ export interface StartRunResult {
   /** The worker offloads large payloads (external storage): a transcript of any size can be carried across continue-as-new. */
   largePayloads?: boolean;
   tools: ToolInfo[];
+  /** The task queue only the worker that ran `startRun` polls (its home queue for worker-local tools), if it has one. */
+  homeQueue?: string;
   /** The namespace has Keel's search attributes, so the workflow may upsert them. */
   searchAttributes: boolean;
 }

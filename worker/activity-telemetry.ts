@@ -13,6 +13,9 @@
  *   keel_tool_latency (histogram, ms; tool);
  * - one activity-logger line per model call and tool call.
  *
+ * Approvals (requested, decided) are counted by the workflow itself, through its replay-safe `metricMeter`
+ * (workflows/approvals.ts).
+ *
  * Contract: never changes an activity's arguments, result or failure; a telemetry error is swallowed.
  */
 import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';

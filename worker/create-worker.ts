@@ -72,6 +72,8 @@ export interface AgentWorker {
   worker: Worker;
   /** The deployment version this worker serves; undefined for an unversioned worker. */
   version?: { deploymentName: string; buildId: string };
+  /** The task queue only this worker polls, for runs' worker-local tools (worker affinity); set once `run()` started it. */
+  homeQueue(): string | undefined;
   /** A client on the worker's connection and namespace (closing it is not needed; `shutdown` closes the connection). */
   client: Client;
   /** Runs until `shutdown()`; rejects if the worker fails. */
@@ -101,22 +103,19 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const { workflowBundle } = workflowCode(opts.workflowBundle);
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
   const dataConverter = keelDataConverter(opts.payloadStorage);
+  const keel = keelPlugin({
+    tools: opts.tools,
+    models: opts.models,
+    hooks: opts.hooks,
+    largePayloads: dataConverter.externalStorage !== undefined,
+  });
   const worker = await Worker.create({
     ...workerOptions,
     connection,
     namespace: resolved.namespace,
     taskQueue,
     // tracing first: its activity span must be active when Keel's model and tool spans start
-    plugins: [
-      ...(tracing ? [tracingPlugin(tracing)] : []),
-      keelPlugin({
-        tools: opts.tools,
-        models: opts.models,
-        hooks: opts.hooks,
-        largePayloads: dataConverter.externalStorage !== undefined,
-      }),
-      ...plugins,
-    ],
+    plugins: [...(tracing ? [tracingPlugin(tracing)] : []), keel, ...plugins],
     // the caller's bundle, else the package's prebuilt one (an installed package); else the plugin bundles workflows/
     ...(workflowBundle ? { workflowBundle } : {}),
     dataConverter,
@@ -131,6 +130,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   return {
     worker,
     client,
+    homeQueue: () => keel.homeQueue,
     ...(deployment
       ? { version: { deploymentName: deployment.version.deploymentName, buildId: deployment.version.buildId } }
       : {}),

@@ -12,11 +12,15 @@
  *   connection, the same TLS / API key as the worker;
  * - tools run through a worker-local ledger of finished outcomes (worker/tool-ledger.ts): a retried call that already
  *   finished here returns its recorded outcome and is not executed again;
+ * - worker affinity: the worker also polls its own task queue (`<taskQueue>:home:<identity>:<8 hex>`, fixed for the
+ *   worker's life) with the tool activities only; runs send their worker-local tools there (README "Worker
+ *   affinity"). One `keelPlugin` instance per worker;
  * - heartbeat throttling defaults to 250 ms (live progress, prompt cancellation) unless the worker sets it;
  * - an activity interceptor adds spans, metrics and log lines for model and tool calls (worker/activity-telemetry.ts);
  *   for tracing, put `tracingPlugin()` (worker/tracing.ts) before this plugin.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -24,7 +28,8 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { WorkerOptions } from '@temporalio/worker';
+import type { LogMetadata, Logger } from '@temporalio/common';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { AgentHooks } from '../activities/hooks.js';
 import { piAiProvider } from '../activities/model/pi-ai.js';
@@ -97,8 +102,38 @@ function withKeelWorkflows(workflowsPath: string): string {
   return path;
 }
 
+/** The name of a worker's own task queue: readable (queue and identity), unique (several workers may share an identity). */
+export function homeQueueName(taskQueue: string, identity: string): string {
+  return `${taskQueue}:home:${identity}:${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * The home worker registers no workflows on purpose; the SDK warns about that on every start ("No workflows
+ * registered, not polling for workflow tasks"). Its logger is the runtime's (not settable per worker), so this one
+ * message is dropped on that worker's logger only.
+ */
+function quietNoWorkflows(worker: Worker): void {
+  const holder = worker as unknown as { logger?: Logger };
+  const inner = holder.logger;
+  if (!inner || typeof inner.warn !== 'function') return;
+  holder.logger = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop !== 'warn') return Reflect.get(target, prop, receiver) as unknown;
+      return (message: string, meta?: LogMetadata) =>
+        message.startsWith('No workflows registered') ? undefined : target.warn(message, meta);
+    },
+  });
+}
+
 export class KeelPlugin extends SimplePlugin {
+  private readonly toolActivities: Pick<ReturnType<typeof createActivities>, 'executeToolCall' | 'runToolCall'>;
+  /** Options of the worker that polls the home queue, from the worker this plugin configured. */
+  private home?: { queue: string; options: WorkerOptions };
+  /** Set while the home queue is polled. */
+  private homeRunning = false;
+
   constructor(opts: KeelPluginOptions = {}) {
+    let self: KeelPlugin | undefined;
     const activities = createActivities({
       tools: withLedger(opts.tools ?? [], new ToolLedger()),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
@@ -111,6 +146,7 @@ export class KeelPlugin extends SimplePlugin {
       requestCancel: async (workflowId, runId) => {
         await activityClient().workflow.getHandle(workflowId, runId).cancel();
       },
+      homeQueue: () => (self?.homeRunning ? self.home?.queue : undefined),
     });
     super({
       name: KEEL_PLUGIN_NAME,
@@ -119,11 +155,51 @@ export class KeelPlugin extends SimplePlugin {
       workerInterceptors: { activity: [keelActivityTelemetry] },
       workflowsPath: (existing) => (existing === undefined ? WORKFLOWS_PATH : withKeelWorkflows(existing)),
     });
+    self = this;
+    this.toolActivities = { executeToolCall: activities.executeToolCall, runToolCall: activities.runToolCall };
+  }
+
+  /** The task queue only this worker polls (worker affinity); undefined until the worker runs. */
+  get homeQueue(): string | undefined {
+    return this.homeRunning ? this.home?.queue : undefined;
+  }
+
+  /** Runs the home-queue worker (tool activities only, same connection, converter and interceptors) beside the worker. */
+  override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    if (!this.home) return super.runWorker(worker, next);
+    const { options } = this.home;
+    const home = await Worker.create({
+      connection: options.connection,
+      namespace: options.namespace,
+      taskQueue: this.home.queue,
+      identity: options.identity,
+      activities: this.toolActivities,
+      dataConverter: options.dataConverter,
+      interceptors: { activity: options.interceptors?.activity ?? [] },
+      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval,
+      defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval,
+      ...(options.maxConcurrentActivityTaskExecutions !== undefined
+        ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions }
+        : {}),
+      ...(options.shutdownGraceTime !== undefined ? { shutdownGraceTime: options.shutdownGraceTime } : {}),
+    });
+    quietNoWorkflows(home);
+    const homeRun = home.run();
+    this.homeRunning = true;
+    // the home worker failing stops the worker too: a worker whose home queue nobody polls would keep taking runs
+    homeRun.catch(() => worker.getState() === 'RUNNING' && worker.shutdown());
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      this.homeRunning = false;
+      if (home.getState() === 'RUNNING') home.shutdown();
+      await homeRun;
+    }
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const configured = super.configureWorker(options);
-    return {
+    const result: WorkerOptions = {
       ...configured,
       // a prebuilt bundle wins: SimplePlugin would otherwise add Keel's workflowsPath next to it
       ...(options.workflowBundle ? { workflowsPath: undefined } : {}),
@@ -131,6 +207,9 @@ export class KeelPlugin extends SimplePlugin {
       maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '250ms',
       defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? '250ms',
     };
+    const identity = options.identity ?? `${process.pid}@${hostname()}`;
+    this.home = { queue: homeQueueName(options.taskQueue, identity), options: { ...result, identity } };
+    return result;
   }
 }
 

@@ -215,6 +215,7 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
   if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(s, input)) {
     s.state.tools = check.tools;
     s.state.searchAttributes = check.searchAttributes;
+    if (check.homeQueue) s.state.homeQueue = check.homeQueue;
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
@@ -234,6 +235,7 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
   }
   s.state.tools = check.tools;
   s.state.searchAttributes = check.searchAttributes;
+  if (check.homeQueue) s.state.homeQueue = check.homeQueue;
   if (check.contextWindow) s.state.contextWindow = check.contextWindow;
   if (check.largePayloads) s.state.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };
@@ -328,6 +330,8 @@ async function continueWith(
   st.position = position;
   st.eventSeq = s.events.seq;
   st.continuedAsNew += 1;
+  // onto a new build: its workers have their own home queues (the next worker-local call asks for one)
+  if (upgrade && st.homeQueue !== undefined) st.homeQueue = undefined;
   await beforeContinueAsNew(s);
   const options = upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
   return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)(

@@ -7,9 +7,13 @@
  *
  * None of this runs for a run recorded by 0.1.0 (no activity result there asks for approval), so the new commands
  * (the timeout timer, the status upserts) need no `patched()`.
+ *
+ * Metrics (the workflow `metricMeter`: not a command, and not emitted while a history replays, so each change counts
+ * once): `keel_approvals_requested` (tool) when a call starts waiting, `keel_approvals_decided` (tool, decision) when
+ * it is decided, times out or is aborted. Approvals pending = requested − decided (README "Observability").
  */
 import { msToNumber } from '@temporalio/common';
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, metricMeter, setHandler } from '@temporalio/workflow';
 import { OPERATION_ABORTED } from '../common/errors.js';
 import type { ToolCall } from '../common/messages.js';
 import {
@@ -122,6 +126,9 @@ function decide(
     assistantIndex: p.assistantIndex,
   };
   st.pendingApprovals = pendingOf(st).filter((x) => x !== p);
+  metricMeter
+    .createCounter('keel_approvals_decided', undefined, 'Tool calls awaiting approval that were decided')
+    .add(1, { tool: p.toolName, decision });
   const records = recordsOf(st);
   records.push(record);
   if (records.length > MAX_RECORDS) records.splice(0, records.length - MAX_RECORDS);
@@ -161,6 +168,9 @@ export async function awaitApproval(
       timeout: timeoutText(timeout),
     };
     pendingOf(st).push(pending);
+    metricMeter
+      .createCounter('keel_approvals_requested', undefined, 'Tool calls that started waiting for approval')
+      .add(1, { tool: call.name });
   }
   updateStatus(s);
   const decided = () =>

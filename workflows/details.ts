@@ -30,6 +30,7 @@ export function renderDetails(s: Session): string {
     lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
   lines.push(...budgetDetails(s));
+  if (st.rehomed) lines.push(`⚠ ${st.rehomed}`);
   if (st.lastError) lines.push(`error: ${st.lastError}`);
   const last = lastAssistant(st.transcript);
   if (last) lines.push(`last reply: ${messageText(last).slice(0, 200)}`);

@@ -24,4 +24,6 @@ export const PATCH = {
   malformedModelOutput: 'keel-0.2-malformed-model-output',
   /** 0.3.0: a turn end upserts search attributes only every `TURN_UPSERT_STRIDE` turns (status changes still do). */
   coarseTurnUpserts: 'keel-0.3-coarse-turn-upserts',
+  /** 0.3.0: worker-local tools run on the run's home worker (its own task queue); a lost home is replaced. */
+  workerAffinity: 'keel-0.3-worker-affinity',
 } as const;

@@ -81,6 +81,10 @@ export interface SessionState {
   largePayloads?: boolean;
   /** The model's context window from its catalog (from `startRun`), for compaction. */
   contextWindow?: number;
+  /** The task queue of the run's home worker (worker affinity): worker-local tools run there; `''`: no worker has one. */
+  homeQueue?: string;
+  /** The last move of the run to a new home worker (`homeWorkerLost` text), shown in the details. */
+  rehomed?: string;
   /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
   budgetStop?: string;
 }
@@ -114,6 +118,8 @@ export interface Session {
   modelCallSince?: number;
   /** History size when this run's first workflow task started (the carried state included). */
   historyAtStart: number;
+  /** A move to a new home worker under way (concurrent calls that lost the home wait for the same one). */
+  rehoming?: Promise<void>;
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (see common/transcript-digest.ts). */
   digests: number[];
 }

@@ -3,10 +3,19 @@
  * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
-import { isCancellation, ActivityFailure, ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
+import { TimeoutType, type ActivityOptions } from '@temporalio/common';
+import {
+  isCancellation,
+  ActivityFailure,
+  ApplicationFailure,
+  patched,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { PATCH } from './patches.js';
 import {
   duplicateToolCallId,
+  homeWorkerLost,
   lengthTruncated,
   OPERATION_ABORTED,
   toolInterrupted,
@@ -14,7 +23,7 @@ import {
 } from '../common/errors.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
-import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
+import { setupActivities, toolActivities, toolActivityOptions, toolSummary } from './activities.js';
 import { workflowNow } from './clock.js';
 import { appendMessage, inflight, type Session, type SuspendedBatch } from './session.js';
 import { publishDetails } from './visibility.js';
@@ -282,11 +291,8 @@ async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: num
   const info = toolInfo(s, call.name);
   if (!info) return errorOutcome(toolNotFound(call.name));
   if (s.abort) return errorOutcome(OPERATION_ABORTED);
-  const result = await track(s, call, () =>
-    toolActivities.runToolCall.executeWithOptions(
-      toolActivityOptions(s.state.config, info, summaryOf(s, call, call.arguments)),
-      [callRef(s, call, assistantIndex)],
-    ),
+  const result = await dispatch(s, call, info, summaryOf(s, call, call.arguments), (options) =>
+    toolActivities.runToolCall.executeWithOptions(options, [callRef(s, call, assistantIndex)]),
   );
   if (!('prepared' in result)) return result;
   return result.prepared === 'approval'
@@ -302,28 +308,130 @@ async function execute(
   approval?: ApprovalRecord,
 ): Promise<ToolOutcome> {
   const info = toolInfo(s, call.name);
-  return track(s, call, () =>
-    toolActivities.executeToolCall.executeWithOptions(
-      toolActivityOptions(s.state.config, info, summaryOf(s, call, args ?? call.arguments)),
-      [
-        {
-          ...callRef(s, call, assistantIndex),
-          ...(args === undefined ? {} : { args }),
-          ...(approval ? { approval } : {}),
-        },
-      ],
-    ),
+  return dispatch(s, call, info, summaryOf(s, call, args ?? call.arguments), (options) =>
+    toolActivities.executeToolCall.executeWithOptions(options, [
+      {
+        ...callRef(s, call, assistantIndex),
+        ...(args === undefined ? {} : { args }),
+        ...(approval ? { approval } : {}),
+      },
+    ]),
+  );
+}
+
+const DEFAULT_HOME_WORKER_TIMEOUT = '30s';
+/** Moves to a new home within one call, at most (then the call's failure is its result). */
+const MAX_MOVES_PER_CALL = 3;
+const HOME_LOST = Symbol('home lost');
+
+/**
+ * Schedules a tool activity. A worker-local tool (worker affinity, README) goes to the run's home queue with a
+ * schedule-to-start timeout; when the home worker does not start it in time, the run asks its task queue for a new
+ * home: an idempotent call is retried there, any other gets the interrupted result. A non-idempotent call is
+ * retried on the home queue only to fetch an outcome its home worker recorded (worker/tool-ledger.ts), never to run
+ * again. Other tools, and runs recorded before the patch, keep the run's task queue.
+ */
+async function dispatch<T>(
+  s: Session,
+  call: ToolCall,
+  info: ToolInfo | undefined,
+  summary: string,
+  run: (options: ActivityOptions) => Promise<T>,
+): Promise<T | ToolOutcome> {
+  const options = toolActivityOptions(s.state.config, info, summary);
+  if (!info?.workerLocal || !patched(PATCH.workerAffinity)) return track(s, call, () => run(options));
+  for (let moves = 0; ; moves++) {
+    const queue = s.state.homeQueue ?? (await newHome(s));
+    if (s.abort) return errorOutcome(OPERATION_ABORTED);
+    if (!queue) return track(s, call, () => run(options));
+    const onHome: ActivityOptions = {
+      ...options,
+      taskQueue: queue,
+      scheduleToStartTimeout: s.state.config.homeWorkerTimeout ?? DEFAULT_HOME_WORKER_TIMEOUT,
+      ...(info.idempotent ? {} : { retry: { maximumAttempts: 3, initialInterval: '1s' } }),
+    };
+    const result = await track(s, call, () => run(onHome), moves < MAX_MOVES_PER_CALL);
+    if (result !== HOME_LOST) return result;
+    await rehome(s, call, queue);
+    if (s.abort) return errorOutcome(OPERATION_ABORTED);
+    if (!info.idempotent) return errorOutcome(toolInterrupted(call.name));
+  }
+}
+
+/**
+ * The home queue of whichever worker of the run's task queue answers; undefined (and `''` stored: tools stay on the
+ * run's task queue) when the workers have none or the activity failed. Never throws; an abort leaves the state as is.
+ */
+async function newHome(s: Session): Promise<string | undefined> {
+  try {
+    const r = await inflight(s, () =>
+      setupActivities.workerHome.executeWithOptions({ summary: 'find a home worker for worker-local tools' }, []),
+    );
+    s.state.homeQueue = r.homeQueue ?? '';
+    return r.homeQueue;
+  } catch (err) {
+    if (!isCancellation(err)) s.state.homeQueue = '';
+    return undefined;
+  }
+}
+
+/** The home `lost` is gone: one new home for every call that lost it (they wait for the same move). */
+async function rehome(s: Session, call: ToolCall, lost: string): Promise<void> {
+  if (s.rehoming) return s.rehoming;
+  if (s.state.homeQueue !== lost) return; // another call of the batch already moved the run
+  s.rehoming = (async () => {
+    const to = await newHome(s);
+    if (s.abort) return;
+    const timeout = s.state.config.homeWorkerTimeout ?? DEFAULT_HOME_WORKER_TIMEOUT;
+    const text = homeWorkerLost(call.name, lost, typeof timeout === 'number' ? `${timeout}ms` : timeout, to);
+    s.state.rehomed = text;
+    s.events.emit({
+      type: 'worker_rehomed',
+      toolCallId: call.id,
+      toolName: call.name,
+      from: lost,
+      ...(to ? { to } : {}),
+      text,
+    });
+    publishDetails(s);
+  })();
+  try {
+    await s.rehoming;
+  } finally {
+    s.rehoming = undefined;
+  }
+}
+
+function homeLost(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
   );
 }
 
 /** Runs a tool activity, mapping its failures to results: abort → `Operation aborted`, a lost non-idempotent call → the interrupted text. */
-async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome> {
+async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome>;
+/** `rehomable`: a home worker that never started the call gives HOME_LOST. */
+async function track<T>(
+  s: Session,
+  call: ToolCall,
+  fn: () => Promise<T>,
+  rehomable: boolean,
+): Promise<T | ToolOutcome | typeof HOME_LOST>;
+async function track<T>(
+  s: Session,
+  call: ToolCall,
+  fn: () => Promise<T>,
+  rehomable = false,
+): Promise<T | ToolOutcome | typeof HOME_LOST> {
   s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   publishDetails(s);
   try {
     return await inflight(s, fn);
   } catch (err) {
     if (isCancellation(err)) return errorOutcome(OPERATION_ABORTED);
+    if (rehomable && homeLost(err)) return HOME_LOST;
     const info = toolInfo(s, call.name);
     if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure) && !info?.idempotent)
       return errorOutcome(toolInterrupted(call.name));

@@ -70,6 +70,13 @@ export interface ToolDefinition<TArgs = any, TDetails = unknown> {
    * an infrastructure failure (worker lost, timeout); others run at most once. Default false.
    */
   idempotent?: boolean;
+  /**
+   * True when the tool uses the worker it runs on: its disk (files a later call reads), its processes or other local
+   * state. A run's calls of such tools all go to one worker, the run's home (README "Worker affinity"); when the home
+   * worker is gone, the run moves to another (an idempotent call is retried there, another gets the interrupted result).
+   * Keel's built-in tools set it. Default false: the call goes to any worker of the run's task queue.
+   */
+  workerLocal?: boolean;
   /** Start-to-close timeout of one execution (Temporal Duration: ms number or '10m'). Default 10 minutes. */
   timeout?: Duration;
   /** Retry policy for idempotent tools. */

@@ -218,6 +218,9 @@ export class RunRenderer {
         return;
       case 'turn_end':
         return;
+      case 'worker_rehomed':
+        this.line(s.tty ? paint(s, 'yellow', `⚠ ${e.text}`) : `rehomed ${e.text}`);
+        return;
     }
   }
 

@@ -19,7 +19,8 @@ import type { Script } from '../../activities/model/scripted.js';
 import { builtinTools } from '../../activities/tools/builtin/index.js';
 import type { EditToolDetails } from '../../activities/tools/builtin/edit.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { startKeel, strip, until, type Keel } from './harness.js';
+import { allEvents, startKeel, strip, until, type Keel } from './harness.js';
+import { homeWorkerLost } from '../../common/errors.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/builtin-worker.ts', import.meta.url));
 const INTERRUPTED =
@@ -363,6 +364,7 @@ describe('built-in tools: worker killed during bash (child process)', () => {
         prompt: 'count it',
         tools: ['bash'],
         heartbeatTimeout: '2s',
+        homeWorkerTimeout: '2s',
       });
       await until(() => lines().length === 1, 30_000, 'bash started');
       await until(() => processesIn(ws).some((p) => p.args === 'sleep 30'), 10_000, 'sleep running');
@@ -399,6 +401,14 @@ describe('built-in tools: worker killed during bash (child process)', () => {
         },
         { role: 'assistant', content: [{ type: 'text', text: 'bash handled' }], stopReason: 'stop' },
       ]);
+      // the retry went to the dead worker's own queue (never started there), then the run moved to the second worker
+      const moves = (await allEvents(h)).flatMap((e) => (e.type === 'worker_rehomed' ? [e] : []));
+      expect(moves.map((e) => [e.toolCallId, e.toolName, e.text])).toEqual([
+        ['t1', 'bash', homeWorkerLost('bash', moves[0]?.from, '2s', moves[0]?.to)],
+      ]);
+      expect(moves[0].from).toMatch(new RegExp(`^${taskQueue}:home:`));
+      expect(moves[0].to).toMatch(new RegExp(`^${taskQueue}:home:`));
+      expect(moves[0].to).not.toBe(moves[0].from);
       await kill(second);
     } finally {
       killGroups(processesIn(ws));

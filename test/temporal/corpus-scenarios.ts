@@ -79,7 +79,16 @@ const gated = defineTool({
   execute: async (_id, args: { label: string }) => ({ content: [{ type: 'text', text: `gated ${args.label}` }] }),
 });
 
-export const corpusTools = [echo, serial, finisher, hold, pad, gated];
+/** Worker affinity (0.3): runs on the run's home worker, not retried elsewhere. */
+const local = defineTool({
+  name: 'local',
+  description: 'Uses this machine.',
+  workerLocal: true,
+  parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+  execute: async (_id, args: { value: string }) => ({ content: [{ type: 'text', text: `local ${args.value}` }] }),
+});
+
+export const corpusTools = [echo, serial, finisher, hold, pad, gated, local];
 const LOOP_TURNS = 10;
 
 export const corpusScripts: Record<string, Script> = {
@@ -146,6 +155,18 @@ export const corpusScripts: Record<string, Script> = {
     ],
   },
   brief: { rules: [{ text: 'done' }] },
+  home: {
+    replies: [
+      { toolCall: { id: 'h-1', name: 'local', arguments: { value: 'one' } } },
+      {
+        toolCalls: [
+          { id: 'h-2', name: 'local', arguments: { value: 'two' } },
+          { id: 'h-3', name: 'echo', arguments: { value: 'shared' } },
+        ],
+      },
+      { text: 'home done' },
+    ],
+  },
   approval: {
     rules: [
       { match: 'toolResult:', text: 'gated done' },
@@ -294,6 +315,15 @@ export const scenarios: Record<string, Scenario> = {
       'approval-pending': pendingHistory,
       ...Object.fromEntries(runs.map((r, i) => [`approval-chain.${i}`, r])),
     };
+  },
+  /** 0.3: worker-local tool calls on the run's home queue, a single call and one in a parallel batch. */
+  'worker-local': async (keel) => {
+    const h = await keel.start(
+      { model: 'scripted/home', prompt: 'home', tools: ['local', 'echo'] },
+      id('worker-local'),
+    );
+    await h.result();
+    return { 'worker-local': await recorded(h.workflow) };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));

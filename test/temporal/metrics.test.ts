@@ -1,7 +1,8 @@
 /**
  * Metrics: `keel worker --metrics-port` serves the Temporal runtime's Prometheus endpoint, and after a run it carries
  * Keel's series from the activity metricMeter (worker/activity-telemetry.ts): tokens by kind, cost, model latency,
- * tool calls and tool latency by tool.
+ * tool calls and tool latency by tool; and from the workflow metricMeter (workflows/approvals.ts) the approvals
+ * requested and decided, whose difference is the number pending.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { until } from './harness.js';
+import { killAllWorkers, spawnWorker } from './child-worker.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
 
@@ -43,6 +45,7 @@ describe('metrics', () => {
   let child: ChildProcess | undefined;
   afterAll(() => {
     child?.kill('SIGTERM');
+    killAllWorkers();
   });
 
   it("keel worker --metrics-port exposes Keel's token, cost, latency and tool series after a run", async () => {
@@ -118,5 +121,52 @@ describe('metrics', () => {
     expect(sample(text, 'keel_tool_latency_bucket', { tool: 'ls', le: '+Inf' })).toBe(1);
     // the SDK's own series are there too
     expect(text).toMatch(/^temporal_activity_execution_latency/m);
+  });
+
+  // no workflow cache: every workflow task replays the history first, and a replay emits no metric again
+  it('counts approvals requested and decided once each (also when every task replays): pending is their difference', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-metrics-approvals-'));
+    const port = await freePort();
+    const taskQueue = `metrics-approvals-${randomUUID()}`;
+    await spawnWorker(fileURLToPath(new URL('./fixtures/metrics-worker.ts', import.meta.url)), {
+      KEEL_TASK_QUEUE: taskQueue,
+      KEEL_CWD: dir,
+      KEEL_METRICS_PORT: String(port),
+      KEEL_MAX_CACHED_WORKFLOWS: '0',
+      KEEL_SCRIPTS: JSON.stringify({
+        m: {
+          replies: [{ toolCall: { name: 'bash', arguments: { command: 'echo ok' }, id: 'b1' } }, { text: 'done' }],
+        },
+      }),
+    });
+    const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    try {
+      const h = await client.start({ model: 'scripted/m', prompt: 'run it', tools: ['bash'] });
+      let pending: { toolCallId: string; argsDigest: string } | undefined;
+      await until(async () => (pending = (await h.state()).pendingApprovals[0]) !== undefined, 60_000, 'pending', 250);
+      let text = '';
+      await until(
+        async () => sample((text = await scrape()), 'keel_approvals_requested', { tool: 'bash' }) === 1,
+        20_000,
+        'keel_approvals_requested on /metrics',
+      );
+      expect(sample(text, 'keel_approvals_decided')).toBeUndefined();
+      await h.approve({ toolCallId: pending!.toolCallId, argsDigest: pending!.argsDigest, approver: 'alice' });
+      expect((await h.result()).status).toBe('completed');
+      await until(
+        async () =>
+          sample((text = await scrape()), 'keel_approvals_decided', { tool: 'bash', decision: 'approved' }) === 1,
+        20_000,
+        'keel_approvals_decided on /metrics',
+      );
+      expect(sample(text, 'keel_approvals_requested', { tool: 'bash' })).toBe(1);
+      // labels the SDK adds to workflow metrics
+      expect(
+        sample(text, 'keel_approvals_requested', { workflowType: 'agentWorkflow', taskQueue, namespace: 'default' }),
+      ).toBe(1);
+    } finally {
+      await client.close();
+    }
   });
 });

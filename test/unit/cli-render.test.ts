@@ -11,6 +11,7 @@ import {
   transcriptMarkdown,
 } from '../../client/cli/render.js';
 import { heartbeatsOf } from '../../client/cli/follow.js';
+import { homeWorkerLost } from '../../common/errors.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 
 const assistant = (
@@ -92,6 +93,24 @@ describe('RunRenderer', () => {
       'ui http://ui/wf-1',
       '',
     ]);
+  });
+
+  it('says when the run moved to a new home worker (worker affinity)', () => {
+    const text = homeWorkerLost('read', 'keel:home:a:00000001', '30s', 'keel:home:b:00000002');
+    const e: LoggedEvent = {
+      seq: 1,
+      type: 'worker_rehomed',
+      toolCallId: 'r1',
+      toolName: 'read',
+      from: 'keel:home:a:00000001',
+      to: 'keel:home:b:00000002',
+      text,
+    };
+    const plain = stringSink();
+    new RunRenderer(plain).event(e);
+    expect(plain.text()).toBe(
+      'rehomed Home worker lost: read was not started on task queue keel:home:a:00000001 within 30s; worker-local tools now run on task queue keel:home:b:00000002.\n',
+    );
   });
 
   it('streams partial text on a TTY and finishes it from message_end, truncating tool output', () => {

@@ -71,6 +71,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     description: `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`,
     parameters: bashParameters,
     idempotent: false,
+    workerLocal: true,
     summary: bashSummary,
     async execute(_toolCallId, { command, timeout }, signal, onUpdate) {
       validateTimeout(timeout);

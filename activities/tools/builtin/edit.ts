@@ -127,6 +127,7 @@ export function createEditTool(options: EditToolOptions): ToolDefinition<EditArg
       'Edit a file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.',
     parameters: editParameters,
     idempotent: false,
+    workerLocal: true,
     prepareArguments: prepareEditArguments,
     summary: (args) => {
       const n = Array.isArray(args?.edits) ? args.edits.length : 0;

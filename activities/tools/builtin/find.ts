@@ -162,6 +162,7 @@ export function createFindTool(options: FindToolOptions): ToolDefinition<FindArg
     description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
     parameters: findParameters,
     idempotent: true,
+    workerLocal: true,
     summary: (args) => `find ${String(args?.pattern ?? '')}`,
     async execute(_toolCallId, { pattern, path, limit }, signal) {
       throwIfAborted(signal);

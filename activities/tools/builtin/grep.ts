@@ -237,6 +237,7 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
     description: `Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Long lines are truncated to ${GREP_MAX_LINE_LENGTH} chars.`,
     parameters: grepParameters,
     idempotent: true,
+    workerLocal: true,
     summary: (args) => `grep ${String(args?.pattern ?? '')} in ${String(args?.path || '.')}`,
     async execute(_toolCallId, { pattern, path, glob, ignoreCase, literal, context, limit }, signal) {
       throwIfAborted(signal);

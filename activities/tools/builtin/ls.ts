@@ -38,6 +38,7 @@ export function createLsTool(options: LsToolOptions): ToolDefinition<LsArgs, LsT
     description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
     parameters: lsParameters,
     idempotent: true,
+    workerLocal: true,
     summary: (args) => `ls ${String(args?.path || '.')}`,
     async execute(_toolCallId, { path, limit }, signal) {
       throwIfAborted(signal);

@@ -44,6 +44,7 @@ export function createReadTool(options: ReadToolOptions): ToolDefinition<ReadArg
     description: `Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.`,
     parameters: readParameters,
     idempotent: true,
+    workerLocal: true,
     summary: (args) => `read ${String(args?.path ?? '')}`,
     async execute(_toolCallId, { path, offset, limit }, signal) {
       throwIfAborted(signal);

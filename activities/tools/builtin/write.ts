@@ -35,6 +35,7 @@ export function createWriteTool(options: WriteToolOptions): ToolDefinition<Write
     parameters: writeParameters,
     // Writing the same content twice leaves the same file.
     idempotent: true,
+    workerLocal: true,
     summary: (args) => `write ${String(args?.path ?? '')}`,
     async execute(_toolCallId, { path, content }, signal) {
       throwIfAborted(signal);
