@@ -17,7 +17,7 @@ import { addUsage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
-import { appendMessage, inflight, type Session } from './session.js';
+import { appendMessage, runCancellable, type Session } from './session.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
 export const COMPACTION_PATCH = 'keel-compaction';
@@ -53,7 +53,7 @@ export async function compactIfNeeded(s: Session, reason: 'threshold' | 'overflo
   if (stopBeforeModelCall(s)) return 'budget';
   const summarized = plan.keepFrom - plan.from;
   try {
-    const result = await inflight(s, () =>
+    const result = await runCancellable(s, () =>
       modelActivities(config).compact.executeWithOptions(
         { summary: `compact · ${summarized} messages · ~${tokens} tokens (${reason})` },
         [

@@ -9,7 +9,7 @@ import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
 import { compactIfNeeded } from './compaction.js';
 import { PATCH } from './patches.js';
-import { inflight, type Session } from './session.js';
+import { runCancellable, type Session } from './session.js';
 import { publishDetails } from './visibility.js';
 
 /**
@@ -38,7 +38,7 @@ async function callOnce(s: Session): Promise<{ message: AssistantMessage; overfl
   s.modelCallSince = workflowNow();
   publishDetails(s);
   try {
-    const result = await inflight(s, () =>
+    const result = await runCancellable(s, () =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
         {
           run: s.run,

@@ -16,7 +16,7 @@ import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessa
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
 import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
 import { workflowNow } from './clock.js';
-import { appendMessage, inflight, type Session, type SuspendedBatch } from './session.js';
+import { appendMessage, runCancellable, type Session, type SuspendedBatch } from './session.js';
 import { publishDetails } from './visibility.js';
 import { toolResultMessage } from '../common/tool-result.js';
 import type { ApprovalRecord } from '../common/updates.js';
@@ -95,7 +95,7 @@ async function batchWithRepeatedIds(
   const refused = calls.flatMap((call, i) => {
     if (!repeated.has(i)) return [];
     start(s, call);
-    const f = finish(s, call, errorOutcome(duplicateToolCallId(call.id, call.name)));
+    const f = settleCall(s, call, errorOutcome(duplicateToolCallId(call.id, call.name)));
     record(s, f);
     return [f];
   });
@@ -128,7 +128,7 @@ type Suspend = typeof SUSPEND;
 function truncatedBatch(s: Session, calls: ToolCall[]): BatchResult {
   const results = calls.map((call) => {
     start(s, call);
-    const finalised = finish(s, call, errorOutcome(lengthTruncated(call.name)));
+    const finalised = settleCall(s, call, errorOutcome(lengthTruncated(call.name)));
     record(s, finalised);
     return finalised.message;
   });
@@ -146,7 +146,7 @@ async function sequentialBatch(
     start(s, call);
     const outcome = await prepareAndExecute(s, call, assistantIndex);
     if (outcome === SUSPEND) return SUSPEND;
-    const finalised = finish(s, call, outcome);
+    const finalised = settleCall(s, call, outcome);
     record(s, finalised);
     done.set(call.id, { ...finalised, recorded: true });
     if (s.abort) break;
@@ -169,7 +169,7 @@ async function parallelBatch(
     if (!p || p.status === 'immediate') {
       finalised.set(
         call.id,
-        finish(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))),
+        settleCall(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))),
       );
     } else deferred.push({ call, args: p.args, ...(p.status === 'approval' ? { argsDigest: p.argsDigest } : {}) });
   }
@@ -193,7 +193,7 @@ async function overlap(
           ? await approveThenExecute(s, call, assistantIndex, args, argsDigest)
           : await execute(s, call, assistantIndex, args);
       if (outcome === SUSPEND) suspended = true;
-      else finalised.set(call.id, finish(s, call, outcome));
+      else finalised.set(call.id, settleCall(s, call, outcome));
     }),
   );
   return suspended ? SUSPEND : undefined;
@@ -251,7 +251,7 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
   const byId = new Map<string, PreparedCall>();
   if (known.length === 0 || s.abort) return byId;
   try {
-    const list = await inflight(s, () =>
+    const list = await runCancellable(s, () =>
       toolActivities.prepareToolCalls.executeWithOptions(
         {
           ...toolActivityOptions(s.state.config, undefined, `prepare ${known.length} tool calls`),
@@ -321,7 +321,7 @@ async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promi
   s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   publishDetails(s);
   try {
-    return await inflight(s, fn);
+    return await runCancellable(s, fn);
   } catch (err) {
     if (isCancellation(err)) return errorOutcome(OPERATION_ABORTED);
     const info = toolInfo(s, call.name);
@@ -358,8 +358,8 @@ function start(s: Session, call: ToolCall): void {
   s.events.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
 }
 
-/** Emits `tool_execution_end` and builds the result message (recorded by `record`). */
-function finish(s: Session, call: ToolCall, outcome: ToolOutcome): Finalised {
+/** Settles one tool call: emits its `tool_execution_end` and builds its result message (appended later by `record`). */
+function settleCall(s: Session, call: ToolCall, outcome: ToolOutcome): Finalised {
   s.events.emit({
     type: 'tool_execution_end',
     toolCallId: call.id,
