@@ -3,15 +3,10 @@
  * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
-import { isCancellation, ActivityFailure, ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
+import { preparationFailureText, toolCallFailureText } from './activity-failures.js';
 import { PATCH } from './patches.js';
-import {
-  duplicateToolCallId,
-  lengthTruncated,
-  OPERATION_ABORTED,
-  toolInterrupted,
-  toolNotFound,
-} from '../common/errors.js';
+import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED, toolNotFound } from '../common/errors.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
 import { toolActivities, toolActivityOptions, toolSummary } from './activities.js';
@@ -270,9 +265,9 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
     );
     for (const p of list) byId.set(p.toolCallId, p);
   } catch (err) {
-    if (!isCancellation(err))
-      for (const c of known)
-        byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: errorOutcome(failureMessage(err)) });
+    const text = preparationFailureText(err);
+    if (text !== undefined)
+      for (const c of known) byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: errorOutcome(text) });
   }
   return byId;
 }
@@ -316,18 +311,14 @@ async function execute(
   );
 }
 
-/** Runs a tool activity, mapping its failures to results: abort → `Operation aborted`, a lost non-idempotent call → the interrupted text. */
+/** Runs a tool activity; a failure becomes an error result (workflows/activity-failures.ts `toolCallFailureText`). */
 async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome> {
   s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   publishDetails(s);
   try {
     return await runCancellable(s, fn);
   } catch (err) {
-    if (isCancellation(err)) return errorOutcome(OPERATION_ABORTED);
-    const info = toolInfo(s, call.name);
-    if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure) && !info?.idempotent)
-      return errorOutcome(toolInterrupted(call.name));
-    return errorOutcome(failureMessage(err));
+    return errorOutcome(toolCallFailureText(err, { name: call.name, idempotent: toolInfo(s, call.name)?.idempotent }));
   } finally {
     s.runningTools.delete(call.id);
     publishDetails(s);
@@ -377,9 +368,4 @@ function record(s: Session, f: Finalised): void {
 /** A loop-generated failure, shaped as Pi shapes it: one text block, details `{}`, no terminate flag (docs/errors.md#tool-results-the-loop-writes). */
 export function errorOutcome(text: string): ToolOutcome {
   return { content: [{ type: 'text', text }], details: {}, isError: true, timestamp: workflowNow() };
-}
-
-function failureMessage(err: unknown): string {
-  if (err instanceof ActivityFailure && err.cause) return err.cause.message;
-  return err instanceof Error ? err.message : String(err);
 }
