@@ -1,6 +1,6 @@
 /**
  * Writes the JSON Schemas other languages use to start Keel runs (docs/architecture.md#run-input-and-result) into schemas/:
- *   agent-run-input.json   — `AgentRunInput`, the one argument of `agentWorkflow` (from common/run.ts AGENT_RUN_INPUT_SCHEMA)
+ *   agent-run-input.json   — `AgentRunInput`, the one argument of `agentWorkflow` (from common/run-input-schema.ts AGENT_RUN_INPUT_SCHEMA)
  *   agent-run-result.json  — `AgentRunResult`, its result (and the details of an `AgentRunFailed` failure)
  *   agent-batch-input.json — `AgentBatchInput`, the argument of `agentBatchWorkflow`
  *
@@ -10,7 +10,7 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUDGET_SCHEMA } from '../common/budget.js';
+import { BUDGET_SCHEMA, RUN_INPUT_MESSAGE_SCHEMA } from '../common/run-input-schema.js';
 import { AGENT_RUN_INPUT_SCHEMA, type AgentRunResult, type RunStatus } from '../common/run.js';
 
 export const SCHEMAS_DIR = fileURLToPath(new URL('../schemas/', import.meta.url));
@@ -55,7 +55,7 @@ export const AGENT_RUN_RESULT_SCHEMA = {
     finalText: { type: 'string', description: 'Text of the last assistant message.' },
     newMessages: {
       type: 'array',
-      items: AGENT_RUN_INPUT_SCHEMA.properties.messages.items,
+      items: RUN_INPUT_MESSAGE_SCHEMA,
       description: "This workflow's messages (Pi agent_end.messages).",
     },
     newMessagesOmitted: {
@@ -76,7 +76,7 @@ export const AGENT_RUN_RESULT_SCHEMA = {
     error: { type: 'string' },
     unprocessed: {
       type: 'array',
-      items: AGENT_RUN_INPUT_SCHEMA.properties.messages.items,
+      items: RUN_INPUT_MESSAGE_SCHEMA,
       description: 'User messages the run accepted but never answered (steering first, then follow-ups).',
     },
   },
