@@ -3,6 +3,7 @@ import type { BudgetLine } from './budget.js';
 import type { INCOMING_MESSAGE_SCHEMA as INCOMING_SCHEMA } from './message-schemas.js';
 import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
 import type { AGENT_RUN_INPUT_SCHEMA } from './run-input-schema.js';
+import type { AGENT_RUN_RESULT_SCHEMA, RUN_STATUS_SCHEMA } from './run-result-schema.js';
 import type { ApprovalRecord, PendingApproval } from './updates.js';
 
 export type QueueMode = NonNullable<AgentRunInput['steeringMode']>;
@@ -19,29 +20,10 @@ export type IncomingMessage = Static<typeof INCOMING_SCHEMA>;
  */
 export type AgentRunInput = Static<typeof AGENT_RUN_INPUT_SCHEMA>;
 
-export type RunStatus = 'completed' | 'stopped' | 'cancelled' | 'failed';
+export type RunStatus = Static<typeof RUN_STATUS_SCHEMA>;
 
-/** What `agentWorkflow` returns (docs/architecture.md#run-input-and-result). */
-export interface AgentRunResult {
-  status: RunStatus;
-  /** Text of the last assistant message. */
-  finalText: string;
-  /** This workflow's messages (Pi `agent_end.messages`, across every agent run of a session). */
-  newMessages: Message[];
-  /** Set when `newMessages` was too large for a result payload; read them with the `messages` query. */
-  newMessagesOmitted?: { count: number; fromIndex: number };
-  /** Summed over every model call, including failed attempts. */
-  usage: Usage;
-  turns: number;
-  /** Model requests made (model calls and compactions; a call's retries are one). */
-  modelCalls?: number;
-  error?: string;
-  /**
-   * Messages the run accepted (steering first, then follow-ups) but never answered: a task that ended by `maxTurns`,
-   * an error or an interrupt with messages still queued. Nothing accepted is dropped silently.
-   */
-  unprocessed?: UserMessage[];
-}
+/** What `agentWorkflow` returns (docs/architecture.md#run-input-and-result): the type of `AGENT_RUN_RESULT_SCHEMA`. */
+export type AgentRunResult = Static<typeof AGENT_RUN_RESULT_SCHEMA>;
 
 /** `awaiting-approval`: an agent run is running and at least one tool call waits for `approve` / `deny`. */
 export type SessionStatus = 'starting' | 'running' | 'awaiting-approval' | 'waiting' | RunStatus;
