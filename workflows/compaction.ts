@@ -14,7 +14,7 @@ import {
 } from '../common/compaction.js';
 import { addUsage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
-import { compactionFailure } from './activity-failures.js';
+import { compactionFailure } from './failure-outcomes.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
 import { appendMessage, runCancellable, type Session } from './session.js';

@@ -1,7 +1,7 @@
 /** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
 import { patched } from '@temporalio/workflow';
 import { malformedModelOutput } from '../common/errors.js';
-import { modelCallFailure } from './activity-failures.js';
+import { modelCallFailure } from './failure-outcomes.js';
 import { assistantMessageProblem, usageProblem } from '../common/message-checks.js';
 import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';

@@ -4,7 +4,7 @@
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
 import { patched, workflowInfo } from '@temporalio/workflow';
-import { preparationFailureText, toolCallFailureText } from './activity-failures.js';
+import { preparationFailureText, toolCallFailureText } from './failure-outcomes.js';
 import { PATCH } from './patches.js';
 import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED, toolNotFound } from '../common/errors.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
@@ -311,7 +311,7 @@ async function execute(
   );
 }
 
-/** Runs a tool activity; a failure becomes an error result (workflows/activity-failures.ts `toolCallFailureText`). */
+/** Runs a tool activity; a failure becomes an error result (workflows/failure-outcomes.ts `toolCallFailureText`). */
 async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome> {
   s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   publishDetails(s);

@@ -1,21 +1,33 @@
 /**
  * The one failure→outcome mapper: how a failed Keel activity (a model call, a compaction, a tool preparation or
- * execution) becomes what the loop records instead of an exception. It is the only workflow module that reads Temporal's
- * failure classes (`ActivityFailure`, `ApplicationFailure`, `TimeoutFailure`, cancellation).
+ * execution) or a failed child run of a batch becomes what the workflow records instead of an exception. Elsewhere in
+ * workflows/ Temporal's failure classes are only passed on (a cancellation rethrown, a workflow bug wrapped in
+ * agent-workflow.ts); every mapping of `ActivityFailure`, `ChildWorkflowFailure`, `ApplicationFailure` types,
+ * `TimeoutFailure`, `TerminatedFailure` and cancellation to an outcome is here.
  *
  * Contract:
- * - Each function takes what an activity call threw and returns plain data; none throws, schedules, waits or touches
- *   the session. The caller decides what to do with the result (docs/errors.md has every text).
+ * - Each function takes what an activity call (or `executeChild`) threw and returns plain data; none throws,
+ *   schedules, waits or touches the session. The caller decides what to do with the result (docs/errors.md has every text).
  * - The text of a failure is the activity's own: the `ApplicationFailure` message a tool or provider threw, or
  *   Temporal's text for a timeout; a cancellation is `Operation aborted`.
  * - Deterministic: the only side effect is the `patched(LOST_ATTEMPT_USAGE_PATCH)` check of {@link modelCallFailure},
  *   made exactly when the failure is a timeout (as before this module existed), so the command sequence is unchanged.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  isCancellation,
+  patched,
+  TerminatedFailure,
+  TimeoutFailure,
+} from '@temporalio/workflow';
 import { heartbeatUsage } from '../common/events.js';
 import { ErrorType, OPERATION_ABORTED, toolInterrupted } from '../common/errors.js';
 import { usageProblem } from '../common/message-checks.js';
 import type { Usage } from '../common/messages.js';
+import type { AgentRunResult, RunStatus } from '../common/run.js';
 
 /** Guards counting the lost last attempt's streamed usage (its heartbeat's `partial.usage`) in the run's usage. */
 export const LOST_ATTEMPT_USAGE_PATCH = 'keel-lost-attempt-usage';
@@ -114,4 +126,49 @@ function reportedUsage(err: unknown, heartbeat: boolean): Usage | undefined {
     return patched(LOST_ATTEMPT_USAGE_PATCH) ? heartbeatUsage(details) : details?.failedUsage;
   }
   return undefined;
+}
+
+/** Longest error text a batch keeps for one task (the child's own result has the whole text). */
+const MAX_ERROR_CHARS = 300;
+
+function clip(text: string): string {
+  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS - 1)}…` : text;
+}
+
+/**
+ * The outcome of a batch's child run, from its result or from what `executeChild` threw: a failed run's own result
+ * (`AgentRunFailed` details), `cancelled`, `terminated`, `timed out`, `<type>: <message>`, or `could not start: …`;
+ * error texts clipped to 300 characters. Failures are recorded, never thrown.
+ */
+export function childRunOutcome(
+  result: AgentRunResult | undefined,
+  err: unknown,
+): { status: RunStatus; turns: number; tokens: number; cost: number; modelCalls?: number; error?: string } {
+  const fromResult = (r: AgentRunResult, status: RunStatus = r.status) => ({
+    status,
+    turns: r.turns ?? 0,
+    tokens: r.usage?.totalTokens ?? 0,
+    cost: r.usage?.cost?.total ?? 0,
+    modelCalls: r.modelCalls ?? 0,
+    ...(r.error ? { error: clip(r.error) } : {}),
+  });
+  if (result) return fromResult(result);
+  const bare = (status: RunStatus, error: string) => ({ status, turns: 0, tokens: 0, cost: 0, error: clip(error) });
+  if (err instanceof WorkflowExecutionAlreadyStartedError) return bare('failed', `could not start: ${err.message}`);
+  if (err instanceof ChildWorkflowFailure) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type === ErrorType.AgentRunFailed && cause.details?.[0]) {
+      return fromResult(cause.details[0] as AgentRunResult, 'failed');
+    }
+    if (isCancellation(cause)) return bare('cancelled', 'cancelled');
+    if (cause instanceof TerminatedFailure) return bare('failed', 'terminated');
+    if (cause instanceof TimeoutFailure) return bare('failed', 'timed out');
+    return bare(
+      'failed',
+      cause instanceof ApplicationFailure && cause.type
+        ? `${cause.type}: ${cause.message}`
+        : (cause?.message ?? (err as Error).message),
+    );
+  }
+  return bare('failed', err instanceof Error ? err.message : String(err));
 }
