@@ -8,7 +8,11 @@ export type {
   ToolRetry,
   ToolUpdateCallback,
   JsonSchema,
+  ToolArguments,
+  ToolParameters,
 } from './activities/tools/define-tool.js';
+/** TypeBox (`Type.Object(...)`, `Static<...>`), for tool `parameters` whose argument types `defineTool` infers. */
+export { Type, type Static } from 'typebox';
 export type {
   AgentHooks,
   AfterToolCallContext,

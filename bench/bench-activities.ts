@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { scriptedModel } from '../activities/model/scripted.js';
 import type { AssistantMessage, Message, ToolCall, ToolResultMessage } from '../common/messages.js';
 import { BENCH_TOOLS, SCRIPTS } from './fixtures.js';
+import { parametersSchema } from '../activities/tools/define-tool.js';
 
 /** Per-activity extras of the floor variants (see bench/floor-workflow.ts). */
 export interface FloorActivityOptions {
@@ -36,7 +37,7 @@ export function createBenchActivities(deps: { client: Client }) {
       const slash = input.model.indexOf('/');
       const defs = input.tools.flatMap((n) => {
         const t = tools.get(n);
-        return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
+        return t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [];
       });
       return model.stream(
         {

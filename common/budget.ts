@@ -3,17 +3,12 @@
  * a run — or a whole batch — may spend: tokens, US dollars, model calls. Spent amounts count every attempt, failed and
  * lost ones included; a model without prices costs 0, so only its tokens and calls count.
  */
+import type { Static } from 'typebox';
 import type { Usage } from './messages.js';
+import type { BUDGET_SCHEMA } from './run-input-schema.js';
 
 /** `budget` of a run or a batch. Each limit is optional; a limit is reached when the spent amount is ≥ it. */
-export interface Budget {
-  /** Total tokens (input + output + cache), summed over every attempt of every model call, compaction included. */
-  maxTokens?: number;
-  /** US dollars, from the model catalog's prices. */
-  maxCostUsd?: number;
-  /** Model requests made by the workflow (a call's Temporal retries are one call; their tokens and cost count). */
-  maxModelCalls?: number;
-}
+export type Budget = Static<typeof BUDGET_SCHEMA>;
 
 /** What was spent so far against a budget. */
 export interface Spent {
@@ -89,14 +84,3 @@ export function tighter(a: Budget | undefined, b: Budget): Budget {
 function roundUsd(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
-
-/** JSON Schema of `Budget`: every limit positive. */
-export const BUDGET_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    maxTokens: { type: 'integer', minimum: 1 },
-    maxCostUsd: { type: 'number', exclusiveMinimum: 0 },
-    maxModelCalls: { type: 'integer', minimum: 1 },
-  },
-} as const;

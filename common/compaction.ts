@@ -9,17 +9,12 @@
  * verbatim. A model call then sees the projection of the transcript: the last compaction entry, the messages from its
  * `firstKept` up to it (older compaction entries left out), and everything after it.
  */
+import type { Static } from 'typebox';
 import type { Message, TextContent, Usage, UserMessage } from './messages.js';
+import type { COMPACTION_CONFIG_SCHEMA } from './run-input-schema.js';
 
 /** `compaction` of AgentRunInput: when the next call's estimated context exceeds `contextWindow - reserveTokens`. */
-export interface CompactionConfig {
-  /** Tokens kept free for the reply and the next messages. Default 16384 (Pi's). */
-  reserveTokens?: number;
-  /** Recent tokens kept verbatim (not summarised). Default 20000 (Pi's). */
-  keepRecentTokens?: number;
-  /** The model's context window. Default: the model catalog's (none for `scripted/*`: compaction off unless set). */
-  contextWindow?: number;
-}
+export type CompactionConfig = Static<typeof COMPACTION_CONFIG_SCHEMA>;
 
 export const DEFAULT_RESERVE_TOKENS = 16384;
 export const DEFAULT_KEEP_RECENT_TOKENS = 20000;
@@ -266,19 +261,3 @@ export function summaryRequestText(messages: Message[], previousSummary: string 
 export function messagesToSummarize(messages: Message[], plan: Pick<CompactionPlan, 'from' | 'keepFrom'>): Message[] {
   return messages.slice(plan.from, plan.keepFrom).filter((m) => !isCompactionEntry(m));
 }
-
-/** JSON Schema of `compaction` in AgentRunInput: settings, or `false` (off). */
-export const COMPACTION_SCHEMA = {
-  anyOf: [
-    { const: false },
-    {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        reserveTokens: { type: 'integer', minimum: 0 },
-        keepRecentTokens: { type: 'integer', minimum: 1 },
-        contextWindow: { type: 'integer', minimum: 1 },
-      },
-    },
-  ],
-} as const;

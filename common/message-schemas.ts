@@ -1,139 +1,141 @@
 /**
- * JSON Schemas (draft-07) of the messages that cross Keel's boundaries: what a client may send as `followUp`/`steer`
+ * JSON Schemas (draft-07) of the messages that cross Keel's boundaries, built with TypeBox, and the source of the
+ * message types in `messages.ts` (`Static<typeof …>`): what a client may send as `followUp`/`steer`
  * ({@link USER_MESSAGE_SCHEMA}, {@link INCOMING_MESSAGES_SCHEMA}), what a model provider must return
  * ({@link ASSISTANT_MESSAGE_SCHEMA}), and a transcript entry ({@link MESSAGE_SCHEMA}). Every field Keel reads is typed;
  * extra fields (pi-ai's `responseId`, `diagnostics`, …) are allowed. Plain data: the client, the activities and the
  * workflow validate with the same schemas (`validate-messages.ts`).
  */
+import { Type, type Static, type TSchema } from 'typebox';
 
-const finiteNumber = { type: 'number' } as const;
+/**
+ * `{ const: value }` typed as `value`. Not `Type.Literal`, which adds `type: "string"`: that would add a second error
+ * line (`must be string`) next to `must be "<value>"` for a wrong type, and the texts are part of the contract.
+ */
+export function constant<const T extends string | boolean>(value: T) {
+  return Type.Unsafe<T>({ const: value });
+}
 
-export const TEXT_CONTENT_SCHEMA = {
-  type: 'object',
-  required: ['type', 'text'],
-  properties: { type: { const: 'text' }, text: { type: 'string' }, textSignature: { type: 'string' } },
-} as const;
+export const TEXT_CONTENT_SCHEMA = Type.Object({
+  type: constant('text'),
+  text: Type.String(),
+  textSignature: Type.Optional(Type.String()),
+});
 
-export const IMAGE_CONTENT_SCHEMA = {
-  type: 'object',
-  required: ['type', 'data', 'mimeType'],
-  properties: { type: { const: 'image' }, data: { type: 'string' }, mimeType: { type: 'string' } },
-} as const;
+export const IMAGE_CONTENT_SCHEMA = Type.Object({
+  type: constant('image'),
+  /** base64 */
+  data: Type.String(),
+  mimeType: Type.String(),
+});
 
-export const THINKING_CONTENT_SCHEMA = {
-  type: 'object',
-  required: ['type', 'thinking'],
-  properties: {
-    type: { const: 'thinking' },
-    thinking: { type: 'string' },
-    thinkingSignature: { type: 'string' },
-    redacted: { type: 'boolean' },
-  },
-} as const;
+export const THINKING_CONTENT_SCHEMA = Type.Object({
+  type: constant('thinking'),
+  thinking: Type.String(),
+  thinkingSignature: Type.Optional(Type.String()),
+  redacted: Type.Optional(Type.Boolean()),
+});
 
-export const TOOL_CALL_SCHEMA = {
-  type: 'object',
-  required: ['type', 'id', 'name', 'arguments'],
-  properties: {
-    type: { const: 'toolCall' },
-    id: { type: 'string' },
-    name: { type: 'string' },
-    arguments: { type: 'object' },
-    argumentsError: { type: 'string' },
-    thoughtSignature: { type: 'string' },
-  },
-} as const;
+export const TOOL_CALL_SCHEMA = Type.Object({
+  type: constant('toolCall'),
+  id: Type.String(),
+  name: Type.String(),
+  arguments: Type.Unsafe<Record<string, unknown>>({ type: 'object' }),
+  /**
+   * pi-ai sets it when the model's arguments text was not a valid JSON object (e.g. the stream was cut off); `arguments`
+   * is then `{}` or a salvaged prefix. Such a call is never executed: it gets the error result
+   * `Invalid arguments for tool "<name>": <argumentsError>`.
+   */
+  argumentsError: Type.Optional(Type.String()),
+  thoughtSignature: Type.Optional(Type.String()),
+});
 
-export const USAGE_SCHEMA = {
-  type: 'object',
-  required: ['input', 'output', 'cacheRead', 'cacheWrite', 'totalTokens', 'cost'],
-  properties: {
-    input: finiteNumber,
-    output: finiteNumber,
-    cacheRead: finiteNumber,
-    cacheWrite: finiteNumber,
-    totalTokens: finiteNumber,
-    cost: {
-      type: 'object',
-      required: ['input', 'output', 'cacheRead', 'cacheWrite', 'total'],
-      properties: {
-        input: finiteNumber,
-        output: finiteNumber,
-        cacheRead: finiteNumber,
-        cacheWrite: finiteNumber,
-        total: finiteNumber,
-      },
-    },
-  },
-} as const;
+export const USAGE_SCHEMA = Type.Object({
+  input: Type.Number(),
+  output: Type.Number(),
+  cacheRead: Type.Number(),
+  cacheWrite: Type.Number(),
+  totalTokens: Type.Number(),
+  cost: Type.Object({
+    input: Type.Number(),
+    output: Type.Number(),
+    cacheRead: Type.Number(),
+    cacheWrite: Type.Number(),
+    total: Type.Number(),
+  }),
+});
 
-/** A block of a content list, chosen by its `type` (so an error names the block's own fields). */
-function blocks(...schemas: { properties: { type: { const: string } } }[]) {
+type Block = TSchema & { properties: { type: TSchema } };
+
+/** The `const` of a block's `type` (built by {@link constant}). */
+const blockType = (s: Block) => (s.properties.type as { const: string }).const;
+
+/** One block of a content list, chosen by its `type` (so an error names the block's own fields). */
+function blockItems(schemas: Block[]) {
   return {
-    type: 'array',
-    items: {
-      type: 'object',
-      required: ['type'],
-      properties: { type: { enum: schemas.map((s) => s.properties.type.const) } },
-      allOf: schemas.map((s) => ({ if: { properties: { type: { const: s.properties.type.const } } }, then: s })),
-    },
+    type: 'object',
+    required: ['type'],
+    properties: { type: { enum: schemas.map(blockType) } },
+    allOf: schemas.map((s) => ({ if: { properties: { type: { const: blockType(s) } } }, then: s })),
   };
 }
 
+/** A content list of these blocks, typed as a list of their union. */
+function blocks<const B extends Block[]>(...schemas: B) {
+  return Type.Unsafe<Static<B[number]>[]>({ type: 'array', items: blockItems(schemas) });
+}
+
 /** `{ role: 'user', content, timestamp? }`: content a string or a list of text and image blocks. */
-export const USER_MESSAGE_SCHEMA = {
-  type: 'object',
-  required: ['role', 'content'],
-  properties: {
-    role: { const: 'user' },
-    // a type list, not anyOf: `items` applies to the list form only, so an error names the bad block
-    content: { type: ['string', 'array'], items: blocks(TEXT_CONTENT_SCHEMA, IMAGE_CONTENT_SCHEMA).items },
-    timestamp: finiteNumber,
-  },
-} as const;
+export const USER_MESSAGE_SCHEMA = Type.Object({
+  role: constant('user'),
+  // a type list, not anyOf: `items` applies to the list form only, so an error names the bad block
+  content: Type.Unsafe<string | Static<typeof TEXT_CONTENT_SCHEMA | typeof IMAGE_CONTENT_SCHEMA>[]>({
+    type: ['string', 'array'],
+    items: blockItems([TEXT_CONTENT_SCHEMA, IMAGE_CONTENT_SCHEMA]),
+  }),
+  timestamp: Type.Optional(Type.Number()),
+});
 
 /** One `followUp`/`steer` entry: a text, or a user message. */
-export const INCOMING_MESSAGE_SCHEMA = { anyOf: [{ type: 'string' }, USER_MESSAGE_SCHEMA] } as const;
+export const INCOMING_MESSAGE_SCHEMA = Type.Union([Type.String(), USER_MESSAGE_SCHEMA]);
 
 /** A `followUp`/`steer` signal argument: one entry or a list of them. */
-export const INCOMING_MESSAGES_SCHEMA = {
-  anyOf: [INCOMING_MESSAGE_SCHEMA, { type: 'array', items: INCOMING_MESSAGE_SCHEMA }],
-} as const;
+export const INCOMING_MESSAGES_SCHEMA = Type.Union([INCOMING_MESSAGE_SCHEMA, Type.Array(INCOMING_MESSAGE_SCHEMA)]);
+
+export const STOP_REASON_SCHEMA = Type.Unsafe<'stop' | 'length' | 'toolUse' | 'error' | 'aborted'>({
+  enum: ['stop', 'length', 'toolUse', 'error', 'aborted'],
+});
 
 /** What a model provider returns (and the workflow appends): a complete assistant message. */
-export const ASSISTANT_MESSAGE_SCHEMA = {
-  type: 'object',
-  required: ['role', 'content', 'api', 'provider', 'model', 'usage', 'stopReason', 'timestamp'],
-  properties: {
-    role: { const: 'assistant' },
-    content: blocks(TEXT_CONTENT_SCHEMA, THINKING_CONTENT_SCHEMA, TOOL_CALL_SCHEMA),
-    api: { type: 'string' },
-    provider: { type: 'string' },
-    model: { type: 'string' },
-    usage: USAGE_SCHEMA,
-    stopReason: { enum: ['stop', 'length', 'toolUse', 'error', 'aborted'] },
-    errorMessage: { type: 'string' },
-    timestamp: finiteNumber,
-  },
-} as const;
+export const ASSISTANT_MESSAGE_SCHEMA = Type.Object({
+  role: constant('assistant'),
+  content: blocks(TEXT_CONTENT_SCHEMA, THINKING_CONTENT_SCHEMA, TOOL_CALL_SCHEMA),
+  api: Type.String(),
+  provider: Type.String(),
+  model: Type.String(),
+  usage: USAGE_SCHEMA,
+  stopReason: STOP_REASON_SCHEMA,
+  errorMessage: Type.Optional(Type.String()),
+  timestamp: Type.Number(),
+});
 
-export const TOOL_RESULT_MESSAGE_SCHEMA = {
-  type: 'object',
-  required: ['role', 'toolCallId', 'toolName', 'content', 'isError', 'timestamp'],
-  properties: {
-    role: { const: 'toolResult' },
-    toolCallId: { type: 'string' },
-    toolName: { type: 'string' },
-    content: blocks(TEXT_CONTENT_SCHEMA, IMAGE_CONTENT_SCHEMA),
-    usage: USAGE_SCHEMA,
-    addedToolNames: { type: 'array', items: { type: 'string' } },
-    isError: { type: 'boolean' },
-    timestamp: finiteNumber,
-  },
-} as const;
+export const TOOL_RESULT_MESSAGE_SCHEMA = Type.Object({
+  role: constant('toolResult'),
+  toolCallId: Type.String(),
+  toolName: Type.String(),
+  content: blocks(TEXT_CONTENT_SCHEMA, IMAGE_CONTENT_SCHEMA),
+  usage: Type.Optional(USAGE_SCHEMA),
+  addedToolNames: Type.Optional(Type.Array(Type.String())),
+  isError: Type.Boolean(),
+  timestamp: Type.Number(),
+});
 
 /** A transcript entry, chosen by `role`. */
-export const MESSAGE_SCHEMA = {
+export const MESSAGE_SCHEMA = Type.Unsafe<
+  | Static<typeof USER_MESSAGE_SCHEMA>
+  | Static<typeof ASSISTANT_MESSAGE_SCHEMA>
+  | Static<typeof TOOL_RESULT_MESSAGE_SCHEMA>
+>({
   type: 'object',
   required: ['role'],
   properties: { role: { enum: ['user', 'assistant', 'toolResult'] } },
@@ -142,4 +144,4 @@ export const MESSAGE_SCHEMA = {
     { if: { properties: { role: { const: 'assistant' } } }, then: ASSISTANT_MESSAGE_SCHEMA },
     { if: { properties: { role: { const: 'toolResult' } } }, then: TOOL_RESULT_MESSAGE_SCHEMA },
   ],
-} as const;
+});

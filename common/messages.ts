@@ -1,82 +1,38 @@
 /**
  * Message shapes of Pi / pi-ai (`@earendil-works/pi-ai` types), restricted to what crosses Keel's
- * workflow boundary. Plain JSON only: transcripts are interchangeable with Pi.
+ * workflow boundary. Plain JSON only: transcripts are interchangeable with Pi. Each type is derived from its JSON Schema
+ * in `message-schemas.ts` (one source for both).
  */
+import type { Static } from 'typebox';
+import type {
+  ASSISTANT_MESSAGE_SCHEMA,
+  IMAGE_CONTENT_SCHEMA,
+  STOP_REASON_SCHEMA,
+  TEXT_CONTENT_SCHEMA,
+  THINKING_CONTENT_SCHEMA,
+  TOOL_CALL_SCHEMA,
+  TOOL_RESULT_MESSAGE_SCHEMA,
+  USAGE_SCHEMA,
+  USER_MESSAGE_SCHEMA,
+} from './message-schemas.js';
 
-export interface TextContent {
-  type: 'text';
-  text: string;
-  textSignature?: string;
-}
+/** One object type with the fields of an intersection (so a derived type reads as the plain shape it is). */
+type Fields<T> = { [K in keyof T]: T[K] };
 
-export interface ThinkingContent {
-  type: 'thinking';
-  thinking: string;
-  thinkingSignature?: string;
-  redacted?: boolean;
-}
+export type TextContent = Static<typeof TEXT_CONTENT_SCHEMA>;
+export type ThinkingContent = Static<typeof THINKING_CONTENT_SCHEMA>;
+export type ImageContent = Static<typeof IMAGE_CONTENT_SCHEMA>;
+export type ToolCall = Static<typeof TOOL_CALL_SCHEMA>;
+export type Usage = Static<typeof USAGE_SCHEMA>;
+export type StopReason = Static<typeof STOP_REASON_SCHEMA>;
 
-export interface ImageContent {
-  type: 'image';
-  /** base64 */
-  data: string;
-  mimeType: string;
-}
+/** A user message in the transcript: the workflow stamps `timestamp` (optional in what a client sends). */
+export type UserMessage = Fields<Omit<Static<typeof USER_MESSAGE_SCHEMA>, 'timestamp'> & { timestamp: number }>;
 
-export interface ToolCall {
-  type: 'toolCall';
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-  /**
-   * pi-ai sets it when the model's arguments text was not a valid JSON object (e.g. the stream was cut off); `arguments`
-   * is then `{}` or a salvaged prefix. Such a call is never executed: it gets the error result
-   * `Invalid arguments for tool "<name>": <argumentsError>`.
-   */
-  argumentsError?: string;
-  thoughtSignature?: string;
-}
+export type AssistantMessage = Static<typeof ASSISTANT_MESSAGE_SCHEMA>;
 
-export interface Usage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  totalTokens: number;
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
-}
-
-export type StopReason = 'stop' | 'length' | 'toolUse' | 'error' | 'aborted';
-
-export interface UserMessage {
-  role: 'user';
-  content: string | (TextContent | ImageContent)[];
-  timestamp: number;
-}
-
-export interface AssistantMessage {
-  role: 'assistant';
-  content: (TextContent | ThinkingContent | ToolCall)[];
-  api: string;
-  provider: string;
-  model: string;
-  usage: Usage;
-  stopReason: StopReason;
-  errorMessage?: string;
-  timestamp: number;
-}
-
-export interface ToolResultMessage {
-  role: 'toolResult';
-  toolCallId: string;
-  toolName: string;
-  content: (TextContent | ImageContent)[];
-  details?: unknown;
-  usage?: Usage;
-  addedToolNames?: string[];
-  isError: boolean;
-  timestamp: number;
-}
+/** `details`: the tool's own data (any JSON), not validated. */
+export type ToolResultMessage = Fields<Static<typeof TOOL_RESULT_MESSAGE_SCHEMA> & { details?: unknown }>;
 
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;
 

@@ -66,7 +66,7 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
     state: carried ?? initialState(input),
     run: { workflowId: info.workflowId, runKey: info.firstExecutionRunId },
     events: new EventLog(carried?.eventSeq ?? 0),
-    inflight: new Set(),
+    cancellableScopes: new Set(),
     runningTools: new Map(),
     continueAsNewRetryAt: 0,
     historyAtStart: info.historySize,
@@ -99,7 +99,7 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
       if (cancelRequested(s)) return cancelled(s, temporalCancelled);
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
-      if (end.reason === 'historyFull' || end.reason === 'budget') return finish(s, 'stopped');
+      if (end.reason === 'historyFull' || end.reason === 'budget') return closeRun(s, 'stopped');
       st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
       st.lastRunFailed = end.reason === 'error';
       const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
@@ -109,7 +109,7 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
       }
       // a task ends here; messages still queued (after maxTurns, an error or an interrupt) are returned unprocessed
       if ((st.config.mode ?? 'task') === 'task')
-        return finish(
+        return closeRun(
           s,
           end.reason === 'error' ? 'failed' : ranToStop && end.reason === 'stop' ? 'completed' : 'stopped',
         );
@@ -123,7 +123,7 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
       start = nextStart(s); // a waiting session with queued messages answers them
       continue;
     }
-    if (s.endRequested) return finish(s, endStatus(s));
+    if (s.endRequested) return closeRun(s, endStatus(s));
     st.status = st.lastRunFailed ? 'failed' : 'waiting';
     publish(s);
     const seen = st.received;
@@ -143,10 +143,10 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
     }
     if (cancelRequested(s)) return cancelled(s, temporalCancelled);
     if (patched(PATCH.answerQueued)) {
-      if (!arrived) return finish(s, endStatus(s)); // idle timeout
+      if (!arrived) return closeRun(s, endStatus(s)); // idle timeout
       continue; // queued messages are answered first, then `end` finishes
     }
-    if (!arrived || s.endRequested) return finish(s, 'completed');
+    if (!arrived || s.endRequested) return closeRun(s, 'completed');
     s.abort = undefined;
     start = nextStart(s);
   }
@@ -276,8 +276,8 @@ function result(s: Session, status: RunStatus): AgentRunResult {
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
 }
 
-/** Ends the workflow. A run whose last assistant message is an error ends Failed (`AgentRunFailed`, result in details). */
-async function finish(s: Session, status: RunStatus): Promise<AgentRunResult> {
+/** Closes the workflow with its final status. A run whose last assistant message is an error ends Failed (`AgentRunFailed`, result in details). */
+async function closeRun(s: Session, status: RunStatus): Promise<AgentRunResult> {
   s.state.status = status;
   s.closed = true;
   publish(s);

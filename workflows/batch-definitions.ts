@@ -4,7 +4,8 @@
  * `progress`, query `results`).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { Budget } from '../common/budget.js';
+import type { Static } from 'typebox';
+import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from '../common/batch-input-schema.js';
 import type { AgentRunInput, RunStatus } from '../common/run.js';
 import type { BatchBudgetProgress } from './batch-budget.js';
 
@@ -14,30 +15,10 @@ export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
  * A reference to tasks too large for one payload: each page is held by an `agentBatchWorkflow` execution started with
  * `{ taskPage: [...] }` (≤ ~1 MB each), which hands slices of it to the batch by signal on request.
  */
-export interface BatchPageRef {
-  pages: { workflowId: string; count: number }[];
-}
+export type BatchPageRef = Static<typeof BATCH_PAGE_REF_SCHEMA>;
 
-export interface AgentBatchInput {
-  /** The runs, in order; task `i` runs as child workflow `<batchId>-<i>`. Inline, or a page reference for big lists. */
-  tasks: AgentRunInput[] | BatchPageRef;
-  /** Runs at a time. Default 8. */
-  concurrency?: number;
-  /** Task queue of the child runs. Default: the batch's own. */
-  taskQueue?: string;
-  /** Continue-as-new once this run's history has this many events (or Temporal suggests it). Default 10,000. */
-  continueAsNewAfterEvents?: number;
-  /** … or this many bytes. Default 8 MiB. */
-  continueAsNewAfterBytes?: number;
-  /** … or after this many child runs were started in this run (a knob for tests). Default: no limit. */
-  continueAsNewAfterTasks?: number;
-  /**
-   * One budget for all tasks (README "Budgets"): each task's own budget is tightened to what is left; once the finished
-   * tasks spent it no task starts (recorded `stopped`, `Budget exceeded: … (batch budget)`) and running ones are asked
-   * to stop before their next model call.
-   */
-  budget?: Budget;
-}
+/** The argument of `agentBatchWorkflow`: the type of `AGENT_BATCH_INPUT_SCHEMA` (common/batch-input-schema.ts). */
+export type AgentBatchInput = Static<typeof AGENT_BATCH_INPUT_SCHEMA>;
 
 /** A page holder: serves one page of a big batch's tasks. */
 export interface BatchPageHolderInput {

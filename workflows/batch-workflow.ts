@@ -11,7 +11,6 @@
 import {
   ApplicationFailure,
   CancellationScope,
-  ChildWorkflowFailure,
   condition,
   continueAsNew,
   executeChild,
@@ -19,13 +18,10 @@ import {
   isCancellation,
   setCurrentDetails,
   setHandler,
-  TerminatedFailure,
-  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ErrorType } from '../common/errors.js';
 import { emptyUsage } from '../common/messages.js';
+import { childRunOutcome } from './failure-outcomes.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import {
   pageReleaseSignal,
@@ -49,7 +45,6 @@ const DEFAULT_AFTER_BYTES = 8 * 1024 * 1024;
 const MAX_FAILURES_KEPT = 100;
 /** Failed tasks whose error text the batch keeps in its compact outcomes (about 300 KB at most). */
 const MAX_ERRORS_KEPT = 1000;
-const MAX_ERROR_CHARS = 300;
 /** Tasks asked of a page holder at once, and the most bytes it sends in one reply. */
 const PAGE_CHUNK = 64;
 const PAGE_REPLY_MAX_CHARS = 512 * 1024;
@@ -130,44 +125,6 @@ function summaryOf(task: AgentRunInput, index: number): string {
         : '(continue)';
   const line = `#${index} ${text.split('\n', 1)[0]}`;
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
-}
-
-function clip(text: string): string {
-  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS - 1)}…` : text;
-}
-
-/** The outcome of a child from its result or its failure: failures are recorded, not thrown. */
-function outcomeOf(
-  result: AgentRunResult | undefined,
-  err: unknown,
-): { status: RunStatus; turns: number; tokens: number; cost: number; modelCalls?: number; error?: string } {
-  const fromResult = (r: AgentRunResult, status: RunStatus = r.status) => ({
-    status,
-    turns: r.turns ?? 0,
-    tokens: r.usage?.totalTokens ?? 0,
-    cost: r.usage?.cost?.total ?? 0,
-    modelCalls: r.modelCalls ?? 0,
-    ...(r.error ? { error: clip(r.error) } : {}),
-  });
-  if (result) return fromResult(result);
-  const bare = (status: RunStatus, error: string) => ({ status, turns: 0, tokens: 0, cost: 0, error: clip(error) });
-  if (err instanceof WorkflowExecutionAlreadyStartedError) return bare('failed', `could not start: ${err.message}`);
-  if (err instanceof ChildWorkflowFailure) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === ErrorType.AgentRunFailed && cause.details?.[0]) {
-      return fromResult(cause.details[0] as AgentRunResult, 'failed');
-    }
-    if (isCancellation(cause)) return bare('cancelled', 'cancelled');
-    if (cause instanceof TerminatedFailure) return bare('failed', 'terminated');
-    if (cause instanceof TimeoutFailure) return bare('failed', 'timed out');
-    return bare(
-      'failed',
-      cause instanceof ApplicationFailure && cause.type
-        ? `${cause.type}: ${cause.message}`
-        : (cause?.message ?? (err as Error).message),
-    );
-  }
-  return bare('failed', err instanceof Error ? err.message : String(err));
 }
 
 async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise<AgentBatchResult> {
@@ -315,7 +272,7 @@ async function runBatch(input: AgentBatchInput, carried?: BatchCarried): Promise
 
   // --- children -------------------------------------------------------------------------------------------------------
   const record = (i: number, result: AgentRunResult | undefined, err: unknown) => {
-    const o = outcomeOf(result, err);
+    const o = childRunOutcome(result, err);
     const code = STATUS_CODES.indexOf(o.status);
     // error texts only for the first failures, so the carried outcomes stay ~20 bytes a task (the child has the rest)
     const keepError = o.error && st.failed < MAX_ERRORS_KEPT;

@@ -4,7 +4,7 @@
  * context (`ModelError.ContextOverflow`) — the `compact` activity summarises the older messages and the workflow
  * appends the compaction entry to the transcript. Its command changes are behind `patched('keel-compaction')`.
  */
-import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import {
   DEFAULT_KEEP_RECENT_TOKENS,
   DEFAULT_RESERVE_TOKENS,
@@ -12,12 +12,12 @@ import {
   estimateContext,
   planCompaction,
 } from '../common/compaction.js';
-import { ErrorType } from '../common/errors.js';
 import { addUsage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
+import { compactionFailure } from './failure-outcomes.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
-import { appendMessage, inflight, type Session } from './session.js';
+import { appendMessage, runCancellable, type Session } from './session.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
 export const COMPACTION_PATCH = 'keel-compaction';
@@ -53,7 +53,7 @@ export async function compactIfNeeded(s: Session, reason: 'threshold' | 'overflo
   if (stopBeforeModelCall(s)) return 'budget';
   const summarized = plan.keepFrom - plan.from;
   try {
-    const result = await inflight(s, () =>
+    const result = await runCancellable(s, () =>
       modelActivities(config).compact.executeWithOptions(
         { summary: `compact · ${summarized} messages · ~${tokens} tokens (${reason})` },
         [
@@ -80,14 +80,10 @@ export async function compactIfNeeded(s: Session, reason: 'threshold' | 'overflo
     s.events.emit({ type: 'compaction', reason, firstKept: plan.keepFrom, summarized, tokensBefore: tokens });
     return 'compacted';
   } catch (err) {
-    const cause = err instanceof ActivityFailure ? err.cause : undefined;
-    s.state.usage = addUsage(
-      s.state.usage,
-      cause instanceof ApplicationFailure ? (cause.details?.[0] as { usage?: Usage } | undefined)?.usage : undefined,
-    );
+    const failure = compactionFailure(err);
+    s.state.usage = addUsage(s.state.usage, failure.usage);
     afterModelCall(s);
-    if (cause instanceof ApplicationFailure && cause.type === ErrorType.BudgetExceeded && stopBeforeModelCall(s))
-      return 'budget';
+    if (failure.budgetExceeded && stopBeforeModelCall(s)) return 'budget';
     if (s.abort) return 'skipped';
     s.events.emit({
       type: 'compaction',
@@ -95,7 +91,7 @@ export async function compactIfNeeded(s: Session, reason: 'threshold' | 'overflo
       firstKept: plan.keepFrom,
       summarized,
       tokensBefore: tokens,
-      error: cause?.message ?? String(err),
+      error: failure.text,
     });
     return 'skipped';
   }

@@ -1,7 +1,7 @@
 /** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
-import { ActivityFailure, ApplicationFailure, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
-import { heartbeatUsage } from '../common/events.js';
-import { ErrorType, malformedModelOutput, OPERATION_ABORTED } from '../common/errors.js';
+import { patched } from '@temporalio/workflow';
+import { malformedModelOutput } from '../common/errors.js';
+import { modelCallFailure } from './failure-outcomes.js';
 import { assistantMessageProblem, usageProblem } from '../common/message-checks.js';
 import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
@@ -9,7 +9,7 @@ import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
 import { compactIfNeeded } from './compaction.js';
 import { PATCH } from './patches.js';
-import { inflight, type Session } from './session.js';
+import { runCancellable, type Session } from './session.js';
 import { publishDetails } from './visibility.js';
 
 /**
@@ -38,7 +38,7 @@ async function callOnce(s: Session): Promise<{ message: AssistantMessage; overfl
   s.modelCallSince = workflowNow();
   publishDetails(s);
   try {
-    const result = await inflight(s, () =>
+    const result = await runCancellable(s, () =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
         {
           run: s.run,
@@ -63,19 +63,12 @@ async function callOnce(s: Session): Promise<{ message: AssistantMessage; overfl
     s.toolSummaries = result.toolSummaries ?? {};
     return { message: result.message };
   } catch (err) {
-    const aborted = isCancellation(err);
-    const reported = failedUsage(err);
-    const usage = reported && !usageProblem(reported) ? reported : undefined;
-    s.state.usage = addUsage(s.state.usage, usage);
+    const failure = modelCallFailure(err);
+    s.state.usage = addUsage(s.state.usage, failure.usage);
     afterModelCall(s);
-    if (isFailure(err, ErrorType.BudgetExceeded) && stopBeforeModelCall(s)) return undefined;
-    const text = aborted
-      ? OPERATION_ABORTED
-      : err instanceof ActivityFailure && err.cause
-        ? err.cause.message
-        : String(err);
-    const message = errorMessage(s, text, usage ?? emptyUsage(), aborted);
-    return { message, ...(isFailure(err, ErrorType.ContextOverflow) ? { overflow: true } : {}) };
+    if (failure.budgetExceeded && stopBeforeModelCall(s)) return undefined;
+    const message = errorMessage(s, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
+    return { message, ...(failure.contextOverflow ? { overflow: true } : {}) };
   } finally {
     s.modelCallSince = undefined;
     publishDetails(s);
@@ -96,27 +89,4 @@ function errorMessage(s: Session, text: string, usage: Usage, aborted: boolean):
     errorMessage: text,
     timestamp: workflowNow(),
   };
-}
-
-/**
- * Usage of failed attempts: in the provider failure's details (`{ usage }`), or, when the last attempt timed out (a lost
- * worker), in its last heartbeat (`{ failedUsage, partial }`).
- */
-function failedUsage(err: unknown): Usage | undefined {
-  const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure) return (cause.details?.[0] as { usage?: Usage } | undefined)?.usage;
-  if (cause instanceof TimeoutFailure) {
-    const details = cause.lastHeartbeatDetails as { failedUsage?: Usage } | undefined;
-    // 0.1.0 counted only `failedUsage`; the streamed usage of the lost last attempt is counted from this patch on
-    return patched(LOST_ATTEMPT_USAGE_PATCH) ? heartbeatUsage(details) : details?.failedUsage;
-  }
-  return undefined;
-}
-
-/** Guards counting the lost last attempt's streamed usage (its heartbeat's `partial.usage`) in the run's usage. */
-export const LOST_ATTEMPT_USAGE_PATCH = 'keel-lost-attempt-usage';
-
-/** The activity failed with an `ApplicationFailure` of this type. */
-function isFailure(err: unknown, type: string): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === type;
 }

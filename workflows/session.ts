@@ -101,15 +101,15 @@ export interface Session {
   toolSummaries?: Record<string, string>;
   /** Search attribute values last upserted. */
   published?: { status: string; model: string; turns: number; cost: number };
-  /** The workflow is closing with its final status (set by `finish` / `cancelled`); Updates are refused from then on. */
+  /** The workflow is closing with its final status (set by `closeRun` / `cancelled`); Updates are refused from then on. */
   closed?: boolean;
   /** `end` signal received: complete once idle. */
   endRequested?: boolean;
   /** Continue-as-new is under way: waiting Update handlers answer now (workflows/updates.ts). */
   continuing?: boolean;
   cancelReason?: string;
-  /** Scopes of in-flight activities; an abort cancels them so their AbortSignals fire. */
-  inflight: Set<CancellationScope>;
+  /** Cancellation scopes of the activities running now (`runCancellable`); an abort cancels them so their AbortSignals fire. */
+  cancellableScopes: Set<CancellationScope>;
   /** Tool calls whose activity is running: id → tool name and start (workflow time, ms). */
   runningTools: Map<string, { toolName: string; since: number }>;
   /** History size below which continue-as-new is not tried again (after the carried state was too large to carry). */
@@ -140,17 +140,17 @@ export function agentRunning(s: Session): boolean {
 
 export function abortSession(session: Session, kind: AbortKind): void {
   if (session.abort !== 'cancel') session.abort = kind;
-  for (const scope of session.inflight) scope.cancel();
+  for (const scope of session.cancellableScopes) scope.cancel();
 }
 
 /** Runs `fn` in its own cancellable scope, registered so that `interrupt`/`cancel` reach the activity inside. */
-export async function inflight<T>(session: Session, fn: () => Promise<T>): Promise<T> {
+export async function runCancellable<T>(session: Session, fn: () => Promise<T>): Promise<T> {
   const scope = new CancellationScope({ cancellable: true });
-  session.inflight.add(scope);
+  session.cancellableScopes.add(scope);
   try {
     if (session.abort) scope.cancel();
     return await scope.run(fn);
   } finally {
-    session.inflight.delete(scope);
+    session.cancellableScopes.delete(scope);
   }
 }

@@ -3,15 +3,9 @@
  * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
-import { TimeoutType, type ActivityOptions } from '@temporalio/common';
-import {
-  isCancellation,
-  ActivityFailure,
-  ApplicationFailure,
-  patched,
-  TimeoutFailure,
-  workflowInfo,
-} from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/common';
+import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import { isHomeLost, preparationFailureText, toolCallFailureText } from './failure-outcomes.js';
 import { PATCH } from './patches.js';
 import {
   duplicateToolCallId,
@@ -25,7 +19,7 @@ import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessa
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
 import { setupActivities, toolActivities, toolActivityOptions, toolSummary } from './activities.js';
 import { workflowNow } from './clock.js';
-import { appendMessage, inflight, type Session, type SuspendedBatch } from './session.js';
+import { appendMessage, runCancellable, type Session, type SuspendedBatch } from './session.js';
 import { publishDetails } from './visibility.js';
 import { toolResultMessage } from '../common/tool-result.js';
 import type { ApprovalRecord } from '../common/updates.js';
@@ -104,7 +98,7 @@ async function batchWithRepeatedIds(
   const refused = calls.flatMap((call, i) => {
     if (!repeated.has(i)) return [];
     start(s, call);
-    const f = finish(s, call, errorOutcome(duplicateToolCallId(call.id, call.name)));
+    const f = settleCall(s, call, errorOutcome(duplicateToolCallId(call.id, call.name)));
     record(s, f);
     return [f];
   });
@@ -137,7 +131,7 @@ type Suspend = typeof SUSPEND;
 function truncatedBatch(s: Session, calls: ToolCall[]): BatchResult {
   const results = calls.map((call) => {
     start(s, call);
-    const finalised = finish(s, call, errorOutcome(lengthTruncated(call.name)));
+    const finalised = settleCall(s, call, errorOutcome(lengthTruncated(call.name)));
     record(s, finalised);
     return finalised.message;
   });
@@ -155,7 +149,7 @@ async function sequentialBatch(
     start(s, call);
     const outcome = await prepareAndExecute(s, call, assistantIndex);
     if (outcome === SUSPEND) return SUSPEND;
-    const finalised = finish(s, call, outcome);
+    const finalised = settleCall(s, call, outcome);
     record(s, finalised);
     done.set(call.id, { ...finalised, recorded: true });
     if (s.abort) break;
@@ -178,7 +172,7 @@ async function parallelBatch(
     if (!p || p.status === 'immediate') {
       finalised.set(
         call.id,
-        finish(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))),
+        settleCall(s, call, p?.status === 'immediate' ? p.outcome : errorOutcome(toolNotFound(call.name))),
       );
     } else deferred.push({ call, args: p.args, ...(p.status === 'approval' ? { argsDigest: p.argsDigest } : {}) });
   }
@@ -202,7 +196,7 @@ async function overlap(
           ? await approveThenExecute(s, call, assistantIndex, args, argsDigest)
           : await execute(s, call, assistantIndex, args);
       if (outcome === SUSPEND) suspended = true;
-      else finalised.set(call.id, finish(s, call, outcome));
+      else finalised.set(call.id, settleCall(s, call, outcome));
     }),
   );
   return suspended ? SUSPEND : undefined;
@@ -260,7 +254,7 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
   const byId = new Map<string, PreparedCall>();
   if (known.length === 0 || s.abort) return byId;
   try {
-    const list = await inflight(s, () =>
+    const list = await runCancellable(s, () =>
       toolActivities.prepareToolCalls.executeWithOptions(
         {
           ...toolActivityOptions(s.state.config, undefined, `prepare ${known.length} tool calls`),
@@ -279,9 +273,9 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
     );
     for (const p of list) byId.set(p.toolCallId, p);
   } catch (err) {
-    if (!isCancellation(err))
-      for (const c of known)
-        byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: errorOutcome(failureMessage(err)) });
+    const text = preparationFailureText(err);
+    if (text !== undefined)
+      for (const c of known) byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: errorOutcome(text) });
   }
   return byId;
 }
@@ -364,7 +358,7 @@ async function dispatch<T>(
  */
 async function newHome(s: Session): Promise<string | undefined> {
   try {
-    const r = await inflight(s, () =>
+    const r = await runCancellable(s, () =>
       setupActivities.workerHome.executeWithOptions({ summary: 'find a home worker for worker-local tools' }, []),
     );
     s.state.homeQueue = r.homeQueue ?? '';
@@ -402,15 +396,7 @@ async function rehome(s: Session, call: ToolCall, lost: string): Promise<void> {
   }
 }
 
-function homeLost(err: unknown): boolean {
-  return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof TimeoutFailure &&
-    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
-  );
-}
-
-/** Runs a tool activity, mapping its failures to results: abort → `Operation aborted`, a lost non-idempotent call → the interrupted text. */
+/** Runs a tool activity; a failure becomes an error result (workflows/failure-outcomes.ts `toolCallFailureText`). */
 async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome>;
 /** `rehomable`: a home worker that never started the call gives HOME_LOST. */
 async function track<T>(
@@ -428,14 +414,10 @@ async function track<T>(
   s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   publishDetails(s);
   try {
-    return await inflight(s, fn);
+    return await runCancellable(s, fn);
   } catch (err) {
-    if (isCancellation(err)) return errorOutcome(OPERATION_ABORTED);
-    if (rehomable && homeLost(err)) return HOME_LOST;
-    const info = toolInfo(s, call.name);
-    if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure) && !info?.idempotent)
-      return errorOutcome(toolInterrupted(call.name));
-    return errorOutcome(failureMessage(err));
+    if (rehomable && isHomeLost(err)) return HOME_LOST;
+    return errorOutcome(toolCallFailureText(err, { name: call.name, idempotent: toolInfo(s, call.name)?.idempotent }));
   } finally {
     s.runningTools.delete(call.id);
     publishDetails(s);
@@ -466,8 +448,8 @@ function start(s: Session, call: ToolCall): void {
   s.events.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
 }
 
-/** Emits `tool_execution_end` and builds the result message (recorded by `record`). */
-function finish(s: Session, call: ToolCall, outcome: ToolOutcome): Finalised {
+/** Settles one tool call: emits its `tool_execution_end` and builds its result message (appended later by `record`). */
+function settleCall(s: Session, call: ToolCall, outcome: ToolOutcome): Finalised {
   s.events.emit({
     type: 'tool_execution_end',
     toolCallId: call.id,
@@ -485,9 +467,4 @@ function record(s: Session, f: Finalised): void {
 /** A loop-generated failure, shaped as Pi shapes it: one text block, details `{}`, no terminate flag (docs/errors.md#tool-results-the-loop-writes). */
 export function errorOutcome(text: string): ToolOutcome {
   return { content: [{ type: 'text', text }], details: {}, isError: true, timestamp: workflowNow() };
-}
-
-function failureMessage(err: unknown): string {
-  if (err instanceof ActivityFailure && err.cause) return err.cause.message;
-  return err instanceof Error ? err.message : String(err);
 }

@@ -7,7 +7,7 @@ import { modelContext } from '../../common/compaction.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
-import type { ToolDefinition } from '../tools/define-tool.js';
+import { parametersSchema, type ToolDefinition } from '../tools/define-tool.js';
 import type { TranscriptCache } from '../transcript.js';
 import { assistantMessageErrors } from '../../common/validate-messages.js';
 import {
@@ -201,7 +201,7 @@ export function createCallModel(deps: CallModelDeps) {
       }
       const tools = input.tools.flatMap((name) => {
         const t = deps.tools.get(name);
-        return t ? [{ name: t.name, description: t.description, parameters: t.parameters }] : [];
+        return t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [];
       });
       return provider.stream(
         { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },

@@ -9,7 +9,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 
 export interface ValidatableTool {
   name: string;
-  parameters: Record<string, unknown>;
+  /** A JSON Schema object (a TypeBox schema is one). */
+  parameters: object;
 }
 
 type AjvInstance = Ajv | Ajv2019 | Ajv2020;
@@ -85,7 +86,7 @@ function compileRoot(schema: SchemaObject): SchemaEntry {
 }
 
 export function getEntry(tool: ValidatableTool): SchemaEntry {
-  const schema = tool.parameters;
+  const schema = tool.parameters as SchemaObject;
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw new Error(`Invalid parameters schema for tool "${tool.name}": schema must be an object`);
   }

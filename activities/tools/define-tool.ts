@@ -1,4 +1,5 @@
 import type { Duration } from '@temporalio/common';
+import type { Static, TSchema } from 'typebox';
 import type { ImageContent, TextContent, Usage } from '../../common/messages.js';
 
 /** What a tool's `execute` returns (Pi's `AgentToolResult`). Plain JSON: it crosses the activity boundary. */
@@ -43,17 +44,36 @@ export interface ToolRetry {
 export type JsonSchema = Record<string, unknown>;
 
 /**
+ * A tool's `parameters`: a TypeBox schema (`Type.Object({ path: Type.String() })`, a plain JSON Schema object at run
+ * time) or a JSON Schema object written by hand. The model receives it as it is.
+ */
+export type ToolParameters = JsonSchema | (TSchema & object);
+
+/** `parameters` as the JSON Schema object it is at run time (what the model and the validator receive). */
+export function parametersSchema(parameters: ToolParameters): JsonSchema {
+  return parameters as JsonSchema;
+}
+
+/**
+ * The arguments `execute` receives for a `parameters` schema: TypeBox's `Static` of it — of a TypeBox schema, or of a
+ * JSON Schema literal declared `as const` — and `Record<string, unknown>` when the schema's type says nothing (a
+ * `JsonSchema` value).
+ */
+export type ToolArguments<P> = unknown extends Static<P & TSchema> ? Record<string, unknown> : Static<P & TSchema>;
+
+/**
  * A tool the model can call. Registered on the worker (`createAgentWorker({ tools })`) and enabled per run by name.
  *
  * Contract (Pi's): `execute` **throws** to report failure; the thrown message becomes an `isError` tool result the model
  * reads. It never fails the activity. `signal` aborts when the run is interrupted or cancelled (activity cancellation).
  */
-export interface ToolDefinition<TArgs = any, TDetails = unknown> {
+export interface ToolDefinition<TArgs = unknown, TDetails = unknown> {
   name: string;
   /** Human label for UIs. Defaults to `name`. */
   label?: string;
   description: string;
-  parameters: JsonSchema;
+  /** JSON Schema of the arguments, sent to the model; a call's arguments are validated against it before `execute`. */
+  parameters: ToolParameters;
   execute(
     toolCallId: string,
     args: TArgs,
@@ -95,10 +115,20 @@ export interface ToolDefinition<TArgs = any, TDetails = unknown> {
 export type ToolApproval<TArgs = unknown> =
   'never' | 'always' | { predicate(args: TArgs, context: ToolContext): boolean | Promise<boolean> }['predicate'];
 
-/** Identity helper that gives `execute` typed arguments. */
-export function defineTool<TArgs = any, TDetails = unknown>(
+/**
+ * Checks a tool definition and returns it unchanged, with `execute`'s arguments typed from `parameters`
+ * ({@link ToolArguments}): `defineTool({ parameters: Type.Object({ path: Type.String() }), execute: async (id, args) =>
+ * … })` gives `args: { path: string }`. An explicit argument type (`defineTool<MyArgs>({ … })`) is taken as given.
+ * Throws a `TypeError` for a bad name (1-64 characters of `[A-Za-z0-9_-]`), a missing `execute`, a `parameters` that is
+ * not an object, or a bad `approval`.
+ */
+export function defineTool<const P extends ToolParameters, TDetails = unknown>(
+  tool: ToolDefinition<ToolArguments<P>, TDetails> & { parameters: P },
+): ToolDefinition<ToolArguments<P>, TDetails>;
+export function defineTool<TArgs, TDetails = unknown>(
   tool: ToolDefinition<TArgs, TDetails>,
-): ToolDefinition<TArgs, TDetails> {
+): ToolDefinition<TArgs, TDetails>;
+export function defineTool<TArgs, TDetails>(tool: ToolDefinition<TArgs, TDetails>): ToolDefinition<TArgs, TDetails> {
   if (!tool || typeof tool.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) {
     throw new TypeError(`defineTool: name must be 1-64 characters of [A-Za-z0-9_-], got ${JSON.stringify(tool?.name)}`);
   }

@@ -5,6 +5,7 @@
  * The command runs in a shell and is not confined to the workspace; its environment is the worker's without secrets
  * (see `tool-env.ts`), plus `env`.
  */
+import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition, type ToolUpdateCallback } from '../define-tool.js';
 import { createLocalBashOperations, type BashOperations, type LocalBashOptions } from './bash-operations.js';
 import { OutputAccumulator, renderOutput, type BashToolDetails } from './bash-output.js';
@@ -18,11 +19,8 @@ export type { BashToolDetails } from './bash-output.js';
 export { executeBashWithOperations } from './bash-execute.js';
 export type { BashExecutionResult } from './bash-execute.js';
 
-export interface BashArgs {
-  command: string;
-  /** Seconds. No default timeout. */
-  timeout?: number;
-}
+/** The arguments of `bash`, from its schema `bashParameters`. */
+export type BashArgs = Static<typeof bashParameters>;
 
 const MAX_TIMEOUT_SECONDS = 2147483.647;
 
@@ -40,14 +38,10 @@ export interface BashToolOptions extends LocalBashOptions {
   updateIntervalMs?: number;
 }
 
-export const bashParameters = {
-  type: 'object',
-  properties: {
-    command: { type: 'string', description: 'Bash command to execute' },
-    timeout: { type: 'number', description: 'Timeout in seconds (optional, no default timeout)' },
-  },
-  required: ['command'],
-} as const;
+export const bashParameters = Type.Object({
+  command: Type.String({ description: 'Bash command to execute' }),
+  timeout: Type.Optional(Type.Number({ description: 'Timeout in seconds (optional, no default timeout)' })),
+});
 
 function validateTimeout(timeout: number | undefined): void {
   if (timeout === undefined) return;
@@ -65,7 +59,7 @@ function bashSummary(args: BashArgs | undefined): string {
 export function createBashTool(options: BashToolOptions): ToolDefinition<BashArgs, BashToolDetails | undefined> {
   const ops = options.operations ?? createLocalBashOperations(options);
   const interval = options.updateIntervalMs ?? 100;
-  return defineTool<BashArgs, BashToolDetails | undefined>({
+  return defineTool<typeof bashParameters, BashToolDetails | undefined>({
     name: 'bash',
     label: 'bash',
     description: `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`,

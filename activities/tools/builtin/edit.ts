@@ -1,6 +1,7 @@
 /** `edit` (Pi reference §C.3): exact-then-fuzzy replacements, all-or-nothing, CRLF/BOM preserved, diff + patch. */
 import { constants as fsConstants } from 'node:fs';
 import { access, readFile, writeFile } from 'node:fs/promises';
+import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
 import { computeEdits, type Edit, generateDiffString, generatePatch } from './edit-diff.js';
@@ -8,10 +9,8 @@ import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
 import { readConfined, writeConfined } from './confined-io.js';
 
-export interface EditArgs {
-  path: string;
-  edits: Edit[];
-}
+/** The arguments of `edit`, from its schema `editParameters`. */
+export type EditArgs = Static<typeof editParameters>;
 
 export interface EditToolDetails {
   diff: string;
@@ -50,26 +49,19 @@ export interface EditToolOptions {
   operations?: EditOperations;
 }
 
-export const editParameters = {
-  type: 'object',
-  properties: {
-    path: { type: 'string', description: 'Path to the file to edit (relative or absolute)' },
-    edits: {
-      type: 'array',
+export const editParameters = Type.Object({
+  path: Type.String({ description: 'Path to the file to edit (relative or absolute)' }),
+  edits: Type.Array(
+    Type.Object({
+      oldText: Type.String({ description: 'Exact text to find and replace (must be unique in the file)' }),
+      newText: Type.String({ description: 'New text to replace the old text with' }),
+    }),
+    {
       description:
         'One or more targeted replacements. Each oldText is matched against the original file (not after earlier edits) and must be unique and must not overlap another edit.',
-      items: {
-        type: 'object',
-        properties: {
-          oldText: { type: 'string', description: 'Exact text to find and replace (must be unique in the file)' },
-          newText: { type: 'string', description: 'New text to replace the old text with' },
-        },
-        required: ['oldText', 'newText'],
-      },
     },
-  },
-  required: ['path', 'edits'],
-} as const;
+  ),
+});
 
 /**
  * Pi's argument shim: `edits` given as a JSON string is parsed when it yields an array; legacy top-level
@@ -120,7 +112,7 @@ function toText(content: string | Buffer): string {
 
 export function createEditTool(options: EditToolOptions): ToolDefinition<EditArgs, EditToolDetails> {
   const { workspace } = options;
-  return defineTool<EditArgs, EditToolDetails>({
+  return defineTool<typeof editParameters, EditToolDetails>({
     name: 'edit',
     label: 'edit',
     description:

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import nodePath from 'node:path';
+import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { abortedError, throwIfAborted } from './abort.js';
 import type { Workspace } from './paths.js';
@@ -13,11 +14,8 @@ import { type ExternalSearch, fdInfo, findExecutable, findGitRoot, globToRegExp,
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
 import { toolEnvironment } from './tool-env.js';
 
-export interface FindArgs {
-  pattern: string;
-  path?: string;
-  limit?: number;
-}
+/** The arguments of `find`, from its schema `findParameters`. */
+export type FindArgs = Static<typeof findParameters>;
 
 export interface FindToolDetails {
   truncation?: TruncationResult;
@@ -31,18 +29,13 @@ export interface FindToolOptions {
 
 const DEFAULT_LIMIT = 1000;
 
-export const findParameters = {
-  type: 'object',
-  properties: {
-    pattern: {
-      type: 'string',
-      description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
-    },
-    path: { type: 'string', description: 'Directory to search in (default: current directory)' },
-    limit: { type: 'number', description: `Maximum number of results (default: ${DEFAULT_LIMIT})` },
-  },
-  required: ['pattern'],
-} as const;
+export const findParameters = Type.Object({
+  pattern: Type.String({
+    description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+  }),
+  path: Type.Optional(Type.String({ description: 'Directory to search in (default: current directory)' })),
+  limit: Type.Optional(Type.Number({ description: `Maximum number of results (default: ${DEFAULT_LIMIT})` })),
+});
 
 /** A pattern with "/" is matched against the full path, prefixed with `**\/` unless anchored. */
 function effectivePattern(pattern: string): { pattern: string; fullPath: boolean } {
@@ -156,7 +149,7 @@ async function findWithNode(
 
 export function createFindTool(options: FindToolOptions): ToolDefinition<FindArgs, FindToolDetails | undefined> {
   const { workspace } = options;
-  return defineTool<FindArgs, FindToolDetails | undefined>({
+  return defineTool<typeof findParameters, FindToolDetails | undefined>({
     name: 'find',
     label: 'find',
     description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,

@@ -7,6 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { createInterface } from 'node:readline';
 import ignore from 'ignore';
+import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { abortedError, throwIfAborted } from './abort.js';
 import type { Workspace } from './paths.js';
@@ -21,15 +22,8 @@ import {
 } from './truncate.js';
 import { toolEnvironment } from './tool-env.js';
 
-export interface GrepArgs {
-  pattern: string;
-  path?: string;
-  glob?: string;
-  ignoreCase?: boolean;
-  literal?: boolean;
-  context?: number;
-  limit?: number;
-}
+/** The arguments of `grep`, from its schema `grepParameters`. */
+export type GrepArgs = Static<typeof grepParameters>;
 
 export interface GrepToolDetails {
   truncation?: TruncationResult;
@@ -44,19 +38,19 @@ export interface GrepToolOptions {
 
 const DEFAULT_LIMIT = 100;
 
-export const grepParameters = {
-  type: 'object',
-  properties: {
-    pattern: { type: 'string', description: 'Search pattern (regex or literal string)' },
-    path: { type: 'string', description: 'Directory or file to search (default: current directory)' },
-    glob: { type: 'string', description: "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'" },
-    ignoreCase: { type: 'boolean', description: 'Case-insensitive search (default: false)' },
-    literal: { type: 'boolean', description: 'Treat pattern as literal string instead of regex (default: false)' },
-    context: { type: 'number', description: 'Number of lines to show before and after each match (default: 0)' },
-    limit: { type: 'number', description: `Maximum number of matches to return (default: ${DEFAULT_LIMIT})` },
-  },
-  required: ['pattern'],
-} as const;
+export const grepParameters = Type.Object({
+  pattern: Type.String({ description: 'Search pattern (regex or literal string)' }),
+  path: Type.Optional(Type.String({ description: 'Directory or file to search (default: current directory)' })),
+  glob: Type.Optional(Type.String({ description: "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'" })),
+  ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive search (default: false)' })),
+  literal: Type.Optional(
+    Type.Boolean({ description: 'Treat pattern as literal string instead of regex (default: false)' }),
+  ),
+  context: Type.Optional(
+    Type.Number({ description: 'Number of lines to show before and after each match (default: 0)' }),
+  ),
+  limit: Type.Optional(Type.Number({ description: `Maximum number of matches to return (default: ${DEFAULT_LIMIT})` })),
+});
 
 interface MatchRef {
   filePath: string;
@@ -231,7 +225,7 @@ async function searchWithNode(req: SearchRequest): Promise<SearchResult> {
 
 export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArgs, GrepToolDetails | undefined> {
   const { workspace } = options;
-  return defineTool<GrepArgs, GrepToolDetails | undefined>({
+  return defineTool<typeof grepParameters, GrepToolDetails | undefined>({
     name: 'grep',
     label: 'grep',
     description: `Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Long lines are truncated to ${GREP_MAX_LINE_LENGTH} chars.`,

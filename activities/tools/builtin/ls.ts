@@ -1,15 +1,14 @@
 /** `ls` (Pi reference §C.7): directory entries (dotfiles included), sorted case-insensitively, directories suffixed "/". */
 import { readdir, stat } from 'node:fs/promises';
 import nodePath from 'node:path';
+import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
 import { pathExists, type Workspace } from './paths.js';
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
 
-export interface LsArgs {
-  path?: string;
-  limit?: number;
-}
+/** The arguments of `ls`, from its schema `lsParameters`. */
+export type LsArgs = Static<typeof lsParameters>;
 
 export interface LsToolDetails {
   truncation?: TruncationResult;
@@ -22,17 +21,14 @@ export interface LsToolOptions {
 
 const DEFAULT_LIMIT = 500;
 
-export const lsParameters = {
-  type: 'object',
-  properties: {
-    path: { type: 'string', description: 'Directory to list (default: current directory)' },
-    limit: { type: 'number', description: `Maximum number of entries to return (default: ${DEFAULT_LIMIT})` },
-  },
-} as const;
+export const lsParameters = Type.Object({
+  path: Type.Optional(Type.String({ description: 'Directory to list (default: current directory)' })),
+  limit: Type.Optional(Type.Number({ description: `Maximum number of entries to return (default: ${DEFAULT_LIMIT})` })),
+});
 
 export function createLsTool(options: LsToolOptions): ToolDefinition<LsArgs, LsToolDetails | undefined> {
   const { workspace } = options;
-  return defineTool<LsArgs, LsToolDetails | undefined>({
+  return defineTool<typeof lsParameters, LsToolDetails | undefined>({
     name: 'ls',
     label: 'ls',
     description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,

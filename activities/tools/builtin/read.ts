@@ -2,6 +2,7 @@
 import { constants as fsConstants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { ImageContent, TextContent } from '../../../common/messages.js';
+import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
 import { detectImageMime, processImage } from './image.js';
@@ -9,11 +10,8 @@ import { readConfined } from './confined-io.js';
 import { bashLogRealPath, type Workspace } from './paths.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
 
-export interface ReadArgs {
-  path: string;
-  offset?: number;
-  limit?: number;
-}
+/** The arguments of `read`, from its schema `readParameters`. */
+export type ReadArgs = Static<typeof readParameters>;
 
 export interface ReadToolDetails {
   truncation?: TruncationResult;
@@ -25,20 +23,16 @@ export interface ReadToolOptions {
   modelSupportsImages?: boolean;
 }
 
-export const readParameters = {
-  type: 'object',
-  properties: {
-    path: { type: 'string', description: 'Path to the file to read (relative or absolute)' },
-    offset: { type: 'number', description: 'Line number to start reading from (1-indexed)' },
-    limit: { type: 'number', description: 'Maximum number of lines to read' },
-  },
-  required: ['path'],
-} as const;
+export const readParameters = Type.Object({
+  path: Type.String({ description: 'Path to the file to read (relative or absolute)' }),
+  offset: Type.Optional(Type.Number({ description: 'Line number to start reading from (1-indexed)' })),
+  limit: Type.Optional(Type.Number({ description: 'Maximum number of lines to read' })),
+});
 
 export function createReadTool(options: ReadToolOptions): ToolDefinition<ReadArgs, ReadToolDetails | undefined> {
   const { workspace } = options;
   const modelSupportsImages = options.modelSupportsImages ?? true;
-  return defineTool<ReadArgs, ReadToolDetails | undefined>({
+  return defineTool<typeof readParameters, ReadToolDetails | undefined>({
     name: 'read',
     label: 'read',
     description: `Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.`,

@@ -1,33 +1,28 @@
 /** `write` (Pi reference §C.4): creates parent directories, overwrites, UTF-8. */
 import { mkdir } from 'node:fs/promises';
 import nodePath from 'node:path';
+import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
 import { writeConfined } from './confined-io.js';
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
 
-export interface WriteArgs {
-  path: string;
-  content: string;
-}
+/** The arguments of `write`, from its schema `writeParameters`. */
+export type WriteArgs = Static<typeof writeParameters>;
 
 export interface WriteToolOptions {
   workspace: Workspace;
 }
 
-export const writeParameters = {
-  type: 'object',
-  properties: {
-    path: { type: 'string', description: 'Path to the file to write (relative or absolute)' },
-    content: { type: 'string', description: 'Content to write to the file' },
-  },
-  required: ['path', 'content'],
-} as const;
+export const writeParameters = Type.Object({
+  path: Type.String({ description: 'Path to the file to write (relative or absolute)' }),
+  content: Type.String({ description: 'Content to write to the file' }),
+});
 
 export function createWriteTool(options: WriteToolOptions): ToolDefinition<WriteArgs, undefined> {
   const { workspace } = options;
-  return defineTool<WriteArgs, undefined>({
+  return defineTool<typeof writeParameters, undefined>({
     name: 'write',
     label: 'write',
     description:

@@ -38,6 +38,12 @@ describe('builtinTools', () => {
     expect(DEFAULT_ACTIVE_TOOLS).toEqual(['read', 'bash', 'edit', 'write']);
   });
 
+  it('sends the model the same JSON Schemas as before they were TypeBox schemas', () => {
+    const expected = JSON.parse(readFileSync(new URL('fixtures/tool-parameters.json', import.meta.url), 'utf8'));
+    const sent = Object.fromEntries(builtinTools({ cwd: tempDir() }).map((t) => [t.name, t.parameters]));
+    expect(JSON.parse(JSON.stringify(sent))).toStrictEqual(expected);
+  });
+
   it('bash, write and edit take an approval option; off by default', () => {
     const approvalOf = (list: ReturnType<typeof builtinTools>) =>
       Object.fromEntries(list.map((t) => [t.name, t.approval]));

@@ -1,0 +1,66 @@
+/**
+ * The JSON Schema (draft-07) of `AgentBatchInput`, the argument of `agentBatchWorkflow`, built with TypeBox, and the
+ * source of its type (`Static` in workflows/batch-definitions.ts, which imports only the type: TypeBox stays out of the
+ * workflow bundle). `scripts/gen-schemas.ts` publishes it as schemas/agent-batch-input.json, its tasks referring to
+ * agent-run-input.json.
+ */
+import { Type } from 'typebox';
+import type { AgentRunInput } from './run.js';
+import { BUDGET_SCHEMA } from './run-input-schema.js';
+
+/**
+ * A reference to tasks too large for one payload: each page is held by an `agentBatchWorkflow` execution started with
+ * `{ taskPage: [...] }` (≤ ~1 MB each), which hands slices of it to the batch by signal on request.
+ */
+export const BATCH_PAGE_REF_SCHEMA = Type.Object(
+  {
+    pages: Type.Array(
+      Type.Object({ workflowId: Type.String(), count: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    ),
+  },
+  {
+    description:
+      'Page reference: each page is an agentBatchWorkflow execution started with { "taskPage": [AgentRunInput…] }.',
+    additionalProperties: false,
+  },
+);
+
+export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
+  {
+    /** The runs, in order; task `i` runs as child workflow `<batchId>-<i>`. Inline, or a page reference for big lists. */
+    tasks: Type.Union([
+      Type.Unsafe<AgentRunInput[]>({ type: 'array', items: { $ref: 'agent-run-input.json' } }),
+      BATCH_PAGE_REF_SCHEMA,
+    ]),
+    /** Runs at a time. Default 8. */
+    concurrency: Type.Optional(Type.Integer({ minimum: 1, description: 'Runs at a time (default 8).' })),
+    /** Task queue of the child runs. Default: the batch's own. */
+    taskQueue: Type.Optional(
+      Type.String({ minLength: 1, description: "Task queue of the child runs (default: the batch's)." }),
+    ),
+    /** Continue-as-new once this run's history has this many events (or Temporal suggests it). Default 10,000. */
+    continueAsNewAfterEvents: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** … or this many bytes. Default 8 MiB. */
+    continueAsNewAfterBytes: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** … or after this many child runs were started in this run (a knob for tests). Default: no limit. */
+    continueAsNewAfterTasks: Type.Optional(Type.Integer({ minimum: 1 })),
+    /**
+     * One budget for all tasks (README "Budgets"): each task's own budget is tightened to what is left; once the finished
+     * tasks spent it no task starts (recorded `stopped`, `Budget exceeded: … (batch budget)`) and running ones are asked
+     * to stop before their next model call.
+     */
+    budget: Type.Optional(
+      Type.Object(BUDGET_SCHEMA.properties, {
+        additionalProperties: false,
+        description:
+          'One budget for all tasks: each task starts with its own tightened to what is left; once spent no task starts.',
+      }),
+    ),
+  },
+  {
+    $id: 'https://keel.dev/schemas/agent-batch-input.json',
+    title: 'AgentBatchInput',
+    description: 'Argument of agentBatchWorkflow: task i runs as child agentWorkflow <batchId>-<i>.',
+    additionalProperties: false,
+  },
+);

@@ -1,0 +1,212 @@
+/**
+ * The JSON Schema (draft-07) of `AgentRunInput`, built with TypeBox, and the source of its type (`Static` in `run.ts`,
+ * `budget.ts`, `compaction.ts`). The client and the workflow's first activity validate with it
+ * (`validate-input.ts`); `scripts/gen-schemas.ts` publishes it as schemas/agent-run-input.json. Where the schema checks
+ * less than the type states (prior `messages`, `metadata`), the field is `Type.Unsafe<TheType>(schema)`: the schema is
+ * what the validator checks, the type what a well-formed input carries.
+ *
+ * Kept out of `budget.ts` and `compaction.ts`, which the workflow bundle imports: TypeBox stays out of the workflow
+ * sandbox (it only needs the types).
+ */
+import { Type } from 'typebox';
+import { constant } from './message-schemas.js';
+import type { Message } from './messages.js';
+import type { IncomingMessage } from './run.js';
+
+/** `budget` of a run or a batch. Each limit is optional; a limit is reached when the spent amount is ≥ it. */
+export const BUDGET_SCHEMA = Type.Object(
+  {
+    /** Total tokens (input + output + cache), summed over every attempt of every model call, compaction included. */
+    maxTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** US dollars, from the model catalog's prices. */
+    maxCostUsd: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** Model requests made by the workflow (a call's Temporal retries are one call; their tokens and cost count). */
+    maxModelCalls: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+/** `compaction` of AgentRunInput: when the next call's estimated context exceeds `contextWindow - reserveTokens`. */
+export const COMPACTION_CONFIG_SCHEMA = Type.Object(
+  {
+    /** Tokens kept free for the reply and the next messages. Default 16384 (Pi's). */
+    reserveTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Recent tokens kept verbatim (not summarised). Default 20000 (Pi's). */
+    keepRecentTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** The model's context window. Default: the model catalog's (none for `scripted/*`: compaction off unless set). */
+    contextWindow: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+/** JSON Schema of `compaction` in AgentRunInput: settings, or `false` (off). */
+export const COMPACTION_SCHEMA = Type.Union([constant(false), COMPACTION_CONFIG_SCHEMA]);
+
+/** Milliseconds, or a string Temporal reads as a duration (`ms` format): `"500ms"`, `"30s"`, `"5m"`, `"1h"`, `"2d"`. */
+export const DURATION_PATTERN =
+  '^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$';
+
+/** Temporal Duration: milliseconds, or a string such as '30s', '1h'. */
+const duration = () => Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: DURATION_PATTERN })]);
+
+const textBlock = Type.Object({ type: constant('text'), text: Type.String() });
+const imageBlock = Type.Object({ type: constant('image'), data: Type.String(), mimeType: Type.String() });
+const userContent = Type.Union([Type.String(), Type.Array(Type.Union([textBlock, imageBlock]))]);
+
+/** A message sent by `followUp` / `steer` or as `prompt`: text, or a user message (timestamp optional). */
+const incomingMessage = Type.Union([
+  Type.String(),
+  Type.Object({ role: constant('user'), content: userContent, timestamp: Type.Optional(Type.Number()) }),
+]);
+
+/** A transcript entry as the run input checks it: the fields Keel reads, chosen by `role`. */
+export const RUN_INPUT_MESSAGE_SCHEMA = {
+  type: 'object',
+  required: ['role'],
+  properties: { role: { enum: ['user', 'assistant', 'toolResult'] } },
+  allOf: [
+    {
+      if: { properties: { role: { const: 'user' } } },
+      then: { required: ['content'], properties: { content: userContent, timestamp: { type: 'number' } } },
+    },
+    {
+      if: { properties: { role: { const: 'assistant' } } },
+      then: {
+        required: ['content', 'stopReason'],
+        properties: {
+          content: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['type'],
+              properties: { type: { enum: ['text', 'thinking', 'toolCall'] } },
+              allOf: [
+                {
+                  if: { properties: { type: { const: 'text' } } },
+                  then: { required: ['text'], properties: { text: { type: 'string' } } },
+                },
+                {
+                  if: { properties: { type: { const: 'thinking' } } },
+                  then: { required: ['thinking'], properties: { thinking: { type: 'string' } } },
+                },
+                {
+                  if: { properties: { type: { const: 'toolCall' } } },
+                  then: {
+                    required: ['id', 'name', 'arguments'],
+                    properties: { id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object' } },
+                  },
+                },
+              ],
+            },
+          },
+          stopReason: { enum: ['stop', 'length', 'toolUse', 'error', 'aborted'] },
+        },
+      },
+    },
+    {
+      if: { properties: { role: { const: 'toolResult' } } },
+      then: {
+        required: ['toolCallId', 'toolName', 'content', 'isError'],
+        properties: {
+          toolCallId: { type: 'string' },
+          toolName: { type: 'string' },
+          content: { type: 'array', items: { anyOf: [textBlock, imageBlock] } },
+          isError: { type: 'boolean' },
+        },
+      },
+    },
+  ],
+};
+
+const queueMode = () => Type.Unsafe<'one-at-a-time' | 'all'>({ enum: ['one-at-a-time', 'all'] });
+
+/** JSON Schema of `AgentRunInput` (draft-07), used by the client and the workflow's first activity. */
+export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
+  {
+    /** Text or user messages. Optional when `messages` ends in a user or toolResult message (Pi "continue"). */
+    prompt: Type.Optional(
+      Type.Unsafe<string | IncomingMessage[]>(
+        Type.Union([Type.String(), Type.Array(incomingMessage, { minItems: 1 })]),
+      ),
+    ),
+    /** Default "". */
+    systemPrompt: Type.Optional(Type.String()),
+    /** `provider/model-id`, e.g. `anthropic/claude-sonnet-4-5`, `scripted/demo`. */
+    model: Type.String({ pattern: '^[^/\\s]+/\\S+$' }),
+    /** Names of tools registered on the worker. Default: none. */
+    tools: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { uniqueItems: true })),
+    /** Prior transcript. */
+    messages: Type.Optional(Type.Unsafe<Message[]>({ type: 'array', items: RUN_INPUT_MESSAGE_SCHEMA })),
+    toolExecution: Type.Optional(Type.Unsafe<'parallel' | 'sequential'>({ enum: ['parallel', 'sequential'] })),
+    steeringMode: Type.Optional(queueMode()),
+    followUpMode: Type.Optional(queueMode()),
+    /** Turns per agent run before it stops with status `stopped`. Default 100. */
+    maxTurns: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** `task` (default): finish when the agent stops. `session`: then wait for follow-ups until `idleTimeout`. */
+    mode: Type.Optional(Type.Unsafe<'task' | 'session'>({ enum: ['task', 'session'] })),
+    /** Session mode: how long to wait for input before completing. Default '1h'. */
+    idleTimeout: Type.Optional(duration()),
+    /** Free-form labels, shown in the UI and given to tools and hooks. */
+    metadata: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
+    /** Per-run model options. Never secrets. */
+    modelOptions: Type.Optional(
+      Type.Object(
+        {
+          maxTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+          temperature: Type.Optional(Type.Number({ minimum: 0 })),
+          reasoning: Type.Optional(
+            Type.Unsafe<'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh'>({
+              enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'],
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** Temporal retry policy of model calls. Default: 10 attempts, 1 s doubling to 60 s. */
+    modelRetry: Type.Optional(
+      Type.Object(
+        {
+          maximumAttempts: Type.Optional(Type.Integer({ minimum: 1 })),
+          initialInterval: Type.Optional(duration()),
+          maximumInterval: Type.Optional(duration()),
+          backoffCoefficient: Type.Optional(Type.Number({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** Heartbeat timeout of model and tool activities: how fast a lost worker is noticed. Default '30s'. */
+    heartbeatTimeout: Type.Optional(duration()),
+    /**
+     * How long a call of a worker-local tool waits for the run's home worker to start it (its schedule-to-start
+     * timeout) before the run moves to another worker (README "Worker affinity"). Default '30s'.
+     */
+    homeWorkerTimeout: Type.Optional(duration()),
+    /** Continue-as-new once history passes this many bytes (or when Temporal suggests it). Default 8 MiB. */
+    continueAsNewAfterBytes: Type.Optional(Type.Integer({ minimum: 65536 })),
+    /**
+     * When the transcript is too large to carry into a continued run (over 1.5 MB, only with payload storage off — see
+     * worker/payload-storage.ts), history keeps growing; past this size the run stops (status `stopped`, with an error
+     * saying what to do) before Temporal's 50 MB limit. Default 40 MiB.
+     */
+    maxHistoryBytes: Type.Optional(Type.Integer({ minimum: 65536, maximum: 48 * 1024 * 1024 })),
+    /** How long a tool call needing approval waits for `approve` / `deny` before it gets an error result. Default '24h'. */
+    approvalTimeout: Type.Optional(duration()),
+    /**
+     * Spend limits of this run (README "Budgets"), counted over every attempt, carried across continue-as-new, checked
+     * before and after each model call. When one is reached no further model call is made and the run ends `stopped`
+     * with `error` = `Budget exceeded: <tokens|cost|model calls> <used> of <limit>`.
+     */
+    budget: Type.Optional(BUDGET_SCHEMA),
+    /**
+     * Context compaction (README "Compaction"): when the next call's estimated context exceeds `contextWindow -
+     * reserveTokens`, older messages are summarised by the model; later calls see the summary and the recent messages.
+     * On by default for models with a catalog context window; off for `scripted/*` unless set; `false` turns it off.
+     */
+    compaction: Type.Optional(COMPACTION_SCHEMA),
+  },
+  { $id: 'https://keel.dev/schemas/agent-run-input.json', title: 'AgentRunInput', additionalProperties: false },
+);
+
+/** JSON Schema of an incoming `followUp` / `steer` signal argument. */
+export const INCOMING_MESSAGE_SCHEMA = incomingMessage;
