@@ -370,7 +370,7 @@ describe('built-in tools: worker killed during bash (child process)', () => {
       await until(() => processesIn(ws).some((p) => p.args === 'sleep 30'), 10_000, 'sleep running');
       const before = processesIn(ws);
       await kill(first);
-      await new Promise((r) => setTimeout(r, 300));
+      await new Promise((r) => setTimeout(r, 300)); // not a synchronisation: what is still alive shortly after, for the log
       const survivors = processesIn(ws);
       console.info(
         `[builtin-tools] worker pid ${first.pid}; bash process group before its SIGKILL: ${JSON.stringify(before)}; ` +
