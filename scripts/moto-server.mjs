@@ -16,11 +16,12 @@
 // half-made venv or a changed pin list is made again. 26 s here with nothing cached (19 s with pip's cache), 0.1 s cached.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { runIfMain } from './run-main.mjs';
 import { withLock } from './temporal-cli/lock.mjs';
 import { findOnPath, fmtDuration } from './temporal-cli/locate.mjs';
 import { runWithProgress } from './temporal-cli/run-with-progress.mjs';
@@ -198,23 +199,4 @@ async function main(argv) {
   return 0;
 }
 
-function isMain() {
-  if (!process.argv[1]) return false;
-  try {
-    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return pathToFileURL(process.argv[1]).href === import.meta.url;
-  }
-}
-
-if (isMain()) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err) => {
-      process.stderr.write(`[keel] ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, main);

@@ -21,8 +21,7 @@
 // KEEL_TEMPORAL_FORCE=sdk|pypi|go|none skips step 1's $TEMPORAL_CLI_PATH and PATH and tries only that method.
 
 import { spawnSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runIfMain } from './run-main.mjs';
 import { findReadyTemporalCli } from './temporal-cli/locate.mjs';
 import { ensureTemporalCli } from './temporal-cli/provision.mjs';
 
@@ -57,23 +56,4 @@ async function main(argv) {
   return 0;
 }
 
-function isMain() {
-  if (!process.argv[1]) return false;
-  try {
-    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return pathToFileURL(process.argv[1]).href === import.meta.url;
-  }
-}
-
-if (isMain()) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err) => {
-      process.stderr.write(`[keel] ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, main);

@@ -4,6 +4,17 @@ import { defineTool, type ToolContext, type ToolDefinition } from '../../activit
 import { toolInterrupted } from '../../common/errors.js';
 import { ToolLedger, withLedger } from '../../worker/tool-ledger.js';
 
+/** Attempt `n` of the call `wf/d1` of `tool`. */
+function attemptsOf(tool: ToolDefinition) {
+  return (attempt: number) =>
+    tool.execute('d1', {}, new AbortController().signal, () => {}, {
+      workflowId: 'wf',
+      runId: 'run',
+      idempotencyKey: 'wf/d1',
+      attempt,
+    } as ToolContext);
+}
+
 function counted(idempotent: boolean, release?: Promise<void>, ledger = new ToolLedger()) {
   const runs: number[] = [];
   const tool = defineTool<Record<string, never>>({
@@ -19,14 +30,7 @@ function counted(idempotent: boolean, release?: Promise<void>, ledger = new Tool
     },
   });
   const [wrapped] = withLedger([tool as ToolDefinition], ledger);
-  const call = (attempt: number) =>
-    wrapped.execute('d1', {}, new AbortController().signal, () => {}, {
-      workflowId: 'wf',
-      runId: 'run',
-      idempotencyKey: 'wf/d1',
-      attempt,
-    } as ToolContext);
-  return { runs, call };
+  return { runs, call: attemptsOf(wrapped) };
 }
 
 describe('tool ledger', () => {
@@ -57,13 +61,7 @@ describe('tool ledger', () => {
       },
     });
     const [wrapped] = withLedger([tool as ToolDefinition], new ToolLedger());
-    const call = (attempt: number) =>
-      wrapped.execute('d1', {}, new AbortController().signal, () => {}, {
-        workflowId: 'wf',
-        runId: 'run',
-        idempotencyKey: 'wf/d1',
-        attempt,
-      } as ToolContext);
+    const call = attemptsOf(wrapped);
     await expect(call(1)).rejects.toThrow('deploy failed');
     await expect(call(2)).rejects.toThrow('deploy failed');
     expect(runs).toBe(1);
