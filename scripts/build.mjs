@@ -19,7 +19,7 @@ if (r.status !== 0) {
   process.stderr.write('[build] tsc failed (errors above); fix them and run `npm run build` again.\n');
   process.exit(1);
 }
-for (const f of ['temporal-cli.mjs', 'temporal-cli.d.mts', 'temporal-cli']) {
+for (const f of ['temporal-cli.mjs', 'temporal-cli.d.mts', 'temporal-cli', 'run-main.mjs']) {
   cpSync(`${root}scripts/${f}`, `${dist}/scripts/${f}`, { recursive: true });
 }
 
