@@ -2,10 +2,10 @@
  * Records the replay corpus of the current package version: `npm run record-corpus` (KEEL_RECORD_CORPUS=1). Refuses to
  * touch a version that already has one: a released corpus is never re-recorded (see README, "Changing the workflow").
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { HISTORIES_DIR, MANIFEST_PATH, readManifest, sha256 } from '../corpus/manifest.js';
+import { formatSums, HISTORIES_DIR, readManifest, sha256, SUMS_FILE } from '../corpus/manifest.js';
 import { corpusScripts, corpusTools, scenarios, toJSON } from './corpus-scenarios.js';
 import { startKeel, type Keel } from './harness.js';
 
@@ -17,7 +17,7 @@ describe.runIf(process.env.KEEL_RECORD_CORPUS === '1')(`record the replay corpus
   const recorded: Record<string, string> = {};
   const done = new Set<string>();
   beforeAll(async () => {
-    if (readManifest()[pkg.version])
+    if (readManifest()[pkg.version] || existsSync(join(HISTORIES_DIR, pkg.version)))
       throw new Error(`${pkg.version} already has a corpus; bump the package version instead of re-recording`);
     keel = await startKeel({ scripts: corpusScripts, tools: corpusTools });
   });
@@ -31,9 +31,7 @@ describe.runIf(process.env.KEEL_RECORD_CORPUS === '1')(`record the replay corpus
       writeFileSync(join(dir, `${name}.json`), json);
       files[`${name}.json`] = sha256(json);
     }
-    const manifest = readManifest();
-    manifest[pkg.version] = Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b)));
-    writeFileSync(MANIFEST_PATH, `${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(join(dir, SUMS_FILE), formatSums(files)); // a new release only adds files
   });
 
   for (const [name, scenario] of Object.entries(scenarios)) {

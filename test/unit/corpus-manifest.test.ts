@@ -5,7 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { corpusFiles, corpusVersions, HISTORIES_DIR, readManifest, sha256 } from '../corpus/manifest.js';
+import {
+  corpusFiles,
+  corpusVersions,
+  HISTORIES_DIR,
+  LEGACY_MANIFEST_PATH,
+  readManifest,
+  sha256,
+} from '../corpus/manifest.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -14,6 +21,12 @@ describe('replay corpus manifest', () => {
 
   it('lists every release folder on disk, and every listed release is on disk', () => {
     expect(corpusVersions()).toEqual(Object.keys(manifest).sort());
+  });
+
+  it('the manifest of the releases before 0.3.0 is frozen: later releases bring their own SHA256SUMS', () => {
+    expect(sha256(readFileSync(LEGACY_MANIFEST_PATH)), 'MANIFEST.json was edited').toBe(
+      '8555d16bcc4443af7dab902deaaf7e2a8d960bd952e84f72cbb49aeb8f4435cd',
+    );
   });
 
   it('has a corpus for the current package version', () => {
