@@ -12,12 +12,14 @@
  * 5. Large transcripts: the 2,000-turn run with 50 KB tool results (≈100 MB of transcript; about 3 min): turns, runs
  *    in its continue-as-new chain, the largest run's history, history bytes per turn, the transcript's size, the time.
  *    After throughput, outside its time budget.
+ * 6. Batch: 2,000 one-turn tasks through `agentBatchWorkflow` against the same tasks started directly by a client at
+ *    the same concurrency (tasks/min), and the children running across each of the batch's continues-as-new.
  *
- * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts and
- * large-transcript.ts, sharing
+ * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, batch.ts
+ * and large-transcript.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,large; e.g.
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,batch,large; e.g.
  * `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick check),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
  * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes), KEEL_BENCH_PI_AGENT_CORE (path to pi-agent-core's
@@ -37,6 +39,7 @@ import { WORKFLOWS_PATH } from '../worker/create-worker.js';
 import { QUEUE } from './fixtures.js';
 import { WorkerProcess } from './workers.js';
 import { ONLY, ROUNDS, type Bench } from './context.js';
+import { batchSection } from './batch.js';
 import { historySection } from './history-growth.js';
 import { largeSection } from './large-transcript.js';
 import { memorySection } from './memory.js';
@@ -148,6 +151,7 @@ try {
   if (ONLY.has('history')) results.history = await historySection(bench);
   if (ONLY.has('memory')) results.memory = await memorySection(bench);
   if (ONLY.has('throughput')) results.throughput = await throughputSection(bench);
+  if (ONLY.has('batch')) results.batch = await batchSection(bench);
   if (ONLY.has('large')) results.large = await largeSection(bench);
 } catch (err) {
   exitCode = 1;

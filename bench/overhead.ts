@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { promiseHooks } from 'node:v8';
 import { Worker } from '@temporalio/worker';
+import { billableActions, steadyTurnActions } from './actions.js';
 import { fetchChain, timeBreakdown } from './history.js';
 import type { FloorOptions } from './floor-workflow.js';
 import { loadPiAgentCore, PI_AGENT_CORE, PI_AGENT_CORE_VERSION, runPiLoop } from './pi-loop.js';
@@ -83,12 +84,20 @@ export async function overheadSection(b: Bench) {
   await main.stats(true);
   const profiled = await keelRun(keel1, input);
   const queries = await main.stats(true);
-  const perTurn = async (workflowId: string) => {
+  const perTurn = async (workflowId: string, modelActivity: string) => {
     const chain = await fetchChain(client, workflowId);
     const b = timeBreakdown(chain.events);
     const turns = OVERHEAD_TURNS;
+    const actions = billableActions(chain.events, modelActivity);
     return {
       workflowId,
+      /** Billable actions (bench/actions.ts): per run, per turn on average, one steady tool turn, by kind. */
+      actions: {
+        total: actions.total,
+        perTurn: actions.total / turns,
+        steadyTurn: steadyTurnActions(actions),
+        byKind: actions.byKind,
+      },
       wallMsPerTurn: b.wallMs / turns,
       eventsPerTurn: chain.events.length / turns,
       workflowTasksPerTurn: b.workflowTasks / turns,
@@ -110,10 +119,12 @@ export async function overheadSection(b: Bench) {
     };
   };
   const profile = {
-    keel: await perTurn(profiled.workflowId),
-    floor: await perTurn(last.get('floor')!),
+    keel: await perTurn(profiled.workflowId, 'callModel'),
+    floor: await perTurn(last.get('floor')!, 'floorModel'),
     floorVariants: Object.fromEntries(
-      await Promise.all(FLOOR_VARIANTS.map(async (v) => [v.name, await perTurn(last.get(v.name)!)] as const)),
+      await Promise.all(
+        FLOOR_VARIANTS.map(async (v) => [v.name, await perTurn(last.get(v.name)!, 'floorModel')] as const),
+      ),
     ),
     keelQueriesPerTurn: Object.fromEntries(
       Object.entries(queries).map(([type, q]) => [

@@ -20,7 +20,7 @@ export function markdown(r: any): string {
       'Pi in-process agentLoop, ms/turn',
       o.piMsPerTurn ? fmtSummary(o.piMsPerTurn, (x) => fmt(x, 3)) : `${PI_AGENT_CORE} not installed`,
     );
-    row('1 per-turn', 'Keel / floor', fmtSummary(o.keelOverFloor), '≤ 1.5', check(o.keelOverFloor.median <= 1.5));
+    row('1 per-turn', 'Keel / floor', fmtSummary(o.keelOverFloor), '≤ 1.05', check(o.keelOverFloor.median <= 1.05));
     const cpu = (c: { workerMs: Summary; serverMs: Summary | null }) =>
       `worker ${fmtSummary(c.workerMs)}, server ${c.serverMs ? fmtSummary(c.serverMs) : '?'}`;
     row('1 per-turn', 'CPU ms/turn: Keel', cpu(o.cpuPerTurn.keel));
@@ -55,6 +55,22 @@ export function markdown(r: any): string {
       '1 profile',
       'floor per turn: events / workflow tasks / activities',
       `${fmt(p.floor.eventsPerTurn, 1)} / ${fmt(p.floor.workflowTasksPerTurn)} / ${acts(p.floor)}`,
+    );
+    const kinds = (x: typeof p.keel) =>
+      Object.entries(x.actions.byKind as Record<string, number>)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ');
+    row(
+      '1 actions',
+      'billable actions of one steady tool turn (median over turns 2–19): Keel / floor',
+      `${p.keel.actions.steadyTurn} / ${p.floor.actions.steadyTurn}`,
+      '= floor',
+      check(p.keel.actions.steadyTurn <= p.floor.actions.steadyTurn),
+    );
+    row(
+      '1 actions',
+      `billable actions per ${o.turns}-turn run (per turn): Keel; floor`,
+      `${p.keel.actions.total} (${fmt(p.keel.actions.perTurn)}): ${kinds(p.keel)}; ${p.floor.actions.total} (${fmt(p.floor.actions.perTurn)}): ${kinds(p.floor)}`,
     );
     row(
       '1 profile',
@@ -193,6 +209,24 @@ export function markdown(r: any): string {
       'CPU ms/turn at 200 concurrent: 1 worker (worker, server); 2 workers (workers, server)',
       `${fmtSummary(t.oneWorker.workerCpuMsPerTurn)}, ${fmtSummary(t.oneWorker.serverCpuMsPerTurn)}; ${fmtSummary(t.twoWorkers.workerCpuMsPerTurn)}, ${fmtSummary(t.twoWorkers.serverCpuMsPerTurn)}`,
     );
+    if (t.floorOneWorker) {
+      const ratio = t.oneWorker.turnsPerSecond.median / t.floorOneWorker.turnsPerSecond.median;
+      row(
+        '3 throughput',
+        `Keel ÷ floor, turns/s at ${t.runs} concurrent runs (1 worker, medians)`,
+        fmt(ratio),
+        '≥ 0.9',
+        check(ratio >= 0.9),
+      );
+      const server = t.oneWorker.serverCpuMsPerTurn.median / t.floorOneWorker.serverCpuMsPerTurn.median;
+      row(
+        '3 throughput',
+        `server CPU per turn at ${t.runs} concurrent runs, Keel ÷ floor (medians)`,
+        fmt(server),
+        '≤ 1.1',
+        check(server <= 1.1),
+      );
+    }
     row('3 throughput', 'rounds run (time budget)', String(t.rounds));
   }
   const m = r.memory;
@@ -218,6 +252,23 @@ export function markdown(r: any): string {
       `${fmtBytes(m.floorRssPerSessionBytes)}; ${fmtBytes(m.beyondFloorBytes)}`,
     );
   }
+  const bt = r.batch;
+  if (bt) {
+    row(
+      '6 batch',
+      `${bt.tasks} one-turn tasks at concurrency ${bt.concurrency}: tasks/min, batch / direct from a client`,
+      `${fmt(bt.batch.tasksPerMinute, 0)} / ${fmt(bt.direct.tasksPerMinute, 0)}`,
+    );
+    row('6 batch', 'batch ÷ direct (tasks/min)', fmt(bt.batchOverDirect), '≥ 0.9', check(bt.batchOverDirect >= 0.9));
+    const spans = bt.batch.runningAtContinueAsNew as number[];
+    row(
+      '6 batch',
+      `children running across each of the batch's ${bt.batch.continuedAsNew} continues-as-new`,
+      spans.length ? spans.join(', ') : 'no continue-as-new',
+      '> 0 at each',
+      spans.length ? check(spans.every((n) => n > 0)) : '',
+    );
+  }
   const l = r.large;
   if (l) {
     const MB = (n: number) => `${fmt(n / 1048576, 1)} MB`;
@@ -241,6 +292,10 @@ export function markdown(r: any): string {
     '| section | figure | median (min–max) | target | |',
     '|---|---|---|---|---|',
     ...rows.map((c) => `| ${c.join(' | ')} |`),
+    '',
+    '## Targets',
+    '',
+    ...rows.filter((c) => c[3]).map((c) => `- ${c[4] || 'not measured'}: ${c[1]} = ${c[2]} (target ${c[3]})`),
     '',
   ];
   if (h) lines.push(`History bytes: ${h.measure}.`, '');
