@@ -40,6 +40,7 @@ import {
   steerUpdate,
 } from '../workflows/definitions.js';
 import { keelDataConverter, type PayloadStorageOption } from '../worker/payload-storage.js';
+import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -109,6 +110,9 @@ export const inputTooLarge = (bytes: number): string =>
 
 /** Starts and finds Keel runs. */
 export class AgentClient {
+  /** Whether the namespace has Keel's search attributes (asked once, at the first start). */
+  private searchAttributesRegistered?: Promise<boolean>;
+
   constructor(
     readonly client: Client,
     readonly taskQueue = 'keel',
@@ -144,12 +148,19 @@ export class AgentClient {
     }
     const queued =
       opts.followUp !== undefined ? ('followUp' as const) : opts.steer !== undefined ? ('steer' as const) : undefined;
+    // set at start when the namespace has them: the run is found by model and status at once, and its first step has
+    // nothing to upsert (one history event and one billable action fewer per run)
+    this.searchAttributesRegistered ??= keelSearchAttributesRegistered(
+      this.client.connection,
+      this.client.options.namespace,
+    );
     const options = {
       taskQueue: this.taskQueue,
       workflowId: opts.workflowId ?? `keel-${crypto.randomUUID()}`,
       args: [input],
       staticSummary: summaryOf(input),
       staticDetails: detailsOf(input),
+      ...((await this.searchAttributesRegistered) ? { typedSearchAttributes: startSearchAttributes(input.model) } : {}),
     };
     if (queued) {
       const messages = queued === 'followUp' ? opts.followUp : opts.steer;

@@ -1,4 +1,5 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { ConnectionLike } from '@temporalio/client';
 
 /** Keel's search attributes (docs/architecture.md#visibility): `KeelStatus="waiting"` lists sessions waiting for input. */
 export const KEEL_STATUS = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
@@ -7,3 +8,32 @@ export const KEEL_TURNS = defineSearchAttributeKey('KeelTurns', SearchAttributeT
 export const KEEL_COST_USD = defineSearchAttributeKey('KeelCostUsd', SearchAttributeType.DOUBLE);
 
 export const KEEL_SEARCH_ATTRIBUTE_KEYS = [KEEL_STATUS, KEEL_MODEL, KEEL_TURNS, KEEL_COST_USD];
+
+/**
+ * Whether `namespace` has all four Keel search attributes registered, asked of the operator API. False when it cannot
+ * tell (no permission, an older server). Must not throw.
+ */
+export async function keelSearchAttributesRegistered(
+  connection: ConnectionLike,
+  namespace: string | undefined,
+): Promise<boolean> {
+  try {
+    const r = await connection.operatorService.listSearchAttributes({ namespace: namespace ?? 'default' });
+    return KEEL_SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {}));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The values a run's search attributes have before its first step: status `running`, its model, no turns, no cost.
+ * Set at start, a run that begins running has nothing to upsert at its first step (workflows/visibility.ts).
+ */
+export function startSearchAttributes(model: string): SearchAttributePair[] {
+  return [
+    { key: KEEL_STATUS, value: 'running' },
+    { key: KEEL_MODEL, value: model },
+    { key: KEEL_TURNS, value: 0 },
+    { key: KEEL_COST_USD, value: 0 },
+  ];
+}

@@ -37,7 +37,7 @@ import type { ModelRegistry } from '../activities/model/provider.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
-import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
+import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
@@ -77,10 +77,7 @@ function searchAttributesProbe(): () => Promise<boolean> {
   let cached: { at: number; ok: Promise<boolean> } | undefined;
   return () => {
     if (!cached || performance.now() - cached.at > 60_000) {
-      const ok = activityClient()
-        .connection.operatorService.listSearchAttributes({ namespace: Context.current().info.workflowNamespace })
-        .then((r) => KEEL_SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {})))
-        .catch(() => false);
+      const ok = keelSearchAttributesRegistered(activityClient().connection, Context.current().info.workflowNamespace);
       cached = { at: performance.now(), ok };
     }
     return cached.ok;

@@ -26,7 +26,7 @@ import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import { localSetupActivities, setupActivities } from './activities.js';
 import { PATCH } from './patches.js';
-import { publish, publishDetails } from './visibility.js';
+import { publish, publishDetails, publishFailedEnd } from './visibility.js';
 import { unboundedPayloads } from './continue-as-new.js';
 import { EventLog } from './event-log.js';
 import { registerHandlers } from './handlers.js';
@@ -44,7 +44,9 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
   try {
     return await session(input, carried);
   } catch (err) {
-    throw asRunFailure(err);
+    const failure = asRunFailure(err);
+    if (!isCancellation(failure) && !(failure instanceof Error && failure.name === 'ContinueAsNew')) publishFailedEnd();
+    throw failure;
   }
 }
 

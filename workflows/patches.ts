@@ -26,4 +26,9 @@ export const PATCH = {
   coarseTurnUpserts: 'keel-0.3-coarse-turn-upserts',
   /** 0.3.0: worker-local tools run on the run's home worker (its own task queue); a lost home is replaced. */
   workerAffinity: 'keel-0.3-worker-affinity',
+  /**
+   * 0.4.0: a run whose Keel search attributes already hold the values (set at start by `AgentClient`, or carried by
+   * continue-as-new) does not upsert them again at its first publish; a run failing with them stale marks KeelStatus.
+   */
+  startAttributes: 'keel-0.4-start-attributes',
 } as const;

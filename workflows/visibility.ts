@@ -1,5 +1,5 @@
 /** What the Temporal UI shows of a run (docs/architecture.md#visibility): current details, and search attributes when the namespace has them. */
-import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 import { renderDetails } from './details.js';
 import { PATCH } from './patches.js';
@@ -36,6 +36,10 @@ export function publish(s: Session): void {
     turns: st.turns,
     cost: Math.round(st.usage.cost.total * 1e6) / 1e6,
   };
+  if (!s.published && alreadyHeld(now) && patched(PATCH.startAttributes)) {
+    s.published = now; // set at start (AgentClient) or carried by continue-as-new: upserting them again is a no-op
+    return;
+  }
   const last = s.published;
   if (
     last &&
@@ -52,4 +56,25 @@ export function publish(s: Session): void {
     { key: KEEL_COST_USD, value: now.cost },
   ]);
   s.published = now;
+}
+
+/** Whether the run's search attributes already hold exactly these values. */
+function alreadyHeld(now: { status: string; model: string; turns: number; cost: number }): boolean {
+  const held = workflowInfo().typedSearchAttributes;
+  return (
+    held.get(KEEL_STATUS) === now.status &&
+    held.get(KEEL_MODEL) === now.model &&
+    held.get(KEEL_TURNS) === now.turns &&
+    held.get(KEEL_COST_USD) === now.cost
+  );
+}
+
+/**
+ * Call when the run fails without having published its end (bad input found by the worker, a bug in workflow code):
+ * a KeelStatus still saying `running` or `waiting` (set at start by `AgentClient`) is corrected to `failed`.
+ */
+export function publishFailedEnd(): void {
+  const status = workflowInfo().typedSearchAttributes.get(KEEL_STATUS);
+  if ((status === 'running' || status === 'waiting') && patched(PATCH.startAttributes))
+    upsertSearchAttributes([{ key: KEEL_STATUS, value: 'failed' }]);
 }

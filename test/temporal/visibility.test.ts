@@ -113,13 +113,59 @@ describe('Temporal UI visibility', () => {
       .map((e) => e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!)
       .filter((fields) => KEEL_STATUS.name in fields)
       .map((fields) => [KEEL_STATUS, KEEL_TURNS].map((k) => defaultPayloadConverter.fromPayload(fields[k.name]!)));
-    // before 0.3.0: one upsert per turn (27 here)
+    // before 0.3.0: one upsert per turn (27 here); before 0.4.0 also ['running', 0] at the first step
     expect(values).toEqual([
-      ['running', 0],
       ['running', 10],
       ['running', 20],
       ['stopped', 25],
     ]);
     expect((await h.workflow.describe()).typedSearchAttributes.get(KEEL_TURNS)).toBe(25);
+  });
+});
+
+describe('search attributes set at start', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts, tools: [echo] });
+  });
+  afterAll(() => keel?.stop());
+  const keelUpserts = async (workflowId: string) =>
+    (await keel.client.client.workflow.getHandle(workflowId).fetchHistory())
+      .events!.filter(
+        (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+      )
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!)
+      .filter((fields) => KEEL_STATUS.name in fields)
+      .map((fields) => defaultPayloadConverter.fromPayload(fields[KEEL_STATUS.name]!));
+
+  it('AgentClient starts a run with its four attributes: the first step upserts nothing, the end upserts once', async () => {
+    const h = await keel.start({ model: 'scripted/vis', prompt: 'hi' });
+    expect((await h.result()).finalText).toBe('hello');
+    const started = (await h.workflow.fetchHistory()).events![0].workflowExecutionStartedEventAttributes!;
+    const fields = started.searchAttributes!.indexedFields!;
+    expect(
+      [KEEL_STATUS, KEEL_MODEL, KEEL_TURNS, KEEL_COST_USD].map((k) =>
+        defaultPayloadConverter.fromPayload(fields[k.name]!),
+      ),
+    ).toEqual(['running', 'scripted/vis', 0, 0]);
+    expect(await keelUpserts(h.workflowId)).toEqual(['completed']);
+  });
+
+  it('a run started without them (a raw start, any language) upserts them at its first step', async () => {
+    const workflowId = `raw-${crypto.randomUUID()}`;
+    const raw = await keel.client.client.workflow.start('agentWorkflow', {
+      taskQueue: keel.client.taskQueue,
+      workflowId,
+      args: [{ model: 'scripted/vis', prompt: 'hi' }],
+    });
+    await raw.result();
+    expect(await keelUpserts(workflowId)).toEqual(['running', 'completed']);
+  });
+
+  it('a run the worker refuses at its input check ends with KeelStatus failed, not the running it started with', async () => {
+    const h = await keel.start({ model: 'scripted/vis', prompt: 'hi', tools: ['no-such-tool'] });
+    await expect(h.result()).rejects.toThrow();
+    expect((await h.workflow.describe()).typedSearchAttributes.get(KEEL_STATUS)).toBe('failed');
+    expect(await keelUpserts(h.workflowId)).toEqual(['failed']);
   });
 });
