@@ -64,27 +64,43 @@ export interface EventsPage {
 }
 
 /**
- * A heartbeat detail of the `callModel` activity: the partial assistant message so far (absent until the attempt's
- * first delta; after a retry the partial starts again), and the usage of earlier failed attempts.
+ * A heartbeat detail of the `callModel` activity (built by common/model-heartbeat.ts `modelHeartbeat`): how much text
+ * the attempt has streamed and the end of it, the attempt's streamed usage, and the usage of earlier failed attempts.
+ * Before the attempt's first delta only `failedUsage` is set; after a retry the text starts again (a new `attempt`).
  */
 export interface ModelHeartbeat {
   kind: 'model';
-  partial?: AssistantMessage;
+  /** The activity attempt that streamed the text (1 = first). */
+  attempt?: number;
+  /** Counts this attempt's streamed snapshots; grows with every heartbeat of the attempt. */
+  seq?: number;
+  /** Characters (UTF-16 code units) of the attempt's text so far: its text blocks joined. */
+  textLength?: number;
+  /** The last ≤ 2048 characters of that text: text[textLength − tail.length, textLength). */
+  tail?: string;
+  /** What this attempt has streamed so far, as the provider reports it. */
+  usage?: Usage;
+  /** Sum of the usage of the earlier failed attempts of this call. */
   failedUsage?: Usage;
+  /**
+   * @deprecated The 0.3 shape: the whole partial message. No longer sent; still read (a run in flight during a
+   * deploy may hold such a detail).
+   */
+  partial?: AssistantMessage;
 }
 
 /**
  * Usage spent by the attempts a model heartbeat speaks for: the earlier failed attempts (`failedUsage`) plus what the
- * heartbeating attempt had streamed (`partial.usage`) — an attempt lost with its worker never reports more than that.
- * A failing attempt's last heartbeat has no partial (its usage is folded into `failedUsage`), so nothing counts twice;
- * an attempt lost before heartbeating leaves the previous attempt's detail, which gives the same sum it would have sent.
- * Undefined when there is nothing (or the detail is not a model heartbeat).
+ * heartbeating attempt had streamed (`usage`, or in the 0.3 shape `partial.usage`) — an attempt lost with its worker
+ * never reports more than that. A failing attempt's last heartbeat has no streamed usage (its usage is folded into
+ * `failedUsage`), so nothing counts twice; an attempt lost before heartbeating leaves the previous attempt's detail,
+ * which gives the same sum it would have sent. Undefined when there is nothing (or the detail is not a model heartbeat).
  */
 export function heartbeatUsage(details: unknown): Usage | undefined {
   if (!details || typeof details !== 'object' || (details as { kind?: unknown }).kind !== 'model') return undefined;
-  const d = details as { failedUsage?: unknown; partial?: { usage?: unknown } };
+  const d = details as { failedUsage?: unknown; usage?: unknown; partial?: { usage?: unknown } };
   const failed = asUsage(d.failedUsage);
-  const streamed = asUsage(d.partial?.usage);
+  const streamed = asUsage(d.usage) ?? asUsage(d.partial?.usage);
   if (!failed && !streamed) return undefined;
   return addUsage(addUsage(emptyUsage(), failed), streamed);
 }

@@ -68,7 +68,6 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
     state: carried ?? initialState(input),
     run: { workflowId: info.workflowId, runKey: info.firstExecutionRunId },
     events: new EventLog(carried?.eventSeq ?? 0),
-    cancellableScopes: new Set(),
     runningTools: new Map(),
     continueAsNewRetryAt: 0,
     historyAtStart: info.historySize,

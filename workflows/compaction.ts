@@ -11,6 +11,7 @@ import {
   compactionEntry,
   estimateContext,
   planCompaction,
+  type CompactionPlan,
 } from '../common/compaction.js';
 import { addUsage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
@@ -37,19 +38,35 @@ function settings(s: Session): { window: number; reserve: number; keep: number }
   };
 }
 
+/** What a compaction before this model call would summarise, and the context's estimated tokens. */
+export interface CompactionDue {
+  reason: 'threshold' | 'overflow';
+  plan: CompactionPlan;
+  tokens: number;
+}
+
 /**
- * Before a model call: compacts when `reason` is `overflow` (the last call was refused as too long) or the estimated
- * context exceeds `window - reserve`. A failed summary leaves the transcript as it was (event `compaction` with
- * `error`); the usage of every attempt counts, toward the budget too.
+ * Whether to compact before a model call (synchronous, so a turn without compaction awaits nothing here): when
+ * `reason` is `overflow` (the last call was refused as too long) or the estimated context exceeds `window - reserve`,
+ * and there is something to summarise (the patch check included). Undefined: no compaction.
  */
-export async function compactIfNeeded(s: Session, reason: 'threshold' | 'overflow'): Promise<CompactionOutcome> {
+export function compactionDue(s: Session, reason: 'threshold' | 'overflow'): CompactionDue | undefined {
   const cfg = settings(s);
-  if (!cfg) return 'skipped';
+  if (!cfg) return undefined;
   const { transcript, config } = s.state;
   const tokens = estimateContext(transcript, config.systemPrompt ?? '');
-  if (reason === 'threshold' && tokens <= cfg.window - cfg.reserve) return 'skipped';
+  if (reason === 'threshold' && tokens <= cfg.window - cfg.reserve) return undefined;
   const plan = planCompaction(transcript, cfg.keep, tokens);
-  if (!plan || !patched(COMPACTION_PATCH)) return 'skipped';
+  if (!plan || !patched(COMPACTION_PATCH)) return undefined;
+  return { reason, plan, tokens };
+}
+
+/**
+ * Compacts as {@link compactionDue} decided. A failed summary leaves the transcript as it was (event `compaction`
+ * with `error`, outcome `skipped`); the usage of every attempt counts, toward the budget too.
+ */
+export async function compact(s: Session, { reason, plan, tokens }: CompactionDue): Promise<CompactionOutcome> {
+  const { transcript, config } = s.state;
   if (stopBeforeModelCall(s)) return 'budget';
   const summarized = plan.keepFrom - plan.from;
   try {

@@ -7,7 +7,7 @@ import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../comm
 import { modelActivities } from './activities.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from './clock.js';
-import { compactIfNeeded } from './compaction.js';
+import { compact, compactionDue } from './compaction.js';
 import { PATCH } from './patches.js';
 import { runCancellable, type Session } from './session.js';
 import { publishDetails } from './visibility.js';
@@ -21,10 +21,12 @@ import { publishDetails } from './visibility.js';
  * (`ModelError.ContextOverflow`) is retried once after a compaction, as Pi does — the refused reply is not kept.
  */
 export async function streamAssistant(s: Session): Promise<AssistantMessage | undefined> {
-  if ((await compactIfNeeded(s, 'threshold')) === 'budget') return undefined;
+  const due = compactionDue(s, 'threshold');
+  if (due && (await compact(s, due)) === 'budget') return undefined;
   const first = await callOnce(s);
   if (!first?.overflow) return first?.message;
-  const compacted = await compactIfNeeded(s, 'overflow');
+  const overflow = compactionDue(s, 'overflow');
+  const compacted = overflow ? await compact(s, overflow) : 'skipped';
   if (compacted === 'budget') return undefined;
   if (compacted === 'skipped') return first.message;
   return (await callOnce(s))?.message;

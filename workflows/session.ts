@@ -108,8 +108,12 @@ export interface Session {
   /** Continue-as-new is under way: waiting Update handlers answer now (workflows/updates.ts). */
   continuing?: boolean;
   cancelReason?: string;
-  /** Cancellation scopes of the activities running now (`runCancellable`); an abort cancels them so their AbortSignals fire. */
-  cancellableScopes: Set<CancellationScope>;
+  /**
+   * The one cancellation scope the run's activities are scheduled in (`runCancellable`): an abort cancels it, so the
+   * AbortSignals of the activities running then fire; a later activity of the aborted run is cancelled at once. The
+   * next run after the abort gets a new scope.
+   */
+  activityScope?: CancellationScope;
   /** Tool calls whose activity is running: id → tool name and start (workflow time, ms). */
   runningTools: Map<string, { toolName: string; since: number }>;
   /** History size below which continue-as-new is not tried again (after the carried state was too large to carry). */
@@ -140,17 +144,18 @@ export function agentRunning(s: Session): boolean {
 
 export function abortSession(session: Session, kind: AbortKind): void {
   if (session.abort !== 'cancel') session.abort = kind;
-  for (const scope of session.cancellableScopes) scope.cancel();
+  session.activityScope?.cancel();
 }
 
-/** Runs `fn` in its own cancellable scope, registered so that `interrupt`/`cancel` reach the activity inside. */
-export async function runCancellable<T>(session: Session, fn: () => Promise<T>): Promise<T> {
-  const scope = new CancellationScope({ cancellable: true });
-  session.cancellableScopes.add(scope);
-  try {
-    if (session.abort) scope.cancel();
-    return await scope.run(fn);
-  } finally {
-    session.cancellableScopes.delete(scope);
-  }
+/**
+ * Runs `fn` (which schedules an activity) in the session's activity scope, so that `interrupt`/`cancel` reach the
+ * activity inside; after an abort the activity is cancelled before it is scheduled (no command). One scope serves
+ * every call until an abort (a scope per call cost five promises), and the scheduling is synchronous, as before.
+ */
+export function runCancellable<T>(session: Session, fn: () => Promise<T>): Promise<T> {
+  let scope = session.activityScope;
+  if (!scope || (scope.consideredCancelled && !session.abort))
+    scope = session.activityScope = new CancellationScope({ cancellable: true });
+  if (session.abort) scope.cancel();
+  return scope.run(fn);
 }

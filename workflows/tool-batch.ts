@@ -325,7 +325,7 @@ const HOME_LOST = Symbol('home lost');
  * retried on the home queue only to fetch an outcome its home worker recorded (worker/tool-ledger.ts), never to run
  * again. Other tools, and runs recorded before the patch, keep the run's task queue.
  */
-async function dispatch<T>(
+function dispatch<T>(
   s: Session,
   call: ToolCall,
   info: ToolInfo | undefined,
@@ -334,6 +334,17 @@ async function dispatch<T>(
 ): Promise<T | ToolOutcome> {
   const options = toolActivityOptions(s.state.config, info, summary);
   if (!info?.workerLocal || !patched(PATCH.workerAffinity)) return track(s, call, () => run(options));
+  return dispatchHome(s, call, info, options, run);
+}
+
+/** `dispatch` of a worker-local tool: on the run's home queue, moving to a new home when the home worker is lost. */
+async function dispatchHome<T>(
+  s: Session,
+  call: ToolCall,
+  info: ToolInfo,
+  options: ActivityOptions,
+  run: (options: ActivityOptions) => Promise<T>,
+): Promise<T | ToolOutcome> {
   for (let moves = 0; ; moves++) {
     const queue = s.state.homeQueue ?? (await newHome(s));
     if (s.abort) return errorOutcome(OPERATION_ABORTED);

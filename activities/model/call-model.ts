@@ -4,6 +4,7 @@ import { heartbeatUsage, type ModelHeartbeat } from '../../common/events.js';
 import { ErrorType } from '../../common/errors.js';
 import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelContext } from '../../common/compaction.js';
+import { modelHeartbeat } from '../../common/model-heartbeat.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -121,14 +122,9 @@ function checkResponse(message: unknown): void {
 }
 
 /**
- * Activity `callModel`: reads transcript[0, messageCount) by reference, applies `transformContext`, streams the
- * provider's answer with the partial message heartbeated (≤ 4/s), and returns the final message only. The usage of
- * earlier failed attempts comes back as `failedAttemptsUsage` (or, when this attempt fails too, in the failure's
- * `details[0].usage`, summed with this attempt's).
-
-/**
  * One attempt of a model request with Keel's usage accounting (shared by `callModel` and `compact`): the earlier
- * attempts' usage is read from the heartbeat details (lost attempts included) and heartbeated on with every partial;
+ * attempts' usage is read from the heartbeat details (lost attempts included) and heartbeated on with every snapshot
+ * (a bounded detail, common/model-heartbeat.ts);
  * a failure carries the sum in its `details[0].usage`. When the earlier attempts spent `budgetLeft`, the attempt fails
  * at once (non-retryable `BudgetExceeded`) without calling the provider.
  */
@@ -148,10 +144,11 @@ export async function accountedAttempt(
         `Budget exceeded by the failed attempts of this call: ${over}`,
         ErrorType.BudgetExceeded,
       );
-    const message = await request(
-      (partial) => heartbeat.update({ kind: 'model', partial, ...carried } satisfies ModelHeartbeat),
-      ctx.cancellationSignal,
-    );
+    const at = { attempt: ctx.info.attempt, seq: 0, ...carried };
+    const message = await request((partial) => {
+      at.seq += 1;
+      heartbeat.update(() => modelHeartbeat(partial, at)); // built only when sent
+    }, ctx.cancellationSignal);
     checkResponse(message);
     heartbeat.stop();
     return { message, ...(prior ? { prior } : {}) };
@@ -182,8 +179,8 @@ export function requireProvider(
 
 /**
  * Activity `callModel`: reads transcript[0, messageCount) by reference, projects it through the last compaction
- * (common/compaction.ts `modelContext`), applies `transformContext`, streams the provider's answer with the partial
- * message heartbeated (≤ 4/s), and returns the final message only. The usage of earlier failed attempts comes back as
+ * (common/compaction.ts `modelContext`), applies `transformContext`, streams the provider's answer with the streamed
+ * text's length and tail heartbeated (≤ 4/s), and returns the final message only. The usage of earlier failed attempts comes back as
  * `failedAttemptsUsage` (or, when this attempt fails too, in the failure's `details[0].usage`, summed with this
  * attempt's); see `accountedAttempt`.
  */

@@ -9,6 +9,7 @@ import { styleText } from 'node:util';
 import type { PendingApproval } from '../../common/updates.js';
 import type { BatchProgress } from '../../workflows/batch-definitions.js';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
+import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../../common/model-heartbeat.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../../common/run.js';
 
@@ -128,8 +129,13 @@ export function summaryFromResult(
  */
 export class RunRenderer {
   private turn = 0;
-  /** Text of the current assistant message already shown (TTY streaming). */
-  private streamed = '';
+  /**
+   * The current assistant message as shown so far (TTY streaming): `shown` characters of it, of which the last ones
+   * (≤ MODEL_HEARTBEAT_TAIL_CHARS) are `shownTail`; `attempt` is the model call's attempt that streamed them.
+   */
+  private shown = 0;
+  private shownTail = '';
+  private attempt: number | undefined;
   private streaming = false;
   private toolUpdates = new Map<string, number>();
   private queued = { steering: 0, followUp: 0 };
@@ -230,32 +236,69 @@ export class RunRenderer {
     else this.line(`user ${oneLine(text, 500)}`);
   }
 
-  /** A streamed partial assistant message (TTY only: the plain output shows whole messages). */
+  /**
+   * A model heartbeat: prints the part of the streamed text not shown yet (TTY only: the plain output shows whole
+   * messages), located by offset (`textLength − tail.length`). When more text arrived since the last poll than the
+   * heartbeat's tail holds, the text in between is never seen: a dim `[… N characters …]` marks the gap and the tail
+   * follows. A new attempt, or text that does not continue what is shown, says the reply restarts.
+   */
   partial(h: ModelHeartbeat): void {
-    if (!this.sink.tty || !h.partial) return;
-    const text = assistantText(h.partial);
-    if (!text) return;
-    if (this.streaming && text.startsWith(this.streamed)) {
-      this.sink.write(text.slice(this.streamed.length));
+    const st = streamedText(h);
+    if (!this.sink.tty || !st || st.textLength === 0) return;
+    const start = st.textLength - st.tail.length;
+    if (this.streaming && this.continues(st.attempt, start, st)) {
+      if (st.textLength <= this.shown) return;
+      if (start > this.shown) this.sink.write(`${this.gap(start - this.shown)}${st.tail}`);
+      else this.sink.write(st.tail.slice(this.shown - start));
     } else {
       if (this.streaming) this.line(paint(this.sink, 'yellow', '(model call retried: the reply restarts)'));
-      this.sink.write(`${paint(this.sink, 'bold', 'assistant ›')} ${text}`);
+      this.sink.write(`${paint(this.sink, 'bold', 'assistant ›')} ${start > 0 ? this.gap(start) : ''}${st.tail}`);
       this.streaming = true;
+      this.shown = 0;
+      this.shownTail = '';
     }
-    this.streamed = text;
+    this.attempt = st.attempt;
+    this.remember(st.textLength, st.tail);
+  }
+
+  /** Whether text[start, …) of attempt `attempt` goes on from what is shown (same attempt, matching overlap). */
+  private continues(attempt: number | undefined, start: number, st: { textLength: number; tail: string }): boolean {
+    if (attempt !== this.attempt || st.textLength < this.shown) return false;
+    const from = Math.max(start, this.shown - this.shownTail.length);
+    if (from >= this.shown) return true;
+    return (
+      st.tail.slice(from - start, this.shown - start) ===
+      this.shownTail.slice(from - (this.shown - this.shownTail.length))
+    );
+  }
+
+  private gap(chars: number): string {
+    return paint(this.sink, 'dim', `[… ${chars} characters …]`);
+  }
+
+  /** What is shown now ends at `length` with `tail` (text[length − tail.length, length)). */
+  private remember(length: number, tail: string): void {
+    const start = length - tail.length;
+    const shownStart = this.shown - this.shownTail.length;
+    // the part of the old tail before the new one, when they meet
+    const before = start >= shownStart && start <= this.shown ? this.shownTail.slice(0, start - shownStart) : '';
+    this.shown = length;
+    this.shownTail = (before + tail).slice(-MODEL_HEARTBEAT_TAIL_CHARS);
   }
 
   private assistantEnd(m: AssistantMessage): void {
     const s = this.sink;
     const text = assistantText(m);
     if (s.tty) {
-      if (this.streaming && text.startsWith(this.streamed)) {
-        s.write(text.slice(this.streamed.length));
+      if (this.streaming && this.continues(this.attempt, 0, { textLength: text.length, tail: text })) {
+        s.write(text.slice(this.shown));
         this.endStream();
       } else if (text) {
         this.line(`${paint(s, 'bold', 'assistant ›')} ${text}`);
       }
-      this.streamed = '';
+      this.shown = 0;
+      this.shownTail = '';
+      this.attempt = undefined;
       if (m.stopReason === 'error') this.line(paint(s, 'red', `model error: ${m.errorMessage ?? 'unknown error'}`));
       else if (m.stopReason === 'aborted') this.line(paint(s, 'yellow', 'aborted'));
       else if (m.stopReason === 'length') this.line(paint(s, 'yellow', '(reply cut at the output token limit)'));

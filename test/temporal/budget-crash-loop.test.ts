@@ -12,6 +12,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, expect, inject, it } from 'vitest';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import type { ModelHeartbeat } from '../../common/events.js';
+import { streamedText } from '../../common/model-heartbeat.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { until } from './harness.js';
 
@@ -25,7 +26,7 @@ async function streamed(h: AgentRunHandle): Promise<ModelHeartbeat | undefined> 
   const payload = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails
     ?.payloads?.[0];
   const d = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat) : undefined;
-  return d?.partial ? d : undefined;
+  return d && streamedText(d) ? d : undefined;
 }
 
 it('five workers killed mid-stream spend 1500 of 1500 tokens; no sixth provider call, status stopped', async () => {

@@ -13,7 +13,9 @@ import type { AgentHooks } from '../../activities/hooks.js';
 import { piAiProvider } from '../../activities/model/pi-ai.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { lengthTruncated } from '../../common/errors.js';
+import type { ModelHeartbeat } from '../../common/events.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
+import { streamedText } from '../../common/model-heartbeat.js';
 import {
   startMockProvider,
   type MockProtocolName,
@@ -201,6 +203,13 @@ function textOf(m: Message | undefined): string {
   return m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
 }
 
+/** The text a model heartbeat shows (its tail: these replies are shorter than the tail bound). */
+function streamedOf(h: ModelHeartbeat | undefined): string {
+  const st = h && streamedText(h);
+  expect(st ? st.textLength : 0).toBe(st?.tail.length ?? 0);
+  return st?.tail ?? '';
+}
+
 /** `callModel` attempts as recorded by `ActivityTaskStarted` (Temporal writes it once per activity, with the last attempt). */
 async function modelAttempts(h: AgentRunHandle): Promise<number[]> {
   const events = (await h.workflow.fetchHistory()).events ?? [];
@@ -216,9 +225,7 @@ async function modelAttempts(h: AgentRunHandle): Promise<number[]> {
 }
 
 /** The pending `callModel` activity's heartbeat details, decoded. */
-async function modelHeartbeat(
-  h: AgentRunHandle,
-): Promise<{ kind?: string; partial?: AssistantMessage; failedUsage?: Usage } | undefined> {
+async function modelHeartbeat(h: AgentRunHandle): Promise<ModelHeartbeat | undefined> {
   const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
   const activity = pending.find((a) => a.activityType?.name === 'callModel');
   const payload = activity?.heartbeatDetails?.payloads?.[0];
@@ -417,7 +424,7 @@ describe.each(CASES)('pi-ai over $protocol ($model) through agentWorkflow', (c) 
     mock.enqueue({ reply: { blocks: [{ type: 'text', text: full }], chunkSize: 4 }, delayMs: 200 });
 
     const h = await keel.start({ model: c.model, prompt: 'count' });
-    await until(async () => textOf((await modelHeartbeat(h))?.partial).length >= 8, 20_000, 'partial text heartbeated');
+    await until(async () => streamedOf(await modelHeartbeat(h)).length >= 8, 20_000, 'partial text heartbeated');
     await h.cancel('enough');
     const closedEarly = await Promise.race([
       mock.requests[0].closed.then(() => mock.requests[0].clientClosedEarly),
@@ -449,10 +456,10 @@ describe('pi-ai through agentWorkflow: live progress, thinking, usage of failed 
 
     const h = await keel.start({ model: 'anthropic/claude-sonnet-4-5', prompt: 'talk', heartbeatTimeout: '2s' });
     let first = '';
-    await until(async () => (first = textOf((await modelHeartbeat(h))?.partial)).length > 0, 20_000, 'first partial');
+    await until(async () => (first = streamedOf(await modelHeartbeat(h))).length > 0, 20_000, 'first partial');
     let second = '';
     await until(
-      async () => (second = textOf((await modelHeartbeat(h))?.partial)).length > first.length,
+      async () => (second = streamedOf(await modelHeartbeat(h))).length > first.length,
       20_000,
       'longer partial',
     );

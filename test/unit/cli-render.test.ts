@@ -12,6 +12,7 @@ import {
 } from '../../client/cli/render.js';
 import { heartbeatsOf } from '../../client/cli/follow.js';
 import { homeWorkerLost } from '../../common/errors.js';
+import { MODEL_HEARTBEAT_TAIL_CHARS, modelHeartbeat } from '../../common/model-heartbeat.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 
 const assistant = (
@@ -149,6 +150,41 @@ describe('RunRenderer', () => {
     expect(sink.text()).toBe(
       'assistant › Hello wor\n(model call retried: the reply restarts)\nassistant › Hello\nmodel error: rate limited\n',
     );
+  });
+
+  it('streams from bounded heartbeats by offset: only the new part, a marked gap, the end from message_end', () => {
+    const text = Array.from({ length: 800 }, (_, i) => `w${i}`).join(' '); // 3889 characters
+    const beat = (upTo: number, attempt = 1) =>
+      modelHeartbeat(assistant([{ type: 'text', text: text.slice(0, upTo) }]), { attempt, seq: upTo });
+    const sink = stringSink({ tty: true });
+    const r = new RunRenderer(sink);
+    r.partial(beat(10));
+    r.partial(beat(10));
+    r.partial(beat(30)); // overlaps what is shown: only characters 10..30
+    r.partial(beat(3000)); // more arrived than a tail holds: 30..952 were never seen
+    r.partial(beat(3500));
+    r.event({ seq: 1, type: 'message_end', message: assistant([{ type: 'text', text }]) });
+    const gap = 3000 - MODEL_HEARTBEAT_TAIL_CHARS - 30;
+    expect(sink.text()).toBe(
+      `assistant › ${text.slice(0, 30)}[… ${gap} characters …]${text.slice(3000 - MODEL_HEARTBEAT_TAIL_CHARS)}\n`,
+    );
+  });
+
+  it('a bounded heartbeat of a new attempt restarts the reply, even when its text extends what is shown', () => {
+    const beat = (text: string, attempt: number) =>
+      modelHeartbeat(assistant([{ type: 'text', text }]), { attempt, seq: 1 });
+    const sink = stringSink({ tty: true });
+    const r = new RunRenderer(sink);
+    r.partial(beat('Hello', 1));
+    r.partial(beat('Hello wo', 2));
+    r.event({ seq: 1, type: 'message_end', message: assistant([{ type: 'text', text: 'Hello world' }]) });
+    expect(sink.text()).toBe('assistant › Hello\n(model call retried: the reply restarts)\nassistant › Hello world\n');
+  });
+
+  it('a heartbeat first seen mid-reply starts with the gap marker', () => {
+    const sink = stringSink({ tty: true });
+    new RunRenderer(sink).partial({ kind: 'model', attempt: 1, seq: 9, textLength: 5000, tail: 'the end' });
+    expect(sink.text()).toBe('assistant › [… 4993 characters …]the end');
   });
 
   it('shows tool progress once per update on a TTY', () => {
