@@ -41,6 +41,7 @@ import { historySection } from './history-growth.js';
 import { largeSection } from './large-transcript.js';
 import { memorySection } from './memory.js';
 import { overheadSection } from './overhead.js';
+import { peerSection } from './peer.js';
 import { markdown } from './report.js';
 import { throughputSection } from './throughput.js';
 
@@ -148,6 +149,7 @@ try {
   if (ONLY.has('history')) results.history = await historySection(bench);
   if (ONLY.has('memory')) results.memory = await memorySection(bench);
   if (ONLY.has('throughput')) results.throughput = await throughputSection(bench);
+  if (ONLY.has('peer')) results.peer = await peerSection(bench);
   if (ONLY.has('large')) results.large = await largeSection(bench);
 } catch (err) {
   exitCode = 1;
