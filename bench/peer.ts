@@ -350,14 +350,18 @@ function npmCi(cwd: string, log: (line: string) => void): Promise<void> {
       env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let tail = '';
+    const lines: string[] = [];
     const onData = (d: Buffer) => {
       for (const line of d.toString().split('\n'))
         if (line.trim()) {
           log(`  [peer npm] ${line}`);
-          tail = line;
+          lines.push(line);
         }
     };
+    /** The line that says what went wrong: not npm's code/errno lines, stack frames or log-file pointer. */
+    const reason = () =>
+      lines.find((l) => /^npm error /.test(l) && !/^npm error (code|syscall|errno|\s|A complete log)/.test(l)) ??
+      lines[lines.length - 1];
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     const timer = setTimeout(() => child.kill('SIGKILL'), 15 * 60_000);
@@ -368,7 +372,7 @@ function npmCi(cwd: string, log: (line: string) => void): Promise<void> {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve();
-      else reject(new Error(`exit ${code ?? signal}${tail ? `: ${tail}` : ''}`));
+      else reject(new Error(`exit ${code ?? signal}${lines.length ? `: ${reason()}` : ''}`));
     });
   });
 }
