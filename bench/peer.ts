@@ -316,7 +316,7 @@ async function installPeer(log: (line: string) => void): Promise<Installed | { e
   if (reused) log(`  peer: reusing ${dir}`);
   else {
     const tmp = `${dir}.tmp-${process.pid}`;
-    log(`  peer: npm ci of bench/peer-ai-sdk into ${tmp} (once per lock file; about a minute)`);
+    log(`  peer: npm ci of bench/peer-ai-sdk into ${tmp} (once per lock file; 15 s here)`);
     try {
       rmSync(tmp, { recursive: true, force: true });
       mkdirSync(tmp, { recursive: true });
@@ -352,7 +352,15 @@ function npmCi(cwd: string, log: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
       cwd,
-      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+      env: {
+        // not the repo's package context that `npm run bench` exported; the user's npm config (registry, cache) stays
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(
+            ([k]) => !/^npm_(package_|lifecycle_|config_local_prefix$)/.test(k) && k !== 'INIT_CWD',
+          ),
+        ),
+        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines: string[] = [];
