@@ -1,5 +1,5 @@
 /**
- * Section 6 of the bench: a batch of one-turn tasks through `agentBatchWorkflow` against the same tasks started
+ * Section 7 of the bench: a batch of one-turn tasks through `agentBatchWorkflow` against the same tasks started
  * directly by a client at the same concurrency (a client-side sliding window: the next run starts when one ends), on
  * the same worker process. Also how many children were running across each of the batch's continues-as-new (from the
  * children's start and close times): a batch that drains before continuing-as-new has none there.

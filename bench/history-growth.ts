@@ -107,7 +107,7 @@ function transcriptGrowth(chain: Chain): { chars: number; carriedCapTurn?: numbe
 }
 
 /** Milliseconds per turn around each point (mean over the 10 turns ending there), from history timestamps. */
-function turnTimes(chain: Chain, modelActivity: string, turns: number[]): Record<number, number> {
+export function turnTimes(chain: Chain, modelActivity: string, turns: number[]): Record<number, number> {
   const starts = chain.events.flatMap((e) =>
     e.activityTaskScheduledEventAttributes?.activityType?.name === modelActivity ? [e] : [],
   );
@@ -124,7 +124,7 @@ function turnTimes(chain: Chain, modelActivity: string, turns: number[]): Record
 }
 
 /** Turns whose model call completed (the naive run stops mid-turn when its next model input is refused). */
-function completedTurns(chain: Chain, modelActivity: string): number {
+export function completedTurns(chain: Chain, modelActivity: string): number {
   const scheduled = new Map<string, string>();
   let n = 0;
   for (const e of chain.events) {
@@ -137,7 +137,7 @@ function completedTurns(chain: Chain, modelActivity: string): number {
 }
 
 /** Waits for the run to close; if its history stops growing for `stallMs` (a workflow task failing over and over), terminates it. */
-async function settleOrStall(
+export async function settleOrStall(
   handle: WorkflowHandle,
   stallMs: number,
 ): Promise<{ kind: 'completed' | 'failed' | 'terminated' | 'stalled'; message?: string }> {

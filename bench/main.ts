@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: Keel's performance against the engine floor and Pi in process, on one Temporal dev server.
+ * `npm run bench`: Keel's performance against the engine floor, Pi in process and the peer @temporalio/ai-sdk, on one
+ * Temporal dev server.
  *
  * 1. Per-turn overhead: 20-turn scripted runs (one no-op tool call per turn) through `agentWorkflow`, the engine floor
  *    (`floorWorkflow`: one model + one tool activity per turn, no logic), floor variants that add one Keel extra each
@@ -11,16 +12,26 @@
  * 4. Memory: worker RSS with 0, 100 and 500 sessions parked waiting for a follow-up, and a minimal parked workflow.
  * 5. Large transcripts: the 2,000-turn run with 50 KB tool results (≈100 MB of transcript; about 3 min): turns, runs
  *    in its continue-as-new chain, the largest run's history, history bytes per turn, the transcript's size, the time.
- *    After throughput, outside its time budget.
- * 6. Batch: 2,000 one-turn tasks through `agentBatchWorkflow` against the same tasks started directly by a client at
+ *    After throughput, the peer and the batch, outside the time budget.
+ * 6. Peer: `@temporalio/ai-sdk` (the AI SDK's `generateText` loop in a workflow through `temporalProvider` and
+ *    `AiSdkPlugin`, the AI SDK's mock language model as the activity-side provider, the same scripted replies and
+ *    no-op tool) beside Keel's agentWorkflow and the engine floor on the same dev server: ms per turn, CPU per turn and
+ *    history bytes per turn of 10-, 100- and 500-turn runs, then one 1,000-turn peer run to see where it stops. The
+ *    peer pins @temporalio/* 1.23.0, so bench/peer-ai-sdk/ is its own package (exact pins, committed lock), installed
+ *    on first use by `npm ci` into `${XDG_CACHE_HOME:-~/.cache}/keel/bench-peer-ai-sdk-<hash of its lock>` (reused
+ *    after; about 15 s, ~290 MB), its worker a process of its own on this Node; if the install or the worker fails the
+ *    section says "not run: <reason>" and the bench goes on. After throughput.
+ * 7. Batch: 2,000 one-turn tasks through `agentBatchWorkflow` against the same tasks started directly by a client at
  *    the same concurrency (tasks/min), and the children running across each of the batch's continues-as-new.
  *
- * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, batch.ts
- * and large-transcript.ts, sharing
+ * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
+ * batch.ts and large-transcript.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,batch,large; e.g.
- * `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick check),
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,large;
+ * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
+ * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
+ * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
  * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes), KEEL_BENCH_PI_AGENT_CORE (path to pi-agent-core's
  * dist/index.js when the package is not installed).
@@ -44,6 +55,7 @@ import { historySection } from './history-growth.js';
 import { largeSection } from './large-transcript.js';
 import { memorySection } from './memory.js';
 import { overheadSection } from './overhead.js';
+import { peerSection } from './peer.js';
 import { markdown } from './report.js';
 import { throughputSection } from './throughput.js';
 
@@ -151,6 +163,7 @@ try {
   if (ONLY.has('history')) results.history = await historySection(bench);
   if (ONLY.has('memory')) results.memory = await memorySection(bench);
   if (ONLY.has('throughput')) results.throughput = await throughputSection(bench);
+  if (ONLY.has('peer')) results.peer = await peerSection(bench);
   if (ONLY.has('batch')) results.batch = await batchSection(bench);
   if (ONLY.has('large')) results.large = await largeSection(bench);
 } catch (err) {

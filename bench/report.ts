@@ -1,10 +1,11 @@
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
 import { PI_AGENT_CORE } from './pi-loop.js';
-import { fmt, fmtBytes, fmtSummary, type Summary } from './stats.js';
+import { fmt, fmtBytes, fmtSummary, pairedRatio, type Summary } from './stats.js';
 import { PI_INSTALL, ceiling } from './overhead.js';
 import { HISTORY_POINTS } from './history-growth.js';
 import { FLOOR_PARKED } from './memory.js';
+import { PEER_PACKAGE } from './peer.js';
 
 export function markdown(r: any): string {
   const rows: string[][] = [];
@@ -255,14 +256,14 @@ export function markdown(r: any): string {
   const bt = r.batch;
   if (bt) {
     row(
-      '6 batch',
+      '7 batch',
       `${bt.tasks} one-turn tasks at concurrency ${bt.concurrency}: tasks/min, batch / direct from a client`,
       `${fmt(bt.batch.tasksPerMinute, 0)} / ${fmt(bt.direct.tasksPerMinute, 0)}`,
     );
-    row('6 batch', 'batch ÷ direct (tasks/min)', fmt(bt.batchOverDirect), '≥ 0.9', check(bt.batchOverDirect >= 0.9));
+    row('7 batch', 'batch ÷ direct (tasks/min)', fmt(bt.batchOverDirect), '≥ 0.9', check(bt.batchOverDirect >= 0.9));
     const spans = bt.batch.runningAtContinueAsNew as number[];
     row(
-      '6 batch',
+      '7 batch',
       `children running across each of the batch's ${bt.batch.continuedAsNew} continues-as-new`,
       spans.length ? spans.join(', ') : 'no continue-as-new',
       '> 0 at each',
@@ -282,6 +283,86 @@ export function markdown(r: any): string {
       `${l.historyBytesPerTurn} B (${MB(l.totalHistoryBytes)} in all)`,
     );
   }
+  const pe = r.peer;
+  if (pe?.notRun) row('6 peer', PEER_PACKAGE, `not run: ${pe.notRun}`);
+  else if (pe) {
+    const v = pe.versions as Record<string, string>;
+    row(
+      '6 peer',
+      'peer: packages (its own install), beside Keel',
+      `${PEER_PACKAGE} ${v[PEER_PACKAGE]}, ai ${v.ai}, @temporalio/worker ${v['@temporalio/worker']}; Keel on SDK ${r.sdk}`,
+    );
+    type Fig = {
+      msPerTurn: Summary;
+      workerCpuMsPerTurn: Summary;
+      serverCpuMsPerTurn: Summary;
+      history: {
+        bytes: number;
+        bytesThroughTurn: number;
+        closeBytes: number;
+        bytesPerTurn: number;
+        avgBytesPerTurn: number;
+        events: number;
+        eventsPerTurn: number;
+        largestModelInputBytes: number;
+        runs: number;
+      };
+    };
+    const three = (p: { keel: Fig; floor: Fig; peer?: Fig }, f: (x: Fig) => string) =>
+      `${f(p.keel)} / ${f(p.floor)} / ${p.peer ? f(p.peer) : 'stopped'}`;
+    const ratio = (a: Summary, b: Summary) =>
+      a.n === b.n ? fmtSummary(pairedRatio(a.samples, b.samples)) : fmt(a.median / b.median);
+    for (const p of pe.points as { turns: number; rounds: number; keel: Fig; floor: Fig; peer?: Fig }[]) {
+      row(
+        '6 peer',
+        `ms/turn, ${p.turns}-turn runs (${p.rounds} round${p.rounds > 1 ? 's' : ''}): Keel / floor / AI SDK`,
+        three(p, (x) => fmtSummary(x.msPerTurn)),
+      );
+      row(
+        '6 peer',
+        `ms/turn, ${p.turns} turns: AI SDK ÷ Keel; Keel ÷ floor; AI SDK ÷ floor`,
+        `${p.peer ? ratio(p.peer.msPerTurn, p.keel.msPerTurn) : '-'}; ${ratio(p.keel.msPerTurn, p.floor.msPerTurn)}; ${p.peer ? ratio(p.peer.msPerTurn, p.floor.msPerTurn) : '-'}`,
+      );
+      row(
+        '6 peer',
+        `CPU ms/turn, ${p.turns} turns (worker, server): Keel / floor / AI SDK`,
+        three(p, (x) => `${fmt(x.workerCpuMsPerTurn.median, 1)}, ${fmt(x.serverCpuMsPerTurn.median, 1)}`),
+      );
+      row(
+        '6 peer',
+        `history bytes per turn at turn ${p.turns} (last 10 turns; average over 1–${p.turns}): Keel / floor / AI SDK`,
+        three(p, (x) => `${fmtBytes(x.history.bytesPerTurn)}; ${fmtBytes(x.history.avgBytesPerTurn)}`),
+      );
+      row(
+        '6 peer',
+        `history after ${p.turns} turns (+ the run's close) / events: Keel / floor / AI SDK`,
+        three(
+          p,
+          (x) =>
+            `${fmtBytes(x.history.bytesThroughTurn)} (+ ${fmtBytes(x.history.closeBytes)}) / ${x.history.events}${x.history.runs > 1 ? ` in ${x.history.runs} runs` : ''}`,
+        ),
+      );
+      row(
+        '6 peer',
+        `largest model activity input, ${p.turns} turns: Keel / floor / AI SDK`,
+        three(p, (x) => fmtBytes(x.history.largestModelInputBytes)),
+      );
+    }
+    const stop = pe.peerStopped;
+    if (stop)
+      row(
+        '6 peer',
+        'AI SDK: where it stops',
+        `${stop.turns}-turn run ${stop.outcome} after ${stop.turnsCompleted} model calls: ${stop.failure ?? ''}`,
+      );
+    const l = pe.limitRun;
+    if (l)
+      row(
+        '6 peer',
+        `AI SDK: one ${l.turns}-turn run, where it stops`,
+        `${l.outcome} after ${l.turnsCompleted} model calls in ${fmt(l.seconds, 0)} s, history ${fmtBytes(l.history.bytes)} / ${l.history.events} events (${fmtBytes(l.history.bytesPerTurn)}/turn at the end; largest model input ${fmtBytes(l.history.largestModelInputBytes)})${l.failure ? `: ${l.failure}` : ''}`,
+      );
+  }
   const lines = [
     `# Keel bench`,
     '',
@@ -299,6 +380,11 @@ export function markdown(r: any): string {
     '',
   ];
   if (h) lines.push(`History bytes: ${h.measure}.`, '');
+  if (pe && !pe.notRun)
+    lines.push(
+      'Peer (6): each run N tool-calling turns; the AI SDK run then makes one more model call for its final text (Keel and the floor stop at maxTurns). ms/turn = client-observed run time ÷ N. History bytes: HistoryEvent protobuf sizes; a turn ends where the next model call is scheduled, the last one at its tool result; the rest is the close.',
+      '',
+    );
   if (o && !o.piMsPerTurn) lines.push(`Pi row: ${PI_AGENT_CORE} not installed; install with \`${PI_INSTALL}\`.`, '');
   return lines.join('\n');
 }
