@@ -26,4 +26,9 @@ export const PATCH = {
   coarseTurnUpserts: 'keel-0.3-coarse-turn-upserts',
   /** 0.3.0: worker-local tools run on the run's home worker (its own task queue); a lost home is replaced. */
   workerAffinity: 'keel-0.3-worker-affinity',
+  /**
+   * 0.4.0: calls of tools reported with `localActivity` (and a batch's preparation when every call is one) run as local
+   * activities, a marker each instead of activity events; a worker-local call refused off its home runs as before.
+   */
+  localTools: 'keel-0.4-local-tools',
 } as const;
