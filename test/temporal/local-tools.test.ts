@@ -16,9 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { builtinTools } from '../../activities/tools/builtin/index.js';
-import { defineTool, type ToolDefinition } from '../../activities/tools/define-tool.js';
+import { defineTool, type AgentToolResult, type ToolDefinition } from '../../activities/tools/define-tool.js';
 import { PATCH } from '../../workflows/patches.js';
-import { allEvents, notation, startKeel, strip, until, type Keel } from './harness.js';
+import { allEvents, gate, notation, startKeel, strip, until, type Keel } from './harness.js';
 
 const script: Script = {
   replies: [
@@ -177,10 +177,11 @@ describe('local placement of read-only tools', () => {
     expect(local.length).toBe(16);
     const [le, ae] = await Promise.all([allEvents(localRun), allEvents(activityRun)]);
     expect(inBatchOrder(notation(le))).toEqual(inBatchOrder(notation(ae)));
+    // by call id: within a parallel batch they come in completion order
     const ends = (events: typeof le) =>
-      events.flatMap((e) =>
-        e.type === 'tool_execution_end' ? [{ id: e.toolCallId, r: e.result, err: e.isError }] : [],
-      );
+      events
+        .flatMap((e) => (e.type === 'tool_execution_end' ? [{ id: e.toolCallId, r: e.result, err: e.isError }] : []))
+        .sort((a, b) => a.id.localeCompare(b.id));
     expect(ends(le)).toEqual(ends(ae));
   });
 
@@ -236,6 +237,74 @@ describe('local placement of read-only tools', () => {
     const texts = (await h.allMessages()).flatMap((m) => (m.role === 'toolResult' ? [m.content] : []));
     expect(texts).toEqual([[{ type: 'text', text: 'one\ntwo\nthree\n' }], [{ type: 'text', text: 'a' }]]);
   }, 60_000);
+});
+
+describe('local placement: an interrupt during a local call', () => {
+  let keel: Keel;
+  const started = gate();
+  let aborted = 0;
+  const NAP_MS = 1500;
+  const nap = defineTool({
+    name: 'nap',
+    description: 'Naps 1.5 s.',
+    parameters: { type: 'object', properties: {} },
+    idempotent: true,
+    localActivity: true,
+    execute: (_id, _args, signal) =>
+      new Promise<AgentToolResult>((resolve, reject) => {
+        started.open();
+        const t = setTimeout(() => resolve({ content: [{ type: 'text', text: 'slept' }] }), NAP_MS);
+        signal.addEventListener('abort', () => {
+          aborted += 1;
+          clearTimeout(t);
+          reject(new Error('nap aborted'));
+        });
+      }),
+  });
+  beforeAll(async () => {
+    keel = await startKeel({
+      tools: [nap],
+      scripts: {
+        napper: {
+          rules: [
+            // streamed slowly: the interrupt, seen once the call is done, finds this model call running
+            { match: 'toolResult:nap', text: 'after the nap, slowly', chunkDelayMs: 400 },
+            { toolCall: { name: 'nap', arguments: {}, id: 'n1' } },
+          ],
+        },
+      },
+    });
+  });
+  afterAll(() => keel?.stop());
+
+  it('takes effect after the call: the call finishes with its own result, the next model call is aborted', async () => {
+    const h = await keel.start({ model: 'scripted/napper', prompt: 'nap', tools: ['nap'], mode: 'session' });
+    await started.promise;
+    const t0 = Date.now();
+    const ack = await h.interrupt();
+    await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
+    expect(ack).toEqual({ interrupted: true });
+    expect(Date.now() - t0).toBeGreaterThan(NAP_MS / 2); // the interrupt waited for the call
+    expect(aborted).toBe(0);
+    const messages = strip(await h.allMessages());
+    expect(messages.slice(2)).toEqual([
+      // the call was not cut short: its own result
+      {
+        role: 'toolResult',
+        toolCallId: 'n1',
+        toolName: 'nap',
+        content: [{ type: 'text', text: 'slept' }],
+        isError: false,
+      },
+      // the interrupt stopped what ran when the workflow saw it: the next model call
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: expect.any(String) }],
+        stopReason: 'aborted',
+        errorMessage: 'Operation aborted',
+      },
+    ]);
+  });
 });
 
 describe('defineTool and localActivity', () => {
