@@ -4,15 +4,16 @@
  * user tool declaring `localActivity` are local-activity markers in the history, not scheduled activities; a tool that
  * does not declare it still runs as an activity; the transcript and the events are exactly those of the same run with
  * the placement off. A workflow running off the run's home worker has its first worker-local call refused there
- * (`KeelNotHome`, nothing ran) and runs it, and the later ones, as activities on the home queue.
+ * (`KeelNotHome`, nothing ran) and runs it, and the later ones, as activities on the home queue. The histories replay
+ * with the current code. An interrupt during a local call takes effect after it (docs/local-tools.md#limits).
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { builtinTools } from '../../activities/tools/builtin/index.js';
@@ -88,6 +89,12 @@ async function patchesOf(h: AgentRunHandle): Promise<string[]> {
     const data = m.details?.['patch-data']?.payloads?.[0];
     return data ? [defaultPayloadConverter.fromPayload<{ id: string }>(data).id] : [];
   });
+}
+
+/** Replays the run's history with the current workflow code (a nondeterminism throws). */
+async function replays(h: AgentRunHandle): Promise<void> {
+  const history = await h.workflow.fetchHistory();
+  await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history);
 }
 
 /**
@@ -236,7 +243,13 @@ describe('local placement of read-only tools', () => {
     ]);
     const texts = (await h.allMessages()).flatMap((m) => (m.role === 'toolResult' ? [m.content] : []));
     expect(texts).toEqual([[{ type: 'text', text: 'one\ntwo\nthree\n' }], [{ type: 'text', text: 'a' }]]);
+    await replays(h);
   }, 60_000);
+
+  it('replays the histories with local-activity markers deterministically', async () => {
+    await replays(localRun);
+    await replays(activityRun);
+  });
 });
 
 describe('local placement: an interrupt during a local call', () => {
