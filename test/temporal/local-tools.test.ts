@@ -5,7 +5,8 @@
  * does not declare it still runs as an activity; the transcript and the events are exactly those of the same run with
  * the placement off. A workflow running off the run's home worker has its first worker-local call refused there
  * (`KeelNotHome`, nothing ran) and runs it, and the later ones, as activities on the home queue. The histories replay
- * with the current code. An interrupt during a local call takes effect after it (docs/local-tools.md#limits).
+ * with the current code. An interrupt during a local call takes effect after it (docs/local-tools.md#limits); a call
+ * that waits for approval is prepared and executed by two local activities.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -317,6 +318,45 @@ describe('local placement: an interrupt during a local call', () => {
         errorMessage: 'Operation aborted',
       },
     ]);
+  });
+});
+
+describe('local placement: a call that waits for approval', () => {
+  let keel: Keel;
+  const stampLocal = defineTool({
+    name: 'stamp_local',
+    description: 'Says stamped, once approved.',
+    parameters: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
+    idempotent: true,
+    localActivity: true,
+    approval: 'always',
+    execute: async (_id, args: { what: string }) => ({ content: [{ type: 'text', text: `stamped ${args.what}` }] }),
+  });
+  beforeAll(async () => {
+    keel = await startKeel({
+      tools: [stampLocal],
+      scripts: {
+        stamper: {
+          rules: [
+            { match: 'toolResult:stamp_local', text: 'stamped' },
+            { toolCall: { name: 'stamp_local', arguments: { what: 'it' }, id: 'a1' } },
+          ],
+        },
+      },
+    });
+  });
+  afterAll(() => keel?.stop());
+
+  it('is prepared by one local activity and, once approved, executed by another', async () => {
+    const h = await keel.start({ model: 'scripted/stamper', prompt: 'stamp', tools: ['stamp_local'] });
+    await until(async () => (await h.state()).pendingApprovals.length === 1, 20_000, 'pending approval');
+    const [p] = (await h.state()).pendingApprovals;
+    await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'alice' });
+    expect((await h.result()).status).toBe('completed');
+    const result = (await h.allMessages()).find((m) => m.role === 'toolResult');
+    expect(result?.content).toEqual([{ type: 'text', text: 'stamped it' }]);
+    expect(await placements(h)).toEqual([`startRun ${keel.taskQueue}`, 'local runToolCall', 'local executeToolCall']);
+    await replays(h);
   });
 });
 
