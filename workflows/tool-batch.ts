@@ -350,9 +350,9 @@ type LocalRun<T> = (options: LocalActivityOptions, home: { home?: string }) => P
 /**
  * Schedules a tool activity. A tool reported with `localActivity` runs as a local activity first (docs/local-tools.md):
  * a worker-local one only while the run has a home, carrying it, and NOT_HOME when this workflow runs elsewhere (the
- * call then goes the usual way below). A worker-local tool (worker affinity, README) goes to the run's home queue with a
- * schedule-to-start timeout; when the home worker does not start it in time, the run asks its task queue for a new
- * home: an idempotent call is retried there, any other gets the interrupted result. A non-idempotent call is
+ * call then goes the usual way below). A worker-local tool (worker affinity, README) goes to the run's home queue
+ * with a schedule-to-start timeout; when the home worker does not start it in time, the run asks its task queue for a
+ * new home: an idempotent call is retried there, any other gets the interrupted result. A non-idempotent call is
  * retried on the home queue only to fetch an outcome its home worker recorded (worker/tool-ledger.ts), never to run
  * again. Other tools, and runs recorded before the patch, keep the run's task queue.
  */
