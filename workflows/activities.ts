@@ -60,7 +60,7 @@ export function toolActivityOptions(
 
 export const toolActivities = proxyActivities<KeelActivities>({ startToCloseTimeout: '10m' });
 
-/** The tool activities as local activities (docs/local-tools.md); per-call options: {@link localToolActivityOptions}. */
+/** The tool activities as local activities (docs/local-tools.md), with {@link localToolActivityOptions} per call. */
 export const localToolActivities = proxyLocalActivities<KeelActivities>({ startToCloseTimeout: '30s' });
 
 const LOCAL_TOOL_TIMEOUT = '30s';
