@@ -46,7 +46,7 @@ export function createActivities(deps: KeelActivityDeps) {
     }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     compact: createCompact({ models, transcript }),
-    ...createToolActivities({ tools, hooks, transcript }),
+    ...createToolActivities({ tools, hooks, transcript, homeQueue: deps.homeQueue }),
     /**
      * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home
      * worker is gone asks for a new home with it (worker affinity, README).

@@ -55,6 +55,7 @@ export function createStartRun(deps: {
           executionMode: t.executionMode ?? 'parallel',
           idempotent: t.idempotent === true,
           ...(t.workerLocal === true ? { workerLocal: true } : {}),
+          ...(t.localActivity === true && t.idempotent === true ? { localActivity: true } : {}),
           ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
         };

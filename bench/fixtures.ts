@@ -2,7 +2,8 @@
  * What every benchmark section shares: task queues, the scripted replies and the tools (a no-op and a 20 KB blob).
  * Worker side only (activities, worker processes); the bench workflows import nothing from here at runtime.
  */
-import { defineTool } from '../activities/tools/define-tool.js';
+import { builtinTools } from '../activities/tools/builtin/index.js';
+import { defineTool, type ToolDefinition } from '../activities/tools/define-tool.js';
 import type { Script } from '../activities/model/scripted.js';
 
 export const QUEUE = {
@@ -18,6 +19,10 @@ export const QUEUE = {
   benchMem: 'bench-floor-mem',
 } as const;
 
+/** The small file the read variants of the overhead section read every turn (bench/local-read.ts). */
+export const READ_FILE = 'bench-read.txt';
+export const READ_FILE_TEXT = 'line of the bench file\n'.repeat(40);
+
 /** Size of each blob tool result in the history section. */
 export const BLOB_KB = 20;
 
@@ -26,6 +31,8 @@ export const SCRIPTS: Record<string, Script> = {
   'bench-noop': { rules: [{ toolCall: { name: 'noop', arguments: {} } }] },
   'bench-blob': { rules: [{ toolCall: { name: 'blob', arguments: { kb: BLOB_KB } } }] },
   'bench-hello': { rules: [{ text: 'ok' }] },
+  'bench-read': { rules: [{ toolCall: { name: 'read', arguments: { path: READ_FILE } } }] },
+  'bench-read-local': { rules: [{ toolCall: { name: 'read_local', arguments: { path: READ_FILE } } }] },
 };
 
 export const noopTool = defineTool({
@@ -52,3 +59,14 @@ export const blobTool = defineTool({
 });
 
 export const BENCH_TOOLS = [noopTool, blobTool];
+
+/**
+ * The built-in `read` on the workspace `cwd` twice: `read` as a regular activity, and `read_local` placed as a local
+ * activity (`builtinTools({ localReadTools: true })`, renamed so one worker serves both).
+ */
+export function readTools(cwd: string): ToolDefinition[] {
+  const [plain, local] = [builtinTools({ cwd }), builtinTools({ cwd, localReadTools: true })].map((tools) =>
+    tools.find((t) => t.name === 'read')!,
+  );
+  return [plain, { ...local, name: 'read_local' }];
+}

@@ -12,6 +12,7 @@ import { fmt, pairedRatio, summarize, type Summary } from './stats.js';
 import { ROUNDS, type Bench } from './context.js';
 import { keelInput, keelRun, floorRun } from './runs.js';
 import { childPid, procCpuMs } from './proc.js';
+import { localReadContenders, localReadResult } from './local-read.js';
 
 const OVERHEAD_TURNS = 20;
 /** Floor variants that add Keel's per-turn extras one at a time (bench/floor-workflow.ts). */
@@ -26,7 +27,7 @@ export const PI_INSTALL = `npm install --save-dev --save-exact ${PI_AGENT_CORE}@
 export async function overheadSection(b: Bench) {
   const { log, server, client, keel1, main, keelBundlePath, benchBundlePath } = b;
   log(
-    `overhead: ${OVERHEAD_TURNS}-turn runs, warm-up then ${ROUNDS} rounds of Keel, floor, ${FLOOR_VARIANTS.length} floor variants, Pi`,
+    `overhead: ${OVERHEAD_TURNS}-turn runs, warm-up then ${ROUNDS} rounds of Keel, floor, ${FLOOR_VARIANTS.length} floor variants, Keel + read as activity / local activity, Pi`,
   );
   const pi = await loadPiAgentCore();
   if (!pi.core) log(`${PI_AGENT_CORE} not installed (${pi.error}); install with: ${PI_INSTALL}`);
@@ -43,6 +44,7 @@ export async function overheadSection(b: Bench) {
     },
     { name: 'floor', run: () => floorRun(client, OVERHEAD_TURNS) },
     ...FLOOR_VARIANTS.map((v) => ({ name: v.name, run: () => floorRun(client, OVERHEAD_TURNS, v.opts) })),
+    ...localReadContenders(keel1, OVERHEAD_TURNS),
   ];
   for (let i = 0; i < 1; i++) {
     for (const c of contenders) await c.run();
@@ -70,7 +72,7 @@ export async function overheadSection(b: Bench) {
       piMs.push(p.ms / OVERHEAD_TURNS);
     }
     log(
-      `  round ${r + 1}: ${contenders.map((c) => `${c.name.replace('floor + ', '+')} ${fmt(wall.get(c.name)![r])}`).join(', ')}${pi.core ? `, Pi ${fmt(piMs[r], 3)}` : ''} ms/turn`,
+      `  round ${r + 1}: ${contenders.map((c) => `${c.name.replace('floor + ', '+').replace('keel + ', 'keel+')} ${fmt(wall.get(c.name)![r])}`).join(', ')}${pi.core ? `, Pi ${fmt(piMs[r], 3)}` : ''} ms/turn`,
     );
   }
   const keel = wall.get('keel')!;
@@ -160,6 +162,7 @@ export async function overheadSection(b: Bench) {
       cpuPerTurn: cpuPerTurn(v.name),
     })),
     profile,
+    localRead: await localReadResult(wall, floor, cpuPerTurn, (name) => perTurn(last.get(name)!, 'callModel')),
   };
 }
 

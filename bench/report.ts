@@ -37,6 +37,22 @@ export function markdown(r: any): string {
         `${v.name}: ms/turn (÷ floor); CPU ms/turn`,
         `${fmtSummary(v.msPerTurn)} (${fmtSummary(v.overFloor)}); ${cpu(v.cpuPerTurn)}`,
       );
+    if (o.localRead) {
+      for (const v of o.localRead.variants)
+        row(
+          '1 local read',
+          `${v.name}: ms/turn (÷ floor); events / workflow tasks per turn`,
+          `${fmtSummary(v.msPerTurn)} (${fmtSummary(v.overFloor)}); ${fmt(v.profile.eventsPerTurn, 1)} / ${fmt(v.profile.workflowTasksPerTurn)}`,
+        );
+      row(
+        '1 local read',
+        'Keel + read as local activity / floor',
+        fmtSummary(o.localRead.localOverFloor),
+        '< 1',
+        check(o.localRead.localOverFloor.median < 1),
+      );
+      row('1 local read', 'read as local activity / read as activity', fmtSummary(o.localRead.localOverActivity));
+    }
     row(
       '1 per-turn',
       'Keel / Pi',

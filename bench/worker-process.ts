@@ -5,13 +5,15 @@
  * `stats` (the `messages`/`state` queries the activities sent, counted by wrapping the client's query handler) and
  * `stop`.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, Connection, WorkflowClient } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { scriptedModel } from '../activities/model/scripted.js';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker.js';
 import { createBenchActivities } from './bench-activities.js';
-import { BENCH_TOOLS, SCRIPTS } from './fixtures.js';
+import { BENCH_TOOLS, READ_FILE, READ_FILE_TEXT, readTools, SCRIPTS } from './fixtures.js';
 
 export interface WorkerProcessConfig {
   address: string;
@@ -75,6 +77,11 @@ Runtime.install({
   telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
 });
 
+// the workspace of the read tools (bench/local-read.ts): one small file, removed when the process exits
+const workspace = mkdtempSync(join(tmpdir(), 'keel-bench-read-'));
+writeFileSync(join(workspace, READ_FILE), READ_FILE_TEXT);
+process.on('exit', () => rmSync(workspace, { recursive: true, force: true }));
+
 const keel: AgentWorker[] = [];
 const others: Worker[] = [];
 try {
@@ -83,7 +90,7 @@ try {
       await createAgentWorker({
         address: config.address,
         taskQueue,
-        tools: BENCH_TOOLS,
+        tools: [...BENCH_TOOLS, ...readTools(workspace)],
         models: { scripted: scriptedModel(SCRIPTS) },
         workflowBundle: { codePath: config.keelBundlePath },
         identity: `${config.identity}@${taskQueue}`,

@@ -54,4 +54,9 @@ export const ErrorType = {
   BudgetExceeded: 'BudgetExceeded',
   /** The provider refused the context as longer than the model's window: compact, then retry once. */
   ContextOverflow: 'ModelError.ContextOverflow',
+  /**
+   * A worker-local tool call placed as a local activity ran on a worker that is not the run's home: refused before
+   * anything ran; the workflow runs the call as an activity on the home queue instead (docs/local-tools.md).
+   */
+  NotHome: 'KeelNotHome',
 } as const;

@@ -19,6 +19,8 @@ export interface ToolInfo {
   idempotent: boolean;
   /** Runs on the run's home worker (worker affinity); absent: any worker of the run's task queue. */
   workerLocal?: boolean;
+  /** May run as a local activity (docs/local-tools.md); only idempotent tools; absent: a regular activity. */
+  localActivity?: boolean;
   timeout?: DurationInput;
   retry?: {
     maximumAttempts?: number;
@@ -115,6 +117,11 @@ export interface ToolCallRef {
    */
   callIndex?: number;
   metadata: Record<string, unknown>;
+  /**
+   * Local activities only (docs/local-tools.md): the run's home queue. A worker whose own home queue is another one
+   * refuses the call with `KeelNotHome` before preparing it (nothing runs); absent: any worker may run it.
+   */
+  home?: string;
 }
 
 export interface PrepareToolCallsInput {

@@ -4,7 +4,8 @@
  * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), TLS / API key / profile
  * through the standard TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (common/connection.ts),
  * KEEL_TASK_QUEUE (keel),
- * KEEL_WORKSPACE (the tools' root; default the current directory), provider keys such as ANTHROPIC_API_KEY.
+ * KEEL_WORKSPACE (the tools' root; default the current directory), KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as
+ * local activities, docs/local-tools.md; default off), provider keys such as ANTHROPIC_API_KEY.
  * A failure to start prints one line (the stack only with KEEL_DEBUG=1) and exits 1.
  */
 import { builtinTools } from '../activities/tools/builtin/index.js';
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
     address,
     namespace: process.env.TEMPORAL_NAMESPACE,
     taskQueue,
-    tools: builtinTools({ cwd: workspace }),
+    tools: builtinTools({ cwd: workspace, localReadTools: process.env.KEEL_LOCAL_READ_TOOLS === '1' }),
   }).catch((err: unknown) => {
     throw new Error(
       `cannot start a worker against Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}. ` +

@@ -1,6 +1,6 @@
 /** Activity stubs with Keel's options. Type-only import of the activities: nothing with side effects enters the bundle. */
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
+import { msToNumber, type ActivityOptions, type LocalActivityOptions, type RetryPolicy } from '@temporalio/common';
 import type { KeelActivities } from '../activities/index.js';
 import type { AgentRunInput } from '../common/run.js';
 import type { ToolInfo } from '../common/wire.js';
@@ -59,6 +59,43 @@ export function toolActivityOptions(
 }
 
 export const toolActivities = proxyActivities<KeelActivities>({ startToCloseTimeout: '10m' });
+
+/** The tool activities as local activities (docs/local-tools.md), with {@link localToolActivityOptions} per call. */
+export const localToolActivities = proxyLocalActivities<KeelActivities>({ startToCloseTimeout: '30s' });
+
+const LOCAL_TOOL_TIMEOUT = '30s';
+const LOCAL_TOOL_SCHEDULE_TO_CLOSE = '1m';
+
+/**
+ * Options of one tool call placed as a local activity (docs/local-tools.md): start-to-close is the tool's `timeout` or
+ * 30 s, all attempts together at most 1 minute (or the tool's timeout when longer); the tool's retry policy as for
+ * its activity (only idempotent tools are placed locally). No heartbeat timeout: local activities do not heartbeat.
+ */
+export function localToolActivityOptions(tool: ToolInfo, summary: string): LocalActivityOptions {
+  const timeout = tool.timeout ?? LOCAL_TOOL_TIMEOUT;
+  return {
+    startToCloseTimeout: timeout,
+    scheduleToCloseTimeout: tool.timeout === undefined ? LOCAL_TOOL_SCHEDULE_TO_CLOSE : longer(timeout),
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      maximumAttempts: tool.retry?.maximumAttempts ?? 5,
+      initialInterval: tool.retry?.initialInterval ?? '1s',
+      backoffCoefficient: tool.retry?.backoffCoefficient ?? 2,
+      maximumInterval: tool.retry?.maximumInterval ?? '30s',
+    },
+    summary,
+  };
+}
+
+/** Options of a batch's preparation as a local activity: as a local tool call's without a tool timeout. */
+export function localPreparationOptions(summary: string): LocalActivityOptions {
+  return localToolActivityOptions({ name: 'prepareToolCalls', executionMode: 'parallel', idempotent: true }, summary);
+}
+
+/** The larger of the tool's timeout and the default schedule-to-close (a single attempt must fit). */
+function longer(timeout: NonNullable<ToolInfo['timeout']>): NonNullable<ToolInfo['timeout']> {
+  return msToNumber(timeout) > msToNumber(LOCAL_TOOL_SCHEDULE_TO_CLOSE) ? timeout : LOCAL_TOOL_SCHEDULE_TO_CLOSE;
+}
 
 /** `read src/app.ts`, `bash npm test`, `edit src/x.ts (2 edits)`: the tool name, its first string argument, array sizes. */
 export function toolSummary(name: string, args: unknown): string {

@@ -103,6 +103,16 @@ export function isHomeLost(err: unknown): boolean {
 }
 
 /**
+ * A worker-local tool call placed as a local activity that ran on a worker other than the run's home: refused before
+ * anything ran (`KeelNotHome`, docs/local-tools.md), so it is scheduled as an activity on the home queue instead.
+ */
+export function isNotHome(err: unknown): boolean {
+  // a local activity's failure may arrive unwrapped (the marker records the ApplicationFailure itself)
+  const type = err instanceof ApplicationFailure ? err.type : applicationType(err);
+  return type === ErrorType.NotHome;
+}
+
+/**
  * The error result of every call of a batch whose preparation activity failed; undefined when it was cancelled (the
  * calls then get `Operation aborted` from the batch itself).
  */

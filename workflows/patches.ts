@@ -31,4 +31,9 @@ export const PATCH = {
    * continue-as-new) does not upsert them again at its first publish; a run failing with them stale marks KeelStatus.
    */
   startAttributes: 'keel-0.4-start-attributes',
+  /**
+   * 0.4.0: calls of tools reported with `localActivity` (and a batch's preparation when every call is one) run as local
+   * activities, a marker each instead of activity events; a worker-local call refused off its home runs as before.
+   */
+  localTools: 'keel-0.4-local-tools',
 } as const;

@@ -124,6 +124,11 @@ export interface Session {
   historyAtStart: number;
   /** A move to a new home worker under way (concurrent calls that lost the home wait for the same one). */
   rehoming?: Promise<void>;
+  /**
+   * The home queue a local tool call was refused for (this workflow ran on another worker, docs/local-tools.md): later
+   * worker-local calls of this execution go straight to the home queue while the home is the same.
+   */
+  notHome?: string;
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (see common/transcript-digest.ts). */
   digests: number[];
 }

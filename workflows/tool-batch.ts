@@ -3,9 +3,9 @@
  * parallel, preparation in source order, executions overlapping, `tool_execution_end` in completion order, results
  * in source order, the terminate rule. Failures never escape: each becomes an `isError` result.
  */
-import type { ActivityOptions } from '@temporalio/common';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
-import { isHomeLost, preparationFailureText, toolCallFailureText } from './failure-outcomes.js';
+import { isHomeLost, isNotHome, preparationFailureText, toolCallFailureText } from './failure-outcomes.js';
 import { PATCH } from './patches.js';
 import {
   duplicateToolCallId,
@@ -17,7 +17,15 @@ import {
 } from '../common/errors.js';
 import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
 import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
-import { setupActivities, toolActivities, toolActivityOptions, toolSummary } from './activities.js';
+import {
+  localPreparationOptions,
+  localToolActivities,
+  localToolActivityOptions,
+  setupActivities,
+  toolActivities,
+  toolActivityOptions,
+  toolSummary,
+} from './activities.js';
 import { workflowNow } from './clock.js';
 import { appendMessage, runCancellable, type Session, type SuspendedBatch } from './session.js';
 import { publishDetails } from './visibility.js';
@@ -248,28 +256,34 @@ async function approveThenExecute(
   return s.abort ? errorOutcome(OPERATION_ABORTED) : execute(s, call, assistantIndex, args, wait.record);
 }
 
-/** One activity prepares every known call, strictly in source order; it stops early when the run is aborted. */
+/**
+ * One activity prepares every known call, strictly in source order; it stops early when the run is aborted. A local
+ * activity when every call is placed locally (preparation reads only the transcript, any worker may do it).
+ */
 async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: number): Promise<Map<string, PreparedCall>> {
   const known = calls.filter((c) => toolInfo(s, c.name));
   const byId = new Map<string, PreparedCall>();
   if (known.length === 0 || s.abort) return byId;
+  const input = {
+    run: s.run,
+    assistantIndex,
+    digest: s.digests[assistantIndex + 1],
+    calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })),
+    metadata: s.state.config.metadata ?? {},
+  };
+  const summary = `prepare ${known.length} tool calls`;
+  const local = known.every((c) => toolInfo(s, c.name)?.localActivity) && patched(PATCH.localTools);
   try {
     const list = await runCancellable(s, () =>
-      toolActivities.prepareToolCalls.executeWithOptions(
-        {
-          ...toolActivityOptions(s.state.config, undefined, `prepare ${known.length} tool calls`),
-          retry: { maximumAttempts: 3 },
-        },
-        [
-          {
-            run: s.run,
-            assistantIndex,
-            digest: s.digests[assistantIndex + 1],
-            calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })),
-            metadata: s.state.config.metadata ?? {},
-          },
-        ],
-      ),
+      local
+        ? localToolActivities.prepareToolCalls.executeWithOptions(
+            { ...localPreparationOptions(summary), retry: { maximumAttempts: 3 } },
+            [input],
+          )
+        : toolActivities.prepareToolCalls.executeWithOptions(
+            { ...toolActivityOptions(s.state.config, undefined, summary), retry: { maximumAttempts: 3 } },
+            [input],
+          ),
     );
     for (const p of list) byId.set(p.toolCallId, p);
   } catch (err) {
@@ -285,8 +299,14 @@ async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: num
   const info = toolInfo(s, call.name);
   if (!info) return errorOutcome(toolNotFound(call.name));
   if (s.abort) return errorOutcome(OPERATION_ABORTED);
-  const result = await dispatch(s, call, info, summaryOf(s, call, call.arguments), (options) =>
-    toolActivities.runToolCall.executeWithOptions(options, [callRef(s, call, assistantIndex)]),
+  const ref = callRef(s, call, assistantIndex);
+  const result = await dispatch(
+    s,
+    call,
+    info,
+    summaryOf(s, call, call.arguments),
+    (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
+    (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
   );
   if (!('prepared' in result)) return result;
   return result.prepared === 'approval'
@@ -302,14 +322,18 @@ async function execute(
   approval?: ApprovalRecord,
 ): Promise<ToolOutcome> {
   const info = toolInfo(s, call.name);
-  return dispatch(s, call, info, summaryOf(s, call, args ?? call.arguments), (options) =>
-    toolActivities.executeToolCall.executeWithOptions(options, [
-      {
-        ...callRef(s, call, assistantIndex),
-        ...(args === undefined ? {} : { args }),
-        ...(approval ? { approval } : {}),
-      },
-    ]),
+  const input = {
+    ...callRef(s, call, assistantIndex),
+    ...(args === undefined ? {} : { args }),
+    ...(approval ? { approval } : {}),
+  };
+  return dispatch(
+    s,
+    call,
+    info,
+    summaryOf(s, call, args ?? call.arguments),
+    (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
+    (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
   );
 }
 
@@ -318,14 +342,47 @@ const DEFAULT_HOME_WORKER_TIMEOUT = '30s';
 const MAX_MOVES_PER_CALL = 3;
 const HOME_LOST = Symbol('home lost');
 
+const NOT_HOME = Symbol('not home');
+
+/** Runs a call as a local activity; `home`: the run's home queue, which the worker running it must own. */
+type LocalRun<T> = (options: LocalActivityOptions, home: { home?: string }) => Promise<T>;
+
 /**
- * Schedules a tool activity. A worker-local tool (worker affinity, README) goes to the run's home queue with a
- * schedule-to-start timeout; when the home worker does not start it in time, the run asks its task queue for a new
- * home: an idempotent call is retried there, any other gets the interrupted result. A non-idempotent call is
+ * Schedules a tool activity. A tool reported with `localActivity` runs as a local activity first (docs/local-tools.md):
+ * a worker-local one only while the run has a home, carrying it, and NOT_HOME when this workflow runs elsewhere (the
+ * call then goes the usual way below). A worker-local tool (worker affinity, README) goes to the run's home queue
+ * with a schedule-to-start timeout; when the home worker does not start it in time, the run asks its task queue for a
+ * new home: an idempotent call is retried there, any other gets the interrupted result. A non-idempotent call is
  * retried on the home queue only to fetch an outcome its home worker recorded (worker/tool-ledger.ts), never to run
  * again. Other tools, and runs recorded before the patch, keep the run's task queue.
  */
 function dispatch<T>(
+  s: Session,
+  call: ToolCall,
+  info: ToolInfo | undefined,
+  summary: string,
+  run: (options: ActivityOptions) => Promise<T>,
+  local: LocalRun<T>,
+): Promise<T | ToolOutcome> {
+  if (info?.localActivity && patched(PATCH.localTools)) return dispatchLocalFirst(s, call, info, summary, run, local);
+  return dispatchActivity(s, call, info, summary, run);
+}
+
+/** `dispatch` of a tool reported with `localActivity`: a local activity, or the usual way when refused off its home. */
+async function dispatchLocalFirst<T>(
+  s: Session,
+  call: ToolCall,
+  info: ToolInfo,
+  summary: string,
+  run: (options: ActivityOptions) => Promise<T>,
+  local: LocalRun<T>,
+): Promise<T | ToolOutcome> {
+  const placed = await runLocal(s, call, info, summary, local);
+  return placed !== NOT_HOME ? placed : dispatchActivity(s, call, info, summary, run);
+}
+
+/** `dispatch` as an activity: on the run's task queue, or on its home queue for a worker-local tool. */
+function dispatchActivity<T>(
   s: Session,
   call: ToolCall,
   info: ToolInfo | undefined,
@@ -361,6 +418,32 @@ async function dispatchHome<T>(
     if (s.abort) return errorOutcome(OPERATION_ABORTED);
     if (!info.idempotent) return errorOutcome(toolInterrupted(call.name));
   }
+}
+
+/**
+ * One call as a local activity. A worker-local tool needs its home worker's disk: without a known home, or after this
+ * execution was refused for the same home, NOT_HOME at once (no marker); a home of `''` (the workers have none)
+ * lets any worker run it, as its activity would.
+ */
+async function runLocal<T>(
+  s: Session,
+  call: ToolCall,
+  info: ToolInfo,
+  summary: string,
+  local: LocalRun<T>,
+): Promise<T | ToolOutcome | typeof NOT_HOME> {
+  let home: { home?: string } = {};
+  if (info.workerLocal && patched(PATCH.workerAffinity)) {
+    const queue = s.state.homeQueue;
+    if (queue === undefined || queue === s.notHome) return NOT_HOME;
+    if (queue) home = { home: queue };
+  }
+  const options = localToolActivityOptions(info, summary);
+  const result = await track(s, call, () =>
+    local(options, home).catch((err: unknown) => (isNotHome(err) ? NOT_HOME : Promise.reject(err))),
+  );
+  if (result === NOT_HOME) s.notHome = home.home;
+  return result;
 }
 
 /**

@@ -97,6 +97,17 @@ export interface ToolDefinition<TArgs = unknown, TDetails = unknown> {
    * Keel's built-in tools set it. Default false: the call goes to any worker of the run's task queue.
    */
   workerLocal?: boolean;
+  /**
+   * True lets the call run as a Temporal **local activity** (docs/local-tools.md): inside the workflow task, on the
+   * worker that runs the workflow, recorded as one marker instead of an activity's scheduled/started/completed events,
+   * so a call costs no round trip through the server. Only for cheap tools that are `idempotent` (a local activity
+   * runs again on retry, and again when its workflow task fails before the marker is recorded); `defineTool` throws
+   * otherwise. Limits: no heartbeats (no `onUpdate` progress, no heartbeat-based cancellation: an interrupt or cancel
+   * takes effect after the call), a start-to-close timeout of `timeout` or 30 s, at most 1 minute with retries. A
+   * `workerLocal` tool runs locally only when the workflow runs on the run's home worker, else as an activity there.
+   * Default false: every call is a regular activity.
+   */
+  localActivity?: boolean;
   /** Start-to-close timeout of one execution (Temporal Duration: ms number or '10m'). Default 10 minutes. */
   timeout?: Duration;
   /** Retry policy for idempotent tools. */
@@ -120,7 +131,7 @@ export type ToolApproval<TArgs = unknown> =
  * ({@link ToolArguments}): `defineTool({ parameters: Type.Object({ path: Type.String() }), execute: async (id, args) =>
  * … })` gives `args: { path: string }`. An explicit argument type (`defineTool<MyArgs>({ … })`) is taken as given.
  * Throws a `TypeError` for a bad name (1-64 characters of `[A-Za-z0-9_-]`), a missing `execute`, a `parameters` that is
- * not an object, or a bad `approval`.
+ * not an object, a bad `approval`, or `localActivity` without `idempotent`.
  */
 export function defineTool<const P extends ToolParameters, TDetails = unknown>(
   tool: ToolDefinition<ToolArguments<P>, TDetails> & { parameters: P },
@@ -135,6 +146,10 @@ export function defineTool<TArgs, TDetails>(tool: ToolDefinition<TArgs, TDetails
   if (typeof tool.execute !== 'function') throw new TypeError(`defineTool(${tool.name}): execute must be a function`);
   if (!tool.parameters || typeof tool.parameters !== 'object')
     throw new TypeError(`defineTool(${tool.name}): parameters must be a JSON Schema object`);
+  if (tool.localActivity === true && tool.idempotent !== true)
+    throw new TypeError(
+      `defineTool(${tool.name}): localActivity requires idempotent: true (a local activity may run twice)`,
+    );
   if (
     tool.approval !== undefined &&
     tool.approval !== 'never' &&

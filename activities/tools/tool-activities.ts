@@ -18,11 +18,14 @@ import type { ToolDefinition } from './define-tool.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
 import { withApproval } from '../../common/updates.js';
+import { ErrorType } from '../../common/errors.js';
 
 export interface ToolActivityDeps {
   tools: Map<string, ToolDefinition>;
   hooks: AgentHooks;
   transcript: TranscriptCache;
+  /** This worker's home queue (worker affinity): a local call whose `home` is another queue is refused. */
+  homeQueue?: () => string | undefined;
 }
 
 type PositionedScope = CallScope & { position: number };
@@ -59,6 +62,20 @@ function changedArgs(args: unknown, raw: unknown): { args?: unknown } {
 }
 
 export function createToolActivities(deps: ToolActivityDeps) {
+  /**
+   * A local activity (docs/local-tools.md) with a `home` runs only on that home's worker: elsewhere it is refused with
+   * `KeelNotHome` before anything is read or run, and the workflow schedules the call as an activity on the home queue.
+   */
+  function checkHome(home: string | undefined): void {
+    if (home === undefined || !Context.current().info.isLocal) return;
+    const own = deps.homeQueue?.();
+    if (own !== home)
+      throw ApplicationFailure.nonRetryable(
+        `Tool call refused as a local activity: this worker's home queue is ${own ?? '(none)'}, not ${home}`,
+        ErrorType.NotHome,
+      );
+  }
+
   async function scope(
     ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>,
     toolCallId: string,
@@ -105,6 +122,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
     fn: (onProgress: (s: CallScope, partialResult: unknown) => void) => Promise<T>,
   ): Promise<T> {
     let updates = 0;
+    // a local activity cannot heartbeat (docs/local-tools.md): its progress updates are dropped
+    if (Context.current().info.isLocal) return fn(() => undefined);
     const heartbeat = startHeartbeat(Context.current());
     try {
       return await fn((s, partialResult) => {
@@ -149,6 +168,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
 
     /** Executes one prepared call and finalises it (afterToolCall). */
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
+      checkHome(input.home);
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId, input.callIndex);
         const executed = await executeCall(
@@ -169,6 +189,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
      * approval is only prepared (`prepared: 'approval'`); the workflow runs it with `executeToolCall` once approved.
      */
     async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
+      checkHome(input.home);
       return heartbeating(async (progress) => {
         const s = await scope(input, input.toolCallId, input.callIndex);
         const p = await prepareCall(s);

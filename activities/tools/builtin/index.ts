@@ -31,7 +31,16 @@ export interface BuiltinToolsOptions {
    * Default: none needs approval.
    */
   approval?: Partial<Record<'bash' | 'write' | 'edit', ToolApproval>>;
+  /**
+   * `true` places the read-only tools `read`, `ls`, `grep` and `find` as local activities (`localActivity`,
+   * docs/local-tools.md): a call runs inside the workflow task when the workflow runs on the run's home worker, with
+   * the limits documented there. Default false: every call is a regular activity.
+   */
+  localReadTools?: boolean;
 }
+
+/** The built-in tools that only read the workspace: {@link BuiltinToolsOptions.localReadTools} places them locally. */
+export const READ_ONLY_TOOLS = ['read', 'ls', 'grep', 'find'];
 
 export const DEFAULT_ACTIVE_TOOLS = ['read', 'bash', 'edit', 'write'];
 
@@ -42,14 +51,16 @@ export function builtinTools(opts: BuiltinToolsOptions): ToolDefinition[] {
     const approval = opts.approval?.[name];
     return approval === undefined ? tool : { ...tool, approval };
   };
+  const placed = (tool: ToolDefinition): ToolDefinition =>
+    opts.localReadTools === true && READ_ONLY_TOOLS.includes(tool.name) ? { ...tool, localActivity: true } : tool;
   return [
-    createReadTool({ workspace }),
+    placed(createReadTool({ workspace })),
     approved('bash', createBashTool({ cwd: workspace.root, inheritEnv: opts.env })),
     approved('edit', createEditTool({ workspace })),
     approved('write', createWriteTool({ workspace })),
-    createGrepTool({ workspace, useExternalSearch: external }),
-    createFindTool({ workspace, useExternalSearch: external }),
-    createLsTool({ workspace }),
+    placed(createGrepTool({ workspace, useExternalSearch: external })),
+    placed(createFindTool({ workspace, useExternalSearch: external })),
+    placed(createLsTool({ workspace })),
   ];
 }
 
