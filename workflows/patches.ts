@@ -26,4 +26,11 @@ export const PATCH = {
   coarseTurnUpserts: 'keel-0.3-coarse-turn-upserts',
   /** 0.3.0: worker-local tools run on the run's home worker (its own task queue); a lost home is replaced. */
   workerAffinity: 'keel-0.3-worker-affinity',
+  /**
+   * 0.4.0: a batch is a sliding window (workflows/batch-window.ts): children started with `ParentClosePolicy.ABANDON`
+   * report their outcome by signal and keep running across the batch's continue-as-new, which no longer drains. Checked
+   * once at the start of every batch run (false: the 0.3.0 loop, batch-drain.ts), and by a batch's child before it
+   * sends its `keelBatchTaskFinished` signal.
+   */
+  slidingWindowBatch: 'keel-0.4-sliding-window-batch',
 } as const;
