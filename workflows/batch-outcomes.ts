@@ -78,3 +78,47 @@ export function unpackOutcomes(packed: string): (PackedOutcome | null)[] {
   }
   return out;
 }
+
+/** Distinct error texts a batch keeps for its `results` query (each at most 300 characters). */
+export const MAX_ERROR_TEXTS = 100;
+/** Runs of consecutive tasks sharing an error text that continue-as-new carries (the rest: read the child). */
+export const MAX_ERROR_RANGES = 2000;
+
+/** Error texts by task, packed: each text once, and runs `[from, to, text]` of consecutive tasks with that text. */
+export interface PackedErrors {
+  texts: string[];
+  ranges: [from: number, to: number, text: number][];
+}
+
+/**
+ * Packs task index → error text into {@link PackedErrors}, at most `MAX_ERROR_RANGES` runs (the first tasks win). A
+ * batch whose budget is spent records the same text for every task not started: one run.
+ */
+export function packErrors(errors: ReadonlyMap<number, string>): PackedErrors {
+  const texts: string[] = [];
+  const ids = new Map<string, number>();
+  const ranges: PackedErrors['ranges'] = [];
+  for (const i of [...errors.keys()].sort((a, b) => a - b)) {
+    const text = errors.get(i)!;
+    let id = ids.get(text);
+    const last = ranges[ranges.length - 1];
+    if (id !== undefined && last && last[2] === id && last[1] === i - 1) {
+      last[1] = i;
+      continue;
+    }
+    if (ranges.length >= MAX_ERROR_RANGES) break;
+    if (id === undefined) {
+      id = texts.push(text) - 1;
+      ids.set(text, id);
+    }
+    ranges.push([i, i, id]);
+  }
+  return { texts, ranges };
+}
+
+/** The inverse of {@link packErrors}. */
+export function unpackErrors(packed: PackedErrors | undefined): Map<number, string> {
+  const errors = new Map<number, string>();
+  for (const [from, to, id] of packed?.ranges ?? []) for (let i = from; i <= to; i++) errors.set(i, packed!.texts[id]);
+  return errors;
+}

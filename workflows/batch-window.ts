@@ -9,8 +9,9 @@
  * - An outcome is recorded once per task index: a duplicate report, or one for a task never started, is ignored.
  *   A child started by the current run is also recorded from its completion (so a terminated or timed-out child of
  *   this run, which cannot report, is recorded as failed); a child that could not start is recorded failed at once.
- * - Continue-as-new carries the window (indices started and not reported), the counters, the first 100 failures and
- *   every outcome packed into a string (batch-outcomes.ts): under 1 MB at 50,000 tasks.
+ * - Continue-as-new carries the window (indices started and not reported), the counters, the first 100 failures,
+ *   every outcome packed into a string and a bounded set of error texts (batch-outcomes.ts): under 1 MB at 50,000
+ *   tasks.
  * - Cancelling the batch cancels its running children explicitly (ABANDON children are not cancelled by the server).
  * - The batch budget (batch-budget.ts) works as before: spent by reported outcomes.
  * - A state carried by a 0.3.0 run (batch-drain.ts) is converted: it drained, so nothing is running.
@@ -51,7 +52,15 @@ import {
   STATUS_CODES,
   summaryOf,
 } from './batch-input.js';
-import { packOutcomes, unpackOutcomes, type PackedOutcome } from './batch-outcomes.js';
+import {
+  MAX_ERROR_TEXTS,
+  packErrors,
+  packOutcomes,
+  unpackErrors,
+  unpackOutcomes,
+  type PackedErrors,
+  type PackedOutcome,
+} from './batch-outcomes.js';
 import { BatchTasks } from './batch-tasks.js';
 import { childRunOutcome } from './failure-outcomes.js';
 
@@ -63,6 +72,8 @@ export interface WindowCarried extends Omit<AgentBatchResult, 'total'>, BatchBud
   running: number[];
   /** Every finished task's outcome, packed (batch-outcomes.ts). */
   packed: string;
+  /** The error texts of finished tasks, packed (bounded: batch-outcomes.ts). */
+  errors: PackedErrors;
 }
 
 /** A finished task's outcome as the batch records it. */
@@ -72,6 +83,7 @@ type TaskOutcome = Omit<BatchTaskReport, 'index' | 'modelCalls'> & { modelCalls?
 export function windowState(carried: WindowCarried | BatchCarried | undefined): {
   st: WindowCarried;
   outcomes: (PackedOutcome | null)[];
+  errors: Map<number, string>;
 } {
   if (!carried)
     return {
@@ -79,6 +91,7 @@ export function windowState(carried: WindowCarried | BatchCarried | undefined): 
         next: 0,
         running: [],
         packed: '',
+        errors: { texts: [], ranges: [] },
         done: 0,
         failed: 0,
         byStatus: {},
@@ -88,17 +101,26 @@ export function windowState(carried: WindowCarried | BatchCarried | undefined): 
         failures: [],
       },
       outcomes: [],
+      errors: new Map(),
     };
-  if ('packed' in carried) return { st: carried, outcomes: unpackOutcomes(carried.packed) };
-  // a 0.3.0 run drained before continuing-as-new: no task is running; error texts stay in `failures`
+  if ('packed' in carried)
+    return { st: carried, outcomes: unpackOutcomes(carried.packed), errors: unpackErrors(carried.errors) };
+  // a 0.3.0 run drained before continuing-as-new: no task is running
   const { outcomes: legacy, ...rest } = carried;
   const outcomes = legacy.map((o) => (o ? ([o[0], o[1], o[2], o[3]] as PackedOutcome) : null));
-  return { st: { ...rest, running: [], packed: '' }, outcomes };
+  const errors = new Map<number, string>();
+  legacy.forEach((o, i) => o?.[4] && errors.set(i, o[4]));
+  return { st: { ...rest, running: [], packed: '', errors: { texts: [], ranges: [] } }, outcomes, errors };
 }
 
 /** The state to continue-as-new with. */
-export function carriedState(st: WindowCarried, outcomes: (PackedOutcome | null)[], total: number): WindowCarried {
-  return { ...st, packed: packOutcomes(outcomes, total) };
+export function carriedState(
+  st: WindowCarried,
+  outcomes: (PackedOutcome | null)[],
+  errors: ReadonlyMap<number, string>,
+  total: number,
+): WindowCarried {
+  return { ...st, packed: packOutcomes(outcomes, total), errors: packErrors(errors) };
 }
 
 /** A report is recorded only when it is well-formed. */
@@ -122,7 +144,8 @@ export async function runWindowBatch(
   assertBatchInput(input);
   const batchId = workflowInfo().workflowId;
   const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
-  const { st, outcomes } = windowState(carried);
+  const { st, outcomes, errors } = windowState(carried);
+  const errorTexts = new Set(errors.values());
   const tasks = new BatchTasks(input, batchId, concurrency, () => st.next);
   const total = tasks.total;
   const budget = new BatchBudget(input.budget, st);
@@ -167,6 +190,11 @@ export async function runWindowBatch(
     if (!Number.isInteger(i) || i < 0 || i >= st.next || outcomes[i]) return;
     const code = STATUS_CODES.indexOf(o.status);
     outcomes[i] = [code, o.turns, o.tokens, o.cost];
+    // error texts for `results`: at most MAX_ERROR_TEXTS distinct ones (the child's result has every one)
+    if (o.error && (errorTexts.has(o.error) || errorTexts.size < MAX_ERROR_TEXTS)) {
+      errorTexts.add(o.error);
+      errors.set(i, o.error);
+    }
     st.byStatus[o.status] = (st.byStatus[o.status] ?? 0) + 1;
     if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
     else {
@@ -196,7 +224,6 @@ export async function runWindowBatch(
     (opts) => {
       const from = Math.max(0, opts?.from ?? 0);
       const end = Math.min(total, from + Math.max(1, opts?.limit ?? 1000));
-      const errors = new Map(st.failures.map((f) => [f.index, f.error]));
       const results: BatchTaskResult[] = [];
       for (let i = from; i < end; i++) {
         const o = outcomes[i];
@@ -218,7 +245,7 @@ export async function runWindowBatch(
     },
     {
       description:
-        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; error texts of the first 100 failures; full results are the children’s.',
+        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
     },
   );
   setHandler(taskFinishedSignal, (r) => void (validReport(r) && record(r.index, r)), {
@@ -289,7 +316,7 @@ export async function runWindowBatch(
         // the running children carry on and report to the next run
         st.continuedAsNew += 1;
         st.running = [...running];
-        return await continueAsNew<typeof runWindowBatch>(input, carriedState(st, outcomes, total));
+        return await continueAsNew<typeof runWindowBatch>(input, carriedState(st, outcomes, errors, total));
       }
       const seen = changes;
       await condition(() => changes !== seen);

@@ -4,14 +4,22 @@
  * 2 MB payload limit; and the packing round-trips exactly.
  */
 import { describe, expect, it } from 'vitest';
-import { packOutcomes, unpackOutcomes, type PackedOutcome } from '../../workflows/batch-outcomes.js';
+import {
+  MAX_ERROR_RANGES,
+  MAX_ERROR_TEXTS,
+  packErrors,
+  packOutcomes,
+  unpackErrors,
+  unpackOutcomes,
+  type PackedOutcome,
+} from '../../workflows/batch-outcomes.js';
 import { carriedState, windowState, type WindowCarried } from '../../workflows/batch-window.js';
 import type { BatchCarried } from '../../workflows/batch-drain.js';
 
 const TASKS = 50_000;
 
 describe('batch carried state', () => {
-  it('50,000 finished tasks (999 turns, 10 M tokens, $100 each; 100 failures with 300-character errors) carry < 1 MB', () => {
+  it('50,000 finished tasks (999 turns, 10 M tokens, $100 each; half failed, 100 distinct 300-character errors) carry < 1 MB', () => {
     const outcomes: PackedOutcome[] = [];
     for (let i = 0; i < TASKS; i++) outcomes.push([i % 4, 999, 9_999_999 - i, 99.999999 - i / 1e6]);
     const { st } = windowState(undefined);
@@ -29,14 +37,24 @@ describe('batch carried state', () => {
       status: 'failed' as const,
       error: `é${'x'.repeat(298)}…`,
     }));
-    const carried = carriedState(st, outcomes, TASKS);
+    // every failed task has an error, the texts interleaved so that no two neighbours share one
+    const texts = Array.from({ length: MAX_ERROR_TEXTS }, (_, k) => `${k} é${'x'.repeat(290)}…`);
+    const errors = new Map<number, string>();
+    let n = 0;
+    for (let i = 0; i < TASKS; i++) if (outcomes[i][0] >= 2) errors.set(i, texts[n++ % MAX_ERROR_TEXTS]);
+    const carried = carriedState(st, outcomes, errors, TASKS);
     const bytes = Buffer.byteLength(JSON.stringify(carried));
     console.log(`[batch] carried state at ${TASKS} worst-case finished tasks: ${bytes} bytes`);
     expect(bytes).toBeLessThan(1024 * 1024);
     expect(carried.packed.length).toBe(14 * TASKS);
+    expect(carried.errors.texts).toHaveLength(MAX_ERROR_TEXTS);
+    expect(carried.errors.ranges).toHaveLength(MAX_ERROR_RANGES);
 
     // the next run reads back every outcome exactly (cost to the micro-dollar)
-    const back = windowState(JSON.parse(JSON.stringify(carried)) as WindowCarried).outcomes;
+    const next = windowState(JSON.parse(JSON.stringify(carried)) as WindowCarried);
+    const back = next.outcomes;
+    expect(next.errors.get(3)).toBe(texts[1]);
+    expect(next.errors.has(1)).toBe(false);
     expect(back).toHaveLength(TASKS);
     for (const i of [0, 1, 2, 3, 12_345, TASKS - 1]) {
       expect(back[i]![0]).toBe(outcomes[i][0]);
@@ -60,6 +78,27 @@ describe('batch carried state', () => {
     expect(() => unpackOutcomes('0')).toThrow(/malformed/);
   });
 
+  it('error texts: each once, consecutive tasks with one text in one range', () => {
+    const errors = new Map<number, string>([
+      [9, 'b'],
+      [3, 'a'],
+      [4, 'a'],
+      [5, 'a'],
+      [7, 'a'],
+      [8, 'b'],
+    ]);
+    const packed = packErrors(errors);
+    expect(packed).toEqual({
+      texts: ['a', 'b'],
+      ranges: [
+        [3, 5, 0],
+        [7, 7, 0],
+        [8, 9, 1],
+      ],
+    });
+    expect(unpackErrors(packed)).toEqual(new Map([...errors].sort((x, y) => x[0] - y[0])));
+  });
+
   it('a 0.3.0 run’s carried state becomes the window’s: nothing running, outcomes kept', () => {
     const legacy: BatchCarried = {
       next: 3,
@@ -76,7 +115,8 @@ describe('batch carried state', () => {
         [0, 1, 10, 0.1],
       ],
     };
-    const { st, outcomes } = windowState(legacy);
+    const { st, outcomes, errors } = windowState(legacy);
+    expect([...errors]).toEqual([[1, 'boom']]);
     expect(st).toMatchObject({ next: 3, done: 2, failed: 1, running: [], continuedAsNew: 1 });
     expect('outcomes' in st).toBe(false);
     expect(outcomes).toEqual([
