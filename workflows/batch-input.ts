@@ -50,7 +50,12 @@ function checkInput(input: AgentBatchInput): string[] {
     errors.push('taskQueue: must be a non-empty string');
   const budgetErrors = budgetFieldErrors(input.budget);
   errors.push(...budgetErrors);
-  for (const k of ['continueAsNewAfterEvents', 'continueAsNewAfterBytes', 'continueAsNewAfterTasks'] as const) {
+  for (const k of [
+    'continueAsNewAfterEvents',
+    'continueAsNewAfterBytes',
+    'continueAsNewAfterTasks',
+    'reconcileAfterSeconds',
+  ] as const) {
     const v = input[k];
     if (v !== undefined && (!Number.isInteger(v) || v < 1)) errors.push(`${k}: must be an integer >= 1`);
   }

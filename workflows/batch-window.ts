@@ -9,6 +9,9 @@
  * - An outcome is recorded once per task index: a duplicate report, or one for a task never started, is ignored.
  *   A child started by the current run is also recorded from its completion (so a terminated or timed-out child of
  *   this run, which cannot report, is recorded as failed); a child that could not start is recorded failed at once.
+ * - Reconciliation: when nothing was reported for `reconcileAfterSeconds` (default 300), the activity
+ *   `closedBatchChildren` describes the running children and the closed ones are recorded (a child of an earlier run
+ *   that was terminated or timed out never reports).
  * - Continue-as-new carries the window (indices started and not reported), the counters, the first 100 failures,
  *   every outcome packed into a string and a bounded set of error texts (batch-outcomes.ts): under 1 MB at 50,000
  *   tasks.
@@ -25,6 +28,7 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
+  sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -63,6 +67,10 @@ import {
 } from './batch-outcomes.js';
 import { BatchTasks } from './batch-tasks.js';
 import { childRunOutcome } from './failure-outcomes.js';
+import { batchActivities } from './activities.js';
+
+/** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
+const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
 
 /** What a sliding-window batch carries across continue-as-new (its JSON size is bounded: see the module doc). */
 export interface WindowCarried extends Omit<AgentBatchResult, 'total'>, BatchBudgetCarried {
@@ -280,6 +288,33 @@ export async function runWindowBatch(
         changes += 1;
       });
   };
+
+  // reconciliation: after a quiet spell, ask Temporal which children of the window are closed without a report
+  const reconcileAfter = (input.reconcileAfterSeconds ?? DEFAULT_RECONCILE_AFTER_SECONDS) * 1000;
+  let reconciling = false;
+  const reconcile = async () => {
+    for (;;) {
+      const seen = changes;
+      await sleep(reconcileAfter);
+      if (changes !== seen || running.size === 0 || reconciling) continue;
+      reconciling = true;
+      try {
+        const window = [...running];
+        const closed = await batchActivities.closedBatchChildren.executeWithOptions(
+          { summary: `reconcile ${window.length} running tasks` },
+          [{ workflowIds: window.map(childId) }],
+        );
+        const byId = new Map(window.map((i) => [childId(i), i]));
+        for (const c of closed) {
+          const i = byId.get(c.workflowId);
+          if (i !== undefined) record(i, c);
+        }
+      } finally {
+        reconciling = false;
+      }
+    }
+  };
+  reconcile().catch(() => undefined); // ends with the run (continue-as-new, cancellation)
 
   try {
     publish();

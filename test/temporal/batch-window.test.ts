@@ -13,6 +13,7 @@ import {
   progressQuery,
   resultsQuery,
   taskFinishedSignal,
+  type AgentBatchInput,
   type AgentBatchResult,
   type BatchProgress,
 } from '../../workflows/batch-definitions.js';
@@ -45,7 +46,7 @@ const script = {
   rules: [
     { match: 'toolResult:hold', text: 'done', usage: usage(10, 0.001) },
     { match: 'break', text: 'no', stopReason: 'error' as const, errorMessage: 'scripted failure', usage: usage(3, 0) },
-    ...Array.from({ length: 20 }, (_, k) => ({
+    ...Array.from({ length: 30 }, (_, k) => ({
       match: `task ${k} `,
       toolCalls: [{ name: 'hold', arguments: { k } }],
       usage: usage(5, 0.0005),
@@ -229,5 +230,52 @@ describe('sliding-window batch', () => {
     }
     // task 3 never started
     await expect(keel.client.client.workflow.getHandle(`${handle.workflowId}-3`).describe()).rejects.toThrow();
+  }, 120_000);
+
+  it('a child of an earlier run terminated without a report is found by the reconciliation and recorded failed', async () => {
+    const base = 20;
+    const input: AgentBatchInput = {
+      tasks: [0, 1].map((i) => ({ model: 'scripted/window', tools: ['hold'], prompt: `task ${base + i} go` })),
+      concurrency: 2,
+      continueAsNewAfterTasks: 1,
+      reconcileAfterSeconds: 1,
+    };
+    const handle = await keel.client.client.workflow.start('agentBatchWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: `batch-window-lost-${randomUUID()}`,
+      args: [input],
+    });
+    // runs 1 and 2 each started a task; run 3 has both running
+    await vi.waitFor(
+      async () => {
+        const p = await progressOf(handle);
+        if (p.running !== 2 || p.continuedAsNew !== 2) throw new Error(JSON.stringify(p));
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    await keel.client.client.workflow.getHandle(`${handle.workflowId}-0`).terminate('lost');
+    await vi.waitFor(
+      async () => {
+        const p = await progressOf(handle);
+        if (p.failed !== 1) throw new Error(JSON.stringify(p));
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    gateOf(base + 1).open();
+    const summary = (await handle.result()) as AgentBatchResult;
+    expect(summary).toMatchObject({
+      total: 2,
+      done: 1,
+      failed: 1,
+      byStatus: { completed: 1, failed: 1 },
+      tokens: 15,
+      failures: [{ index: 0, workflowId: `${handle.workflowId}-0`, status: 'failed', error: 'terminated' }],
+    });
+    // the last run recorded it from its closedBatchChildren activity
+    const runs = await chainHistories(handle);
+    const reconciled = runs.flatMap((h) =>
+      h.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'closedBatchChildren'),
+    );
+    expect(reconciled.length).toBeGreaterThan(0);
   }, 120_000);
 });
