@@ -41,10 +41,19 @@ const hold = defineTool({
   },
 });
 
+const pad = defineTool({
+  name: 'pad',
+  description: 'Returns 70 KB of text (so the run continues-as-new at its next turn).',
+  parameters: { type: 'object', properties: {} },
+  execute: async () => ({ content: [{ type: 'text', text: 'p'.repeat(70_000) }] }),
+});
+
 const TASKS = 6;
 const script = {
   rules: [
     { match: 'toolResult:hold', text: 'done', usage: usage(10, 0.001) },
+    { match: 'toolResult:pad', text: 'padded', usage: usage(10, 0.001) },
+    { match: 'pad please', toolCalls: [{ name: 'pad', arguments: {} }], usage: usage(5, 0.0005) },
     { match: 'break', text: 'no', stopReason: 'error' as const, errorMessage: 'scripted failure', usage: usage(3, 0) },
     ...Array.from({ length: 30 }, (_, k) => ({
       match: `task ${k} `,
@@ -67,7 +76,7 @@ const decode = (p: { data?: Uint8Array | null } | undefined): unknown =>
 describe('sliding-window batch', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts: { window: script }, tools: [hold] });
+    keel = await startKeel({ scripts: { window: script }, tools: [hold, pad] });
   });
   afterAll(async () => {
     for (const g of gates.values()) g.open();
@@ -277,5 +286,26 @@ describe('sliding-window batch', () => {
       h.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'closedBatchChildren'),
     );
     expect(reconciled.length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('a child that continues-as-new keeps its batch memo and reports from its last run', async () => {
+    const handle = await startBatchWorkflow(
+      keel.client.client,
+      keel.taskQueue,
+      [{ model: 'scripted/window', tools: ['pad'], prompt: 'pad please', continueAsNewAfterBytes: 65_536 }],
+      { batchId: `batch-window-can-${randomUUID()}` },
+    );
+    const summary = (await handle.result()) as AgentBatchResult;
+    expect(summary).toMatchObject({ total: 1, done: 1, failed: 0, byStatus: { completed: 1 }, tokens: 15 });
+    const child = keel.client.client.workflow.getHandle(`${handle.workflowId}-0`);
+    const d = await child.describe();
+    expect(d.runId).not.toBe(d.raw.workflowExecutionInfo?.firstRunId);
+    expect(d.memo).toEqual({ keelBatch: { workflowId: handle.workflowId, index: 0 } });
+    const reports = (await chainHistories(handle)).flatMap((h) =>
+      h.events!.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'keelBatchTaskFinished'),
+    );
+    expect(reports.map((e) => decode(e.workflowExecutionSignaledEventAttributes!.input!.payloads![0]))).toEqual([
+      { index: 0, status: 'completed', turns: 2, tokens: 15, cost: 0.0015, modelCalls: 2 },
+    ]);
   }, 120_000);
 });
