@@ -4,7 +4,7 @@
  * before the buffer runs dry. Registers the `pageReply` handler; its only commands are the `pageRequest` and
  * `pageRelease` signals it sends.
  */
-import { condition, getExternalWorkflowHandle, isCancellation } from '@temporalio/workflow';
+import { condition, getExternalWorkflowHandle, isCancellation, setHandler } from '@temporalio/workflow';
 import type { AgentRunInput } from '../common/run.js';
 import {
   pageReleaseSignal,
@@ -14,7 +14,6 @@ import {
   type BatchPageRef,
   type BatchPageRequest,
 } from './batch-definitions.js';
-import { setHandler } from '@temporalio/workflow';
 
 /** Tasks asked of a page holder at once. */
 const PAGE_CHUNK = 64;
