@@ -2,6 +2,7 @@
  * `createActivities({ tools, models, hooks, transcript })` → Keel's activity functions. Dependencies come in, so tests
  * pass fakes instead of mocking globals.
  */
+import type { ClosedChild } from './batch-children.js';
 import type { AgentHooks } from './hooks.js';
 import { createCallModel } from './model/call-model.js';
 import { createCompact } from './model/compact.js';
@@ -25,6 +26,8 @@ export interface KeelActivityDeps {
   largePayloads?: boolean;
   /** This worker's own task queue for worker-local tools (worker affinity), once it has one. */
   homeQueue?: () => string | undefined;
+  /** The closed ones among a batch's children, with their outcomes (normally activities/batch-children.ts). */
+  closedChildren?: (workflowIds: string[]) => Promise<ClosedChild[]>;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -61,6 +64,13 @@ export function createActivities(deps: KeelActivityDeps) {
      */
     async requestCancel(input: { workflowId: string; runId: string }): Promise<void> {
       await deps.requestCancel(input.workflowId, input.runId);
+    },
+    /**
+     * Activity `closedBatchChildren`: a sliding-window batch reconciles its window — which of these children are
+     * closed (terminated, timed out, or closed without a report), each with its compact outcome.
+     */
+    async closedBatchChildren(input: { workflowIds: string[] }): Promise<ClosedChild[]> {
+      return deps.closedChildren ? deps.closedChildren(input.workflowIds) : [];
     },
   };
 }

@@ -9,6 +9,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Budget } from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
 import {
+  BATCH_PAGE_WORKFLOW_TYPE,
   BATCH_WORKFLOW_TYPE,
   progressQuery,
   resultsQuery,
@@ -57,7 +58,7 @@ export interface StartBatchOptions {
   summary?: string;
 }
 
-/** Starts `agentBatchWorkflow` (and its page holders when the list is big) on `taskQueue`; the tasks are not validated here. */
+/** Starts `agentBatchWorkflow` (and its page holders, `agentBatchPageWorkflow`s, when the list is big) on `taskQueue`; the tasks are not validated here. */
 export async function startBatchWorkflow(
   client: Client,
   taskQueue: string,
@@ -71,7 +72,7 @@ export async function startBatchWorkflow(
     ref = { pages: [] };
     for (const [n, taskPage] of pages.entries()) {
       const workflowId = `${batchId}-page-${n}`;
-      await client.workflow.start(BATCH_WORKFLOW_TYPE, {
+      await client.workflow.start(BATCH_PAGE_WORKFLOW_TYPE, {
         taskQueue,
         workflowId,
         args: [{ taskPage }],

@@ -45,6 +45,11 @@ export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
     /** … or after this many child runs were started in this run (a knob for tests). Default: no limit. */
     continueAsNewAfterTasks: Type.Optional(Type.Integer({ minimum: 1 })),
     /**
+     * When no task was reported for this many seconds, the batch asks Temporal which of its running children are
+     * closed (a terminated or timed-out child never reports) and records them. Default 300.
+     */
+    reconcileAfterSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    /**
      * One budget for all tasks (README "Budgets"): each task's own budget is tightened to what is left; once the finished
      * tasks spent it no task starts (recorded `stopped`, `Budget exceeded: … (batch budget)`) and running ones are asked
      * to stop before their next model call.

@@ -31,6 +31,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { LogMetadata, Logger } from '@temporalio/common';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { closedChildren } from '../activities/batch-children.js';
 import type { AgentHooks } from '../activities/hooks.js';
 import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
@@ -144,6 +145,7 @@ export class KeelPlugin extends SimplePlugin {
         await activityClient().workflow.getHandle(workflowId, runId).cancel();
       },
       homeQueue: () => (self?.homeRunning ? self.home?.queue : undefined),
+      closedChildren: (workflowIds) => closedChildren(activityClient(), workflowIds),
     });
     super({
       name: KEEL_PLUGIN_NAME,

@@ -19,6 +19,12 @@ export const localSetupActivities = proxyLocalActivities<KeelActivities>({
   retry: { maximumAttempts: 5 },
 });
 
+/** A batch's reconciliation (describes its running children): retried, a lost worker noticed within a minute. */
+export const batchActivities = proxyActivities<KeelActivities>({
+  startToCloseTimeout: '1m',
+  retry: { maximumAttempts: 5 },
+});
+
 export function modelActivities(config: Omit<AgentRunInput, 'prompt' | 'messages'>) {
   const r = config.modelRetry ?? {};
   const retry: RetryPolicy = {

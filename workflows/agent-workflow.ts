@@ -35,26 +35,39 @@ import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
+import { batchMemo, reportToBatch } from './batch-report.js';
 import { awaitsFirstMessage, beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
 
 export async function agentWorkflow(input: AgentRunInput, carried?: SessionState): Promise<AgentRunResult> {
+  const opened: { session?: Session } = {};
+  let r: AgentRunResult;
   try {
-    return await session(input, carried);
+    r = await session(input, carried, opened);
   } catch (err) {
     const failure = asRunFailure(err);
-    if (!isCancellation(failure) && !(failure instanceof Error && failure.name === 'ContinueAsNew')) publishFailedEnd();
+    if (!isContinueAsNew(err)) {
+      if (!isCancellation(failure)) publishFailedEnd();
+      // a child of a batch tells it how it closed (not when it continues-as-new: the next run will)
+      await reportToBatch(undefined, err, opened.session?.state);
+    }
     throw failure;
   }
+  await reportToBatch(r, undefined, opened.session?.state);
+  return r;
 }
 
 // Any error escaping the workflow fails the run (with the message) instead of retrying its workflow task forever.
 // (Versioned workers pin runs to their build: `defaultVersioningBehavior` in worker/create-worker.ts.)
 setWorkflowOptions({ failureExceptionTypes: [Error] }, agentWorkflow);
 
-async function session(input: AgentRunInput, carried?: SessionState): Promise<AgentRunResult> {
+async function session(
+  input: AgentRunInput,
+  carried: SessionState | undefined,
+  opened: { session?: Session },
+): Promise<AgentRunResult> {
   if (carried !== undefined && !isSessionState(carried)) {
     throw ApplicationFailure.create({
       type: ErrorType.InvalidAgentInput,
@@ -73,6 +86,7 @@ async function session(input: AgentRunInput, carried?: SessionState): Promise<Ag
     historyAtStart: info.historySize,
     digests: [],
   };
+  opened.session = s;
   let temporalCancelled = false;
   CancellationScope.current().cancelRequested.catch(() => {
     temporalCancelled = true;
@@ -173,10 +187,13 @@ function isSessionState(c: unknown): c is SessionState {
 
 /** Temporal's own failures, cancellation and continue-as-new pass through; anything else is a bug in this code. */
 function asRunFailure(err: unknown): unknown {
-  if (err instanceof TemporalFailure || isCancellation(err) || (err instanceof Error && err.name === 'ContinueAsNew'))
-    return err;
+  if (err instanceof TemporalFailure || isCancellation(err) || isContinueAsNew(err)) return err;
   const message = err instanceof Error ? err.message : String(err);
   return ApplicationFailure.create({ type: ErrorType.WorkflowBug, message: workflowBug(message), nonRetryable: true });
+}
+
+function isContinueAsNew(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ContinueAsNew';
 }
 
 /** How an idle session ends (`end`, idle timeout): Failed when its last agent run ended in a model error. */
@@ -334,7 +351,8 @@ async function continueWith(
   // onto a new build: its workers have their own home queues (the next worker-local call asks for one)
   if (upgrade && st.homeQueue !== undefined) st.homeQueue = undefined;
   await beforeContinueAsNew(s);
-  const options = upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
+  // a batch's child stays its child (batch-report.ts)
+  const options = { ...batchMemo(), ...(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {}) };
   return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)(
     { model: input.model },
     st,

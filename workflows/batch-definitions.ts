@@ -10,6 +10,8 @@ import type { AgentRunInput, RunStatus } from '../common/run.js';
 import type { BatchBudgetProgress } from './batch-budget.js';
 
 export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
+/** The workflow type of a page holder (`{ taskPage }`); 0.3.0 clients started page holders as `agentBatchWorkflow`. */
+export const BATCH_PAGE_WORKFLOW_TYPE = 'agentBatchPageWorkflow';
 
 /**
  * A reference to tasks too large for one payload: each page is held by an `agentBatchWorkflow` execution started with
@@ -55,7 +57,7 @@ export interface BatchProgress {
   /** Continue-as-new count so far. */
   continuedAsNew: number;
   concurrency: number;
-  /** `draining`: waiting for running children before continuing-as-new. */
+  /** `draining`: a batch started on 0.3.0 waiting for its running children before continuing-as-new (never now). */
   phase: 'running' | 'draining' | 'finished';
   /** With a batch budget: spent/limit per limit (spent by finished tasks). */
   budget?: BatchBudgetProgress;
@@ -88,6 +90,29 @@ export interface BatchPageReply {
   tasks: AgentRunInput[];
 }
 
+/**
+ * The memo (key `keelBatch`) a batch sets on each child it starts: the child reports its outcome to `workflowId`
+ * with {@link taskFinishedSignal} as it closes. Carried by the child across its own continues-as-new.
+ */
+export const BATCH_MEMO_KEY = 'keelBatch';
+export interface BatchMembership {
+  /** The batch's workflow id (signals go to its current run). */
+  workflowId: string;
+  index: number;
+}
+
+/** Child → batch: task `index` closed. Recorded once per index (a duplicate report is ignored). */
+export interface BatchTaskReport {
+  index: number;
+  status: RunStatus;
+  turns: number;
+  tokens: number;
+  cost: number;
+  modelCalls: number;
+  /** Clipped to 300 characters (the child's result has the whole text). */
+  error?: string;
+}
+
 export const progressQuery = defineQuery<BatchProgress>('progress');
 export const resultsQuery = defineQuery<
   { results: BatchTaskResult[]; total: number },
@@ -99,3 +124,5 @@ export const pageRequestSignal = defineSignal<[BatchPageRequest]>('pageRequest')
 export const pageReplySignal = defineSignal<[BatchPageReply]>('pageReply');
 /** Batch → page holder: the batch is finished; complete. */
 export const pageReleaseSignal = defineSignal<[]>('pageRelease');
+/** Child → batch: its compact outcome, sent as the child closes whatever its status. */
+export const taskFinishedSignal = defineSignal<[BatchTaskReport]>('keelBatchTaskFinished');

@@ -194,3 +194,27 @@ export function childRunOutcome(
   }
   return bare('failed', err instanceof Error ? err.message : String(err));
 }
+
+/**
+ * How a batch's child run closes, seen from inside it (its report to the batch, batch-report.ts): from what its
+ * session returned or threw. `result`: the run's own result (returned, or the details of `AgentRunFailed`); otherwise
+ * `cancelled` for a cancellation, else `failed` with `<type>: <message>`. Error texts clipped to 300 characters.
+ */
+export function closingRunOutcome(
+  result: AgentRunResult | undefined,
+  err: unknown,
+): { status: RunStatus; result?: AgentRunResult; error?: string } {
+  if (result) return { status: result.status, result, ...(result.error ? { error: clip(result.error) } : {}) };
+  if (err instanceof ApplicationFailure && err.type === ErrorType.AgentRunFailed && err.details?.[0]) {
+    const r = err.details[0] as AgentRunResult;
+    return { status: 'failed', result: r, ...(r.error ? { error: clip(r.error) } : {}) };
+  }
+  if (isCancellation(err)) return { status: 'cancelled', error: 'cancelled' };
+  const text =
+    err instanceof ApplicationFailure && err.type
+      ? `${err.type}: ${err.message}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  return { status: 'failed', error: clip(text) };
+}

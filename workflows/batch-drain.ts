@@ -1,0 +1,231 @@
+/**
+ * The 0.3.0 batch loop, kept unchanged for batches that started on 0.3.0 (their histories replay it: `patched(
+ * PATCH.slidingWindowBatch)` is false for them). Children run as awaited `executeChild`s; before its history grows
+ * large the batch stops launching, DRAINS its running children, and continues-as-new carrying counters and one
+ * compact outcome per task. The new run (on a worker with the patch) takes the sliding window (batch-window.ts),
+ * converting this state. New batches never run this code.
+ */
+import {
+  CancellationScope,
+  condition,
+  continueAsNew,
+  executeChild,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { childRunOutcome } from './failure-outcomes.js';
+import type { AgentRunInput, AgentRunResult } from '../common/run.js';
+import {
+  progressQuery,
+  resultsQuery,
+  type AgentBatchInput,
+  type AgentBatchResult,
+  type BatchProgress,
+  type BatchTaskResult,
+} from './batch-definitions.js';
+import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
+import {
+  assertBatchInput,
+  DEFAULT_CONCURRENCY,
+  historyFull,
+  MAX_FAILURES_KEPT,
+  notStarted,
+  STATUS_CODES,
+  summaryOf,
+} from './batch-input.js';
+import { BatchTasks } from './batch-tasks.js';
+
+/** Failed tasks whose error text the batch keeps in its compact outcomes (about 300 KB at most). */
+const MAX_ERRORS_KEPT = 1000;
+
+/** One finished task: [status code (index in STATUS_CODES), turns, tokens, cost, error?]. */
+export type CompactOutcome = [number, number, number, number] | [number, number, number, number, string];
+
+/** What 0.3.0 carried across continue-as-new: counters and the compact outcomes, not the tasks nor the results. */
+export interface BatchCarried extends Omit<AgentBatchResult, 'total'>, BatchBudgetCarried {
+  next: number;
+  outcomes: (CompactOutcome | null)[];
+}
+
+export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCarried): Promise<AgentBatchResult> {
+  assertBatchInput(input);
+  const info = workflowInfo();
+  const batchId = info.workflowId;
+  const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
+  const st: BatchCarried = carried ?? {
+    next: 0,
+    done: 0,
+    failed: 0,
+    byStatus: {},
+    tokens: 0,
+    cost: 0,
+    continuedAsNew: 0,
+    outcomes: [],
+    failures: [],
+  };
+  const tasks = new BatchTasks(input, batchId, concurrency, () => st.next);
+  const total = tasks.total;
+  const budget = new BatchBudget(input.budget, st);
+  const running = new Set<number>();
+  let draining = false;
+  let finishedHere = 0;
+  let startedHere = 0;
+
+  const progress = (): BatchProgress => ({
+    total,
+    done: st.done,
+    failed: st.failed,
+    running: running.size,
+    queued: total - st.next,
+    tokens: st.tokens,
+    cost: Math.round(st.cost * 1e6) / 1e6,
+    continuedAsNew: st.continuedAsNew,
+    concurrency,
+    phase: st.done + st.failed >= total ? 'finished' : draining ? 'draining' : 'running',
+    ...budget.progress(),
+  });
+  const publish = () => {
+    const p = progress();
+    setCurrentDetails(
+      [
+        `**${p.phase}** · ${p.done + p.failed}/${p.total} finished`,
+        `done ${p.done} · failed ${p.failed} · running ${p.running} · queued ${p.queued}`,
+        `usage: ${p.tokens} tokens · $${p.cost.toFixed(4)} · concurrency ${concurrency}${p.continuedAsNew ? ` · continued-as-new ${p.continuedAsNew}×` : ''}`,
+        ...budget.details(),
+        `children: \`${batchId}-<index>\``,
+      ].join('\n\n'),
+    );
+  };
+
+  setHandler(progressQuery, progress, {
+    description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
+  });
+  setHandler(
+    resultsQuery,
+    (opts) => {
+      const from = Math.max(0, opts?.from ?? 0);
+      const end = Math.min(total, from + Math.max(1, opts?.limit ?? 1000));
+      const results: BatchTaskResult[] = [];
+      for (let i = from; i < end; i++) {
+        const o = st.outcomes[i];
+        const workflowId = `${batchId}-${i}`;
+        if (o) {
+          results.push({
+            index: i,
+            workflowId,
+            status: STATUS_CODES[o[0]],
+            turns: o[1],
+            tokens: o[2],
+            cost: o[3],
+            ...(o[4] ? { error: o[4] } : {}),
+          });
+        } else results.push({ index: i, workflowId, status: running.has(i) ? 'running' : 'queued' });
+      }
+      return { results, total };
+    },
+    {
+      description:
+        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; full results are the children’s.',
+    },
+  );
+
+  // --- children -------------------------------------------------------------------------------------------------------
+  const record = (i: number, result: AgentRunResult | undefined, err: unknown) => {
+    const o = childRunOutcome(result, err);
+    const code = STATUS_CODES.indexOf(o.status);
+    // error texts only for the first failures, so the carried outcomes stay ~20 bytes a task (the child has the rest)
+    const keepError = o.error && st.failed < MAX_ERRORS_KEPT;
+    st.outcomes[i] = keepError ? [code, o.turns, o.tokens, o.cost, o.error!] : [code, o.turns, o.tokens, o.cost];
+    st.byStatus[o.status] = (st.byStatus[o.status] ?? 0) + 1;
+    if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
+    else {
+      st.failed += 1;
+      if (st.failures.length < MAX_FAILURES_KEPT)
+        st.failures.push({
+          index: i,
+          workflowId: `${batchId}-${i}`,
+          status: o.status,
+          ...(o.error ? { error: o.error } : {}),
+        });
+    }
+    st.tokens += o.tokens;
+    st.cost += o.cost;
+    finishedHere += 1;
+    running.delete(i);
+    budget.recorded(
+      o.modelCalls ?? 0,
+      [...running].map((k) => `${batchId}-${k}`),
+    );
+  };
+  const launch = (i: number, task: AgentRunInput) => {
+    running.add(i);
+    executeChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
+      workflowId: `${batchId}-${i}`,
+      args: [budget.taskInput(task)],
+      ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
+      staticSummary: summaryOf(task, i),
+      staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
+    })
+      .then(
+        (r) => record(i, r, undefined),
+        (err) => record(i, undefined, err),
+      )
+      .finally(() => {
+        running.delete(i);
+        publish();
+      });
+  };
+  const shouldContinueAsNew = (): boolean => historyFull(input, startedHere);
+
+  try {
+    publish();
+    for (;;) {
+      while (!draining && running.size < concurrency && st.next < total) {
+        const spent = budget.reached();
+        if (spent) {
+          // the pool is spent: the remaining tasks are not started
+          const error = budget.text(spent);
+          for (; st.next < total; st.next++) record(st.next, notStarted(error), undefined);
+          break;
+        }
+        const i = st.next;
+        const task = await tasks.taskAt(i);
+        st.next = i + 1;
+        if (task === undefined) {
+          record(i, undefined, new Error(`task ${i} could not be read from its page holder ${tasks.holderOf(i)}`));
+          continue;
+        }
+        launch(i, task);
+        startedHere += 1;
+        if (shouldContinueAsNew()) draining = true;
+      }
+      publish();
+      if (st.next >= total && running.size === 0) break;
+      if (draining && running.size === 0) {
+        st.continuedAsNew += 1;
+        return await continueAsNew<typeof runDrainingBatch>(input, st);
+      }
+      const seen = finishedHere;
+      await condition(() => finishedHere !== seen);
+      if (!draining && st.next < total && shouldContinueAsNew()) draining = true;
+    }
+  } finally {
+    if (st.done + st.failed >= total || CancellationScope.current().consideredCancelled) {
+      await CancellationScope.nonCancellable(async () => {
+        await tasks.release();
+      });
+    }
+  }
+  publish();
+  return {
+    total,
+    done: st.done,
+    failed: st.failed,
+    byStatus: st.byStatus,
+    tokens: st.tokens,
+    cost: Math.round(st.cost * 1e6) / 1e6,
+    continuedAsNew: st.continuedAsNew,
+    failures: st.failures,
+  };
+}

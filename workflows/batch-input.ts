@@ -1,0 +1,111 @@
+/**
+ * What both batch code paths (batch-drain.ts, batch-window.ts) share about a batch's input and its tasks: the input
+ * check (the batch has no validation activity), a child's summary line, the outcome of a task the budget did not
+ * start, and the status codes of the compact outcomes. Pure functions, no commands.
+ */
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import { emptyUsage } from '../common/messages.js';
+import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
+import type { AgentBatchInput, BatchPageRef } from './batch-definitions.js';
+
+export const DEFAULT_CONCURRENCY = 8;
+export const DEFAULT_AFTER_EVENTS = 10_000;
+export const DEFAULT_AFTER_BYTES = 8 * 1024 * 1024;
+/** Failures the batch result lists (with their error texts, clipped to 300 characters). */
+export const MAX_FAILURES_KEPT = 100;
+
+/** A compact outcome's status code is its index here. */
+export const STATUS_CODES: RunStatus[] = ['completed', 'stopped', 'failed', 'cancelled'];
+
+/** Throws `InvalidAgentBatchInput` (non-retryable) naming every bad field; returns when the input is well-formed. */
+export function assertBatchInput(input: AgentBatchInput): void {
+  const errors = checkInput(input);
+  if (errors.length === 0) return;
+  throw ApplicationFailure.create({
+    type: 'InvalidAgentBatchInput',
+    message: `Invalid AgentBatchInput: ${errors.join('; ')}`,
+    nonRetryable: true,
+    details: [errors],
+  });
+}
+
+function checkInput(input: AgentBatchInput): string[] {
+  const errors: string[] = [];
+  if (!input || typeof input !== 'object') return ['input: must be an object { tasks, concurrency?, taskQueue? }'];
+  const t = input.tasks as unknown;
+  if (!Array.isArray(t)) {
+    const pages = (t as BatchPageRef | undefined)?.pages;
+    if (
+      !Array.isArray(pages) ||
+      pages.some((p) => !p || typeof p.workflowId !== 'string' || !Number.isInteger(p.count) || p.count < 0)
+    ) {
+      errors.push('tasks: must be an array of AgentRunInput, or { pages: [{ workflowId, count }] }');
+    }
+  } else if (t.some((x) => !x || typeof x !== 'object' || Array.isArray(x))) {
+    errors.push('tasks: every task must be an AgentRunInput object');
+  }
+  if (input.concurrency !== undefined && (!Number.isInteger(input.concurrency) || input.concurrency < 1))
+    errors.push('concurrency: must be an integer >= 1');
+  if (input.taskQueue !== undefined && (typeof input.taskQueue !== 'string' || !input.taskQueue))
+    errors.push('taskQueue: must be a non-empty string');
+  const budgetErrors = budgetFieldErrors(input.budget);
+  errors.push(...budgetErrors);
+  for (const k of [
+    'continueAsNewAfterEvents',
+    'continueAsNewAfterBytes',
+    'continueAsNewAfterTasks',
+    'reconcileAfterSeconds',
+  ] as const) {
+    const v = input[k];
+    if (v !== undefined && (!Number.isInteger(v) || v < 1)) errors.push(`${k}: must be an integer >= 1`);
+  }
+  return errors;
+}
+
+/** `budget.maxTokens: must be an integer >= 1`, … (the batch checks its own input: it has no validation activity). */
+function budgetFieldErrors(budget: unknown): string[] {
+  if (budget === undefined) return [];
+  if (!budget || typeof budget !== 'object' || Array.isArray(budget))
+    return ['budget: must be an object { maxTokens?, maxCostUsd?, maxModelCalls? }'];
+  const errors: string[] = [];
+  const b = budget as Record<string, unknown>;
+  for (const key of Object.keys(b))
+    if (!['maxTokens', 'maxCostUsd', 'maxModelCalls'].includes(key)) errors.push(`budget.${key}: unknown field`);
+  for (const k of ['maxTokens', 'maxModelCalls'])
+    if (b[k] !== undefined && (!Number.isInteger(b[k]) || (b[k] as number) < 1))
+      errors.push(`budget.${k}: must be an integer >= 1`);
+  if (b.maxCostUsd !== undefined && (typeof b.maxCostUsd !== 'number' || !(b.maxCostUsd > 0)))
+    errors.push('budget.maxCostUsd: must be a number > 0');
+  return errors;
+}
+
+/** The child's static summary: `#<index> <first line of the prompt>`, at most 120 characters. */
+export function summaryOf(task: AgentRunInput, index: number): string {
+  const p = task.prompt;
+  const text =
+    typeof p === 'string'
+      ? p
+      : Array.isArray(p) && p.length
+        ? typeof p[0] === 'string'
+          ? p[0]
+          : JSON.stringify(p[0]?.content ?? '')
+        : '(continue)';
+  const line = `#${index} ${text.split('\n', 1)[0]}`;
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+/** The outcome recorded for a task the spent batch budget did not start. */
+export function notStarted(error: string): AgentRunResult {
+  return { status: 'stopped', finalText: '', newMessages: [], usage: emptyUsage(), turns: 0, error };
+}
+
+/** Whether the batch's history asks for a continue-as-new (Temporal's suggestion, or the input's limits). */
+export function historyFull(input: AgentBatchInput, startedHere: number): boolean {
+  const now = workflowInfo();
+  return (
+    now.continueAsNewSuggested ||
+    now.historyLength >= (input.continueAsNewAfterEvents ?? DEFAULT_AFTER_EVENTS) ||
+    now.historySize >= (input.continueAsNewAfterBytes ?? DEFAULT_AFTER_BYTES) ||
+    (input.continueAsNewAfterTasks !== undefined && startedHere >= input.continueAsNewAfterTasks)
+  );
+}

@@ -1,0 +1,67 @@
+/**
+ * A batch's child reporting its outcome (the sliding-window batch, batch-window.ts). The batch starts each child with
+ * the memo `keelBatch: { workflowId, index }`; as the child closes — completed, stopped, failed or cancelled — it
+ * signals `keelBatchTaskFinished` with its compact outcome to the batch's workflow id (whichever run of the batch is
+ * current). A run without that memo (a plain run, or a child of a 0.3.0 batch) sends nothing and calls no `patched`.
+ * The signal is a new command of `agentWorkflow`, behind `patched(PATCH.slidingWindowBatch)`.
+ */
+import {
+  CancellationScope,
+  getExternalWorkflowHandle,
+  isCancellation,
+  patched,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AgentRunResult } from '../common/run.js';
+import { BATCH_MEMO_KEY, taskFinishedSignal, type BatchMembership, type BatchTaskReport } from './batch-definitions.js';
+import { closingRunOutcome } from './failure-outcomes.js';
+import { PATCH } from './patches.js';
+import type { SessionState } from './session.js';
+
+/** The batch this run belongs to, from its memo (undefined for a run not started by a sliding-window batch). */
+export function batchMembership(): BatchMembership | undefined {
+  const m = workflowInfo().memo?.[BATCH_MEMO_KEY] as Partial<BatchMembership> | undefined;
+  return m && typeof m.workflowId === 'string' && Number.isInteger(m.index)
+    ? { workflowId: m.workflowId, index: m.index as number }
+    : undefined;
+}
+
+/** The memo to carry across this run's continue-as-new (`{}` for a run outside a batch: nothing changes). */
+export function batchMemo(): { memo?: Record<string, unknown> } {
+  const m = batchMembership();
+  return m ? { memo: { [BATCH_MEMO_KEY]: m } } : {};
+}
+
+/**
+ * Reports how this run closes to its batch: what `session` returned (`result`) or threw (`err`); usage and turns from
+ * the result, else from the session's state (a cancelled run). Never throws: a batch that is gone is not told.
+ */
+export async function reportToBatch(
+  result: AgentRunResult | undefined,
+  err: unknown,
+  state: SessionState | undefined,
+): Promise<void> {
+  const m = batchMembership();
+  if (!m || !patched(PATCH.slidingWindowBatch)) return;
+  const o = closingRunOutcome(result, err);
+  const r = o.result;
+  const usage = r?.usage ?? state?.usage;
+  const report: BatchTaskReport = {
+    index: m.index,
+    status: o.status,
+    turns: r?.turns ?? state?.turns ?? 0,
+    tokens: usage?.totalTokens ?? 0,
+    cost: usage?.cost?.total ?? 0,
+    modelCalls: r?.modelCalls ?? state?.modelCalls ?? 0,
+    ...(o.error ? { error: o.error } : {}),
+  };
+  // a cancelled run still reports: outside its cancelled scope
+  await CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(m.workflowId)
+      .signal(taskFinishedSignal, report)
+      .catch((e: unknown) => {
+        if (isCancellation(e)) throw e;
+        // the batch is closed (finished, cancelled or terminated): nobody to tell
+      }),
+  );
+}

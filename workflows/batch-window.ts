@@ -1,0 +1,388 @@
+/**
+ * The sliding-window batch (from 0.4.0, `patched(PATCH.slidingWindowBatch)`): at most `concurrency` child
+ * `agentWorkflow`s `<batchId>-<index>` run at once, started with `ParentClosePolicy.ABANDON` and the memo
+ * `keelBatch: { workflowId, index }`. Each child reports its compact outcome as it closes by signal
+ * (`keelBatchTaskFinished`, batch-report.ts) to the batch's workflow id, so a child keeps running — and reports to the
+ * batch's next run — across the batch's continue-as-new, which never waits for children.
+ *
+ * Contract:
+ * - An outcome is recorded once per task index: a duplicate report, or one for a task never started, is ignored.
+ *   A child started by the current run is also recorded from its completion (so a terminated or timed-out child of
+ *   this run, which cannot report, is recorded as failed); a child that could not start is recorded failed at once.
+ * - Reconciliation: when nothing was reported for `reconcileAfterSeconds` (default 300), the activity
+ *   `closedBatchChildren` describes the running children and the closed ones are recorded (a child of an earlier run
+ *   that was terminated or timed out never reports).
+ * - Continue-as-new carries the window (indices started and not reported), the counters, the first 100 failures,
+ *   every outcome packed into a string and a bounded set of error texts (batch-outcomes.ts): under 1 MB at 50,000
+ *   tasks.
+ * - Cancelling the batch cancels its running children explicitly (ABANDON children are not cancelled by the server).
+ * - The batch budget (batch-budget.ts) works as before: spent by reported outcomes.
+ * - A state carried by a 0.3.0 run (batch-drain.ts) is converted: it drained, so nothing is running.
+ */
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
+import {
+  BATCH_MEMO_KEY,
+  progressQuery,
+  resultsQuery,
+  taskFinishedSignal,
+  type AgentBatchInput,
+  type AgentBatchResult,
+  type BatchMembership,
+  type BatchProgress,
+  type BatchTaskReport,
+  type BatchTaskResult,
+} from './batch-definitions.js';
+import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
+import type { BatchCarried } from './batch-drain.js';
+import {
+  assertBatchInput,
+  DEFAULT_CONCURRENCY,
+  historyFull,
+  MAX_FAILURES_KEPT,
+  notStarted,
+  STATUS_CODES,
+  summaryOf,
+} from './batch-input.js';
+import {
+  MAX_ERROR_TEXTS,
+  packErrors,
+  packOutcomes,
+  unpackErrors,
+  unpackOutcomes,
+  type PackedErrors,
+  type PackedOutcome,
+} from './batch-outcomes.js';
+import { BatchTasks } from './batch-tasks.js';
+import { childRunOutcome } from './failure-outcomes.js';
+import { batchActivities } from './activities.js';
+
+/** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
+const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
+
+/** What a sliding-window batch carries across continue-as-new (its JSON size is bounded: see the module doc). */
+export interface WindowCarried extends Omit<AgentBatchResult, 'total'>, BatchBudgetCarried {
+  /** The first task index not started yet. */
+  next: number;
+  /** Started and not yet reported: their children keep running and report to the next run. */
+  running: number[];
+  /** Every finished task's outcome, packed (batch-outcomes.ts). */
+  packed: string;
+  /** The error texts of finished tasks, packed (bounded: batch-outcomes.ts). */
+  errors: PackedErrors;
+}
+
+/** A finished task's outcome as the batch records it. */
+type TaskOutcome = Omit<BatchTaskReport, 'index' | 'modelCalls'> & { modelCalls?: number };
+
+/** The state this run starts from: the previous run's (converted when a 0.3.0 run carried it), or a fresh one. */
+export function windowState(carried: WindowCarried | BatchCarried | undefined): {
+  st: WindowCarried;
+  outcomes: (PackedOutcome | null)[];
+  errors: Map<number, string>;
+} {
+  if (!carried)
+    return {
+      st: {
+        next: 0,
+        running: [],
+        packed: '',
+        errors: { texts: [], ranges: [] },
+        done: 0,
+        failed: 0,
+        byStatus: {},
+        tokens: 0,
+        cost: 0,
+        continuedAsNew: 0,
+        failures: [],
+      },
+      outcomes: [],
+      errors: new Map(),
+    };
+  if ('packed' in carried)
+    return { st: carried, outcomes: unpackOutcomes(carried.packed), errors: unpackErrors(carried.errors) };
+  // a 0.3.0 run drained before continuing-as-new: no task is running
+  const { outcomes: legacy, ...rest } = carried;
+  const outcomes = legacy.map((o) => (o ? ([o[0], o[1], o[2], o[3]] as PackedOutcome) : null));
+  const errors = new Map<number, string>();
+  legacy.forEach((o, i) => o?.[4] && errors.set(i, o[4]));
+  return { st: { ...rest, running: [], packed: '', errors: { texts: [], ranges: [] } }, outcomes, errors };
+}
+
+/** The state to continue-as-new with. */
+export function carriedState(
+  st: WindowCarried,
+  outcomes: (PackedOutcome | null)[],
+  errors: ReadonlyMap<number, string>,
+  total: number,
+): WindowCarried {
+  return { ...st, packed: packOutcomes(outcomes, total), errors: packErrors(errors) };
+}
+
+/** A report is recorded only when it is well-formed. */
+function validReport(r: BatchTaskReport): boolean {
+  const n = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  return (
+    !!r &&
+    Number.isInteger(r.index) &&
+    STATUS_CODES.includes(r.status) &&
+    n(r.turns) &&
+    n(r.tokens) &&
+    n(r.cost) &&
+    (r.modelCalls === undefined || n(r.modelCalls))
+  );
+}
+
+export async function runWindowBatch(
+  input: AgentBatchInput,
+  carried?: WindowCarried | BatchCarried,
+): Promise<AgentBatchResult> {
+  assertBatchInput(input);
+  const batchId = workflowInfo().workflowId;
+  const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
+  const { st, outcomes, errors } = windowState(carried);
+  const errorTexts = new Set(errors.values());
+  const tasks = new BatchTasks(input, batchId, concurrency, () => st.next);
+  const total = tasks.total;
+  const budget = new BatchBudget(input.budget, st);
+  const running = new Set<number>(st.running);
+  const childId = (i: number) => `${batchId}-${i}`;
+  /** Starts issued and not yet resolved (the batch continues-as-new only once none is pending). */
+  let starting = 0;
+  let startedHere = 0;
+  /** Bumped by every report and start resolution: what the main loop waits on. */
+  let changes = 0;
+  let cutting = false;
+  const finished = () => st.done + st.failed >= total;
+
+  const progress = (): BatchProgress => ({
+    total,
+    done: st.done,
+    failed: st.failed,
+    running: running.size,
+    queued: total - st.next,
+    tokens: st.tokens,
+    cost: Math.round(st.cost * 1e6) / 1e6,
+    continuedAsNew: st.continuedAsNew,
+    concurrency,
+    phase: finished() ? 'finished' : 'running',
+    ...budget.progress(),
+  });
+  const publish = () => {
+    const p = progress();
+    setCurrentDetails(
+      [
+        `**${p.phase}** · ${p.done + p.failed}/${p.total} finished`,
+        `done ${p.done} · failed ${p.failed} · running ${p.running} · queued ${p.queued}`,
+        `usage: ${p.tokens} tokens · $${p.cost.toFixed(4)} · concurrency ${concurrency}${p.continuedAsNew ? ` · continued-as-new ${p.continuedAsNew}×` : ''}`,
+        ...budget.details(),
+        `children: \`${batchId}-<index>\``,
+      ].join('\n\n'),
+    );
+  };
+
+  /** Records task `i`'s outcome unless it is recorded already (or `i` was never started). */
+  const record = (i: number, o: TaskOutcome) => {
+    if (!Number.isInteger(i) || i < 0 || i >= st.next || outcomes[i]) return;
+    const code = STATUS_CODES.indexOf(o.status);
+    outcomes[i] = [code, o.turns, o.tokens, o.cost];
+    // error texts for `results`: at most MAX_ERROR_TEXTS distinct ones (the child's result has every one)
+    if (o.error && (errorTexts.has(o.error) || errorTexts.size < MAX_ERROR_TEXTS)) {
+      errorTexts.add(o.error);
+      errors.set(i, o.error);
+    }
+    st.byStatus[o.status] = (st.byStatus[o.status] ?? 0) + 1;
+    if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
+    else {
+      st.failed += 1;
+      if (st.failures.length < MAX_FAILURES_KEPT)
+        st.failures.push({
+          index: i,
+          workflowId: childId(i),
+          status: o.status,
+          ...(o.error ? { error: o.error } : {}),
+        });
+    }
+    st.tokens += o.tokens;
+    st.cost += o.cost;
+    running.delete(i);
+    changes += 1;
+    budget.recorded(o.modelCalls ?? 0, [...running].map(childId));
+  };
+  const recordResult = (i: number, result: AgentRunResult | undefined, err: unknown) =>
+    record(i, childRunOutcome(result, err));
+
+  setHandler(progressQuery, progress, {
+    description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
+  });
+  setHandler(
+    resultsQuery,
+    (opts) => {
+      const from = Math.max(0, opts?.from ?? 0);
+      const end = Math.min(total, from + Math.max(1, opts?.limit ?? 1000));
+      const results: BatchTaskResult[] = [];
+      for (let i = from; i < end; i++) {
+        const o = outcomes[i];
+        const workflowId = childId(i);
+        if (o) {
+          const error = errors.get(i);
+          results.push({
+            index: i,
+            workflowId,
+            status: STATUS_CODES[o[0]] as RunStatus,
+            turns: o[1],
+            tokens: o[2],
+            cost: o[3],
+            ...(error ? { error } : {}),
+          });
+        } else results.push({ index: i, workflowId, status: running.has(i) ? 'running' : 'queued' });
+      }
+      return { results, total };
+    },
+    {
+      description:
+        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
+    },
+  );
+  setHandler(taskFinishedSignal, (r) => void (validReport(r) && record(r.index, r)), {
+    description: 'A child reports how it closed: { index, status, turns, tokens, cost, modelCalls, error? }.',
+  });
+
+  const launch = (i: number, task: AgentRunInput) => {
+    running.add(i);
+    starting += 1;
+    const membership: BatchMembership = { workflowId: batchId, index: i };
+    startChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
+      workflowId: childId(i),
+      args: [budget.taskInput(task)],
+      ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
+      staticSummary: summaryOf(task, i),
+      staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
+      memo: { [BATCH_MEMO_KEY]: membership },
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      cancellationType: ChildWorkflowCancellationType.ABANDON,
+    })
+      .then(
+        (child) =>
+          // the child reports by signal before it closes; its completion only records what it could not report
+          void child.result().then(
+            (r) => recordResult(i, r, undefined),
+            (err) => recordResult(i, undefined, err),
+          ),
+        (err) => recordResult(i, undefined, err),
+      )
+      .finally(() => {
+        starting -= 1;
+        changes += 1;
+      });
+  };
+
+  // reconciliation: after a quiet spell, ask Temporal which children of the window are closed without a report
+  const reconcileAfter = (input.reconcileAfterSeconds ?? DEFAULT_RECONCILE_AFTER_SECONDS) * 1000;
+  let reconciling = false;
+  const reconcile = async () => {
+    for (;;) {
+      const seen = changes;
+      await sleep(reconcileAfter);
+      if (changes !== seen || running.size === 0 || reconciling) continue;
+      reconciling = true;
+      try {
+        const window = [...running];
+        const closed = await batchActivities.closedBatchChildren.executeWithOptions(
+          { summary: `reconcile ${window.length} running tasks` },
+          [{ workflowIds: window.map(childId) }],
+        );
+        const byId = new Map(window.map((i) => [childId(i), i]));
+        for (const c of closed) {
+          const i = byId.get(c.workflowId);
+          if (i !== undefined) record(i, c);
+        }
+      } finally {
+        reconciling = false;
+      }
+    }
+  };
+  reconcile().catch(() => undefined); // ends with the run (continue-as-new, cancellation)
+
+  try {
+    publish();
+    for (;;) {
+      while (!cutting && running.size < concurrency && st.next < total) {
+        const spent = budget.reached();
+        if (spent) {
+          // the pool is spent: the remaining tasks are not started
+          const error = budget.text(spent);
+          while (st.next < total) {
+            const i = st.next++;
+            recordResult(i, notStarted(error), undefined);
+          }
+          break;
+        }
+        const i = st.next;
+        const task = await tasks.taskAt(i);
+        st.next = i + 1;
+        if (task === undefined) {
+          recordResult(
+            i,
+            undefined,
+            new Error(`task ${i} could not be read from its page holder ${tasks.holderOf(i)}`),
+          );
+          continue;
+        }
+        launch(i, task);
+        startedHere += 1;
+        if (historyFull(input, startedHere)) cutting = true;
+      }
+      publish();
+      if (finished()) break;
+      if (cutting && starting === 0) {
+        // the running children carry on and report to the next run
+        st.continuedAsNew += 1;
+        st.running = [...running];
+        return await continueAsNew<typeof runWindowBatch>(input, carriedState(st, outcomes, errors, total));
+      }
+      const seen = changes;
+      await condition(() => changes !== seen);
+      if (!cutting && historyFull(input, startedHere)) cutting = true;
+    }
+  } finally {
+    const cancelled = CancellationScope.current().consideredCancelled;
+    if (finished() || cancelled) {
+      await CancellationScope.nonCancellable(async () => {
+        // ABANDON children outlive the batch unless told
+        if (cancelled)
+          await Promise.all(
+            [...running].map((i) =>
+              getExternalWorkflowHandle(childId(i))
+                .cancel()
+                .catch(() => undefined),
+            ),
+          );
+        await tasks.release();
+      });
+    }
+  }
+  publish();
+  return {
+    total,
+    done: st.done,
+    failed: st.failed,
+    byStatus: st.byStatus,
+    tokens: st.tokens,
+    cost: Math.round(st.cost * 1e6) / 1e6,
+    continuedAsNew: st.continuedAsNew,
+    failures: st.failures,
+  };
+}
