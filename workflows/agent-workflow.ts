@@ -35,7 +35,7 @@ import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
-import { batchMemo, reportToBatch } from './batch-report.js';
+import { batchMemo, registerBatchReportHandler, reportToBatch } from './batch-report.js';
 import { awaitsFirstMessage, beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
@@ -94,6 +94,7 @@ async function session(
     abortSession(s, 'cancel');
   });
   registerHandlers(s);
+  registerBatchReportHandler(s.state);
   registerUpdates(s);
   registerBudgetHandlers(s);
   const st = s.state;

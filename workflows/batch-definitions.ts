@@ -91,8 +91,10 @@ export interface BatchPageReply {
 }
 
 /**
- * The memo (key `keelBatch`) a batch sets on each child it starts: the child reports its outcome to `workflowId`
- * with {@link taskFinishedSignal} as it closes. Carried by the child across its own continues-as-new.
+ * The memo (key `keelBatch`) a batch sets on each child it starts. A child still running when the run of the batch
+ * that started it continues-as-new is asked ({@link reportBySignalSignal}) to report its outcome to `workflowId` with
+ * {@link taskFinishedSignal} as it closes; the others' outcomes reach that run as their completion events. Carried by
+ * the child across its own continues-as-new.
  */
 export const BATCH_MEMO_KEY = 'keelBatch';
 export interface BatchMembership {
@@ -124,5 +126,10 @@ export const pageRequestSignal = defineSignal<[BatchPageRequest]>('pageRequest')
 export const pageReplySignal = defineSignal<[BatchPageReply]>('pageReply');
 /** Batch → page holder: the batch is finished; complete. */
 export const pageReleaseSignal = defineSignal<[]>('pageRelease');
-/** Child → batch: its compact outcome, sent as the child closes whatever its status. */
+/** Child → batch: its compact outcome, sent as the child closes whatever its status (once asked to). */
 export const taskFinishedSignal = defineSignal<[BatchTaskReport]>('keelBatchTaskFinished');
+/**
+ * Batch → child, before the batch's run continues-as-new: the run that started you is ending, so report how you
+ * close by {@link taskFinishedSignal} (your completion event would reach a closed run).
+ */
+export const reportBySignalSignal = defineSignal<[]>('keelBatchReportBySignal');

@@ -1,19 +1,29 @@
 /**
  * A batch's child reporting its outcome (the sliding-window batch, batch-window.ts). The batch starts each child with
- * the memo `keelBatch: { workflowId, index }`; as the child closes — completed, stopped, failed or cancelled — it
- * signals `keelBatchTaskFinished` with its compact outcome to the batch's workflow id (whichever run of the batch is
- * current). A run without that memo (a plain run, or a child of a 0.3.0 batch) sends nothing and calls no `patched`.
- * The signal is a new command of `agentWorkflow`, behind `patched(PATCH.slidingWindowBatch)`.
+ * the memo `keelBatch: { workflowId, index }`. A child the batch asks to (`keelBatchReportBySignal`: the run that
+ * started it is about to continue-as-new) signals `keelBatchTaskFinished` with its compact outcome to the batch's
+ * workflow id (whichever run of the batch is current) as it closes — completed, stopped, failed or cancelled; the
+ * request is carried across the child's own continues-as-new. Any other child's outcome reaches the batch as its
+ * completion event, so most children send nothing. A run without that memo (a plain run, or a child of a 0.3.0 batch)
+ * has no such handler and calls no `patched`. The signal is a new command of `agentWorkflow`, behind
+ * `patched(PATCH.slidingWindowBatch)`.
  */
 import {
   CancellationScope,
   getExternalWorkflowHandle,
   isCancellation,
   patched,
+  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentRunResult } from '../common/run.js';
-import { BATCH_MEMO_KEY, taskFinishedSignal, type BatchMembership, type BatchTaskReport } from './batch-definitions.js';
+import {
+  BATCH_MEMO_KEY,
+  reportBySignalSignal,
+  taskFinishedSignal,
+  type BatchMembership,
+  type BatchTaskReport,
+} from './batch-definitions.js';
 import { closingRunOutcome } from './failure-outcomes.js';
 import { PATCH } from './patches.js';
 import type { SessionState } from './session.js';
@@ -32,8 +42,16 @@ export function batchMemo(): { memo?: Record<string, unknown> } {
   return m ? { memo: { [BATCH_MEMO_KEY]: m } } : {};
 }
 
+/** A batch's child answers the batch's request to report by signal (nothing for a run outside a batch). */
+export function registerBatchReportHandler(state: SessionState): void {
+  if (!batchMembership()) return;
+  setHandler(reportBySignalSignal, () => void (state.reportToBatch = true), {
+    description: 'From this run’s batch: report how this run closes by signal (the batch continues-as-new).',
+  });
+}
+
 /**
- * Reports how this run closes to its batch: what `session` returned (`result`) or threw (`err`); usage and turns from
+ * Reports how this run closes to its batch, when the batch asked for it (registerBatchReportHandler): what `session` returned (`result`) or threw (`err`); usage and turns from
  * the result, else from the session's state (a cancelled run). Never throws: a batch that is gone is not told.
  */
 export async function reportToBatch(
@@ -42,7 +60,7 @@ export async function reportToBatch(
   state: SessionState | undefined,
 ): Promise<void> {
   const m = batchMembership();
-  if (!m || !patched(PATCH.slidingWindowBatch)) return;
+  if (!m || !state?.reportToBatch || !patched(PATCH.slidingWindowBatch)) return;
   const o = closingRunOutcome(result, err);
   const r = o.result;
   const usage = r?.usage ?? state?.usage;

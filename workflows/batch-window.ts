@@ -1,14 +1,16 @@
 /**
  * The sliding-window batch (from 0.4.0, `patched(PATCH.slidingWindowBatch)`): at most `concurrency` child
  * `agentWorkflow`s `<batchId>-<index>` run at once, started with `ParentClosePolicy.ABANDON` and the memo
- * `keelBatch: { workflowId, index }`. Each child reports its compact outcome as it closes by signal
- * (`keelBatchTaskFinished`, batch-report.ts) to the batch's workflow id, so a child keeps running — and reports to the
- * batch's next run — across the batch's continue-as-new, which never waits for children.
+ * `keelBatch: { workflowId, index }`. A child's outcome reaches the run that started it as its completion event; before
+ * that run continues-as-new it asks the children it started and that are still running (`keelBatchReportBySignal`,
+ * a handful: at most `concurrency`) to report by signal instead (`keelBatchTaskFinished`, batch-report.ts) to the
+ * batch's workflow id. So a child keeps running — and reports to the batch's next run — across the batch's
+ * continue-as-new, which never waits for children, and only the children that outlive their run send a signal.
  *
  * Contract:
  * - An outcome is recorded once per task index: a duplicate report, or one for a task never started, is ignored.
- *   A child started by the current run is also recorded from its completion (so a terminated or timed-out child of
- *   this run, which cannot report, is recorded as failed); a child that could not start is recorded failed at once.
+ *   A child that cannot be asked to report has closed: the run waits (a minute at most) for its completion event.
+ *   A child that could not start is recorded failed at once.
  * - Reconciliation: when nothing was reported for `reconcileAfterSeconds` (default 300), the activity
  *   `closedBatchChildren` describes the running children and the closed ones are recorded (a child of an earlier run
  *   that was terminated or timed out never reports).
@@ -25,6 +27,7 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  isCancellation,
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
@@ -36,6 +39,7 @@ import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js'
 import {
   BATCH_MEMO_KEY,
   progressQuery,
+  reportBySignalSignal,
   resultsQuery,
   taskFinishedSignal,
   type AgentBatchInput,
@@ -260,8 +264,11 @@ export async function runWindowBatch(
     description: 'A child reports how it closed: { index, status, turns, tokens, cost, modelCalls, error? }.',
   });
 
+  /** Children this run started: their completion events reach this run (the others were asked to report). */
+  const startedByThisRun = new Set<number>();
   const launch = (i: number, task: AgentRunInput) => {
     running.add(i);
+    startedByThisRun.add(i);
     starting += 1;
     const membership: BatchMembership = { workflowId: batchId, index: i };
     startChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
@@ -276,7 +283,7 @@ export async function runWindowBatch(
     })
       .then(
         (child) =>
-          // the child reports by signal before it closes; its completion only records what it could not report
+          // while this run lasts the child's completion records it; after, its report (handOver)
           void child.result().then(
             (r) => recordResult(i, r, undefined),
             (err) => recordResult(i, undefined, err),
@@ -287,6 +294,28 @@ export async function runWindowBatch(
         starting -= 1;
         changes += 1;
       });
+  };
+
+  /**
+   * Before continuing-as-new: asks each child this run started and still running to report by signal (its completion
+   * event would reach a closed run). A child that cannot be asked has closed: its completion event is on its way to
+   * this run, which waits for it (a minute at most: then the next run's reconciliation finds it).
+   */
+  const handOver = async () => {
+    const closed: number[] = [];
+    await Promise.all(
+      [...running]
+        .filter((i) => startedByThisRun.has(i))
+        .map((i) =>
+          getExternalWorkflowHandle(childId(i))
+            .signal(reportBySignalSignal)
+            .catch((err: unknown) => {
+              if (isCancellation(err)) throw err;
+              closed.push(i);
+            }),
+        ),
+    );
+    await condition(() => closed.every((i) => !running.has(i)), '1 minute');
   };
 
   // reconciliation: after a quiet spell, ask Temporal which children of the window are closed without a report
@@ -349,6 +378,7 @@ export async function runWindowBatch(
       if (finished()) break;
       if (cutting && starting === 0) {
         // the running children carry on and report to the next run
+        await handOver();
         st.continuedAsNew += 1;
         st.running = [...running];
         return await continueAsNew<typeof runWindowBatch>(input, carriedState(st, outcomes, errors, total));

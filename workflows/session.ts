@@ -46,6 +46,8 @@ export interface StoredApprovalRecord extends ApprovalRecord {
 /** Everything `agentWorkflow` carries across continue-as-new. Plain JSON. */
 export interface SessionState {
   config: Omit<AgentRunInput, 'prompt' | 'messages'>;
+  /** A batch's child asked to report its outcome by signal as it closes (workflows/batch-report.ts). */
+  reportToBatch?: true;
   transcript: Message[];
   /** Index of this workflow's first new message (result.newMessages = transcript.slice(newFrom)). */
   newFrom: number;

@@ -41,11 +41,16 @@ const hold = defineTool({
   },
 });
 
+/** The gate `pad` waits for. */
+const PAD_GATE = 99;
 const pad = defineTool({
   name: 'pad',
-  description: 'Returns 70 KB of text (so the run continues-as-new at its next turn).',
+  description: 'Waits for the pad gate, then returns 70 KB of text (so the run continues-as-new at its next turn).',
   parameters: { type: 'object', properties: {} },
-  execute: async () => ({ content: [{ type: 'text', text: 'p'.repeat(70_000) }] }),
+  execute: async () => {
+    await gateOf(PAD_GATE).promise;
+    return { content: [{ type: 'text', text: 'p'.repeat(70_000) }] };
+  },
 });
 
 const TASKS = 6;
@@ -145,16 +150,24 @@ describe('sliding-window batch', () => {
     });
     expect(summary.continuedAsNew).toBeGreaterThanOrEqual(2);
 
-    // the histories: who started each child, when it closed, and every report
+    // the histories: who started each child, which were asked to report, every report and completion event
     const runs = await chainHistories(handle);
     expect(runs.length).toBe(summary.continuedAsNew + 1);
-    const startedBy = new Map<string, number>();
+    const index = (id: string | null | undefined) => Number(id!.slice(handle.workflowId.length + 1));
+    const startedBy = new Map<number, number>();
+    const asked = new Map<number, number>();
+    const completedIn = new Map<number, number>();
     const reports: number[] = [];
     let duplicates = 0;
     runs.forEach((h, r) => {
       for (const e of h.events ?? []) {
-        const id = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
-        if (id) startedBy.set(id, r);
+        const started = e.startChildWorkflowExecutionInitiatedEventAttributes;
+        if (started) startedBy.set(index(started.workflowId), r);
+        const ask = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+        if (ask?.signalName === 'keelBatchReportBySignal') asked.set(index(ask.workflowExecution?.workflowId), r);
+        const closed =
+          e.childWorkflowExecutionCompletedEventAttributes ?? e.childWorkflowExecutionFailedEventAttributes;
+        if (closed) completedIn.set(index(closed.workflowExecution?.workflowId), r);
         const s = e.workflowExecutionSignaledEventAttributes;
         if (s?.signalName !== 'keelBatchTaskFinished') continue;
         // the children's reports come from their workers, the duplicate from this test's client
@@ -162,10 +175,17 @@ describe('sliding-window batch', () => {
         else reports.push((decode(s.input?.payloads?.[0]) as { index: number }).index);
       }
     });
-    expect([...startedBy.keys()].sort()).toEqual(tasks.map((_, i) => `${handle.workflowId}-${i}`).sort());
-    expect(startedBy.get(`${handle.workflowId}-0`)).toBe(0);
-    // one report per task from its child, none lost (and the test's duplicate, ignored)
-    expect(reports.sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect([...startedBy.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(startedBy.get(0)).toBe(0);
+    // a run asks only children it started, as it continues-as-new; only asked children report, once each
+    for (const [i, r] of asked) expect(startedBy.get(i)).toBe(r);
+    expect(reports.length).toBe(new Set(reports).size);
+    for (const i of reports) expect(asked.has(i)).toBe(true);
+    // every task reached the batch: by its completion event in the run that started it, or by its report
+    for (let i = 0; i < TASKS; i++) expect(completedIn.get(i) === startedBy.get(i) || reports.includes(i)).toBe(true);
+    // task 0 outlived run 1, which asked it; it reported (and the test's duplicate was ignored)
+    expect(asked.get(0)).toBe(0);
+    expect(reports).toContain(0);
     expect(duplicates).toBe(1);
 
     // task 0, started by run 1, completed after run 2 started
@@ -288,13 +308,22 @@ describe('sliding-window batch', () => {
     expect(reconciled.length).toBeGreaterThan(0);
   }, 120_000);
 
-  it('a child that continues-as-new keeps its batch memo and reports from its last run', async () => {
+  it('a child asked to report, then continuing-as-new, keeps its batch memo and reports from its last run', async () => {
     const handle = await startBatchWorkflow(
       keel.client.client,
       keel.taskQueue,
       [{ model: 'scripted/window', tools: ['pad'], prompt: 'pad please', continueAsNewAfterBytes: 65_536 }],
-      { batchId: `batch-window-can-${randomUUID()}` },
+      { batchId: `batch-window-can-${randomUUID()}`, continueAsNewAfterTasks: 1 },
     );
+    // run 1 started the task, asked it to report by signal and continued-as-new while it waits for its gate
+    await vi.waitFor(
+      async () => {
+        const p = await progressOf(handle);
+        if (p.continuedAsNew !== 1 || p.running !== 1) throw new Error(JSON.stringify(p));
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    gateOf(PAD_GATE).open();
     const summary = (await handle.result()) as AgentBatchResult;
     expect(summary).toMatchObject({ total: 1, done: 1, failed: 0, byStatus: { completed: 1 }, tokens: 15 });
     const child = keel.client.client.workflow.getHandle(`${handle.workflowId}-0`);

@@ -88,7 +88,17 @@ const local = defineTool({
   execute: async (_id, args: { value: string }) => ({ content: [{ type: 'text', text: `local ${args.value}` }] }),
 });
 
-export const corpusTools = [echo, serial, finisher, hold, pad, gated, local];
+/** Local placement (0.4): a cheap idempotent tool run as a local activity, a marker instead of activity events. */
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks a key up.',
+  idempotent: true,
+  localActivity: true,
+  parameters: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+  execute: async (_id, args: { key: string }) => ({ content: [{ type: 'text', text: `value of ${args.key}` }] }),
+});
+
+export const corpusTools = [echo, serial, finisher, hold, pad, gated, local, lookup];
 const LOOP_TURNS = 10;
 
 export const corpusScripts: Record<string, Script> = {
@@ -165,6 +175,19 @@ export const corpusScripts: Record<string, Script> = {
         ],
       },
       { text: 'home done' },
+    ],
+  },
+  lookups: {
+    replies: [
+      { toolCall: { id: 'l-1', name: 'lookup', arguments: { key: 'one' } } },
+      {
+        toolCalls: [
+          { id: 'l-2', name: 'lookup', arguments: { key: 'two' } },
+          { id: 'l-3', name: 'lookup', arguments: {} },
+          { id: 'l-4', name: 'echo', arguments: { value: 'activity' } },
+        ],
+      },
+      { text: 'looked up' },
     ],
   },
   approval: {
@@ -324,6 +347,15 @@ export const scenarios: Record<string, Scenario> = {
     );
     await h.result();
     return { 'worker-local': await recorded(h.workflow) };
+  },
+  /** 0.4: local-activity tool calls: a single call, then a parallel batch with a bad call and an activity call. */
+  'local-tools': async (keel) => {
+    const h = await keel.start(
+      { model: 'scripted/lookups', prompt: 'look up', tools: ['lookup', 'echo'] },
+      id('local-tools'),
+    );
+    await h.result();
+    return { 'local-tools': await recorded(h.workflow) };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));
