@@ -47,6 +47,7 @@ import { AgentClient } from '../client/agent-client.js';
 import { startDevServer } from '../client/dev-server.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 import { WORKFLOWS_PATH } from '../worker/create-worker.js';
+import { keelDataConverter } from '../worker/payload-storage.js';
 import { QUEUE } from './fixtures.js';
 import { WorkerProcess } from './workers.js';
 import { ONLY, ROUNDS, type Bench } from './context.js';
@@ -92,7 +93,8 @@ const connection = await Connection.connect({
   address,
   channelArgs: { 'grpc.max_receive_message_length': 512 * 1024 * 1024 },
 });
-const client = new Client({ connection });
+// the workers offload payloads over 256 KiB (a long run's result) to Keel's default store: the client reads them there
+const client = new Client({ connection, dataConverter: keelDataConverter() });
 const keel1 = new AgentClient(client, QUEUE.keel1);
 const keel2 = new AgentClient(client, QUEUE.keel2);
 
