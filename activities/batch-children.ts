@@ -7,33 +7,19 @@ import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@tempor
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorType } from '../common/errors.js';
 import type { AgentRunResult, RunStatus } from '../common/run.js';
+import { bareOutcome, outcomeOfResult } from '../common/task-outcome.js';
 import type { BatchTaskReport } from '../workflows/batch-definitions.js';
 
 /** A closed child: its workflow id and outcome (error texts clipped to 300 characters). */
 export type ClosedChild = Omit<BatchTaskReport, 'index'> & { workflowId: string };
 
-const clip = (t: string) => (t.length > 300 ? `${t.slice(0, 299)}…` : t);
-
-function fromResult(r: AgentRunResult, status: RunStatus, workflowId: string): ClosedChild {
-  return {
-    workflowId,
-    status,
-    turns: r.turns ?? 0,
-    tokens: r.usage?.totalTokens ?? 0,
-    cost: r.usage?.cost?.total ?? 0,
-    modelCalls: r.modelCalls ?? 0,
-    ...(r.error ? { error: clip(r.error) } : {}),
-  };
-}
-
+const fromResult = (r: AgentRunResult, status: RunStatus, workflowId: string): ClosedChild => ({
+  workflowId,
+  ...outcomeOfResult(r, status),
+});
 const bare = (workflowId: string, status: RunStatus, error: string): ClosedChild => ({
   workflowId,
-  status,
-  turns: 0,
-  tokens: 0,
-  cost: 0,
-  modelCalls: 0,
-  error: clip(error),
+  ...bareOutcome(status, error),
 });
 
 /** The closed ones among `workflowIds` (the latest run of each id), with their outcomes. */

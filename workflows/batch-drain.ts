@@ -26,6 +26,7 @@ import {
 } from './batch-definitions.js';
 import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
 import {
+  batchResult,
   assertBatchInput,
   DEFAULT_CONCURRENCY,
   historyFull,
@@ -218,14 +219,5 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
     }
   }
   publish();
-  return {
-    total,
-    done: st.done,
-    failed: st.failed,
-    byStatus: st.byStatus,
-    tokens: st.tokens,
-    cost: Math.round(st.cost * 1e6) / 1e6,
-    continuedAsNew: st.continuedAsNew,
-    failures: st.failures,
-  };
+  return batchResult(total, st);
 }

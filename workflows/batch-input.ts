@@ -1,12 +1,12 @@
 /**
  * What both batch code paths (batch-drain.ts, batch-window.ts) share about a batch's input and its tasks: the input
  * check (the batch has no validation activity), a child's summary line, the outcome of a task the budget did not
- * start, and the status codes of the compact outcomes. Pure functions, no commands.
+ * start, the status codes of the compact outcomes and the batch's result. Pure functions, no commands.
  */
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
-import type { AgentBatchInput, BatchPageRef } from './batch-definitions.js';
+import type { AgentBatchInput, AgentBatchResult, BatchPageRef } from './batch-definitions.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_AFTER_EVENTS = 10_000;
@@ -108,4 +108,18 @@ export function historyFull(input: AgentBatchInput, startedHere: number): boolea
     now.historySize >= (input.continueAsNewAfterBytes ?? DEFAULT_AFTER_BYTES) ||
     (input.continueAsNewAfterTasks !== undefined && startedHere >= input.continueAsNewAfterTasks)
   );
+}
+
+/** The batch's result, from the counters it carries (cost rounded to micro-dollars). */
+export function batchResult(total: number, st: Omit<AgentBatchResult, 'total'>): AgentBatchResult {
+  return {
+    total,
+    done: st.done,
+    failed: st.failed,
+    byStatus: st.byStatus,
+    tokens: st.tokens,
+    cost: Math.round(st.cost * 1e6) / 1e6,
+    continuedAsNew: st.continuedAsNew,
+    failures: st.failures,
+  };
 }

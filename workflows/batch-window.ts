@@ -52,6 +52,7 @@ import {
 import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
 import type { BatchCarried } from './batch-drain.js';
 import {
+  batchResult,
   assertBatchInput,
   DEFAULT_CONCURRENCY,
   historyFull,
@@ -405,14 +406,5 @@ export async function runWindowBatch(
     }
   }
   publish();
-  return {
-    total,
-    done: st.done,
-    failed: st.failed,
-    byStatus: st.byStatus,
-    tokens: st.tokens,
-    cost: Math.round(st.cost * 1e6) / 1e6,
-    continuedAsNew: st.continuedAsNew,
-    failures: st.failures,
-  };
+  return batchResult(total, st);
 }

@@ -28,6 +28,7 @@ import { ErrorType, OPERATION_ABORTED, toolInterrupted } from '../common/errors.
 import { usageProblem } from '../common/message-checks.js';
 import type { Usage } from '../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../common/run.js';
+import { bareOutcome, clipError as clip, outcomeOfResult, type TaskOutcome } from '../common/task-outcome.js';
 
 /** Guards counting the lost last attempt's streamed usage (its heartbeat's `partial.usage`) in the run's usage. */
 export const LOST_ATTEMPT_USAGE_PATCH = 'keel-lost-attempt-usage';
@@ -150,32 +151,15 @@ function reportedUsage(err: unknown, heartbeat: boolean): Usage | undefined {
   return undefined;
 }
 
-/** Longest error text a batch keeps for one task (the child's own result has the whole text). */
-const MAX_ERROR_CHARS = 300;
-
-function clip(text: string): string {
-  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS - 1)}…` : text;
-}
-
 /**
  * The outcome of a batch's child run, from its result or from what `executeChild` threw: a failed run's own result
  * (`AgentRunFailed` details), `cancelled`, `terminated`, `timed out`, `<type>: <message>`, or `could not start: …`;
  * error texts clipped to 300 characters. Failures are recorded, never thrown.
  */
-export function childRunOutcome(
-  result: AgentRunResult | undefined,
-  err: unknown,
-): { status: RunStatus; turns: number; tokens: number; cost: number; modelCalls?: number; error?: string } {
-  const fromResult = (r: AgentRunResult, status: RunStatus = r.status) => ({
-    status,
-    turns: r.turns ?? 0,
-    tokens: r.usage?.totalTokens ?? 0,
-    cost: r.usage?.cost?.total ?? 0,
-    modelCalls: r.modelCalls ?? 0,
-    ...(r.error ? { error: clip(r.error) } : {}),
-  });
+export function childRunOutcome(result: AgentRunResult | undefined, err: unknown): TaskOutcome {
+  const fromResult = outcomeOfResult;
+  const bare = bareOutcome;
   if (result) return fromResult(result);
-  const bare = (status: RunStatus, error: string) => ({ status, turns: 0, tokens: 0, cost: 0, error: clip(error) });
   if (err instanceof WorkflowExecutionAlreadyStartedError) return bare('failed', `could not start: ${err.message}`);
   if (err instanceof ChildWorkflowFailure) {
     const cause = err.cause;

@@ -1,0 +1,36 @@
+/**
+ * A batch task's compact outcome, built the same way wherever it is read (the workflow's child completion, the
+ * reconciliation activity): from a run's result, or a bare status with an error text. Error texts are clipped to 300
+ * characters (the child's own result has the whole text).
+ */
+import type { AgentRunResult, RunStatus } from './run.js';
+
+export interface TaskOutcome {
+  status: RunStatus;
+  turns: number;
+  tokens: number;
+  cost: number;
+  modelCalls: number;
+  error?: string;
+}
+
+export function clipError(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 299)}…` : text;
+}
+
+/** The outcome of a run that returned (or failed with) `r`; `status` overrides the result's own. */
+export function outcomeOfResult(r: AgentRunResult, status: RunStatus = r.status): TaskOutcome {
+  return {
+    status,
+    turns: r.turns ?? 0,
+    tokens: r.usage?.totalTokens ?? 0,
+    cost: r.usage?.cost?.total ?? 0,
+    modelCalls: r.modelCalls ?? 0,
+    ...(r.error ? { error: clipError(r.error) } : {}),
+  };
+}
+
+/** The outcome of a run that left no result: nothing spent that the batch can see. */
+export function bareOutcome(status: RunStatus, error: string): TaskOutcome {
+  return { status, turns: 0, tokens: 0, cost: 0, modelCalls: 0, error: clipError(error) };
+}
