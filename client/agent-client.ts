@@ -149,7 +149,7 @@ export class AgentClient {
     const queued =
       opts.followUp !== undefined ? ('followUp' as const) : opts.steer !== undefined ? ('steer' as const) : undefined;
     // set at start when the namespace has them: the run is found by model and status at once, and its first step has
-    // nothing to upsert (one history event and one billable action fewer per run)
+    // none of Keel's values to upsert (docs/architecture.md#visibility says what that saves: nothing yet)
     this.searchAttributesRegistered ??= keelSearchAttributesRegistered(
       this.client.connection,
       this.client.options.namespace,
