@@ -7,11 +7,10 @@ import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@tempor
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorType } from '../common/errors.js';
 import type { AgentRunResult, RunStatus } from '../common/run.js';
-import { bareOutcome, outcomeOfResult } from '../common/task-outcome.js';
-import type { BatchTaskReport } from '../workflows/batch-definitions.js';
+import { bareOutcome, outcomeOfResult, type TaskOutcome } from '../common/task-outcome.js';
 
 /** A closed child: its workflow id and outcome (error texts clipped to 300 characters). */
-export type ClosedChild = Omit<BatchTaskReport, 'index'> & { workflowId: string };
+export type ClosedChild = TaskOutcome & { workflowId: string };
 
 const fromResult = (r: AgentRunResult, status: RunStatus, workflowId: string): ClosedChild => ({
   workflowId,

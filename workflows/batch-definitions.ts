@@ -4,6 +4,7 @@
  * `progress`, query `results`).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { TaskOutcome } from '../common/task-outcome.js';
 import type { Static } from 'typebox';
 import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from '../common/batch-input-schema.js';
 import type { AgentRunInput, RunStatus } from '../common/run.js';
@@ -103,17 +104,11 @@ export interface BatchMembership {
   index: number;
 }
 
-/** Child → batch: task `index` closed. Recorded once per index (a duplicate report is ignored). */
-export interface BatchTaskReport {
-  index: number;
-  status: RunStatus;
-  turns: number;
-  tokens: number;
-  cost: number;
-  modelCalls: number;
-  /** Clipped to 300 characters (the child's result has the whole text). */
-  error?: string;
-}
+/**
+ * Child → batch: task `index` closed, with its compact outcome (error clipped to 300 characters: the child's result
+ * has the whole text). Recorded once per index (a duplicate report is ignored).
+ */
+export type BatchTaskReport = TaskOutcome & { index: number };
 
 export const progressQuery = defineQuery<BatchProgress>('progress');
 export const resultsQuery = defineQuery<

@@ -26,11 +26,12 @@ import {
 } from './batch-definitions.js';
 import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
 import {
+  batchDetails,
   batchResult,
+  countOutcome,
   assertBatchInput,
   DEFAULT_CONCURRENCY,
   historyFull,
-  MAX_FAILURES_KEPT,
   notStarted,
   STATUS_CODES,
   summaryOf,
@@ -86,18 +87,7 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
     phase: st.done + st.failed >= total ? 'finished' : draining ? 'draining' : 'running',
     ...budget.progress(),
   });
-  const publish = () => {
-    const p = progress();
-    setCurrentDetails(
-      [
-        `**${p.phase}** · ${p.done + p.failed}/${p.total} finished`,
-        `done ${p.done} · failed ${p.failed} · running ${p.running} · queued ${p.queued}`,
-        `usage: ${p.tokens} tokens · $${p.cost.toFixed(4)} · concurrency ${concurrency}${p.continuedAsNew ? ` · continued-as-new ${p.continuedAsNew}×` : ''}`,
-        ...budget.details(),
-        `children: \`${batchId}-<index>\``,
-      ].join('\n\n'),
-    );
-  };
+  const publish = () => setCurrentDetails(batchDetails(progress(), batchId, budget.details()));
 
   setHandler(progressQuery, progress, {
     description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
@@ -138,20 +128,7 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
     // error texts only for the first failures, so the carried outcomes stay ~20 bytes a task (the child has the rest)
     const keepError = o.error && st.failed < MAX_ERRORS_KEPT;
     st.outcomes[i] = keepError ? [code, o.turns, o.tokens, o.cost, o.error!] : [code, o.turns, o.tokens, o.cost];
-    st.byStatus[o.status] = (st.byStatus[o.status] ?? 0) + 1;
-    if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
-    else {
-      st.failed += 1;
-      if (st.failures.length < MAX_FAILURES_KEPT)
-        st.failures.push({
-          index: i,
-          workflowId: `${batchId}-${i}`,
-          status: o.status,
-          ...(o.error ? { error: o.error } : {}),
-        });
-    }
-    st.tokens += o.tokens;
-    st.cost += o.cost;
+    countOutcome(st, i, `${batchId}-${i}`, o);
     finishedHere += 1;
     running.delete(i);
     budget.recorded(

@@ -1,12 +1,14 @@
 /**
  * What both batch code paths (batch-drain.ts, batch-window.ts) share about a batch's input and its tasks: the input
  * check (the batch has no validation activity), a child's summary line, the outcome of a task the budget did not
- * start, the status codes of the compact outcomes and the batch's result. Pure functions, no commands.
+ * start, the status codes of the compact outcomes, the counters an outcome adds to, the current details and the
+ * batch's result. Pure functions, no commands.
  */
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
-import type { AgentBatchInput, AgentBatchResult, BatchPageRef } from './batch-definitions.js';
+import type { TaskOutcome } from '../common/task-outcome.js';
+import type { AgentBatchInput, AgentBatchResult, BatchPageRef, BatchProgress } from './batch-definitions.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_AFTER_EVENTS = 10_000;
@@ -122,4 +124,33 @@ export function batchResult(total: number, st: Omit<AgentBatchResult, 'total'>):
     continuedAsNew: st.continuedAsNew,
     failures: st.failures,
   };
+}
+
+/** The current details of a batch in the Temporal UI: phase, counts, usage, budget, the children's ids. */
+export function batchDetails(p: BatchProgress, batchId: string, budgetLines: string[]): string {
+  return [
+    `**${p.phase}** · ${p.done + p.failed}/${p.total} finished`,
+    `done ${p.done} · failed ${p.failed} · running ${p.running} · queued ${p.queued}`,
+    `usage: ${p.tokens} tokens · $${p.cost.toFixed(4)} · concurrency ${p.concurrency}${p.continuedAsNew ? ` · continued-as-new ${p.continuedAsNew}×` : ''}`,
+    ...budgetLines,
+    `children: \`${batchId}-<index>\``,
+  ].join('\n\n');
+}
+
+/** Adds task `index`'s outcome to the batch's counters: by status, done or failed, the first failures, usage. */
+export function countOutcome(
+  st: Omit<AgentBatchResult, 'total'>,
+  index: number,
+  workflowId: string,
+  o: Pick<TaskOutcome, 'status' | 'tokens' | 'cost' | 'error'>,
+): void {
+  st.byStatus[o.status] = (st.byStatus[o.status] ?? 0) + 1;
+  if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
+  else {
+    st.failed += 1;
+    if (st.failures.length < MAX_FAILURES_KEPT)
+      st.failures.push({ index, workflowId, status: o.status, ...(o.error ? { error: o.error } : {}) });
+  }
+  st.tokens += o.tokens;
+  st.cost += o.cost;
 }

@@ -35,6 +35,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { TaskOutcome } from '../common/task-outcome.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import {
   BATCH_MEMO_KEY,
@@ -52,11 +53,12 @@ import {
 import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
 import type { BatchCarried } from './batch-drain.js';
 import {
+  batchDetails,
   batchResult,
+  countOutcome,
   assertBatchInput,
   DEFAULT_CONCURRENCY,
   historyFull,
-  MAX_FAILURES_KEPT,
   notStarted,
   STATUS_CODES,
   summaryOf,
@@ -88,9 +90,6 @@ export interface WindowCarried extends Omit<AgentBatchResult, 'total'>, BatchBud
   /** The error texts of finished tasks, packed (bounded: batch-outcomes.ts). */
   errors: PackedErrors;
 }
-
-/** A finished task's outcome as the batch records it. */
-type TaskOutcome = Omit<BatchTaskReport, 'index' | 'modelCalls'> & { modelCalls?: number };
 
 /** The state this run starts from: the previous run's (converted when a 0.3.0 run carried it), or a fresh one. */
 export function windowState(carried: WindowCarried | BatchCarried | undefined): {
@@ -185,18 +184,7 @@ export async function runWindowBatch(
     phase: finished() ? 'finished' : 'running',
     ...budget.progress(),
   });
-  const publish = () => {
-    const p = progress();
-    setCurrentDetails(
-      [
-        `**${p.phase}** · ${p.done + p.failed}/${p.total} finished`,
-        `done ${p.done} · failed ${p.failed} · running ${p.running} · queued ${p.queued}`,
-        `usage: ${p.tokens} tokens · $${p.cost.toFixed(4)} · concurrency ${concurrency}${p.continuedAsNew ? ` · continued-as-new ${p.continuedAsNew}×` : ''}`,
-        ...budget.details(),
-        `children: \`${batchId}-<index>\``,
-      ].join('\n\n'),
-    );
-  };
+  const publish = () => setCurrentDetails(batchDetails(progress(), batchId, budget.details()));
 
   /** Records task `i`'s outcome unless it is recorded already (or `i` was never started). */
   const record = (i: number, o: TaskOutcome) => {
@@ -208,23 +196,10 @@ export async function runWindowBatch(
       errorTexts.add(o.error);
       errors.set(i, o.error);
     }
-    st.byStatus[o.status] = (st.byStatus[o.status] ?? 0) + 1;
-    if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
-    else {
-      st.failed += 1;
-      if (st.failures.length < MAX_FAILURES_KEPT)
-        st.failures.push({
-          index: i,
-          workflowId: childId(i),
-          status: o.status,
-          ...(o.error ? { error: o.error } : {}),
-        });
-    }
-    st.tokens += o.tokens;
-    st.cost += o.cost;
+    countOutcome(st, i, childId(i), o);
     running.delete(i);
     changes += 1;
-    budget.recorded(o.modelCalls ?? 0, [...running].map(childId));
+    budget.recorded(o.modelCalls ?? 0, [...running].map(childId)); // a hand-sent report may lack it
   };
   const recordResult = (i: number, result: AgentRunResult | undefined, err: unknown) =>
     record(i, childRunOutcome(result, err));
