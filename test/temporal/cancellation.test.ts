@@ -173,6 +173,66 @@ describe('cancellation', () => {
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
+  // the `cancel` signal (0.1.0 showed an UnhandledCommand failed task before closing): every state a cancel can meet
+  for (const state of ['a tool running', 'a model call streaming', 'waiting'] as const) {
+    it(`the cancel signal with ${state} closes the run Canceled without a failed workflow task`, async () => {
+      const before = abortedSeen;
+      const h =
+        state === 'a model call streaming'
+          ? await keel.start({ model: 'scripted/slow', prompt: 'talk', mode: 'session' })
+          : await keel.start({
+              model: 'scripted/sleeper',
+              prompt: state === 'waiting' ? 'say again' : 'take a nap',
+              tools: ['sleep'],
+              mode: 'session',
+            });
+      if (state === 'a tool running')
+        await until(async () => (await h.state()).runningTools.length === 1, 20_000, 'sleep running');
+      else if (state === 'waiting') await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
+      else
+        await until(
+          async () =>
+            (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ??
+            false,
+          20_000,
+          'streaming',
+        );
+      await h.workflow.signal('cancel', `cancelled with ${state}`);
+      await h.workflow.result().catch(() => undefined);
+      expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
+      expect((await h.state()).status).toBe('cancelled');
+      const last = (await h.allMessages()).at(-1)!;
+      if (state === 'a tool running') {
+        expect(abortedSeen).toBe(before + 1);
+        expect(last.role === 'toolResult' && last.content).toEqual([{ type: 'text', text: 'Operation aborted' }]);
+      } else if (state === 'a model call streaming')
+        expect(last.role === 'assistant' && last.stopReason).toBe('aborted');
+      else expect(last.role === 'assistant' && last.stopReason).toBe('stop');
+      expect(await workflowTaskFailures(h)).toEqual([]);
+    });
+  }
+
+  it('cancel (the Update) with a tool running: the tool is aborted, the run closes Canceled without a failed workflow task', async () => {
+    const before = abortedSeen;
+    const h = await keel.start({ model: 'scripted/sleeper', prompt: 'take a nap', tools: ['sleep'], mode: 'session' });
+    await until(async () => (await h.state()).runningTools.length === 1, 20_000, 'sleep running');
+    expect(await h.cancel('enough napping')).toEqual({ status: 'cancelled' });
+    await h.workflow.result().catch(() => undefined);
+    expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
+    expect(abortedSeen).toBe(before + 1);
+    expect(strip(await h.allMessages()).slice(2)).toEqual([
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 'sleep',
+        content: [{ type: 'text', text: 'Operation aborted' }],
+        details: {},
+        isError: true,
+      },
+    ]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
   it('interrupt in task mode ends the run stopped', async () => {
     const h = await keel.start({ model: 'scripted/sleeper', prompt: 'take a nap', tools: ['sleep'] });
     await until(async () => (await h.state()).runningTools.length === 1, 20_000, 'sleep running');
