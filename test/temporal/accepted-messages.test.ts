@@ -81,28 +81,40 @@ describe('messages accepted while a run ends are answered (session) or returned 
   });
   afterAll(() => keel?.stop());
 
-  it('a follow-up sent while the last turn allowed by maxTurns runs starts the next run', async () => {
-    hold = gate();
-    holding = 0;
-    const h = await keel.start({
-      model: 'scripted/turns',
-      prompt: 'go',
-      tools: ['hold'],
-      mode: 'session',
-      maxTurns: 1,
+  // a steering message too: maxTurns ends the run before the steering poll that would have injected it
+  for (const [queue, what] of [
+    ['followUp', 'a follow-up'],
+    ['steer', 'a steering message'],
+  ] as const) {
+    it(`${what} sent while the last turn allowed by maxTurns runs starts the next run`, async () => {
+      hold = gate();
+      holding = 0;
+      const h = await keel.start({
+        model: 'scripted/turns',
+        prompt: 'go',
+        tools: ['hold'],
+        mode: 'session',
+        maxTurns: 1,
+      });
+      await until(() => holding === 1, 20_000, 'tool running');
+      await (queue === 'followUp' ? h.followUp('later') : h.steer('later'));
+      hold.open();
+      await waitingIdle(h, 2);
+      expect(strip(await h.allMessages())).toEqual([
+        user('go'),
+        holdCall,
+        held,
+        user('later'),
+        reply('answered later'),
+      ]);
+      expect((await h.state()).status).toBe('waiting');
+      await h.end();
+      const r = await h.result();
+      expect(r.status).toBe('completed');
+      expect(r.unprocessed).toBeUndefined();
+      expect(await workflowTaskFailures(h)).toEqual([]);
     });
-    await until(() => holding === 1, 20_000, 'tool running');
-    await h.followUp('later');
-    hold.open();
-    await waitingIdle(h, 2);
-    expect(strip(await h.allMessages())).toEqual([user('go'), holdCall, held, user('later'), reply('answered later')]);
-    expect((await h.state()).status).toBe('waiting');
-    await h.end();
-    const r = await h.result();
-    expect(r.status).toBe('completed');
-    expect(r.unprocessed).toBeUndefined();
-    expect(await workflowTaskFailures(h)).toEqual([]);
-  });
+  }
 
   it('a follow-up queued during a run that ends in a model error is answered next', async () => {
     hold = gate();
