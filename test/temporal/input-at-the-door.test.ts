@@ -6,7 +6,8 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { type ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNEXPECTED_SECOND_ARGUMENT } from '../../common/errors.js';
+import { ErrorType, UNEXPECTED_SECOND_ARGUMENT, workflowBug } from '../../common/errors.js';
+import { emptyUsage } from '../../common/messages.js';
 import { InvalidAgentInputError, inputTooLarge } from '../../client/agent-client.js';
 import { startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
@@ -78,6 +79,33 @@ describe('input checked at the door', () => {
     const cause = await failsAtOnce([{ model: 'scripted/ok', prompt: 'hi' }, { messages: 'not the carried state' }]);
     expect(cause.type).toBe('InvalidAgentInput');
     expect(cause.message).toBe(UNEXPECTED_SECOND_ARGUMENT);
+  });
+
+  it('a bug in workflow code fails the run at once as KeelWorkflowBug naming the error, not a retried workflow task', async () => {
+    // a state-shaped second argument is taken as carried state: its loop position with `pending: null` reaches a
+    // TypeError inside the loop (any other door to a bug would do; the point is the failure policy)
+    const carried = {
+      config: { model: 'scripted/ok' },
+      transcript: [],
+      newFrom: 0,
+      steering: [],
+      followUps: [],
+      tools: [],
+      usage: emptyUsage(),
+      turns: 0,
+      runs: 1,
+      status: 'running',
+      continuedAsNew: 1,
+      eventSeq: 0,
+      received: 0,
+      position: { runStart: 0, turnsInRun: 0, pending: null, pendingFrom: 'steering', moreToolCalls: true },
+    };
+    const cause = await failsAtOnce([{ model: 'scripted/ok' }, carried]);
+    expect([cause.type, cause.nonRetryable, cause.message]).toEqual([
+      ErrorType.WorkflowBug,
+      true,
+      workflowBug("Cannot read properties of null (reading 'length')"),
+    ]);
   });
 
   it('a model reply whose usage.cost.total is a string fails the run with a clear error', async () => {
