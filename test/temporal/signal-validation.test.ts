@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpdateRejectedError } from '../../client/agent-client.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import type { ModelProvider } from '../../activities/model/provider.js';
-import { allEvents, notation, startKeel, strip, until, type Keel } from './harness.js';
+import { allEvents, notation, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 import { failuresOf } from './history-helpers.js';
 
 const { EventType } = temporal.api.enums.v1;
@@ -65,6 +65,7 @@ describe('signals are validated by the client; provider output by the model acti
       .events!.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
       .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.name);
     expect(accepted).toEqual(['end']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('a provider reply whose usage.cost.total is a string fails the model call once, non-retryably, naming the field', async () => {
