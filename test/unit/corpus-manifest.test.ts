@@ -2,7 +2,7 @@
  * The replay corpus is append-only: every release's recorded histories stay byte for byte as recorded. A change of
  * the workflow's command sequence gets a new release folder (npm run record-corpus), never a re-recording.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,9 +12,19 @@ import {
   LEGACY_MANIFEST_PATH,
   readManifest,
   sha256,
+  SUMS_FILE,
 } from '../corpus/manifest.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/**
+ * The digest of each release's `SHA256SUMS` (releases from 0.4.0), pinned once the release is recorded, as
+ * `MANIFEST.json`'s is: a history edited together with its `SHA256SUMS`, or a whole release folder deleted, fails.
+ * Recording a release adds one line here (the test below prints it).
+ */
+const RELEASED_SUMS: Record<string, string> = {
+  '0.4.0': '8d109578d1cc56b2c24f1da15a6db4f6c516c474c1c50436c9717af76e30b158',
+};
 
 describe('replay corpus manifest', () => {
   const manifest = readManifest();
@@ -27,6 +37,23 @@ describe('replay corpus manifest', () => {
     expect(sha256(readFileSync(LEGACY_MANIFEST_PATH)), 'MANIFEST.json was edited').toBe(
       '83f348193ceb3b4a2b45f5ad459525d4b635204b10427c0e40b9fcafdf024c80',
     );
+  });
+
+  it('every release with a SHA256SUMS has its digest pinned, and every pinned release is on disk unchanged', () => {
+    for (const version of corpusVersions()) {
+      const sums = join(HISTORIES_DIR, version, SUMS_FILE);
+      if (!existsSync(sums)) continue;
+      const line = `'${version}': '${sha256(readFileSync(sums))}'`;
+      expect(
+        Object.keys(RELEASED_SUMS),
+        `${version}/${SUMS_FILE} is not pinned: add ${line} to RELEASED_SUMS`,
+      ).toContain(version);
+    }
+    for (const [version, digest] of Object.entries(RELEASED_SUMS)) {
+      const sums = join(HISTORIES_DIR, version, SUMS_FILE);
+      expect(existsSync(sums), `${version}/${SUMS_FILE} was deleted`).toBe(true);
+      expect(sha256(readFileSync(sums)), `${version}/${SUMS_FILE} was edited`).toBe(digest);
+    }
   });
 
   it('has a corpus for the current package version', () => {
