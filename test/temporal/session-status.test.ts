@@ -1,6 +1,7 @@
 /**
  * Status is truthful: a session whose last agent run ended with a model error reports `failed` (state, KeelStatus,
- * `keel status` exit code 1) and ends Failed; current details are republished while a model call or a tool runs.
+ * `keel status` exit code 1) and ends Failed; current details are republished when a model call or a tool starts and
+ * ends.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +34,10 @@ const scripts = {
   },
   tool: {
     rules: [{ match: 'toolResult:hold', text: 'done' }, { toolCalls: [{ id: 'h-1', name: 'hold', arguments: {} }] }],
+  },
+  // about 4 s of streaming: long enough to read the details while the call runs
+  slow: {
+    rules: [{ text: 'a reply streamed slowly, chunk by chunk, so that the call lasts a while', chunkDelayMs: 400 }],
   },
 };
 
@@ -108,5 +113,18 @@ describe('status is truthful', () => {
     release.open();
     await h.result();
     expect(await details()).not.toContain('running:');
+  });
+
+  it('current details show the model call while it runs, and drop it when it ends', async () => {
+    const h = await keel.start({ model: 'scripted/slow', prompt: 'go' });
+    const details = async () =>
+      (await h.workflow.query<{ currentDetails: string }>('__temporal_workflow_metadata')).currentDetails;
+    await until(
+      async () => /calling scripted\/slow since \d\d:\d\d:\d\d UTC/.test(await details()),
+      20_000,
+      'details name the model call',
+    );
+    expect((await h.result()).status).toBe('completed');
+    expect(await details()).not.toContain('calling ');
   });
 });
