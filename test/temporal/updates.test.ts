@@ -112,6 +112,18 @@ describe('Updates with validators', () => {
       'followUp: the message has a timestamp that is not a number',
     );
     expect(await refusal(h.cancel(42 as never))).toBe('cancel: the reason must be text, got 42');
+    expect(await refusal(h.approve(42 as never))).toBe(
+      'approve: expected { toolCallId, argsDigest, approver, reason? }',
+    );
+    expect(await refusal(h.deny({ toolCallId: '', argsDigest: '', approver: '' }))).toBe(
+      'deny: toolCallId must be a non-empty string; argsDigest must be a non-empty string; approver must be a non-empty name',
+    );
+    expect(await refusal(h.deny({ toolCallId: 'x', argsDigest: 'y', approver: 'a', reason: 5 as never }))).toBe(
+      'deny: reason must be text',
+    );
+    expect(await refusal(h.approve({ toolCallId: 'x', argsDigest: 'y', approver: 'a' }))).toBe(
+      'No tool call x is awaiting approval',
+    );
     const st = await h.state();
     expect([st.queued, st.runs, st.status]).toEqual([{ steering: 0, followUp: 0 }, 1, 'waiting']);
     expect(await h.end()).toEqual({ status: 'completed' });
@@ -196,6 +208,12 @@ describe('Updates with validators', () => {
     expect(await refusal(h.followUp('late'))).toBe('Cannot queue a follow-up: the run is completed');
     expect(await refusal(h.interrupt())).toBe('Cannot interrupt: the run is completed');
     expect(await refusal(h.end())).toBe('Cannot end: the run is completed');
+    expect(await refusal(h.steer('late'))).toBe('Cannot queue a steering message: the run is completed');
+    expect(await refusal(h.cancel('late'))).toBe('Cannot cancel: the run is completed');
+    const decision = { toolCallId: 'x', argsDigest: 'y', approver: 'a' };
+    expect(await refusal(h.approve(decision))).toBe('Cannot approve: the run is completed');
+    expect(await refusal(h.deny(decision))).toBe('Cannot deny: the run is completed');
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('the signals of the same names still work (fire and forget)', async () => {
@@ -208,5 +226,6 @@ describe('Updates with validators', () => {
     );
     expect(strip(await h.allMessages()).slice(2)).toEqual([user('more by signal'), reply('more, as asked')]);
     await h.end();
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 });
