@@ -257,6 +257,16 @@ describe('approvals', () => {
     expect(tr.details.approval.decidedAt - tr.details.approval.requestedAt).toBeGreaterThanOrEqual(2000);
     expect(ran.get(h.workflowId)).toBeUndefined();
     expect(await workflowTaskFailures(h)).toEqual([]);
+
+    // a session still running after the timeout: a late decision is refused, the call stays timed out
+    const s = await start('single please', { approvalTimeout: '1s', mode: 'session' });
+    await until(async () => (await s.state()).approvals.length === 1, 20_000, 'timed out');
+    const late = { toolCallId: 'd-1', argsDigest: digest('{"target":"y"}'), approver: 'alice' };
+    expect(await refusal(s.approve(late))).toBe('Tool call d-1 was already timed out');
+    expect(await refusal(s.deny(late))).toBe('Tool call d-1 was already timed out');
+    expect(await s.end()).toEqual({ status: 'completed' });
+    expect(ran.get(s.workflowId)).toBeUndefined();
+    expect(await workflowTaskFailures(s)).toEqual([]);
   });
 
   it('an approvalTimeout that is not a duration is refused before any model call', async () => {
@@ -385,10 +395,13 @@ describe('approvals', () => {
       20_000,
       'keel pending lists both',
     );
+    let watchedSoFar = '';
+    const watching = cli(['watch', a.workflowId], (d) => (watchedSoFar += d));
     const listed = await cli(['pending']);
     expect(listed.stdout).toContain(
       `${a.workflowId}  d-1  danger {"target":"y"}\n  since ${new Date(pa.requestedAt).toISOString()} · digest ${pa.argsDigest}\n`,
     );
+    await until(async () => watchedSoFar.includes('approval_needed d-1'), 20_000, 'keel watch shows the approval');
     const approved = await cli(['approve', a.workflowId, 'd-1', '--as', 'erin', '--reason', 'ok']);
     expect([approved.code, approved.stdout.split('\n')[0]]).toEqual([
       0,
@@ -411,6 +424,15 @@ describe('approvals', () => {
     expect(strip((await b.result()).newMessages)[2]).toMatchObject({
       content: [{ type: 'text', text: 'Tool danger was denied by frank: no reason given' }],
     });
+    // keel watch (not a TTY) printed the pending call once, with the commands that decide it, then followed to the end
+    const watched = await watching;
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.stdout).toContain(
+      `approval_needed d-1 danger {"target":"y"}\n  keel approve ${a.workflowId} d-1  |  keel deny ${a.workflowId} d-1 --reason …\n`,
+    );
+    expect(watched.stdout.split('approval_needed').length).toBe(2);
+    expect(await workflowTaskFailures(a)).toEqual([]);
+    expect(await workflowTaskFailures(b)).toEqual([]);
   });
 
   it('the temporal CLI approves by name: temporal workflow update execute --name approve', async () => {
@@ -446,10 +468,14 @@ describe('approvals', () => {
       content: [{ type: 'text', text: 'did y' }],
       details: { approval: { approver: 'ops-bot', decision: 'approved' } },
     });
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   /** `node bin/keel.mjs …` against this worker's task queue. */
-  function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  function cli(
+    args: string[],
+    onStdout?: (d: string) => void,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const child = spawn(process.execPath, [BIN, '--address', keel.address, '--task-queue', keel.taskQueue, ...args], {
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -457,7 +483,10 @@ describe('approvals', () => {
     return new Promise((resolve) => {
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        onStdout?.(d.toString());
+      });
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
