@@ -107,9 +107,11 @@ describe('keel CLI', () => {
 
     const handle = k.client.getHandle(id);
     await until(async () => (await handle.state()).status === 'waiting', 20_000, 'first agent run');
+    const idle = await keel(['interrupt', id]);
+    expect([idle.code, idle.stdout]).toEqual([0, `interrupt → ${id}: nothing was running\n${ui}/${id}\n`]);
     const sent = await keel(['send', id, 'the', 'second', 'question']);
     expect(sent.code, sent.stderr).toBe(0);
-    expect(sent.stdout).toContain(`${ui}/${id}`);
+    expect(sent.stdout).toBe(`followUp → ${id}: queued 0 steering, 1 follow-up\n${ui}/${id}\n`);
     await until(
       async () => {
         const st = await handle.state();
@@ -156,14 +158,14 @@ describe('keel CLI', () => {
     expect(md.stdout).toContain('## User\n\nthe second question\n\n## Assistant (scripted/cli)\n\nSecond answer.');
 
     const steer = await keel(['steer', id, 'go on']);
-    expect(steer.code).toBe(0);
+    expect([steer.code, steer.stdout]).toEqual([0, `steer → ${id}: queued 1 steering, 0 follow-up\n${ui}/${id}\n`]);
     await until(
       async () => (await handle.state()).runs === 3 && (await handle.state()).status === 'waiting',
       20_000,
       'steered run',
     );
     const ended = await keel(['end', id]);
-    expect(ended.code).toBe(0);
+    expect([ended.code, ended.stdout]).toEqual([0, `end → ${id} (completed)\n${ui}/${id}\n`]);
     expect((await handle.result()).status).toBe('completed');
     const closed = await keel(['--json', 'status', id]);
     expect(closed.code).toBe(0);
@@ -418,7 +420,7 @@ describe('keel CLI', () => {
     const handle = k.client.getHandle(id);
     await until(async () => (await handle.state()).status === 'running', 20_000, 'running');
     const interrupted = await keel(['interrupt', id]);
-    expect(interrupted.code).toBe(0);
+    expect([interrupted.code, interrupted.stdout]).toEqual([0, `interrupt → ${id}: interrupted\n${ui}/${id}\n`]);
     await until(async () => (await handle.state()).status === 'waiting', 20_000, 'waiting after interrupt');
     const cancelled = await keel(['cancel', id, '--reason', 'test over', '--wait']);
     expect(cancelled.code, cancelled.stderr).toBe(0);
