@@ -2,9 +2,11 @@
  * The run API for other services (README "A run API for other services"): "send a message to conversation X, creating
  * it if needed" with update-with-start and a deterministic workflow id; `AgentClient.get`; the typed batch API.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidAgentInputError } from '../../client/agent-client.js';
+import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const scripts = {
@@ -61,6 +63,103 @@ describe('a run API for other services', () => {
     for await (const w of keel.client.client.workflow.list({ query: `WorkflowId = '${conversation}'` }))
       runs.push(w.runId);
     expect(runs).toHaveLength(1);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('after the conversation has closed, the next message starts a new run under the same id with a fresh transcript', async () => {
+    const conversation = `conversation-${randomUUID()}`;
+    const opts = { model: 'scripted/support', idleTimeout: '5m' };
+    const first = await keel.client.sendToConversation(conversation, 'Where is my order?', opts);
+    await until(async () => (await first.handle.state()).status === 'waiting', 20_000, 'first reply');
+    expect(await first.handle.end()).toEqual({ status: 'completed' });
+    await first.handle.result();
+    const next = await keel.client.sendToConversation(conversation, 'Please refund it', opts);
+    expect(next.ack).toEqual({ queued: { steering: 0, followUp: 1 } });
+    await until(async () => (await next.handle.state()).status === 'waiting', 20_000, 'reply in the new run');
+    expect(strip(await next.handle.allMessages())).toEqual([user('Please refund it'), reply('Refund started.')]);
+    expect(await next.handle.end()).toEqual({ status: 'completed' });
+    const runs: string[] = [];
+    for await (const w of keel.client.client.workflow.list({ query: `WorkflowId = '${conversation}'` }))
+      runs.push(w.status.name);
+    expect(runs).toEqual(['COMPLETED', 'COMPLETED']);
+  });
+
+  it('signal-with-start from any SDK: followUp as the signal creates the conversation, the next one joins the same run', async () => {
+    const conversation = `conversation-${randomUUID()}`;
+    const send = (text: string) =>
+      keel.client.client.workflow.signalWithStart('agentWorkflow', {
+        workflowId: conversation,
+        taskQueue: keel.taskQueue,
+        args: [{ model: 'scripted/support', mode: 'session', idleTimeout: '5m' }],
+        signal: 'followUp',
+        signalArgs: [text],
+      });
+    const started = await send('Where is my order?');
+    const h = keel.client.get(conversation);
+    await until(async () => (await h.state()).runs === 1 && (await h.state()).status === 'waiting', 20_000, 'reply');
+    const joined = await send('Please refund it');
+    expect(joined.signaledRunId).toBe(started.signaledRunId);
+    await until(async () => (await h.state()).runs === 2 && (await h.state()).status === 'waiting', 20_000, 'reply');
+    expect(await h.end()).toEqual({ status: 'completed' });
+    expect(strip((await h.result()).newMessages)).toEqual([
+      user('Where is my order?'),
+      reply('Which order?'),
+      user('Please refund it'),
+      reply('Refund started.'),
+    ]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('the temporal CLI: start with --id-conflict-policy UseExisting (twice: one run), then the followUp Update answers', async () => {
+    const bin = await ensureTemporalCli({ log: () => undefined });
+    const temporal = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile(bin, [...args, '--address', keel.address], { timeout: 60_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        ),
+      );
+    const conversation = `conversation-${randomUUID()}`;
+    const start = () =>
+      temporal([
+        'workflow',
+        'start',
+        '--type',
+        'agentWorkflow',
+        '--task-queue',
+        keel.taskQueue,
+        '--workflow-id',
+        conversation,
+        '--id-conflict-policy',
+        'UseExisting',
+        '--input',
+        JSON.stringify({ model: 'scripted/support', mode: 'session', idleTimeout: '5m' }),
+        '-o',
+        'json',
+      ]);
+    const a = await start();
+    expect(a.code, a.stderr).toBe(0);
+    const b = await start();
+    expect(b.code, b.stderr).toBe(0);
+    expect(JSON.parse(b.stdout).runId).toBe(JSON.parse(a.stdout).runId);
+    const sent = await temporal([
+      'workflow',
+      'update',
+      'execute',
+      '--workflow-id',
+      conversation,
+      '--name',
+      'followUp',
+      '--input',
+      JSON.stringify('Where is my order?'),
+      '-o',
+      'json',
+    ]);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(JSON.parse(sent.stdout).result).toEqual({ queued: { steering: 0, followUp: 1 } });
+    const h = keel.client.get(conversation);
+    await until(async () => (await h.state()).runs === 1 && (await h.state()).status === 'waiting', 20_000, 'reply');
+    expect(await h.end()).toEqual({ status: 'completed' });
+    expect(strip((await h.result()).newMessages)).toEqual([user('Where is my order?'), reply('Which order?')]);
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
