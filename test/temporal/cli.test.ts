@@ -3,12 +3,13 @@
  * a Keel worker (scripted model) in this process on its own task queue.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { strip, startKeel, until, type Keel } from './harness.js';
@@ -610,4 +611,49 @@ describe('keel dev', () => {
       await stopDev(dev);
     }
   }, 180_000);
+});
+
+describe('keel worker: Worker Deployment Versioning flags', () => {
+  it('--build-id, --deployment-name and --no-make-current: the build registers without becoming current; without the flag it becomes current', async () => {
+    const address = inject('temporalAddress');
+    const client = await AgentClient.connect({ address });
+    const deploymentName = `cli-deployment-${randomUUID()}`;
+    const taskQueue = `cli-versioning-${randomUUID()}`;
+    const deployment = () =>
+      client.client.workflowService
+        .describeWorkerDeployment({ namespace: 'default', deploymentName })
+        .then((d) => ({
+          builds: (d.workerDeploymentInfo?.versionSummaries ?? []).map((v) => v.deploymentVersion?.buildId).sort(),
+          current: d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined,
+        }))
+        .catch(() => ({ builds: [] as (string | null | undefined)[], current: undefined }));
+    const worker = (buildId: string, ...more: string[]) =>
+      spawnUntil(
+        [
+          ...['--address', address, '--task-queue', taskQueue, 'worker', '--no-builtin'],
+          ...['--build-id', buildId, '--deployment-name', deploymentName, ...more],
+        ],
+        `[keel] worker on task queue ${taskQueue}`,
+        { cwd: ROOT, env: process.env },
+      );
+    const a = await worker('cli-a', '--no-make-current');
+    try {
+      await vi.waitFor(async () => expect((await deployment()).builds).toEqual(['cli-a']), { timeout: 30_000 });
+      expect((await deployment()).current).toBeUndefined();
+      const b = await worker('cli-b');
+      try {
+        await vi.waitFor(
+          async () => expect(await deployment()).toEqual({ builds: ['cli-a', 'cli-b'], current: 'cli-b' }),
+          {
+            timeout: 30_000,
+          },
+        );
+      } finally {
+        expect(await stopChild(b.child)).toBe(0);
+      }
+    } finally {
+      expect(await stopChild(a.child)).toBe(0);
+      await client.close();
+    }
+  }, 120_000);
 });

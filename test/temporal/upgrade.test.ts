@@ -44,7 +44,8 @@ async function build(buildId: string): Promise<AgentWorker> {
       }),
     },
     workflowBundle: { codePath: inject('workflowBundlePath') },
-    versioning: { deploymentName, buildId, makeCurrent: true },
+    buildId, // the shorthand for versioning.buildId
+    versioning: { deploymentName, makeCurrent: true },
   });
   void worker.run().catch(() => undefined);
   return worker;
