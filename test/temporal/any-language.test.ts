@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
-import { startKeel, type Keel } from './harness.js';
+import { startKeel, workflowTaskFailures, type Keel } from './harness.js';
 
 const SCHEMAS = fileURLToPath(new URL('../../schemas/', import.meta.url));
 const schema = (name: string) => JSON.parse(readFileSync(join(SCHEMAS, name), 'utf8')) as Record<string, unknown>;
@@ -151,6 +151,7 @@ describe('starting runs from any language (the temporal CLI)', () => {
     const plain = await temporal(['workflow', 'result', '--workflow-id', id]);
     expect(plain.stdout).toContain('bogus: unknown field');
     expect(plain.stdout).toContain('maxTurns: must be >= 1');
+    expect(await workflowTaskFailures(k.client.client.workflow.getHandle(id))).toEqual([]);
   });
 
   it('a failed run (AgentRunFailed) carries an AgentRunResult in its failure details', async () => {

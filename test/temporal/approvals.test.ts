@@ -280,6 +280,7 @@ describe('approvals', () => {
     expect(err.cause?.message).toBe(
       'Invalid AgentRunInput: approvalTimeout: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"',
     );
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('interrupt resolves a pending approval as denied with Operation aborted; the session waits again', async () => {

@@ -19,7 +19,7 @@ import {
 } from '../../workflows/batch-definitions.js';
 import type { WindowCarried } from '../../workflows/batch-window.js';
 import { startBatchWorkflow } from '../../client/batch-client.js';
-import { chainHistories, gate, startKeel, type Keel } from './harness.js';
+import { chainHistories, gate, startKeel, workflowTaskFailures, type Keel } from './harness.js';
 
 const usage = (totalTokens: number, cost: number): Partial<Usage> => ({
   input: totalTokens,
@@ -259,6 +259,7 @@ describe('sliding-window batch', () => {
     }
     // task 3 never started
     await expect(keel.client.client.workflow.getHandle(`${handle.workflowId}-3`).describe()).rejects.toThrow();
+    for (const h of [handle, ...children]) expect(await workflowTaskFailures(h)).toEqual([]);
   }, 120_000);
 
   it('a child of an earlier run terminated without a report is found by the reconciliation and recorded failed', async () => {

@@ -20,7 +20,7 @@ import {
   type AgentBatchResult,
   type BatchProgress,
 } from '../../workflows/batch-definitions.js';
-import { startKeel, until, type Keel } from './harness.js';
+import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -443,6 +443,7 @@ describe('agentBatchWorkflow with `keel batch`', () => {
       expect(String((err as { cause?: Error }).cause?.message)).toBe(
         'Invalid AgentBatchInput: tasks: must be an array of AgentRunInput, or { pages: [{ workflowId, count }] }; concurrency: must be an integer >= 1',
       );
+      expect(await workflowTaskFailures(handle)).toEqual([]);
     });
   });
 });

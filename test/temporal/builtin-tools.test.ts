@@ -19,7 +19,7 @@ import type { Script } from '../../activities/model/scripted.js';
 import { builtinTools } from '../../activities/tools/builtin/index.js';
 import type { EditToolDetails } from '../../activities/tools/builtin/edit.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { allEvents, startKeel, strip, until, type Keel } from './harness.js';
+import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 import { homeWorkerLost } from '../../common/errors.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/builtin-worker.ts', import.meta.url));
@@ -278,6 +278,7 @@ describe('built-in tools through agentWorkflow (in-process worker)', () => {
       },
     ]);
     expect((await h.state()).status).toBe('cancelled');
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('read outside the workspace is an isError result naming the root, and the run continues', async () => {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
-import { strip, startKeel, until, type Keel } from './harness.js';
+import { strip, startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -433,6 +433,7 @@ describe('keel CLI', () => {
     const st = await keel(['--json', 'status', id]);
     expect(st.code).toBe(1);
     expect(JSON.parse(st.stdout)).toMatchObject({ temporalStatus: 'cancelled', status: 'cancelled' });
+    expect(await workflowTaskFailures(handle)).toEqual([]);
   });
 
   it('run in a TTY-less pipe shows streamed replies as whole messages; watch --json prints events as JSON lines', async () => {

@@ -13,7 +13,17 @@ import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { call, echo, keelWith, note, reply, result, teeOf, toolUse, user, type Log } from './loop-fixtures.js';
-import { allEvents, gate, hookRouter, notation, strip, until, type Keel, type RecordingModel } from './harness.js';
+import {
+  allEvents,
+  gate,
+  hookRouter,
+  notation,
+  strip,
+  until,
+  workflowTaskFailures,
+  type Keel,
+  type RecordingModel,
+} from './harness.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Fixtures
@@ -872,6 +882,7 @@ describe('A.1-19 / A.1-20 / A.1-21 runs started with messages and no prompt (age
     expect((cause as ApplicationFailure).nonRetryable).toBe(true);
     expect(cause?.message).toContain('Cannot continue: no messages in context');
     expect(model.requests('continue-empty')).toHaveLength(0);
+    expect(await workflowTaskFailures(raw)).toEqual([]);
   });
 
   it('A.1-20: existing messages are not re-emitted; the result holds only the new assistant message', async () => {

@@ -25,7 +25,17 @@ import {
   user,
   type Log,
 } from './loop-fixtures.js';
-import { allEvents, gate, hookRouter, notation, strip, until, type Keel, type RecordingModel } from './harness.js';
+import {
+  allEvents,
+  gate,
+  hookRouter,
+  notation,
+  strip,
+  until,
+  workflowTaskFailures,
+  type Keel,
+  type RecordingModel,
+} from './harness.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Fixtures
@@ -820,6 +830,7 @@ describe('A.5-19 / A.5-20 run input (Agent.continue / prompt)', () => {
     expect(cause.type).toBe('InvalidAgentInput');
     expect(cause.message).toContain('Cannot continue from message role: assistant');
     expect(model.requests('assistant-tail')).toHaveLength(0);
+    expect(await workflowTaskFailures(raw)).toEqual([]);
   });
 
   it('A.5-20: a prompt of text and images becomes one user message with content [text, ...images]', async () => {

@@ -22,7 +22,7 @@ import {
   type MockProviderServer,
   type MockReply,
 } from '../mock-providers/server.js';
-import { historyText, startKeel, strip, until, type Keel } from './harness.js';
+import { historyText, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const KEY = 'sk-test-KEEL-SECRET-e2e-0123456789';
 const PROTOCOLS: MockProtocolName[] = ['anthropic', 'openai-responses', 'openai-chat'];
@@ -445,6 +445,7 @@ describe.each(CASES)('pi-ai over $protocol ($model) through agentWorkflow', (c) 
     expect(full.startsWith(text)).toBe(true);
     expect(text.length).toBeLessThan(full.length);
     expect(mock.requests).toHaveLength(1); // no model call after the abort
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 });
 

@@ -175,6 +175,7 @@ describe('Updates with validators', () => {
       },
       reply('hold returned'),
     ]);
+    expect(await workflowTaskFailures(cancelling)).toEqual([]);
     expect(await workflowTaskFailures(ending)).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
 import { TURN_UPSERT_STRIDE } from '../../workflows/visibility.js';
-import { startKeel, until, type Keel } from './harness.js';
+import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const echo = defineTool({
   name: 'echo',
@@ -167,5 +167,6 @@ describe('search attributes set at start', () => {
     await expect(h.result()).rejects.toThrow();
     expect((await h.workflow.describe()).typedSearchAttributes.get(KEEL_STATUS)).toBe('failed');
     expect(await keelUpserts(h.workflowId)).toEqual(['failed']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 });
