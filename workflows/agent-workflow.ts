@@ -68,7 +68,9 @@ async function session(
   carried: SessionState | undefined,
   opened: { session?: Session },
 ): Promise<AgentRunResult> {
-  if (carried !== undefined && !isSessionState(carried)) {
+  // the state is Keel's own, carried by continue-as-new: a first run given one (a raw start) is refused
+  const raw = carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined;
+  if (carried !== undefined && (!isSessionState(carried) || (raw && patched(PATCH.carriedStateOnlyByContinue)))) {
     throw ApplicationFailure.create({
       type: ErrorType.InvalidAgentInput,
       message: UNEXPECTED_SECOND_ARGUMENT,

@@ -43,4 +43,15 @@ export const PATCH = {
    * sends its `keelBatchTaskFinished` signal.
    */
   slidingWindowBatch: 'keel-0.4-sliding-window-batch',
+  /**
+   * 0.4.1: a batch with a repeated tool call id, carried across continue-as-new while a call awaits approval, resumes
+   * its unique calls only and refuses the later duplicates (was: every call keyed by id, so a duplicate of the pending
+   * call was approved and executed with it). Checked only when such a batch resumes.
+   */
+  resumedRepeatedIds: 'keel-0.4.1-resumed-repeated-ids',
+  /**
+   * 0.4.1: a state-shaped second argument is taken as carried state only in a run continued from another; a first run
+   * given one (a raw start) fails as `InvalidAgentInput` like any other second argument (was: taken unchecked).
+   */
+  carriedStateOnlyByContinue: 'keel-0.4.1-carried-state-only-by-continue',
 } as const;

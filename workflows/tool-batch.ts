@@ -47,8 +47,8 @@ export async function runToolBatch(
   const calls = toolCallsOf(assistant);
   if (assistant.stopReason === 'length') return truncatedBatch(s, calls);
   const repeated = repeatedIds(calls);
-  if (repeated.size > 0 && !resume && patched(PATCH.duplicateCallIds))
-    return batchWithRepeatedIds(s, calls, repeated, assistantIndex);
+  if (repeated.size > 0 && (resume ? patched(PATCH.resumedRepeatedIds) : patched(PATCH.duplicateCallIds)))
+    return batchWithRepeatedIds(s, calls, repeated, assistantIndex, resume);
   const sequential =
     s.state.config.toolExecution === 'sequential' ||
     calls.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
@@ -80,21 +80,24 @@ function repeatedIds(calls: ToolCall[]): Set<number> {
 
 /**
  * A message that reuses a tool call id: activities find a call's arguments by its id, so only the first call with an
- * id may run. Each later one gets an error result at its place and is never executed; the others run as usual.
+ * id may run. Each later one gets an error result at its place and is never executed; the others run as usual. A batch
+ * carried across continue-as-new (`resume`) resumes its unique calls only, and refuses the later ones at its end.
  */
 async function batchWithRepeatedIds(
   s: Session,
   calls: ToolCall[],
   repeated: Set<number>,
   assistantIndex: number,
+  resume?: SuspendedBatch,
 ): Promise<BatchResult> {
   const unique = calls.filter((_, i) => !repeated.has(i));
   const sequential =
     s.state.config.toolExecution === 'sequential' ||
     unique.some((c) => toolInfo(s, c.name)?.executionMode === 'sequential');
   const done = new Map<string, Finalised>();
-  const outcome =
-    sequential || unique.length === 1
+  const outcome = resume
+    ? await resumedBatch(s, unique, assistantIndex, resume, done)
+    : sequential || unique.length === 1
       ? await sequentialBatch(s, unique, assistantIndex, done)
       : await parallelBatch(s, unique, assistantIndex, done);
   if (outcome === SUSPEND) {

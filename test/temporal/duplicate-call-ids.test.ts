@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { duplicateToolCallId } from '../../common/errors.js';
-import { startKeel, strip, workflowTaskFailures, type Keel } from './harness.js';
+import { steerSignal } from '../../workflows/definitions.js';
+import { allEvents, notation, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const executions: { id: string; value: string; key: string }[] = [];
 const effect = defineTool({
@@ -23,12 +24,44 @@ const twice = [
   { id: 'other', name: 'effect', arguments: { value: 'middle' } },
   { id: 'same', name: 'effect', arguments: { value: 'second' } },
 ];
-const scripts = { dup: { rules: [{ match: 'toolResult:', text: 'done' }, { toolCalls: twice }] } };
+const gated = defineTool({
+  name: 'gated',
+  description: 'A non-idempotent side effect a person approves.',
+  approval: 'always',
+  parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+  execute: async (id, args: { value: string }, _signal, _onUpdate, ctx) => {
+    executions.push({ id, value: args.value, key: ctx.idempotencyKey });
+    return { content: [{ type: 'text', text: `did ${args.value}` }] };
+  },
+});
+const gatedTwice = [
+  { id: 'same', name: 'gated', arguments: { value: 'first' } },
+  { id: 'other', name: 'effect', arguments: { value: 'middle' } },
+  { id: 'same', name: 'gated', arguments: { value: 'second' } },
+];
+const scripts = {
+  dup: { rules: [{ match: 'toolResult:', text: 'done' }, { toolCalls: twice }] },
+  gatedDup: {
+    rules: [
+      { match: 'toolResult:', text: 'done' },
+      { match: 'steer-', text: 'saw the steer' },
+      { toolCalls: gatedTwice },
+    ],
+  },
+};
+const toolResult = (toolName: string, text: string, isError = false) => ({
+  role: 'toolResult',
+  toolCallId: toolName === 'effect' ? 'other' : 'same',
+  toolName,
+  content: [{ type: 'text', text }],
+  ...(isError ? { details: {} } : {}),
+  isError,
+});
 
 describe('tool calls that share an id', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts, tools: [effect] });
+    keel = await startKeel({ scripts, tools: [effect, gated] });
   });
   afterAll(() => keel?.stop());
 
@@ -69,4 +102,37 @@ describe('tool calls that share an id', () => {
       expect(await workflowTaskFailures(h)).toEqual([]);
     });
   }
+
+  it('carried across continue-as-new while the first awaits approval: approved, it runs once with its own arguments; the duplicate is still refused', async () => {
+    executions.length = 0;
+    const h = await keel.start({
+      model: 'scripted/gatedDup',
+      prompt: 'go',
+      tools: ['gated', 'effect'],
+      continueAsNewAfterBytes: 65_536,
+    });
+    await until(async () => (await h.state()).pendingApprovals.length > 0, 20_000, 'approval pending');
+    // the other call's end is in the run's state before the steer: continue-as-new is due with nothing running
+    await until(async () => notation(await allEvents(h)).includes('TEE(other)'), 20_000, 'the other call done');
+    const big = `steer-${'x'.repeat(70_000)}`;
+    await h.workflow.signal(steerSignal, big); // 70 KB of history: continue-as-new is due while the call waits
+    await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
+    const pending = (await h.state()).pendingApprovals;
+    expect(pending.map((p) => [p.toolCallId, p.args])).toEqual([['same', { value: 'first' }]]);
+    await h.approve({ toolCallId: 'same', argsDigest: pending[0].argsDigest, approver: 'dana' });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    expect(executions.sort((a, b) => a.value.localeCompare(b.value))).toEqual([
+      { id: 'same', value: 'first', key: `${h.workflowId}/same` },
+      { id: 'other', value: 'middle', key: `${h.workflowId}/other` },
+    ]);
+    const [approval] = (await h.state()).approvals;
+    expect(approval).toMatchObject({ toolCallId: 'same', approver: 'dana', decision: 'approved' });
+    expect(strip(await h.allMessages()).filter((m) => (m as { role: string }).role === 'toolResult')).toEqual([
+      { ...toolResult('gated', 'did first'), details: { approval } },
+      toolResult('effect', 'did middle'),
+      toolResult('gated', duplicateToolCallId('same', 'gated'), true),
+    ]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
 });

@@ -5,6 +5,8 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import { type ApplicationFailure } from '@temporalio/common';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorType, UNEXPECTED_SECOND_ARGUMENT, workflowBug } from '../../common/errors.js';
 import { emptyUsage } from '../../common/messages.js';
@@ -81,31 +83,65 @@ describe('input checked at the door', () => {
     expect(cause.message).toBe(UNEXPECTED_SECOND_ARGUMENT);
   });
 
-  it('a bug in workflow code fails the run at once as KeelWorkflowBug naming the error, not a retried workflow task', async () => {
-    // a state-shaped second argument is taken as carried state: its loop position with `pending: null` reaches a
-    // TypeError inside the loop (any other door to a bug would do; the point is the failure policy)
-    const carried = {
-      config: { model: 'scripted/ok' },
-      transcript: [],
-      newFrom: 0,
-      steering: [],
-      followUps: [],
-      tools: [],
-      usage: emptyUsage(),
-      turns: 0,
-      runs: 1,
-      status: 'running',
-      continuedAsNew: 1,
-      eventSeq: 0,
-      received: 0,
-      position: { runStart: 0, turnsInRun: 0, pending: null, pendingFrom: 'steering', moreToolCalls: true },
-    };
-    const cause = await failsAtOnce([{ model: 'scripted/ok' }, carried]);
+  // a state-shaped second argument: its loop position with `pending: null` reaches a TypeError inside the loop
+  const crafted = {
+    config: { model: 'scripted/ok' },
+    transcript: [],
+    newFrom: 0,
+    steering: [],
+    followUps: [],
+    tools: [],
+    usage: emptyUsage(),
+    turns: 0,
+    runs: 1,
+    status: 'running',
+    continuedAsNew: 1,
+    eventSeq: 0,
+    received: 0,
+    position: { runStart: 0, turnsInRun: 0, pending: null, pendingFrom: 'steering', moreToolCalls: true },
+  };
+
+  it('a state-shaped second argument from a raw start is refused too: only continue-as-new carries state', async () => {
+    const cause = await failsAtOnce([{ model: 'scripted/ok' }, crafted]);
     expect([cause.type, cause.nonRetryable, cause.message]).toEqual([
-      ErrorType.WorkflowBug,
+      ErrorType.InvalidAgentInput,
       true,
-      workflowBug("Cannot read properties of null (reading 'length')"),
+      UNEXPECTED_SECOND_ARGUMENT,
     ]);
+  });
+
+  it('a bug in workflow code fails the run at once as KeelWorkflowBug naming the error, not a retried workflow task', async () => {
+    // the crafted state arrives the only way a state can: a workflow that continues-as-new into agentWorkflow (any
+    // other door to a bug would do; the point is the failure policy)
+    const connection = await NativeConnection.connect({ address: keel.address });
+    const taskQueue = `door-fixture-${Math.random().toString(36).slice(2)}`;
+    const worker = await Worker.create({
+      connection,
+      taskQueue,
+      workflowsPath: fileURLToPath(new URL('./fixtures/continue-into-agent.ts', import.meta.url)),
+    });
+    const running = worker.run();
+    try {
+      const handle = await keel.client.client.workflow.start('continueIntoAgent', {
+        taskQueue,
+        workflowId: `door-${Math.random().toString(36).slice(2)}`,
+        args: [keel.taskQueue, [{ model: 'scripted/ok' }, crafted]],
+      });
+      const err = await handle.result().catch((e) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+      expect([cause.type, cause.nonRetryable, cause.message]).toEqual([
+        ErrorType.WorkflowBug,
+        true,
+        workflowBug("Cannot read properties of null (reading 'length')"),
+      ]);
+      expect((await handle.describe()).type).toBe('agentWorkflow'); // the failed run is the continued one
+      expect(await workflowTaskFailures(handle)).toEqual([]);
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
   });
 
   it('a model reply whose usage.cost.total is a string fails the run with a clear error', async () => {
