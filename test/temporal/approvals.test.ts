@@ -14,7 +14,17 @@ import type { AgentRunInput } from '../../common/run.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { steerSignal } from '../../workflows/definitions.js';
-import { allEvents, notation, refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import {
+  allEvents,
+  notation,
+  refusal,
+  startKeel,
+  strip,
+  until,
+  untilContinuedAsNew,
+  workflowTaskFailures,
+  type Keel,
+} from './harness.js';
 
 /** Executions per workflow id: what actually ran. */
 const ran = new Map<string, string[]>();
@@ -313,7 +323,7 @@ describe('approvals', () => {
     // 70 KB of history: continue-as-new is due while the call waits. By signal: a signal's event is in the history
     // size the workflow task reports; an Update's is written after the task, so it would count at the next one.
     await h.workflow.signal(steerSignal, big);
-    await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
+    await untilContinuedAsNew(h);
     const st = await h.state();
     expect([st.status, st.pendingApprovals]).toEqual(['awaiting-approval', [p]]);
     await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'dave' });
@@ -338,7 +348,7 @@ describe('approvals', () => {
     );
     const big = `steer-${'y'.repeat(70_000)}`;
     await h.workflow.signal(steerSignal, big);
-    await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
+    await untilContinuedAsNew(h);
     expect((await h.state()).pendingApprovals).toEqual([p]);
     const approved = await h.approve({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'gina' });
     await h.result();

@@ -12,8 +12,9 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch-definitions.js';
-import { steerSignal, wakeSignal } from '../../workflows/definitions.js';
-import { chainHistories, gate, until, type Keel } from './harness.js';
+import { steerSignal } from '../../workflows/definitions.js';
+import { emptyUsage } from '../../common/messages.js';
+import { allEvents, chainHistories, gate, notation, until, untilContinuedAsNew, type Keel } from './harness.js';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -190,6 +191,20 @@ export const corpusScripts: Record<string, Script> = {
       { text: 'looked up' },
     ],
   },
+  /** 0.4.1: a batch that repeats a call id, carried across continue-as-new while its first call awaits approval. */
+  approvalDuplicate: {
+    rules: [
+      { match: 'toolResult:', text: 'gated done' },
+      { match: 'steer ', text: 'saw the steer' },
+      {
+        toolCalls: [
+          { id: 'g-1', name: 'gated', arguments: { label: 'x' } },
+          { id: 'g-2', name: 'echo', arguments: { value: 'b' } },
+          { id: 'g-1', name: 'gated', arguments: { label: 'y' } },
+        ],
+      },
+    ],
+  },
   approval: {
     rules: [
       { match: 'toolResult:', text: 'gated done' },
@@ -327,9 +342,7 @@ export const scenarios: Record<string, Scenario> = {
     await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
     const pendingHistory = await recorded(h.workflow);
     await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
-    // a workflow task sees the history size as of its start: the next task (a `wake`) sees the steer's 70 KB
-    await h.workflow.signal(wakeSignal);
-    await until(async () => (await h.state()).continuedAsNew === 1, 60_000, 'continued as new');
+    await untilContinuedAsNew(h, 1, 60_000);
     const [p] = (await h.state()).pendingApprovals;
     await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
     await h.result();
@@ -356,6 +369,50 @@ export const scenarios: Record<string, Scenario> = {
     );
     await h.result();
     return { 'local-tools': await recorded(h.workflow) };
+  },
+  /** 0.4.1: a repeated call id in a batch resumed after continue-as-new: the duplicate is refused, never executed. */
+  'duplicate-ids-resumed': async (keel) => {
+    const h = await keel.start(
+      {
+        model: 'scripted/approvalDuplicate',
+        prompt: 'gate',
+        tools: ['gated', 'echo'],
+        continueAsNewAfterBytes: 65_536,
+      },
+      id('duplicate-ids-resumed'),
+    );
+    await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
+    await until(async () => notation(await allEvents(h)).includes('TEE(g-2)'), 60_000, 'g-2 done');
+    await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
+    await untilContinuedAsNew(h, 1, 60_000);
+    const [p] = (await h.state()).pendingApprovals;
+    await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
+    await h.result();
+    const runs = await chain(h.workflow);
+    return Object.fromEntries(runs.map((r, i) => [`duplicate-ids-resumed.${i}`, r]));
+  },
+  /** 0.4.1: a raw start given a state-shaped second argument fails as InvalidAgentInput. */
+  'raw-second-argument': async (keel) => {
+    const handle = await keel.client.client.workflow.start('agentWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: id('raw-second-argument'),
+      args: [
+        { model: 'scripted/brief' },
+        {
+          ...{
+            config: { model: 'scripted/brief' },
+            transcript: [],
+            newFrom: 0,
+            steering: [],
+            followUps: [],
+            tools: [],
+          },
+          ...{ usage: emptyUsage(), turns: 0, runs: 0, status: 'running', continuedAsNew: 1, eventSeq: 0, received: 0 },
+        },
+      ],
+    });
+    await handle.result().catch(() => undefined);
+    return { 'raw-second-argument': await recorded(handle) };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));

@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { duplicateToolCallId } from '../../common/errors.js';
 import { steerSignal } from '../../workflows/definitions.js';
-import { allEvents, notation, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import {
+  allEvents,
+  notation,
+  startKeel,
+  strip,
+  until,
+  untilContinuedAsNew,
+  workflowTaskFailures,
+  type Keel,
+} from './harness.js';
 
 const executions: { id: string; value: string; key: string }[] = [];
 const effect = defineTool({
@@ -116,7 +125,7 @@ describe('tool calls that share an id', () => {
     await until(async () => notation(await allEvents(h)).includes('TEE(other)'), 20_000, 'the other call done');
     const big = `steer-${'x'.repeat(70_000)}`;
     await h.workflow.signal(steerSignal, big); // 70 KB of history: continue-as-new is due while the call waits
-    await until(async () => (await h.state()).continuedAsNew === 1, 20_000, 'continued as new');
+    await untilContinuedAsNew(h);
     const pending = (await h.state()).pendingApprovals;
     expect(pending.map((p) => [p.toolCallId, p.args])).toEqual([['same', { value: 'first' }]]);
     await h.approve({ toolCallId: 'same', argsDigest: pending[0].argsDigest, approver: 'dana' });

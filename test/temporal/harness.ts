@@ -14,6 +14,7 @@ import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { PayloadStorageOption } from '../../worker/payload-storage.js';
+import { wakeSignal } from '../../workflows/definitions.js';
 
 let runtimeInstalled = false;
 export function quietRuntime() {
@@ -166,6 +167,24 @@ export async function until(
       throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * Waits until the run has continued-as-new `n` times, sending `wake` meanwhile. A workflow task's history size can
+ * leave out events written together with the task's start (a signal that arrived just as it started), so a run whose
+ * continue-as-new became due that way, and that then only waits (an approval), sees it at its next task: a `wake`.
+ */
+export async function untilContinuedAsNew(h: AgentRunHandle, n = 1, timeoutMs = 20_000): Promise<void> {
+  await until(
+    async () => {
+      if ((await h.state()).continuedAsNew >= n) return true;
+      await h.workflow.signal(wakeSignal);
+      return false;
+    },
+    timeoutMs,
+    `continue-as-new ${n}`,
+    250,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

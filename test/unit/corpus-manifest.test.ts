@@ -24,6 +24,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
  */
 const RELEASED_SUMS: Record<string, string> = {
   '0.4.0': '8d109578d1cc56b2c24f1da15a6db4f6c516c474c1c50436c9717af76e30b158',
+  '0.4.1': '2d9c664da80f4a06a80c750b7ffb6c210ab4c357b82ce6e6d18aa5d49bd00946',
 };
 
 describe('replay corpus manifest', () => {
