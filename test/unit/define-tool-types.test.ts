@@ -1,6 +1,7 @@
 /**
  * `defineTool` types `execute`'s arguments from `parameters` (activities/tools/define-tool.ts `ToolArguments`). The
  * assertions are type-level: `npx tsc --noEmit -p .` fails when the inference is lost; vitest runs the same file.
+ * Also its run-time check of `approval` (README "Approvals"): anything but 'never', 'always' or a function throws.
  */
 import { Type } from 'typebox';
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -73,5 +74,38 @@ describe('defineTool argument types', () => {
   it('types the built-in tools from their schemas', () => {
     expectTypeOf<ReadArgs>().toEqualTypeOf<{ path: string; offset?: number; limit?: number }>();
     expectTypeOf(createReadTool).returns.toEqualTypeOf<ToolDefinition<ReadArgs, ReadToolDetails | undefined>>();
+  });
+});
+
+describe('defineTool approval check', () => {
+  const base = {
+    name: 'gated',
+    description: 'A tool with an approval setting.',
+    parameters: { type: 'object' },
+    execute: async () => result,
+  };
+
+  it("throws a TypeError for an approval that is not 'never', 'always' or a function", () => {
+    const message = "defineTool(gated): approval must be 'never', 'always' or a function (args, context) => boolean";
+    for (const approval of ['sometimes', 'Always', '', 1, 0, true, null, {}, ['always']]) {
+      let thrown: unknown;
+      try {
+        defineTool({ ...base, approval: approval as never });
+      } catch (e) {
+        thrown = e;
+      }
+      expect([JSON.stringify(approval), thrown instanceof TypeError, (thrown as Error | undefined)?.message]).toEqual([
+        JSON.stringify(approval),
+        true,
+        message,
+      ]);
+    }
+  });
+
+  it("accepts 'never', 'always', a predicate or no approval and returns the definition unchanged", () => {
+    for (const approval of ['never', 'always', () => true, undefined] as const) {
+      const tool = { ...base, approval };
+      expect(defineTool(tool)).toBe(tool);
+    }
   });
 });
