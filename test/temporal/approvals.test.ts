@@ -2,20 +2,25 @@
  * Human approval of tool calls (README "Approvals"): a call needing approval waits while the rest of its batch runs,
  * is listed in `state().pendingApprovals`, the current details and `KeelStatus="awaiting-approval"`, and is decided by
  * the `approve` / `deny` Updates (validated: unknown or decided call, wrong digest, empty approver), by its timeout,
- * or by an interrupt; it survives continue-as-new and runs exactly once. Also the `keel` CLI and the `temporal` CLI.
+ * or by an interrupt; it survives continue-as-new and runs exactly once. Also the `keel` CLI and the `temporal` CLI,
+ * `approval: 'never'` (no wait at all), a refusal as the client and Temporal report it (`KeelUpdateRejected`), and
+ * `approve` / `deny` refused while a cancelled run is still finishing a call.
  */
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import type { AgentRunHandle } from '../../client/agent-client.js';
+import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
+import { UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { steerSignal } from '../../workflows/definitions.js';
 import {
+  acceptedUpdates,
   allEvents,
+  gate,
   notation,
   refusal,
   startKeel,
@@ -59,6 +64,30 @@ const quick = defineTool({
     return { content: [{ type: 'text', text: `quick ${args.v}` }] };
   },
 });
+const safe = defineTool({
+  name: 'safe',
+  description: 'Says explicitly that it needs no approval.',
+  approval: 'never',
+  parameters: { type: 'object', properties: { v: { type: 'string' } }, required: ['v'] },
+  execute: async (_id, args: { v: string }, _s, _u, ctx) => {
+    note(ctx.workflowId, `safe ${args.v}`);
+    return { content: [{ type: 'text', text: `safe ${args.v}` }] };
+  },
+});
+let hold = gate();
+let slowStarted = gate();
+/** Ignores its AbortSignal on purpose: a cancelled run stays "being cancelled" until the test opens `hold`. */
+const slow = defineTool({
+  name: 'slow',
+  description: 'Waits until the test releases it.',
+  parameters: { type: 'object', properties: {} },
+  execute: async (_id, _args, _s, _u, ctx) => {
+    slowStarted.open();
+    await hold.promise;
+    note(ctx.workflowId, 'slow');
+    return { content: [{ type: 'text', text: 'slow done' }] };
+  },
+});
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
 const scripts = {
@@ -76,6 +105,8 @@ const scripts = {
       },
       { match: 'deploys', toolCalls: [call('p-1', 'deploy', { env: 'dev' }), call('p-2', 'deploy', { env: 'prod' })] },
       { match: 'single', toolCalls: [call('d-1', 'danger', { target: 'y' })] },
+      { match: 'safely', toolCalls: [call('s-1', 'safe', { v: 'a' })] },
+      { match: 'slowly', toolCalls: [call('h-1', 'slow', {}), call('d-1', 'danger', { target: 'w' })] },
       { text: 'hello' },
     ],
   },
@@ -98,6 +129,12 @@ const result = (id: string, name: string, text: string, details: unknown, isErro
 });
 const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
 
+/** TimerStarted events in the run's history. */
+async function timersStarted(h: AgentRunHandle): Promise<number> {
+  const { events } = await h.workflow.fetchHistory();
+  return (events ?? []).filter((e) => e.timerStartedEventAttributes).length;
+}
+
 /** A decision record with its times checked for plausibility and then left out. */
 function timeless(r: ApprovalRecord): Omit<ApprovalRecord, 'requestedAt' | 'decidedAt'> {
   const { requestedAt, decidedAt, ...rest } = r;
@@ -110,7 +147,7 @@ describe('approvals', () => {
   beforeAll(async () => {
     keel = await startKeel({
       scripts,
-      tools: [danger, deploy, quick],
+      tools: [danger, deploy, quick, safe, slow],
       // the worker's policy: trusted runs need no approval, strict runs need it for every tool
       hooks: {
         needsApproval: (ctx) =>
@@ -247,6 +284,102 @@ describe('approvals', () => {
     expect(ran.get(h2.workflowId)).toBeUndefined();
     expect(await workflowTaskFailures(h)).toEqual([]);
     expect(await workflowTaskFailures(h2)).toEqual([]);
+  });
+
+  it("approval: 'never' runs the call at once: nothing pending, no details.approval, no decision record", async () => {
+    const h = await start('safely please', { tools: ['safe'] });
+    const r = await h.result();
+    expect(strip(r.newMessages)).toEqual([
+      user('safely please'),
+      toolUse([call('s-1', 'safe', { v: 'a' })]),
+      result('s-1', 'safe', 'safe a', undefined),
+      reply('all done'),
+    ]);
+    expect((r.newMessages[2] as { details?: unknown }).details).toBeUndefined();
+    const st = await h.state();
+    expect([st.status, st.pendingApprovals, st.approvals]).toEqual(['completed', [], []]);
+    expect(ran.get(h.workflowId)).toEqual(['safe a']);
+    // an approval wait is a condition with the approvalTimeout, i.e. a timer: this run started none
+    expect(await timersStarted(h)).toBe(0);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+
+    // the probe sees the wait of a call that does need approval
+    const d = await start('single please', { approvalTimeout: '1s' });
+    await d.result();
+    expect(await timersStarted(d)).toBe(1);
+    expect(await workflowTaskFailures(d)).toEqual([]);
+  });
+
+  it('a refused approve as a caller sees it: UpdateRejectedError from the client, KeelUpdateRejected from Temporal', async () => {
+    const h = await start('single please', { mode: 'session' });
+    const [p] = await pending(h);
+    const decision = { toolCallId: 'nope', argsDigest: p.argsDigest, approver: 'alice' };
+
+    const viaClient = await h.approve(decision).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(viaClient).toBeInstanceOf(UpdateRejectedError);
+    const c = viaClient as UpdateRejectedError;
+    expect([c.name, c.update, c.message]).toEqual([
+      'UpdateRejectedError',
+      'approve',
+      'No tool call nope is awaiting approval',
+    ]);
+
+    // the raw Temporal handle: the validator's ApplicationFailure is the cause of the Update's failure
+    const viaTemporal = await h.workflow.executeUpdate('approve', { args: [decision] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(viaTemporal).toBeInstanceOf(WorkflowUpdateFailedError);
+    const u = viaTemporal as WorkflowUpdateFailedError;
+    expect([u.name, u.message]).toEqual(['WorkflowUpdateFailedError', 'Workflow Update failed']);
+    const cause = u.cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    const f = cause as ApplicationFailure;
+    expect([f.name, f.type, f.message, f.nonRetryable]).toEqual([
+      'ApplicationFailure',
+      'KeelUpdateRejected',
+      'No tool call nope is awaiting approval',
+      true,
+    ]);
+
+    // refused means nothing happened: the call still waits
+    expect((await h.state()).pendingApprovals).toEqual([p]);
+    await h.deny({ toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'alice' });
+    expect(await h.end()).toEqual({ status: 'completed' });
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('a run being cancelled refuses approve and deny; the call waiting was denied by the cancel and never runs', async () => {
+    hold = gate();
+    slowStarted = gate();
+    const h = await start('slowly please', { tools: ['slow', 'danger'] });
+    const [p] = await pending(h);
+    expect([p.toolCallId, p.args]).toEqual(['d-1', { target: 'w' }]);
+    // executing, not just scheduled: a cancel would drop an activity no worker has started, and the run would close
+    await slowStarted.promise;
+    const cancelled = h.cancel('stop');
+    // once the cancel Update is accepted its handler has run: every later Update sees the run being cancelled
+    await until(async () => (await acceptedUpdates(h, 'cancel')) === 1, 20_000, 'cancel accepted');
+    const decision = { toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'alice' };
+    expect(await refusal(h.approve(decision))).toBe('Cannot approve: the run is being cancelled');
+    expect(await refusal(h.deny(decision))).toBe('Cannot deny: the run is being cancelled');
+    expect((await h.workflow.describe()).status.name).toBe('RUNNING'); // still finishing the slow call
+    hold.open();
+    expect(await cancelled).toEqual({ status: 'cancelled' });
+    const st = await h.state();
+    expect([
+      st.pendingApprovals,
+      st.approvals.map((a) => [a.toolCallId, a.decision, a.approver, a.reason, a.argsDigest]),
+    ]).toEqual([[], [['d-1', 'denied', 'keel', 'Operation aborted', p.argsDigest]]]);
+    expect(strip(await h.allMessages()).slice(2)).toEqual([
+      result('h-1', 'slow', 'slow done', undefined),
+      result('d-1', 'danger', 'Operation aborted', { approval: st.approvals[0] }, true),
+    ]);
+    expect(ran.get(h.workflowId)).toEqual(['slow']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('after approvalTimeout the call gets the not-approved result', async () => {
