@@ -3,6 +3,8 @@
  * interrupt is answered by the next run of a session, or returned as `unprocessed` by a task. A waiting session with a
  * non-empty queue starts the next run at once. No test here may show a failed workflow task.
  */
+import { WorkflowFailedError } from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { gate, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
@@ -176,6 +178,47 @@ describe('messages accepted while a run ends are answered (session) or returned 
     const r = await h.result();
     expect(r.status).toBe('stopped');
     expect(strip(r.newMessages)).toEqual([user('go'), holdCall, held]);
+    expect(strip(r.unprocessed ?? [])).toEqual([user('later')]);
+    expect(strip((await h.state()).unprocessed ?? [])).toEqual([user('later')]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('a task that ends in a model error returns the queued message as unprocessed, in the failure and the final state', async () => {
+    hold = gate();
+    holding = 0;
+    const h = await keel.start({ model: 'scripted/failing', prompt: 'go', tools: ['hold'] });
+    await until(() => holding === 1, 20_000, 'tool running');
+    await h.followUp('later');
+    hold.open();
+    const err = await h.workflow.result().catch((e: unknown) => e); // the execution fails, its result in the details
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+    expect([cause.type, cause.message]).toEqual(['AgentRunFailed', 'provider exploded']);
+    const r = await h.result(); // AgentRunHandle.result() reads it from there
+    expect([r.status, r.error]).toEqual(['failed', 'provider exploded']);
+    expect(cause.details).toEqual([r]);
+    expect(strip(r.newMessages.slice(0, 3))).toEqual([user('go'), holdCall, held]);
+    expect(strip(r.unprocessed ?? [])).toEqual([user('later')]);
+    expect(strip((await h.state()).unprocessed ?? [])).toEqual([user('later')]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('a task interrupted during a model call returns a follow-up queued before the interrupt as unprocessed', async () => {
+    const h = await keel.start({ model: 'scripted/slow', prompt: 'talk' });
+    await until(
+      async () =>
+        (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false,
+      20_000,
+      'streaming',
+    );
+    await h.followUp('later');
+    await h.interrupt();
+    const r = await h.result();
+    expect(r.status).toBe('stopped');
+    expect(r.newMessages.map((m) => (m.role === 'assistant' ? `assistant:${m.stopReason}` : m.role))).toEqual([
+      'user',
+      'assistant:aborted',
+    ]);
     expect(strip(r.unprocessed ?? [])).toEqual([user('later')]);
     expect(strip((await h.state()).unprocessed ?? [])).toEqual([user('later')]);
     expect(await workflowTaskFailures(h)).toEqual([]);
