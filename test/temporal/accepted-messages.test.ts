@@ -7,7 +7,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import { gate, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import { gate, startKeel, strip, until, untilStreaming, workflowTaskFailures, type Keel } from './harness.js';
 
 let hold = gate();
 let holding = 0;
@@ -139,13 +139,7 @@ describe('messages accepted while a run ends are answered (session) or returned 
   for (const order of ['interrupt, then follow-up', 'follow-up, then interrupt'] as const) {
     it(`${order} during a model call: the follow-up is answered`, async () => {
       const h = await keel.start({ model: 'scripted/slow', prompt: 'talk', mode: 'session' });
-      await until(
-        async () =>
-          (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ??
-          false,
-        20_000,
-        'streaming',
-      );
+      await untilStreaming(h);
       if (order === 'interrupt, then follow-up') {
         await h.interrupt();
         await h.followUp('later');
@@ -205,12 +199,7 @@ describe('messages accepted while a run ends are answered (session) or returned 
 
   it('a task interrupted during a model call returns a follow-up queued before the interrupt as unprocessed', async () => {
     const h = await keel.start({ model: 'scripted/slow', prompt: 'talk' });
-    await until(
-      async () =>
-        (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false,
-      20_000,
-      'streaming',
-    );
+    await untilStreaming(h);
     await h.followUp('later');
     await h.interrupt();
     const r = await h.result();

@@ -2,7 +2,16 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, type AgentToolResult } from '../../activities/tools/define-tool.js';
-import { allEvents, notation, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import {
+  allEvents,
+  notation,
+  startKeel,
+  strip,
+  until,
+  untilStreaming,
+  workflowTaskFailures,
+  type Keel,
+} from './harness.js';
 
 let started = 0;
 let abortedSeen = 0;
@@ -39,6 +48,16 @@ const scripts = {
   },
 };
 
+/** The sleep tool's result when an abort stopped it. */
+const sleepAborted = {
+  role: 'toolResult',
+  toolCallId: 'tool-1',
+  toolName: 'sleep',
+  content: [{ type: 'text', text: 'Operation aborted' }],
+  details: {},
+  isError: true,
+};
+
 describe('cancellation', () => {
   let keel: Keel;
   beforeAll(async () => {
@@ -66,14 +85,7 @@ describe('cancellation', () => {
         ],
         stopReason: 'toolUse',
       },
-      {
-        role: 'toolResult',
-        toolCallId: 'tool-1',
-        toolName: 'sleep',
-        content: [{ type: 'text', text: 'Operation aborted' }],
-        details: {},
-        isError: true,
-      },
+      sleepAborted,
     ]);
     expect(notation(await allEvents(h))).toEqual([
       'AS',
@@ -109,12 +121,7 @@ describe('cancellation', () => {
 
   it('cancel during a model call ends the message as aborted with the partial text, and the workflow as Canceled', async () => {
     const h = await keel.start({ model: 'scripted/slow', prompt: 'talk', mode: 'task' });
-    await until(
-      async () =>
-        (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false,
-      20_000,
-      'streaming',
-    );
+    await untilStreaming(h);
     await h.cancel('enough');
     const err = await h.workflow.result().catch((e) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
@@ -150,16 +157,7 @@ describe('cancellation', () => {
     expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
     expect(abortedSeen).toBe(before + 1);
     const messages = await h.allMessages();
-    expect(strip(messages.slice(2))).toEqual([
-      {
-        role: 'toolResult',
-        toolCallId: 'tool-1',
-        toolName: 'sleep',
-        content: [{ type: 'text', text: 'Operation aborted' }],
-        details: {},
-        isError: true,
-      },
-    ]);
+    expect(strip(messages.slice(2))).toEqual([sleepAborted]);
     expect((await h.state()).status).toBe('cancelled');
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
@@ -189,14 +187,7 @@ describe('cancellation', () => {
       if (state === 'a tool running')
         await until(async () => (await h.state()).runningTools.length === 1, 20_000, 'sleep running');
       else if (state === 'waiting') await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
-      else
-        await until(
-          async () =>
-            (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ??
-            false,
-          20_000,
-          'streaming',
-        );
+      else await untilStreaming(h);
       await h.workflow.signal('cancel', `cancelled with ${state}`);
       await h.workflow.result().catch(() => undefined);
       expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
@@ -220,16 +211,7 @@ describe('cancellation', () => {
     await h.workflow.result().catch(() => undefined);
     expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
     expect(abortedSeen).toBe(before + 1);
-    expect(strip(await h.allMessages()).slice(2)).toEqual([
-      {
-        role: 'toolResult',
-        toolCallId: 'tool-1',
-        toolName: 'sleep',
-        content: [{ type: 'text', text: 'Operation aborted' }],
-        details: {},
-        isError: true,
-      },
-    ]);
+    expect(strip(await h.allMessages()).slice(2)).toEqual([sleepAborted]);
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 

@@ -169,6 +169,16 @@ export async function until(
   }
 }
 
+/** Waits until a model call of the run is streaming: an activity has sent a heartbeat (the partial reply). */
+export async function untilStreaming(h: AgentRunHandle, timeoutMs = 20_000): Promise<void> {
+  await until(
+    async () =>
+      (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false,
+    timeoutMs,
+    'streaming',
+  );
+}
+
 /**
  * Waits until the run has continued-as-new `n` times, sending `wake` meanwhile. A workflow task's history size can
  * leave out events written together with the task's start (a signal that arrived just as it started), so a run whose

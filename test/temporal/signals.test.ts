@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import { allEvents, gate, notation, startKeel, strip, until, type Keel } from './harness.js';
+import { allEvents, gate, notation, startKeel, strip, until, untilStreaming, type Keel } from './harness.js';
 
 let hold = gate();
 const holdTool = defineTool({
@@ -163,12 +163,7 @@ describe('signals and queue modes', () => {
 
   it('steering sent during a model call is injected at the next turn', async () => {
     const h = await keel.start({ model: 'scripted/slow', prompt: 'talk' });
-    await until(
-      async () =>
-        (await h.workflow.describe()).raw.pendingActivities?.some((a) => a.heartbeatDetails?.payloads?.length) ?? false,
-      20_000,
-      'streaming',
-    );
+    await untilStreaming(h);
     await h.steer('steer-1');
     const r = await h.result();
     expect(strip(r.newMessages)).toEqual([
