@@ -14,6 +14,8 @@ export const PATCH = {
   answerQueued: 'keel-0.2-answer-queued',
   /** 0.2.0: an idle session continues-as-new onto the deployment's new current version. */
   upgradeOnIdle: 'keel-0.2-upgrade-on-idle',
+  /** 0.2.0: a session started with neither prompt nor messages waits for its first message (was: InvalidAgentInput). */
+  sessionAwaitsFirstMessage: 'keel-session-awaits-first-message',
   /** 0.2.0: a session whose last agent run ended in a model error ends Failed. */
   sessionFailed: 'keel-0.2-session-failed',
   /** 0.2.0: a later tool call reusing an earlier call's id in one message is refused, not executed. */

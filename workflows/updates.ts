@@ -13,6 +13,7 @@ import { enqueue } from './queues.js';
 import { abortSession, agentRunning, type Session } from './session.js';
 import { registerApprovalUpdates } from './approvals.js';
 import { isFinal, refuseIfClosed, reject } from './update-guards.js';
+import { PATCH } from './patches.js';
 
 export function registerUpdates(s: Session): void {
   if (s.state.endRequested) s.endRequested = true; // carried across continue-as-new
@@ -103,9 +104,9 @@ export async function beforeContinueAsNew(s: Session): Promise<void> {
 /**
  * A session started with neither `prompt` nor `messages` waits for its first message instead of failing (so a service
  * can create a conversation with update-with-start: its `followUp` is the first message). Behind
- * `patched('keel-session-awaits-first-message')`: 0.1.0 failed such a run with `InvalidAgentInput`.
+ * `patched(PATCH.sessionAwaitsFirstMessage)`: 0.1.0 failed such a run with `InvalidAgentInput`.
  */
 export function awaitsFirstMessage(s: Session, input: AgentRunInput): boolean {
   const empty = input.prompt === undefined && s.state.transcript.length === 0 && (input.mode ?? 'task') === 'session';
-  return empty && patched('keel-session-awaits-first-message');
+  return empty && patched(PATCH.sessionAwaitsFirstMessage);
 }
