@@ -3,7 +3,7 @@
  * (`npm run record-corpus`) and never changed. Each release folder holds `SHA256SUMS` (the `sha256sum` format, so
  * `sha256sum -c SHA256SUMS` checks it too) with the digest of every history in it, so that editing or deleting an older
  * release's history fails a test instead of silently weakening the replay gate. Recording a release only adds files.
- * The releases up to 0.3.0 (0.1.0, 0.2.0, 0.3.0) keep their digests in the frozen `MANIFEST.json` beside the folders.
+ * The releases recorded before 0.3.0 (0.1.0, 0.2.0) keep their digests in the frozen `MANIFEST.json` beside the folders.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const HISTORIES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
-/** The digests of the releases up to 0.3.0, as recorded; never written again. */
+/** The digests of the releases recorded before 0.3.0; never written again. */
 export const LEGACY_MANIFEST_PATH = join(HISTORIES_DIR, 'MANIFEST.json');
 export const SUMS_FILE = 'SHA256SUMS';
 

@@ -18,11 +18,12 @@ import {
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /**
- * The digest of each release's `SHA256SUMS` (releases from 0.4.0), pinned once the release is recorded, as
+ * The digest of each release's `SHA256SUMS` (releases from 0.3.0), pinned once the release is recorded, as
  * `MANIFEST.json`'s is: a history edited together with its `SHA256SUMS`, or a whole release folder deleted, fails.
  * Recording a release adds one line here (the test below prints it).
  */
 const RELEASED_SUMS: Record<string, string> = {
+  '0.3.0': 'fd013e6db434e812cd8b2754710bab3404d4241363c3244ff5247408bfb56ef0',
   '0.4.0': '8d109578d1cc56b2c24f1da15a6db4f6c516c474c1c50436c9717af76e30b158',
   '0.4.1': '2d9c664da80f4a06a80c750b7ffb6c210ab4c357b82ce6e6d18aa5d49bd00946',
 };
@@ -34,9 +35,9 @@ describe('replay corpus manifest', () => {
     expect(corpusVersions()).toEqual(Object.keys(manifest).sort());
   });
 
-  it('the manifest of the releases up to 0.3.0 is frozen: later releases bring their own SHA256SUMS', () => {
+  it('the manifest of the releases before 0.3.0 is frozen: later releases bring their own SHA256SUMS', () => {
     expect(sha256(readFileSync(LEGACY_MANIFEST_PATH)), 'MANIFEST.json was edited').toBe(
-      '83f348193ceb3b4a2b45f5ad459525d4b635204b10427c0e40b9fcafdf024c80',
+      '8555d16bcc4443af7dab902deaaf7e2a8d960bd952e84f72cbb49aeb8f4435cd',
     );
   });
 
