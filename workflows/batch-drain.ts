@@ -1,5 +1,5 @@
 /**
- * The 0.3.0 batch loop, kept unchanged for batches that started on 0.3.0 (their histories replay it: `patched(
+ * The 0.3.0 batch loop, its commands unchanged, for batches that started on 0.3.0 (their histories replay it: `patched(
  * PATCH.slidingWindowBatch)` is false for them). Children run as awaited `executeChild`s; before its history grows
  * large the batch stops launching, DRAINS its running children, and continues-as-new carrying counters and one
  * compact outcome per task. The new run (on a worker with the patch) takes the sliding window (batch-window.ts),
@@ -22,17 +22,18 @@ import {
   type AgentBatchInput,
   type AgentBatchResult,
   type BatchProgress,
-  type BatchTaskResult,
 } from './batch-definitions.js';
 import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
 import {
   batchDetails,
+  batchProgress,
   batchResult,
   countOutcome,
   assertBatchInput,
   DEFAULT_CONCURRENCY,
   historyFull,
   notStarted,
+  resultsPage,
   STATUS_CODES,
   summaryOf,
 } from './batch-input.js';
@@ -74,19 +75,14 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
   let finishedHere = 0;
   let startedHere = 0;
 
-  const progress = (): BatchProgress => ({
-    total,
-    done: st.done,
-    failed: st.failed,
-    running: running.size,
-    queued: total - st.next,
-    tokens: st.tokens,
-    cost: Math.round(st.cost * 1e6) / 1e6,
-    continuedAsNew: st.continuedAsNew,
-    concurrency,
-    phase: st.done + st.failed >= total ? 'finished' : draining ? 'draining' : 'running',
-    ...budget.progress(),
-  });
+  const progress = (): BatchProgress =>
+    batchProgress(st, {
+      total,
+      running: running.size,
+      concurrency,
+      phase: st.done + st.failed >= total ? 'finished' : draining ? 'draining' : 'running',
+      ...budget.progress(),
+    });
   const publish = () => setCurrentDetails(batchDetails(progress(), batchId, budget.details()));
 
   setHandler(progressQuery, progress, {
@@ -94,27 +90,13 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
   });
   setHandler(
     resultsQuery,
-    (opts) => {
-      const from = Math.max(0, opts?.from ?? 0);
-      const end = Math.min(total, from + Math.max(1, opts?.limit ?? 1000));
-      const results: BatchTaskResult[] = [];
-      for (let i = from; i < end; i++) {
-        const o = st.outcomes[i];
-        const workflowId = `${batchId}-${i}`;
-        if (o) {
-          results.push({
-            index: i,
-            workflowId,
-            status: STATUS_CODES[o[0]],
-            turns: o[1],
-            tokens: o[2],
-            cost: o[3],
-            ...(o[4] ? { error: o[4] } : {}),
-          });
-        } else results.push({ index: i, workflowId, status: running.has(i) ? 'running' : 'queued' });
-      }
-      return { results, total };
-    },
+    (opts) =>
+      resultsPage(opts, total, {
+        workflowId: (i) => `${batchId}-${i}`,
+        outcome: (i) => st.outcomes[i],
+        error: (i) => st.outcomes[i]?.[4],
+        running: (i) => running.has(i),
+      }),
     {
       description:
         'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; full results are the children’s.',

@@ -8,7 +8,13 @@ import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
 import type { TaskOutcome } from '../common/task-outcome.js';
-import type { AgentBatchInput, AgentBatchResult, BatchPageRef, BatchProgress } from './batch-definitions.js';
+import type {
+  AgentBatchInput,
+  AgentBatchResult,
+  BatchPageRef,
+  BatchProgress,
+  BatchTaskResult,
+} from './batch-definitions.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_AFTER_EVENTS = 10_000;
@@ -124,6 +130,65 @@ export function batchResult(total: number, st: Omit<AgentBatchResult, 'total'>):
     continuedAsNew: st.continuedAsNew,
     failures: st.failures,
   };
+}
+
+/** The progress query's answer, from the counters both batch paths keep (cost rounded to micro-dollars). */
+export function batchProgress(
+  st: Omit<AgentBatchResult, 'total'> & { next: number },
+  at: Pick<BatchProgress, 'total' | 'running' | 'concurrency' | 'phase' | 'budget'>,
+): BatchProgress {
+  return {
+    total: at.total,
+    done: st.done,
+    failed: st.failed,
+    running: at.running,
+    queued: at.total - st.next,
+    tokens: st.tokens,
+    cost: Math.round(st.cost * 1e6) / 1e6,
+    continuedAsNew: st.continuedAsNew,
+    concurrency: at.concurrency,
+    phase: at.phase,
+    ...(at.budget ? { budget: at.budget } : {}),
+  };
+}
+
+/** A finished task's compact outcome: status code (index in STATUS_CODES), turns, tokens, cost. */
+export type OutcomeCounts = { readonly 0: number; readonly 1: number; readonly 2: number; readonly 3: number };
+
+/**
+ * One page of the results query: tasks `[from, from + limit)` (limit 1000 by default), each from its compact outcome
+ * (`outcome(i)`, with `error(i)`) or else running or queued.
+ */
+export function resultsPage(
+  opts: { from?: number; limit?: number } | undefined,
+  total: number,
+  task: {
+    workflowId(i: number): string;
+    outcome(i: number): OutcomeCounts | null | undefined;
+    error(i: number): string | undefined;
+    running(i: number): boolean;
+  },
+): { results: BatchTaskResult[]; total: number } {
+  const from = Math.max(0, opts?.from ?? 0);
+  const end = Math.min(total, from + Math.max(1, opts?.limit ?? 1000));
+  const results: BatchTaskResult[] = [];
+  for (let i = from; i < end; i++) {
+    const o = task.outcome(i);
+    const workflowId = task.workflowId(i);
+    if (o) {
+      const error = task.error(i);
+      results.push({
+        index: i,
+        workflowId,
+        status: STATUS_CODES[o[0]],
+        turns: o[1],
+        tokens: o[2],
+        cost: o[3],
+        ...(error ? { error } : {}),
+      });
+    } else results.push({ index: i, workflowId, status: task.running(i) ? 'running' : 'queued' });
+  }
+  return { results, total };
 }
 
 /** The current details of a batch in the Temporal UI: phase, counts, usage, budget, the children's ids. */

@@ -36,7 +36,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TaskOutcome } from '../common/task-outcome.js';
-import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
+import type { AgentRunInput, AgentRunResult } from '../common/run.js';
 import {
   BATCH_MEMO_KEY,
   progressQuery,
@@ -48,18 +48,19 @@ import {
   type BatchMembership,
   type BatchProgress,
   type BatchTaskReport,
-  type BatchTaskResult,
 } from './batch-definitions.js';
 import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
 import type { BatchCarried } from './batch-drain.js';
 import {
   batchDetails,
+  batchProgress,
   batchResult,
   countOutcome,
   assertBatchInput,
   DEFAULT_CONCURRENCY,
   historyFull,
   notStarted,
+  resultsPage,
   STATUS_CODES,
   summaryOf,
 } from './batch-input.js';
@@ -171,19 +172,14 @@ export async function runWindowBatch(
   let cutting = false;
   const finished = () => st.done + st.failed >= total;
 
-  const progress = (): BatchProgress => ({
-    total,
-    done: st.done,
-    failed: st.failed,
-    running: running.size,
-    queued: total - st.next,
-    tokens: st.tokens,
-    cost: Math.round(st.cost * 1e6) / 1e6,
-    continuedAsNew: st.continuedAsNew,
-    concurrency,
-    phase: finished() ? 'finished' : 'running',
-    ...budget.progress(),
-  });
+  const progress = (): BatchProgress =>
+    batchProgress(st, {
+      total,
+      running: running.size,
+      concurrency,
+      phase: finished() ? 'finished' : 'running',
+      ...budget.progress(),
+    });
   const publish = () => setCurrentDetails(batchDetails(progress(), batchId, budget.details()));
 
   /** Records task `i`'s outcome unless it is recorded already (or `i` was never started). */
@@ -209,28 +205,13 @@ export async function runWindowBatch(
   });
   setHandler(
     resultsQuery,
-    (opts) => {
-      const from = Math.max(0, opts?.from ?? 0);
-      const end = Math.min(total, from + Math.max(1, opts?.limit ?? 1000));
-      const results: BatchTaskResult[] = [];
-      for (let i = from; i < end; i++) {
-        const o = outcomes[i];
-        const workflowId = childId(i);
-        if (o) {
-          const error = errors.get(i);
-          results.push({
-            index: i,
-            workflowId,
-            status: STATUS_CODES[o[0]] as RunStatus,
-            turns: o[1],
-            tokens: o[2],
-            cost: o[3],
-            ...(error ? { error } : {}),
-          });
-        } else results.push({ index: i, workflowId, status: running.has(i) ? 'running' : 'queued' });
-      }
-      return { results, total };
-    },
+    (opts) =>
+      resultsPage(opts, total, {
+        workflowId: childId,
+        outcome: (i) => outcomes[i],
+        error: (i) => errors.get(i),
+        running: (i) => running.has(i),
+      }),
     {
       description:
         'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
