@@ -269,6 +269,19 @@ async function chain(first: WorkflowHandle): Promise<Recorded[]> {
   return (await chainHistories(first)).map((history) => ({ workflowId: first.workflowId, history }));
 }
 
+/**
+ * A 70 KB steer makes continue-as-new due while a call awaits approval (`continueAsNewAfterBytes: 65_536`); once the
+ * run has continued, the call is approved and the run finishes. The chain's histories, first run first.
+ */
+async function continueThenApprove(h: AgentRunHandle): Promise<Recorded[]> {
+  await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
+  await untilContinuedAsNew(h, 1, 60_000);
+  const [p] = (await h.state()).pendingApprovals;
+  await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
+  await h.result();
+  return chain(h.workflow);
+}
+
 export const scenarios: Record<string, Scenario> = {
   'every-feature': async (keel) => {
     const h = await everyFeature(keel, id('every-feature'), 50);
@@ -341,12 +354,7 @@ export const scenarios: Record<string, Scenario> = {
     );
     await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
     const pendingHistory = await recorded(h.workflow);
-    await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
-    await untilContinuedAsNew(h, 1, 60_000);
-    const [p] = (await h.state()).pendingApprovals;
-    await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
-    await h.result();
-    const runs = await chain(h.workflow);
+    const runs = await continueThenApprove(h);
     return {
       'approval-pending': pendingHistory,
       ...Object.fromEntries(runs.map((r, i) => [`approval-chain.${i}`, r])),
@@ -383,12 +391,7 @@ export const scenarios: Record<string, Scenario> = {
     );
     await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
     await until(async () => notation(await allEvents(h)).includes('TEE(g-2)'), 60_000, 'g-2 done');
-    await h.workflow.signal(steerSignal, `steer ${'x'.repeat(70_000)}`);
-    await untilContinuedAsNew(h, 1, 60_000);
-    const [p] = (await h.state()).pendingApprovals;
-    await h.approve({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus' });
-    await h.result();
-    const runs = await chain(h.workflow);
+    const runs = await continueThenApprove(h);
     return Object.fromEntries(runs.map((r, i) => [`duplicate-ids-resumed.${i}`, r]));
   },
   /** 0.4.1: a raw start given a state-shaped second argument fails as InvalidAgentInput. */
