@@ -205,6 +205,15 @@ export const corpusScripts: Record<string, Script> = {
       },
     ],
   },
+  /** 0.4.2: one call denied, one aborted by an interrupt while pending, then the session ended by the `end` Update. */
+  approvalOutcomes: {
+    rules: [
+      { match: 'toolResult:', text: 'gated done' },
+      { match: 'abort me', toolCalls: [{ id: 'g-2', name: 'gated', arguments: { label: 'aborted' } }] },
+      { match: 'deny me', toolCalls: [{ id: 'g-1', name: 'gated', arguments: { label: 'denied' } }] },
+      { text: 'ok' },
+    ],
+  },
   approval: {
     rules: [
       { match: 'toolResult:', text: 'gated done' },
@@ -416,6 +425,40 @@ export const scenarios: Record<string, Scenario> = {
     });
     await handle.result().catch(() => undefined);
     return { 'raw-second-argument': await recorded(handle) };
+  },
+  /** 0.4.2: the approval outcomes no earlier corpus recorded: a deny with a reason, an interrupt resolving a pending
+   * call as `Operation aborted`, and the `end` Update closing the idle session. */
+  'approval-outcomes': async (keel) => {
+    const h = await keel.start(
+      { model: 'scripted/approvalOutcomes', prompt: 'deny me', tools: ['gated'], mode: 'session' },
+      id('approval-outcomes'),
+    );
+    const pending = async (toolCallId: string) => {
+      await until(
+        async () => (await h.state()).pendingApprovals.some((p) => p.toolCallId === toolCallId),
+        60_000,
+        `${toolCallId} pending`,
+      );
+      return (await h.state()).pendingApprovals[0];
+    };
+    const first = await pending('g-1');
+    await h.deny({ toolCallId: first.toolCallId, argsDigest: first.argsDigest, approver: 'corpus', reason: 'not now' });
+    await until(async () => (await h.state()).status === 'waiting', 60_000, 'waiting after the deny');
+    await h.followUp('abort me');
+    await pending('g-2');
+    await h.interrupt();
+    await until(async () => (await h.state()).status === 'waiting', 60_000, 'waiting after the interrupt');
+    await h.end();
+    return { 'approval-outcomes': await recorded(h.workflow) };
+  },
+  /** 0.4.2: a call whose approval timed out (the timer fires) gets the not-approved result; the run completes. */
+  'approval-timeout': async (keel) => {
+    const h = await keel.start(
+      { model: 'scripted/approvalOutcomes', prompt: 'deny me', tools: ['gated'], approvalTimeout: '1s' },
+      id('approval-timeout'),
+    );
+    await h.result();
+    return { 'approval-timeout': await recorded(h.workflow) };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));
