@@ -36,11 +36,11 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
   const queues =
     role === 'tools'
-      ? `${toolTaskQueue(taskQueue)} (role tools)`
+      ? `(role tools) on task queue ${toolTaskQueue(taskQueue)}`
       : role === 'model'
-        ? `${taskQueue} (role model)`
-        : taskQueue;
-  console.log(`[keel] worker on task queue ${queues} at ${address}, workspace ${workspace}`);
+        ? `(role model) on task queue ${taskQueue} (tools on ${toolTaskQueue(taskQueue)})`
+        : `on task queue ${taskQueue}`;
+  console.log(`[keel] worker ${queues} at ${address}, workspace ${workspace}`);
   await worker.run();
 }
 

@@ -282,12 +282,12 @@ export function registerServerCommands(program: Command): void {
         const running = worker.run();
         const queues =
           o.role === 'tools'
-            ? `role tools on task queue ${g.taskQueue}-tools`
+            ? `(role tools) on task queue ${g.taskQueue}-tools`
             : o.role === 'model'
-              ? `role model on task queue ${g.taskQueue} (tools run on ${g.taskQueue}-tools)`
-              : `task queue ${g.taskQueue}`;
+              ? `(role model) on task queue ${g.taskQueue} (tools on ${g.taskQueue}-tools)`
+              : `on task queue ${g.taskQueue}`;
         process.stdout.write(
-          `[keel] worker on ${queues} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
+          `[keel] worker ${queues} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
             `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
         );
         const stopped = await Promise.race([
