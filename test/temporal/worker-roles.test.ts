@@ -2,7 +2,8 @@
  * Worker roles (issue 21 item 3): a `tools` worker started in its own process without any provider key runs the tool
  * calls of a conversation whose model calls a `model` worker makes with a key it reads from a file. What the tool
  * process can see — its environment, and every `/proc/<pid>/environ` it may read — holds no key; the worker-local
- * `bash` call finds its home on the tools worker (worker affinity through the tool queue).
+ * `bash` call finds its home on the tools worker (worker affinity through the tool queue), and a local read tool runs
+ * there as an activity, not in the model worker's process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -54,6 +55,7 @@ const probe = (key: string) =>
     'n=0; for f in /proc/[0-9]*/environ; do if cat "$f" >/dev/null 2>&1; then n=$((n+1)); fi; done; echo "environ-readable: $n"',
     'echo "environ-with-key: $(grep -l -a -F -e ' + key + ' /proc/[0-9]*/environ 2>/dev/null | wc -l)"',
     "echo \"parent-api-keys: $(tr '\\0' '\\n' < /proc/$PPID/environ | grep -c API_KEY)\"",
+    'echo "written by bash" > probe.txt',
   ].join('\n');
 
 describe('worker roles: model and tools in separate processes', () => {
@@ -72,6 +74,7 @@ describe('worker roles: model and tools in separate processes', () => {
     cleanup.push(() => mock.close());
     mock.enqueue(
       { reply: { blocks: [{ type: 'toolCall', id: 'toolu_1', name: 'bash', arguments: { command: probe(key) } }] } },
+      { reply: { blocks: [{ type: 'toolCall', id: 'toolu_2', name: 'read', arguments: { path: 'probe.txt' } }] } },
       { reply: { blocks: [{ type: 'text', text: 'checked' }] } },
     );
 
@@ -81,7 +84,8 @@ describe('worker roles: model and tools in separate processes', () => {
       taskQueue,
       role: 'model',
       workflowBundle: { codePath: inject('workflowBundlePath') },
-      tools: builtinTools({ cwd: ws }),
+      // local read tools asked for: a model worker still places no tool call in its own process
+      tools: builtinTools({ cwd: ws, localReadTools: true }),
       models: {
         anthropic: piAiProvider({ baseUrls: { anthropic: mock.url }, env: { ANTHROPIC_API_KEY_FILE: keyFile } }),
       },
@@ -94,7 +98,7 @@ describe('worker roles: model and tools in separate processes', () => {
     cleanup.push(() => client.close());
 
     const h = await client.start(
-      { model: 'anthropic/claude-sonnet-4-5', prompt: 'Look around.', tools: ['bash'] },
+      { model: 'anthropic/claude-sonnet-4-5', prompt: 'Look around.', tools: ['bash', 'read'] },
       { workflowId: `roles-${randomUUID()}` },
     );
     const r = await h.result();
@@ -102,7 +106,7 @@ describe('worker roles: model and tools in separate processes', () => {
     expect(r.finalText).toBe('checked');
 
     // the model worker used the key from its file for both model calls
-    expect(mock.requests.map((q) => q.headers['x-api-key'])).toEqual([key, key]);
+    expect(mock.requests.map((q) => q.headers['x-api-key'])).toEqual([key, key, key]);
     // the tool ran in the tools worker, which holds no key: neither its environment nor any environ it can read
     const result = r.newMessages.find((m) => m.role === 'toolResult');
     const out = result?.role === 'toolResult' && result.content[0]?.type === 'text' ? result.content[0].text : '';
@@ -114,6 +118,9 @@ describe('worker roles: model and tools in separate processes', () => {
     expect(field('environ-with-key')).toBe(0);
     expect(field('environ-readable')).toBeGreaterThan(0);
     expect(field('parent-api-keys')).toBe(0);
+    // the read ran on the same (home) tools worker, whose disk has what bash wrote
+    const read = r.newMessages.filter((m) => m.role === 'toolResult')[1];
+    expect(read?.role === 'toolResult' && read.content).toEqual([{ type: 'text', text: 'written by bash\n' }]);
     const toolsEnviron = readFileSync(`/proc/${toolsWorker.pid}/environ`, 'utf8').split('\0');
     expect(toolsEnviron.filter((v) => /API_KEY|^sk-/.test(v) || v.includes(key))).toEqual([]);
 
@@ -132,6 +139,12 @@ describe('worker roles: model and tools in separate processes', () => {
       `workerHome ${taskQueue}-tools`,
       `runToolCall ${taskQueue}:home:…`,
       `callModel ${taskQueue}`,
+      `runToolCall ${taskQueue}:home:…`, // read: an activity on the home tools worker, not a local activity
+      `callModel ${taskQueue}`,
     ]);
+    const markers = (history.events ?? []).filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    );
+    expect(markers).toEqual([]);
   });
 });
