@@ -34,6 +34,7 @@ export {
   type PassThroughWorkerOptions,
 } from './worker/create-worker.js';
 export { keelPlugin, KeelPlugin, WORKFLOWS_PATH, type KeelPluginOptions } from './worker/plugin.js';
+export { toolTaskQueue, WORKER_ROLES, type WorkerRole } from './common/task-queues.js';
 export {
   resolveConnection,
   connectOptions,

@@ -26,6 +26,8 @@ export interface KeelActivityDeps {
   largePayloads?: boolean;
   /** This worker's own task queue for worker-local tools (worker affinity), once it has one. */
   homeQueue?: () => string | undefined;
+  /** Tools run on other workers (role `model`): startRun reports none for local activities. */
+  toolsElsewhere?: boolean;
   /** The closed ones among a batch's children, with their outcomes (normally activities/batch-children.ts). */
   closedChildren?: (workflowIds: string[]) => Promise<ClosedChild[]>;
 }
@@ -46,6 +48,7 @@ export function createActivities(deps: KeelActivityDeps) {
       searchAttributesReady: deps.searchAttributesReady ?? (async () => false),
       largePayloads: deps.largePayloads === true,
       homeQueue: deps.homeQueue,
+      toolsElsewhere: deps.toolsElsewhere === true,
     }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     compact: createCompact({ models, transcript }),

@@ -16,6 +16,11 @@ export function createStartRun(deps: {
   largePayloads?: boolean;
   /** This worker's own task queue for worker-local tools (worker/plugin.ts), once it polls one. */
   homeQueue?: () => string | undefined;
+  /**
+   * Tools run on other workers (role `model`, README "Worker roles"): no tool is reported for local activities, which
+   * would run in this worker's process.
+   */
+  toolsElsewhere?: boolean;
 }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     const errors = agentRunInputErrors(input);
@@ -55,7 +60,7 @@ export function createStartRun(deps: {
           executionMode: t.executionMode ?? 'parallel',
           idempotent: t.idempotent === true,
           ...(t.workerLocal === true ? { workerLocal: true } : {}),
-          ...(t.localActivity === true && t.idempotent === true ? { localActivity: true } : {}),
+          ...(t.localActivity === true && t.idempotent === true && !deps.toolsElsewhere ? { localActivity: true } : {}),
           ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
         };

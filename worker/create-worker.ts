@@ -19,6 +19,7 @@ import { keelPlugin } from './plugin.js';
 import { workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 import { keelDataConverter, type PayloadStorageOption } from './payload-storage.js';
+import type { WorkerRole } from '../common/task-queues.js';
 
 export { WORKFLOWS_PATH } from './plugin.js';
 export const DEFAULT_TASK_QUEUE = 'keel';
@@ -39,6 +40,17 @@ export interface AgentWorkerOptions extends ConnectionSettings {
   connection?: NativeConnection;
   /** Default `keel`. */
   taskQueue?: string;
+  /**
+   * What this worker runs (README "Worker roles"), default `all`:
+   * - `all`: everything; it polls `taskQueue`, the tool queue `<taskQueue>-tools` and its home queue, so one worker
+   *   serves runs alone;
+   * - `model`: the workflows and the model and compaction calls, on `taskQueue`; no tool runs in its process (give it
+   *   the same `tools` as the tools workers: their names and schemas go to the model);
+   * - `tools`: tool calls only, on `<taskQueue>-tools` and its home queue; no workflows and no model calls, so it can
+   *   be started without any provider key. Unversioned (tool activities are not pinned to a build): `versioning`,
+   *   `buildId` and `workflowBundle` are not used.
+   */
+  role?: WorkerRole;
   tools?: ToolDefinition[];
   /** Model providers by prefix (see KeelPluginOptions.models). */
   models?: ModelRegistry;
@@ -88,19 +100,21 @@ export interface AgentWorker {
 }
 
 /**
- * A Temporal worker that runs `agentWorkflow` and Keel's activities with the given tools, model providers and hooks.
- * API keys of model providers are never passed here per run: providers read them from the worker's environment.
+ * A Temporal worker that runs `agentWorkflow` and Keel's activities with the given tools, model providers and hooks
+ * (or, by `role`, only the model side or only the tools side). API keys of model providers are never passed here per
+ * run: providers read them from the worker's environment (or files named by `<NAME>_FILE`).
  */
 export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<AgentWorker> {
   const resolved = resolveConnection(opts);
   const connection = opts.connection ?? (await connectNative(resolved));
   const { plugins = [], ...workerOptions } = opts.workerOptions ?? {};
   const tracing = opts.tracing === false ? undefined : (opts.tracing ?? tracingFromEnv());
+  const role = opts.role ?? 'all';
   const deployment =
-    opts.versioning === false
+    opts.versioning === false || role === 'tools'
       ? undefined
       : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
-  const { workflowBundle } = workflowCode(opts.workflowBundle);
+  const { workflowBundle } = role === 'tools' ? { workflowBundle: undefined } : workflowCode(opts.workflowBundle);
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
   const dataConverter = keelDataConverter(opts.payloadStorage);
   const keel = keelPlugin({
@@ -108,6 +122,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     models: opts.models,
     hooks: opts.hooks,
     largePayloads: dataConverter.externalStorage !== undefined,
+    role,
   });
   const worker = await Worker.create({
     ...workerOptions,

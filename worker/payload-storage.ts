@@ -11,7 +11,7 @@
  * (`payloadStorageFromEnv`), else the filesystem driver. Every process reads the same environment variables, so a
  * worker, `keel dev`, the CLI and an `AgentClient` configured alike use the same store.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
@@ -119,6 +119,8 @@ export function s3StorageDriver(o: S3PayloadStorage): StorageDriver {
 /**
  * Content-addressed files: a payload is stored once under `<dir>/<sha256[0,2]>/<sha256>` (its protobuf encoding), and
  * the claim is `{ sha256 }`. Writes go to a temporary file renamed into place, so a reader never sees half a payload.
+ * Files are created 0600 and directories 0700 (transcripts are private to the user the worker runs as); what is read
+ * back must hash to its name, else `retrieve` fails with {@link payloadDigestMismatch} and decodes nothing.
  * Every process that reads these runs (workers, clients) must see the same directory: one machine, or a shared volume.
  */
 export class FileStorageDriver implements StorageDriver {
@@ -142,9 +144,9 @@ export class FileStorageDriver implements StorageDriver {
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       const file = this.path(sha256);
       if (!existsSync(file)) {
-        mkdirSync(join(this.dir, sha256.slice(0, 2)), { recursive: true });
-        const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-        writeFileSync(tmp, bytes);
+        mkdirSync(join(this.dir, sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
+        const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+        writeFileSync(tmp, bytes, { mode: 0o600, flag: 'wx' });
         renameSync(tmp, file);
       }
       return new StorageDriverClaim({ sha256 });
@@ -162,10 +164,17 @@ export class FileStorageDriver implements StorageDriver {
             `keel-fs: payload ${sha256} not found under ${this.dir} (${err.code}); every worker and client must share the payload directory`,
           );
         });
+        const actual = createHash('sha256').update(bytes).digest('hex');
+        if (actual !== sha256) throw new Error(payloadDigestMismatch(sha256, this.path(sha256), actual));
         return PayloadProto.decode(bytes) as Payload;
       }),
     );
   }
+}
+
+/** The error of a stored payload whose bytes do not hash to its name (a changed or damaged file): nothing is decoded. */
+export function payloadDigestMismatch(sha256: string, file: string, actual: string): string {
+  return `keel-fs: payload ${sha256} at ${file} has sha256 ${actual}: the file was changed or damaged; it is not used (restore it from a backup, or end the runs that need it)`;
 }
 
 /** The external storage of an option (naming no store: `payloadStorageFromEnv()`'s); undefined when off. */

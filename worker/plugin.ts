@@ -15,6 +15,10 @@
  * - worker affinity: the worker also polls its own task queue (`<taskQueue>:home:<identity>:<8 hex>`, fixed for the
  *   worker's life) with the tool activities only; runs send their worker-local tools there (README "Worker
  *   affinity"). One `keelPlugin` instance per worker;
+ * - roles (README "Worker roles"): `all` (default) also polls the tool queue `<taskQueue>-tools` with the tool
+ *   activities; `model` runs the workflows, model and compaction calls and no tool (no home queue, no tool queue);
+ *   `tools` polls `<taskQueue>-tools` (the worker's task queue is rewritten to it) and its home queue, with the tool
+ *   activities only and no workflows;
  * - heartbeat throttling defaults to 250 ms (live progress, prompt cancellation) unless the worker sets it;
  * - an activity interceptor adds spans, metrics and log lines for model and tool calls (worker/activity-telemetry.ts);
  *   for tracing, put `tracingPlugin()` (worker/tracing.ts) before this plugin.
@@ -28,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { LogMetadata, Logger } from '@temporalio/common';
+import { ApplicationFailure, type LogMetadata, type Logger } from '@temporalio/common';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { closedChildren } from '../activities/batch-children.js';
@@ -38,7 +42,9 @@ import type { ModelRegistry } from '../activities/model/provider.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
+import { ErrorType } from '../common/errors.js';
 import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
+import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
@@ -68,6 +74,29 @@ export interface KeelPluginOptions {
    * then carry transcripts over 1.5 MB across continue-as-new. Default false.
    */
   largePayloads?: boolean;
+  /** What this worker runs (README "Worker roles"): `model`, `tools`, or `all` (default). */
+  role?: WorkerRole;
+}
+
+/** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
+const TOOL_ACTIVITIES = ['prepareToolCalls', 'executeToolCall', 'runToolCall', 'workerHome'] as const;
+type ToolActivities = Pick<ReturnType<typeof createActivities>, (typeof TOOL_ACTIVITIES)[number]>;
+
+/**
+ * A `model` worker's stand-ins for the tool activities (it runs none). As a local activity (a run carrying local tool
+ * calls from an `all` worker): refused as not home, so the workflow schedules the call on the tool queue. As an
+ * activity on the run's task queue (a run recorded before 0.4.2): an error saying what the operator must do.
+ */
+function refusedToolActivity(): never {
+  const info = Context.current().info;
+  if (info.isLocal)
+    throw ApplicationFailure.nonRetryable(
+      'Tool call refused as a local activity: this worker has role "model" and runs no tools',
+      ErrorType.NotHome,
+    );
+  throw new Error(
+    `This worker has role "model" and runs no tools; this run schedules its tools on ${info.taskQueue}, as runs started before 0.4.2 do. Keep a worker with role "all" on task queue ${info.taskQueue} until such runs have finished.`,
+  );
 }
 
 /** The activity context's client: the worker's own connection, bound to the activity's namespace. */
@@ -124,15 +153,21 @@ function quietNoWorkflows(worker: Worker): void {
 }
 
 export class KeelPlugin extends SimplePlugin {
-  private readonly toolActivities: Pick<ReturnType<typeof createActivities>, 'executeToolCall' | 'runToolCall'>;
+  readonly role: WorkerRole;
+  private readonly toolActivities: ToolActivities;
   /** Options of the worker that polls the home queue, from the worker this plugin configured. */
   private home?: { queue: string; options: WorkerOptions };
+  /** The tool queue an `all` worker polls besides its task queue. */
+  private toolQueue?: string;
   /** Set while the home queue is polled. */
   private homeRunning = false;
 
   constructor(opts: KeelPluginOptions = {}) {
+    const role = opts.role ?? 'all';
+    if (!WORKER_ROLES.includes(role))
+      throw new TypeError(`role must be one of ${WORKER_ROLES.join(', ')}, got ${JSON.stringify(role)}`);
     let self: KeelPlugin | undefined;
-    const activities = createActivities({
+    const all = createActivities({
       tools: withLedger(opts.tools ?? [], new ToolLedger()),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,
@@ -146,16 +181,40 @@ export class KeelPlugin extends SimplePlugin {
       },
       homeQueue: () => (self?.homeRunning ? self.home?.queue : undefined),
       closedChildren: (workflowIds) => closedChildren(activityClient(), workflowIds),
+      toolsElsewhere: role === 'model',
     });
+    const toolActivities: ToolActivities = {
+      prepareToolCalls: all.prepareToolCalls,
+      executeToolCall: all.executeToolCall,
+      runToolCall: all.runToolCall,
+      workerHome: all.workerHome,
+    };
+    const activities =
+      role === 'all'
+        ? all
+        : role === 'tools'
+          ? toolActivities
+          : {
+              ...all,
+              prepareToolCalls: refusedToolActivity,
+              executeToolCall: refusedToolActivity,
+              runToolCall: refusedToolActivity,
+            };
     super({
       name: KEEL_PLUGIN_NAME,
       activities,
       // spans, metrics and log lines of model and tool calls (worker/activity-telemetry.ts)
       workerInterceptors: { activity: [keelActivityTelemetry] },
-      workflowsPath: (existing) => (existing === undefined ? WORKFLOWS_PATH : withKeelWorkflows(existing)),
+      ...(role === 'tools'
+        ? {}
+        : {
+            workflowsPath: (existing: string | undefined) =>
+              existing === undefined ? WORKFLOWS_PATH : withKeelWorkflows(existing),
+          }),
     });
     self = this;
-    this.toolActivities = { executeToolCall: activities.executeToolCall, runToolCall: activities.runToolCall };
+    this.role = role;
+    this.toolActivities = toolActivities;
   }
 
   /** The task queue only this worker polls (worker affinity); undefined until the worker runs. */
@@ -163,14 +222,36 @@ export class KeelPlugin extends SimplePlugin {
     return this.homeRunning ? this.home?.queue : undefined;
   }
 
-  /** Runs the home-queue worker (tool activities only, same connection, converter and interceptors) beside the worker. */
+  /**
+   * Runs the home-queue worker (tool activities only, same connection, converter and interceptors) beside the worker,
+   * and for role `all` the tool-queue worker likewise; a `model` worker runs neither.
+   */
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
-    if (!this.home) return super.runWorker(worker, next);
+    if (!this.home || this.role === 'model') return super.runWorker(worker, next);
     const { options } = this.home;
-    const home = await Worker.create({
+    const queues = [this.home.queue, ...(this.toolQueue ? [this.toolQueue] : [])];
+    const sides = await Promise.all(queues.map((queue) => this.sideWorker(queue, options)));
+    for (const side of sides) quietNoWorkflows(side);
+    if (this.role === 'tools') quietNoWorkflows(worker);
+    const runs = sides.map((side) => side.run());
+    this.homeRunning = true;
+    // a side worker failing stops the worker too: a worker whose home queue nobody polls would keep taking runs
+    for (const run of runs) run.catch(() => worker.getState() === 'RUNNING' && worker.shutdown());
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      this.homeRunning = false;
+      for (const side of sides) if (side.getState() === 'RUNNING') side.shutdown();
+      await Promise.allSettled(runs);
+    }
+  }
+
+  /** A worker polling `queue` with the tool activities only (same connection, converter and interceptors); unversioned. */
+  private sideWorker(queue: string, options: WorkerOptions): Promise<Worker> {
+    return Worker.create({
       connection: options.connection,
       namespace: options.namespace,
-      taskQueue: this.home.queue,
+      taskQueue: queue,
       identity: options.identity,
       activities: this.toolActivities,
       dataConverter: options.dataConverter,
@@ -182,18 +263,6 @@ export class KeelPlugin extends SimplePlugin {
         : {}),
       ...(options.shutdownGraceTime !== undefined ? { shutdownGraceTime: options.shutdownGraceTime } : {}),
     });
-    quietNoWorkflows(home);
-    const homeRun = home.run();
-    this.homeRunning = true;
-    // the home worker failing stops the worker too: a worker whose home queue nobody polls would keep taking runs
-    homeRun.catch(() => worker.getState() === 'RUNNING' && worker.shutdown());
-    try {
-      await super.runWorker(worker, next);
-    } finally {
-      this.homeRunning = false;
-      if (home.getState() === 'RUNNING') home.shutdown();
-      await homeRun;
-    }
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
@@ -208,6 +277,9 @@ export class KeelPlugin extends SimplePlugin {
     };
     const identity = options.identity ?? `${process.pid}@${hostname()}`;
     this.home = { queue: homeQueueName(options.taskQueue, identity), options: { ...result, identity } };
+    if (this.role === 'all') this.toolQueue = toolTaskQueue(options.taskQueue);
+    // a tools worker polls the tool queue of its task queue (and its home queue), nothing else
+    if (this.role === 'tools') return { ...result, taskQueue: toolTaskQueue(options.taskQueue) };
     return result;
   }
 }

@@ -56,4 +56,10 @@ export const PATCH = {
    * given one (a raw start) fails as `InvalidAgentInput` like any other second argument (was: taken unchecked).
    */
   carriedStateOnlyByContinue: 'keel-0.4.1-carried-state-only-by-continue',
+  /**
+   * 0.4.2: tool activities (preparation, execution, `workerHome`) go to `<taskQueue>-tools` (common/task-queues.ts), not
+   * the run's task queue, so tools can run in a worker started without provider keys (role `tools`); calls on a home
+   * queue and local activities are placed as before.
+   */
+  toolQueue: 'keel-0.4.2-tool-queue',
 } as const;

@@ -31,6 +31,7 @@ import { appendMessage, runCancellable, type Session, type SuspendedBatch } from
 import { publishDetails } from './visibility.js';
 import { toolResultMessage } from '../common/tool-result.js';
 import type { ApprovalRecord } from '../common/updates.js';
+import { toolTaskQueue } from '../common/task-queues.js';
 import { awaitApproval, isPending } from './approvals.js';
 
 /** `suspended`: continue-as-new is due while calls await approval; the turn loop carries the batch into the new run. */
@@ -284,7 +285,11 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
             [input],
           )
         : toolActivities.prepareToolCalls.executeWithOptions(
-            { ...toolActivityOptions(s.state.config, undefined, summary), retry: { maximumAttempts: 3 } },
+            {
+              ...toolActivityOptions(s.state.config, undefined, summary),
+              retry: { maximumAttempts: 3 },
+              ...onToolQueue(),
+            },
             [input],
           ),
     );
@@ -357,7 +362,8 @@ type LocalRun<T> = (options: LocalActivityOptions, home: { home?: string }) => P
  * with a schedule-to-start timeout; when the home worker does not start it in time, the run asks its task queue for a
  * new home: an idempotent call is retried there, any other gets the interrupted result. A non-idempotent call is
  * retried on the home queue only to fetch an outcome its home worker recorded (worker/tool-ledger.ts), never to run
- * again. Other tools, and runs recorded before the patch, keep the run's task queue.
+ * again. Other tools go to the run's tool queue (`<taskQueue>-tools`, from 0.4.2), or its task queue in runs recorded
+ * before that.
  */
 function dispatch<T>(
   s: Session,
@@ -384,7 +390,7 @@ async function dispatchLocalFirst<T>(
   return placed !== NOT_HOME ? placed : dispatchActivity(s, call, info, summary, run);
 }
 
-/** `dispatch` as an activity: on the run's task queue, or on its home queue for a worker-local tool. */
+/** `dispatch` as an activity: on the run's tool queue (see `onToolQueue`), or on its home queue for a worker-local tool. */
 function dispatchActivity<T>(
   s: Session,
   call: ToolCall,
@@ -392,7 +398,7 @@ function dispatchActivity<T>(
   summary: string,
   run: (options: ActivityOptions) => Promise<T>,
 ): Promise<T | ToolOutcome> {
-  const options = toolActivityOptions(s.state.config, info, summary);
+  const options = { ...toolActivityOptions(s.state.config, info, summary), ...onToolQueue() };
   if (!info?.workerLocal || !patched(PATCH.workerAffinity)) return track(s, call, () => run(options));
   return dispatchHome(s, call, info, options, run);
 }
@@ -450,13 +456,16 @@ async function runLocal<T>(
 }
 
 /**
- * The home queue of whichever worker of the run's task queue answers; undefined (and `''` stored: tools stay on the
- * run's task queue) when the workers have none or the activity failed. Never throws; an abort leaves the state as is.
+ * The home queue of whichever worker of the run's tool queue answers (`onToolQueue`); undefined (and `''` stored: tools stay on the
+ * run's tool queue) when the workers have none or the activity failed. Never throws; an abort leaves the state as is.
  */
 async function newHome(s: Session): Promise<string | undefined> {
   try {
     const r = await runCancellable(s, () =>
-      setupActivities.workerHome.executeWithOptions({ summary: 'find a home worker for worker-local tools' }, []),
+      setupActivities.workerHome.executeWithOptions(
+        { summary: 'find a home worker for worker-local tools', ...onToolQueue() },
+        [],
+      ),
     );
     s.state.homeQueue = r.homeQueue ?? '';
     return r.homeQueue;
@@ -491,6 +500,14 @@ async function rehome(s: Session, call: ToolCall, lost: string): Promise<void> {
   } finally {
     s.rehoming = undefined;
   }
+}
+
+/**
+ * Where a tool activity goes when it does not go to a home queue: the run's tool queue, `<taskQueue>-tools`
+ * (common/task-queues.ts), polled by `tools` and `all` workers; in runs recorded before 0.4.2, the run's task queue.
+ */
+function onToolQueue(): { taskQueue?: string } {
+  return patched(PATCH.toolQueue) ? { taskQueue: toolTaskQueue(workflowInfo().taskQueue) } : {};
 }
 
 /** Runs a tool activity; a failure becomes an error result (workflows/failure-outcomes.ts `toolCallFailureText`). */

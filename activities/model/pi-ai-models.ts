@@ -4,6 +4,7 @@
  * `KEEL_<PROVIDER>_BASE_URL` / `KEEL_<PROVIDER>_API_KEY`, else pi-ai's own environment handling), the texts for names
  * that do not resolve, and the credential check. See `pi-ai.ts` for the whole contract.
  */
+import { readFileSync } from 'node:fs';
 import { defaultProviderAuthContext, type Api, type Model } from '@earendil-works/pi-ai';
 import { openAICompletionsApi } from '@earendil-works/pi-ai/api/openai-completions.lazy';
 import { createProvider, type MutableModels } from '@earendil-works/pi-ai/models';
@@ -19,6 +20,29 @@ export interface PiAiProviderOptions {
   apiKeys?: Record<string, string>;
   /** Environment to read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * A setting from the environment: `<name>` when set and not blank, else the content of the file `<name>_FILE` names
+ * (Docker and Kubernetes secrets: `ANTHROPIC_API_KEY_FILE=/run/secrets/anthropic`), without its trailing newline, read
+ * at each use (a rotated file takes effect). A `_FILE` that cannot be read throws, naming the variable and the file.
+ */
+export function envOrFile(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  if (typeof value === 'string' && value.trim() !== '') return value;
+  const file = env[`${name}_FILE`];
+  if (typeof file !== 'string' || file.trim() === '') return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf-8');
+  } catch (error) {
+    throw new Error(
+      `${name}_FILE names ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): fix the path or the file's permissions for the worker's user, or set ${name} instead`,
+      { cause: error },
+    );
+  }
+  const content = text.replace(/\r?\n$/, '');
+  return content.trim() !== '' ? content : undefined;
 }
 
 const EXAMPLES = '"anthropic/claude-sonnet-4-5", "openai/gpt-5"';
@@ -40,19 +64,16 @@ export interface PiAiCatalog {
 }
 
 export function createPiAiCatalog(opts: PiAiProviderOptions = {}): PiAiCatalog {
+  /** Every API key seen or configured; redacted from messages and failures. */
+  const secrets = new Set<string>(Object.values(opts.apiKeys ?? {}));
   const env = opts.env ?? process.env;
-  const read = (name: string): string | undefined => {
-    const value = env[name];
-    return typeof value === 'string' && value.trim() !== '' ? value : undefined;
-  };
+  const read = (name: string): string | undefined => envOrFile(env, name);
   const defaults = defaultProviderAuthContext();
   const models: MutableModels = builtinModels({
     authContext: { env: async (name) => read(name), fileExists: (path) => defaults.fileExists(path) },
   });
   const builtinProviders = new Set(models.getProviders().map((p) => p.id));
   const compatProviders = new Map<string, string>(); // prefix -> base URL it was registered with
-  /** Every API key seen or configured; redacted from messages and failures. */
-  const secrets = new Set<string>(Object.values(opts.apiKeys ?? {}));
 
   const baseUrlOf = (provider: string) => opts.baseUrls?.[provider] ?? read(keelEnvName(provider, 'BASE_URL'));
   const apiKeyOf = (provider: string) => {

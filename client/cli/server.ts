@@ -5,11 +5,12 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Command } from 'commander';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { ConnectionSettings } from '../../common/connection.js';
+import { WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
+import { InvalidArgumentError, type Command } from 'commander';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
 import { recordDevServer } from './dev-registry.js';
 
@@ -24,11 +25,18 @@ interface WorkerFlags {
   deploymentName?: string;
   /** commander's `--no-make-current` */
   makeCurrent?: boolean;
+  /** `keel worker --role` (README "Worker roles"); `keel dev` is always `all`. */
+  role?: WorkerRole;
 }
 
 /** The built-in tools' root when --workspace is not given: $KEEL_WORKSPACE, else the current directory. */
 function defaultWorkspace(): string {
   return process.env.KEEL_WORKSPACE || process.cwd();
+}
+
+function roleOption(value: string): WorkerRole {
+  if ((WORKER_ROLES as readonly string[]).includes(value)) return value as WorkerRole;
+  throw new InvalidArgumentError(`--role must be one of ${WORKER_ROLES.join(', ')}.`);
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -108,6 +116,7 @@ async function startWorker(g: GlobalOptions, flags: WorkerFlags, settings: Conne
     models,
     workerOptions,
     versioning,
+    ...(flags.role ? { role: flags.role } : {}),
   });
   return { worker, tools };
 }
@@ -255,6 +264,13 @@ export function registerServerCommands(program: Command): void {
       intOption('--metrics-port'),
     )
     .option('--metrics-host <host>', 'interface for --metrics-port (0.0.0.0 in a container)', '127.0.0.1')
+    .option(
+      '--role <role>',
+      'all: everything; model: workflows and model calls on --task-queue, no tool runs here; tools: tool calls only, on ' +
+        '<task-queue>-tools, no workflows or model calls: start it without provider keys (README "Worker roles")',
+      roleOption,
+      'all',
+    )
     .action(
       act(async (o: WorkerFlags & { metricsPort?: number; metricsHost: string }, cmd: Command) => {
         const g = globals(cmd);
@@ -264,8 +280,14 @@ export function registerServerCommands(program: Command): void {
         await probe.close();
         const { worker, tools } = await startWorker(g, o, g.settings);
         const running = worker.run();
+        const queues =
+          o.role === 'tools'
+            ? `(role tools) on task queue ${g.taskQueue}-tools`
+            : o.role === 'model'
+              ? `(role model) on task queue ${g.taskQueue} (tools on ${g.taskQueue}-tools)`
+              : `on task queue ${g.taskQueue}`;
         process.stdout.write(
-          `[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
+          `[keel] worker ${queues} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
             `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
         );
         const stopped = await Promise.race([

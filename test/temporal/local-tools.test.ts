@@ -158,22 +158,23 @@ describe('local placement of read-only tools', () => {
       'local runToolCall', // read without path: the validation error
       'local prepareToolCalls', // bad read + ls
       'local executeToolCall', // only ls runs
-      `runToolCall ${on.taskQueue}`, // stamp: not declared local
+      `runToolCall ${on.taskQueue}-tools`, // stamp: not declared local; on the tool queue (keel-0.4.2-tool-queue)
       'local runToolCall', // lookup
     ]);
     expect(await patchesOf(localRun)).toContain(PATCH.localTools);
+    expect(await patchesOf(localRun)).toContain(PATCH.toolQueue);
     const offHome = off.worker.homeQueue()!;
     expect(await placements(activityRun)).toEqual([
       `startRun ${off.taskQueue}`,
       `runToolCall ${offHome}`,
-      `prepareToolCalls ${off.taskQueue}`,
+      `prepareToolCalls ${off.taskQueue}-tools`,
       `executeToolCall ${offHome}`,
       `executeToolCall ${offHome}`,
       `runToolCall ${offHome}`,
-      `prepareToolCalls ${off.taskQueue}`,
+      `prepareToolCalls ${off.taskQueue}-tools`,
       `executeToolCall ${offHome}`,
-      `runToolCall ${off.taskQueue}`,
-      `runToolCall ${off.taskQueue}`,
+      `runToolCall ${off.taskQueue}-tools`,
+      `runToolCall ${off.taskQueue}-tools`,
     ]);
     expect(await patchesOf(activityRun)).not.toContain(PATCH.localTools);
     expect(home).not.toBe(offHome);

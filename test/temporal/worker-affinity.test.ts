@@ -187,18 +187,18 @@ describe('worker affinity', () => {
       `callModel ${taskQueue}`,
       `callModel ${taskQueue}`,
       `runToolCall ${a.home}`, // never started: a is gone
-      `workerHome ${taskQueue}`,
+      `workerHome ${taskQueue}-tools`,
       `runToolCall ${b.home}`,
       `callModel ${taskQueue}`,
       `callModel ${taskQueue}`,
       `runToolCall ${b.home}`, // never started: b is gone
-      `workerHome ${taskQueue}`,
+      `workerHome ${taskQueue}-tools`,
       `callModel ${taskQueue}`,
       `callModel ${taskQueue}`,
-      `prepareToolCalls ${taskQueue}`,
+      `prepareToolCalls ${taskQueue}-tools`,
       `executeToolCall ${c.home}`, // never started: c is gone
       `executeToolCall ${c.home}`, // never started: c is gone
-      `workerHome ${taskQueue}`, // once for both
+      `workerHome ${taskQueue}-tools`, // once for both
       `executeToolCall ${d.home}`,
       `executeToolCall ${d.home}`,
       `callModel ${taskQueue}`,

@@ -117,6 +117,24 @@ describe('keel exit codes without a server', () => {
     }
   });
 
+  it('keel worker --role takes all, model or tools; anything else is a usage error naming them', async () => {
+    const stderr: string[] = [];
+    const spies = [
+      vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (stderr.push(String(chunk)), true)),
+      vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
+    ];
+    try {
+      expect(await main(['worker', '--role', 'gpu'])).toBe(2);
+      expect(stderr.join('')).toContain(
+        "option '--role <role>' argument 'gpu' is invalid. --role must be one of model, tools, all.",
+      );
+      expect(await main(['worker', '--help'])).toBe(0);
+    } finally {
+      spies.forEach((s) => s.mockRestore());
+      process.exitCode = undefined;
+    }
+  });
+
   it('an unreachable server exits 3', async () => {
     const restore = quiet();
     try {

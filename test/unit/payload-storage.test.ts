@@ -1,5 +1,5 @@
 /** Keel's filesystem storage driver (worker/payload-storage.ts): content-addressed, round-trips payloads exactly. */
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageDriverClaim } from '@temporalio/common';
@@ -33,6 +33,29 @@ describe('FileStorageDriver', () => {
     );
     await expect(driver.retrieve({}, [new StorageDriverClaim({ sha256: '../etc' })])).rejects.toThrow(
       'keel-fs: bad claim {"sha256":"../etc"}',
+    );
+  });
+
+  it('writes payload files 0600 and their directories 0700', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'keel-payloads-')), 'store');
+    const [claim] = await new FileStorageDriver(dir).store({}, [payload('{"secret":true}')]);
+    const sha256 = claim.claimData.sha256;
+    expect(statSync(join(dir, sha256.slice(0, 2), sha256)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, sha256.slice(0, 2))).mode & 0o777).toBe(0o700);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a payload file whose bytes do not hash to its name, and decodes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-payloads-'));
+    const driver = new FileStorageDriver(dir);
+    const [genuine, other] = await driver.store({}, [payload('{"n":1}'), payload('{"n":2}')]);
+    const sha256 = genuine.claimData.sha256;
+    const file = join(dir, sha256.slice(0, 2), sha256);
+    // a valid payload of other content put in its place: it would decode, so only the digest can tell
+    const otherFile = join(dir, other.claimData.sha256.slice(0, 2), other.claimData.sha256);
+    writeFileSync(file, readFileSync(otherFile));
+    await expect(driver.retrieve({}, [genuine])).rejects.toThrow(
+      `keel-fs: payload ${sha256} at ${file} has sha256 ${other.claimData.sha256}: the file was changed or damaged; it is not used (restore it from a backup, or end the runs that need it)`,
     );
   });
 

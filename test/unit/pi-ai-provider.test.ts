@@ -3,6 +3,9 @@
  * Keel names — Anthropic Messages (`anthropic/*`), OpenAI Responses (`openai/*`) and OpenAI Chat Completions (an
  * OpenAI-compatible server named by base URL, and the catalog providers on `openai-completions`).
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { piAiProvider, type PiAiProviderOptions } from '../../activities/model/pi-ai.js';
@@ -608,6 +611,40 @@ describe('piAiProvider: failures outside the happy path', () => {
     }).stream(request(CASES[0], [user('hi')]), never, noPartial);
 
     expect(mock.requests.map((r) => r.headers['x-api-key'])).toEqual(['sk-from-keel-var-123', 'sk-from-options-456']);
+  });
+
+  it('reads a key from the file <NAME>_FILE names (ANTHROPIC_API_KEY_FILE, KEEL_ANTHROPIC_API_KEY_FILE); an unreadable one says which', async () => {
+    mock = await startMockProvider('anthropic');
+    mock.enqueue(
+      { reply: { blocks: [{ type: 'text', text: 'a' }] } },
+      { reply: { blocks: [{ type: 'text', text: 'b' }] } },
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'keel-keys-'));
+    writeFileSync(join(dir, 'anthropic'), 'sk-from-file-anthropic-789\n');
+    writeFileSync(join(dir, 'keel'), 'sk-from-file-keel-012');
+    await piAiProvider({
+      baseUrls: { anthropic: mock.url },
+      env: { ANTHROPIC_API_KEY_FILE: join(dir, 'anthropic') },
+    }).stream(request(CASES[0], [user('hi')]), never, noPartial);
+    await piAiProvider({
+      baseUrls: { anthropic: mock.url },
+      env: { ANTHROPIC_API_KEY_FILE: join(dir, 'anthropic'), KEEL_ANTHROPIC_API_KEY_FILE: join(dir, 'keel') },
+    }).stream(request(CASES[0], [user('hi')]), never, noPartial);
+    expect(mock.requests.map((r) => r.headers['x-api-key'])).toEqual([
+      'sk-from-file-anthropic-789',
+      'sk-from-file-keel-012',
+    ]);
+    const missing = join(dir, 'missing');
+    await expect(
+      piAiProvider({ baseUrls: { anthropic: mock.url }, env: { ANTHROPIC_API_KEY_FILE: missing } }).stream(
+        request(CASES[0], [user('hi')]),
+        never,
+        noPartial,
+      ),
+    ).rejects.toThrow(
+      `ANTHROPIC_API_KEY_FILE names ${missing}, which cannot be read (ENOENT): fix the path or the file's permissions for the worker's user, or set ANTHROPIC_API_KEY instead`,
+    );
+    expect(mock.requests).toHaveLength(2);
   });
 
   it('serves a catalog provider on openai-completions (deepseek) through a base URL override', async () => {

@@ -9,10 +9,13 @@
  *   the same device and inode) must be inside the workspace's real roots; otherwise the descriptor is closed and the
  *   model gets the usual outside-the-workspace error;
  * - a write opens without `O_TRUNC` and truncates through the verified descriptor, so an outside file is never
- *   truncated; a file this open created outside (a parent directory swapped for a symlink) is removed again.
+ *   truncated; a file this open created outside (a parent directory swapped for a symlink) is removed again;
+ * - a regular file with more than one name (a hard link, `st_nlink > 1`) is refused on read and write with
+ *   {@link hardLinkError}: its other name may be outside the workspace, and no path check can tell;
+ * - parent directories are created one at a time ({@link mkdirConfined}), each after its parent was found inside.
  */
 import { constants, readlinkSync } from 'node:fs';
-import { open, readlink, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readlink, realpath, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Workspace } from './paths.js';
 
@@ -81,10 +84,57 @@ export async function openConfined(
       continue;
     }
     const real = await realPathOf(handle, target);
-    if (real !== undefined && (real === options.alsoAllowed || (await workspace.containsReal(real)))) return handle;
+    if (real !== undefined && (real === options.alsoAllowed || (await workspace.containsReal(real)))) {
+      const { nlink } = await handle.stat();
+      if (nlink <= 1) return handle;
+      await handle.close();
+      throw hardLinkError(workspace, given, nlink);
+    }
     await handle.close();
     if (created && real !== undefined) await unlink(real).catch(() => {});
     throw workspace.outsideError(given);
+  }
+}
+
+/** The refusal of a file with several names (hard links): the model reads it and can work on a copy instead. */
+export function hardLinkError(workspace: Workspace, given: string, nlink: number): Error {
+  return new Error(
+    `Path "${given}" is a hard link (the file has ${nlink} names, and another may be outside the workspace ${workspace.root}); it is not read or written. Use a file with a single name inside ${workspace.root}.`,
+  );
+}
+
+/**
+ * Creates directory `dir` (already confined by path) and its missing parents, one at a time: each only after the real
+ * path of what it is created in was found inside the workspace, and each checked again once created (a directory
+ * that landed outside, its parent swapped for a symlink meanwhile, is removed again). Throws
+ * `workspace.outsideError(given)` before creating anything outside.
+ */
+export async function mkdirConfined(workspace: Workspace, dir: string, given: string): Promise<void> {
+  const missing: string[] = [];
+  for (let p = dir; !(await isDirectory(p)); p = path.dirname(p)) {
+    missing.unshift(p);
+    if (path.dirname(p) === p) break;
+  }
+  for (const d of missing) {
+    await workspace.confine(d, given);
+    try {
+      await mkdir(d);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const real = await realpath(d);
+    if (!(await workspace.containsReal(real))) {
+      await rmdir(real).catch(() => {});
+      throw workspace.outsideError(given);
+    }
+  }
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isDirectory();
+  } catch {
+    return false;
   }
 }
 

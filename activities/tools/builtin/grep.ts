@@ -1,6 +1,7 @@
 /**
  * `grep` (Pi reference §C.5): ripgrep when available (`--json`), else a pure-Node search with the same output, .gitignore
- * handling (only inside a git work tree, like rg) and hidden files included.
+ * handling (only inside a git work tree, like rg) and hidden files included; its lines are matched in a worker thread
+ * with a time budget per line (line-matcher.ts), so no pattern can block the worker.
  */
 import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
@@ -21,6 +22,7 @@ import {
   truncateLine,
 } from './truncate.js';
 import { toolEnvironment } from './tool-env.js';
+import { LineMatcher } from './line-matcher.js';
 
 /** The arguments of `grep`, from its schema `grepParameters`. */
 export type GrepArgs = Static<typeof grepParameters>;
@@ -165,18 +167,18 @@ function globFilter(glob: string | undefined): ((relativePath: string, isDirecto
   };
 }
 
-function searchContent(text: string, regex: RegExp): number[] {
-  const lines: number[] = [];
-  const split = text.split('\n');
-  if (text.endsWith('\n')) split.pop();
-  split.forEach((line, i) => {
-    if (regex.test(line)) lines.push(i + 1);
-  });
-  return lines;
-}
-
+/** Pi's search without rg; lines are matched in a worker thread with a time budget (line-matcher.ts). */
 async function searchWithNode(req: SearchRequest): Promise<SearchResult> {
   const regex = compileRegex(req.pattern, req.literal, req.ignoreCase);
+  const matcher = new LineMatcher(regex, req.pattern, req.signal);
+  try {
+    return await searchFiles(req, matcher);
+  } finally {
+    await matcher.close();
+  }
+}
+
+async function searchFiles(req: SearchRequest, matcher: LineMatcher): Promise<SearchResult> {
   const filter = globFilter(req.glob);
   const matches: MatchRef[] = [];
   let matchLimitReached = false;
@@ -188,7 +190,8 @@ async function searchWithNode(req: SearchRequest): Promise<SearchResult> {
       return false;
     }
     if (buf.includes(0)) return false; // binary, like rg's default
-    for (const lineNumber of searchContent(buf.toString('utf-8'), regex)) {
+    const shown = nodePath.relative(req.top, filePath) || nodePath.basename(filePath);
+    for (const lineNumber of await matcher.match(buf.toString('utf-8'), shown)) {
       matches.push({ filePath, lineNumber });
       if (matches.length >= req.limit) {
         matchLimitReached = true;

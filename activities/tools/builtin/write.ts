@@ -1,10 +1,9 @@
 /** `write` (Pi reference §C.4): creates parent directories, overwrites, UTF-8. */
-import { mkdir } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
-import { writeConfined } from './confined-io.js';
+import { mkdirConfined, writeConfined } from './confined-io.js';
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
 
@@ -38,9 +37,11 @@ export function createWriteTool(options: WriteToolOptions): ToolDefinition<Write
       const key = await realResolve(absolutePath).catch(() => absolutePath);
       return withFileMutationQueue(key, async () => {
         throwIfAborted(signal);
-        await mkdir(nodePath.dirname(absolutePath), { recursive: true });
+        // Checked again before anything is created (the path may have changed while the call waited its turn); each
+        // missing parent is created only inside; then the file actually opened is checked before writing through it.
+        await workspace.confine(absolutePath, path);
+        await mkdirConfined(workspace, nodePath.dirname(absolutePath), path);
         throwIfAborted(signal);
-        // Re-check after creating directories, then check the file actually opened before writing through it.
         await workspace.confine(absolutePath, path);
         await writeConfined(workspace, absolutePath, path, content);
         throwIfAborted(signal);

@@ -1,13 +1,16 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { queuedMutations, withFileMutationQueue } from '../../../activities/tools/builtin/file-mutation-queue.js';
 import { expandPath, resolveToCwd } from '../../../activities/tools/builtin/paths.js';
 import { errorOf, run, tempDir, text, tools, trackLog } from './helpers.js';
 
 const refusal = (given: string, root: string) =>
   `Path "${given}" is outside the workspace ${root}. Use a path inside ${root}.`;
+const hardLinkRefusal = (given: string, names: number, root: string) =>
+  `Path "${given}" is a hard link (the file has ${names} names, and another may be outside the workspace ${root}); it is not read or written. Use a file with a single name inside ${root}.`;
 
 /** A workspace and, beside it, an outside directory with a secret file. */
 function setup() {
@@ -142,5 +145,37 @@ describe('workspace confinement', () => {
     const log = trackLog(result.details!.fullOutputPath!);
     const out = text(await run(t.read, { path: log, offset: 2499 }));
     expect(out).toBe('2499\n2500\n');
+  });
+
+  it('refuses a hard link to a file outside on read, write and edit, and leaves that file as it was', async () => {
+    const { ws, outside, t } = setup();
+    linkSync(path.join(outside, 'secret.txt'), path.join(ws, 'linked.txt'));
+    expect(await errorOf(run(t.read, { path: 'linked.txt' }))).toBe(hardLinkRefusal('linked.txt', 2, ws));
+    expect(await errorOf(run(t.write, { path: 'linked.txt', content: 'overwritten' }))).toBe(
+      hardLinkRefusal('linked.txt', 2, ws),
+    );
+    expect(await errorOf(run(t.edit, { path: 'linked.txt', edits: [{ oldText: 'TOP', newText: 'NOT' }] }))).toBe(
+      hardLinkRefusal('linked.txt', 2, ws),
+    );
+    expect(readFileSync(path.join(outside, 'secret.txt'), 'utf-8')).toBe('TOP SECRET\n');
+    // a file with one name is read and written as before
+    expect(text(await run(t.read, { path: 'inside.txt' }))).toBe('inside\n');
+  });
+
+  it('write checks confinement again before it creates a parent directory', async () => {
+    const { ws, outside, t } = setup();
+    mkdirSync(path.join(ws, 'd'));
+    const file = path.join(ws, 'd', 'new', 'f.txt');
+    // another mutation of the same file holds the queue while the path is checked; then d becomes a link outside
+    let release!: () => void;
+    const held = withFileMutationQueue(file, () => new Promise<void>((r) => (release = r)));
+    const write = errorOf(run(t.write, { path: 'd/new/f.txt', content: 'x' }));
+    await vi.waitFor(() => expect(queuedMutations(file)).toBe(2));
+    renameSync(path.join(ws, 'd'), path.join(ws, 'd-moved'));
+    symlinkSync(outside, path.join(ws, 'd'));
+    release();
+    await held;
+    expect(await write).toBe(refusal('d/new/f.txt', ws));
+    expect(existsSync(path.join(outside, 'new'))).toBe(false);
   });
 });

@@ -230,6 +230,52 @@ for (const backend of backends) {
   });
 }
 
+describe('grep without rg: no pattern stalls the worker (issue 21 item 4)', () => {
+  it('^(a+)+$ against a 40-character line: a clear error within 1 s while a 10 ms timer keeps ticking', async () => {
+    const dir = tempDir();
+    write(dir, 'src/evil.txt', `ok\n${'a'.repeat(39)}!\nok\n`);
+    let ticks = 0;
+    let widestGap = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      widestGap = Math.max(widestGap, now - last);
+      last = now;
+      ticks++;
+    }, 10);
+    const started = performance.now();
+    let message: string;
+    try {
+      message = await errorOf(run(tools(dir, { useExternalSearch: false }).grep, { pattern: '^(a+)+$' }));
+    } finally {
+      clearInterval(timer);
+    }
+    const elapsed = performance.now() - started;
+    console.info(
+      `[grep budget] stopped after ${elapsed.toFixed(0)} ms; ${ticks} ticks, widest gap ${widestGap.toFixed(0)} ms`,
+    );
+    expect(message).toBe(
+      'grep stopped: the pattern "^(a+)+$" took more than 500 ms on one line of src/evil.txt (it backtracks too much; nested quantifiers such as (a+)+ do). Simplify the pattern, or search with literal: true.',
+    );
+    expect(elapsed).toBeLessThan(1000);
+    // the event loop went on: at a 10 ms interval, at least a third of the ticks it could have made
+    expect(ticks).toBeGreaterThan(elapsed / 10 / 3);
+  });
+
+  it('a slow pattern stopped on one search leaves the next search unaffected; an abort stops the matching', async () => {
+    const dir = tempDir();
+    write(dir, 'a.txt', `${'a'.repeat(39)}!\n`);
+    write(dir, 'b.txt', 'needle\n');
+    const grep = tools(dir, { useExternalSearch: false }).grep;
+    expect(await errorOf(run(grep, { pattern: '^(a+)+$', path: 'a.txt' }))).toMatch(/^grep stopped: /);
+    expect(text(await run(grep, { pattern: 'needle' }))).toBe('b.txt:1: needle');
+    const ac = new AbortController();
+    const searching = errorOf(run(grep, { pattern: '^(a+)+$', path: 'a.txt' }, { signal: ac.signal }));
+    setTimeout(() => ac.abort(), 50);
+    expect(await searching).toBe('Operation aborted');
+  });
+});
+
 describe('grep/find external requirement', () => {
   it('reports a missing rg / fd when external search is required', async () => {
     const dir = tempDir();
