@@ -56,4 +56,10 @@ export const PATCH = {
    * given one (a raw start) fails as `InvalidAgentInput` like any other second argument (was: taken unchecked).
    */
   carriedStateOnlyByContinue: 'keel-0.4.1-carried-state-only-by-continue',
+  /**
+   * 0.4.2: a model reply whose tool call has its `arguments` as a string (a JSON text sent unparsed) is kept, and the
+   * call gets its validation error as result (was: the reply refused as malformed, the run failed). Checked only for
+   * such a reply.
+   */
+  stringToolArguments: 'keel-0.4.2-string-tool-arguments',
 } as const;
