@@ -108,6 +108,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     models: opts.models,
     hooks: opts.hooks,
     largePayloads: dataConverter.externalStorage !== undefined,
+    ...(opts.payloadStorage && opts.payloadStorage.storeRetry ? { storeRetry: opts.payloadStorage.storeRetry } : {}),
   });
   const worker = await Worker.create({
     ...workerOptions,

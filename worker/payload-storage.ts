@@ -27,6 +27,7 @@ import proto from '@temporalio/proto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3StorageDriver } from '@temporalio/external-storage-s3';
 import type { AwsSdkS3StorageDriverClient } from '@temporalio/external-storage-s3-aws-sdk';
+import type { StoreRetry } from './store-finished-outcome.js';
 
 // a CommonJS module: named imports fail under plain Node ESM (the CLI)
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -43,6 +44,11 @@ export type PayloadStorageOption =
       driver?: StorageDriver;
       /** Payloads larger than this many bytes are offloaded. Default 256 KiB. */
       thresholdBytes?: number;
+      /**
+       * Workers: the backoff of a finished tool's outcome writes while the store fails (an S3 outage): retried from
+       * `initialInterval` (1 s) doubling up to `maximumInterval` (30 s) until the store is back or the run is cancelled.
+       */
+      storeRetry?: StoreRetry;
     };
 
 export const DEFAULT_PAYLOAD_DIR = '.keel/payloads';

@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { LogMetadata, Logger } from '@temporalio/common';
+import type { ExternalStorage, LogMetadata, Logger } from '@temporalio/common';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { closedChildren } from '../activities/batch-children.js';
@@ -41,6 +41,7 @@ import { queryTranscriptSource } from '../activities/transcript.js';
 import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
+import { storeFinishedOutcomes, type StoreRetry } from './store-finished-outcome.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
 
 export { WORKFLOWS_PATH };
@@ -68,6 +69,11 @@ export interface KeelPluginOptions {
    * then carry transcripts over 1.5 MB across continue-as-new. Default false.
    */
   largePayloads?: boolean;
+  /**
+   * Backoff of a finished tool's outcome writes while the payload store fails (worker/store-finished-outcome.ts):
+   * default 1 s doubling up to 30 s, retried until the store is back or the run is cancelled.
+   */
+  storeRetry?: StoreRetry;
 }
 
 /** The activity context's client: the worker's own connection, bound to the activity's namespace. */
@@ -129,6 +135,8 @@ export class KeelPlugin extends SimplePlugin {
   private home?: { queue: string; options: WorkerOptions };
   /** Set while the home queue is polled. */
   private homeRunning = false;
+  /** The worker's payload store (its data converter's external storage), once configured. */
+  private storage?: ExternalStorage;
 
   constructor(opts: KeelPluginOptions = {}) {
     let self: KeelPlugin | undefined;
@@ -151,7 +159,11 @@ export class KeelPlugin extends SimplePlugin {
       name: KEEL_PLUGIN_NAME,
       activities,
       // spans, metrics and log lines of model and tool calls (worker/activity-telemetry.ts)
-      workerInterceptors: { activity: [keelActivityTelemetry] },
+      // a finished tool's outcome is written to the payload store before the attempt completes, retried while the
+      // store fails (worker/store-finished-outcome.ts)
+      workerInterceptors: {
+        activity: [keelActivityTelemetry, storeFinishedOutcomes(() => self?.storage, opts.storeRetry)],
+      },
       workflowsPath: (existing) => (existing === undefined ? WORKFLOWS_PATH : withKeelWorkflows(existing)),
     });
     self = this;
@@ -206,6 +218,7 @@ export class KeelPlugin extends SimplePlugin {
       maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '250ms',
       defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? '250ms',
     };
+    this.storage = result.dataConverter?.externalStorage;
     const identity = options.identity ?? `${process.pid}@${hostname()}`;
     this.home = { queue: homeQueueName(options.taskQueue, identity), options: { ...result, identity } };
     return result;
