@@ -97,7 +97,10 @@ async function storeDurably(
   if (!driver) return;
   const since = Date.now();
   let delay = initial;
+  let details: StoreHeartbeat | undefined;
   for (let attempt = 1; ; attempt++) {
+    // a write that hangs (a store that accepts connections and never answers) must not let the attempt time out
+    const beating = setInterval(() => ctx.heartbeat(details), 1000);
     try {
       await driver.store({ target, abortSignal: ctx.cancellationSignal }, [payload]);
       if (attempt > 1)
@@ -113,7 +116,7 @@ async function storeDurably(
         `[keel] the tool has finished; storing its outcome in the payload store failed (attempt ${attempt}): ${lastError}; retrying in ${delay} ms`,
         { storeAttempts: attempt, driver: driver.name, lastError },
       );
-      const details: StoreHeartbeat = {
+      details = {
         kind: 'store',
         activity: ctx.info.activityType,
         attempts: attempt,
@@ -122,8 +125,11 @@ async function storeDurably(
         nextAttemptInMs: delay,
       };
       ctx.heartbeat(details);
+      clearInterval(beating);
       await waitOrCancelled(ctx, delay, details);
       delay = Math.min(delay * 2, maximum);
+    } finally {
+      clearInterval(beating);
     }
   }
 }
