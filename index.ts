@@ -49,6 +49,11 @@ export {
   InvalidSignalError,
   UpdateRejectedError,
 } from './client/agent-client.js';
+export {
+  PayloadStoreMissingError,
+  type PayloadStorageOption,
+  type S3PayloadStorage,
+} from './worker/payload-storage.js';
 export { AgentBatchHandle, paginate, startBatchWorkflow, type StartBatchOptions } from './client/batch-client.js';
 export type { AgentBatchInput, AgentBatchResult, BatchProgress, BatchTaskResult } from './client/batch-client.js';
 export type {

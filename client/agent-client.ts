@@ -39,7 +39,7 @@ import {
   steerSignal,
   steerUpdate,
 } from '../workflows/definitions.js';
-import { keelDataConverter, type PayloadStorageOption } from '../worker/payload-storage.js';
+import { keelClientDataConverter, type PayloadStorageOption } from '../worker/payload-storage.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
@@ -88,7 +88,11 @@ export class UpdateRejectedError extends Error {
 export interface ConnectOptions extends ConnectionSettings {
   /** Default `keel`. */
   taskQueue?: string;
-  /** Where offloaded payloads are read and written; must match the workers' (default `.keel/payloads`). */
+  /**
+   * Where offloaded payloads are read and written; must match the workers' (default: the environment's,
+   * `payloadStorageFromEnv`, else `.keel/payloads`). Reading a payload offloaded to S3 or Keel's payload directory
+   * without that store rejects with `PayloadStoreMissingError`, whose message names the option to pass.
+   */
   payloadStorage?: PayloadStorageOption;
 }
 
@@ -122,7 +126,11 @@ export class AgentClient {
     const resolved = resolveConnection(opts);
     const connection = await Connection.connect(connectOptions(resolved));
     return new AgentClient(
-      new Client({ connection, namespace: resolved.namespace, dataConverter: keelDataConverter(opts.payloadStorage) }),
+      new Client({
+        connection,
+        namespace: resolved.namespace,
+        dataConverter: keelClientDataConverter(opts.payloadStorage),
+      }),
       opts.taskQueue ?? 'keel',
     );
   }

@@ -232,9 +232,13 @@ export function serializeConversation(messages: Message[]): string {
       const calls = m.content.flatMap((b) =>
         b.type === 'toolCall'
           ? [
-              `${b.name}(${Object.entries(b.arguments)
-                .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-                .join(', ')})`,
+              `${b.name}(${
+                typeof b.arguments === 'string'
+                  ? JSON.stringify(b.arguments)
+                  : Object.entries(b.arguments)
+                      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+                      .join(', ')
+              })`,
             ]
           : [],
       );

@@ -112,6 +112,22 @@ function asUsage(value: unknown): Usage | undefined {
   return { ...emptyUsage(), ...u, cost: { ...emptyUsage().cost, ...(u.cost ?? {}) } };
 }
 
+/**
+ * A heartbeat detail of a tool activity whose tool has finished while its outcome cannot be written to the payload
+ * store (worker/store-finished-outcome.ts): the writes are retried with backoff until the store is back.
+ */
+export interface StoreHeartbeat {
+  kind: 'store';
+  /** `runToolCall` or `executeToolCall`. */
+  activity: string;
+  /** Failed writes so far. */
+  attempts: number;
+  lastError: string;
+  /** Epoch ms of the first failed write. */
+  failingSinceMs: number;
+  nextAttemptInMs: number;
+}
+
 /** A heartbeat detail of a tool activity: the latest `onUpdate` snapshot. */
 export interface ToolHeartbeat {
   kind: 'tool';

@@ -40,7 +40,12 @@ export const TOOL_CALL_SCHEMA = Type.Object({
   type: constant('toolCall'),
   id: Type.String(),
   name: Type.String(),
-  arguments: Type.Unsafe<Record<string, unknown>>({ type: 'object' }),
+  /**
+   * An object, as the tool's parameters describe. A JSON string (some models and gateways send the arguments text
+   * unparsed) is kept as sent: like Pi, the call gets the validation error `root: expected object, got string` as its
+   * result and the model can try again.
+   */
+  arguments: Type.Unsafe<Record<string, unknown> | string>({ type: ['object', 'string'] }),
   /**
    * pi-ai sets it when the model's arguments text was not a valid JSON object (e.g. the stream was cut off); `arguments`
    * is then `{}` or a salvaged prefix. Such a call is never executed: it gets the error result

@@ -93,7 +93,11 @@ export const RUN_INPUT_MESSAGE_SCHEMA = {
                   if: { properties: { type: { const: 'toolCall' } } },
                   then: {
                     required: ['id', 'name', 'arguments'],
-                    properties: { id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object' } },
+                    properties: {
+                      id: { type: 'string' },
+                      name: { type: 'string' },
+                      arguments: { type: ['object', 'string'] },
+                    },
                   },
                 },
               ],

@@ -123,6 +123,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     hooks: opts.hooks,
     largePayloads: dataConverter.externalStorage !== undefined,
     role,
+    ...(opts.payloadStorage && opts.payloadStorage.storeRetry ? { storeRetry: opts.payloadStorage.storeRetry } : {}),
   });
   const worker = await Worker.create({
     ...workerOptions,

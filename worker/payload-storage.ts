@@ -27,6 +27,7 @@ import proto from '@temporalio/proto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3StorageDriver } from '@temporalio/external-storage-s3';
 import type { AwsSdkS3StorageDriverClient } from '@temporalio/external-storage-s3-aws-sdk';
+import type { StoreRetry } from './store-finished-outcome.js';
 
 // a CommonJS module: named imports fail under plain Node ESM (the CLI)
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -43,9 +44,18 @@ export type PayloadStorageOption =
       driver?: StorageDriver;
       /** Payloads larger than this many bytes are offloaded. Default 256 KiB. */
       thresholdBytes?: number;
+      /**
+       * Workers: the backoff of a finished tool's outcome writes while the store fails (an S3 outage): retried from
+       * `initialInterval` (1 s) doubling up to `maximumInterval` (30 s) until the store is back or the run is cancelled.
+       */
+      storeRetry?: StoreRetry;
     };
 
 export const DEFAULT_PAYLOAD_DIR = '.keel/payloads';
+
+/** The name the SDK's S3 driver registers under (its default), and Keel's filesystem driver's. */
+export const S3_DRIVER_NAME = 'aws.s3driver';
+export const FS_DRIVER_NAME = 'keel-fs';
 
 /**
  * The S3 store. Credentials never go here: the AWS SDK's default chain reads them (`AWS_ACCESS_KEY_ID` /
@@ -129,7 +139,7 @@ export class FileStorageDriver implements StorageDriver {
 
   constructor(
     dir: string = process.env.KEEL_PAYLOAD_DIR ?? DEFAULT_PAYLOAD_DIR,
-    readonly name = 'keel-fs',
+    readonly name = FS_DRIVER_NAME,
   ) {
     this.dir = resolve(dir);
   }
@@ -196,4 +206,75 @@ export function externalStorageOf(given: PayloadStorageOption | undefined): Exte
 export function keelDataConverter(option?: PayloadStorageOption): DataConverter {
   const externalStorage = externalStorageOf(option);
   return externalStorage ? { externalStorage } : {};
+}
+
+/**
+ * A client asked for an offloaded payload (a large result, `messages` page, state) of a store it was not given. The
+ * message names the store and the option that reaches it: `AgentClient.connect({ payloadStorage: … })`, or for the
+ * CLI (and any Keel process) the environment variable.
+ */
+export class PayloadStoreMissingError extends Error {
+  constructor(
+    message: string,
+    /** The driver name in the payload's reference (`aws.s3driver`, `keel-fs`). */
+    readonly driverName: string,
+  ) {
+    super(message);
+    this.name = 'PayloadStoreMissingError';
+  }
+}
+
+/** What to pass to read a payload this driver stored, from its claim. */
+function missingStoreText(driverName: string, claim: Record<string, string> | undefined): string {
+  if (driverName === S3_DRIVER_NAME) {
+    const bucket = claim?.bucket ?? '<bucket>';
+    return (
+      `This run's payload is stored in S3 (bucket ${JSON.stringify(bucket)}) and this client has no S3 payload store: ` +
+      `connect with AgentClient.connect({ payloadStorage: { s3: { bucket: ${JSON.stringify(bucket)} } } }), or for ` +
+      `the keel CLI set KEEL_PAYLOAD_S3_BUCKET=${bucket} (with AWS_REGION, AWS_ENDPOINT_URL_S3 and credentials that ` +
+      `reach it)`
+    );
+  }
+  return (
+    `This run's payload is stored in Keel's payload directory (payload ${claim?.sha256 ?? '?'}) and this client ` +
+    `has no payload directory: connect with AgentClient.connect({ payloadStorage: { dir: '<the workers' payload ` +
+    `directory>' } }), or for the keel CLI set KEEL_PAYLOAD_DIR (default .keel/payloads under the working directory)`
+  );
+}
+
+/** Stands in on a client for a known store it was not given: reading from it says what to pass. Never stores. */
+class MissingStoreDriver implements StorageDriver {
+  readonly type = 'keel.missing';
+  constructor(readonly name: string) {}
+
+  async store(): Promise<StorageDriverClaim[]> {
+    throw new Error(`${this.name}: this client has no such payload store`);
+  }
+
+  async retrieve(_context: unknown, claims: StorageDriverClaim[]): Promise<Payload[]> {
+    throw new PayloadStoreMissingError(missingStoreText(this.name, claims[0]?.claimData), this.name);
+  }
+}
+
+/**
+ * The data converter of a client (`AgentClient.connect`, the CLI): `keelDataConverter(option)`, and for the known
+ * stores it was not given (S3, Keel's filesystem; all of them with `payloadStorage: false`) a stand-in that turns a
+ * read of their payloads into a {@link PayloadStoreMissingError} naming the option to pass (was: the SDK's
+ * `TMPRL1105 … external storage is not configured` or `No driver registered with name 'aws.s3driver'`). What the
+ * client writes is unchanged: offloaded to its own store, or inline when it has none.
+ */
+export function keelClientDataConverter(option?: PayloadStorageOption): DataConverter {
+  const own = externalStorageOf(option);
+  const ownNames = new Set(own?.drivers.map((d) => d.name) ?? []);
+  const standIns = [S3_DRIVER_NAME, FS_DRIVER_NAME]
+    .filter((name) => !ownNames.has(name))
+    .map((name) => new MissingStoreDriver(name));
+  if (standIns.length === 0) return own ? { externalStorage: own } : {};
+  return {
+    externalStorage: new ExternalStorage({
+      drivers: [...(own?.drivers ?? []), ...standIns],
+      driverSelector: own ? (context, payload) => own.driverSelector(context, payload) : () => null,
+      ...(own ? { payloadSizeThreshold: own.payloadSizeThreshold } : {}),
+    }),
+  };
 }

@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
-import { ApplicationFailure, type LogMetadata, type Logger } from '@temporalio/common';
+import { ApplicationFailure, type ExternalStorage, type LogMetadata, type Logger } from '@temporalio/common';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { closedChildren } from '../activities/batch-children.js';
@@ -47,6 +47,7 @@ import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
+import { storeFinishedOutcomes, type StoreRetry } from './store-finished-outcome.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
 
 export { WORKFLOWS_PATH };
@@ -76,6 +77,11 @@ export interface KeelPluginOptions {
   largePayloads?: boolean;
   /** What this worker runs (README "Worker roles"): `model`, `tools`, or `all` (default). */
   role?: WorkerRole;
+  /**
+   * Backoff of a finished tool's outcome writes while the payload store fails (worker/store-finished-outcome.ts):
+   * default 1 s doubling up to 30 s, retried until the store is back or the run is cancelled.
+   */
+  storeRetry?: StoreRetry;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -161,6 +167,8 @@ export class KeelPlugin extends SimplePlugin {
   private toolQueue?: string;
   /** Set while the home queue is polled. */
   private homeRunning = false;
+  /** The worker's payload store (its data converter's external storage), once configured. */
+  private storage?: ExternalStorage;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
@@ -204,7 +212,12 @@ export class KeelPlugin extends SimplePlugin {
       name: KEEL_PLUGIN_NAME,
       activities,
       // spans, metrics and log lines of model and tool calls (worker/activity-telemetry.ts)
-      workerInterceptors: { activity: [keelActivityTelemetry] },
+      // spans, metrics and log lines of model and tool calls (worker/activity-telemetry.ts); a finished tool's outcome
+      // is written to the payload store before the attempt completes, retried while the store fails
+      // (worker/store-finished-outcome.ts)
+      workerInterceptors: {
+        activity: [keelActivityTelemetry, storeFinishedOutcomes(() => self?.storage, opts.storeRetry)],
+      },
       ...(role === 'tools'
         ? {}
         : {
@@ -275,6 +288,7 @@ export class KeelPlugin extends SimplePlugin {
       maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '250ms',
       defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? '250ms',
     };
+    this.storage = result.dataConverter?.externalStorage;
     const identity = options.identity ?? `${process.pid}@${hostname()}`;
     this.home = { queue: homeQueueName(options.taskQueue, identity), options: { ...result, identity } };
     if (this.role === 'all') this.toolQueue = toolTaskQueue(options.taskQueue);

@@ -2,7 +2,7 @@
 import { patched } from '@temporalio/workflow';
 import { malformedModelOutput } from '../common/errors.js';
 import { modelCallFailure } from './failure-outcomes.js';
-import { assistantMessageProblem, usageProblem } from '../common/message-checks.js';
+import { assistantMessageProblem, hasStringArguments, usageProblem } from '../common/message-checks.js';
 import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
 import { modelActivities } from './activities.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
@@ -55,8 +55,11 @@ async function callOnce(s: Session): Promise<{ message: AssistantMessage; overfl
         },
       ]),
     );
+    // a tool call whose arguments are a JSON string is kept and answered by its validation, as Pi does (was: the
+    // whole message refused as malformed)
+    const stringArguments = hasStringArguments(result.message) && patched(PATCH.stringToolArguments);
     const problem =
-      assistantMessageProblem(result.message) ??
+      assistantMessageProblem(result.message, { stringArguments }) ??
       (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
     if (problem && patched(PATCH.malformedModelOutput))
       return { message: errorMessage(s, malformedModelOutput(problem), emptyUsage(), false) };

@@ -62,4 +62,10 @@ export const PATCH = {
    * queue and local activities are placed as before.
    */
   toolQueue: 'keel-0.4.2-tool-queue',
+  /**
+   * 0.4.2: a model reply whose tool call has its `arguments` as a string (a JSON text sent unparsed) is kept, and the
+   * call gets its validation error as result (was: the reply refused as malformed, the run failed). Checked only for
+   * such a reply.
+   */
+  stringToolArguments: 'keel-0.4.2-string-tool-arguments',
 } as const;

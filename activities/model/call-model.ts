@@ -42,18 +42,25 @@ export function providerFor(
 }
 
 /**
- * The failure to throw for a failed attempt: its `details[0].usage` becomes the sum of every failed attempt so far
- * (the workflow adds it to the run's usage when this is the last attempt). Cancellations and Temporal failures other
- * than `ApplicationFailure` pass through unchanged; a plain error is wrapped (same message, type = its name, retryable,
- * as Temporal would convert it) only when there is earlier usage to carry.
+ * The failure to throw for a failed attempt: its `details[0].usage` becomes the sum of every failed attempt so far,
+ * this one included (the workflow adds it to the run's usage when this is the last attempt). This attempt's usage is
+ * what its failure reports in `details[0].usage` (a provider's `ApplicationFailure`), else the usage it last streamed
+ * (`streamed`: a provider that throws a plain error mid-stream). Cancellations and Temporal failures other than
+ * `ApplicationFailure` pass through unchanged; a plain error is wrapped (same message, type = its name, retryable, as
+ * Temporal would convert it) only when there is usage to carry.
  */
-function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unknown; total?: Usage } {
+function withFailedUsage(
+  err: unknown,
+  prior: Usage | undefined,
+  streamed: Usage | undefined,
+): { error: unknown; total?: Usage } {
+  const sum = (own: Usage | undefined) => (prior ? addUsage(prior, own) : own);
   if (err instanceof ApplicationFailure) {
     const [first, ...rest] = err.details ?? [];
     const isDetail = first !== null && typeof first === 'object' && !Array.isArray(first);
     const detail = isDetail ? (first as { usage?: Usage }) : {};
-    if (!prior) return { error: err, total: detail.usage };
-    const total = addUsage(prior, detail.usage);
+    if (!prior && (detail.usage || !streamed)) return { error: err, total: detail.usage };
+    const total = sum(detail.usage ?? streamed);
     const failure = new ApplicationFailure(
       err.message,
       err.type,
@@ -66,16 +73,18 @@ function withFailedUsage(err: unknown, prior: Usage | undefined): { error: unkno
     if (err.stack) failure.stack = err.stack;
     return { error: failure, total };
   }
-  if (!prior || !(err instanceof Error) || err instanceof TemporalFailure) return { error: err, total: prior };
+  if (!(err instanceof Error) || err instanceof TemporalFailure) return { error: err, total: prior };
+  const total = sum(streamed);
+  if (!total) return { error: err };
   return {
     error: ApplicationFailure.create({
       message: err.message,
       type: err.name,
       nonRetryable: false,
       cause: err,
-      details: [{ usage: prior }],
+      details: [{ usage: total }],
     }),
-    total: prior,
+    total,
   };
 }
 
@@ -136,6 +145,8 @@ export async function accountedAttempt(
   const prior = heartbeatUsage(ctx.info.heartbeatDetails);
   const carried = prior ? { failedUsage: prior } : {};
   const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
+  // the usage this attempt last streamed: counted when it then throws without reporting its own
+  let streamed: Usage | undefined;
   // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
   try {
     const over = prior && budgetLeft ? overBudget(prior, budgetLeft) : undefined;
@@ -147,6 +158,7 @@ export async function accountedAttempt(
     const at = { attempt: ctx.info.attempt, seq: 0, ...carried };
     const message = await request((partial) => {
       at.seq += 1;
+      streamed = partial.usage;
       heartbeat.update(() => modelHeartbeat(partial, at)); // built only when sent
     }, ctx.cancellationSignal);
     checkResponse(message);
@@ -155,8 +167,8 @@ export async function accountedAttempt(
   } catch (thrown) {
     heartbeat.stop();
     // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
-    const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown) : thrown;
-    const { error, total } = withFailedUsage(err, prior);
+    const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown, streamed) : thrown;
+    const { error, total } = withFailedUsage(err, prior, streamed);
     // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
     if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);
     throw error;

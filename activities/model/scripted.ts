@@ -19,7 +19,8 @@ import type { ModelProvider, ModelRequest } from './provider.js';
 
 export interface ScriptedToolCall {
   name: string;
-  arguments: Record<string, unknown>;
+  /** An object; a string stands for a model that sends its arguments as a JSON text (the call's validation refuses it). */
+  arguments: Record<string, unknown> | string;
   /** Default `call_<n>_<k>`: n = assistant messages so far + 1, k = position. */
   id?: string;
   /**

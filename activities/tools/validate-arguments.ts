@@ -5,7 +5,8 @@
  * rules (`coerce-arguments.ts`: optional nulls dropped, TypeBox conversions, ajv-style primitive coercion; no
  * JSON-string repair) → validated with ajv → the coerced copy is returned, or the Pi-shaped error is thrown.
  *
- * ajv runs without `coerceTypes`: the passes do every coercion. Messages are ajv's (`validation-errors.ts`).
+ * ajv runs without `coerceTypes`: the passes do every coercion. Messages are ajv's (`validation-errors.ts`), except
+ * for arguments of the wrong type as a whole, which get Pi's line (`root: expected object, got string`).
  */
 import type { ValidateFunction } from 'ajv';
 import { getEntry, type ValidatableTool } from './argument-schemas.js';
@@ -41,7 +42,34 @@ export function validateToolArguments(tool: ValidatableTool, toolCall: Validatab
   const validate = entry.validate as ValidateFunction;
   const coerced = coerceArguments(entry, structuredClone(toolCall.arguments));
   if (validate(coerced)) return coerced;
+  const problems = rootTypeProblem(entry.root, coerced, validate.errors) ?? formatValidationErrors(validate.errors);
   throw new Error(
-    `Validation failed for tool "${toolCall.name}":\n${formatValidationErrors(validate.errors)}\n\nReceived arguments:\n${JSON.stringify(toolCall.arguments, null, 2)}`,
+    `Validation failed for tool "${toolCall.name}":\n${problems}\n\nReceived arguments:\n${JSON.stringify(toolCall.arguments, null, 2)}`,
   );
+}
+
+/**
+ * Arguments of the wrong type as a whole (a JSON string some models send unparsed instead of an object): Pi's line,
+ * `  - root: expected object, got string`, word for word (pi-schema stops at a type mismatch, so it is the only one).
+ * Undefined when the root's type is not what failed.
+ */
+function rootTypeProblem(
+  root: Record<string, unknown>,
+  value: unknown,
+  errors: ValidateFunction['errors'],
+): string | undefined {
+  if (!errors?.some((e) => e.keyword === 'type' && e.instancePath === '' && e.schemaPath === '#/type'))
+    return undefined;
+  const types = Array.isArray(root.type) ? root.type : [root.type];
+  if (!types.every((t) => typeof t === 'string')) return undefined;
+  return `  - root: expected ${types.join(' or ')}, got ${typeName(value)}`;
+}
+
+/** pi-schema's name of a value's JSON type (`integer` for a whole number). */
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number' && Number.isInteger(v)) return 'integer';
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  return typeof v;
 }

@@ -19,7 +19,7 @@ import {
 } from '../../common/connection.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
-import { keelDataConverter } from '../../worker/payload-storage.js';
+import { keelClientDataConverter } from '../../worker/payload-storage.js';
 
 /** Exit codes of every command (docs/cli.md#exit-codes). */
 export const EXIT = {
@@ -186,7 +186,7 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
     throw unreachable(g.address, err instanceof Error ? err.message : String(err));
   }
   return new AgentClient(
-    new Client({ connection, namespace: g.namespace, dataConverter: keelDataConverter() }),
+    new Client({ connection, namespace: g.namespace, dataConverter: keelClientDataConverter() }),
     g.taskQueue,
   );
 }

@@ -74,6 +74,18 @@ const safe = defineTool({
     return { content: [{ type: 'text', text: `safe ${args.v}` }] };
   },
 });
+/** Takes its arguments as a JSON string too (a tool's own `prepareArguments`): approval sees the parsed object. */
+const lenient = defineTool({
+  name: 'lenient',
+  description: 'Needs approval; parses arguments sent as a JSON string.',
+  approval: 'always',
+  parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
+  prepareArguments: (args: unknown) => (typeof args === 'string' ? (JSON.parse(args) as unknown) : args),
+  execute: async (_id, args: { target: string }, _s, _u, ctx) => {
+    note(ctx.workflowId, `lenient ${args.target}`);
+    return { content: [{ type: 'text', text: `lenient ${args.target}` }] };
+  },
+});
 let hold = gate();
 let slowStarted = gate();
 /** Ignores its AbortSignal on purpose: a cancelled run stays "being cancelled" until the test opens `hold`. */
@@ -106,6 +118,14 @@ const scripts = {
       { match: 'deploys', toolCalls: [call('p-1', 'deploy', { env: 'dev' }), call('p-2', 'deploy', { env: 'prod' })] },
       { match: 'single', toolCalls: [call('d-1', 'danger', { target: 'y' })] },
       { match: 'safely', toolCalls: [call('s-1', 'safe', { v: 'a' })] },
+      {
+        match: 'as text',
+        toolCalls: [
+          { id: 't-1', name: 'danger', arguments: '{"target":"x"}' },
+          { id: 't-2', name: 'lenient', arguments: '{"target":"y"}' },
+          call('t-3', 'danger', { target: 'z' }),
+        ],
+      },
       { match: 'slowly', toolCalls: [call('h-1', 'slow', {}), call('d-1', 'danger', { target: 'w' })] },
       { text: 'hello' },
     ],
@@ -147,7 +167,7 @@ describe('approvals', () => {
   beforeAll(async () => {
     keel = await startKeel({
       scripts,
-      tools: [danger, deploy, quick, safe, slow],
+      tools: [danger, deploy, quick, safe, slow, lenient],
       // the worker's policy: trusted runs need no approval, strict runs need it for every tool
       hooks: {
         needsApproval: (ctx) =>
@@ -284,6 +304,44 @@ describe('approvals', () => {
     expect(ran.get(h2.workflowId)).toBeUndefined();
     expect(await workflowTaskFailures(h)).toEqual([]);
     expect(await workflowTaskFailures(h2)).toEqual([]);
+  });
+
+  it('arguments as a JSON string (issue 20 item 3): refused by validation before approval; a tool that parses them is approved by the parsed arguments', async () => {
+    const h = await start('arguments as text', { tools: ['danger', 'lenient'] });
+    const waiting = await pending(h, 2);
+    expect(waiting.map((p) => [p.toolCallId, p.args, p.argsDigest])).toEqual([
+      ['t-2', { target: 'y' }, digest('{"target":"y"}')],
+      ['t-3', { target: 'z' }, digest('{"target":"z"}')],
+    ]);
+    const approved = await h.approve({ toolCallId: 't-2', argsDigest: digest('{"target":"y"}'), approver: 'ann' });
+    expect(timeless(approved)).toEqual({
+      toolCallId: 't-2',
+      toolName: 'lenient',
+      decision: 'approved',
+      approver: 'ann',
+      argsDigest: digest('{"target":"y"}'),
+    });
+    await h.approve({ toolCallId: 't-3', argsDigest: digest('{"target":"z"}'), approver: 'ann' });
+    const r = await h.result();
+    const refused =
+      'Validation failed for tool "danger":\n  - root: expected object, got string\n\nReceived arguments:\n"{\\"target\\":\\"x\\"}"';
+    expect(strip(r.newMessages).slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'toolCall', id: 't-1', name: 'danger', arguments: '{"target":"x"}' },
+          { type: 'toolCall', id: 't-2', name: 'lenient', arguments: '{"target":"y"}' },
+          { type: 'toolCall', id: 't-3', name: 'danger', arguments: { target: 'z' } },
+        ],
+        stopReason: 'toolUse',
+      },
+      result('t-1', 'danger', refused, {}, true),
+      result('t-2', 'lenient', 'lenient y', { approval: approved }),
+      expect.objectContaining({ toolCallId: 't-3', content: [{ type: 'text', text: 'did z' }] }),
+      reply('all done'),
+    ]);
+    expect(ran.get(h.workflowId)?.sort()).toEqual(['danger z', 'lenient y']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it("approval: 'never' runs the call at once: nothing pending, no details.approval, no decision record", async () => {

@@ -22,7 +22,7 @@ import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import { defineTool, type ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { AgentEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
-import { allEvents, notation, startKeel, type Keel } from './harness.js';
+import { allEvents, notation, startKeel, workflowTaskFailures, type Keel } from './harness.js';
 
 const CUT_OFF = 'Unterminated string in JSON at position 14\n\nReceived arguments:\n{"value":"hel';
 
@@ -144,6 +144,14 @@ const SCENARIOS: Record<string, Script> = {
       { text: 'in order' },
     ],
   },
+  // issue 20 item 3: a tool call whose arguments are a JSON string (sent unparsed by some models and gateways)
+  'string-arguments': {
+    replies: [
+      { toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"value":"as text"}' }] },
+      { toolCalls: [{ id: 'c2', name: 'echo', arguments: { value: 'as object' } }] },
+      { text: 'retried' },
+    ],
+  },
   'tool-errors': {
     replies: [
       {
@@ -202,8 +210,11 @@ async function runPi(name: string): Promise<{ messages: Message[]; events: Agent
 
 const VALIDATION = /^(Validation failed for tool "[^"]+":\n)[\s\S]*?(\n\nReceived arguments:\n[\s\S]*)$/;
 
-/** A message without volatile fields, Pi's tool-loadout system messages dropped, validation problem lines elided. */
-function normalise(messages: Message[]): unknown[] {
+/**
+ * A message without volatile fields, Pi's tool-loadout system messages dropped, validation problem lines elided
+ * (unless `elide` is false).
+ */
+function normalise(messages: Message[], elide = true): unknown[] {
   return messages
     .filter((m) => (m as { role: string }).role !== 'system')
     .map((m) => {
@@ -217,7 +228,7 @@ function normalise(messages: Message[]): unknown[] {
         thinkingLevel: _l,
         ...rest
       } = m as Message & Record<string, unknown>;
-      if (m.role === 'toolResult') {
+      if (m.role === 'toolResult' && elide) {
         rest.content = m.content.map((b) =>
           b.type === 'text' ? { ...b, text: b.text.replace(VALIDATION, '$1  - <problems>$2') } : b,
         );
@@ -281,5 +292,49 @@ describe('differential: pi-agent-core 1.6.0 agentLoop vs agentWorkflow', () => {
       'echoed {"value":"42","count":3,"list":[7]}',
       'echoed {"value":"null","count":1,"flag":true}',
     ]);
+  });
+
+  it("string-arguments: the reply is kept as sent, the call gets Pi's validation error, the next turn runs (Keel and Pi, exact texts)", async () => {
+    const refused =
+      'Validation failed for tool "echo":\n  - root: expected object, got string\n\nReceived arguments:\n"{\\"value\\":\\"as text\\"}"';
+    const expected = [
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c1', name: 'echo', arguments: '{"value":"as text"}' }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: 'echo',
+        content: [{ type: 'text', text: refused }],
+        details: {},
+        isError: true,
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c2', name: 'echo', arguments: { value: 'as object' } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'c2',
+        toolName: 'echo',
+        content: [{ type: 'text', text: 'echoed {"value":"as object"}' }],
+        details: { args: { value: 'as object' } },
+        isError: false,
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'retried' }], stopReason: 'stop' },
+    ];
+    const h = await keel.start(
+      { model: 'scripted/string-arguments', prompt: 'go', tools: tools.map((t) => t.name) },
+      `diff-string-arguments-exact-${randomUUID()}`,
+    );
+    const r = await h.result();
+    expect([r.status, r.finalText, r.turns]).toEqual(['completed', 'retried', 3]);
+    expect(normalise(r.newMessages, false)).toEqual(expected);
+    expect(normalise((await runPi('string-arguments')).messages, false)).toEqual(expected);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 });

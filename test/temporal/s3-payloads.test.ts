@@ -14,7 +14,12 @@ import {
   S3Client,
   type _Object,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { PayloadStoreMissingError } from '../../worker/payload-storage.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { MOTO_VERSION, startMotoServer } from '../../scripts/moto-server.mjs';
 import type { Message } from '../../common/messages.js';
@@ -156,4 +161,33 @@ it(`a run's large payloads go to S3 (moto ${MOTO_VERSION}); history holds refere
   expect(code, stderr).toBe(0);
   const printed = JSON.parse(stdout) as Message[];
   expect(printed.map((m) => text(m).length)).toEqual([0, 0, BIG, 0, PAD, 0]);
+}, 180_000);
+
+it('a client without the S3 store reading a large run: PayloadStoreMissingError naming the option to pass', async (ctx) => {
+  if (!moto) return ctx.skip(`no S3-compatible server: ${unavailable}`);
+  const k = keel!;
+  const h = await k.start({ model: 'scripted/s3', prompt: 'go', tools: ['big', 'pad'] }, `s3-no-store-${Date.now()}`);
+  expect((await h.result()).status).toBe('completed');
+  const text =
+    'This run\'s payload is stored in S3 (bucket "keel-payloads") and this client has no S3 payload store: connect ' +
+    'with AgentClient.connect({ payloadStorage: { s3: { bucket: "keel-payloads" } } }), or for the keel CLI set ' +
+    'KEEL_PAYLOAD_S3_BUCKET=keel-payloads (with AWS_REGION, AWS_ENDPOINT_URL_S3 and credentials that reach it)';
+  // no store at all, and Keel's filesystem store instead of the workers' S3
+  for (const payloadStorage of [false, { dir: mkdtempSync(join(tmpdir(), 'keel-no-s3-')) }] as const) {
+    const client = await AgentClient.connect({ address: k.address, taskQueue: k.taskQueue, payloadStorage });
+    try {
+      const run = client.get(h.workflowId);
+      expect((await run.state()).status).toBe('completed'); // small: inline
+      for (const read of [() => run.messages(), () => run.result(), () => run.allMessages()]) {
+        const err = await read().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(PayloadStoreMissingError);
+        expect((err as Error).message).toBe(text);
+      }
+    } finally {
+      await client.close();
+    }
+  }
 }, 180_000);

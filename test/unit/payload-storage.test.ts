@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageDriverClaim } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { FileStorageDriver, keelDataConverter, payloadStorageFromEnv } from '../../worker/payload-storage.js';
+import {
+  FileStorageDriver,
+  keelClientDataConverter,
+  keelDataConverter,
+  payloadStorageFromEnv,
+  PayloadStoreMissingError,
+} from '../../worker/payload-storage.js';
 
 const payload = (text: string) => ({
   metadata: { encoding: new TextEncoder().encode('json/plain') },
@@ -86,5 +92,40 @@ describe('which store (payloadStorageFromEnv)', () => {
     expect(drivers?.map((d) => [d.name, d.type])).toEqual([['aws.s3driver', 'aws.s3driver']]);
     const own = keelDataConverter({ thresholdBytes: 1024 }).externalStorage;
     expect([own?.payloadSizeThreshold, own?.drivers.map((d) => d.type)]).toEqual([1024, ['keel.filesystem']]);
+  });
+});
+
+describe('a client without the store (keelClientDataConverter)', () => {
+  it('stands in for the stores it lacks; stores only to its own, nothing with payloadStorage false', () => {
+    const none = keelClientDataConverter(false).externalStorage!;
+    expect(none.drivers.map((d) => [d.name, d.type])).toEqual([
+      ['aws.s3driver', 'keel.missing'],
+      ['keel-fs', 'keel.missing'],
+    ]);
+    expect(none.driverSelector({}, {})).toBeNull();
+    const fs = keelClientDataConverter({ dir: mkdtempSync(join(tmpdir(), 'keel-payloads-')) }).externalStorage!;
+    expect(fs.drivers.map((d) => [d.name, d.type])).toEqual([
+      ['keel-fs', 'keel.filesystem'],
+      ['aws.s3driver', 'keel.missing'],
+    ]);
+    expect(fs.driverSelector({}, {})?.type).toBe('keel.filesystem');
+    expect(fs.payloadSizeThreshold).toBe(256 * 1024);
+    const s3 = keelClientDataConverter({ s3: { bucket: 'b', region: 'us-east-1' } }).externalStorage!;
+    expect(s3.drivers.map((d) => [d.name, d.type])).toEqual([
+      ['aws.s3driver', 'aws.s3driver'],
+      ['keel-fs', 'keel.missing'],
+    ]);
+  });
+
+  it("reading a payload of Keel's payload directory without one names the option and the variable", async () => {
+    const read = keelClientDataConverter({ s3: { bucket: 'b', region: 'us-east-1' } })
+      .externalStorage!.getDriver('keel-fs')!
+      .retrieve({}, [new StorageDriverClaim({ sha256: 'a'.repeat(64) })]);
+    await expect(read).rejects.toBeInstanceOf(PayloadStoreMissingError);
+    await expect(read).rejects.toThrow(
+      `This run's payload is stored in Keel's payload directory (payload ${'a'.repeat(64)}) and this client has no ` +
+        `payload directory: connect with AgentClient.connect({ payloadStorage: { dir: '<the workers' payload ` +
+        `directory>' } }), or for the keel CLI set KEEL_PAYLOAD_DIR (default .keel/payloads under the working directory)`,
+    );
   });
 });

@@ -85,7 +85,7 @@ describe('message skeleton', () => {
 
   it('prints undefined arguments as `undefined`', () => {
     expect(failure(echoSchema(), undefined)).toBe(
-      'Validation failed for tool "echo":\n  - root: must be object\n\nReceived arguments:\nundefined',
+      'Validation failed for tool "echo":\n  - root: expected object, got undefined\n\nReceived arguments:\nundefined',
     );
   });
 
@@ -107,7 +107,7 @@ describe('path format', () => {
   });
 
   it('uses `root` for the empty path', () => {
-    expect(failure(echoSchema(), [])).toBe(expected('echo', ['  - root: must be object'], []));
+    expect(failure(echoSchema(), [])).toBe(expected('echo', ['  - root: expected object, got array'], []));
   });
 
   it('puts a required error at parent path + first missing property', () => {
@@ -390,7 +390,9 @@ describe('coercion: the rules of pi-ai 1.6.0 (differential against its validateT
   });
 
   it('top-level arguments that are not an object fail (no quirk: the coerced value must validate)', () => {
-    expect(failure({ type: 'object' }, 'hello')).toBe(expected('echo', ['  - root: must be object'], 'hello'));
+    expect(failure({ type: 'object' }, 'hello')).toBe(
+      expected('echo', ['  - root: expected object, got string'], 'hello'),
+    );
     expect(failure({ type: 'integer', minimum: 100 }, '42')).toBe(expected('echo', ['  - root: must be >= 100'], '42'));
   });
 
@@ -517,5 +519,35 @@ describe('schema compilation', () => {
   it('ignores unknown keywords and formats (strict: false, no format validation)', () => {
     const schema = { type: 'object', properties: { url: { type: 'string', format: 'uri', 'x-vendor': true } } };
     expect(run(schema, { url: 'not a uri' })).toEqual({ url: 'not a uri' });
+  });
+});
+
+describe("arguments of the wrong type as a whole: Pi's text, word for word (issue 20 item 3)", () => {
+  it.each([
+    ['a JSON string', '{"value":"hi"}'],
+    ['any string', 'not json'],
+    ['an integer', 5],
+    ['a number', 2.5],
+    ['null', null],
+    ['an array', ['hi']],
+    ['a boolean', true],
+    ['undefined', undefined],
+  ])('%s', (_what, args) => {
+    const tool = { name: 'echo', description: '', parameters: echoSchema() };
+    const call = { type: 'toolCall' as const, id: 'c1', name: 'echo', arguments: args as never };
+    let pi = '';
+    try {
+      piValidate(tool as never, call);
+    } catch (error) {
+      pi = (error as Error).message;
+    }
+    expect(pi).toMatch(/^Validation failed for tool "echo":\n {2}- root: expected object, got /);
+    expect(failure(echoSchema(), args)).toBe(pi);
+  });
+
+  it('a JSON string: `root: expected object, got string`, the string as received', () => {
+    expect(failure(echoSchema(), '{"value":"hi"}')).toBe(
+      'Validation failed for tool "echo":\n  - root: expected object, got string\n\nReceived arguments:\n"{\\"value\\":\\"hi\\"}"',
+    );
   });
 });
