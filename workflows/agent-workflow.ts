@@ -87,6 +87,7 @@ async function session(
     continueAsNewRetryAt: 0,
     historyAtStart: info.historySize,
     digests: [],
+    workflowScope: CancellationScope.current(),
   };
   opened.session = s;
   let temporalCancelled = false;

@@ -56,4 +56,10 @@ export const PATCH = {
    * given one (a raw start) fails as `InvalidAgentInput` like any other second argument (was: taken unchecked).
    */
   carriedStateOnlyByContinue: 'keel-0.4.1-carried-state-only-by-continue',
+  /**
+   * 0.4.2: `approve` / `deny` decide once every job of their workflow task is applied, and refuse (`Cannot approve: the
+   * run is being cancelled` / `… interrupted`) when a cancel or interrupt came with them (was: answered `approved`, and
+   * the call was then aborted without running).
+   */
+  decideAfterTaskJobs: 'keel-0.4.2-decide-after-task-jobs',
 } as const;

@@ -111,6 +111,11 @@ export interface Session {
   continuing?: boolean;
   cancelReason?: string;
   /**
+   * The workflow's root scope: `consideredCancelled` as soon as Temporal cancellation is requested (within the job that
+   * brings it), while `abort` follows only once the workflow's promises run; validators check both (update-guards.ts).
+   */
+  workflowScope?: CancellationScope;
+  /**
    * The one cancellation scope the run's activities are scheduled in (`runCancellable`): an abort cancels it, so the
    * AbortSignals of the activities running then fire; a later activity of the aborted run is cancelled at once. The
    * next run after the abort gets a new scope.
