@@ -18,6 +18,8 @@ interface WorkerFlags {
   toolsModule?: string[];
   scripts?: string;
   builtin?: boolean;
+  /** `--approve bash,write`: tools whose every call waits for approval. */
+  approve?: string[];
   maxConcurrentActivities?: number;
   maxConcurrentWorkflowTasks?: number;
   buildId?: string;
@@ -52,7 +54,29 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
       );
     tools.push(...(list as ToolDefinition[]));
   }
-  return tools;
+  return withApproval(tools, flags.approve ?? []);
+}
+
+/** `--approve`: the named tools (built-in or from a tools module) need approval for every call (README "Approvals"). */
+function withApproval(tools: ToolDefinition[], names: string[]): ToolDefinition[] {
+  const known = new Set(tools.map((t) => t.name));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length > 0)
+    throw usageError(
+      `--approve ${unknown.join(',')}: no such tool on this worker (its tools: ${[...known].join(', ') || 'none'})`,
+    );
+  return tools.map((t) => (names.includes(t.name) ? { ...t, approval: 'always' as const } : t));
+}
+
+/** `--approve a,b --approve c` → [a, b, c]. */
+function collectNames(value: string, previous: string[] = []): string[] {
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean),
+  ];
 }
 
 /** Models: scripted (named scripts from --scripts, and rule files by path) and pi-ai for every other provider. */
@@ -136,6 +160,11 @@ function workerOptions(cmd: Command): Command {
       'root of the built-in tools (read, write, edit, bash, grep, find, ls) (default: $KEEL_WORKSPACE, else the current directory)',
     )
     .option('--no-builtin', 'do not register the built-in tools')
+    .option(
+      '--approve <tools>',
+      'comma-separated tools whose every call waits for approval (`keel pending` / `keel approve`), e.g. bash,write,edit; repeatable',
+      collectNames,
+    )
     .option(
       '--tools-module <file>',
       'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable',
