@@ -257,7 +257,11 @@ export class AgentRunHandle {
     return this.update(steerUpdate, message);
   }
 
-  /** Abort the current agent run; a session then waits for input. `{ interrupted: false }` when nothing was running. */
+  /**
+   * Abort the current agent run. Answers `{ interrupted: true, next }`: `answers-queued` (a session with queued messages
+   * starts its next agent run on them at once), `waits` (a session waits for input) or `stops` (a task ends `stopped`);
+   * `{ interrupted: false }` when nothing was running.
+   */
   interrupt(): Promise<InterruptAck> {
     return this.update(interruptUpdate);
   }

@@ -101,6 +101,8 @@ export interface Session {
   abort?: AbortKind;
   /** Activity summaries of the current message's tool calls (from `callModel`). */
   toolSummaries?: Record<string, string>;
+  /** A turn is in progress (between its turn_start and turn_end): it is turn `state.turns + 1`. */
+  turnOpen?: boolean;
   /** Search attribute values last upserted. */
   published?: { status: string; model: string; turns: number; cost: number };
   /** The workflow is closing with its final status (set by `closeRun` / `cancelled`); Updates are refused from then on. */
