@@ -62,4 +62,9 @@ export const PATCH = {
    * the call was then aborted without running).
    */
   decideAfterTaskJobs: 'keel-0.4.2-decide-after-task-jobs',
+  /**
+   * 0.4.2: a run input nested more than `MAX_INPUT_NESTING` levels deep (a raw start) fails as `InvalidAgentInput`
+   * before the input check activity, which could not be sent such a value (was: a failing workflow task, retried).
+   */
+  deepInputRefused: 'keel-0.4.2-deep-input-refused',
 } as const;
