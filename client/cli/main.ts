@@ -13,6 +13,10 @@ import { registerRunCommands } from './runs.js';
 import { registerServerCommands } from './server.js';
 import { packageVersion } from '../../worker/deployment.js';
 
+/** The last line of every subcommand's help. */
+export const GLOBAL_OPTIONS_LINE =
+  'Global options (--address, --namespace, --task-queue, --ui, --json, TLS and API key): see `npx keel --help`; give them before or after the command.';
+
 export function buildProgram(): Command {
   const program = addConnectionOptions(
     new Command('keel')
@@ -37,7 +41,6 @@ export function buildProgram(): Command {
       .addOption(new Option('--json', 'machine-readable output (JSON) for scripts'))
       .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp()),
   )
-    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
@@ -50,6 +53,8 @@ export function buildProgram(): Command {
   registerApprovalCommands(program);
   registerInspectCommands(program);
   registerBatchCommand(program);
+  // the connection and output options are listed once, in `keel --help`; each command's help points there
+  for (const cmd of program.commands) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)
   const override = (cmd: Command) => {
     cmd.exitOverride();

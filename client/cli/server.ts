@@ -46,7 +46,13 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
   for (const file of flags.toolsModule ?? []) {
     const path = resolve(file);
     if (!existsSync(path)) throw usageError(`--tools-module ${file}: no such file`);
-    const mod = (await import(pathToFileURL(path).href)) as { default?: unknown; tools?: unknown };
+    let mod: { default?: unknown; tools?: unknown };
+    try {
+      mod = (await import(pathToFileURL(path).href)) as typeof mod;
+    } catch (err) {
+      // a syntax error (or a throw at load) names the option and the file, not only the compiler's words
+      throw usageError(`--tools-module ${file}: could not load it: ${(err as Error).message}`);
+    }
     const list = Array.isArray(mod.tools) ? mod.tools : Array.isArray(mod.default) ? mod.default : undefined;
     if (!list)
       throw usageError(
@@ -110,9 +116,14 @@ async function quietRuntime(metrics?: { host: string; port: number }): Promise<v
 }
 
 /** `settings`: how the worker connects (the global connection flags; `keel dev`: its own plaintext server). */
-async function startWorker(g: GlobalOptions, flags: WorkerFlags, settings: ConnectionSettings) {
+async function startWorker(
+  g: GlobalOptions,
+  flags: WorkerFlags,
+  settings: ConnectionSettings,
+  loaded?: ToolDefinition[],
+) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
-  const tools = await loadTools(flags);
+  const tools = loaded ?? (await loadTools(flags));
   const models = await loadModels(flags);
   const workerOptions = {
     ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
@@ -288,10 +299,11 @@ export function registerServerCommands(program: Command): void {
       act(async (o: WorkerFlags & { metricsPort?: number; metricsHost: string }, cmd: Command) => {
         const g = globals(cmd);
         await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
+        const loaded = await loadTools(o); // a bad --tools-module or --approve: exit 2 before connecting
         const { connect } = await import('./context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();
-        const { worker, tools } = await startWorker(g, o, g.settings);
+        const { worker, tools } = await startWorker(g, o, g.settings, loaded);
         const running = worker.run();
         process.stdout.write(
           `[keel] worker on task queue ${g.taskQueue} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
