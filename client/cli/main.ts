@@ -9,6 +9,7 @@ import { registerApprovalCommands } from './approvals.js';
 import { registerBatchCommand } from './batch.js';
 import { registerControlCommands } from './control.js';
 import { registerInspectCommands } from './inspect.js';
+import { registerListCommand } from './list.js';
 import { registerRunCommands } from './runs.js';
 import { registerServerCommands } from './server.js';
 import { packageVersion } from '../../worker/deployment.js';
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerControlCommands(program);
   registerApprovalCommands(program);
   registerInspectCommands(program);
+  registerListCommand(program);
   registerBatchCommand(program);
   // the connection and output options are listed once, in `keel --help`; each command's help points there
   for (const cmd of program.commands) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
