@@ -430,7 +430,7 @@ describe('approvals', () => {
   it('interrupt resolves a pending approval as denied with Operation aborted; the session waits again', async () => {
     const h = await start('single please', { mode: 'session' });
     await pending(h);
-    expect(await h.interrupt()).toEqual({ interrupted: true });
+    expect(await h.interrupt()).toEqual({ interrupted: true, next: 'waits' });
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
     const st = await h.state();
     expect(st.pendingApprovals).toEqual([]);
