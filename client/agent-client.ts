@@ -14,6 +14,7 @@ import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
+import { tooDeep } from '../common/nesting.js';
 import { incomingMessagesErrors } from '../common/validate-messages.js';
 import { AgentBatchHandle, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
 import {
@@ -146,7 +147,8 @@ export class AgentClient {
    */
   async start(input: AgentRunInput, opts: StartOptions = {}): Promise<AgentRunHandle> {
     const errors = agentRunInputErrors(input);
-    const bytes = Buffer.byteLength(JSON.stringify(input ?? null));
+    // measured only once it is known to serialise (a value nested thousands deep throws RangeError in JSON.stringify)
+    const bytes = tooDeep(input) === undefined ? Buffer.byteLength(JSON.stringify(input ?? null)) : 0;
     if (bytes > MAX_INPUT_BYTES) errors.push(inputTooLarge(bytes));
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
     if (opts.followUp !== undefined && opts.steer !== undefined) {
@@ -265,7 +267,11 @@ export class AgentRunHandle {
     return this.update(steerUpdate, message);
   }
 
-  /** Abort the current agent run; a session then waits for input. `{ interrupted: false }` when nothing was running. */
+  /**
+   * Abort the current agent run. Answers `{ interrupted: true, next }`: `answers-queued` (a session with queued messages
+   * starts its next agent run on them at once), `waits` (a session waits for input) or `stops` (a task ends `stopped`);
+   * `{ interrupted: false }` when nothing was running.
+   */
   interrupt(): Promise<InterruptAck> {
     return this.update(interruptUpdate);
   }

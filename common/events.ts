@@ -23,8 +23,10 @@ export interface ToolExecutionResult {
  */
 export type AgentEvent =
   | { type: 'agent_start' }
-  | { type: 'agent_end'; messages: Message[] }
-  | { type: 'turn_start' }
+  /** `reason` (Keel's addition): `interrupted` or `cancelled` when an interrupt or cancel ended the agent run. */
+  | { type: 'agent_end'; messages: Message[]; reason?: 'interrupted' | 'cancelled' }
+  /** `turn` (Keel's addition): the turn's number in the whole conversation, as `keel status` and the details count. */
+  | { type: 'turn_start'; turn?: number }
   | { type: 'turn_end'; message: AssistantMessage; toolResults: ToolResultMessage[] }
   | { type: 'message_start'; message: Message }
   | { type: 'message_end'; message: Message }

@@ -35,6 +35,8 @@ export interface AgentRunState {
   model: string;
   /** Turns completed in this workflow (all agent runs). */
   turns: number;
+  /** While a turn is in progress: its number (`turns + 1`), as `keel run` / `keel watch` and the details show it. */
+  turn?: number;
   /** Agent runs started (a session starts one per follow-up). */
   runs: number;
   messageCount: number;

@@ -9,9 +9,15 @@ export interface QueuedAck {
   queued: { steering: number; followUp: number };
 }
 
-/** `interrupt`: whether an agent run was running (and is now being aborted). */
+/**
+ * `interrupt`: whether an agent run was running (and is now being aborted), and then what the run does next, as the
+ * queues stand when the interrupt arrives: `answers-queued` (a session with queued steering or follow-up messages
+ * starts its next agent run on them at once), `waits` (a session waits for input), `stops` (a task, or a session whose
+ * `end` was requested, closes as `stopped` / `completed`; a task returns queued messages unprocessed).
+ */
 export interface InterruptAck {
   interrupted: boolean;
+  next?: 'answers-queued' | 'waits' | 'stops';
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import { nestedTooDeep, tooDeep } from './nesting.js';
 import { AGENT_RUN_INPUT_SCHEMA } from './run.js';
 
 let validator: ReturnType<Ajv['compile']> | undefined;
@@ -8,6 +9,8 @@ let validator: ReturnType<Ajv['compile']> | undefined;
  * every field at once; empty when valid.
  */
 export function agentRunInputErrors(input: unknown): string[] {
+  const deep = tooDeep(input);
+  if (deep !== undefined) return [nestedTooDeep(deep)]; // before anything recursive: no RangeError
   validator ??= new Ajv({ allErrors: true, strict: false }).compile(AGENT_RUN_INPUT_SCHEMA);
   if (validator(input)) return [];
   const lines = (validator.errors ?? []).filter(meaningful).map(describe);

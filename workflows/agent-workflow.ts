@@ -34,6 +34,7 @@ import { registerBudgetHandlers } from './budget.js';
 import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
+import { nestedTooDeep, tooDeep } from '../common/nesting.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
 import { batchMemo, registerBatchReportHandler, reportToBatch } from './batch-report.js';
 import { awaitsFirstMessage, beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
@@ -87,6 +88,7 @@ async function session(
     continueAsNewRetryAt: 0,
     historyAtStart: info.historySize,
     digests: [],
+    workflowScope: CancellationScope.current(),
   };
   opened.session = s;
   let temporalCancelled = false;
@@ -230,7 +232,12 @@ function initialState(input: AgentRunInput): SessionState {
  */
 async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | undefined> {
   publishDetails(s);
-  const check = await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
+  // an input nested thousands deep (a raw start) could not even be sent to the check: refused here, no activity
+  const deep = tooDeep(input);
+  const check =
+    deep !== undefined && patched(PATCH.deepInputRefused)
+      ? { errors: [nestedTooDeep(deep)], tools: [], searchAttributes: false }
+      : await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
   if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(s, input)) {

@@ -13,7 +13,7 @@
  * it is decided, times out or is aborted. Approvals pending = requested − decided (README "Observability").
  */
 import { msToNumber } from '@temporalio/common';
-import { condition, metricMeter, setHandler } from '@temporalio/workflow';
+import { condition, metricMeter, patched, setHandler } from '@temporalio/workflow';
 import { OPERATION_ABORTED } from '../common/errors.js';
 import type { ToolCall } from '../common/messages.js';
 import {
@@ -35,6 +35,7 @@ import { historyDecision } from './continue-as-new.js';
 import { approveUpdate, denyUpdate } from './definitions.js';
 import type { Session, SessionState, StoredApprovalRecord, StoredPendingApproval } from './session.js';
 import { refuseIfClosed, reject } from './update-guards.js';
+import { PATCH } from './patches.js';
 import { publish } from './visibility.js';
 
 const DEFAULT_APPROVAL_TIMEOUT = '24h';
@@ -211,11 +212,26 @@ export function registerApprovalUpdates(s: Session): void {
     [denyUpdate, 'denied'],
   ] as const) {
     const name = decision === 'approved' ? 'approve' : 'deny';
+    const decideNow = (input: ApprovalDecisionInput): ApprovalRecord => {
+      const pending = findPending(s.state, input.toolCallId);
+      if (!pending) {
+        // decided meanwhile by the run itself (its timeout fired in the same workflow task)
+        const done = findRecord(s.state, input.toolCallId);
+        reject(done ? approvalAlreadyDecided(done) : approvalUnknown(input.toolCallId));
+      }
+      return publicRecord(decide(s, pending, decision, input.approver.trim(), input.reason));
+    };
     setHandler(
       def,
-      (input: ApprovalDecisionInput): ApprovalRecord => {
-        const pending = findPending(s.state, input.toolCallId)!;
-        return publicRecord(decide(s, pending, decision, input.approver.trim(), input.reason));
+      (input: ApprovalDecisionInput): ApprovalRecord | Promise<ApprovalRecord> => {
+        if (!patched(PATCH.decideAfterTaskJobs)) return decideNow(input);
+        // A cancel or interrupt that came in the same workflow task after this Update (the validator could not see
+        // it) would abort the call once approved: the answer would be `approved` for a call that never runs. The
+        // decision waits until every job of the task is applied (the handler's promise runs after them), then looks.
+        return Promise.resolve().then(() => {
+          refuseIfClosed(s, name);
+          return decideNow(input);
+        });
       },
       {
         validator: (input: unknown) => {

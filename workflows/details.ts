@@ -13,10 +13,15 @@ function clockTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 }
 
+/** The turn in progress (numbered as run and watch print it), else the turns completed. */
+export function currentTurn(s: Session): number {
+  return s.turnOpen ? s.state.turns + 1 : s.state.turns;
+}
+
 /** Markdown shown as the workflow's current details in the Temporal UI (docs/architecture.md#visibility). */
 export function renderDetails(s: Session): string {
   const st = s.state;
-  const lines = [`**${st.status}** · turn ${st.turns} · ${st.transcript.length} messages`];
+  const lines = [`**${st.status}** · turn ${currentTurn(s)} · ${st.transcript.length} messages`];
   for (const p of st.pendingApprovals ?? [])
     lines.push(
       `⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`,

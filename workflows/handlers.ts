@@ -97,6 +97,7 @@ function state(s: Session): AgentRunState {
     mode: st.config.mode ?? 'task',
     model: st.config.model,
     turns: st.turns,
+    ...(s.turnOpen ? { turn: st.turns + 1 } : {}),
     runs: st.runs,
     messageCount: st.transcript.length,
     queued: { steering: st.steering.length, followUp: st.followUps.length },

@@ -68,4 +68,15 @@ export const PATCH = {
    * such a reply.
    */
   stringToolArguments: 'keel-0.4.2-string-tool-arguments',
+  /**
+   * 0.4.2: `approve` / `deny` decide once every job of their workflow task is applied, and refuse (`Cannot approve: the
+   * run is being cancelled` / `… interrupted`) when a cancel or interrupt came with them (was: answered `approved`, and
+   * the call was then aborted without running).
+   */
+  decideAfterTaskJobs: 'keel-0.4.2-decide-after-task-jobs',
+  /**
+   * 0.4.2: a run input nested more than `MAX_INPUT_NESTING` levels deep (a raw start) fails as `InvalidAgentInput`
+   * before the input check activity, which could not be sent such a value (was: a failing workflow task, retried).
+   */
+  deepInputRefused: 'keel-0.4.2-deep-input-refused',
 } as const;

@@ -101,6 +101,8 @@ export interface Session {
   abort?: AbortKind;
   /** Activity summaries of the current message's tool calls (from `callModel`). */
   toolSummaries?: Record<string, string>;
+  /** A turn is in progress (between its turn_start and turn_end): it is turn `state.turns + 1`. */
+  turnOpen?: boolean;
   /** Search attribute values last upserted. */
   published?: { status: string; model: string; turns: number; cost: number };
   /** The workflow is closing with its final status (set by `closeRun` / `cancelled`); Updates are refused from then on. */
@@ -110,6 +112,11 @@ export interface Session {
   /** Continue-as-new is under way: waiting Update handlers answer now (workflows/updates.ts). */
   continuing?: boolean;
   cancelReason?: string;
+  /**
+   * The workflow's root scope: `consideredCancelled` as soon as Temporal cancellation is requested (within the job that
+   * brings it), while `abort` follows only once the workflow's promises run; validators check both (update-guards.ts).
+   */
+  workflowScope?: CancellationScope;
   /**
    * The one cancellation scope the run's activities are scheduled in (`runCancellable`): an abort cancels it, so the
    * AbortSignals of the activities running then fire; a later activity of the aborted run is cancelled at once. The

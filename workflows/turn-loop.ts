@@ -7,7 +7,7 @@ import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
 import { historyDecision } from './continue-as-new.js';
-import { publishTurnEnd } from './visibility.js';
+import { publishDetails, publishTurnEnd } from './visibility.js';
 import { appendMessage, type LoopPosition, type Session } from './session.js';
 
 export type RunStart =
@@ -31,7 +31,7 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
   if (!('resume' in start)) {
     st.runs += 1;
     s.events.emit({ type: 'agent_start' });
-    s.events.emit({ type: 'turn_start' });
+    turnStart(s);
     for (const prompt of 'prompts' in start ? start.prompts : []) {
       if (s.abort) return end(s, pos, 'aborted');
       appendMessage(s, prompt);
@@ -43,7 +43,8 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
       if (s.abort) return end(s, pos, 'aborted');
       const suspended = pos.batch; // the turn's tool batch, carried across continue-as-new (workflows/approvals.ts)
       pos.batch = undefined;
-      if (!firstTurn && !suspended) s.events.emit({ type: 'turn_start' });
+      if (!firstTurn && !suspended) turnStart(s);
+      s.turnOpen = true; // also a turn resumed after continue-as-new
       firstTurn = false;
       while (pos.pending.length > 0) {
         if (s.abort) return end(s, pos, 'aborted');
@@ -89,8 +90,19 @@ function poll(s: Session, pos: LoopPosition, from: 'steering' | 'followUp'): voi
   pos.pendingFrom = from;
 }
 
+/**
+ * turn_start with the turn's number in the conversation (the completed turns + 1), and the details say it: run, watch,
+ * status and the details agree on the number of the turn in progress. The details are no command.
+ */
+function turnStart(s: Session): void {
+  s.events.emit({ type: 'turn_start', turn: s.state.turns + 1 });
+  s.turnOpen = true;
+  publishDetails(s);
+}
+
 function turnEnd(s: Session, pos: LoopPosition, message: AssistantMessage, toolResults: ToolResultMessage[]): void {
   s.events.emit({ type: 'turn_end', message, toolResults });
+  s.turnOpen = false;
   s.state.turns += 1;
   pos.turnsInRun += 1;
   publishTurnEnd(s);
@@ -98,7 +110,10 @@ function turnEnd(s: Session, pos: LoopPosition, message: AssistantMessage, toolR
 
 /** agent_end with this run's messages; drained-but-not-injected messages go back to the front of their queue. */
 function end(s: Session, pos: LoopPosition, reason: EndReason): RunEnd {
+  s.turnOpen = false;
   restore(pos.pendingFrom === 'steering' ? s.state.steering : s.state.followUps, pos.pending.splice(0));
-  s.events.emit({ type: 'agent_end', messages: s.state.transcript.slice(pos.runStart) });
+  const aborted =
+    reason === 'aborted' && s.abort ? { reason: s.abort === 'interrupt' ? 'interrupted' : 'cancelled' } : {};
+  s.events.emit({ type: 'agent_end', messages: s.state.transcript.slice(pos.runStart), ...(aborted as object) });
   return { kind: 'ended', reason };
 }

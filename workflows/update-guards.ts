@@ -16,14 +16,25 @@ export function reject(message: string): never {
 }
 
 /**
- * Why the run takes no more `update` requests (`is completed`, `is being cancelled`, `is ending`), or undefined. An idle
+ * Why the run takes no more `update` requests (`is completed`, `is being cancelled`, `is ending`,
+ * approve / deny: `is being interrupted`), or undefined. An idle
  * session whose last agent run failed shows `failed` but still takes messages: only a closing run (`s.closed`) refuses.
  */
 export function closedWhy(s: Session, update: UpdateName): string | undefined {
   if (s.closed && isFinal(s.state.status)) return `is ${s.state.status}`;
-  if (s.abort === 'cancel') return update === 'cancel' ? undefined : 'is being cancelled';
+  if (cancelling(s)) return update === 'cancel' ? undefined : 'is being cancelled';
+  // an interrupt denies every pending call (`Operation aborted`): a decision arriving meanwhile would not be kept
+  if (s.abort === 'interrupt' && (update === 'approve' || update === 'deny')) return 'is being interrupted';
   if (s.endRequested && (update === 'followUp' || update === 'steer')) return 'is ending (end was requested)';
   return undefined;
+}
+
+/**
+ * The run is being cancelled: by the `cancel` signal or Update, or by Temporal cancellation, which is seen here within
+ * the workflow task that brings it (the root scope is marked at once; `abort` is set only when the promises run).
+ */
+export function cancelling(s: Session): boolean {
+  return s.abort === 'cancel' || s.workflowScope?.consideredCancelled === true;
 }
 
 /** Refuses `update` with `Cannot <action>: the run <why>` when the run takes no more requests of that kind. */

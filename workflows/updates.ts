@@ -6,7 +6,7 @@
  */
 import { allHandlersFinished, CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
 import type { AgentRunInput, IncomingMessage } from '../common/run.js';
-import { incomingMessageErrors, type ClosedAck, type QueuedAck } from '../common/updates.js';
+import { incomingMessageErrors, type ClosedAck, type InterruptAck, type QueuedAck } from '../common/updates.js';
 import { cancelUpdate, endUpdate, followUpUpdate, interruptUpdate, steerUpdate } from './definitions.js';
 import { toUserMessages } from './incoming.js';
 import { enqueue } from './queues.js';
@@ -41,12 +41,14 @@ export function registerUpdates(s: Session): void {
     interruptUpdate,
     () => {
       const interrupted = agentRunning(s);
-      if (interrupted) abortSession(s, 'interrupt');
-      return { interrupted };
+      if (!interrupted) return { interrupted };
+      abortSession(s, 'interrupt');
+      return { interrupted, next: afterInterrupt(s) };
     },
     {
       validator: () => refuseIfClosed(s, 'interrupt'),
-      description: 'As the interrupt signal: answers { interrupted } (false when no agent run was running).',
+      description:
+        'As the interrupt signal: answers { interrupted, next } (interrupted false when no agent run was running; next: answers-queued | waits | stops).',
     },
   );
   setHandler(
@@ -77,6 +79,14 @@ export function registerUpdates(s: Session): void {
     },
   );
   registerApprovalUpdates(s);
+}
+
+/** What an interrupted run does next (agent-workflow.ts, after its agent run ends aborted). */
+function afterInterrupt(s: Session): NonNullable<InterruptAck['next']> {
+  const st = s.state;
+  if ((st.config.mode ?? 'task') === 'task') return 'stops';
+  if (st.steering.length + st.followUps.length > 0) return 'answers-queued';
+  return s.endRequested ? 'stops' : 'waits';
 }
 
 /** Waits until the run has its final status (or continues-as-new first). */

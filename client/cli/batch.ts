@@ -4,7 +4,7 @@
  * task, in input order, read back from each child run. The parts live in batch/.
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AgentClient } from '../agent-client.js';
 import { describeLine, type Budget } from '../../common/budget.js';
@@ -28,6 +28,7 @@ import { progressPrinter } from './batch/progress.js';
 import { OrderedWriter } from './batch/results.js';
 import { batchProgress, startBatch } from './batch/start.js';
 import { batchIdFor, MAX_TASKS, parseTasks } from './batch/tasks.js';
+import { DEFAULT_MODEL } from './runs.js';
 
 export { BATCH_WORKFLOW_TYPE };
 export { printBatchStatus } from './batch/progress.js';
@@ -119,7 +120,10 @@ export function registerBatchCommand(program: Command): void {
     )
     .option('--attach <batchId>', 'follow an existing batch instead of starting one')
     .option('--detach', 'start the batch, print its id and link, and return')
-    .option('-m, --model <provider/model>', 'model of tasks that name none')
+    .option(
+      '-m, --model <provider/model>',
+      `model of tasks that name none (default $KEEL_MODEL, else ${DEFAULT_MODEL})`,
+    )
     .option('-t, --tools <names>', 'tools of tasks that name none (comma-separated)', commaList)
     .option('-s, --system <prompt>', 'system prompt of tasks that have none')
     .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'))
@@ -164,7 +168,7 @@ export function registerBatchCommand(program: Command): void {
             throw usageError(`${file}: ${(err as Error).message}`);
           }
           tasks = parseTasks(text, {
-            model: o.model ?? process.env.KEEL_MODEL,
+            model: o.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL,
             tools: o.tools,
             system: o.system,
             maxTurns: o.maxTurns,
@@ -190,6 +194,14 @@ export function registerBatchCommand(program: Command): void {
                 continueAsNewAfterEvents: o.canAfterEvents,
                 budget,
                 summary: `batch of ${tasks.length} agent runs from ${file}`,
+              }).catch((err: unknown) => {
+                // --id naming a batch that exists: say how to follow it (a pasteable command) instead of a bare refusal
+                if (err instanceof WorkflowExecutionAlreadyStartedError)
+                  throw usageError(
+                    `Batch ${err.workflowId} already exists. Follow it with: ${resumeCommand(cmd, err.workflowId, o)}\n` +
+                      'Or give another --id to run the tasks again.',
+                  );
+                throw err;
               });
           const id = handle.workflowId;
           const url = uiLink(g, id);

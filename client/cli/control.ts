@@ -52,9 +52,17 @@ function report(
   else process.stdout.write(`${what} → ${id}${ackText(ack)}\n${url}\n`);
 }
 
+/** What the run does after an interrupt (the workflow's answer `next`). */
+const NEXT: Record<string, string> = {
+  'answers-queued': '; it answers the queued messages next',
+  waits: '; the session waits for input',
+  stops: '; the run stops',
+};
+
 function ackText(ack: QueuedAck | InterruptAck | ClosedAck): string {
   if ('queued' in ack) return `: queued ${ack.queued.steering} steering, ${ack.queued.followUp} follow-up`;
-  if ('interrupted' in ack) return ack.interrupted ? ': interrupted' : ': nothing was running';
+  if ('interrupted' in ack)
+    return ack.interrupted ? `: interrupted${NEXT[ack.next ?? ''] ?? ''}` : ': nothing was running';
   return ` (${ack.status})`;
 }
 

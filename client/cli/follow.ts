@@ -68,6 +68,7 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
   const pollMs = opts.pollMs ?? 200;
   let state: AgentRunState | undefined;
   let agentEnded = false;
+  let saidWaiting = false;
 
   const readEvents = async (): Promise<boolean> => {
     let any = false;
@@ -107,6 +108,11 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
     if (state?.pendingApprovals) r.approvals(handle.workflowId, state.pendingApprovals);
     if (opts.stopWhenWaiting && agentEnded && state?.status === 'waiting')
       return { closed: false, lastSeq: seq, state };
+    if (agentEnded && !saidWaiting && (state?.status === 'waiting' || state?.status === 'failed')) {
+      saidWaiting = true; // a session between agent runs (one whose last run failed still takes messages)
+      r.waiting();
+    }
+    if (!agentEnded) saidWaiting = false;
     await sleep(pollMs);
   }
 }

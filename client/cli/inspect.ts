@@ -87,7 +87,12 @@ function printStatus(r: StatusReport): void {
   const facts = [
     st ? `model ${st.model}` : undefined,
     st ? `mode ${st.mode}` : undefined,
-    turns !== undefined ? `${turns} turn${turns === 1 ? '' : 's'}` : undefined,
+    // during a turn: its number, as run/watch and the details show it
+    !r.result && st?.turn !== undefined
+      ? `turn ${st.turn} in progress`
+      : turns !== undefined
+        ? `${turns} turn${turns === 1 ? '' : 's'}`
+        : undefined,
     st ? `${st.runs} agent run${st.runs === 1 ? '' : 's'}` : undefined,
     st ? `${st.messageCount} messages` : undefined,
     st?.continuedAsNew ? `continued-as-new ${st.continuedAsNew}×` : undefined,

@@ -9,9 +9,14 @@ import { registerApprovalCommands } from './approvals.js';
 import { registerBatchCommand } from './batch.js';
 import { registerControlCommands } from './control.js';
 import { registerInspectCommands } from './inspect.js';
+import { registerListCommand } from './list.js';
 import { registerRunCommands } from './runs.js';
 import { registerServerCommands } from './server.js';
 import { packageVersion } from '../../worker/deployment.js';
+
+/** The last line of every subcommand's help. */
+export const GLOBAL_OPTIONS_LINE =
+  'Global options (--address, --namespace, --task-queue, --ui, --json, TLS and API key): see `npx keel --help`; give them before or after the command.';
 
 export function buildProgram(): Command {
   const program = addConnectionOptions(
@@ -37,7 +42,6 @@ export function buildProgram(): Command {
       .addOption(new Option('--json', 'machine-readable output (JSON) for scripts'))
       .addOption(new Option('--connect-timeout <seconds>', 'how long to wait for Temporal').default('10').hideHelp()),
   )
-    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
@@ -49,7 +53,10 @@ export function buildProgram(): Command {
   registerControlCommands(program);
   registerApprovalCommands(program);
   registerInspectCommands(program);
+  registerListCommand(program);
   registerBatchCommand(program);
+  // the connection and output options are listed once, in `keel --help`; each command's help points there
+  for (const cmd of program.commands) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)
   const override = (cmd: Command) => {
     cmd.exitOverride();

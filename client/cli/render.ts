@@ -170,6 +170,11 @@ export class RunRenderer {
     }
   }
 
+  /** A session waiting for its next message (once per wait). */
+  waiting(): void {
+    this.line(this.sink.tty ? paint(this.sink, 'dim', 'waiting for input') : 'waiting for input');
+  }
+
   note(text: string): void {
     this.line(this.sink.tty ? paint(this.sink, 'yellow', text) : `note ${text}`);
   }
@@ -189,7 +194,8 @@ export class RunRenderer {
         this.turn = 0;
         return;
       case 'turn_start':
-        this.turn += 1;
+        // the conversation's turn number (runs before 0.4.2 log none: counted within the agent run)
+        this.turn = e.turn ?? this.turn + 1;
         this.line(s.tty ? paint(s, 'dim', `── turn ${this.turn} ──`) : `turn ${this.turn}`);
         return;
       case 'message_start':
@@ -221,6 +227,7 @@ export class RunRenderer {
       }
       case 'agent_end':
         this.endStream();
+        if (e.reason === 'interrupted') this.line(s.tty ? paint(s, 'yellow', 'interrupted') : 'interrupted');
         return;
       case 'turn_end':
         return;

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { AgentRunInput } from '../../common/run.js';
-import type { AgentClient } from '../agent-client.js';
+import { InvalidAgentInputError, type AgentClient } from '../agent-client.js';
+import { agentRunInputErrors } from '../../common/validate-input.js';
 import {
   act,
   commaList,
@@ -46,8 +47,11 @@ function inputText(input: string): string {
   }
 }
 
-/** The AgentRunInput of `keel run/start`: `--input` (inline JSON or a file) first, then the prompt and flags on top. */
-export function buildInput(promptWords: string[] | undefined, o: StartFlags): AgentRunInput {
+/**
+ * The AgentRunInput of `keel run/start` (`command`: which, for the hint): `--input` (inline JSON or a file) first, then
+ * the prompt and flags on top; checked against the schema here, so a bad input is a usage error before connecting.
+ */
+export function buildInput(promptWords: string[] | undefined, o: StartFlags, command = 'run'): AgentRunInput {
   let input: Record<string, unknown> = {};
   if (o.input) {
     const text = inputText(o.input);
@@ -77,7 +81,11 @@ export function buildInput(promptWords: string[] | undefined, o: StartFlags): Ag
     input.metadata = metadata;
   }
   if (input.prompt === undefined && !Array.isArray(input.messages))
-    throw usageError('Give a prompt: `keel run "what to do"` (or --input file.json with a prompt or messages).');
+    throw usageError(
+      `Give a prompt: \`keel ${command} "what to do"\` (or --input file.json with a prompt or messages).`,
+    );
+  const errors = agentRunInputErrors(input);
+  if (errors.length > 0) throw new InvalidAgentInputError(errors); // the client's words (exit 2), before connecting
   return input as unknown as AgentRunInput;
 }
 
@@ -214,7 +222,7 @@ export function registerRunCommands(program: Command): void {
   startOptions(program.command('start').summary('start a run and print its workflow id and UI link')).action(
     act(async (prompt: string[], o: StartFlags, cmd: Command) => {
       const g = globals(cmd);
-      const input = buildInput(prompt, o);
+      const input = buildInput(prompt, o, 'start'); // usage errors before connecting
       return withClient(g, async (client) => {
         const { handle, workflowId, url } = await start(client, g, input, o);
         if (g.json) {

@@ -19,6 +19,8 @@ interface WorkerFlags {
   toolsModule?: string[];
   scripts?: string;
   builtin?: boolean;
+  /** `--approve bash,write`: tools whose every call waits for approval. */
+  approve?: string[];
   maxConcurrentActivities?: number;
   maxConcurrentWorkflowTasks?: number;
   buildId?: string;
@@ -52,7 +54,13 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
   for (const file of flags.toolsModule ?? []) {
     const path = resolve(file);
     if (!existsSync(path)) throw usageError(`--tools-module ${file}: no such file`);
-    const mod = (await import(pathToFileURL(path).href)) as { default?: unknown; tools?: unknown };
+    let mod: { default?: unknown; tools?: unknown };
+    try {
+      mod = (await import(pathToFileURL(path).href)) as typeof mod;
+    } catch (err) {
+      // a syntax error (or a throw at load) names the option and the file, not only the compiler's words
+      throw usageError(`--tools-module ${file}: could not load it: ${(err as Error).message}`);
+    }
     const list = Array.isArray(mod.tools) ? mod.tools : Array.isArray(mod.default) ? mod.default : undefined;
     if (!list)
       throw usageError(
@@ -60,7 +68,29 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
       );
     tools.push(...(list as ToolDefinition[]));
   }
-  return tools;
+  return withApproval(tools, flags.approve ?? []);
+}
+
+/** `--approve`: the named tools (built-in or from a tools module) need approval for every call (README "Approvals"). */
+function withApproval(tools: ToolDefinition[], names: string[]): ToolDefinition[] {
+  const known = new Set(tools.map((t) => t.name));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length > 0)
+    throw usageError(
+      `--approve ${unknown.join(',')}: no such tool on this worker (its tools: ${[...known].join(', ') || 'none'})`,
+    );
+  return tools.map((t) => (names.includes(t.name) ? { ...t, approval: 'always' as const } : t));
+}
+
+/** `--approve a,b --approve c` → [a, b, c]. */
+function collectNames(value: string, previous: string[] = []): string[] {
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean),
+  ];
 }
 
 /** Models: scripted (named scripts from --scripts, and rule files by path) and pi-ai for every other provider. */
@@ -94,9 +124,14 @@ async function quietRuntime(metrics?: { host: string; port: number }): Promise<v
 }
 
 /** `settings`: how the worker connects (the global connection flags; `keel dev`: its own plaintext server). */
-async function startWorker(g: GlobalOptions, flags: WorkerFlags, settings: ConnectionSettings) {
+async function startWorker(
+  g: GlobalOptions,
+  flags: WorkerFlags,
+  settings: ConnectionSettings,
+  loaded?: ToolDefinition[],
+) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
-  const tools = await loadTools(flags);
+  const tools = loaded ?? (await loadTools(flags));
   const models = await loadModels(flags);
   const workerOptions = {
     ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
@@ -145,6 +180,11 @@ function workerOptions(cmd: Command): Command {
       'root of the built-in tools (read, write, edit, bash, grep, find, ls) (default: $KEEL_WORKSPACE, else the current directory)',
     )
     .option('--no-builtin', 'do not register the built-in tools')
+    .option(
+      '--approve <tools>',
+      'comma-separated tools whose every call waits for approval (`keel pending` / `keel approve`), e.g. bash,write,edit; repeatable',
+      collectNames,
+    )
     .option(
       '--tools-module <file>',
       'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable',
@@ -275,10 +315,11 @@ export function registerServerCommands(program: Command): void {
       act(async (o: WorkerFlags & { metricsPort?: number; metricsHost: string }, cmd: Command) => {
         const g = globals(cmd);
         await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
+        const loaded = await loadTools(o); // a bad --tools-module or --approve: exit 2 before connecting
         const { connect } = await import('./context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();
-        const { worker, tools } = await startWorker(g, o, g.settings);
+        const { worker, tools } = await startWorker(g, o, g.settings, loaded);
         const running = worker.run();
         const queues =
           o.role === 'tools'

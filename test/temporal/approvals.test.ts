@@ -4,10 +4,11 @@
  * the `approve` / `deny` Updates (validated: unknown or decided call, wrong digest, empty approver), by its timeout,
  * or by an interrupt; it survives continue-as-new and runs exactly once. Also the `keel` CLI and the `temporal` CLI,
  * `approval: 'never'` (no wait at all), a refusal as the client and Temporal report it (`KeelUpdateRejected`), and
- * `approve` / `deny` refused while a cancelled run is still finishing a call.
+ * `approve` / `deny` refused while a cancelled run is still finishing a call, and when a cancel or interrupt comes in the
+ * same workflow task (the call never runs).
  */
 import { execFile, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
@@ -487,7 +488,7 @@ describe('approvals', () => {
   it('interrupt resolves a pending approval as denied with Operation aborted; the session waits again', async () => {
     const h = await start('single please', { mode: 'session' });
     await pending(h);
-    expect(await h.interrupt()).toEqual({ interrupted: true });
+    expect(await h.interrupt()).toEqual({ interrupted: true, next: 'waits' });
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
     const st = await h.state();
     expect(st.pendingApprovals).toEqual([]);
@@ -671,6 +672,81 @@ describe('approvals', () => {
       details: { approval: { approver: 'ops-bot', decision: 'approved' } },
     });
     expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  describe('an approve that arrives with a cancel or interrupt in one workflow task', () => {
+    /**
+     * With the worker stopped, the approve is admitted by the server (its workflow task waits), then `abort` asks for a
+     * cancel or interrupt; a new worker gets both in one workflow task. The approve must not be answered `approved`
+     * for a call that the abort then stops before it runs: it is refused, and the call is denied by the run.
+     */
+    async function raceApprove(
+      abort: (h: AgentRunHandle) => Promise<unknown>,
+      refusedWith: string,
+      decided: unknown[] = [['d-1', 'denied', 'keel', 'Operation aborted']],
+    ) {
+      const taskQueue = `approve-race-${randomUUID()}`;
+      const first = await startKeel({ scripts, tools: [danger], taskQueue });
+      let k = first;
+      let workerUp = true;
+      try {
+        const h = await k.start({ model: 'scripted/approvals', prompt: 'single please', tools: ['danger'] });
+        await until(async () => (await h.state()).pendingApprovals.length === 1, 20_000, 'pending approval');
+        const [p] = (await h.state()).pendingApprovals;
+        await first.worker.shutdown();
+        workerUp = false;
+        const updateId = `approve-${randomUUID()}`;
+        const decision = { toolCallId: 'd-1', argsDigest: p.argsDigest, approver: 'alice' };
+        const answer = h.workflow.executeUpdate('approve', { args: [decision], updateId }).then(
+          (v) => v,
+          (e: unknown) => e,
+        );
+        // admitted: the server has a workflow task for it (no worker polls, so it waits)
+        await until(
+          async () => (await h.workflow.describe()).raw.pendingWorkflowTask != null,
+          20_000,
+          'approve admitted',
+        );
+        await abort(h);
+        k = await startKeel({ scripts, tools: [danger], taskQueue });
+        workerUp = true;
+        const err = (await answer) as WorkflowUpdateFailedError;
+        expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+        expect(err.cause?.message).toBe(refusedWith);
+        await until(async () => (await h.workflow.describe()).status.name !== 'RUNNING', 20_000, 'run closed');
+        const st = await k.client.get(h.workflowId).state();
+        expect(st.approvals.map((a) => [a.toolCallId, a.decision, a.approver, a.reason])).toEqual(decided);
+        expect(ran.get(h.workflowId)).toBeUndefined();
+        expect(await workflowTaskFailures(h)).toEqual([]);
+        return (await h.workflow.describe()).status.name;
+      } finally {
+        if (workerUp) await k.worker.shutdown();
+        await first.client.close();
+        if (k !== first) await k.client.close();
+      }
+    }
+
+    it('Temporal cancellation: the approve is refused (the run is being cancelled), the call never runs', async () => {
+      // Temporal cancellation ends the run where it waits: the call stays listed as pending, never decided
+      const status = await raceApprove((h) => h.workflow.cancel(), 'Cannot approve: the run is being cancelled', []);
+      expect(status).toBe('CANCELLED');
+    });
+
+    it('the cancel signal: the approve is refused (the run is being cancelled), the call never runs', async () => {
+      const status = await raceApprove(
+        (h) => h.workflow.signal('cancel', 'stop'),
+        'Cannot approve: the run is being cancelled',
+      );
+      expect(status).toBe('CANCELLED');
+    });
+
+    it('the interrupt signal: the approve is refused (the run is being interrupted), the call never runs', async () => {
+      const status = await raceApprove(
+        (h) => h.workflow.signal('interrupt'),
+        'Cannot approve: the run is being interrupted',
+      );
+      expect(status).toBe('COMPLETED');
+    });
   });
 
   /** `node bin/keel.mjs …` against this worker's task queue. */

@@ -421,7 +421,10 @@ describe('keel CLI', () => {
     const handle = k.client.getHandle(id);
     await until(async () => (await handle.state()).status === 'running', 20_000, 'running');
     const interrupted = await keel(['interrupt', id]);
-    expect([interrupted.code, interrupted.stdout]).toEqual([0, `interrupt → ${id}: interrupted\n${ui}/${id}\n`]);
+    expect([interrupted.code, interrupted.stdout]).toEqual([
+      0,
+      `interrupt → ${id}: interrupted; the session waits for input\n${ui}/${id}\n`,
+    ]);
     await until(async () => (await handle.state()).status === 'waiting', 20_000, 'waiting after interrupt');
     const cancelled = await keel(['cancel', id, '--reason', 'test over', '--wait']);
     expect(cancelled.code, cancelled.stderr).toBe(0);
@@ -430,6 +433,8 @@ describe('keel CLI', () => {
     expect(w.code).toBe(1);
     expect(w.stdout).toContain('user slow please');
     expect(w.stdout).toMatch(/done status=cancelled turns=1/);
+    // the interrupt and the wait that followed have their lines, in that order
+    expect(w.stdout).toMatch(/\ninterrupted\nwaiting for input\n/);
     const st = await keel(['--json', 'status', id]);
     expect(st.code).toBe(1);
     expect(JSON.parse(st.stdout)).toMatchObject({ temporalStatus: 'cancelled', status: 'cancelled' });

@@ -298,7 +298,7 @@ describe('local placement: an interrupt during a local call', () => {
     const t0 = Date.now();
     const ack = await h.interrupt();
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting');
-    expect(ack).toEqual({ interrupted: true });
+    expect(ack).toEqual({ interrupted: true, next: 'waits' });
     expect(Date.now() - t0).toBeGreaterThan(NAP_MS / 2); // the interrupt waited for the call
     expect(aborted).toBe(0);
     const messages = strip(await h.allMessages());

@@ -79,7 +79,7 @@ describe('Updates with validators', () => {
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
-  it('steer during a tool batch answers the queue lengths; interrupt while running answers true', async () => {
+  it('steer during a tool batch answers the queue lengths; interrupt while running answers true and that the queued steers run next', async () => {
     hold = gate();
     const h = await session();
     await h.followUp('hold it');
@@ -87,9 +87,17 @@ describe('Updates with validators', () => {
     expect(await h.steer(['steered', { role: 'user', content: 'again' }])).toEqual({
       queued: { steering: 2, followUp: 0 },
     });
-    expect(await h.interrupt()).toEqual({ interrupted: true });
+    expect(await h.interrupt()).toEqual({ interrupted: true, next: 'answers-queued' });
     hold.open();
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'waiting after interrupt');
+    // as answered: the steers were not left waiting, the session ran them at once
+    expect((await h.state()).runs).toBe(3);
+    expect(strip(await h.allMessages()).slice(-4)).toEqual([
+      user('steered'),
+      reply('saw the steer'),
+      { role: 'user', content: 'again' },
+      reply('hello'),
+    ]);
     expect(await h.cancel('done')).toEqual({ status: 'cancelled' });
     expect((await h.result()).status).toBe('cancelled');
     // the cancel request is a local activity: nothing can race the close (0.1.0 had one UnhandledCommand here)
