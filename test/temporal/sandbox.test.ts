@@ -1,0 +1,242 @@
+/**
+ * Issue 21 item 1: every process a built-in tool starts runs in the bubblewrap sandbox. Driven through real runs on a
+ * real worker (this process), with fake secrets set in the worker's environment: from `bash`, `/proc/$PPID/environ`,
+ * `/proc/1/environ`, `ps e` and `env` show none of them; the worker's source tree and `.keel/` cannot be read; nothing
+ * outside the workspace can be written; a loopback port the test listens on is refused with network `none` and reached
+ * with `host`; a fork bomb is bounded and the worker carries on; `sleep 600` past the timeout leaves no process (also
+ * none that left the process group); `rg` runs sandboxed too.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { builtinTools } from '../../activities/tools/builtin/index.js';
+import type { Script } from '../../activities/model/scripted.js';
+import type { Message } from '../../common/messages.js';
+import { startKeel, type Keel } from './harness.js';
+
+/** The 13 names of issue 21 (passed through by the 0.4.1 denylist) and a provider key, all with fake values. */
+const SECRETS: Record<string, string> = {
+  PGPASSWORD: 'fake-pg-7f3a',
+  MYSQL_PWD: 'fake-mysql-91c2',
+  DATABASE_URL: 'postgres://u:fake-db-url-5e11@db/x',
+  GITHUB_PAT: 'fake-ghpat-0b7d',
+  OPENAI_APIKEY: 'fake-openai-apikey-33aa',
+  GOOGLE_CREDENTIALS: 'fake-google-creds-8c8c',
+  SENTRY_DSN: 'https://fake-sentry-4d4d@o1.ingest.sentry.io/1',
+  SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/fake-slack-6e6e',
+  DOCKER_AUTH_CONFIG: 'fake-docker-auth-2f2f',
+  DB_PASS: 'fake-db-pass-1a1a',
+  PASSWD: 'fake-passwd-9b9b',
+  API_KEY_FILE: '/run/secrets/fake-api-key-file-7c7c',
+  OTEL_EXPORTER_OTLP_HEADERS: 'authorization=fake-otel-3d3d',
+  ANTHROPIC_API_KEY: 'sk-ant-fake-sandbox-0123456789',
+};
+const REPO = resolve(import.meta.dirname, '../..');
+
+const COMMANDS = {
+  environ:
+    "tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; tr '\\0' '\\n' < /proc/1/environ; echo ---; ps e -A ww; echo ---; env",
+  source: `cat ${REPO}/package.json; ls ${REPO}/.keel; ls $HOME/.cache; ls /root; cat /etc/shadow`,
+  bomb: ':(){ :|:& };:; sleep 5',
+  orphans: 'setsid sleep 600.71 & sleep 600.72 & sleep 600',
+  alive: 'echo still-alive $(id -u)',
+};
+
+function bashScript(command: string, timeout?: number): Script {
+  return {
+    rules: [
+      { match: 'toolResult:bash', text: 'done' },
+      { match: 'go', toolCalls: [{ id: 'b1', name: 'bash', arguments: { command, ...(timeout ? { timeout } : {}) } }] },
+    ],
+  };
+}
+
+/** The bash result of a finished run: its text and whether it is an error. */
+function bashResult(messages: Message[]): { text: string; isError: boolean } {
+  const m = messages.find((x) => x.role === 'toolResult');
+  if (!m || m.role !== 'toolResult') throw new Error('no tool result');
+  const text = m.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+  return { text, isError: m.isError };
+}
+
+/** PIDs of live processes whose command line is exactly `args`. */
+function pidsOf(args: string): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null && m[2] === args)
+    .map((m) => Number(m[1]));
+}
+
+describe('the sandbox of tool processes (bwrap)', () => {
+  let none: Keel;
+  let host: Keel;
+  let ws: string;
+  let outside: string;
+  let server: Server;
+  let port = 0;
+  const saved: Record<string, string | undefined> = {};
+
+  const scripts = (): Record<string, Script> => ({
+    environ: bashScript(COMMANDS.environ),
+    source: bashScript(COMMANDS.source),
+    write: bashScript(
+      `echo x > ${outside}/escaped.txt; echo y > /usr/escaped.txt; echo z > inside.txt && cat inside.txt`,
+    ),
+    net: bashScript(`exec 3<>/dev/tcp/127.0.0.1/${port} && head -c 17 <&3`),
+    bomb: bashScript(COMMANDS.bomb, 4),
+    orphans: bashScript(COMMANDS.orphans, 1),
+    alive: bashScript(COMMANDS.alive),
+    grep: {
+      rules: [
+        { match: 'toolResult:grep', text: 'done' },
+        { match: 'go', toolCalls: [{ id: 'g1', name: 'grep', arguments: { pattern: 'needle' } }] },
+      ],
+    },
+  });
+
+  beforeAll(async () => {
+    for (const [k, v] of Object.entries(SECRETS)) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+    ws = realpathSync(mkdtempSync(join(tmpdir(), 'keel-sandbox-ws-')));
+    outside = realpathSync(mkdtempSync(join(tmpdir(), 'keel-sandbox-outside-')));
+    server = createServer((socket) => socket.end('hello-from-test-1'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as { port: number }).port;
+    const workspaces = { root: join(ws, '..', `${ws.split('/').pop()}-runs`), sweepIntervalMs: 0 };
+    none = await startKeel({
+      scripts: scripts(),
+      tools: builtinTools({ cwd: ws, workspaces, sandbox: { limits: { processes: 64 } } }),
+    });
+    host = await startKeel({
+      scripts: scripts(),
+      tools: builtinTools({ cwd: ws, workspaces, sandbox: { network: 'host' } }),
+    });
+  });
+
+  afterAll(async () => {
+    await none?.stop();
+    await host?.stop();
+    server?.close();
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    for (const pid of [...pidsOf('sleep 600.71'), ...pidsOf('sleep 600.72'), ...pidsOf('sleep 600')]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    rmSync(ws, { recursive: true, force: true });
+    rmSync(`${ws}-runs`, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  async function bash(
+    keel: Keel,
+    script: keyof ReturnType<typeof scripts>,
+  ): Promise<{ text: string; isError: boolean }> {
+    const h = await keel.start({ model: `scripted/${script}`, prompt: 'go', tools: ['bash', 'grep'] });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    return bashResult(r.newMessages);
+  }
+
+  it('/proc/$PPID/environ, /proc/1/environ, `ps e` and `env` show none of the 13 variables nor the provider key', async () => {
+    const { text, isError } = await bash(none, 'environ');
+    expect(isError).toBe(false);
+    const [ppid, init, ps, env] = text.split('---\n');
+    // PID 1 is the sandbox's own init, started with nothing but PATH; the shell's parent is inside the sandbox too
+    expect(init.trim().split('\n')).toEqual([`PATH=${process.env.PATH}`]);
+    expect(ppid.trim().split('\n')).toEqual([`PATH=${process.env.PATH}`]);
+    // only the sandbox's own processes: its init (bwrap), the shell and ps — no process of the worker
+    const commands = ps
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => /^\s*\d+\s+\S+\s+\S+\s+\S+\s+(\S+)/.exec(l)?.[1]);
+    expect([...new Set(commands)].sort()).toEqual(['/bin/bash', 'bwrap', 'ps']);
+    // the allowlist (PATH HOME LANG TERM TZ) and what bash sets itself
+    const names = env
+      .trim()
+      .split('\n')
+      .map((l) => l.split('=')[0]);
+    expect(
+      names.filter((n) => !['PATH', 'HOME', 'LANG', 'TERM', 'TZ', 'PWD', 'OLDPWD', 'SHLVL', '_'].includes(n)),
+    ).toEqual([]);
+    expect(env).toContain('HOME=/tmp\n');
+    for (const [name, value] of Object.entries(SECRETS)) {
+      expect(text, name).not.toContain(value);
+      expect(text, name).not.toContain(`${name}=`);
+    }
+  });
+
+  it("the worker's source tree, .keel/, home and /etc/shadow cannot be read", async () => {
+    const { text, isError } = await bash(none, 'source');
+    expect(isError).toBe(true);
+    expect(text).toContain(`cat: ${REPO}/package.json: No such file or directory`);
+    expect(text).toContain(`ls: cannot access '${REPO}/.keel': No such file or directory`);
+    expect(text).toContain('cat: /etc/shadow: No such file or directory');
+    expect(text).not.toContain('"name": "keel"');
+  });
+
+  it('writing outside the workspace fails; inside it works', async () => {
+    const { text } = await bash(none, 'write');
+    expect(text).toContain(`${outside}/escaped.txt: No such file or directory`);
+    expect(text).toContain('/usr/escaped.txt: Read-only file system');
+    expect(text.trim().endsWith('z')).toBe(true);
+    expect(existsSync(join(outside, 'escaped.txt'))).toBe(false);
+    expect(existsSync('/usr/escaped.txt')).toBe(false);
+    expect(readFileSync(join(ws, 'inside.txt'), 'utf8')).toBe('z\n');
+  });
+
+  it("a loopback port the test listens on: refused with network 'none', reached with 'host'", async () => {
+    const refused = await bash(none, 'net');
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain(`/dev/tcp/127.0.0.1/${port}: Connection refused`);
+    const reached = await bash(host, 'net');
+    expect(reached).toEqual({ text: 'hello-from-test-1', isError: false });
+  });
+
+  it('a fork bomb is bounded by the process limit and timed out; the worker carries on', async () => {
+    const { text, isError } = await bash(none, 'bomb');
+    expect(isError).toBe(true);
+    expect(text).toContain('fork: retry: Resource temporarily unavailable');
+    expect(text.endsWith('Command timed out after 4 seconds')).toBe(true);
+    // no sandbox of this worker is left, and the next call runs
+    const sandboxes = () =>
+      execFileSync('ps', ['-o', 'comm=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((c) => c === 'bwrap');
+    await vi.waitFor(() => expect(sandboxes()).toEqual([]), { timeout: 10_000 });
+    expect(await bash(none, 'alive')).toEqual({ text: `still-alive ${process.getuid?.()}\n`, isError: false });
+  });
+
+  it('`sleep 600` past the timeout: the whole tree is gone, also a process that left the group (setsid)', async () => {
+    const { text, isError } = await bash(none, 'orphans');
+    expect({ text, isError }).toEqual({ text: 'Command timed out after 1 seconds', isError: true });
+    await vi.waitFor(
+      () => expect([...pidsOf('sleep 600.71'), ...pidsOf('sleep 600.72'), ...pidsOf('sleep 600')]).toEqual([]),
+      {
+        timeout: 10_000,
+      },
+    );
+  });
+
+  it('rg runs in the sandbox too (it finds what the workspace holds)', async () => {
+    writeFileSync(join(ws, 'haystack.txt'), 'hay\nneedle here\n');
+    const h = await none.start({ model: 'scripted/grep', prompt: 'go', tools: ['grep'] });
+    const r = await h.result();
+    const result = r.newMessages.find((m) => m.role === 'toolResult');
+    expect(result && result.role === 'toolResult' ? result.content : undefined).toEqual([
+      { type: 'text', text: 'haystack.txt:2: needle here' },
+    ]);
+  });
+});
