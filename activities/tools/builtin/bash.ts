@@ -3,7 +3,7 @@
  * UTF-8, keeps the tail (2000 lines / 50 KB) and saves the full output to a 0600 temp file when it is longer.
  *
  * With a `sandbox` (what `builtinTools` gives it by default) the command runs inside bubblewrap (`sandbox.ts`): the
- * workspace is its only writable path, `tmpDir` its `/tmp`, no network unless allowed, its own `/proc`, limits on
+ * workspace is its only writable path besides a fresh `/tmp`, no network unless allowed, its own `/proc`, limits on
  * CPU, memory, processes and file size, and background processes end with the command. Without one it runs as the
  * worker's user, unconfined. Either way its environment is the allowlist of `tool-env.ts`, plus `env`.
  */
@@ -39,7 +39,7 @@ export interface BashToolOptions extends LocalBashOptions {
   inheritEnv?: ToolEnvOptions;
   /** Run every command in this sandbox (`sandbox.ts`); default none (`builtinTools` passes one by default). */
   sandbox?: Sandbox;
-  /** The run's private temporary directory: full-output logs go there, and it is `/tmp` in the sandbox. Default the OS tmpdir (logs), a fresh tmpfs (sandbox). */
+  /** The run's private temporary directory: full-output logs go there (default the OS tmpdir). */
   tmpDir?: string;
   /** Paths the sandboxed command may read besides the system and the workspace (`readOnlyPaths`). */
   readOnlyPaths?: readonly string[];
@@ -72,11 +72,10 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
   const interval = options.updateIntervalMs ?? 100;
   const wrap = options.sandbox?.wrapper({
     workspace: options.cwd,
-    tmpDir: options.tmpDir,
     readOnly: options.readOnlyPaths,
     writable: options.writablePaths,
   });
-  // In the sandbox HOME is the run's /tmp: the worker's home is not there.
+  // In the sandbox HOME is its /tmp: the worker's home is not there.
   const baseEnv = () => ({ ...toolEnvironment(options.inheritEnv), ...(wrap ? { HOME: '/tmp' } : {}), ...options.env });
   return defineTool<typeof bashParameters, BashToolDetails | undefined>({
     name: 'bash',

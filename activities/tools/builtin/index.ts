@@ -27,7 +27,7 @@ export interface BuiltinToolsOptions {
   /**
    * The per-conversation directories (`run-workspaces.ts`): `{ root?, retainClosedMs?, sweepIntervalMs? }` or a
    * {@link RunWorkspaces} of your own (to call `sweep` yourself). With `cwd`, only each run's private temporary
-   * directory (bash logs, the sandbox's `/tmp`) lives there.
+   * directory (bash full-output logs) lives there.
    */
   workspaces?: RunWorkspacesOptions | RunWorkspaces;
   /** More directories the file tools may use (and the sandboxed bash may write); relative to the workspace. */

@@ -8,7 +8,7 @@
  *   <sanitised id>-<16 hex>/
  *     run.json                  { workflowId } — whose directory this is (read by the sweep)
  *     workspace/                the run's files: file tools and bash confine to it (unless a shared cwd is configured)
- *     tmp/                      the run's private temporary directory: bash full-output logs, /tmp inside the sandbox
+ *     tmp/                      the run's private temporary directory: bash full-output logs (not in the sandbox)
  * ```
  *
  * Keel's own data (`.keel/`, the payload store, the dev server's database) never lives under the root unless the
@@ -42,7 +42,7 @@ export interface RunDirs {
   dir: string;
   /** The workspace the tools work in (the shared cwd when one is configured). */
   workspace: string;
-  /** The run's private temporary directory (bash logs; `/tmp` in the sandbox). */
+  /** The run's private temporary directory (bash full-output logs). */
   tmpDir: string;
 }
 

@@ -4,7 +4,7 @@
  *
  * - sees a read-only view of the system directories (`/usr`, `/bin`, `/lib*`, an allowlist of `/etc` entries without
  *   its secrets such as `/etc/shadow` or `/etc/ssl/private`), its run's workspace as the only writable path, its run's
- *   private temporary directory as `/tmp`, and the operator's `readOnlyPaths` — not the worker's source tree, home,
+ *   fresh `/tmp` (a tmpfs per command), and the operator's `readOnlyPaths` — not the worker's source tree, home,
  *   `.keel/` or other runs' workspaces;
  * - has its own `/proc`: no process of the worker (nor its environment) is visible;
  * - starts from an environment built from an allowlist (`tool-env.ts`), never a copy of the worker's;
@@ -51,8 +51,6 @@ export type SandboxSetting = 'bwrap' | 'none' | SandboxOptions;
 export interface SandboxMounts {
   /** Bound read-write (bash) or read-only (rg, fd) at the same path; the working directory. */
   workspace: string;
-  /** Bound read-write as `/tmp` (the run's private temporary directory). */
-  tmpDir?: string;
   /** More paths bound read-only at the same path (`allowedRoots`, `readOnlyPaths`). */
   readOnly?: readonly string[];
   /** More paths bound read-write at the same path (`allowedRoots` of bash). */
@@ -165,8 +163,8 @@ export class Sandbox {
       '--dev',
       '/dev',
     ];
-    if (mounts.tmpDir) b.push('--bind', mounts.tmpDir, '/tmp');
-    else b.push('--tmpfs', '/tmp');
+    // A fresh /tmp per command (the workspace, often under the host's /tmp, is bound below it at its own path).
+    b.push('--tmpfs', '/tmp');
     for (const p of mounts.readOnly ?? []) if (existsSync(p)) b.push('--ro-bind', p, p);
     for (const p of mounts.writable ?? []) if (existsSync(p)) b.push('--bind', p, p);
     b.push(mounts.workspaceReadOnly ? '--ro-bind' : '--bind', mounts.workspace, mounts.workspace);
