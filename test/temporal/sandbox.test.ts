@@ -11,7 +11,11 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileS
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { builtinTools } from '../../activities/tools/builtin/index.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { Message } from '../../common/messages.js';
@@ -240,3 +244,78 @@ describe('the sandbox of tool processes (bwrap)', () => {
     ]);
   });
 });
+
+describe('the sandbox when its worker is killed (child process)', () => {
+  afterAll(killAllWorkers);
+
+  it('kill -9 of the worker during a sandboxed bash: no process of the call remains (by PID); the call ends interrupted', async () => {
+    const ws = realpathSync(mkdtempSync(join(tmpdir(), 'keel-sandbox-kill-')));
+    onTestFinished(() => rmSync(ws, { recursive: true, force: true }));
+    const command = 'echo started > started.txt; setsid sleep 600.93 & sleep 600.94';
+    const scripts: Record<string, Script> = {
+      nap: {
+        rules: [
+          { match: 'toolResult:bash', text: 'after the crash' },
+          { match: 'nap', toolCalls: [{ id: 'k1', name: 'bash', arguments: { command } }] },
+        ],
+      },
+    };
+    const taskQueue = `sandbox-kill-${randomUUID()}`;
+    const env = { KEEL_TASK_QUEUE: taskQueue, KEEL_CWD: ws, KEEL_SCRIPTS: JSON.stringify(scripts) };
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    onTestFinished(() => client.close());
+    const first = await spawnWorker(CHILD, env);
+    const h = await client.start({
+      model: 'scripted/nap',
+      prompt: 'nap',
+      tools: ['bash'],
+      heartbeatTimeout: '2s',
+      homeWorkerTimeout: '2s',
+    });
+    await vi.waitFor(() => expect([pidsOf('sleep 600.93').length, pidsOf('sleep 600.94').length]).toEqual([1, 1]), {
+      timeout: 30_000,
+    });
+    const tree = descendants(first.pid!);
+    expect(tree.length).toBeGreaterThanOrEqual(4); // bwrap, its init, the shell, the sleeps
+    await killWorker(first);
+    await vi.waitFor(() => expect(tree.filter((pid) => alive(pid))).toEqual([]), { timeout: 10_000 });
+
+    const second = await spawnWorker(CHILD, env);
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    expect(bashResult(r.newMessages)).toEqual({ text: INTERRUPTED, isError: true });
+    await killWorker(second);
+  });
+});
+
+const CHILD = fileURLToPath(new URL('./fixtures/builtin-worker.ts', import.meta.url));
+const INTERRUPTED =
+  'Tool bash was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.';
+
+/** Every live descendant of `pid` (from `ps -eo pid=,ppid=`). */
+function descendants(pid: number): number[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/).map(Number));
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    for (const [p, pp] of rows)
+      if (pp === parent) {
+        out.push(p);
+        queue.push(p);
+      }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
