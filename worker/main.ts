@@ -4,22 +4,32 @@
  * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), TLS / API key / profile
  * through the standard TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (common/connection.ts),
  * KEEL_TASK_QUEUE (keel),
- * KEEL_WORKSPACE (the tools' root; default the current directory), KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as
- * local activities, docs/local-tools.md; default off), provider keys such as ANTHROPIC_API_KEY.
+ * KEEL_WORKSPACE_ROOT (where each conversation's workspace is made; default <tmpdir>/keel-workspaces-<uid>),
+ * KEEL_WORKSPACE (instead: one workspace every run shares), KEEL_SANDBOX=none (tool processes unsandboxed, announced;
+ * default bwrap, and the worker does not start where it cannot run), KEEL_SANDBOX_NETWORK=host (default none),
+ * KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as local activities, docs/local-tools.md; default off), provider
+ * keys such as ANTHROPIC_API_KEY.
  * A failure to start prints one line (the stack only with KEEL_DEBUG=1) and exits 1.
  */
-import { builtinTools } from '../activities/tools/builtin/index.js';
+import { builtinTools, defaultWorkspaceRoot, type SandboxNetwork } from '../activities/tools/builtin/index.js';
 import { createAgentWorker } from './create-worker.js';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
   const taskQueue = process.env.KEEL_TASK_QUEUE ?? 'keel';
-  const workspace = process.env.KEEL_WORKSPACE || process.cwd();
+  const shared = process.env.KEEL_WORKSPACE || undefined;
+  const network: SandboxNetwork = process.env.KEEL_SANDBOX_NETWORK === 'host' ? 'host' : 'none';
+  const sandbox = process.env.KEEL_SANDBOX === 'none' ? 'none' : { network };
+  const tools = builtinTools({
+    ...(shared ? { cwd: shared } : {}),
+    sandbox,
+    localReadTools: process.env.KEEL_LOCAL_READ_TOOLS === '1',
+  });
   const worker = await createAgentWorker({
     address,
     namespace: process.env.TEMPORAL_NAMESPACE,
     taskQueue,
-    tools: builtinTools({ cwd: workspace, localReadTools: process.env.KEEL_LOCAL_READ_TOOLS === '1' }),
+    tools,
   }).catch((err: unknown) => {
     throw new Error(
       `cannot start a worker against Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}. ` +
@@ -28,7 +38,12 @@ async function main(): Promise<void> {
     );
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
-  console.log(`[keel] worker on task queue ${taskQueue} at ${address}, workspace ${workspace}`);
+  const where = shared
+    ? `workspace ${shared} (shared by every run)`
+    : `a workspace per conversation under ${defaultWorkspaceRoot()}`;
+  const how =
+    sandbox === 'none' ? 'sandbox NONE (tool processes run unsandboxed)' : `sandbox bwrap (network ${network})`;
+  console.log(`[keel] worker on task queue ${taskQueue} at ${address}, ${where}, ${how}`);
   await worker.run();
 }
 
