@@ -6,7 +6,7 @@
  * with `host`; a fork bomb is bounded and the worker carries on; `sleep 600` past the timeout leaves no process (also
  * none that left the process group); `rg` runs sandboxed too.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { builtinTools } from '../../activities/tools/builtin/index.js';
+import { builtinTools, UNSANDBOXED_WARNING } from '../../activities/tools/builtin/index.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { Message } from '../../common/messages.js';
 import { startKeel, type Keel } from './harness.js';
@@ -319,3 +319,63 @@ function alive(pid: number): boolean {
     return false;
   }
 }
+
+describe('keel worker and the sandbox (CLI)', () => {
+  const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+
+  /** Runs `keel … worker …` until its start line (then SIGTERM) or its exit; returns what it printed and its exit code. */
+  function keelWorker(
+    args: string[],
+    env: NodeJS.ProcessEnv,
+  ): Promise<{ code: number | null; out: string; err: string }> {
+    const address = inject('temporalAddress');
+    const child = spawn(
+      process.execPath,
+      [BIN, '--address', address, '--task-queue', `cli-sb-${randomUUID()}`, 'worker', ...args],
+      {
+        env: { ...env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('[keel] worker on task queue')) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    return new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })));
+  }
+
+  it('by default: a workspace per conversation, sandbox bwrap without network, said at start', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'keel-cli-root-')));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+    const env: NodeJS.ProcessEnv = { ...process.env, KEEL_WORKSPACE_ROOT: root };
+    delete env.KEEL_WORKSPACE;
+    const r = await keelWorker([], env);
+    expect(r.out).toContain(
+      `, a workspace per conversation under ${root}, sandbox bwrap (network none), tools read, bash,`,
+    );
+    expect(r.err).not.toContain('WARNING');
+  });
+
+  it('--sandbox none starts, and says so on stdout and stderr', async () => {
+    const r = await keelWorker(['--sandbox', 'none', '--workspace', tmpdir()], process.env);
+    expect(r.out).toContain(
+      `, workspace ${tmpdir()} (shared by every run), sandbox NONE (tool processes run unsandboxed as this user), tools`,
+    );
+    expect(r.err).toContain(UNSANDBOXED_WARNING);
+  });
+
+  it('where bubblewrap cannot run, the worker refuses to start and says what to do (exit 2)', async () => {
+    const r = await keelWorker([], { ...process.env, PATH: '/nonexistent' });
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(
+      "keel: Keel's built-in tools run every process in a sandbox, and it cannot start: bwrap is not installed " +
+        '(Debian/Ubuntu: apt-get install bubblewrap). Install bubblewrap and allow user namespaces (e.g. sysctl ' +
+        'kernel.unprivileged_userns_clone=1, or a container runtime that permits them), or run tool processes ' +
+        "unsandboxed on purpose: builtinTools({ sandbox: 'none' }) / keel worker --sandbox none.\n",
+    );
+  });
+});
