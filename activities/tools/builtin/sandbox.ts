@@ -2,8 +2,8 @@
  * The sandbox every process a built-in tool starts runs in (`bash` commands, `rg`, `fd`): bubblewrap (`bwrap`) with
  * new user, PID, mount, IPC and UTS namespaces (and network, unless `network: 'host'`), so the process
  *
- * - sees a read-only view of the system directories (`/usr`, `/bin`, `/lib*`, an allowlist of `/etc` entries without
- *   its secrets such as `/etc/shadow` or `/etc/ssl/private`), its run's workspace as the only writable path, its run's
+ * - sees a read-only view of the system directories (`/usr`, `/bin`, `/lib*`, `/etc` with its secrets such as
+ *   `/etc/shadow` or `/etc/ssl/private` masked), its run's workspace as the only writable path, a
  *   fresh `/tmp` (a tmpfs per command), and the operator's `readOnlyPaths` — not the worker's source tree, home,
  *   `.keel/` or other runs' workspaces;
  * - has its own `/proc`: no process of the worker (nor its environment) is visible;
@@ -82,38 +82,28 @@ const DEFAULT_LIMITS: Required<SandboxLimits> = {
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 /**
- * The entries of `/etc` a shell, git, curl and the dynamic linker need — and none of its secrets (`shadow`,
- * `gshadow`, `ssl/private`, `ssh/`, package manager credentials such as `npmrc` or `pip.conf`).
+ * What of `/etc` a sandboxed process must not see: it gets `/etc` read-only with these masked (a file by an empty one, a
+ * directory by an empty tmpfs). Binding an allowlist entry by entry instead cost about as much again as the sandbox
+ * itself (one mount each); a worker that is not root could not read most of these anyway.
  */
-const ETC_ENTRIES = [
-  'alternatives',
-  'bash.bashrc',
-  'ca-certificates',
-  'debian_version',
-  'gai.conf',
-  'gitconfig',
-  'group',
-  'host.conf',
-  'hostname',
-  'hosts',
-  'inputrc',
-  'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
-  'localtime',
-  'magic',
-  'mime.types',
-  'nsswitch.conf',
-  'os-release',
-  'passwd',
-  'profile',
-  'protocols',
-  'resolv.conf',
-  'services',
-  'ssl/certs',
-  'ssl/openssl.cnf',
-  'terminfo',
-  'timezone',
+const ETC_SECRETS = [
+  'shadow',
+  'shadow-',
+  'gshadow',
+  'gshadow-',
+  'ssl/private',
+  'ssh',
+  'sudoers',
+  'sudoers.d',
+  'security/opasswd',
+  'npmrc',
+  'pip.conf',
+  'docker',
+  'credstore',
+  'credstore.encrypted',
+  'NetworkManager/system-connections',
+  'wpa_supplicant',
+  'keel',
 ];
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -171,26 +161,31 @@ export class Sandbox {
     b.push('--chdir', mounts.cwd ?? mounts.workspace, '--clearenv');
     for (const [name, value] of Object.entries(env)) if (value !== undefined) b.push('--setenv', name, value);
     const l = this.limits;
-    const limited = [
-      'prlimit',
-      `--cpu=${l.cpuSeconds}`,
-      `--as=${l.memoryBytes}`,
-      `--nproc=${l.processes}`,
-      `--fsize=${l.fileSizeBytes}`,
-      '--',
-      file,
-      ...args,
-    ];
-    if (!isRoot) return { file: this.bwrap, args: [...b, '--cap-drop', 'ALL', '--', ...limited], env: spawnEnv() };
-    // As root the kernel does not count processes against RLIMIT_NPROC: bound the PID namespace instead, make /proc/sys
-    // read-only, then drop every capability (bwrap keeps them for root inside the user namespace).
+    if (!isRoot) {
+      const limited = [
+        'prlimit',
+        `--cpu=${l.cpuSeconds}`,
+        `--as=${l.memoryBytes}`,
+        `--nproc=${l.processes}`,
+        `--fsize=${l.fileSizeBytes}`,
+        '--',
+        file,
+        ...args,
+      ];
+      return { file: this.bwrap, args: [...b, '--cap-drop', 'ALL', '--', ...limited], env: spawnEnv() };
+    }
+    // As root the kernel does not count processes against RLIMIT_NPROC: bound the PID namespace instead (pid_max, at
+    // least 301), make /proc/sys read-only, set the other limits (ulimit: -v in KiB, -f in 512-byte blocks), then drop
+    // every capability (bwrap keeps them for root inside the user namespace) and run the command.
     const pidMax = Math.max(301, l.processes + 1);
     const prelude =
       `echo ${pidMax} > /proc/sys/kernel/pid_max 2>/dev/null; mount -o bind,ro /proc/sys /proc/sys 2>/dev/null; ` +
+      `ulimit -t ${l.cpuSeconds} && ulimit -v ${Math.floor(l.memoryBytes / 1024)} && ` +
+      `ulimit -f ${Math.floor(l.fileSizeBytes / 512)} && ` +
       'exec setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all -- "$@"';
     return {
       file: this.bwrap,
-      args: [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', ...limited],
+      args: [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args],
       env: spawnEnv(),
     };
   }
@@ -213,9 +208,17 @@ function systemBinds(): string[] {
     if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
     else if (stat.isDirectory()) out.push('--ro-bind', dir, dir);
   }
-  for (const entry of ETC_ENTRIES) {
+  out.push('--ro-bind', '/etc', '/etc');
+  for (const entry of ETC_SECRETS) {
     const p = path.join('/etc', entry);
-    if (existsSync(p)) out.push('--ro-bind', p, p);
+    let stat;
+    try {
+      stat = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) out.push('--tmpfs', p);
+    else out.push('--ro-bind', '/dev/null', p);
   }
   return out;
 }
