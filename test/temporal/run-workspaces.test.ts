@@ -182,7 +182,13 @@ describe('a workspace per conversation', () => {
       expect(results(await h.allMessages()).at(-1)).toEqual(kept);
 
       // retention: kept while the run is open, removed by the sweep once it closed
-      expect(await restarted.sweep(second.worker.client)).not.toContain(id); // (the closed runs above go)
+      // a directory whose workflow id Temporal does not know goes at once; the closed runs above go too
+      const ghost = `ws-ghost-${randomUUID()}`;
+      await restarted.forRun(ghost);
+      const swept = await restarted.sweep(second.worker.client);
+      expect(swept).toContain(ghost);
+      expect(swept).not.toContain(id);
+      expect(existsSync(join(root, runDirName(ghost)))).toBe(false);
       expect(existsSync(join(dir, 'workspace', 'keep.txt'))).toBe(true);
       await h.end();
       await h.result();

@@ -24,6 +24,7 @@ import { chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
 
 /** Where conversations' directories live and how long they are kept (`builtinTools({ workspaces })`). */
 export interface RunWorkspacesOptions {
@@ -191,7 +192,7 @@ export class RunWorkspaces {
       const closedAt = d.closeTime?.getTime() ?? Date.now();
       return Date.now() - closedAt >= this.retainClosedMs;
     } catch (error) {
-      return (error as { name?: string }).name === 'WorkflowNotFoundError';
+      return error instanceof WorkflowNotFoundError;
     }
   }
 }
