@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { builtinTools, RunWorkspaces } from '../../activities/tools/builtin/index.js';
 import { runDirName } from '../../activities/tools/builtin/run-workspaces.js';
 import type { Script } from '../../activities/model/scripted.js';
@@ -197,5 +197,20 @@ describe('a workspace per conversation', () => {
     } finally {
       keel = second; // afterAll stops it
     }
+  });
+  it("the worker sweeps on its own: a task's directory is gone soon after the run completed (retainClosedMs 0)", async () => {
+    const sweeping = new RunWorkspaces({ root, retainClosedMs: 0, sweepIntervalMs: 200 });
+    const own = await startKeel({ scripts, tools: builtinTools({ workspaces: sweeping }) });
+    onTestFinished(() => own.stop());
+    scripts.once = {
+      rules: [
+        { match: 'toolResult:write', text: 'written' },
+        { match: 'note', toolCalls: [{ id: 'w1', name: 'write', arguments: { path: 'n.txt', content: 'n' } }] },
+      ],
+    };
+    const id = `ws-auto-${randomUUID()}`;
+    const h = await own.start({ model: 'scripted/once', prompt: 'note it', tools: ['write'] }, id);
+    expect((await h.result()).status).toBe('completed');
+    await vi.waitFor(() => expect(existsSync(join(root, runDirName(id)))).toBe(false), { timeout: 10_000 });
   });
 });
