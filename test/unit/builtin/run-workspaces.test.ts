@@ -1,9 +1,10 @@
 /** The per-conversation directories (issue 21 item 2): names, layout, modes, and a root of another user refused. */
-import { chownSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunWorkspaces, runDirName } from '../../../activities/tools/builtin/run-workspaces.js';
-import { isRoot, tempDir } from './helpers.js';
+import { builtinTools } from '../../../activities/tools/builtin/index.js';
+import { errorOf, isRoot, run, tempDir, text } from './helpers.js';
 
 describe('RunWorkspaces', () => {
   it('names a directory after the workflow id (sanitised) and its hash: distinct ids, distinct names', () => {
@@ -48,5 +49,34 @@ describe('RunWorkspaces', () => {
       `Workspace root ${root} is not a directory owned by this worker's user (uid 0). ` +
         'Set KEEL_WORKSPACE_ROOT (or builtinTools({ workspaces: { root } })) to a directory of its own.',
     );
+  });
+});
+
+describe('readOnlyPaths: a directory every run may read and none may write', () => {
+  it('read, ls and grep use it; write and edit refuse it; the sandboxed bash reads it and cannot write it', async () => {
+    const shared = tempDir('keel-shared-');
+    writeFileSync(path.join(shared, 'doc.txt'), 'shared doc\n');
+    const ws = tempDir();
+    const tools = Object.fromEntries(
+      builtinTools({
+        cwd: ws,
+        readOnlyPaths: [shared],
+        workspaces: { root: path.join(tempDir(), 'runs'), sweepIntervalMs: 0 },
+      }).map((t) => [t.name, t]),
+    );
+    const doc = path.join(shared, 'doc.txt');
+    expect(text(await run(tools.read, { path: doc }))).toBe('shared doc\n');
+    expect(text(await run(tools.ls, { path: shared }))).toBe('doc.txt');
+    const outside = `Path "${path.join(shared, 'new.txt')}" is outside the workspace ${ws}. Use a path inside ${ws}.`;
+    expect(await errorOf(run(tools.write, { path: path.join(shared, 'new.txt'), content: 'x' }))).toBe(outside);
+    expect(await errorOf(run(tools.edit, { path: doc, edits: [{ oldText: 'shared', newText: 'changed' }] }))).toBe(
+      `Path "${doc}" is outside the workspace ${ws}. Use a path inside ${ws}.`,
+    );
+    const out = await errorOf(run(tools.bash, { command: `cat ${doc}; echo x > ${shared}/new.txt` }));
+    expect(out).toBe(
+      `shared doc\n/bin/bash: line 2: ${shared}/new.txt: Read-only file system\n\n\nCommand exited with code 1`,
+    );
+    expect(existsSync(path.join(shared, 'new.txt'))).toBe(false);
+    expect(readFileSync(doc, 'utf8')).toBe('shared doc\n');
   });
 });
