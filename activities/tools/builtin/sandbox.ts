@@ -122,11 +122,6 @@ export class Sandbox {
     this.systemArgs = systemBinds();
   }
 
-  /** One line for the worker's start message. */
-  describe(): string {
-    return `bwrap (network ${this.network})`;
-  }
-
   /** A {@link ProcessWrapper} that runs every command inside this sandbox with `mounts`. */
   wrapper(mounts: SandboxMounts): ProcessWrapper {
     return (file, args, env) => this.wrap(file, args, mounts, env);
