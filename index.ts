@@ -25,7 +25,16 @@ export type {
 export type { ModelOptions, ModelProvider, ModelRegistry, ModelRequest } from './activities/model/provider.js';
 export { scriptedModel, type Script, type ScriptedReply, type ScriptedRule } from './activities/model/scripted.js';
 export { piAiProvider } from './activities/model/pi-ai.js';
-export { builtinTools, DEFAULT_ACTIVE_TOOLS } from './activities/tools/builtin/index.js';
+export {
+  builtinTools,
+  DEFAULT_ACTIVE_TOOLS,
+  RunWorkspaces,
+  type BuiltinToolsOptions,
+  type RunWorkspacesOptions,
+  type SandboxLimits,
+  type SandboxOptions,
+  type SandboxSetting,
+} from './activities/tools/builtin/index.js';
 export {
   createAgentWorker,
   DEFAULT_TASK_QUEUE,

@@ -23,12 +23,14 @@
  *    section says "not run: <reason>" and the bench goes on. After throughput.
  * 7. Batch: 2,000 one-turn tasks through `agentBatchWorkflow` against the same tasks started directly by a client at
  *    the same concurrency (tasks/min), and the children running across each of the batch's continues-as-new.
+ * 8. Sandbox: one `bash` call (`echo ok`) unsandboxed and in bubblewrap, alternately: the added ms per call
+ *    (bench/sandbox.ts; BENCH_SANDBOX_CALLS pairs, default 100).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
- * batch.ts and large-transcript.ts, sharing
+ * batch.ts, large-transcript.ts and sandbox.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,large;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,large,sandbox;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20),
@@ -59,6 +61,7 @@ import { overheadSection } from './overhead.js';
 import { peerSection } from './peer.js';
 import { markdown } from './report.js';
 import { throughputSection } from './throughput.js';
+import { sandboxSection } from './sandbox.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started = performance.now();
@@ -168,6 +171,7 @@ try {
   if (ONLY.has('peer')) results.peer = await peerSection(bench);
   if (ONLY.has('batch')) results.batch = await batchSection(bench);
   if (ONLY.has('large')) results.large = await largeSection(bench);
+  if (ONLY.has('sandbox')) results.sandbox = await sandboxSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -379,6 +379,23 @@ export function markdown(r: any): string {
         `${l.outcome} after ${l.turnsCompleted} model calls in ${fmt(l.seconds, 0)} s, history ${fmtBytes(l.history.bytes)} / ${l.history.events} events (${fmtBytes(l.history.bytesPerTurn)}/turn at the end; largest model input ${fmtBytes(l.history.largestModelInputBytes)})${l.failure ? `: ${l.failure}` : ''}`,
       );
   }
+  const sb = r.sandbox;
+  if (sb) {
+    row('8 sandbox', `bash \`echo ok\`, unsandboxed, ms/call (${sb.calls} calls)`, fmtSummary(sb.plainMs));
+    row(
+      '8 sandbox',
+      `bash \`echo ok\` in bwrap${sb.root ? ' (as root: + pid_max step)' : ''}, ms/call`,
+      fmtSummary(sb.sandboxedMs),
+    );
+    row(
+      '8 sandbox',
+      'ms the sandbox adds per call (paired)',
+      fmtSummary(sb.addedMs),
+      '≤ 15 ms',
+      check(sb.addedMs.median <= 15),
+    );
+    row('8 sandbox', 'sandboxed ÷ unsandboxed', fmtSummary(sb.ratio));
+  }
   const lines = [
     `# Keel bench`,
     '',

@@ -4,28 +4,39 @@
  * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), TLS / API key / profile
  * through the standard TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (common/connection.ts),
  * KEEL_TASK_QUEUE (keel),
- * KEEL_WORKSPACE (the tools' root; default the current directory), KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as
- * local activities, docs/local-tools.md; default off), KEEL_WORKER_ROLE (model, tools or all, the default: README
- * "Worker roles"), provider keys such as ANTHROPIC_API_KEY or ANTHROPIC_API_KEY_FILE (a file holding the key).
+ * KEEL_WORKSPACE_ROOT (where each conversation's workspace is made; default <tmpdir>/keel-workspaces-<uid>),
+ * KEEL_WORKSPACE (instead: one workspace every run shares), KEEL_SANDBOX=none (tool processes unsandboxed, announced;
+ * default bwrap, and the worker does not start where it cannot run), KEEL_SANDBOX_NETWORK=host (default none),
+ * KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as local activities, docs/local-tools.md; default off),
+ * KEEL_WORKER_ROLE (model, tools or all, the default: README "Worker roles"), provider keys such as ANTHROPIC_API_KEY
+ * or ANTHROPIC_API_KEY_FILE (a file holding the key).
  * A failure to start prints one line (the stack only with KEEL_DEBUG=1) and exits 1.
  */
-import { builtinTools } from '../activities/tools/builtin/index.js';
+import { builtinTools, defaultWorkspaceRoot, type SandboxNetwork } from '../activities/tools/builtin/index.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { createAgentWorker } from './create-worker.js';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
   const taskQueue = process.env.KEEL_TASK_QUEUE ?? 'keel';
-  const workspace = process.env.KEEL_WORKSPACE || process.cwd();
   const role = (process.env.KEEL_WORKER_ROLE || 'all') as WorkerRole;
   if (!WORKER_ROLES.includes(role))
     throw new Error(`KEEL_WORKER_ROLE must be one of ${WORKER_ROLES.join(', ')} (got ${JSON.stringify(role)})`);
+  const shared = process.env.KEEL_WORKSPACE || undefined;
+  const network: SandboxNetwork = process.env.KEEL_SANDBOX_NETWORK === 'host' ? 'host' : 'none';
+  const sandbox = process.env.KEEL_SANDBOX === 'none' ? 'none' : { network };
+  // a model worker registers the tools for their schemas and never runs them: no sandbox to check
+  const tools = builtinTools({
+    ...(shared ? { cwd: shared } : {}),
+    ...(role === 'model' ? { definitionsOnly: true } : { sandbox }),
+    localReadTools: process.env.KEEL_LOCAL_READ_TOOLS === '1',
+  });
   const worker = await createAgentWorker({
     address,
     namespace: process.env.TEMPORAL_NAMESPACE,
     taskQueue,
     role,
-    tools: builtinTools({ cwd: workspace, localReadTools: process.env.KEEL_LOCAL_READ_TOOLS === '1' }),
+    tools,
   }).catch((err: unknown) => {
     throw new Error(
       `cannot start a worker against Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}. ` +
@@ -40,7 +51,13 @@ async function main(): Promise<void> {
       : role === 'model'
         ? `(role model) on task queue ${taskQueue} (tools on ${toolTaskQueue(taskQueue)})`
         : `on task queue ${taskQueue}`;
-  console.log(`[keel] worker ${queues} at ${address}, workspace ${workspace}`);
+  const where = shared
+    ? `workspace ${shared} (shared by every run)`
+    : `a workspace per conversation under ${defaultWorkspaceRoot()}`;
+  const how =
+    sandbox === 'none' ? 'sandbox NONE (tool processes run unsandboxed)' : `sandbox bwrap (network ${network})`;
+  // a model worker runs no tool: where tools work is the tools workers' to say
+  console.log(`[keel] worker ${queues} at ${address}, ${role === 'model' ? 'runs no tool' : `${where}, ${how}`}`);
   await worker.run();
 }
 

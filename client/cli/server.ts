@@ -13,9 +13,14 @@ import { WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
 import { recordDevServer } from './dev-registry.js';
+import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
+import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 
 interface WorkerFlags {
   workspace?: string;
+  workspaceRoot?: string;
+  sandbox?: string;
+  network?: string;
   toolsModule?: string[];
   scripts?: string;
   builtin?: boolean;
@@ -31,9 +36,38 @@ interface WorkerFlags {
   role?: WorkerRole;
 }
 
-/** The built-in tools' root when --workspace is not given: $KEEL_WORKSPACE, else the current directory. */
-function defaultWorkspace(): string {
-  return process.env.KEEL_WORKSPACE || process.cwd();
+/** The workspace every run shares when one is configured (--workspace, else $KEEL_WORKSPACE); else one per conversation. */
+function sharedWorkspace(flags: WorkerFlags): string | undefined {
+  const dir = flags.workspace ?? (process.env.KEEL_WORKSPACE || undefined);
+  return dir === undefined ? undefined : resolve(dir);
+}
+
+/** --sandbox (or $KEEL_SANDBOX): bwrap (default) or none; --network (or $KEEL_SANDBOX_NETWORK): none (default) or host. */
+function sandboxSetting(flags: WorkerFlags): SandboxSetting {
+  const sandbox = flags.sandbox ?? (process.env.KEEL_SANDBOX || 'bwrap');
+  if (sandbox !== 'bwrap' && sandbox !== 'none') throw usageError(`--sandbox must be bwrap or none, got ${sandbox}`);
+  const network = flags.network ?? (process.env.KEEL_SANDBOX_NETWORK || 'none');
+  if (network !== 'none' && network !== 'host') throw usageError(`--network must be none or host, got ${network}`);
+  return sandbox === 'none' ? 'none' : { network };
+}
+
+/** Where the built-in tools work and how their processes run, for the worker's start line. */
+function describeTools(flags: WorkerFlags): string {
+  if (flags.role === 'model') return 'runs no tool';
+  if (flags.builtin === false) {
+    const shared = sharedWorkspace(flags);
+    return shared ? `workspace ${shared}` : 'no built-in tools';
+  }
+  const shared = sharedWorkspace(flags);
+  const where = shared
+    ? `workspace ${shared} (shared by every run)`
+    : `a workspace per conversation under ${resolve(flags.workspaceRoot ?? defaultWorkspaceRoot())}`;
+  const sandbox = sandboxSetting(flags);
+  const how =
+    sandbox === 'none'
+      ? 'sandbox NONE (tool processes run unsandboxed as this user)'
+      : `sandbox bwrap (network ${typeof sandbox === 'object' ? (sandbox.network ?? 'none') : 'none'})`;
+  return `${where}, ${how}`;
 }
 
 function roleOption(value: string): WorkerRole {
@@ -48,9 +82,22 @@ function collect(value: string, previous: string[] = []): string[] {
 /** Tools: the built-in seven on the workspace (unless --no-builtin) plus every `--tools-module`'s export. */
 async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
   const { builtinTools } = await import('../../activities/tools/builtin/index.js');
-  const workspace = resolve(flags.workspace ?? defaultWorkspace());
-  if (!existsSync(workspace)) throw usageError(`--workspace ${workspace} does not exist`);
-  const tools: ToolDefinition[] = flags.builtin === false ? [] : builtinTools({ cwd: workspace });
+  const workspace = sharedWorkspace(flags);
+  if (workspace !== undefined && !existsSync(workspace)) throw usageError(`--workspace ${workspace} does not exist`);
+  let tools: ToolDefinition[] = [];
+  if (flags.builtin !== false) {
+    try {
+      tools = builtinTools({
+        ...(workspace !== undefined ? { cwd: workspace } : {}),
+        workspaces: flags.workspaceRoot ? { root: resolve(flags.workspaceRoot) } : {},
+        // a model worker registers the tools for their schemas and never runs them: no sandbox to check
+        ...(flags.role === 'model' ? { definitionsOnly: true } : { sandbox: sandboxSetting(flags) }),
+      });
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      throw new CliError(EXIT.usage, (err as Error).message); // no sandbox here: says what to do
+    }
+  }
   for (const file of flags.toolsModule ?? []) {
     const path = resolve(file);
     if (!existsSync(path)) throw usageError(`--tools-module ${file}: no such file`);
@@ -177,7 +224,22 @@ function workerOptions(cmd: Command): Command {
   return cmd
     .option(
       '--workspace <dir>',
-      'root of the built-in tools (read, write, edit, bash, grep, find, ls) (default: $KEEL_WORKSPACE, else the current directory)',
+      'one workspace every run shares for the built-in tools (read, write, edit, bash, grep, find, ls) (default: ' +
+        '$KEEL_WORKSPACE; without either, each conversation gets its own under --workspace-root)',
+    )
+    .option(
+      '--workspace-root <dir>',
+      "where each conversation's workspace is made (default: $KEEL_WORKSPACE_ROOT, else <tmpdir>/keel-workspaces-<uid>); " +
+        'removed an hour after the conversation closed',
+    )
+    .option(
+      '--sandbox <bwrap|none>',
+      'how tool processes (bash, rg, fd) run: bwrap (default; the worker refuses to start where it cannot) or none ' +
+        '(unsandboxed, announced) (default: $KEEL_SANDBOX)',
+    )
+    .option(
+      '--network <none|host>',
+      "network of sandboxed tool processes: none (default) or the host's (default: $KEEL_SANDBOX_NETWORK)",
     )
     .option('--no-builtin', 'do not register the built-in tools')
     .option(
@@ -219,7 +281,7 @@ export function registerServerCommands(program: Command): void {
       .summary('Temporal dev server (persistent SQLite + Web UI) and a Keel worker, until Ctrl-C')
       .description(
         'Starts a local Temporal dev server whose data lives in a SQLite file (default .keel/dev.db, so runs survive a restart ' +
-          'of `keel dev`), its Web UI, and an in-process Keel worker with the built-in tools on the workspace (default: cwd) ' +
+          'of `keel dev`), its Web UI, and an in-process Keel worker with the built-in tools (a sandboxed workspace per conversation) ' +
           'on the task queue (--task-queue, default keel). Runs until Ctrl-C.',
       )
       .option('--db <file>', 'SQLite file of the dev server', '.keel/dev.db')
@@ -268,7 +330,7 @@ export function registerServerCommands(program: Command): void {
             running = worker.run();
             running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
             process.stderr.write(
-              `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}\n`,
+              `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}\n`,
             );
           }
           process.stdout.write(
@@ -291,10 +353,10 @@ export function registerServerCommands(program: Command): void {
   workerOptions(
     program
       .command('worker')
-      .summary('a Keel worker (built-in tools on the workspace, scripted + pi-ai models), until Ctrl-C')
+      .summary('a Keel worker (built-in tools, scripted + pi-ai models), until Ctrl-C')
       .description(
         'Runs a Keel worker against --address on --task-queue: agentWorkflow, agentBatchWorkflow and the activities, with the ' +
-          'built-in tools confined to --workspace and the models scripted/* and every pi-ai provider (API keys from the ' +
+          'built-in tools confined to a workspace per conversation (or --workspace), their processes sandboxed, and the models scripted/* and every pi-ai provider (API keys from the ' +
           "worker's environment). Runs until Ctrl-C / SIGTERM.",
       ),
   )
@@ -328,7 +390,7 @@ export function registerServerCommands(program: Command): void {
               ? `(role model) on task queue ${g.taskQueue} (tools on ${g.taskQueue}-tools)`
               : `on task queue ${g.taskQueue}`;
         process.stdout.write(
-          `[keel] worker ${queues} at ${g.address}, workspace ${resolve(o.workspace ?? defaultWorkspace())}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
+          `[keel] worker ${queues} at ${g.address}, ${describeTools(o)}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
             `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
         );
         const stopped = await Promise.race([

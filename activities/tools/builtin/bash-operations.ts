@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import nodePath from 'node:path';
+import type { ProcessWrapper } from './sandbox.js';
 import { toolEnvironment } from './tool-env.js';
 
 /**
@@ -17,7 +18,14 @@ export interface BashOperations {
   exec(
     command: string,
     cwd: string,
-    options: { onData: (data: Buffer) => void; signal?: AbortSignal; timeout?: number; env?: NodeJS.ProcessEnv },
+    options: {
+      onData: (data: Buffer) => void;
+      signal?: AbortSignal;
+      timeout?: number;
+      env?: NodeJS.ProcessEnv;
+      /** Runs the shell through this (the sandbox, `sandbox.ts`); the local executor honours it. */
+      wrap?: ProcessWrapper;
+    },
   ): Promise<{ exitCode: number | null }>;
 }
 
@@ -65,7 +73,7 @@ const WATCHDOG = '{ read -r _ <&3 || kill -KILL 0; } & exec 3<&-';
 
 export function createLocalBashOperations(localOptions: LocalBashOptions = {}): BashOperations {
   return {
-    exec(command, cwd, { onData, signal, timeout, env }) {
+    exec(command, cwd, { onData, signal, timeout, env, wrap }) {
       return new Promise((resolve, reject) => {
         let shell: ShellConfig;
         try {
@@ -82,10 +90,14 @@ export function createLocalBashOperations(localOptions: LocalBashOptions = {}): 
         // whole process group, so no command outlives its worker unobserved. On a normal exit we send "ok" and the
         // watchdog leaves intentional background processes alone (Pi's behaviour).
         const watched = shell.args.length === 1 && shell.args[0] === '-c';
-        const child = spawn(shell.shell, [...shell.args, watched ? `${WATCHDOG}\n${command}` : command], {
+        const argv = [...shell.args, watched ? `${WATCHDOG}\n${command}` : command];
+        const run = wrap
+          ? wrap(shell.shell, argv, env ?? toolEnvironment())
+          : { file: shell.shell, args: argv, env: env ?? toolEnvironment() };
+        const child = spawn(run.file, run.args, {
           cwd,
           detached: true,
-          env: env ?? toolEnvironment(),
+          env: run.env,
           stdio: watched ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
         });
         const lifeline = watched

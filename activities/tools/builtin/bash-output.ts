@@ -1,6 +1,6 @@
 /**
  * `bash` output handling: streamed UTF-8 accumulation with a tail window, the 0600 temp file
- * `<tmpdir>/pi-bash-<16 hex>.log` for long output, and Pi's truncation notice.
+ * `<run tmp dir or OS tmpdir>/pi-bash-<16 hex>.log` for long output, and Pi's truncation notice.
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -20,8 +20,8 @@ export interface BashToolDetails {
   fullOutputPath?: string;
 }
 
-function tempLogPath(): string {
-  return nodePath.join(tmpdir(), `pi-bash-${randomBytes(8).toString('hex')}.log`);
+function tempLogPath(dir: string = tmpdir()): string {
+  return nodePath.join(dir, `pi-bash-${randomBytes(8).toString('hex')}.log`);
 }
 
 const WINDOW_KEEP_CHARS = 2 * DEFAULT_MAX_BYTES;
@@ -54,7 +54,11 @@ export class OutputAccumulator {
   private streamError: Error | undefined;
   fullOutputPath: string | undefined;
 
-  constructor(private readonly transform?: (text: string) => string) {}
+  /** `logDir`: where the full-output file goes (the run's private temporary directory); default the OS tmpdir. */
+  constructor(
+    private readonly transform?: (text: string) => string,
+    private readonly logDir?: string,
+  ) {}
 
   push(data: Buffer): void {
     if (this.stream) this.stream.write(data);
@@ -107,7 +111,7 @@ export class OutputAccumulator {
   }
 
   private openFile(): void {
-    this.fullOutputPath = tempLogPath();
+    this.fullOutputPath = tempLogPath(this.logDir);
     this.stream = createWriteStream(this.fullOutputPath, { flags: 'wx', mode: 0o600 });
     this.stream.on('error', (error) => {
       this.streamError = error;

@@ -2,13 +2,16 @@
  * `bash` (Pi reference §C.2): runs a command in the workspace through {@link BashOperations}, streams stdout+stderr as
  * UTF-8, keeps the tail (2000 lines / 50 KB) and saves the full output to a 0600 temp file when it is longer.
  *
- * The command runs in a shell and is not confined to the workspace; its environment is the worker's without secrets
- * (see `tool-env.ts`), plus `env`.
+ * With a `sandbox` (what `builtinTools` gives it by default) the command runs inside bubblewrap (`sandbox.ts`): the
+ * workspace is its only writable path besides a fresh `/tmp`, no network unless allowed, its own `/proc`, limits on
+ * CPU, memory, processes and file size, and background processes end with the command. Without one it runs as the
+ * worker's user, unconfined. Either way its environment is the allowlist of `tool-env.ts`, plus `env`.
  */
 import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition, type ToolUpdateCallback } from '../define-tool.js';
 import { createLocalBashOperations, type BashOperations, type LocalBashOptions } from './bash-operations.js';
 import { OutputAccumulator, renderOutput, type BashToolDetails } from './bash-output.js';
+import type { Sandbox } from './sandbox.js';
 import { toolEnvironment, type ToolEnvOptions } from './tool-env.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 
@@ -30,10 +33,18 @@ export interface BashToolOptions extends LocalBashOptions {
   operations?: BashOperations;
   /** Prepended to every command as `<prefix>\n<command>`. */
   commandPrefix?: string;
-  /** Extra environment variables, set on top of the worker's scrubbed environment (never scrubbed themselves). */
+  /** Extra environment variables, set on top of the allowlisted environment. */
   env?: NodeJS.ProcessEnv;
-  /** Which of the worker's variables the command sees: all but the secrets (`tool-env.ts`), plus those in `pass`. */
+  /** Which of the worker's variables the command sees: PATH, HOME, LANG, TERM, TZ (`tool-env.ts`) and those in `pass`. */
   inheritEnv?: ToolEnvOptions;
+  /** Run every command in this sandbox (`sandbox.ts`); default none (`builtinTools` passes one by default). */
+  sandbox?: Sandbox;
+  /** The run's private temporary directory: full-output logs go there (default the OS tmpdir). */
+  tmpDir?: string;
+  /** Paths the sandboxed command may read besides the system and the workspace (`readOnlyPaths`). */
+  readOnlyPaths?: readonly string[];
+  /** Paths the sandboxed command may write besides the workspace (`allowedRoots`). */
+  writablePaths?: readonly string[];
   /** Minimum time between progress snapshots. Default 100 ms. */
   updateIntervalMs?: number;
 }
@@ -59,6 +70,13 @@ function bashSummary(args: BashArgs | undefined): string {
 export function createBashTool(options: BashToolOptions): ToolDefinition<BashArgs, BashToolDetails | undefined> {
   const ops = options.operations ?? createLocalBashOperations(options);
   const interval = options.updateIntervalMs ?? 100;
+  const wrap = options.sandbox?.wrapper({
+    workspace: options.cwd,
+    readOnly: options.readOnlyPaths,
+    writable: options.writablePaths,
+  });
+  // In the sandbox HOME is its /tmp: the worker's home is not there.
+  const baseEnv = () => ({ ...toolEnvironment(options.inheritEnv), ...(wrap ? { HOME: '/tmp' } : {}), ...options.env });
   return defineTool<typeof bashParameters, BashToolDetails | undefined>({
     name: 'bash',
     label: 'bash',
@@ -72,7 +90,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
       if (signal?.aborted) throw new Error('Command aborted');
       const resolved = options.commandPrefix ? `${options.commandPrefix}\n${command}` : command;
       const update: ToolUpdateCallback<BashToolDetails | undefined> = onUpdate ?? (() => {});
-      const acc = new OutputAccumulator();
+      const acc = new OutputAccumulator(undefined, options.tmpDir);
 
       let lastUpdate = Date.now();
       let timer: NodeJS.Timeout | undefined;
@@ -103,7 +121,8 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
           },
           signal,
           timeout,
-          env: { ...toolEnvironment(options.inheritEnv), ...options.env },
+          env: baseEnv(),
+          ...(wrap ? { wrap } : {}),
         }));
       } catch (error) {
         failure = error;

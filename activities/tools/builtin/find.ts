@@ -12,6 +12,7 @@ import { abortedError, throwIfAborted } from './abort.js';
 import type { Workspace } from './paths.js';
 import { type ExternalSearch, fdInfo, findExecutable, findGitRoot, globToRegExp, walk } from './search-common.js';
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
+import type { ProcessWrapper } from './sandbox.js';
 import { toolEnvironment } from './tool-env.js';
 
 /** The arguments of `find`, from its schema `findParameters`. */
@@ -25,6 +26,8 @@ export interface FindToolDetails {
 export interface FindToolOptions {
   workspace: Workspace;
   useExternalSearch?: ExternalSearch;
+  /** Runs fd through this (the sandbox, `sandbox.ts`). */
+  wrap?: ProcessWrapper;
 }
 
 const DEFAULT_LIMIT = 1000;
@@ -48,9 +51,11 @@ function runFd(
   fdPath: string,
   args: string[],
   signal?: AbortSignal,
+  wrap?: ProcessWrapper,
 ): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(fdPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnvironment() });
+    const cmd = wrap ? wrap(fdPath, args, toolEnvironment()) : { file: fdPath, args, env: toolEnvironment() };
+    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'pipe'], env: cmd.env });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let aborted = false;
@@ -79,6 +84,7 @@ async function findWithFd(
   searchPath: string,
   limit: number,
   signal: AbortSignal | undefined,
+  wrap?: ProcessWrapper,
 ): Promise<string[] | undefined> {
   const info = fdInfo(fdPath);
   const args = ['--glob', '--color=never', '--hidden'];
@@ -91,7 +97,7 @@ async function findWithFd(
   if (eff.fullPath) args.push('--full-path');
   args.push('--', eff.pattern, searchPath);
 
-  const result = await runFd(fdPath, args, signal);
+  const result = await runFd(fdPath, args, signal, wrap);
   const output = result.stdout.trim();
   if (result.code !== 0 && !output) throw new Error(result.stderr.trim() || `fd exited with code ${result.code}`);
   if (!output) return [];
@@ -166,7 +172,9 @@ export function createFindTool(options: FindToolOptions): ToolDefinition<FindArg
       const effectiveLimit = Math.max(1, Math.floor(limit ?? DEFAULT_LIMIT));
       const top = (await workspace.containingRoot(searchPath)) ?? searchPath;
 
-      let results = fdPath ? await findWithFd(fdPath, pattern, searchPath, effectiveLimit, signal) : undefined;
+      let results = fdPath
+        ? await findWithFd(fdPath, pattern, searchPath, effectiveLimit, signal, options.wrap)
+        : undefined;
       results ??= await findWithNode(pattern, searchPath, effectiveLimit, top, signal);
       throwIfAborted(signal);
       if (results.length === 0)

@@ -21,6 +21,7 @@ import {
   truncateHead,
   truncateLine,
 } from './truncate.js';
+import type { ProcessWrapper } from './sandbox.js';
 import { toolEnvironment } from './tool-env.js';
 import { LineMatcher } from './line-matcher.js';
 
@@ -36,6 +37,8 @@ export interface GrepToolDetails {
 export interface GrepToolOptions {
   workspace: Workspace;
   useExternalSearch?: ExternalSearch;
+  /** Runs rg through this (the sandbox, `sandbox.ts`). */
+  wrap?: ProcessWrapper;
 }
 
 const DEFAULT_LIMIT = 100;
@@ -76,7 +79,7 @@ interface SearchResult {
   matchLimitReached: boolean;
 }
 
-async function searchWithRipgrep(rgPath: string, req: SearchRequest): Promise<SearchResult> {
+async function searchWithRipgrep(rgPath: string, req: SearchRequest, wrap?: ProcessWrapper): Promise<SearchResult> {
   const args = ['--json', '--line-number', '--color=never', '--hidden'];
   if (req.ignoreCase) args.push('--ignore-case');
   if (req.literal) args.push('--fixed-strings');
@@ -84,7 +87,8 @@ async function searchWithRipgrep(rgPath: string, req: SearchRequest): Promise<Se
   args.push('--', req.pattern, req.searchPath);
 
   return new Promise<SearchResult>((resolve, reject) => {
-    const child = spawn(rgPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnvironment() });
+    const cmd = wrap ? wrap(rgPath, args, toolEnvironment()) : { file: rgPath, args, env: toolEnvironment() };
+    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'pipe'], env: cmd.env });
     const rl = createInterface({ input: child.stdout });
     const matches: MatchRef[] = [];
     let stderr = '';
@@ -263,7 +267,7 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
         top: (await workspace.containingRoot(searchPath)) ?? searchPath,
       };
       const { matches, matchLimitReached } = rgPath
-        ? await searchWithRipgrep(rgPath, request)
+        ? await searchWithRipgrep(rgPath, request, options.wrap)
         : await searchWithNode(request);
       throwIfAborted(signal);
       if (matches.length === 0) return { content: [{ type: 'text', text: 'No matches found' }], details: undefined };

@@ -92,17 +92,21 @@ export async function realResolve(p: string, depth = 0): Promise<string> {
 const BASH_LOG_NAME = /^pi-bash-[0-9a-f]{16}\.log$/;
 
 /**
- * The workspace the file tools are confined to: the tools' cwd plus any `allowedRoots`.
+ * The workspace the file tools are confined to: the tools' cwd plus any `allowedRoots`. `logDir` is the one directory
+ * whose bash full-output logs `read` may open outside it (the run's private temporary directory); without it, the OS
+ * tmpdir (the standalone tools' logs).
  */
 export class Workspace {
   /** The workspace root as given (resolved, not real). */
   readonly root: string;
   readonly roots: string[];
+  readonly logDir: string;
   private realRootsPromise?: Promise<string[]>;
 
-  constructor(cwd: string, allowedRoots: string[] = []) {
+  constructor(cwd: string, allowedRoots: readonly string[] = [], logDir?: string) {
     this.root = path.resolve(cwd);
     this.roots = [this.root, ...allowedRoots.map((r) => path.resolve(this.root, expandPath(r)))];
+    this.logDir = path.resolve(logDir ?? tmpdir());
   }
 
   private realRoots(): Promise<string[]> {
@@ -149,13 +153,13 @@ export class Workspace {
 
   /**
    * `read`'s resolution: the first existing candidate among {@link readPathCandidates} (each confined before it is
-   * probed), else the plain resolution. A bash full-output log (`<tmpdir>/pi-bash-<16 hex>.log`, a regular file) may be
-   * read even though it is outside the workspace: the bash tool points the model at it.
+   * probed), else the plain resolution. A bash full-output log of this run (`<logDir>/pi-bash-<16 hex>.log`, a regular
+   * file) may be read even though it is outside the workspace: the bash tool points the model at it.
    */
   async resolveForRead(given: string): Promise<string> {
     const candidates = readPathCandidates(given, this.root);
     const plain = candidates[0];
-    if (await isBashLog(plain)) return plain;
+    if (await isBashLog(plain, this.logDir)) return plain;
     for (const c of candidates) {
       try {
         await this.confine(c, given);
@@ -167,20 +171,24 @@ export class Workspace {
     }
     return plain;
   }
+
+  /** The real path a bash full-output log of this workspace may be opened at, when `absolute` names one. */
+  bashLogRealPath(absolute: string): Promise<string | undefined> {
+    return bashLogRealPath(absolute, this.logDir);
+  }
 }
 
 /**
- * The real path a bash full-output log may be opened at (`<real tmpdir>/pi-bash-<16 hex>.log`), when `absolute` names
- * one; undefined otherwise.
+ * The real path a bash full-output log may be opened at (`<real logDir>/pi-bash-<16 hex>.log`, `logDir` default the
+ * OS tmpdir), when `absolute` names one; undefined otherwise.
  */
-export async function bashLogRealPath(absolute: string): Promise<string | undefined> {
-  if (path.dirname(absolute) !== path.resolve(tmpdir()) || !BASH_LOG_NAME.test(path.basename(absolute)))
-    return undefined;
-  return path.join(await realpath(tmpdir()), path.basename(absolute));
+export async function bashLogRealPath(absolute: string, logDir: string = tmpdir()): Promise<string | undefined> {
+  if (path.dirname(absolute) !== path.resolve(logDir) || !BASH_LOG_NAME.test(path.basename(absolute))) return undefined;
+  return path.join(await realpath(logDir), path.basename(absolute));
 }
 
-async function isBashLog(absolute: string): Promise<boolean> {
-  if (path.dirname(absolute) !== path.resolve(tmpdir()) || !BASH_LOG_NAME.test(path.basename(absolute))) return false;
+async function isBashLog(absolute: string, logDir: string): Promise<boolean> {
+  if (path.dirname(absolute) !== path.resolve(logDir) || !BASH_LOG_NAME.test(path.basename(absolute))) return false;
   try {
     return (await lstat(absolute)).isFile();
   } catch {

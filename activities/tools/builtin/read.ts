@@ -7,7 +7,7 @@ import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
 import { detectImageMime, processImage } from './image.js';
 import { readConfined } from './confined-io.js';
-import { bashLogRealPath, type Workspace } from './paths.js';
+import type { Workspace } from './paths.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
 
 /** The arguments of `read`, from its schema `readParameters`. */
@@ -46,7 +46,7 @@ export function createReadTool(options: ReadToolOptions): ToolDefinition<ReadArg
       await access(absolutePath, fsConstants.R_OK);
       throwIfAborted(signal);
       // The file opened is checked, not only the path: a name swapped for a symlink meanwhile cannot redirect the read.
-      const buffer = await readConfined(workspace, absolutePath, path, await bashLogRealPath(absolutePath));
+      const buffer = await readConfined(workspace, absolutePath, path, await workspace.bashLogRealPath(absolutePath));
       throwIfAborted(signal);
 
       const mimeType = detectImageMime(buffer.subarray(0, 64));

@@ -1,15 +1,17 @@
 /**
- * The environment of every process a built-in tool starts (`bash` commands, `rg`, `fd`): the worker's environment
- * without its secrets, so a model cannot `echo $ANTHROPIC_API_KEY` its way to the worker's credentials.
+ * The environment of every process a built-in tool starts (`bash` commands, `rg`, `fd`), built from an **allowlist**:
+ * `PATH`, `HOME`, `LANG`, `TERM` and `TZ` from the worker's environment, plus the names the worker's configuration
+ * passes (`builtinTools({ env: { pass: ['GITHUB_TOKEN'] } })`). Nothing else of the worker's environment is copied, so
+ * a variable such as `PGPASSWORD`, `DATABASE_URL` or `OTEL_EXPORTER_OTLP_HEADERS` never reaches a tool process.
  *
- * Dropped (names compared case-insensitively):
- * - every variable pi-ai reads for provider credentials ({@link PROVIDER_CREDENTIAL_ENV}, e.g. `ANTHROPIC_API_KEY`,
- *   `AWS_ACCESS_KEY_ID`, `GOOGLE_APPLICATION_CREDENTIALS`);
- * - `KEEL_*` (Keel's own configuration, incl. `KEEL_<PROVIDER>_API_KEY`) and `TEMPORAL_*` (cluster address, TLS, API key);
- * - anything ending in `_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD` (and the bare names `KEY`, `TOKEN`, …).
- *
- * A name in `pass` is kept even when a rule above would drop it (`builtinTools({ env: { pass: ['GITHUB_TOKEN'] } })`).
+ * The environment alone does not keep the worker's secrets from a model: an unsandboxed process of the worker's user
+ * can read `/proc/<worker pid>/environ` (or `/proc/1/environ` in a container). The sandbox (`sandbox.ts`) is what
+ * closes that: its own PID namespace and `/proc`, so no process of the worker is visible. With `sandbox: 'none'` the
+ * worker's environment is one `cat /proc/$PPID/environ` away, and the worker says so at start.
  */
+
+/** The names copied from the worker's environment into every tool process (besides those passed explicitly). */
+export const TOOL_ENV_ALLOWLIST: readonly string[] = ['PATH', 'HOME', 'LANG', 'TERM', 'TZ'];
 
 /** Variables pi-ai 1.6.0 reads for provider credentials that the suffix rules alone would not catch (and those they do). */
 export const PROVIDER_CREDENTIAL_ENV: readonly string[] = [
@@ -41,25 +43,29 @@ const KEEL_OR_TEMPORAL = /^(KEEL|TEMPORAL)_/;
 
 /** Options of the tool-process environment. */
 export interface ToolEnvOptions {
-  /** Names passed through from the worker's environment although they look secret (exact names, case-sensitive). */
+  /** More names copied from the worker's environment into tool processes (exact names, case-sensitive). */
   pass?: readonly string[];
 }
 
-/** Whether `name` is withheld from tool processes unless passed explicitly. */
+/**
+ * Whether `name` looks like a credential (provider keys, `KEEL_*`, `TEMPORAL_*`, `*_KEY`/`*_TOKEN`/`*_SECRET`/
+ * `*_PASSWORD`). No longer what decides a tool process's environment (an allowlist does, {@link toolEnvironment});
+ * kept for callers that want to flag such names.
+ */
 export function isWithheldEnvName(name: string): boolean {
   const upper = name.toUpperCase();
   return CREDENTIAL_NAMES.has(upper) || KEEL_OR_TEMPORAL.test(upper) || SECRET_NAME.test(upper);
 }
 
-/** A copy of `source` (default `process.env`) without the withheld variables, except those named in `pass`. */
+/** {@link TOOL_ENV_ALLOWLIST} and the names in `pass`, with their values in `source` (default `process.env`). */
 export function toolEnvironment(
   options: ToolEnvOptions = {},
   source: NodeJS.ProcessEnv = process.env,
 ): NodeJS.ProcessEnv {
-  const pass = new Set(options.pass ?? []);
   const out: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(source)) {
-    if (value !== undefined && (pass.has(name) || !isWithheldEnvName(name))) out[name] = value;
+  for (const name of [...TOOL_ENV_ALLOWLIST, ...(options.pass ?? [])]) {
+    const value = source[name];
+    if (value !== undefined) out[name] = value;
   }
   return out;
 }

@@ -10,6 +10,7 @@ import {
   createLocalBashOperations,
   executeBashWithOperations,
 } from '../../../activities/tools/builtin/bash.js';
+import { runDirName } from '../../../activities/tools/builtin/run-workspaces.js';
 import type { AgentToolResult } from '../../../activities/tools/define-tool.js';
 import { errorOf, run, tempDir, text, tools, trackLog } from './helpers.js';
 
@@ -207,7 +208,11 @@ describe('bash (C.2)', () => {
     expect(result.details?.truncation?.truncatedBy).toBe('lines');
     const file = trackLog(result.details?.fullOutputPath);
     expect(file).toBeDefined();
-    expect(path.dirname(file!)).toBe(tmpdir());
+    // the run's private temporary directory (<root>/<run dir>/tmp), not the shared OS tmpdir nor the workspace
+    expect(path.dirname(file!)).toBe(
+      path.join(path.dirname(path.dirname(path.dirname(file!))), runDirName('wf'), 'tmp'),
+    );
+    expect(path.dirname(file!).startsWith(`${tmpdir()}/keel-runs-`)).toBe(true);
     expect(path.basename(file!)).toMatch(/^pi-bash-[0-9a-f]{16}\.log$/);
     expect(text(result).endsWith(`\n\n[Showing lines 1001-3000 of 3000. Full output: ${file}]`)).toBe(true);
     expect(statSync(file!).mode & 0o777).toBe(0o600);

@@ -40,11 +40,13 @@ export const context: ToolContext = {
   metadata: {},
 };
 
+/** The built-in tools on the shared workspace `cwd`; the runs' private directories under a fresh temp root. */
 export function tools(
   cwd: string,
   opts: { allowedRoots?: string[]; useExternalSearch?: boolean } = {},
 ): Record<string, ToolDefinition> {
-  return Object.fromEntries(builtinTools({ cwd, ...opts }).map((t) => [t.name, t]));
+  const workspaces = { root: tempDir('keel-runs-'), sweepIntervalMs: 0 };
+  return Object.fromEntries(builtinTools({ cwd, workspaces, ...opts }).map((t) => [t.name, t]));
 }
 
 export function run<T = unknown>(

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isWithheldEnvName, toolEnvironment } from '../../../activities/tools/builtin/tool-env.js';
 
 describe('toolEnvironment', () => {
-  it('drops provider credentials, KEEL_*, TEMPORAL_*, *_KEY/_TOKEN/_SECRET/_PASSWORD; keeps the rest and the passed names', () => {
+  it('copies only PATH, HOME, LANG, TERM, TZ and the passed names: credentials and every other variable stay out', () => {
     const source = {
       PATH: '/usr/bin',
       HOME: '/home/u',
@@ -28,8 +28,13 @@ describe('toolEnvironment', () => {
       HOME: '/home/u',
       LANG: 'C.UTF-8',
       GITHUB_TOKEN: 'g',
-      TOKENIZER: 'kept: not a suffix',
-      KEYBOARD: 'kept',
+    });
+    expect(toolEnvironment({}, { ...source, TERM: 'xterm', TZ: 'UTC', PGPASSWORD: 'x', DATABASE_URL: 'y' })).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/u',
+      LANG: 'C.UTF-8',
+      TERM: 'xterm',
+      TZ: 'UTC',
     });
     expect(isWithheldEnvName('HF_TOKEN')).toBe(true);
     expect(isWithheldEnvName('EDITOR')).toBe(false);

@@ -1,0 +1,287 @@
+/**
+ * The sandbox every process a built-in tool starts runs in (`bash` commands, `rg`, `fd`): bubblewrap (`bwrap`) with
+ * new user, PID, mount, IPC and UTS namespaces (and network, unless `network: 'host'`), so the process
+ *
+ * - sees a read-only view of the system directories (`/usr`, `/bin`, `/lib*`, `/etc` with its secrets such as
+ *   `/etc/shadow` or `/etc/ssl/private` masked), its run's workspace as the only writable path, a
+ *   fresh `/tmp` (a tmpfs per command), and the operator's `readOnlyPaths` — not the worker's source tree, home,
+ *   `.keel/` or other runs' workspaces;
+ * - has its own `/proc`: no process of the worker (nor its environment) is visible;
+ * - starts from an environment built from an allowlist (`tool-env.ts`), never a copy of the worker's;
+ * - runs under limits on CPU time, address space, processes and file size (`prlimit` inside the sandbox; when the
+ *   worker runs as root, whose process count the kernel does not limit, the sandbox's PID namespace gets a `pid_max`
+ *   instead, Linux ≥ 6.14);
+ * - dies with the worker (`--die-with-parent`): killing the sandbox's first process kills every process in it.
+ *
+ * Where bubblewrap or user namespaces are unavailable, {@link resolveSandbox} throws with what to do; the operator may
+ * instead say `sandbox: 'none'`, which is announced, never a silent fallback.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+
+/** Whether a sandboxed process may use the network: `none` (its own empty network namespace) or the host's. */
+export type SandboxNetwork = 'none' | 'host';
+
+/** Resource limits of one sandboxed process tree. */
+export interface SandboxLimits {
+  /** CPU seconds of each process (RLIMIT_CPU). Default 600. */
+  cpuSeconds?: number;
+  /** Address space of each process, bytes (RLIMIT_AS). Default 8 GiB. */
+  memoryBytes?: number;
+  /** Processes at once (RLIMIT_NPROC inside the user namespace; as root a PID-namespace `pid_max`). Default 512. */
+  processes?: number;
+  /** Largest file a process may write, bytes (RLIMIT_FSIZE). Default 1 GiB. */
+  fileSizeBytes?: number;
+}
+
+/** The sandbox of tool processes (`builtinTools({ sandbox })`). */
+export interface SandboxOptions {
+  /** Default `none`: no network at all. `host`: the worker's network (loopback included). */
+  network?: SandboxNetwork;
+  limits?: SandboxLimits;
+  /** Path of the bubblewrap executable. Default `bwrap` on PATH. */
+  bwrapPath?: string;
+}
+
+/** `'bwrap'` (the default, {@link SandboxOptions} defaults), options, or `'none'` (unsandboxed, announced at start). */
+export type SandboxSetting = 'bwrap' | 'none' | SandboxOptions;
+
+/** The directories one sandboxed process sees besides the system. */
+export interface SandboxMounts {
+  /** Bound read-write (bash) or read-only (rg, fd) at the same path; the working directory. */
+  workspace: string;
+  /** More paths bound read-only at the same path (`allowedRoots`, `readOnlyPaths`). */
+  readOnly?: readonly string[];
+  /** More paths bound read-write at the same path (`allowedRoots` of bash). */
+  writable?: readonly string[];
+  /** Working directory inside; default `workspace`. */
+  cwd?: string;
+  /** true: the workspace is bound read-only too (search tools). */
+  workspaceReadOnly?: boolean;
+}
+
+/** What to spawn instead of `file args`, and with which environment. */
+export interface WrappedCommand {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** Turns `file args` with environment `env` into the command to spawn (a sandbox's {@link Sandbox.wrapper}). */
+export type ProcessWrapper = (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => WrappedCommand;
+
+const DEFAULT_LIMITS: Required<SandboxLimits> = {
+  cpuSeconds: 600,
+  memoryBytes: 8 * 1024 ** 3,
+  processes: 512,
+  fileSizeBytes: 1024 ** 3,
+};
+
+/** System directories bound read-only (a symlink, as in merged-/usr systems, is recreated as a symlink). */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * What of `/etc` a sandboxed process must not see: it gets `/etc` read-only with these masked (a file by an empty one, a
+ * directory by an empty tmpfs). Binding an allowlist entry by entry instead cost about as much again as the sandbox
+ * itself (one mount each); a worker that is not root could not read most of these anyway.
+ */
+const ETC_SECRETS = [
+  'shadow',
+  'shadow-',
+  'gshadow',
+  'gshadow-',
+  'ssl/private',
+  'ssh',
+  'sudoers',
+  'sudoers.d',
+  'security/opasswd',
+  'npmrc',
+  'pip.conf',
+  'docker',
+  'credstore',
+  'credstore.encrypted',
+  'NetworkManager/system-connections',
+  'wpa_supplicant',
+  'keel',
+];
+
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+/** A resolved sandbox: wraps a command so that it runs inside bubblewrap. */
+export class Sandbox {
+  readonly network: SandboxNetwork;
+  readonly limits: Required<SandboxLimits>;
+  private readonly bwrap: string;
+  private readonly systemArgs: string[];
+
+  constructor(options: SandboxOptions = {}) {
+    this.network = options.network ?? 'none';
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.bwrap = options.bwrapPath ?? 'bwrap';
+    this.systemArgs = systemBinds();
+  }
+
+  /** A {@link ProcessWrapper} that runs every command inside this sandbox with `mounts`. */
+  wrapper(mounts: SandboxMounts): ProcessWrapper {
+    return (file, args, env) => this.wrap(file, args, mounts, env);
+  }
+
+  /**
+   * `file args` run inside the sandbox with exactly `env`; bwrap itself is spawned with {@link spawnEnv} only (the
+   * sandbox's first process keeps the environment it was started with, and `/proc/1/environ` would show it).
+   */
+  wrap(file: string, args: readonly string[], mounts: SandboxMounts, env: NodeJS.ProcessEnv): WrappedCommand {
+    const b: string[] = [
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      ...(this.network === 'none' ? ['--unshare-net'] : []),
+      '--die-with-parent',
+      '--new-session',
+      '--hostname',
+      'keel-sandbox',
+      ...this.systemArgs,
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+    ];
+    // A fresh /tmp per command (the workspace, often under the host's /tmp, is bound below it at its own path).
+    b.push('--tmpfs', '/tmp');
+    for (const p of mounts.readOnly ?? []) if (existsSync(p)) b.push('--ro-bind', p, p);
+    for (const p of mounts.writable ?? []) if (existsSync(p)) b.push('--bind', p, p);
+    b.push(mounts.workspaceReadOnly ? '--ro-bind' : '--bind', mounts.workspace, mounts.workspace);
+    b.push('--chdir', mounts.cwd ?? mounts.workspace, '--clearenv');
+    for (const [name, value] of Object.entries(env)) if (value !== undefined) b.push('--setenv', name, value);
+    const l = this.limits;
+    if (!isRoot) {
+      const limited = [
+        'prlimit',
+        `--cpu=${l.cpuSeconds}`,
+        `--as=${l.memoryBytes}`,
+        `--nproc=${l.processes}`,
+        `--fsize=${l.fileSizeBytes}`,
+        '--',
+        file,
+        ...args,
+      ];
+      return { file: this.bwrap, args: [...b, '--cap-drop', 'ALL', '--', ...limited], env: spawnEnv() };
+    }
+    // As root the kernel does not count processes against RLIMIT_NPROC: bound the PID namespace instead (pid_max, at
+    // least 301), make /proc/sys read-only, set the other limits (ulimit: -v in KiB, -f in 512-byte blocks), then drop
+    // every capability (bwrap keeps them for root inside the user namespace) and run the command.
+    const pidMax = Math.max(301, l.processes + 1);
+    const prelude =
+      `echo ${pidMax} > /proc/sys/kernel/pid_max 2>/dev/null; mount -o bind,ro /proc/sys /proc/sys 2>/dev/null; ` +
+      `ulimit -t ${l.cpuSeconds} && ulimit -v ${Math.floor(l.memoryBytes / 1024)} && ` +
+      `ulimit -f ${Math.floor(l.fileSizeBytes / 512)} && ` +
+      'exec setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all -- "$@"';
+    return {
+      file: this.bwrap,
+      args: [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args],
+      env: spawnEnv(),
+    };
+  }
+}
+
+/** The environment bwrap itself is spawned with: nothing of the worker's but PATH. */
+export function spawnEnv(): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+}
+
+function systemBinds(): string[] {
+  const out: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    let stat;
+    try {
+      stat = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
+    else if (stat.isDirectory()) out.push('--ro-bind', dir, dir);
+  }
+  out.push('--ro-bind', '/etc', '/etc');
+  for (const entry of ETC_SECRETS) {
+    const p = path.join('/etc', entry);
+    let stat;
+    try {
+      stat = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) out.push('--tmpfs', p);
+    else out.push('--ro-bind', '/dev/null', p);
+  }
+  return out;
+}
+
+const probed = new Map<string, string | undefined>();
+
+/**
+ * Why a sandbox cannot run here (bubblewrap missing, user namespaces refused, not Linux), or undefined when it can.
+ * Runs `bwrap … true` once per executable path.
+ */
+export function sandboxUnavailable(bwrapPath = 'bwrap'): string | undefined {
+  if (probed.has(bwrapPath)) return probed.get(bwrapPath);
+  let reason: string | undefined;
+  if (process.platform !== 'linux') reason = `bubblewrap needs Linux (this is ${process.platform})`;
+  else {
+    const sandbox = new Sandbox({ bwrapPath });
+    const { file, args, env } = sandbox.wrap(
+      '/bin/sh',
+      ['-c', 'exit 0'],
+      { workspace: '/', workspaceReadOnly: true },
+      {},
+    );
+    const r = spawnSync(file, args, { encoding: 'utf8', env, timeout: 10_000 });
+    if (r.error)
+      reason =
+        (r.error as NodeJS.ErrnoException).code === 'ENOENT'
+          ? `${bwrapPath} is not installed (Debian/Ubuntu: apt-get install bubblewrap)`
+          : `${bwrapPath} failed: ${r.error.message}`;
+    else if (r.status !== 0)
+      reason = `${bwrapPath} cannot create the sandbox's namespaces here: ${(r.stderr || `exit ${r.status}`).trim()}`;
+  }
+  probed.set(bwrapPath, reason);
+  return reason;
+}
+
+/** The message of a worker that refuses to start its tools without a sandbox. */
+export function sandboxRefusal(reason: string): string {
+  return (
+    `Keel's built-in tools run every process in a sandbox, and it cannot start: ${reason}. ` +
+    'Install bubblewrap and allow user namespaces (e.g. sysctl kernel.unprivileged_userns_clone=1, or a container ' +
+    "runtime that permits them), or run tool processes unsandboxed on purpose: builtinTools({ sandbox: 'none' }) / " +
+    'keel worker --sandbox none.'
+  );
+}
+
+/** The warning printed once when tools run without a sandbox. */
+export const UNSANDBOXED_WARNING =
+  "[keel] WARNING: sandbox 'none': tool processes (bash, rg, fd) run unsandboxed as the worker's user — they can read " +
+  "the worker's files, its /proc (and so its environment) and the network. Use only with trusted models and inputs.";
+
+/**
+ * The sandbox for `setting` (default `'bwrap'`), or undefined for `'none'` (after printing {@link UNSANDBOXED_WARNING}
+ * once). Throws {@link sandboxRefusal} when bubblewrap cannot run here.
+ */
+export function resolveSandbox(setting: SandboxSetting | undefined): Sandbox | undefined {
+  if (setting === 'none') {
+    warnUnsandboxed();
+    return undefined;
+  }
+  const options = setting === undefined || setting === 'bwrap' ? {} : setting;
+  const reason = sandboxUnavailable(options.bwrapPath);
+  if (reason) throw new Error(sandboxRefusal(reason));
+  return new Sandbox(options);
+}
+
+let warned = false;
+function warnUnsandboxed(): void {
+  if (warned) return;
+  warned = true;
+  process.stderr.write(`${UNSANDBOXED_WARNING}\n`);
+}
