@@ -62,7 +62,7 @@ describe('npx keel and the Node version', () => {
   it.skipIf(!oldNode)(
     'on Node < 22.19 `keel dev` names a way out that fits where it runs (needs an old Node)',
     async () => {
-      const env = { ...process.env, PATH: systemPath };
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: systemPath };
       delete env.npm_command;
       const version = execFileSync(oldNode!, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
       const head = `[keel] Node ${version}: the worker needs Node >= 22.19 (pi-ai). `;
