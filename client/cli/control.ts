@@ -9,6 +9,7 @@ import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, temporalStatus } from './outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
 import { eventsQuery } from '../../workflows/definitions.js';
+import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../workflows/batch-definitions.js';
 import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 
 /** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */
@@ -58,6 +59,34 @@ function ackText(ack: QueuedAck | InterruptAck | ClosedAck): string {
   return ` (${ack.status})`;
 }
 
+/**
+ * `keel cancel <batchId>`: what `temporal workflow cancel` does to a batch (it has no `cancel` Update): the batch closes
+ * Canceled, asks its running tasks to cancel, keeps the finished ones and starts no queued one. Waits for the batch to
+ * close and says what happened, counted by its `progress` query just before the cancellation request.
+ */
+async function cancelBatch(client: AgentClient, g: GlobalOptions, id: string): Promise<void> {
+  const handle = client.client.workflow.getHandle(id);
+  const p: BatchProgress | undefined = await handle.query(progressQuery).catch(() => undefined);
+  await handle.cancel();
+  await handle.result().catch(() => undefined); // closes Canceled once it has asked its running tasks to cancel
+  const status = temporalStatus(await handle.describe());
+  const url = uiLink(g, id);
+  if (g.json) {
+    printJson({
+      workflowId: id,
+      cancelled: 'batch',
+      status,
+      ...(p ? { tasks: { cancelled: p.running, finished: p.done + p.failed, notStarted: p.queued } } : {}),
+      url,
+    });
+    return;
+  }
+  const tasks = p
+    ? `: ${p.running} running task(s) cancelled, ${p.done + p.failed} finished kept, ${p.queued} not started`
+    : '';
+  process.stdout.write(`cancel → batch ${id} (${status})${tasks}\n${url}\n`);
+}
+
 export function registerControlCommands(program: Command): void {
   for (const [name, signal, summary] of [
     ['send', 'followUp', 'queue a follow-up message (Pi followUp); a waiting session starts a new agent run'],
@@ -102,14 +131,22 @@ export function registerControlCommands(program: Command): void {
 
   program
     .command('cancel')
-    .summary('abort the run and end it as Canceled')
-    .argument('<workflowId>', 'the run')
-    .option('-r, --reason <text>', 'why (recorded in the run)')
+    .summary('abort the run (or a batch: its running tasks) and end it as Canceled')
+    .argument('<workflowId>', 'the run, or a batch id (`keel batch`)')
+    .option('-r, --reason <text>', 'why (recorded in the run; not for a batch)')
     .option('-w, --wait', 'also wait until Temporal has closed the run')
     .action(
       act(async (id: string, o: { reason?: string; wait?: boolean }, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
+          const d = await client.getHandle(id).workflow.describe(); // WorkflowNotFoundError → exit 2
+          if (d.type === BATCH_WORKFLOW_TYPE) {
+            if (d.status.name !== 'RUNNING')
+              throw usageError(`Batch ${id} is ${temporalStatus(d)}; it cannot be cancelled.`);
+            if (o.reason !== undefined)
+              throw usageError('--reason is recorded by runs, not by a batch: cancel it without.');
+            return cancelBatch(client, g, id);
+          }
           const handle = await runningHandle(client, id);
           const ack = await handle.cancel(o.reason); // answers once the run's status is final
           if (o.wait) await outcomeOf(handle.workflow);
