@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { AgentClient, AgentRunHandle } from '../agent-client.js';
 import { act, EXIT, globals, printJson, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
 import { followRun } from './follow.js';
+import { refuseStranded } from './pinned.js';
 import { exitCodeOf, outcomeOf, temporalStatus } from './outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
 import { eventsQuery } from '../../workflows/definitions.js';
@@ -13,10 +14,11 @@ import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../wo
 import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 
 /** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */
-async function runningHandle(client: AgentClient, id: string): Promise<AgentRunHandle> {
+async function runningHandle(client: AgentClient, id: string, g: GlobalOptions): Promise<AgentRunHandle> {
   const handle = client.getHandle(id);
   const d = await handle.workflow.describe(); // WorkflowNotFoundError → exit 2
   if (d.status.name !== 'RUNNING') throw usageError(`Run ${id} is ${temporalStatus(d)}; it takes no more signals.`);
+  await refuseStranded(client, g, d); // pinned to a build nobody serves: the Update would wait unanswered
   return handle;
 }
 
@@ -102,7 +104,7 @@ export function registerControlCommands(program: Command): void {
         act(async (id: string, words: string[], o: { follow?: boolean }, cmd: Command) => {
           const g = globals(cmd);
           return withClient(g, async (client) => {
-            const handle = await runningHandle(client, id);
+            const handle = await runningHandle(client, id, g);
             const text = words.join(' ');
             const after = o.follow
               ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ??
@@ -124,7 +126,7 @@ export function registerControlCommands(program: Command): void {
       act(async (id: string, _o: unknown, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
-          report(g, id, 'interrupt', await (await runningHandle(client, id)).interrupt());
+          report(g, id, 'interrupt', await (await runningHandle(client, id, g)).interrupt());
         });
       }),
     );
@@ -147,7 +149,7 @@ export function registerControlCommands(program: Command): void {
               throw usageError('--reason is recorded by runs, not by a batch: cancel it without.');
             return cancelBatch(client, g, id);
           }
-          const handle = await runningHandle(client, id);
+          const handle = await runningHandle(client, id, g);
           const ack = await handle.cancel(o.reason); // answers once the run's status is final
           if (o.wait) await outcomeOf(handle.workflow);
           report(g, id, 'cancel', ack);
@@ -163,7 +165,7 @@ export function registerControlCommands(program: Command): void {
       act(async (id: string, _o: unknown, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
-          report(g, id, 'end', await (await runningHandle(client, id)).end());
+          report(g, id, 'end', await (await runningHandle(client, id, g)).end());
         });
       }),
     );
