@@ -178,6 +178,42 @@ describe('keel dev hints', () => {
   }, 120_000);
 });
 
+describe('keel dev --no-worker', () => {
+  it('prints a Start a worker: command that starts a worker on that server when pasted', async () => {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dev = await startDev(['--port', String(port), '--ui-port', String(uiPort), '--in-memory', '--no-worker'], {
+      cwd: ROOT,
+      env,
+    });
+    try {
+      const line = dev.out.stdout.split('\n')[2];
+      expect(line).toBe(`Start a worker: npx keel worker --address localhost:${port}`);
+      // pasted into a shell of its own process group, stopped with it
+      const worker = spawn('/bin/sh', ['-c', line.slice('Start a worker: '.length)], {
+        cwd: ROOT,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        const onData = (d: Buffer) => {
+          out += d.toString();
+          if (out.includes(`[keel] worker on task queue keel at localhost:${port}`)) resolve();
+        };
+        worker.stdout.on('data', onData);
+        worker.stderr.on('data', onData);
+        worker.once('exit', (code) => reject(new Error(`the pasted worker exited ${code}: ${out}`)));
+      });
+      const exited = new Promise((r) => worker.once('exit', r));
+      process.kill(-worker.pid!, 'SIGTERM');
+      await exited;
+    } finally {
+      expect(await stop(dev.child)).toBe(0);
+    }
+  }, 120_000);
+});
+
 describe('keel demo next to a running keel dev', () => {
   it.runIf(process.platform === 'linux')(
     "runs on a SQLite file of its own; on keel dev's file it says in one line who holds it",
