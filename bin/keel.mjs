@@ -6,17 +6,24 @@ import { existsSync } from 'node:fs';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
+const checkout = existsSync(new URL('../client/cli/main.ts', import.meta.url));
 if ((major < 22 || (major === 22 && minor < 19)) && ['dev', 'worker', 'demo'].includes(command ?? '')) {
-  process.stderr.write(
-    `[keel] Node ${process.versions.node}: the worker needs Node >= 22.19 (pi-ai). Use \`npx keel ${command}\`, which runs the project's Node 22.\n`,
-  );
+  // In a source checkout `npx keel` runs on the project's Node 22 (the pinned `node` devDependency); run through npx
+  // already (npm_command=exec), or in a project that installed the package, there is no Node 22 to point at.
+  const fix =
+    checkout && process.env.npm_command !== 'exec'
+      ? `Use \`npx keel ${command}\`, which runs the project's Node 22.`
+      : `Install Node 22.19 or later (https://nodejs.org), or give this project its own: ` +
+        `\`npm install --save-dev --save-exact node@22\`, then \`npx keel ${command}\` runs on it.`;
+  process.stderr.write(`[keel] Node ${process.versions.node}: the worker needs Node >= 22.19 (pi-ai). ${fix}\n`);
 }
 
 // tsx also lets `--tools-module` and `scripted/` paths name .ts files in the installed package
 const { register } = await import('tsx/esm/api');
 register();
-const source = new URL('../client/cli/main.ts', import.meta.url);
-const entry = existsSync(source) ? source : new URL('../dist/client/cli/main.js', import.meta.url);
+const entry = checkout
+  ? new URL('../client/cli/main.ts', import.meta.url)
+  : new URL('../dist/client/cli/main.js', import.meta.url);
 const { main } = await import(entry.href);
 const code = await main(process.argv.slice(2));
 // exit explicitly: open gRPC channels or timers must not keep a finished command alive; but only once stdout and stderr

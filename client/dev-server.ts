@@ -8,6 +8,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 import { devServerPids, killWithThisProcess } from './dev-server-lifeline.js';
+import { describeHolder, fileHolder, portHolder, portIsFree, ResourceInUseError } from './resource-holder.js';
 
 export { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 
@@ -32,6 +33,8 @@ export interface StartDevServerOptions {
   extraArgs?: string[];
   /** Progress lines (CLI provisioning, startup); default: stderr. */
   log?: (s: string) => void;
+  /** The least severe server log line printed (on stderr): `debug`, `info`, `warn` or `error` (default). */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
 
 export interface DevServer {
@@ -48,11 +51,17 @@ export interface DevServer {
 
 const IP = '127.0.0.1';
 
+/**
+ * Starts `temporal server start-dev`. Rejects with `ResourceInUseError` (one line naming the holder) when `port`,
+ * the UI port or `dbFilename` is already taken by another process, instead of starting a server that cannot bind
+ * and reporting whatever answers on the port as up.
+ */
 export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
   const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
-  const path = await ensureTemporalCli({ log });
   const ui = opts.ui ?? opts.uiPort !== undefined;
   const uiPort = ui ? (opts.uiPort ?? DEFAULT_UI_PORT) : undefined;
+  await checkFree(opts.port, uiPort, opts.dbFilename);
+  const path = await ensureTemporalCli({ log });
   const started = Date.now();
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
@@ -64,6 +73,8 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
       ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
       ui,
       ...(uiPort !== undefined ? { uiPort } : {}),
+      // the server's WARN lines (at start and stop) are not for Keel's users
+      log: { format: 'pretty', level: opts.logLevel ?? 'error' },
       // `--output none` drops the CLI's "CLI …/Server: …/Metrics: …" banner on stdout (server logs stay on stderr).
       extraArgs: ['--output', 'none', ...(opts.extraArgs ?? [])],
     },
@@ -87,4 +98,22 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
       return stopping;
     },
   };
+}
+
+/** Rejects with ResourceInUseError when a port (on the server's interface) or the SQLite file is taken. */
+async function checkFree(port: number | undefined, uiPort: number | undefined, dbFilename: string | undefined) {
+  for (const [p, what] of [
+    [port, 'gRPC'],
+    [uiPort, 'Web UI'],
+  ] as const) {
+    if (p === undefined || p === 0 || (await portIsFree(p, IP))) continue;
+    const holder = portHolder(p);
+    throw new ResourceInUseError(
+      `Port ${p} (${what})`,
+      holder ? describeHolder(holder) : 'another process',
+      holder?.pid,
+    );
+  }
+  const holder = dbFilename !== undefined ? fileHolder(dbFilename) : undefined;
+  if (holder) throw new ResourceInUseError(dbFilename!, describeHolder(holder), holder.pid);
 }

@@ -3,7 +3,7 @@
  * Exit code 0 when every turn succeeded, 1 when a model call failed or the demo could not run (one line on stderr).
  */
 import { parseArgs } from 'node:util';
-import { runDemo } from './run-demo.js';
+import { DEMO_DB, runDemo } from './run-demo.js';
 
 function options() {
   try {
@@ -11,7 +11,7 @@ function options() {
       options: {
         keep: { type: 'boolean', default: false },
         model: { type: 'string', short: 'm', default: 'scripted/demo' },
-        db: { type: 'string', default: '.keel/dev.db' },
+        db: { type: 'string', default: DEMO_DB },
       },
     });
     return { keep: values.keep, model: values.model, dbFilename: values.db };

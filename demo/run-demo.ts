@@ -12,6 +12,7 @@ import { piAiProvider } from '../activities/model/pi-ai.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import { AgentClient, type AgentRunHandle } from '../client/agent-client.js';
 import { startDevServer } from '../client/dev-server.js';
+import { ResourceInUseError } from '../client/resource-holder.js';
 import type { LoggedEvent } from '../common/events.js';
 import { messageText } from '../common/messages.js';
 import { createAgentWorker } from '../worker/create-worker.js';
@@ -23,9 +24,15 @@ export interface DemoOptions {
   keep: boolean;
   /** `scripted/demo` (the offline replay) or any pi-ai `provider/model-id`. */
   model: string;
-  /** SQLite file of the dev server. */
+  /**
+   * SQLite file of the dev server (`.keel/demo.db` from `npm run demo` and `keel demo`: not `keel dev`'s `.keel/dev.db`,
+   * which a running `keel dev` holds).
+   */
   dbFilename: string;
 }
+
+/** The demo's own SQLite file, next to `keel dev`'s `.keel/dev.db`. */
+export const DEMO_DB = '.keel/demo.db';
 
 /** A task queue of the demo's own, so a `keel dev` worker with other tools can never pick up its tasks. */
 const DEMO_TASK_QUEUE = 'keel-demo';
@@ -47,7 +54,13 @@ export async function runDemo({ keep, model, dbFilename }: DemoOptions): Promise
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   mkdirSync(dirname(dbFilename), { recursive: true });
   const uiPort = await freePort(8233);
-  const server = await startDevServer({ dbFilename, ui: true, uiPort, log: (s) => console.log(s) });
+  const server = await startDevServer({ dbFilename, ui: true, uiPort, log: (s) => console.log(s) }).catch(
+    (err: unknown) => {
+      if (err instanceof ResourceInUseError)
+        throw new Error(`${err.message}: stop it, or give the demo another file with --db.`, { cause: err });
+      throw err;
+    },
+  );
   const workspace = mkdtempSync(join(tmpdir(), 'keel-demo-'));
   writeFileSync(join(workspace, 'notes.txt'), 'Keel demo workspace.\n');
   const worker = await createAgentWorker({

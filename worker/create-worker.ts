@@ -4,7 +4,14 @@
  * with `keelPlugin()` (worker/plugin.ts). Services that run their own workflows too use the plugin directly.
  */
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogLevel,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import type { AgentHooks } from '../activities/hooks.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
@@ -78,6 +85,12 @@ export interface AgentWorkerOptions extends ConnectionSettings {
    * 1.5 MB cannot be carried across continue-as-new). Clients reading these runs need the same setting.
    */
   payloadStorage?: PayloadStorageOption;
+  /**
+   * The least severe SDK log line printed (`TRACE` … `ERROR`; default `$KEEL_LOG_LEVEL`, else `WARN`), used when no
+   * Temporal `Runtime` is installed yet: the SDK's own default prints every worker state change at `INFO`. A Runtime
+   * you install before (`Runtime.install({ logger })`) is kept as it is.
+   */
+  logLevel?: LogLevel;
 }
 
 export interface AgentWorker {
@@ -105,6 +118,7 @@ export interface AgentWorker {
  * run: providers read them from the worker's environment (or files named by `<NAME>_FILE`).
  */
 export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<AgentWorker> {
+  installQuietRuntime(opts.logLevel);
   const resolved = resolveConnection(opts);
   const connection = opts.connection ?? (await connectNative(resolved));
   const { plugins = [], ...workerOptions } = opts.workerOptions ?? {};
@@ -142,6 +156,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const client = new Client({ connection, namespace: resolved.namespace, dataConverter });
   let running: Promise<void> | undefined;
   let current: Promise<void> = Promise.resolve();
+  const stopping = new AbortController();
   const makeCurrent = deployment !== undefined && opts.versioning !== false && (opts.versioning?.makeCurrent ?? true);
   return {
     worker,
@@ -155,8 +170,16 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
         running = worker.run();
         if (makeCurrent && deployment) {
           // the version exists once the worker has polled: retried until the server accepts it
-          current = setCurrentVersion(client, resolved.namespace, deployment.version, taskQueue);
-          current.catch((err) => process.stderr.write(`[keel] ${String(err)}\n`));
+          current = setCurrentVersion(
+            client,
+            resolved.namespace,
+            deployment.version,
+            taskQueue,
+            undefined,
+            stopping.signal,
+          );
+          // a shutdown stops the attempts: not a failure to report
+          current.catch((err) => stopping.signal.aborted || process.stderr.write(`[keel] ${String(err)}\n`));
         }
       }
       return running;
@@ -165,12 +188,45 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
       return current;
     },
     async shutdown() {
+      const version = deployment?.version;
+      stopping.abort(
+        new Error(
+          `the worker shut down before build ${version?.buildId} became current in deployment ${version?.deploymentName}`,
+        ),
+      );
+      if (running) await untilStarted(worker, running);
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      await current.catch(() => undefined); // no call on the connection after it closes
       await flushTracing();
       if (!opts.connection) await connection.close();
     },
   };
+}
+
+/** Installs a Runtime whose logger prints `level` and above, unless a Runtime is installed already (then: no change). */
+function installQuietRuntime(level: LogLevel | undefined): void {
+  try {
+    Runtime.install({
+      logger: new DefaultLogger(level ?? (process.env.KEEL_LOG_LEVEL as LogLevel | undefined) ?? 'WARN'),
+    });
+  } catch {
+    // a Runtime is installed already (the application's own, or an earlier worker's): it stays
+  }
+}
+
+/**
+ * Resolves once `run()` has started polling, or has failed. `run()` first starts the home-queue worker
+ * (worker/plugin.ts), so for a moment the worker is still INITIALIZED, and `Worker.shutdown()` then throws; a
+ * `shutdown()` in that moment would otherwise skip it and wait for a worker that never stops.
+ */
+async function untilStarted(worker: Worker, running: Promise<void>): Promise<void> {
+  let settled = false;
+  void running.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  while (!settled && worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
 }
 
 async function connectNative(resolved: ReturnType<typeof resolveConnection>): Promise<NativeConnection> {

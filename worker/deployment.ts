@@ -7,6 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
 
@@ -63,7 +64,9 @@ export function workerDeploymentOptions(opts: DeploymentOptions): WorkerDeployme
 /**
  * Makes `version` the current version of its deployment, retrying while the server has not yet seen a poller of it
  * (a worker registers its version with its first poll); with `taskQueue`, also waits until that task queue routes new
- * runs to it (the deployment's routing reaches its task queues a moment later). Rejects after `timeoutMs`.
+ * runs to it (the deployment's routing reaches its task queues a moment later). Rejects after `timeoutMs`, or at once
+ * with `signal.reason` when `signal` aborts (the worker is shutting down: its connection is about to close, and
+ * retrying on a closed client only repeats `Client already closed`).
  */
 export async function setCurrentVersion(
   client: Client,
@@ -71,10 +74,12 @@ export async function setCurrentVersion(
   version: { deploymentName: string; buildId: string },
   taskQueue?: string,
   timeoutMs = 60_000,
+  signal?: AbortSignal,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (let delay = 100; Date.now() < deadline; delay = Math.min(delay * 2, 1000)) {
+    signal?.throwIfAborted();
     try {
       const described = await client.workflowService
         .describeWorkerDeployment({ namespace, deploymentName: version.deploymentName })
@@ -91,9 +96,10 @@ export async function setCurrentVersion(
       }
       if (!taskQueue || (await routedBuild(client, namespace, taskQueue)) === version.buildId) return;
     } catch (err) {
+      signal?.throwIfAborted();
       lastError = err;
     }
-    await new Promise((r) => setTimeout(r, delay));
+    await sleep(delay, undefined, signal ? { signal } : undefined).catch(() => signal?.throwIfAborted());
   }
   throw new Error(
     `could not make build ${version.buildId} current in deployment ${version.deploymentName}` +

@@ -6,16 +6,19 @@ import type { Command } from 'commander';
 import type { AgentClient, AgentRunHandle } from '../agent-client.js';
 import { act, EXIT, globals, printJson, uiLink, usageError, withClient, type GlobalOptions } from './context.js';
 import { followRun } from './follow.js';
+import { refuseStranded } from './pinned.js';
 import { exitCodeOf, outcomeOf, temporalStatus } from './outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
 import { eventsQuery } from '../../workflows/definitions.js';
+import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../workflows/batch-definitions.js';
 import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 
 /** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */
-async function runningHandle(client: AgentClient, id: string): Promise<AgentRunHandle> {
+async function runningHandle(client: AgentClient, id: string, g: GlobalOptions): Promise<AgentRunHandle> {
   const handle = client.getHandle(id);
   const d = await handle.workflow.describe(); // WorkflowNotFoundError → exit 2
   if (d.status.name !== 'RUNNING') throw usageError(`Run ${id} is ${temporalStatus(d)}; it takes no more signals.`);
+  await refuseStranded(client, g, d); // pinned to a build nobody serves: the Update would wait unanswered
   return handle;
 }
 
@@ -66,6 +69,34 @@ function ackText(ack: QueuedAck | InterruptAck | ClosedAck): string {
   return ` (${ack.status})`;
 }
 
+/**
+ * `keel cancel <batchId>`: what `temporal workflow cancel` does to a batch (it has no `cancel` Update): the batch closes
+ * Canceled, asks its running tasks to cancel, keeps the finished ones and starts no queued one. Waits for the batch to
+ * close and says what happened, counted by its `progress` query just before the cancellation request.
+ */
+async function cancelBatch(client: AgentClient, g: GlobalOptions, id: string): Promise<void> {
+  const handle = client.client.workflow.getHandle(id);
+  const p: BatchProgress | undefined = await handle.query(progressQuery).catch(() => undefined);
+  await handle.cancel();
+  await handle.result().catch(() => undefined); // closes Canceled once it has asked its running tasks to cancel
+  const status = temporalStatus(await handle.describe());
+  const url = uiLink(g, id);
+  if (g.json) {
+    printJson({
+      workflowId: id,
+      cancelled: 'batch',
+      status,
+      ...(p ? { tasks: { cancelled: p.running, finished: p.done + p.failed, notStarted: p.queued } } : {}),
+      url,
+    });
+    return;
+  }
+  const tasks = p
+    ? `: ${p.running} running task(s) cancelled, ${p.done + p.failed} finished kept, ${p.queued} not started`
+    : '';
+  process.stdout.write(`cancel → batch ${id} (${status})${tasks}\n${url}\n`);
+}
+
 export function registerControlCommands(program: Command): void {
   for (const [name, signal, summary] of [
     ['send', 'followUp', 'queue a follow-up message (Pi followUp); a waiting session starts a new agent run'],
@@ -81,7 +112,7 @@ export function registerControlCommands(program: Command): void {
         act(async (id: string, words: string[], o: { follow?: boolean }, cmd: Command) => {
           const g = globals(cmd);
           return withClient(g, async (client) => {
-            const handle = await runningHandle(client, id);
+            const handle = await runningHandle(client, id, g);
             const text = words.join(' ');
             const after = o.follow
               ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ??
@@ -103,22 +134,30 @@ export function registerControlCommands(program: Command): void {
       act(async (id: string, _o: unknown, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
-          report(g, id, 'interrupt', await (await runningHandle(client, id)).interrupt());
+          report(g, id, 'interrupt', await (await runningHandle(client, id, g)).interrupt());
         });
       }),
     );
 
   program
     .command('cancel')
-    .summary('abort the run and end it as Canceled')
-    .argument('<workflowId>', 'the run')
-    .option('-r, --reason <text>', 'why (recorded in the run)')
+    .summary('abort the run (or a batch: its running tasks) and end it as Canceled')
+    .argument('<workflowId>', 'the run, or a batch id (`keel batch`)')
+    .option('-r, --reason <text>', 'why (recorded in the run; not for a batch)')
     .option('-w, --wait', 'also wait until Temporal has closed the run')
     .action(
       act(async (id: string, o: { reason?: string; wait?: boolean }, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
-          const handle = await runningHandle(client, id);
+          const d = await client.getHandle(id).workflow.describe(); // WorkflowNotFoundError → exit 2
+          if (d.type === BATCH_WORKFLOW_TYPE) {
+            if (d.status.name !== 'RUNNING')
+              throw usageError(`Batch ${id} is ${temporalStatus(d)}; it cannot be cancelled.`);
+            if (o.reason !== undefined)
+              throw usageError('--reason is recorded by runs, not by a batch: cancel it without.');
+            return cancelBatch(client, g, id);
+          }
+          const handle = await runningHandle(client, id, g);
           const ack = await handle.cancel(o.reason); // answers once the run's status is final
           if (o.wait) await outcomeOf(handle.workflow);
           report(g, id, 'cancel', ack);
@@ -134,7 +173,7 @@ export function registerControlCommands(program: Command): void {
       act(async (id: string, _o: unknown, cmd: Command) => {
         const g = globals(cmd);
         return withClient(g, async (client) => {
-          report(g, id, 'end', await (await runningHandle(client, id)).end());
+          report(g, id, 'end', await (await runningHandle(client, id, g)).end());
         });
       }),
     );

@@ -1,4 +1,5 @@
 /** `keel status`, `keel watch`, `keel transcript`: reading a run. */
+import { refuseStranded } from './pinned.js';
 import { Option, type Command } from 'commander';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
@@ -157,6 +158,7 @@ export function registerInspectCommands(program: Command): void {
         return withClient(g, async (client) => {
           const d = await client.getHandle(id).workflow.describe();
           if (d.type === BATCH_WORKFLOW_TYPE) return printBatchStatus(client, g, id);
+          await refuseStranded(client, g, d); // its queries would fail with no word of why
           const r = await statusOf(client, g, id);
           if (g.json) printJson(r);
           else printStatus(r);

@@ -8,11 +8,12 @@ import { pathToFileURL } from 'node:url';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
-import type { ConnectionSettings } from '../../common/connection.js';
+import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
 import { WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
 import { recordDevServer } from './dev-registry.js';
+import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 
@@ -140,14 +141,25 @@ function collectNames(value: string, previous: string[] = []): string[] {
   ];
 }
 
-/** Models: scripted (named scripts from --scripts, and rule files by path) and pi-ai for every other provider. */
+/** `scripted/hello`, always registered by `keel dev` and `keel worker`: what the hint `keel dev` prints runs. */
+export const HELLO_SCRIPT: Script = {
+  rules: [{ text: 'Hello from Keel: a scripted model answered (offline, no API key).' }],
+};
+
+/**
+ * Models: scripted (`scripted/hello`, named scripts from --scripts, and rule files by path) and pi-ai for every other
+ * provider.
+ */
 async function loadModels(flags: WorkerFlags): Promise<ModelRegistry> {
   const { scriptedModel } = await import('../../activities/model/scripted.js');
   const { piAiProvider } = await import('../../activities/model/pi-ai.js');
-  let scripts: Record<string, Script> = {};
+  let scripts: Record<string, Script> = { hello: HELLO_SCRIPT };
   if (flags.scripts) {
     try {
-      scripts = JSON.parse(readFileSync(resolve(flags.scripts), 'utf8')) as Record<string, Script>;
+      scripts = {
+        ...scripts,
+        ...(JSON.parse(readFileSync(resolve(flags.scripts), 'utf8')) as Record<string, Script>),
+      };
     } catch (err) {
       throw usageError(`--scripts ${flags.scripts}: ${(err as Error).message}`);
     }
@@ -213,6 +225,36 @@ function untilSignal(): Promise<NodeJS.Signals> {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   }).finally(() => clearInterval(keepAlive));
+}
+
+/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The `keel run` that `keel dev` suggests, with every flag a new shell of the same environment needs to reach this
+ * server and worker: `--address` (unless it resolves there anyway), `--namespace`, `--task-queue`.
+ */
+export function tryCommand(g: Pick<GlobalOptions, 'namespace' | 'taskQueue'>, port: number): string {
+  const defaults = resolveConnection({});
+  const address = `localhost:${port}`;
+  const flags = [
+    ...(defaults.address === address ? [] : ['--address', address]),
+    ...(defaults.namespace === g.namespace ? [] : ['--namespace', g.namespace]),
+    ...((process.env.KEEL_TASK_QUEUE ?? 'keel') === g.taskQueue ? [] : ['--task-queue', g.taskQueue]),
+  ];
+  return ['npx', 'keel', 'run', 'hello', '--model', 'scripted/hello', ...flags].map(shellWord).join(' ');
+}
+
+/** What `keel dev` answers when a port or its SQLite file is taken: the holder, and the flag that avoids it. */
+function inUseHint(err: ResourceInUseError): string {
+  const fix = err.resource.endsWith('(gRPC)')
+    ? 'choose another port with --port'
+    : err.resource.endsWith('(Web UI)')
+      ? 'choose another port with --ui-port'
+      : 'use another file with --db, or --in-memory';
+  return `${err.message}: stop it, or ${fix}.`;
 }
 
 function portOf(address: string): number | undefined {
@@ -312,10 +354,10 @@ export function registerServerCommands(program: Command): void {
             log: (s) => process.stderr.write(`${s}\n`),
           });
         } catch (err) {
+          if (err instanceof ResourceInUseError) throw new CliError(EXIT.usage, inUseHint(err));
           throw new CliError(
             EXIT.usage,
-            `Could not start the dev server on port ${port} (UI ${o.uiPort}): ${(err as Error).message}\n` +
-              `Is another \`keel dev\` (or Temporal) already running there? Use --port / --ui-port, or run only a worker with \`keel worker\`.`,
+            `Could not start the dev server on port ${port} (UI ${o.uiPort}): ${(err as Error).message}`,
           );
         }
         const address = server.address;
@@ -336,7 +378,9 @@ export function registerServerCommands(program: Command): void {
           process.stdout.write(
             `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
               `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
-              `Try: npx keel run "hello" --model scripted/<rules.json>   (or any provider/model with its API key set)\n`,
+              (o.worker
+                ? `Try: ${tryCommand(g, port)}   (a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)\n`
+                : `Start a worker: ${tryCommand(g, port).replace(/ run hello --model scripted\/hello/, ' worker')}\n`),
           );
           const signal = await untilSignal();
           process.stderr.write(`[keel] ${signal}: stopping\n`);
@@ -411,7 +455,7 @@ export function registerServerCommands(program: Command): void {
       'play the demo to a real model (API key from the environment)',
       'scripted/demo',
     )
-    .option('--db <file>', 'SQLite file of the dev server', '.keel/dev.db')
+    .option('--db <file>', "SQLite file of the dev server (not `keel dev`'s)", '.keel/demo.db')
     .action(
       act(async (o: { keep?: boolean; model: string; db: string }) => {
         const { runDemo } = await import('../../demo/run-demo.js');

@@ -1,0 +1,250 @@
+/**
+ * `keel dev` as a new user meets it (issue 20 items 5, 6, 11, 15): a taken port is refused in one line naming its
+ * holder (it used to print "ready" and run against whatever held the port); the `Try:` command it prints runs as
+ * pasted; the server's WARN lines stay out of its output; `npm run demo` next to a running `keel dev` uses its own
+ * SQLite file, and on `keel dev`'s file says in one line who holds it (it used to die with SQLITE_BUSY and Go stack
+ * traces).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devServerPids } from '../../client/dev-server-lifeline.js';
+import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, 90_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `keel dev …` and resolves once it printed `ready`; its output keeps accumulating in `out`. */
+async function startDev(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const child = spawn(process.execPath, [BIN, 'dev', ...args], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out.stdout += d.toString();
+      if (out.stdout.includes('Ctrl-C to stop\n') && out.stdout.endsWith('\n')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`keel dev exited ${code}: ${out.stdout}${out.stderr}`)));
+  });
+  return { child, out };
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGINT');
+  });
+}
+
+/** A listener on a free port of 127.0.0.1, held by this test process. */
+function listen(): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () =>
+      resolve({ server, port: (server.address() as { port: number }).port }),
+    );
+  });
+}
+
+const freePort = async () => {
+  const { server, port } = await listen();
+  await new Promise((r) => server.close(r));
+  return port;
+};
+
+/** This process as resource-holder.ts names it: its command line, cut at 100 characters. */
+function thisProcess(): string {
+  const command = readFileSync('/proc/self/cmdline', 'utf8').split('\0').filter(Boolean).join(' ');
+  return `pid ${process.pid} (${command.length > 100 ? `${command.slice(0, 99)}…` : command})`;
+}
+
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  env = {
+    ...process.env,
+    NO_COLOR: '1',
+    XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), 'keel-dev-cache-')), // its own dev-server records
+    TEMPORAL_CLI_PATH: await ensureTemporalCli(),
+  };
+  for (const k of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'KEEL_TASK_QUEUE', 'KEEL_UI_URL', 'TEMPORAL_PROFILE'])
+    delete env[k];
+});
+
+describe('keel dev on a taken port', () => {
+  let held: { server: Server; port: number };
+  beforeAll(async () => (held = await listen()));
+  afterAll(() => new Promise((r) => held.server.close(r)));
+
+  it.runIf(process.platform === 'linux')('refuses a taken gRPC port in one line naming the process', async () => {
+    const r = await run(
+      process.execPath,
+      [BIN, 'dev', '--port', String(held.port), '--ui-port', String(await freePort()), '--in-memory'],
+      { cwd: ROOT, env },
+    );
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `keel: Port ${held.port} (gRPC) is in use by ${thisProcess()}: stop it, or choose another port with --port.\n`,
+    });
+  });
+
+  it.runIf(process.platform === 'linux')('refuses a taken Web UI port in one line naming the process', async () => {
+    const r = await run(
+      process.execPath,
+      [BIN, 'dev', '--port', String(await freePort()), '--ui-port', String(held.port), '--in-memory'],
+      { cwd: ROOT, env },
+    );
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `keel: Port ${held.port} (Web UI) is in use by ${thisProcess()}: stop it, or choose another port with --ui-port.\n`,
+    });
+  });
+});
+
+describe('keel dev hints', () => {
+  it('prints a Try: command that runs as pasted, and no server log lines at start and stop', async () => {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dev = await startDev(
+      [
+        '--port',
+        String(port),
+        '--ui-port',
+        String(uiPort),
+        '--in-memory',
+        '--task-queue',
+        'hint queue',
+        '--no-builtin',
+      ],
+      { cwd: ROOT, env },
+    );
+    let code: number | null;
+    try {
+      const lines = dev.out.stdout.split('\n');
+      expect(lines).toEqual([
+        `Keel dev server ready at localhost:${port} · Web UI http://localhost:${uiPort}/namespaces/default/workflows`,
+        'Data: in memory · Ctrl-C to stop',
+        `Try: npx keel run hello --model scripted/hello --address localhost:${port} --task-queue 'hint queue'   ` +
+          '(a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)',
+        '',
+      ]);
+      // pasted into a shell of another terminal in the same project
+      const hint = lines[2].slice('Try: '.length, lines[2].indexOf('   ('));
+      const pasted = await run('/bin/sh', ['-c', hint], { cwd: ROOT, env });
+      expect(pasted.code, pasted.stderr).toBe(0);
+      expect(pasted.stdout).toContain('Hello from Keel: a scripted model answered (offline, no API key).');
+    } finally {
+      code = await stop(dev.child);
+    }
+    expect(code).toBe(0);
+    expect(dev.out.stderr.split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^\\[keel\\] Temporal dev server up at 127\\.0\\.0\\.1:${port} in \\d+ ms, UI at http://127\\.0\\.0\\.1:${uiPort}$`,
+        ),
+      ),
+      '[keel] worker on task queue hint queue: tools (none)',
+      '[keel] SIGINT: stopping',
+      '',
+    ]);
+  }, 120_000);
+});
+
+describe('keel dev --no-worker', () => {
+  it('prints a Start a worker: command that starts a worker on that server when pasted', async () => {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dev = await startDev(['--port', String(port), '--ui-port', String(uiPort), '--in-memory', '--no-worker'], {
+      cwd: ROOT,
+      env,
+    });
+    try {
+      const line = dev.out.stdout.split('\n')[2];
+      expect(line).toBe(`Start a worker: npx keel worker --address localhost:${port}`);
+      // pasted into a shell of its own process group, stopped with it
+      const worker = spawn('/bin/sh', ['-c', line.slice('Start a worker: '.length)], {
+        cwd: ROOT,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        const onData = (d: Buffer) => {
+          out += d.toString();
+          if (out.includes(`[keel] worker on task queue keel at localhost:${port}`)) resolve();
+        };
+        worker.stdout.on('data', onData);
+        worker.stderr.on('data', onData);
+        worker.once('exit', (code) => reject(new Error(`the pasted worker exited ${code}: ${out}`)));
+      });
+      const exited = new Promise((r) => worker.once('exit', r));
+      process.kill(-worker.pid!, 'SIGTERM');
+      await exited;
+    } finally {
+      expect(await stop(dev.child)).toBe(0);
+    }
+  }, 120_000);
+});
+
+describe('keel demo next to a running keel dev', () => {
+  it.runIf(process.platform === 'linux')(
+    "runs on a SQLite file of its own; on keel dev's file it says in one line who holds it",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'keel-dev-demo-'));
+      const dev = await startDev(['--port', String(await freePort()), '--ui-port', String(await freePort())], {
+        cwd: dir,
+        env,
+      });
+      try {
+        const demo = await run(process.execPath, [BIN, 'demo'], { cwd: dir, env });
+        expect(demo.code, demo.stderr).toBe(0);
+        expect(demo.stdout).toContain(', db .keel/demo.db\n');
+        expect(demo.stdout).toContain('\nSession completed: 20 messages, 10 turns.\n');
+
+        const [server] = devServerPids(dev.child.pid);
+        const line = (pid: number) => {
+          const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+          return `pid ${pid} (${command.length > 100 ? `${command.slice(0, 99)}…` : command})`;
+        };
+        const clash = await run(process.execPath, [BIN, 'demo', '--db', '.keel/dev.db'], { cwd: dir, env });
+        expect({ code: clash.code, stderr: clash.stderr }).toEqual({
+          code: 1,
+          stderr:
+            `keel: .keel/dev.db is in use by ${line(server)}, started by ${line(dev.child.pid!)}: ` +
+            'stop it, or give the demo another file with --db.\n',
+        });
+      } finally {
+        expect(await stop(dev.child)).toBe(0);
+      }
+    },
+    180_000,
+  );
+});
