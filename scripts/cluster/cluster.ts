@@ -219,6 +219,8 @@ const DYNAMIC_CONFIG = {
   'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true }],
   'limit.maxIDLength': [{ value: 255 }],
   'history.transferProcessorMaxPollRPS': [{ value: 1000 }],
+  // every test file polls task queues of its own with one build id: more than the default 100 per deployment version
+  'matching.maxTaskQueuesInDeploymentVersion': [{ value: 1000 }],
 };
 
 function serverConfig(o: { portBase: number; pgPort: number; dynamicConfig: string; pki?: TestPki }) {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { strip, startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
+import { spawnUntil, stopChild } from './cli-child.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -473,34 +474,6 @@ const freePort = () =>
       srv.close(() => resolve(p));
     });
   });
-
-/** Spawns `keel …` and resolves once `ready` appears in its output (stdout or stderr); rejects if it exits first. */
-async function spawnUntil(args: string[], ready: string, opts: { cwd: string; env: NodeJS.ProcessEnv }) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: opts.cwd,
-    env: { ...opts.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = { text: '' };
-  await new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      output.text += d.toString();
-      if (output.text.includes(ready)) resolve();
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`keel ${args.join(' ')} exited ${code}: ${output.text}`)));
-  });
-  return { child, output };
-}
-
-function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill(signal);
-  });
-}
 
 describe('keel dev', () => {
   it('--no-worker keeps serving until SIGTERM; other commands link to its --ui-port; keel worker takes $KEEL_WORKSPACE', async () => {

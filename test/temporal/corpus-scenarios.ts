@@ -214,6 +214,14 @@ export const corpusScripts: Record<string, Script> = {
       { text: 'ok' },
     ],
   },
+  /** 0.4.2: a tool call whose arguments are a JSON string: kept, refused with Pi's validation error, then retried. */
+  stringArguments: {
+    replies: [
+      { toolCalls: [{ id: 's-1', name: 'echo', arguments: '{"value":"as text"}' }] },
+      { toolCalls: [{ id: 's-2', name: 'echo', arguments: { value: 'as object' } }] },
+      { text: 'retried' },
+    ],
+  },
   approval: {
     rules: [
       { match: 'toolResult:', text: 'gated done' },
@@ -459,6 +467,27 @@ export const scenarios: Record<string, Scenario> = {
     );
     await h.result();
     return { 'approval-timeout': await recorded(h.workflow) };
+  },
+  /** 0.4.2: arguments as a JSON string (patch keel-0.4.2-string-tool-arguments); the tools on the tool queue. */
+  'string-arguments': async (keel) => {
+    const h = await keel.start(
+      { model: 'scripted/stringArguments', prompt: 'go', tools: ['echo'] },
+      id('string-arguments'),
+    );
+    await h.result();
+    return { 'string-arguments': await recorded(h.workflow) };
+  },
+  /** 0.4.2: a raw start whose input is nested deeper than the limit fails as InvalidAgentInput (keel-0.4.2-deep-input-refused). */
+  'deep-input': async (keel) => {
+    let metadata: Record<string, unknown> = {};
+    for (let i = 0; i < 300; i++) metadata = { a: metadata };
+    const handle = await keel.client.client.workflow.start('agentWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: id('deep-input'),
+      args: [{ model: 'scripted/brief', prompt: 'hi', metadata }],
+    });
+    await handle.result().catch(() => undefined);
+    return { 'deep-input': await recorded(handle) };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));

@@ -23,10 +23,15 @@ export default async function setup(project: TestProject) {
   const existing = process.env.KEEL_TEST_TEMPORAL_ADDRESS;
   const server = existing
     ? { address: existing, shutdown: async () => {} }
-    : // the bench's setting: tasks are dispatched at once instead of after up to 50 ms (stock dev-server polling)
+    : // the bench's setting: tasks are dispatched at once instead of after up to 50 ms (stock dev-server polling);
+      // every test file polls task queues of its own under one build id: more than the 100 a deployment version holds
+      // by default (past them a worker's polls are refused: "maximum number of task queues (100) have been registered")
       await startDevServer({
         log: (s) => process.stderr.write(`${s}\n`),
-        extraArgs: ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000'],
+        extraArgs: [
+          ...['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000'],
+          ...['--dynamic-config-value', 'matching.maxTaskQueuesInDeploymentVersion=1000'],
+        ],
       });
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
   const dir = mkdtempSync(join(tmpdir(), 'keel-bundle-'));

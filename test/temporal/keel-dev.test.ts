@@ -171,7 +171,7 @@ describe('keel dev hints', () => {
           `^\\[keel\\] Temporal dev server up at 127\\.0\\.0\\.1:${port} in \\d+ ms, UI at http://127\\.0\\.0\\.1:${uiPort}$`,
         ),
       ),
-      '[keel] worker on task queue hint queue: tools (none)',
+      '[keel] worker on task queue hint queue: tools (none), no built-in tools',
       '[keel] SIGINT: stopping',
       '',
     ]);
