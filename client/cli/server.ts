@@ -3,7 +3,7 @@
  * (a worker only) and `keel demo` (the seed demo, as `npm run demo`).
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
@@ -80,11 +80,33 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/**
+ * A shared workspace must not hold Keel's own data (README "What a tool can reach"): `.keel/` of the working directory,
+ * the payload store's directory, the dev server's database. Throws a usage error naming what it holds.
+ */
+function refuseKeelDataInside(workspace: string, flags: WorkerFlags & { db?: string }): void {
+  const data = [
+    resolve('.keel'), // the payload store's default directory, .keel/payloads, and keel dev's .keel/dev.db
+    ...(process.env.KEEL_PAYLOAD_DIR ? [resolve(process.env.KEEL_PAYLOAD_DIR)] : []),
+    ...(flags.db ? [resolve(flags.db)] : []),
+  ];
+  const inside = data.filter((path) => {
+    const rel = relative(workspace, path);
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  });
+  if (inside.length > 0)
+    throw usageError(
+      `--workspace ${workspace} holds Keel's own data (${inside.join(', ')}), which a tool could then read or change. ` +
+        'Leave out --workspace (each conversation gets a workspace of its own), or name a directory that does not hold it.',
+    );
+}
+
 /** Tools: the built-in seven on the workspace (unless --no-builtin) plus every `--tools-module`'s export. */
 async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
   const { builtinTools } = await import('../../activities/tools/builtin/index.js');
   const workspace = sharedWorkspace(flags);
   if (workspace !== undefined && !existsSync(workspace)) throw usageError(`--workspace ${workspace} does not exist`);
+  if (workspace !== undefined && flags.builtin !== false) refuseKeelDataInside(workspace, flags);
   let tools: ToolDefinition[] = [];
   if (flags.builtin !== false) {
     try {

@@ -119,3 +119,28 @@ describe('keel CLI texts', () => {
     expect(top.stdout).not.toContain('Global options (');
   });
 });
+
+describe("a shared workspace never holds Keel's own data (issue 21 item 2)", () => {
+  it('keel worker --workspace <dir> is refused when <dir> holds .keel/ (the payload store, keel dev’s database) or $KEEL_PAYLOAD_DIR', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'keel-shared-ws-'));
+    const refusal = (ws: string, held: string) =>
+      `keel: --workspace ${ws} holds Keel's own data (${held}), which a tool could then read or change. ` +
+      'Leave out --workspace (each conversation gets a workspace of its own), or name a directory that does not hold it.\n';
+    // the working directory's .keel/ inside the shared workspace (keel worker --workspace . in a project)
+    expect(await keelCli([...NOWHERE, 'worker', '--workspace', '.'], { cwd: project })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: refusal(project, join(project, '.keel')),
+    });
+    // a payload directory named inside it
+    const elsewhere = mkdtempSync(join(tmpdir(), 'keel-shared-ws-cwd-'));
+    const env = { ...process.env, KEEL_PAYLOAD_DIR: join(project, 'payloads') };
+    expect(await keelCli([...NOWHERE, 'worker', '--workspace', project], { cwd: elsewhere, env })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: refusal(project, join(project, 'payloads')),
+    });
+    // a workspace that holds neither starts (and then finds no server here: exit 3)
+    expect((await keelCli([...NOWHERE, 'worker', '--workspace', project], { cwd: elsewhere })).code).toBe(3);
+  });
+});
