@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -521,6 +521,9 @@ describe('keel dev', () => {
   it('serves Temporal from a SQLite file with a worker; runs survive a restart of `keel dev`', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-'));
+    // a shared workspace beside the database, not around it (one that holds Keel's own data is refused)
+    const workspace = join(dir, 'workspace');
+    mkdirSync(workspace);
     writeFileSync(
       join(dir, 'rules.json'),
       JSON.stringify({ rules: [{ match: 'again', text: 'after the restart' }, { text: 'before the restart' }] }),
@@ -534,7 +537,7 @@ describe('keel dev', () => {
       '--ui-port',
       String(uiPort),
       '--workspace',
-      dir,
+      workspace,
     ];
     const startDev = async () => {
       const child = spawn(process.execPath, [BIN, ...devArgs], {
