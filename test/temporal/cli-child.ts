@@ -19,11 +19,20 @@ export function keelCli(
   args: string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  return runProcess(process.execPath, [BIN, ...args], {
     cwd: opts.cwd ?? ROOT,
     env: { ...(opts.env ?? process.env), NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    timeoutMs: opts.timeoutMs,
   });
+}
+
+/** Runs any command to its end, its output collected (killed after `timeoutMs`, default 60 s, which rejects). */
+export function runProcess(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<CliResult> {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -31,7 +40,7 @@ export function keelCli(
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`keel ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(new Error(`${cmd} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, opts.timeoutMs ?? 60_000);
     child.on('close', (code) => {
       clearTimeout(timer);

@@ -14,32 +14,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devServerPids } from '../../client/dev-server-lifeline.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
+import { BIN, ROOT, runProcess, type CliResult } from './cli-child.js';
 
-const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 90_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** Commands run to their end here get up to 90 s (a dev server starts inside some). */
+function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliResult> {
+  return runProcess(cmd, args, { ...opts, timeoutMs: 90_000 });
 }
 
 /** Starts `keel dev …` and resolves once it printed `ready`; its output keeps accumulating in `out`. */
