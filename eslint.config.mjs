@@ -38,7 +38,14 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*'], message: 'workflows/ runs in the deterministic sandbox: no Node builtins.' },
             {
-              group: ['../activities', '../activities/*', '../activities/**'],
+              group: [
+                '../activities',
+                '../activities/*',
+                '../activities/**',
+                '../../activities',
+                '../../activities/*',
+                '../../activities/**',
+              ],
               allowTypeImports: true,
               message: 'workflows/ may use activities only through `import type` (and proxyActivities).',
             },

@@ -1,5 +1,5 @@
 /**
- * The reconciliation of a sliding-window batch (workflows/batch-window.ts): which of its running children are in fact
+ * The reconciliation of a sliding-window batch (workflows/batch/window.ts): which of its running children are in fact
  * closed — a child that was terminated, timed out or reset never reports — each with its compact outcome, read from
  * Temporal (describe, then the result or failure of a closed one). Children still running, or not found, are left out.
  */

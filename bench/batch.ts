@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import protoModule from '@temporalio/proto';
 import { startBatchWorkflow } from '../client/batch-client.js';
-import type { AgentBatchResult } from '../workflows/batch-definitions.js';
+import type { AgentBatchResult } from '../workflows/batch/definitions.js';
 import { QUEUE } from './fixtures.js';
 import { fetchChain } from './history.js';
 import { keelInput, pool } from './runs.js';

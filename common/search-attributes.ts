@@ -27,7 +27,7 @@ export async function keelSearchAttributesRegistered(
 
 /**
  * The values a run's search attributes have before its first step: status `running`, its model, no turns, no cost.
- * Set at start, a run that begins running has nothing to upsert at its first step (workflows/visibility.ts).
+ * Set at start, a run that begins running has nothing to upsert at its first step (workflows/agent/visibility.ts).
  */
 export function startSearchAttributes(model: string): SearchAttributePair[] {
   return [

@@ -14,7 +14,7 @@
  * - one activity-logger line per model call and tool call.
  *
  * Approvals (requested, decided) are counted by the workflow itself, through its replay-safe `metricMeter`
- * (workflows/approvals.ts).
+ * (workflows/agent/approvals.ts).
  *
  * Contract: never changes an activity's arguments, result or failure; a telemetry error is swallowed.
  */

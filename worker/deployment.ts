@@ -1,7 +1,7 @@
 /**
  * Worker Deployment Versioning for Keel workers. A worker declares a deployment (default `keel`) and a build id
  * (default `<package version>+<git sha>`); runs are pinned to the build they started on while they work, and an idle
- * session moves to the deployment's current version at its next continue-as-new (workflows/agent-workflow.ts).
+ * session moves to the deployment's current version at its next continue-as-new (workflows/agent/workflow.ts).
  * `makeCurrent` promotes this worker's build once it polls: what `keel dev`, `keel worker` and the tests want; on a
  * cluster an operator may instead roll out with `temporal worker deployment set-current-version`.
  */

@@ -12,7 +12,7 @@
  * before it is returned. An idempotent tool that throws is not recorded (its retry runs it again, as before).
  * The ledger is in memory, bounded (least recently finished entries go first), and lives as long as the worker.
  *
- * Non-idempotent tools are retried only on the run's home worker (worker affinity, workflows/tool-batch.ts): every
+ * Non-idempotent tools are retried only on the run's home worker (worker affinity, workflows/agent/tool-batch.ts): every
  * attempt of such a call lands on this process, so the ledger knows whether the tool ran. A retry returns the
  * recorded result (or throws the recorded error), runs the tool when no attempt ever reached it here (it never ran),
  * and answers with the interrupted text only when an attempt started it and no outcome was kept.

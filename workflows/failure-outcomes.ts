@@ -2,7 +2,7 @@
  * The one failure→outcome mapper: how a failed Keel activity (a model call, a compaction, a tool preparation or
  * execution) or a failed child run of a batch becomes what the workflow records instead of an exception. Elsewhere in
  * workflows/ Temporal's failure classes are only passed on (a cancellation rethrown, a workflow bug wrapped in
- * agent-workflow.ts); every mapping of `ActivityFailure`, `ChildWorkflowFailure`, `ApplicationFailure` types,
+ * workflows/agent/workflow.ts); every mapping of `ActivityFailure`, `ChildWorkflowFailure`, `ApplicationFailure` types,
  * `TimeoutFailure`, `TerminatedFailure` and cancellation to an outcome is here.
  *
  * Contract:
@@ -180,7 +180,7 @@ export function childRunOutcome(result: AgentRunResult | undefined, err: unknown
 }
 
 /**
- * How a batch's child run closes, seen from inside it (its report to the batch, batch-report.ts): from what its
+ * How a batch's child run closes, seen from inside it (its report to the batch, workflows/agent/report-to-batch.ts): from what its
  * session returned or threw. `result`: the run's own result (returned, or the details of `AgentRunFailed`); otherwise
  * `cancelled` for a cancellation, else `failed` with `<type>: <message>`. Error texts clipped to 300 characters.
  */

@@ -1,3 +1,3 @@
 /** The workflows a Keel worker registers. */
-export { agentWorkflow } from './agent-workflow.js';
-export { agentBatchPageWorkflow, agentBatchWorkflow } from './batch-workflow.js';
+export { agentWorkflow } from './agent/workflow.js';
+export { agentBatchPageWorkflow, agentBatchWorkflow } from './batch/workflow.js';

@@ -39,9 +39,9 @@ export const PATCH = {
    */
   localTools: 'keel-0.4-local-tools',
   /**
-   * 0.4.0: a batch is a sliding window (workflows/batch-window.ts): children started with `ParentClosePolicy.ABANDON`
+   * 0.4.0: a batch is a sliding window (workflows/batch/window.ts): children started with `ParentClosePolicy.ABANDON`
    * report their outcome by signal and keep running across the batch's continue-as-new, which no longer drains. Checked
-   * once at the start of every batch run (false: the 0.3.0 loop, batch-drain.ts), and by a batch's child before it
+   * once at the start of every batch run (false: the 0.3.0 loop, workflows/batch/drain.ts), and by a batch's child before it
    * sends its `keelBatchTaskFinished` signal.
    */
   slidingWindowBatch: 'keel-0.4-sliding-window-batch',

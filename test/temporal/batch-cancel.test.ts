@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { startBatchWorkflow } from '../../client/batch-client.js';
-import { progressQuery } from '../../workflows/batch-definitions.js';
+import { progressQuery } from '../../workflows/batch/definitions.js';
 import { gate, startKeel, workflowTaskFailures, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));

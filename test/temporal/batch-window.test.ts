@@ -1,5 +1,5 @@
 /**
- * The sliding-window batch (workflows/batch-window.ts): children report their outcome by signal and keep running
+ * The sliding-window batch (workflows/batch/window.ts): children report their outcome by signal and keep running
  * across the batch's continue-as-new, which never drains; every outcome is recorded once; cancelling the batch
  * cancels its running children, including those an earlier run started.
  */
@@ -16,8 +16,8 @@ import {
   type AgentBatchInput,
   type AgentBatchResult,
   type BatchProgress,
-} from '../../workflows/batch-definitions.js';
-import type { WindowCarried } from '../../workflows/batch-window.js';
+} from '../../workflows/batch/definitions.js';
+import type { WindowCarried } from '../../workflows/batch/window.js';
 import { startBatchWorkflow } from '../../client/batch-client.js';
 import { chainHistories, gate, startKeel, workflowTaskFailures, type Keel } from './harness.js';
 

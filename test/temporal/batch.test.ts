@@ -19,7 +19,7 @@ import {
   resultsQuery,
   type AgentBatchResult,
   type BatchProgress,
-} from '../../workflows/batch-definitions.js';
+} from '../../workflows/batch/definitions.js';
 import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));

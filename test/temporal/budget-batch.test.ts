@@ -12,7 +12,7 @@ import {
   resultsQuery,
   type AgentBatchInput,
   type AgentBatchResult,
-} from '../../workflows/batch-definitions.js';
+} from '../../workflows/batch/definitions.js';
 import { gate, startKeel, until, type Keel } from './harness.js';
 
 const tokens = (totalTokens: number): Partial<Usage> => ({ input: totalTokens, totalTokens });

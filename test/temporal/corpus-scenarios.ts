@@ -11,7 +11,7 @@ import type { temporal } from '@temporalio/proto';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
-import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch-definitions.js';
+import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch/definitions.js';
 import { steerSignal } from '../../workflows/definitions.js';
 import { emptyUsage } from '../../common/messages.js';
 import { allEvents, chainHistories, gate, notation, until, untilContinuedAsNew, type Keel } from './harness.js';

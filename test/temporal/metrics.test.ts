@@ -1,7 +1,7 @@
 /**
  * Metrics: `keel worker --metrics-port` serves the Temporal runtime's Prometheus endpoint, and after a run it carries
  * Keel's series from the activity metricMeter (worker/activity-telemetry.ts): tokens by kind, cost, model latency,
- * tool calls and tool latency by tool; and from the workflow metricMeter (workflows/approvals.ts) the approvals
+ * tool calls and tool latency by tool; and from the workflow metricMeter (workflows/agent/approvals.ts) the approvals
  * requested and decided, whose difference is the number pending.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -4,7 +4,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
-import { TURN_UPSERT_STRIDE } from '../../workflows/visibility.js';
+import { TURN_UPSERT_STRIDE } from '../../workflows/agent/visibility.js';
 import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const echo = defineTool({

@@ -1,5 +1,5 @@
 /**
- * What a sliding-window batch carries across continue-as-new (workflows/batch-window.ts, batch-outcomes.ts): every
+ * What a sliding-window batch carries across continue-as-new (workflows/batch/window.ts, workflows/batch/outcomes.ts): every
  * outcome packed into one string, so 50,000 finished tasks with worst-case-ish outcomes stay far below Temporal's
  * 2 MB payload limit; and the packing round-trips exactly.
  */
@@ -12,9 +12,9 @@ import {
   unpackErrors,
   unpackOutcomes,
   type PackedOutcome,
-} from '../../workflows/batch-outcomes.js';
-import { carriedState, windowState, type WindowCarried } from '../../workflows/batch-window.js';
-import type { BatchCarried } from '../../workflows/batch-drain.js';
+} from '../../workflows/batch/outcomes.js';
+import { carriedState, windowState, type WindowCarried } from '../../workflows/batch/window.js';
+import type { BatchCarried } from '../../workflows/batch/drain.js';
 
 const TASKS = 50_000;
 

@@ -1,10 +1,10 @@
 /**
- * The batch's progress and results queries answer from one builder each (workflows/batch-input.ts), for the sliding
+ * The batch's progress and results queries answer from one builder each (workflows/batch/input.ts), for the sliding
  * window and for the 0.3.0 loop that batches started on 0.3.0 still run.
  */
 import { describe, expect, it } from 'vitest';
-import type { CompactOutcome } from '../../workflows/batch-drain.js';
-import { batchProgress, resultsPage } from '../../workflows/batch-input.js';
+import type { CompactOutcome } from '../../workflows/batch/drain.js';
+import { batchProgress, resultsPage } from '../../workflows/batch/input.js';
 
 describe('batch queries', () => {
   it('a results page: finished tasks from their compact outcome and error, the rest running or queued', () => {

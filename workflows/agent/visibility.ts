@@ -1,8 +1,8 @@
 /** What the Temporal UI shows of a run (docs/architecture.md#visibility): current details, and search attributes when the namespace has them. */
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
+import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
 import { renderDetails } from './details.js';
-import { PATCH } from './patches.js';
+import { PATCH } from '../patches.js';
 import type { Session } from './session.js';
 
 /** Republishes only the current details (not a command): when a model call or a tool starts or ends. */

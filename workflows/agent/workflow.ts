@@ -19,13 +19,13 @@ import {
   ErrorType,
   UNEXPECTED_SECOND_ARGUMENT,
   workflowBug,
-} from '../common/errors.js';
-import { emptyUsage, messageText } from '../common/messages.js';
-import { prefixDigests } from '../common/transcript-digest.js';
+} from '../../common/errors.js';
+import { emptyUsage, messageText } from '../../common/messages.js';
+import { prefixDigests } from '../../common/transcript-digest.js';
 import { lastAssistant } from './details.js';
-import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
-import { localSetupActivities, setupActivities } from './activities.js';
-import { PATCH } from './patches.js';
+import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
+import { localSetupActivities, setupActivities } from '../activities.js';
+import { PATCH } from '../patches.js';
 import { publish, publishDetails, publishFailedEnd } from './visibility.js';
 import { unboundedPayloads } from './continue-as-new.js';
 import { EventLog } from './event-log.js';
@@ -34,9 +34,9 @@ import { registerBudgetHandlers } from './budget.js';
 import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
 import { abortSession, type Session, type SessionState } from './session.js';
-import { nestedTooDeep, tooDeep } from '../common/nesting.js';
+import { nestedTooDeep, tooDeep } from '../../common/nesting.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
-import { batchMemo, registerBatchReportHandler, reportToBatch } from './batch-report.js';
+import { batchMemo, registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
 import { awaitsFirstMessage, beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
@@ -361,7 +361,7 @@ async function continueWith(
   // onto a new build: its workers have their own home queues (the next worker-local call asks for one)
   if (upgrade && st.homeQueue !== undefined) st.homeQueue = undefined;
   await beforeContinueAsNew(s);
-  // a batch's child stays its child (batch-report.ts)
+  // a batch's child stays its child (workflows/agent/report-to-batch.ts)
   const options = { ...batchMemo(), ...(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {}) };
   return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)(
     { model: input.model },

@@ -11,14 +11,14 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AgentRunInput } from '../common/run.js';
+import type { AgentRunInput } from '../../common/run.js';
 import {
   pageReleaseSignal,
   pageReplySignal,
   pageRequestSignal,
   type BatchPageHolderInput,
   type BatchPageRequest,
-} from './batch-definitions.js';
+} from './definitions.js';
 
 /** The most JSON characters of tasks in one reply. */
 const PAGE_REPLY_MAX_CHARS = 512 * 1024;

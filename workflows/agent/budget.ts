@@ -15,9 +15,9 @@ import {
   spentOf,
   type Budget,
   type BudgetLine,
-} from '../common/budget.js';
-import type { CallModelInput } from '../common/wire.js';
-import { budgetStopSignal } from './definitions.js';
+} from '../../common/budget.js';
+import type { CallModelInput } from '../../common/wire.js';
+import { budgetStopSignal } from '../definitions.js';
 import type { Session } from './session.js';
 
 /** The patch id guarding budget behaviour (stop points, the `BudgetExceeded` handling, `budgetLeft`). */

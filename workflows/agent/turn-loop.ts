@@ -2,7 +2,7 @@
  * Pi's agent loop (docs/architecture.md#the-loop; aborts as in Pi's latest version): one agent run, from agent_start to agent_end.
  * Aborts are checked before every iteration, before each injected message and before each model call.
  */
-import { toolCallsOf, type AssistantMessage, type ToolResultMessage, type UserMessage } from '../common/messages.js';
+import { toolCallsOf, type AssistantMessage, type ToolResultMessage, type UserMessage } from '../../common/messages.js';
 import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
@@ -16,7 +16,7 @@ export type RunStart =
 /**
  * `terminate`: the last tool batch asked to stop (Pi's terminate rule) and no queued message started another turn.
  * `historyFull`: history nears Temporal's limit and the transcript is too large to continue-as-new.
- * `budget`: the run's budget allows no further model call (workflows/budget.ts).
+ * `budget`: the run's budget allows no further model call (workflows/agent/budget.ts).
  */
 export type EndReason = 'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns' | 'historyFull' | 'budget';
 export type RunEnd = { kind: 'ended'; reason: EndReason } | { kind: 'continueAsNew'; position: LoopPosition };
@@ -41,7 +41,7 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
   for (;;) {
     while (pos.moreToolCalls || pos.pending.length > 0) {
       if (s.abort) return end(s, pos, 'aborted');
-      const suspended = pos.batch; // the turn's tool batch, carried across continue-as-new (workflows/approvals.ts)
+      const suspended = pos.batch; // the turn's tool batch, carried across continue-as-new (workflows/agent/approvals.ts)
       pos.batch = undefined;
       if (!firstTurn && !suspended) turnStart(s);
       s.turnOpen = true; // also a turn resumed after continue-as-new

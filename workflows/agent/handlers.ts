@@ -1,8 +1,8 @@
 import { setHandler } from '@temporalio/workflow';
-import { messageText, type Message } from '../common/messages.js';
+import { messageText, type Message } from '../../common/messages.js';
 import { lastAssistant } from './details.js';
 import { budgetState } from './budget.js';
-import type { AgentRunState, MessagesPage } from '../common/run.js';
+import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import {
   wakeSignal,
   cancelSignal,
@@ -13,7 +13,7 @@ import {
   messagesQuery,
   stateQuery,
   steerSignal,
-} from './definitions.js';
+} from '../definitions.js';
 import { toUserMessages } from './incoming.js';
 import { enqueue } from './queues.js';
 import { abortSession, agentRunning, type Session } from './session.js';

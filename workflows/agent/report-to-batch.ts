@@ -1,5 +1,5 @@
 /**
- * A batch's child reporting its outcome (the sliding-window batch, batch-window.ts). The batch starts each child with
+ * A batch's child reporting its outcome (the sliding-window batch, workflows/batch/window.ts). The batch starts each child with
  * the memo `keelBatch: { workflowId, index }`. A child the batch asks to (`keelBatchReportBySignal`: the run that
  * started it is about to continue-as-new) signals `keelBatchTaskFinished` with its compact outcome to the batch's
  * workflow id (whichever run of the batch is current) as it closes — completed, stopped, failed or cancelled; the
@@ -16,16 +16,16 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AgentRunResult } from '../common/run.js';
+import type { AgentRunResult } from '../../common/run.js';
 import {
   BATCH_MEMO_KEY,
   reportBySignalSignal,
   taskFinishedSignal,
   type BatchMembership,
   type BatchTaskReport,
-} from './batch-definitions.js';
-import { closingRunOutcome } from './failure-outcomes.js';
-import { PATCH } from './patches.js';
+} from '../batch/definitions.js';
+import { closingRunOutcome } from '../failure-outcomes.js';
+import { PATCH } from '../patches.js';
 import type { SessionState } from './session.js';
 
 /** The batch this run belongs to, from its memo (undefined for a run not started by a sliding-window batch). */

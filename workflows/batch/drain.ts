@@ -2,7 +2,7 @@
  * The 0.3.0 batch loop, its commands unchanged, for batches that started on 0.3.0 (their histories replay it: `patched(
  * PATCH.slidingWindowBatch)` is false for them). Children run as awaited `executeChild`s; before its history grows
  * large the batch stops launching, DRAINS its running children, and continues-as-new carrying counters and one
- * compact outcome per task. The new run (on a worker with the patch) takes the sliding window (batch-window.ts),
+ * compact outcome per task. The new run (on a worker with the patch) takes the sliding window (workflows/batch/window.ts),
  * converting this state. New batches never run this code.
  */
 import {
@@ -14,16 +14,16 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { childRunOutcome } from './failure-outcomes.js';
-import type { AgentRunInput, AgentRunResult } from '../common/run.js';
+import { childRunOutcome } from '../failure-outcomes.js';
+import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import {
   progressQuery,
   resultsQuery,
   type AgentBatchInput,
   type AgentBatchResult,
   type BatchProgress,
-} from './batch-definitions.js';
-import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
+} from './definitions.js';
+import { BatchBudget, type BatchBudgetCarried } from './budget.js';
 import {
   batchDetails,
   batchProgress,
@@ -36,8 +36,8 @@ import {
   resultsPage,
   STATUS_CODES,
   summaryOf,
-} from './batch-input.js';
-import { BatchTasks } from './batch-tasks.js';
+} from './input.js';
+import { BatchTasks } from './tasks.js';
 
 /** Failed tasks whose error text the batch keeps in its compact outcomes (about 300 KB at most). */
 const MAX_ERRORS_KEPT = 1000;

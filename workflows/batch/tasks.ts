@@ -1,11 +1,11 @@
 /**
  * Where a batch reads its tasks: inline in its input, or from the page holders of a page reference
- * (`agentBatchPageWorkflow`, batch-page-holder.ts), asked by signal for chunks of `PAGE_CHUNK` tasks and prefetched
+ * (`agentBatchPageWorkflow`, workflows/batch/page-holder.ts), asked by signal for chunks of `PAGE_CHUNK` tasks and prefetched
  * before the buffer runs dry. Registers the `pageReply` handler; its only commands are the `pageRequest` and
  * `pageRelease` signals it sends.
  */
 import { condition, getExternalWorkflowHandle, isCancellation, setHandler } from '@temporalio/workflow';
-import type { AgentRunInput } from '../common/run.js';
+import type { AgentRunInput } from '../../common/run.js';
 import {
   pageReleaseSignal,
   pageReplySignal,
@@ -13,7 +13,7 @@ import {
   type AgentBatchInput,
   type BatchPageRef,
   type BatchPageRequest,
-} from './batch-definitions.js';
+} from './definitions.js';
 
 /** Tasks asked of a page holder at once. */
 const PAGE_CHUNK = 64;

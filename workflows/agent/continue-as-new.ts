@@ -1,5 +1,5 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
-import { PATCH } from './patches.js';
+import { PATCH } from '../patches.js';
 import type { Session } from './session.js';
 
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */

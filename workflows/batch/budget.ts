@@ -15,9 +15,9 @@ import {
   type Budget,
   type BudgetLine,
   type Spent,
-} from '../common/budget.js';
-import type { AgentRunInput } from '../common/run.js';
-import { budgetStopSignal } from './definitions.js';
+} from '../../common/budget.js';
+import type { AgentRunInput } from '../../common/run.js';
+import { budgetStopSignal } from '../definitions.js';
 
 export const BATCH_BUDGET_PATCH = 'keel-batch-budget';
 

@@ -14,8 +14,8 @@
  */
 import { msToNumber } from '@temporalio/common';
 import { condition, metricMeter, patched, setHandler } from '@temporalio/workflow';
-import { OPERATION_ABORTED } from '../common/errors.js';
-import type { ToolCall } from '../common/messages.js';
+import { OPERATION_ABORTED } from '../../common/errors.js';
+import type { ToolCall } from '../../common/messages.js';
 import {
   approvalAlreadyDecided,
   approvalDigestMismatch,
@@ -28,14 +28,14 @@ import {
   type ApprovalRecord,
   type ApprovalVerdict,
   type PendingApproval,
-} from '../common/updates.js';
-import type { ToolOutcome } from '../common/wire.js';
-import { workflowNow } from './clock.js';
+} from '../../common/updates.js';
+import type { ToolOutcome } from '../../common/wire.js';
+import { workflowNow } from '../clock.js';
 import { historyDecision } from './continue-as-new.js';
-import { approveUpdate, denyUpdate } from './definitions.js';
+import { approveUpdate, denyUpdate } from '../definitions.js';
 import type { Session, SessionState, StoredApprovalRecord, StoredPendingApproval } from './session.js';
 import { refuseIfClosed, reject } from './update-guards.js';
-import { PATCH } from './patches.js';
+import { PATCH } from '../patches.js';
 import { publish } from './visibility.js';
 
 const DEFAULT_APPROVAL_TIMEOUT = '24h';

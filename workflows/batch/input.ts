@@ -1,20 +1,14 @@
 /**
- * What both batch code paths (batch-drain.ts, batch-window.ts) share about a batch's input and its tasks: the input
+ * What both batch code paths (workflows/batch/drain.ts, workflows/batch/window.ts) share about a batch's input and its tasks: the input
  * check (the batch has no validation activity), a child's summary line, the outcome of a task the budget did not
  * start, the status codes of the compact outcomes, the counters an outcome adds to, the current details and the
  * batch's result. Pure functions, no commands.
  */
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import { emptyUsage } from '../common/messages.js';
-import type { AgentRunInput, AgentRunResult, RunStatus } from '../common/run.js';
-import type { TaskOutcome } from '../common/task-outcome.js';
-import type {
-  AgentBatchInput,
-  AgentBatchResult,
-  BatchPageRef,
-  BatchProgress,
-  BatchTaskResult,
-} from './batch-definitions.js';
+import { emptyUsage } from '../../common/messages.js';
+import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
+import type { TaskOutcome } from '../../common/task-outcome.js';
+import type { AgentBatchInput, AgentBatchResult, BatchPageRef, BatchProgress, BatchTaskResult } from './definitions.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_AFTER_EVENTS = 10_000;

@@ -1,10 +1,10 @@
 import { CancellationScope } from '@temporalio/workflow';
-import type { BudgetKind } from '../common/budget.js';
-import type { Message, Usage, UserMessage } from '../common/messages.js';
-import { nextDigest } from '../common/transcript-digest.js';
-import type { AgentRunInput, SessionStatus } from '../common/run.js';
-import type { RunRef, ToolInfo, ToolOutcome } from '../common/wire.js';
-import type { ApprovalRecord, PendingApproval } from '../common/updates.js';
+import type { BudgetKind } from '../../common/budget.js';
+import type { Message, Usage, UserMessage } from '../../common/messages.js';
+import { nextDigest } from '../../common/transcript-digest.js';
+import type { AgentRunInput, SessionStatus } from '../../common/run.js';
+import type { RunRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
+import type { ApprovalRecord, PendingApproval } from '../../common/updates.js';
 import type { EventLog } from './event-log.js';
 
 /** Where an agent run stands between two turns; carried across continue-as-new so the run resumes there. */
@@ -23,7 +23,7 @@ export interface LoopPosition {
   batch?: SuspendedBatch;
 }
 
-/** A tool batch carried across continue-as-new while calls await approval (workflows/approvals.ts). */
+/** A tool batch carried across continue-as-new while calls await approval (workflows/agent/approvals.ts). */
 export interface SuspendedBatch {
   assistantIndex: number;
   /** Calls that finished before the suspension (their `tool_execution_end` was emitted), by id. */
@@ -46,7 +46,7 @@ export interface StoredApprovalRecord extends ApprovalRecord {
 /** Everything `agentWorkflow` carries across continue-as-new. Plain JSON. */
 export interface SessionState {
   config: Omit<AgentRunInput, 'prompt' | 'messages'>;
-  /** A batch's child asked to report its outcome by signal as it closes (workflows/batch-report.ts). */
+  /** A batch's child asked to report its outcome by signal as it closes (workflows/agent/report-to-batch.ts). */
   reportToBatch?: true;
   transcript: Message[];
   /** Index of this workflow's first new message (result.newMessages = transcript.slice(newFrom)). */
@@ -109,7 +109,7 @@ export interface Session {
   closed?: boolean;
   /** `end` signal received: complete once idle. */
   endRequested?: boolean;
-  /** Continue-as-new is under way: waiting Update handlers answer now (workflows/updates.ts). */
+  /** Continue-as-new is under way: waiting Update handlers answer now (workflows/agent/updates.ts). */
   continuing?: boolean;
   cancelReason?: string;
   /**

@@ -3,20 +3,20 @@
  * at a time (docs/architecture.md#batches). Durable like any workflow: a worker restart replays it and the running
  * children carry on. A child's failure is recorded, never fatal. Queries: `progress`, `results`.
  *
- * Since 0.4.0 a batch is a sliding window (batch-window.ts): children report to the batch by signal and keep running
+ * Since 0.4.0 a batch is a sliding window (workflows/batch/window.ts): children report to the batch by signal and keep running
  * across its continue-as-new. A batch run whose history predates `PATCH.slidingWindowBatch` (started on 0.3.0)
- * replays the 0.3.0 loop (batch-drain.ts), which drains before continuing-as-new; its next run takes the window.
+ * replays the 0.3.0 loop (workflows/batch/drain.ts), which drains before continuing-as-new; its next run takes the window.
  *
  * Tasks come inline, or — for lists too big for one payload — as a page reference: each page is held by an
- * `agentBatchPageWorkflow` (batch-page-holder.ts). `agentBatchWorkflow({ taskPage })` still holds a page, for holders
+ * `agentBatchPageWorkflow` (workflows/batch/page-holder.ts). `agentBatchWorkflow({ taskPage })` still holds a page, for holders
  * started by 0.3.0 clients.
  */
 import { patched } from '@temporalio/workflow';
-import type { AgentBatchInput, AgentBatchResult, BatchPageHolderInput } from './batch-definitions.js';
-import { runDrainingBatch, type BatchCarried } from './batch-drain.js';
-import { holdPage } from './batch-page-holder.js';
-import { runWindowBatch, type WindowCarried } from './batch-window.js';
-import { PATCH } from './patches.js';
+import type { AgentBatchInput, AgentBatchResult, BatchPageHolderInput } from './definitions.js';
+import { runDrainingBatch, type BatchCarried } from './drain.js';
+import { holdPage } from './page-holder.js';
+import { runWindowBatch, type WindowCarried } from './window.js';
+import { PATCH } from '../patches.js';
 
 export type { BatchCarried, WindowCarried };
 

@@ -12,12 +12,12 @@ import {
   estimateContext,
   planCompaction,
   type CompactionPlan,
-} from '../common/compaction.js';
-import { addUsage, type Usage } from '../common/messages.js';
-import { modelActivities } from './activities.js';
-import { compactionFailure } from './failure-outcomes.js';
+} from '../../common/compaction.js';
+import { addUsage, type Usage } from '../../common/messages.js';
+import { modelActivities } from '../activities.js';
+import { compactionFailure } from '../failure-outcomes.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
-import { workflowNow } from './clock.js';
+import { workflowNow } from '../clock.js';
 import { appendMessage, runCancellable, type Session } from './session.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */

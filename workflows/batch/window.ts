@@ -3,7 +3,7 @@
  * `agentWorkflow`s `<batchId>-<index>` run at once, started with `ParentClosePolicy.ABANDON` and the memo
  * `keelBatch: { workflowId, index }`. A child's outcome reaches the run that started it as its completion event; before
  * that run continues-as-new it asks the children it started and that are still running (`keelBatchReportBySignal`,
- * a handful: at most `concurrency`) to report by signal instead (`keelBatchTaskFinished`, batch-report.ts) to the
+ * a handful: at most `concurrency`) to report by signal instead (`keelBatchTaskFinished`, workflows/agent/report-to-batch.ts) to the
  * batch's workflow id. So a child keeps running — and reports to the batch's next run — across the batch's
  * continue-as-new, which never waits for children, and only the children that outlive their run send a signal.
  *
@@ -15,11 +15,11 @@
  *   `closedBatchChildren` describes the running children and the closed ones are recorded (a child of an earlier run
  *   that was terminated or timed out never reports).
  * - Continue-as-new carries the window (indices started and not reported), the counters, the first 100 failures,
- *   every outcome packed into a string and a bounded set of error texts (batch-outcomes.ts): under 1 MB at 50,000
+ *   every outcome packed into a string and a bounded set of error texts (workflows/batch/outcomes.ts): under 1 MB at 50,000
  *   tasks.
  * - Cancelling the batch cancels its running children explicitly (ABANDON children are not cancelled by the server).
- * - The batch budget (batch-budget.ts) works as before: spent by reported outcomes.
- * - A state carried by a 0.3.0 run (batch-drain.ts) is converted: it drained, so nothing is running.
+ * - The batch budget (workflows/batch/budget.ts) works as before: spent by reported outcomes.
+ * - A state carried by a 0.3.0 run (workflows/batch/drain.ts) is converted: it drained, so nothing is running.
  */
 import {
   CancellationScope,
@@ -35,8 +35,8 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { TaskOutcome } from '../common/task-outcome.js';
-import type { AgentRunInput, AgentRunResult } from '../common/run.js';
+import type { TaskOutcome } from '../../common/task-outcome.js';
+import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import {
   BATCH_MEMO_KEY,
   progressQuery,
@@ -48,9 +48,9 @@ import {
   type BatchMembership,
   type BatchProgress,
   type BatchTaskReport,
-} from './batch-definitions.js';
-import { BatchBudget, type BatchBudgetCarried } from './batch-budget.js';
-import type { BatchCarried } from './batch-drain.js';
+} from './definitions.js';
+import { BatchBudget, type BatchBudgetCarried } from './budget.js';
+import type { BatchCarried } from './drain.js';
 import {
   batchDetails,
   batchProgress,
@@ -63,7 +63,7 @@ import {
   resultsPage,
   STATUS_CODES,
   summaryOf,
-} from './batch-input.js';
+} from './input.js';
 import {
   MAX_ERROR_TEXTS,
   packErrors,
@@ -72,10 +72,10 @@ import {
   unpackOutcomes,
   type PackedErrors,
   type PackedOutcome,
-} from './batch-outcomes.js';
-import { BatchTasks } from './batch-tasks.js';
-import { childRunOutcome } from './failure-outcomes.js';
-import { batchActivities } from './activities.js';
+} from './outcomes.js';
+import { BatchTasks } from './tasks.js';
+import { childRunOutcome } from '../failure-outcomes.js';
+import { batchActivities } from '../activities.js';
 
 /** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
 const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
@@ -86,9 +86,9 @@ export interface WindowCarried extends Omit<AgentBatchResult, 'total'>, BatchBud
   next: number;
   /** Started and not yet reported: their children keep running and report to the next run. */
   running: number[];
-  /** Every finished task's outcome, packed (batch-outcomes.ts). */
+  /** Every finished task's outcome, packed (workflows/batch/outcomes.ts). */
   packed: string;
-  /** The error texts of finished tasks, packed (bounded: batch-outcomes.ts). */
+  /** The error texts of finished tasks, packed (bounded: workflows/batch/outcomes.ts). */
   errors: PackedErrors;
 }
 

@@ -5,8 +5,8 @@
  */
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
-import { isHomeLost, isNotHome, preparationFailureText, toolCallFailureText } from './failure-outcomes.js';
-import { PATCH } from './patches.js';
+import { isHomeLost, isNotHome, preparationFailureText, toolCallFailureText } from '../failure-outcomes.js';
+import { PATCH } from '../patches.js';
 import {
   duplicateToolCallId,
   homeWorkerLost,
@@ -14,9 +14,9 @@ import {
   OPERATION_ABORTED,
   toolInterrupted,
   toolNotFound,
-} from '../common/errors.js';
-import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../common/messages.js';
-import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../common/wire.js';
+} from '../../common/errors.js';
+import { toolCallsOf, type AssistantMessage, type ToolCall, type ToolResultMessage } from '../../common/messages.js';
+import type { PreparedCall, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import {
   localPreparationOptions,
   localToolActivities,
@@ -25,13 +25,13 @@ import {
   toolActivities,
   toolActivityOptions,
   toolSummary,
-} from './activities.js';
-import { workflowNow } from './clock.js';
+} from '../activities.js';
+import { workflowNow } from '../clock.js';
 import { appendMessage, runCancellable, type Session, type SuspendedBatch } from './session.js';
 import { publishDetails } from './visibility.js';
-import { toolResultMessage } from '../common/tool-result.js';
-import type { ApprovalRecord } from '../common/updates.js';
-import { toolTaskQueue } from '../common/task-queues.js';
+import { toolResultMessage } from '../../common/tool-result.js';
+import type { ApprovalRecord } from '../../common/updates.js';
+import { toolTaskQueue } from '../../common/task-queues.js';
 import { awaitApproval, isPending } from './approvals.js';
 
 /** `suspended`: continue-as-new is due while calls await approval; the turn loop carries the batch into the new run. */

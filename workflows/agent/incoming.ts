@@ -1,8 +1,8 @@
 import { log } from '@temporalio/workflow';
-import { incomingMessageProblem } from '../common/message-checks.js';
-import type { UserMessage } from '../common/messages.js';
-import type { IncomingMessage } from '../common/run.js';
-import { workflowNow } from './clock.js';
+import { incomingMessageProblem } from '../../common/message-checks.js';
+import type { UserMessage } from '../../common/messages.js';
+import type { IncomingMessage } from '../../common/run.js';
+import { workflowNow } from '../clock.js';
 
 /**
  * Turns a prompt or a signal argument into user messages: text becomes `[{ type: 'text', text }]` (Pi `prompt(text)`),

@@ -8,7 +8,7 @@
  * 6–8 characters, one with 999 turns, 10 M tokens and $100 takes 14. Error texts are not packed (the batch keeps
  * those of its first failures in `failures`; the child's result has every one).
  */
-import { STATUS_CODES } from './batch-input.js';
+import { STATUS_CODES } from './input.js';
 
 /** One finished task: [status code (index in STATUS_CODES), turns, tokens, cost in dollars]. */
 export type PackedOutcome = [code: number, turns: number, tokens: number, cost: number];

@@ -1,4 +1,4 @@
-import type { AgentEvent, EventsPage, LoggedEvent } from '../common/events.js';
+import type { AgentEvent, EventsPage, LoggedEvent } from '../../common/events.js';
 
 /**
  * Bounded, in-memory log of the deterministic agent events, read through the `events` query. Events hold references

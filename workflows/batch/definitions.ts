@@ -4,11 +4,11 @@
  * `progress`, query `results`).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { TaskOutcome } from '../common/task-outcome.js';
+import type { TaskOutcome } from '../../common/task-outcome.js';
 import type { Static } from 'typebox';
-import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from '../common/batch-input-schema.js';
-import type { AgentRunInput, RunStatus } from '../common/run.js';
-import type { BatchBudgetProgress } from './batch-budget.js';
+import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from '../../common/batch-input-schema.js';
+import type { AgentRunInput, RunStatus } from '../../common/run.js';
+import type { BatchBudgetProgress } from './budget.js';
 
 export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
 /** The workflow type of a page holder (`{ taskPage }`); 0.3.0 clients started page holders as `agentBatchWorkflow`. */

@@ -1,14 +1,14 @@
 /** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
 import { patched } from '@temporalio/workflow';
-import { malformedModelOutput } from '../common/errors.js';
-import { modelCallFailure } from './failure-outcomes.js';
-import { assistantMessageProblem, hasStringArguments, usageProblem } from '../common/message-checks.js';
-import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../common/messages.js';
-import { modelActivities } from './activities.js';
+import { malformedModelOutput } from '../../common/errors.js';
+import { modelCallFailure } from '../failure-outcomes.js';
+import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
+import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
+import { modelActivities } from '../activities.js';
 import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
-import { workflowNow } from './clock.js';
+import { workflowNow } from '../clock.js';
 import { compact, compactionDue } from './compaction.js';
-import { PATCH } from './patches.js';
+import { PATCH } from '../patches.js';
 import { runCancellable, type Session } from './session.js';
 import { publishDetails } from './visibility.js';
 
@@ -17,7 +17,7 @@ import { publishDetails } from './visibility.js';
  * `aborted`; when Temporal's retries are exhausted (or the failure is non-retryable) it has stopReason `error` and the
  * provider's message (as Pi's Agent synthesises for a thrown stream). Undefined when the run's budget allows no
  * further request, before the call or because the call's failed attempts spent it (`lastError` says which limit).
- * Before the call the context may be compacted (workflows/compaction.ts); a call refused as too long
+ * Before the call the context may be compacted (workflows/agent/compaction.ts); a call refused as too long
  * (`ModelError.ContextOverflow`) is retried once after a compaction, as Pi does — the refused reply is not kept.
  */
 export async function streamAssistant(s: Session): Promise<AssistantMessage | undefined> {

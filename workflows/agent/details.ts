@@ -1,4 +1,4 @@
-import { messageText, type AssistantMessage, type Message } from '../common/messages.js';
+import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
 import { budgetDetails } from './budget.js';
 import type { Session } from './session.js';
 

@@ -1,7 +1,7 @@
 /** What every Update validator checks first: is the run still taking requests? And how a validator refuses. */
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { RunStatus, SessionStatus } from '../common/run.js';
-import { runClosed, UPDATE_REJECTED, type UpdateName } from '../common/updates.js';
+import type { RunStatus, SessionStatus } from '../../common/run.js';
+import { runClosed, UPDATE_REJECTED, type UpdateName } from '../../common/updates.js';
 import type { Session } from './session.js';
 
 const FINAL: readonly SessionStatus[] = ['completed', 'stopped', 'cancelled', 'failed'];

@@ -1,5 +1,5 @@
-import type { QueueMode } from '../common/run.js';
-import type { UserMessage } from '../common/messages.js';
+import type { QueueMode } from '../../common/run.js';
+import type { UserMessage } from '../../common/messages.js';
 
 /** Drain per Pi's queue modes: `all` takes everything queued, `one-at-a-time` only the oldest. */
 export function drain(queue: UserMessage[], mode: QueueMode): UserMessage[] {

@@ -5,15 +5,15 @@
  * Also the drain before the workflow closes or continues-as-new (`allHandlersFinished`).
  */
 import { allHandlersFinished, CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
-import type { AgentRunInput, IncomingMessage } from '../common/run.js';
-import { incomingMessageErrors, type ClosedAck, type InterruptAck, type QueuedAck } from '../common/updates.js';
-import { cancelUpdate, endUpdate, followUpUpdate, interruptUpdate, steerUpdate } from './definitions.js';
+import type { AgentRunInput, IncomingMessage } from '../../common/run.js';
+import { incomingMessageErrors, type ClosedAck, type InterruptAck, type QueuedAck } from '../../common/updates.js';
+import { cancelUpdate, endUpdate, followUpUpdate, interruptUpdate, steerUpdate } from '../definitions.js';
 import { toUserMessages } from './incoming.js';
 import { enqueue } from './queues.js';
 import { abortSession, agentRunning, type Session } from './session.js';
 import { registerApprovalUpdates } from './approvals.js';
 import { isFinal, refuseIfClosed, reject } from './update-guards.js';
-import { PATCH } from './patches.js';
+import { PATCH } from '../patches.js';
 
 export function registerUpdates(s: Session): void {
   if (s.state.endRequested) s.endRequested = true; // carried across continue-as-new
@@ -81,7 +81,7 @@ export function registerUpdates(s: Session): void {
   registerApprovalUpdates(s);
 }
 
-/** What an interrupted run does next (agent-workflow.ts, after its agent run ends aborted). */
+/** What an interrupted run does next (workflows/agent/workflow.ts, after its agent run ends aborted). */
 function afterInterrupt(s: Session): NonNullable<InterruptAck['next']> {
   const st = s.state;
   if ((st.config.mode ?? 'task') === 'task') return 'stops';
