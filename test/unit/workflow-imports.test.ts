@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = join(ROOT, 'workflows');
-const files = readdirSync(DIR).filter((f) => f.endsWith('.ts'));
+const files = readdirSync(DIR, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
 
 /**
  * The import rule is eslint.config.mjs's `no-restricted-imports` for workflows/. Here only that rule runs, without
@@ -41,7 +41,7 @@ describe('workflows/ imports only deterministic code', () => {
     expect(code).not.toMatch(/Date\.now\(|Math\.random\(|setTimeout\(|setInterval\(|process\.|require\(/);
   });
 
-  it('the rule catches a Node builtin and a runtime activity import, and allows type imports', async () => {
+  it('the rule catches a Node builtin and a runtime activity import (from a subfolder too), and allows type imports', async () => {
     const builtin =
       "'node:fs' import is restricted from being used by a pattern. workflows/ runs in the deterministic sandbox: no Node builtins.";
     expect(await importProblems(`import { readFileSync } from 'node:fs';\nexport const x = readFileSync;`)).toEqual([
@@ -53,6 +53,14 @@ describe('workflows/ imports only deterministic code', () => {
       ),
     ).toEqual([
       "@typescript-eslint/no-restricted-imports: '../activities/index.js' import is restricted from being used by a pattern. workflows/ may use activities only through `import type` (and proxyActivities).",
+    ]);
+    expect(
+      await importProblems(
+        `import { createActivities } from '../../activities/index.js';\nexport const x = createActivities;`,
+        join(DIR, 'agent', 'probe.ts'),
+      ),
+    ).toEqual([
+      "@typescript-eslint/no-restricted-imports: '../../activities/index.js' import is restricted from being used by a pattern. workflows/ may use activities only through `import type` (and proxyActivities).",
     ]);
     expect(
       await importProblems(
