@@ -193,7 +193,7 @@ export class AgentSession {
   constructor(readonly state: SessionState) {
     const info = workflowInfo();
     this.run = { workflowId: info.workflowId, runKey: info.firstExecutionRunId };
-    this.events = new EventLog(state.eventSeq);
+    this.events = new EventLog(state.eventSeq ?? 0); // absent in a malformed carried state
     this.historyAtStart = info.historySize;
     this.workflowScope = CancellationScope.current();
     this.endRequested = state.endRequested === true;
