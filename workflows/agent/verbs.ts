@@ -65,7 +65,7 @@ function refuseMalformed(update: 'followUp' | 'steer', m: unknown): void {
 }
 
 function table(s: AgentSession): Verb[] {
-  const open = (update: UpdateName) => () => s.refuseIfClosed(update);
+  const refuseIfClosed = (update: UpdateName) => () => s.refuseIfClosed(update);
   return [
     {
       method: (m) => s.followUp(m),
@@ -99,7 +99,7 @@ function table(s: AgentSession): Verb[] {
       },
       update: {
         def: interruptUpdate,
-        validator: open('interrupt'),
+        validator: refuseIfClosed('interrupt'),
         description:
           'As the interrupt signal: answers { interrupted, next } (interrupted false when no agent run was running; next: answers-queued | waits | stops).',
       },
@@ -112,7 +112,7 @@ function table(s: AgentSession): Verb[] {
       },
       update: {
         def: endUpdate,
-        validator: open('end'),
+        validator: refuseIfClosed('end'),
         answer: () => s.whenClosed(),
         description: 'As the end signal: answers { status } once the run has closed.',
       },
