@@ -13,7 +13,7 @@
  * it is decided, times out or is aborted. Approvals pending = requested − decided (README "Observability").
  */
 import { msToNumber } from '@temporalio/common';
-import { condition, metricMeter, patched, setHandler } from '@temporalio/workflow';
+import { condition, metricMeter } from '@temporalio/workflow';
 import { OPERATION_ABORTED } from '../../common/errors.js';
 import type { ToolCall } from '../../common/messages.js';
 import {
@@ -31,12 +31,8 @@ import {
 } from '../../common/updates.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import { workflowNow } from '../clock.js';
-import { historyDecision } from './continue-as-new.js';
-import { approveUpdate, denyUpdate } from '../definitions.js';
-import type { Session, SessionState, StoredApprovalRecord, StoredPendingApproval } from './session.js';
-import { refuseIfClosed, reject } from './update-guards.js';
-import { PATCH } from '../patches.js';
-import { publish } from './visibility.js';
+import type { AbortKind, AgentSession, SessionState, StoredApprovalRecord, StoredPendingApproval } from './session.js';
+import { reject } from './update-guards.js';
 
 const DEFAULT_APPROVAL_TIMEOUT = '24h';
 /** Decisions kept in `state().approvals` (and carried across continue-as-new). */
@@ -48,6 +44,15 @@ export type ApprovalWait =
   | { kind: 'refused'; outcome: ToolOutcome }
   /** Continue-as-new is due and nothing else of the batch runs: the call stays pending into the new run. */
   | { kind: 'suspend' };
+
+/** What a wait for a decision needs of the live session besides the state. */
+export interface ApprovalLive {
+  readonly abort?: AbortKind;
+  /** Publishes the status (`awaiting-approval` / `running`): details and search attributes. */
+  publish(): void;
+  /** Continue-as-new is due and nothing else of the batch runs. */
+  suspendDue(): boolean;
+}
 
 const pendingOf = (st: SessionState): StoredPendingApproval[] => (st.pendingApprovals ??= []);
 const recordsOf = (st: SessionState): StoredApprovalRecord[] => (st.approvals ??= []);
@@ -71,13 +76,17 @@ function findRecord(st: SessionState, toolCallId: string, assistantIndex?: numbe
 }
 
 /** The call of message `assistantIndex` is pending here (after continue-as-new: resume its wait). */
-export function isPending(s: Session, toolCallId: string, assistantIndex: number): StoredPendingApproval | undefined {
+export function isPending(
+  s: { state: SessionState },
+  toolCallId: string,
+  assistantIndex: number,
+): StoredPendingApproval | undefined {
   return findPending(s.state, toolCallId, assistantIndex);
 }
 
 /** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt }` each. */
-export function publicPending(s: Session): PendingApproval[] {
-  return pendingOf(s.state).map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
+export function publicPending(st: SessionState): PendingApproval[] {
+  return pendingOf(st).map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
     toolCallId,
     toolName,
     args,
@@ -86,35 +95,32 @@ export function publicPending(s: Session): PendingApproval[] {
   }));
 }
 
-export function publicApprovals(s: Session): ApprovalRecord[] {
-  return recordsOf(s.state).map(publicRecord);
+export function publicApprovals(st: SessionState): ApprovalRecord[] {
+  return recordsOf(st).map(publicRecord);
 }
 
-function publicRecord({ assistantIndex: _i, ...r }: StoredApprovalRecord): ApprovalRecord {
+export function publicRecord({ assistantIndex: _i, ...r }: StoredApprovalRecord): ApprovalRecord {
   return r;
 }
 
-/** `awaiting-approval` while any call waits; back to `running` when none does. */
-function updateStatus(s: Session): void {
-  const st = s.state;
+/** `awaiting-approval` while any call waits; back to `running` when none does. The caller publishes. */
+function approvalStatus(st: SessionState): void {
   if (pendingOf(st).length > 0 && st.status === 'running') st.status = 'awaiting-approval';
   else if (pendingOf(st).length === 0 && st.status === 'awaiting-approval') st.status = 'running';
-  publish(s);
 }
 
 function timeoutText(t: string | number): string {
   return typeof t === 'number' ? `${t}ms` : t;
 }
 
-/** Moves a pending call to the decided records. */
+/** Moves a pending call to the decided records (the status follows; the caller publishes). */
 function decide(
-  s: Session,
+  st: SessionState,
   p: StoredPendingApproval,
   decision: ApprovalVerdict,
   approver: string,
   reason?: string,
 ): StoredApprovalRecord {
-  const st = s.state;
   const record: StoredApprovalRecord = {
     toolCallId: p.toolCallId,
     toolName: p.toolName,
@@ -133,27 +139,22 @@ function decide(
   const records = recordsOf(st);
   records.push(record);
   if (records.length > MAX_RECORDS) records.splice(0, records.length - MAX_RECORDS);
-  updateStatus(s);
+  approvalStatus(st);
   return record;
-}
-
-/** Due only when nothing else of the batch is running, so no activity is left behind by continue-as-new. */
-function suspendDue(s: Session): boolean {
-  return s.runningTools.size === 0 && historyDecision(s).kind === 'continueAsNew';
 }
 
 /**
  * Waits for the decision on `call` (of the assistant message at `assistantIndex`), registering it as pending unless
- * it already is (a batch resumed after continue-as-new).
+ * it already is (a batch resumed after continue-as-new). `AgentSession.awaitApproval` calls this.
  */
-export async function awaitApproval(
-  s: Session,
+export async function awaitDecision(
+  st: SessionState,
+  live: ApprovalLive,
   call: ToolCall,
   assistantIndex: number,
   args: unknown,
   argsDigest: string,
 ): Promise<ApprovalWait> {
-  const st = s.state;
   let pending = findPending(st, call.id, assistantIndex);
   if (!pending) {
     const timeout = st.config.approvalTimeout ?? DEFAULT_APPROVAL_TIMEOUT;
@@ -173,24 +174,38 @@ export async function awaitApproval(
       .createCounter('keel_approvals_requested', undefined, 'Tool calls that started waiting for approval')
       .add(1, { tool: call.name });
   }
-  updateStatus(s);
+  approvalStatus(st);
+  live.publish();
   const decided = () =>
     findRecord(st, call.id, assistantIndex) !== undefined && !findPending(st, call.id, assistantIndex);
   const remaining = pending.expiresAt - workflowNow();
   const inTime =
     remaining > 0 &&
     (decided() ||
-      s.abort !== undefined ||
-      (await condition(() => decided() || s.abort !== undefined || suspendDue(s), remaining)));
+      live.abort !== undefined ||
+      (await condition(() => decided() || live.abort !== undefined || live.suspendDue(), remaining)));
   const record = decided() ? findRecord(st, call.id, assistantIndex) : undefined;
   if (record)
     return record.decision === 'approved'
       ? { kind: 'approved', record: publicRecord(record) }
       : refused(toolDenied(call.name, record.approver, record.reason), record);
-  if (s.abort) return refused(OPERATION_ABORTED, decide(s, pending, 'denied', SYSTEM_APPROVER, OPERATION_ABORTED));
+  if (live.abort) return refused(OPERATION_ABORTED, decideAndPublish(st, live, pending, 'denied', OPERATION_ABORTED));
   if (!inTime)
-    return refused(toolNotApproved(call.name, pending.timeout), decide(s, pending, 'timed-out', SYSTEM_APPROVER));
+    return refused(toolNotApproved(call.name, pending.timeout), decideAndPublish(st, live, pending, 'timed-out'));
   return { kind: 'suspend' };
+}
+
+/** The run itself decides (an abort, a timeout): the system approver. */
+function decideAndPublish(
+  st: SessionState,
+  live: ApprovalLive,
+  p: StoredPendingApproval,
+  decision: ApprovalVerdict,
+  reason?: string,
+): StoredApprovalRecord {
+  const record = decide(st, p, decision, SYSTEM_APPROVER, reason);
+  live.publish();
+  return record;
 }
 
 function refused(text: string, record: StoredApprovalRecord): ApprovalWait {
@@ -205,49 +220,41 @@ function refused(text: string, record: StoredApprovalRecord): ApprovalWait {
   };
 }
 
-/** The `approve` / `deny` Updates: validated against the pending calls; answer the decision record. */
-export function registerApprovalUpdates(s: Session): void {
-  for (const [def, decision] of [
-    [approveUpdate, 'approved'],
-    [denyUpdate, 'denied'],
-  ] as const) {
-    const name = decision === 'approved' ? 'approve' : 'deny';
-    const decideNow = (input: ApprovalDecisionInput): ApprovalRecord => {
-      const pending = findPending(s.state, input.toolCallId);
-      if (!pending) {
-        // decided meanwhile by the run itself (its timeout fired in the same workflow task)
-        const done = findRecord(s.state, input.toolCallId);
-        reject(done ? approvalAlreadyDecided(done) : approvalUnknown(input.toolCallId));
-      }
-      return publicRecord(decide(s, pending, decision, input.approver.trim(), input.reason));
-    };
-    setHandler(
-      def,
-      (input: ApprovalDecisionInput): ApprovalRecord | Promise<ApprovalRecord> => {
-        if (!patched(PATCH.decideAfterTaskJobs)) return decideNow(input);
-        // A cancel or interrupt that came in the same workflow task after this Update (the validator could not see
-        // it) would abort the call once approved: the answer would be `approved` for a call that never runs. The
-        // decision waits until every job of the task is applied (the handler's promise runs after them), then looks.
-        return Promise.resolve().then(() => {
-          refuseIfClosed(s, name);
-          return decideNow(input);
-        });
-      },
-      {
-        validator: (input: unknown) => {
-          refuseIfClosed(s, name);
-          const errors = approvalInputErrors(input);
-          if (errors.length > 0) reject(`${name}: ${errors.join('; ')}`);
-          const { toolCallId, argsDigest } = input as ApprovalDecisionInput;
-          const pending = findPending(s.state, toolCallId);
-          if (!pending) {
-            const done = findRecord(s.state, toolCallId);
-            reject(done ? approvalAlreadyDecided(done) : approvalUnknown(toolCallId));
-          }
-          if (pending.argsDigest !== argsDigest) reject(approvalDigestMismatch(toolCallId, argsDigest));
-        },
-        description: `Decide a tool call awaiting approval: { toolCallId, argsDigest, approver, reason? } → the decision record.`,
-      },
-    );
+/** The `approve` / `deny` Update validator (after `refuseIfClosed`): a well-formed input for a pending call. */
+export function validateDecision(st: SessionState, name: 'approve' | 'deny', input: unknown): void {
+  const errors = approvalInputErrors(input);
+  if (errors.length > 0) reject(`${name}: ${errors.join('; ')}`);
+  const { toolCallId, argsDigest } = input as ApprovalDecisionInput;
+  const pending = findPending(st, toolCallId);
+  if (!pending) {
+    const done = findRecord(st, toolCallId);
+    reject(done ? approvalAlreadyDecided(done) : approvalUnknown(toolCallId));
   }
+  if (pending.argsDigest !== argsDigest) reject(approvalDigestMismatch(toolCallId, argsDigest));
+}
+
+/** `approve` / `deny`: decides the pending call (the caller publishes), or refuses one decided meanwhile. */
+export function decidePending(
+  st: SessionState,
+  decision: ApprovalVerdict,
+  input: ApprovalDecisionInput,
+): StoredApprovalRecord {
+  const pending = findPending(st, input.toolCallId);
+  if (!pending) {
+    // decided meanwhile by the run itself (its timeout fired in the same workflow task)
+    const done = findRecord(st, input.toolCallId);
+    reject(done ? approvalAlreadyDecided(done) : approvalUnknown(input.toolCallId));
+  }
+  return decide(st, pending, decision, input.approver.trim(), input.reason);
+}
+
+/** @deprecated `s.awaitApproval(…)`; kept for tool-batch.ts until it takes its narrow interface. */
+export function awaitApproval(
+  s: AgentSession,
+  call: ToolCall,
+  assistantIndex: number,
+  args: unknown,
+  argsDigest: string,
+): Promise<ApprovalWait> {
+  return s.awaitApproval(call, assistantIndex, args, argsDigest);
 }

@@ -4,7 +4,7 @@
  * Everything here changes the command sequence only for runs with a `budget` (or stopped by a batch's), behind
  * `patched('keel-budget')`: a 0.1.0 run has neither, so its history replays unchanged.
  */
-import { patched, setHandler } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import {
   BUDGET_WARNING_FRACTION,
   budgetExceededText,
@@ -16,35 +16,25 @@ import {
   type Budget,
   type BudgetLine,
 } from '../../common/budget.js';
+import { addUsage, type Usage } from '../../common/messages.js';
+import type { AgentEvent } from '../../common/events.js';
 import type { CallModelInput } from '../../common/wire.js';
-import { budgetStopSignal } from '../definitions.js';
-import type { Session } from './session.js';
+import type { SessionState } from './session.js';
+
+/** How the budget reports `budget_warning` / `budget_exceeded` (the session's `emit`). */
+export type Emit = (event: AgentEvent) => void;
 
 /** The patch id guarding budget behaviour (stop points, the `BudgetExceeded` handling, `budgetLeft`). */
 export const BUDGET_PATCH = 'keel-budget';
 
 /** The run's budget, when it has one and this code path is patched in. */
-function budgetOf(s: Session): Budget | undefined {
-  const budget = s.state.config.budget;
+function budgetOf(st: SessionState): Budget | undefined {
+  const budget = st.config.budget;
   return budget && patched(BUDGET_PATCH) ? budget : undefined;
 }
 
-function lines(s: Session, budget: Budget): BudgetLine[] {
-  return budgetLines(budget, spentOf(s.state.usage, s.state.modelCalls ?? 0));
-}
-
-/** Registers `budgetStop` (sent by a batch whose budget is spent). */
-export function registerBudgetHandlers(s: Session): void {
-  setHandler(
-    budgetStopSignal,
-    (text) => {
-      s.state.budgetStop ??= text;
-    },
-    {
-      description:
-        'A budget above this run is spent: stop before the next model call (status stopped, error = the text).',
-    },
-  );
+function lines(st: SessionState, budget: Budget): BudgetLine[] {
+  return budgetLines(budget, spentOf(st.usage, st.modelCalls ?? 0));
 }
 
 /**
@@ -52,15 +42,14 @@ export function registerBudgetHandlers(s: Session): void {
  * `Budget exceeded: …` text and true is returned — the caller makes no request and ends the run. Otherwise the request
  * is counted and false returned.
  */
-export function stopBeforeModelCall(s: Session): boolean {
-  const st = s.state;
-  const budget = budgetOf(s);
+export function stopBeforeModelCall(st: SessionState, emit: Emit): boolean {
+  const budget = budgetOf(st);
   const external = st.budgetStop !== undefined && patched(BUDGET_PATCH) ? st.budgetStop : undefined;
   const line = budget ? budgetReached(budget, spentOf(st.usage, st.modelCalls ?? 0)) : undefined;
   if (external !== undefined || line) {
     const error = external ?? budgetExceededText(line!);
     st.lastError = error;
-    s.events.emit({ type: 'budget_exceeded', kind: line?.kind ?? 'batch', error });
+    emit({ type: 'budget_exceeded', kind: line?.kind ?? 'batch', error });
     return true;
   }
   st.modelCalls = (st.modelCalls ?? 0) + 1;
@@ -68,35 +57,36 @@ export function stopBeforeModelCall(s: Session): boolean {
 }
 
 /** What a model request may still spend, for the activity to stop retrying once its failed attempts spent it. */
-export function budgetLeft(s: Session): Pick<CallModelInput, 'budgetLeft'> {
-  const budget = budgetOf(s);
+export function budgetLeft(st: SessionState): Pick<CallModelInput, 'budgetLeft'> {
+  const budget = budgetOf(st);
   if (!budget || (budget.maxTokens === undefined && budget.maxCostUsd === undefined)) return {};
-  return { budgetLeft: remaining(budget, spentOf(s.state.usage, s.state.modelCalls ?? 0)) };
+  return { budgetLeft: remaining(budget, spentOf(st.usage, st.modelCalls ?? 0)) };
 }
 
-/** After a model request: a `budget_warning` event, once per limit, when it passed 80 %. */
-export function afterModelCall(s: Session): void {
-  const budget = budgetOf(s);
+/** After a model request: its usage (every attempt) counts; a `budget_warning` event, once per limit, when it passed 80 %. */
+export function spend(st: SessionState, emit: Emit, ...usages: (Usage | undefined)[]): void {
+  for (const usage of usages) st.usage = addUsage(st.usage, usage);
+  const budget = budgetOf(st);
   if (!budget) return;
-  const warned = (s.state.budgetWarned ??= []);
-  for (const line of lines(s, budget)) {
+  const warned = (st.budgetWarned ??= []);
+  for (const line of lines(st, budget)) {
     if (line.used < line.limit * BUDGET_WARNING_FRACTION || warned.includes(line.kind)) continue;
     warned.push(line.kind);
-    s.events.emit({ type: 'budget_warning', kind: line.kind, used: line.used, limit: line.limit });
+    emit({ type: 'budget_warning', kind: line.kind, used: line.used, limit: line.limit });
   }
 }
 
 /** The `state` query's `budget`: each limit with what was spent. */
-export function budgetState(s: Session): { budget?: BudgetLine[] } {
-  const budget = s.state.config.budget;
-  return budget ? { budget: lines(s, budget) } : {};
+export function budgetState(st: SessionState): { budget?: BudgetLine[] } {
+  const budget = st.config.budget;
+  return budget ? { budget: lines(st, budget) } : {};
 }
 
 /** Lines of the current details: `budget: tokens 850 of 1000 (85 %) — over 80 %`. No I/O, no commands. */
-export function budgetDetails(s: Session): string[] {
-  const budget = s.state.config.budget;
+export function budgetDetails(st: SessionState): string[] {
+  const budget = st.config.budget;
   if (!budget) return [];
-  const parts = lines(s, budget).map((l) => {
+  const parts = lines(st, budget).map((l) => {
     const pct = Math.floor((l.used / l.limit) * 100);
     return `${describeLine(l)} (${pct} %)${l.used >= l.limit ? ' — reached' : l.used >= l.limit * BUDGET_WARNING_FRACTION ? ' — over 80 %' : ''}`;
   });

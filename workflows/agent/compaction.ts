@@ -13,12 +13,12 @@ import {
   planCompaction,
   type CompactionPlan,
 } from '../../common/compaction.js';
-import { addUsage, type Usage } from '../../common/messages.js';
 import { modelActivities } from '../activities.js';
 import { compactionFailure } from '../failure-outcomes.js';
-import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
+import { budgetLeft, spend, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from '../clock.js';
-import { appendMessage, runCancellable, type Session } from './session.js';
+import type { ModelContext } from './model-step.js';
+import type { SessionState } from './session.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
 export const COMPACTION_PATCH = 'keel-compaction';
@@ -26,10 +26,10 @@ export const COMPACTION_PATCH = 'keel-compaction';
 /** `compacted`: an entry was appended; `budget`: the budget allowed no summary request (the run must stop). */
 export type CompactionOutcome = 'compacted' | 'skipped' | 'budget';
 
-function settings(s: Session): { window: number; reserve: number; keep: number } | undefined {
-  const c = s.state.config.compaction;
+function settings(st: SessionState): { window: number; reserve: number; keep: number } | undefined {
+  const c = st.config.compaction;
   if (c === false) return undefined;
-  const window = c?.contextWindow ?? s.state.contextWindow;
+  const window = c?.contextWindow ?? st.contextWindow;
   if (!window) return undefined;
   return {
     window,
@@ -50,10 +50,10 @@ export interface CompactionDue {
  * `reason` is `overflow` (the last call was refused as too long) or the estimated context exceeds `window - reserve`,
  * and there is something to summarise (the patch check included). Undefined: no compaction.
  */
-export function compactionDue(s: Session, reason: 'threshold' | 'overflow'): CompactionDue | undefined {
-  const cfg = settings(s);
+export function compactionDue(st: SessionState, reason: 'threshold' | 'overflow'): CompactionDue | undefined {
+  const cfg = settings(st);
   if (!cfg) return undefined;
-  const { transcript, config } = s.state;
+  const { transcript, config } = st;
   const tokens = estimateContext(transcript, config.systemPrompt ?? '');
   if (reason === 'threshold' && tokens <= cfg.window - cfg.reserve) return undefined;
   const plan = planCompaction(transcript, cfg.keep, tokens);
@@ -65,12 +65,14 @@ export function compactionDue(s: Session, reason: 'threshold' | 'overflow'): Com
  * Compacts as {@link compactionDue} decided. A failed summary leaves the transcript as it was (event `compaction`
  * with `error`, outcome `skipped`); the usage of every attempt counts, toward the budget too.
  */
-export async function compact(s: Session, { reason, plan, tokens }: CompactionDue): Promise<CompactionOutcome> {
-  const { transcript, config } = s.state;
-  if (stopBeforeModelCall(s)) return 'budget';
+export async function compact(s: ModelContext, { reason, plan, tokens }: CompactionDue): Promise<CompactionOutcome> {
+  const st = s.state;
+  const { transcript, config } = st;
+  const emit = s.emit;
+  if (stopBeforeModelCall(st, emit)) return 'budget';
   const summarized = plan.keepFrom - plan.from;
   try {
-    const result = await runCancellable(s, () =>
+    const result = await s.runCancellable(() =>
       modelActivities(config).compact.executeWithOptions(
         { summary: `compact · ${summarized} messages · ~${tokens} tokens (${reason})` },
         [
@@ -83,26 +85,23 @@ export async function compact(s: Session, { reason, plan, tokens }: CompactionDu
             from: plan.from,
             keepFrom: plan.keepFrom,
             ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
-            ...budgetLeft(s),
+            ...budgetLeft(st),
           },
         ],
       ),
     );
-    s.state.usage = addUsage(addUsage(s.state.usage, result.usage), result.failedAttemptsUsage);
-    afterModelCall(s);
-    appendMessage(
-      s,
+    spend(st, emit, result.usage, result.failedAttemptsUsage);
+    s.append(
       compactionEntry(result.summary, { firstKept: plan.keepFrom, tokensBefore: tokens, reason }, workflowNow()),
     );
-    s.events.emit({ type: 'compaction', reason, firstKept: plan.keepFrom, summarized, tokensBefore: tokens });
+    s.emit({ type: 'compaction', reason, firstKept: plan.keepFrom, summarized, tokensBefore: tokens });
     return 'compacted';
   } catch (err) {
     const failure = compactionFailure(err);
-    s.state.usage = addUsage(s.state.usage, failure.usage);
-    afterModelCall(s);
-    if (failure.budgetExceeded && stopBeforeModelCall(s)) return 'budget';
+    spend(st, emit, failure.usage);
+    if (failure.budgetExceeded && stopBeforeModelCall(st, emit)) return 'budget';
     if (s.abort) return 'skipped';
-    s.events.emit({
+    s.emit({
       type: 'compaction',
       reason,
       firstKept: plan.keepFrom,

@@ -1,6 +1,6 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
 import { PATCH } from '../patches.js';
-import type { Session } from './session.js';
+import type { SessionState } from './session.js';
 
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */
 const MAX_CARRIED_CHARS = 1_500_000;
@@ -15,8 +15,8 @@ export const LARGE_PAYLOADS_PATCH = 'keel-large-payloads';
  * The workers offload large payloads (README "Large transcripts"), so the continue-as-new input and the result may be
  * of any size: they go to external storage and history holds a reference. Behind `patched('keel-large-payloads')`.
  */
-export function unboundedPayloads(s: Session): boolean {
-  return s.state.largePayloads === true && patched(LARGE_PAYLOADS_PATCH);
+export function unboundedPayloads(st: SessionState): boolean {
+  return st.largePayloads === true && patched(LARGE_PAYLOADS_PATCH);
 }
 
 export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kind: 'full'; message: string };
@@ -24,29 +24,31 @@ export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kin
 /**
  * At a turn boundary: continue-as-new when Temporal suggests it or this run's history grew by `continueAsNewAfterBytes`. When the
  * carried state is too large to carry, history keeps growing (checked again after another `continueAsNewAfterBytes`);
- * once it passes `maxHistoryBytes` the run must stop, before the server terminates it.
+ * once it passes `maxHistoryBytes` the run must stop, before the server terminates it. `historyAtStart`: the history size
+ * when this run started; `retryAt`: the size below which continue-as-new is not tried again. Returns the new `retryAt`
+ * when the state was too large to carry (`AgentSession.checkHistory` keeps it).
  */
-export function historyDecision(s: Session): HistoryDecision {
+export function historyDecision(
+  st: SessionState,
+  historyAtStart: number,
+  retryAt: number,
+): HistoryDecision & { retryAt?: number } {
   const info = workflowInfo();
-  const limit = s.state.config.continueAsNewAfterBytes ?? DEFAULT_AFTER_BYTES;
-  const max = s.state.config.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
+  const limit = st.config.continueAsNewAfterBytes ?? DEFAULT_AFTER_BYTES;
+  const max = st.config.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   // what counts is growth in this run: a carried transcript larger than the limit must not continue after every turn
   let due = info.continueAsNewSuggested || info.historySize >= limit;
-  if (
-    due &&
-    !info.continueAsNewSuggested &&
-    info.historySize - s.historyAtStart < limit &&
-    patched(PATCH.historyGrowth)
-  )
+  if (due && !info.continueAsNewSuggested && info.historySize - historyAtStart < limit && patched(PATCH.historyGrowth))
     due = false;
-  if (!due || (info.historySize < s.continueAsNewRetryAt && info.historySize < max)) return { kind: 'ok' };
-  const carried = JSON.stringify(s.state).length;
-  if (carried <= MAX_CARRIED_CHARS || unboundedPayloads(s)) return { kind: 'continueAsNew' };
-  s.continueAsNewRetryAt = info.historySize + limit;
-  if (info.historySize < max) return { kind: 'ok' };
+  if (!due || (info.historySize < retryAt && info.historySize < max)) return { kind: 'ok' };
+  const carried = JSON.stringify(st).length;
+  if (carried <= MAX_CARRIED_CHARS || unboundedPayloads(st)) return { kind: 'continueAsNew' };
+  const next = info.historySize + limit;
+  if (info.historySize < max) return { kind: 'ok', retryAt: next };
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
   return {
     kind: 'full',
+    retryAt: next,
     message:
       `History reached ${mb(info.historySize)} MB of the ${mb(max)} MB this run allows, and the transcript (${mb(carried)} MB) is too ` +
       `large to carry into a continued run (${mb(MAX_CARRIED_CHARS)} MB at most). Start a new run with a shortened transcript in \`messages\`.`,

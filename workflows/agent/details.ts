@@ -1,6 +1,6 @@
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
 import { budgetDetails } from './budget.js';
-import type { Session } from './session.js';
+import type { RunningTool, SessionState } from './session.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
   for (let i = transcript.length - 1; i >= from; i--)
@@ -13,28 +13,31 @@ function clockTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 }
 
-/** The turn in progress (numbered as run and watch print it), else the turns completed. */
-export function currentTurn(s: Session): number {
-  return s.turnOpen ? s.state.turns + 1 : s.state.turns;
+/** What the details show of the live session besides its state. */
+export interface LiveDetails {
+  /** The turn in progress (numbered as run and watch print it), else the turns completed. */
+  turn: number;
+  modelCallSince?: number;
+  runningTools: ReadonlyMap<string, RunningTool>;
 }
 
 /** Markdown shown as the workflow's current details in the Temporal UI (docs/architecture.md#visibility). */
-export function renderDetails(s: Session): string {
-  const st = s.state;
-  const lines = [`**${st.status}** · turn ${currentTurn(s)} · ${st.transcript.length} messages`];
+export function renderDetails(st: SessionState, live: LiveDetails): string {
+  const lines = [`**${st.status}** · turn ${live.turn} · ${st.transcript.length} messages`];
   for (const p of st.pendingApprovals ?? [])
     lines.push(
       `⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`,
     );
-  if (s.modelCallSince !== undefined) lines.push(`calling ${st.config.model} since ${clockTime(s.modelCallSince)}`);
-  if (s.runningTools.size > 0)
+  if (live.modelCallSince !== undefined)
+    lines.push(`calling ${st.config.model} since ${clockTime(live.modelCallSince)}`);
+  if (live.runningTools.size > 0)
     lines.push(
-      `running: ${[...s.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`,
+      `running: ${[...live.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`,
     );
   if (st.steering.length || st.followUps.length)
     lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
-  lines.push(...budgetDetails(s));
+  lines.push(...budgetDetails(st));
   if (st.rehomed) lines.push(`⚠ ${st.rehomed}`);
   if (st.lastError) lines.push(`error: ${st.lastError}`);
   const last = lastAssistant(st.transcript);

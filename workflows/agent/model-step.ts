@@ -3,14 +3,29 @@ import { patched } from '@temporalio/workflow';
 import { malformedModelOutput } from '../../common/errors.js';
 import { modelCallFailure } from '../failure-outcomes.js';
 import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
-import { addUsage, emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
+import { emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelActivities } from '../activities.js';
-import { afterModelCall, budgetLeft, stopBeforeModelCall } from './budget.js';
+import { budgetLeft, spend, stopBeforeModelCall } from './budget.js';
 import { workflowNow } from '../clock.js';
 import { compact, compactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
-import { runCancellable, type Session } from './session.js';
-import { publishDetails } from './visibility.js';
+import type { AgentSession } from './session.js';
+
+/**
+ * What a model step needs of the session (Pi's `context`, `signal` and `emit`): the state it reads and counts usage in,
+ * the run's identity and transcript digests, the abort, and how to append, log, run an activity cancellably and show a
+ * running model call.
+ */
+export type ModelContext = Pick<
+  AgentSession,
+  'state' | 'run' | 'digests' | 'abort' | 'emit' | 'append' | 'runCancellable' | 'modelCalling'
+>;
+
+/** The assistant message of a model step, with the activity summaries of its tool calls (for the tool batch). */
+export interface ModelStep {
+  message: AssistantMessage;
+  toolSummaries?: Record<string, string>;
+}
 
 /**
  * Calls the model with a reference to the transcript. Never throws: when the call is aborted the message has stopReason
@@ -19,39 +34,40 @@ import { publishDetails } from './visibility.js';
  * further request, before the call or because the call's failed attempts spent it (`lastError` says which limit).
  * Before the call the context may be compacted (workflows/agent/compaction.ts); a call refused as too long
  * (`ModelError.ContextOverflow`) is retried once after a compaction, as Pi does — the refused reply is not kept.
+ * The usage of every request counts in `ctx.state` (the budget checks it before the next one).
  */
-export async function streamAssistant(s: Session): Promise<AssistantMessage | undefined> {
-  const due = compactionDue(s, 'threshold');
-  if (due && (await compact(s, due)) === 'budget') return undefined;
-  const first = await callOnce(s);
-  if (!first?.overflow) return first?.message;
-  const overflow = compactionDue(s, 'overflow');
-  const compacted = overflow ? await compact(s, overflow) : 'skipped';
+export async function streamAssistant(ctx: ModelContext): Promise<ModelStep | undefined> {
+  const due = compactionDue(ctx.state, 'threshold');
+  if (due && (await compact(ctx, due)) === 'budget') return undefined;
+  const first = await callOnce(ctx);
+  if (!first?.overflow) return first;
+  const overflow = compactionDue(ctx.state, 'overflow');
+  const compacted = overflow ? await compact(ctx, overflow) : 'skipped';
   if (compacted === 'budget') return undefined;
-  if (compacted === 'skipped') return first.message;
-  return (await callOnce(s))?.message;
+  if (compacted === 'skipped') return { message: first.message };
+  return callOnce(ctx);
 }
 
 /** One `callModel` activity (after the budget check); `overflow`: the provider refused the context as too long. */
-async function callOnce(s: Session): Promise<{ message: AssistantMessage; overflow?: boolean } | undefined> {
-  const { config, transcript } = s.state;
-  const turn = s.state.turns + 1;
-  if (stopBeforeModelCall(s)) return undefined;
-  s.modelCallSince = workflowNow();
-  publishDetails(s);
+async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: boolean }) | undefined> {
+  const st = ctx.state;
+  const { config, transcript } = st;
+  const turn = st.turns + 1;
+  if (stopBeforeModelCall(st, ctx.emit)) return undefined;
+  ctx.modelCalling(workflowNow());
   try {
-    const result = await runCancellable(s, () =>
+    const result = await ctx.runCancellable(() =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
         {
-          run: s.run,
+          run: ctx.run,
           messageCount: transcript.length,
-          digest: s.digests[transcript.length],
+          digest: ctx.digests[transcript.length],
           model: config.model,
           systemPrompt: config.systemPrompt ?? '',
-          tools: s.state.tools.map((t) => t.name),
+          tools: st.tools.map((t) => t.name),
           options: config.modelOptions ?? {},
           turn,
-          ...budgetLeft(s),
+          ...budgetLeft(st),
         },
       ]),
     );
@@ -62,27 +78,23 @@ async function callOnce(s: Session): Promise<{ message: AssistantMessage; overfl
       assistantMessageProblem(result.message, { stringArguments }) ??
       (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
     if (problem && patched(PATCH.malformedModelOutput))
-      return { message: errorMessage(s, malformedModelOutput(problem), emptyUsage(), false) };
-    s.state.usage = addUsage(addUsage(s.state.usage, result.message.usage), result.failedAttemptsUsage);
-    afterModelCall(s);
-    s.toolSummaries = result.toolSummaries ?? {};
-    return { message: result.message };
+      return { message: errorMessage(config.model, malformedModelOutput(problem), emptyUsage(), false) };
+    spend(st, ctx.emit, result.message.usage, result.failedAttemptsUsage);
+    return { message: result.message, toolSummaries: result.toolSummaries ?? {} };
   } catch (err) {
     const failure = modelCallFailure(err);
-    s.state.usage = addUsage(s.state.usage, failure.usage);
-    afterModelCall(s);
-    if (failure.budgetExceeded && stopBeforeModelCall(s)) return undefined;
-    const message = errorMessage(s, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
+    spend(st, ctx.emit, failure.usage);
+    if (failure.budgetExceeded && stopBeforeModelCall(st, ctx.emit)) return undefined;
+    const message = errorMessage(config.model, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
     return { message, ...(failure.contextOverflow ? { overflow: true } : {}) };
   } finally {
-    s.modelCallSince = undefined;
-    publishDetails(s);
+    ctx.modelCalling(undefined);
   }
 }
 
 /** The assistant message Keel records for a model call that produced none (Pi's synthesised error message). */
-function errorMessage(s: Session, text: string, usage: Usage, aborted: boolean): AssistantMessage {
-  const [provider, ...rest] = s.state.config.model.split('/');
+function errorMessage(model: string, text: string, usage: Usage, aborted: boolean): AssistantMessage {
+  const [provider, ...rest] = model.split('/');
   return {
     role: 'assistant',
     content: [{ type: 'text', text: '' }],

@@ -1,13 +1,20 @@
 /** What the Temporal UI shows of a run (docs/architecture.md#visibility): current details, and search attributes when the namespace has them. */
-import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
-import { renderDetails } from './details.js';
 import { PATCH } from '../patches.js';
-import type { Session } from './session.js';
+import type { AgentSession, SessionState } from './session.js';
 
-/** Republishes only the current details (not a command): when a model call or a tool starts or ends. */
-export function publishDetails(s: Session): void {
-  setCurrentDetails(renderDetails(s));
+/** Search attribute values last upserted. */
+export interface Published {
+  status: string;
+  model: string;
+  turns: number;
+  cost: number;
+}
+
+/** @deprecated `s.publishDetails()`; kept for tool-batch.ts until it takes its narrow interface. */
+export function publishDetails(s: AgentSession): void {
+  s.publishDetails();
 }
 
 /**
@@ -16,31 +23,34 @@ export function publishDetails(s: Session): void {
  */
 export const TURN_UPSERT_STRIDE = 10;
 
-/** Call at every turn end: the current details, and the search attributes every `TURN_UPSERT_STRIDE` turns. */
-export function publishTurnEnd(s: Session): void {
-  const st = s.state;
-  const statusUnchanged = s.published?.status === st.status && s.published.model === st.config.model;
-  if (st.searchAttributes && statusUnchanged && st.turns % TURN_UPSERT_STRIDE !== 0 && patched(PATCH.coarseTurnUpserts))
-    return publishDetails(s);
-  publish(s);
+/**
+ * At a turn end: whether the search attributes are due (`AgentSession.publishTurnEnd`), else the details alone are
+ * republished. Due every `TURN_UPSERT_STRIDE` turns and at a status change.
+ */
+export function turnEndUpsertDue(st: SessionState, published: Published | undefined): boolean {
+  const statusUnchanged = published?.status === st.status && published.model === st.config.model;
+  return !(
+    st.searchAttributes &&
+    statusUnchanged &&
+    st.turns % TURN_UPSERT_STRIDE !== 0 &&
+    patched(PATCH.coarseTurnUpserts)
+  );
 }
 
-/** Call at every status change (and, before 0.3.0, every turn end). Upserts only values that changed (each upsert is a history event). */
-export function publish(s: Session): void {
-  setCurrentDetails(renderDetails(s));
-  if (!s.state.searchAttributes) return;
-  const st = s.state;
+/**
+ * At every status change (and, before 0.3.0, every turn end; `AgentSession.publish`): upserts the search attributes
+ * that changed since `last` (each upsert is a history event). Returns what is published now.
+ */
+export function publishAttributes(st: SessionState, last: Published | undefined): Published | undefined {
+  if (!st.searchAttributes) return last;
   const now = {
     status: st.status,
     model: st.config.model,
     turns: st.turns,
     cost: Math.round(st.usage.cost.total * 1e6) / 1e6,
   };
-  if (!s.published && alreadyHeld(now) && patched(PATCH.startAttributes)) {
-    s.published = now; // set at start (AgentClient) or carried by continue-as-new: upserting them again is a no-op
-    return;
-  }
-  const last = s.published;
+  // set at start (AgentClient) or carried by continue-as-new: upserting them again is a no-op
+  if (!last && alreadyHeld(now) && patched(PATCH.startAttributes)) return now;
   if (
     last &&
     last.status === now.status &&
@@ -48,14 +58,14 @@ export function publish(s: Session): void {
     last.turns === now.turns &&
     last.cost === now.cost
   )
-    return;
+    return last;
   upsertSearchAttributes([
     { key: KEEL_STATUS, value: now.status },
     { key: KEEL_MODEL, value: now.model },
     { key: KEEL_TURNS, value: now.turns },
     { key: KEEL_COST_USD, value: now.cost },
   ]);
-  s.published = now;
+  return now;
 }
 
 /** Whether the run's search attributes already hold exactly these values. */

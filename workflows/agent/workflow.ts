@@ -3,6 +3,7 @@
  * waits for follow-ups in session mode, continues-as-new when history grows, and returns the result.
  */
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -26,24 +27,22 @@ import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
 import { localSetupActivities, setupActivities } from '../activities.js';
 import { PATCH } from '../patches.js';
-import { publish, publishDetails, publishFailedEnd } from './visibility.js';
+import { publishFailedEnd } from './visibility.js';
 import { unboundedPayloads } from './continue-as-new.js';
-import { EventLog } from './event-log.js';
-import { registerHandlers } from './handlers.js';
-import { registerBudgetHandlers } from './budget.js';
 import { toUserMessages } from './incoming.js';
 import { drain } from './queues.js';
-import { abortSession, type Session, type SessionState } from './session.js';
+import { AgentSession, type SessionState } from './session.js';
 import { nestedTooDeep, tooDeep } from '../../common/nesting.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
 import { batchMemo, registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
-import { awaitsFirstMessage, beforeClose, beforeContinueAsNew, registerUpdates } from './updates.js';
+import { registerQueries } from './queries.js';
+import { registerVerbs } from './verbs.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
 
 export async function agentWorkflow(input: AgentRunInput, carried?: SessionState): Promise<AgentRunResult> {
-  const opened: { session?: Session } = {};
+  const opened: { session?: AgentSession } = {};
   let r: AgentRunResult;
   try {
     r = await session(input, carried, opened);
@@ -67,7 +66,7 @@ setWorkflowOptions({ failureExceptionTypes: [Error] }, agentWorkflow);
 async function session(
   input: AgentRunInput,
   carried: SessionState | undefined,
-  opened: { session?: Session },
+  opened: { session?: AgentSession },
 ): Promise<AgentRunResult> {
   // the state is Keel's own, carried by continue-as-new: a first run given one (a raw start) is refused
   const raw = carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined;
@@ -79,52 +78,44 @@ async function session(
       details: [[UNEXPECTED_SECOND_ARGUMENT]],
     });
   }
-  const info = workflowInfo();
-  const s: Session = {
-    state: carried ?? initialState(input),
-    run: { workflowId: info.workflowId, runKey: info.firstExecutionRunId },
-    events: new EventLog(carried?.eventSeq ?? 0),
-    runningTools: new Map(),
-    continueAsNewRetryAt: 0,
-    historyAtStart: info.historySize,
-    digests: [],
-    workflowScope: CancellationScope.current(),
-  };
+  const s = new AgentSession(carried ?? initialState(input));
   opened.session = s;
   let temporalCancelled = false;
   CancellationScope.current().cancelRequested.catch(() => {
     temporalCancelled = true;
     s.cancelReason ??= 'workflow cancelled';
-    abortSession(s, 'cancel');
+    s.abortWith('cancel');
   });
-  registerHandlers(s);
+  registerVerbs(s);
+  registerQueries(s);
   registerBatchReportHandler(s.state);
-  registerUpdates(s);
-  registerBudgetHandlers(s);
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
-  if (!carried) start = await firstRun(s, input); // validates before anything reads the transcript
-  if (!carried && !start) start = hasQueued(s) ? nextStart(s) : undefined; // a session created by its first message
+  if (!carried) {
+    s.publishDetails();
+    start = await firstRun(st, input); // validates before anything reads the transcript
+  }
+  if (!carried && !start) start = hasQueued(st) ? nextStart(st) : undefined; // a session created by its first message
   s.digests = prefixDigests(st.transcript);
 
   for (;;) {
     if (start) {
       st.status = 'running';
       st.position = undefined;
-      publish(s);
+      s.publish();
       const end = await runAgentLoop(s, start);
       start = undefined;
       if (end.kind === 'continueAsNew') return continueWith(s, input, end.position);
-      if (cancelRequested(s)) return cancelled(s, temporalCancelled);
+      if (s.cancelRequested) return cancelled(s, temporalCancelled);
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
       if (end.reason === 'historyFull' || end.reason === 'budget') return closeRun(s, 'stopped');
       st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
       st.lastRunFailed = end.reason === 'error';
       const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
-      if (ranToStop && hasQueued(s)) {
-        start = nextStart(s); // a message arrived as the run ended: nothing is lost
+      if (ranToStop && hasQueued(st)) {
+        start = nextStart(st); // a message arrived as the run ended: nothing is lost
         continue;
       }
       // a task ends here; messages still queued (after maxTurns, an error or an interrupt) are returned unprocessed
@@ -135,17 +126,17 @@ async function session(
         );
     }
     // the session is idle
-    if (cancelRequested(s)) return cancelled(s, temporalCancelled);
+    if (s.cancelRequested) return cancelled(s, temporalCancelled);
     if (workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCH.upgradeOnIdle))
       return continueWith(s, input, undefined, true);
-    if (hasQueued(s) && patched(PATCH.answerQueued)) {
+    if (hasQueued(st) && patched(PATCH.answerQueued)) {
       s.abort = undefined;
-      start = nextStart(s); // a waiting session with queued messages answers them
+      start = nextStart(st); // a waiting session with queued messages answers them
       continue;
     }
-    if (s.endRequested) return closeRun(s, endStatus(s));
+    if (s.endRequested) return closeRun(s, endStatus(st));
     st.status = st.lastRunFailed ? 'failed' : 'waiting';
-    publish(s);
+    s.publish();
     const seen = st.received;
     let arrived = false;
     try {
@@ -153,22 +144,22 @@ async function session(
       arrived = await condition(
         () =>
           st.received > seen ||
-          cancelRequested(s) ||
-          s.endRequested === true ||
+          s.cancelRequested ||
+          s.endRequested ||
           workflowInfo().targetWorkerDeploymentVersionChanged,
         st.config.idleTimeout ?? '1h',
       );
     } catch (err) {
       if (!temporalCancelled) throw err;
     }
-    if (cancelRequested(s)) return cancelled(s, temporalCancelled);
+    if (s.cancelRequested) return cancelled(s, temporalCancelled);
     if (patched(PATCH.answerQueued)) {
-      if (!arrived) return closeRun(s, endStatus(s)); // idle timeout
+      if (!arrived) return closeRun(s, endStatus(st)); // idle timeout
       continue; // queued messages are answered first, then `end` finishes
     }
     if (!arrived || s.endRequested) return closeRun(s, 'completed');
     s.abort = undefined;
-    start = nextStart(s);
+    start = nextStart(st);
   }
 }
 
@@ -202,8 +193,8 @@ function isContinueAsNew(err: unknown): boolean {
 }
 
 /** How an idle session ends (`end`, idle timeout): Failed when its last agent run ended in a model error. */
-function endStatus(s: Session): RunStatus {
-  return s.state.lastRunFailed && patched(PATCH.sessionFailed) ? 'failed' : 'completed';
+function endStatus(st: SessionState): RunStatus {
+  return st.lastRunFailed && patched(PATCH.sessionFailed) ? 'failed' : 'completed';
 }
 
 function initialState(input: AgentRunInput): SessionState {
@@ -230,8 +221,7 @@ function initialState(input: AgentRunInput): SessionState {
  * Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. Undefined:
  * a session with neither prompt nor messages, which waits for its first message (update-with-start, README).
  */
-async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | undefined> {
-  publishDetails(s);
+async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStart | undefined> {
   // an input nested thousands deep (a raw start) could not even be sent to the check: refused here, no activity
   const deep = tooDeep(input);
   const check =
@@ -240,54 +230,48 @@ async function firstRun(s: Session, input: AgentRunInput): Promise<RunStart | un
       : await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
-  if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(s, input)) {
-    s.state.tools = check.tools;
-    s.state.searchAttributes = check.searchAttributes;
-    if (check.homeQueue) s.state.homeQueue = check.homeQueue;
+  if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(st, input)) {
+    st.tools = check.tools;
+    st.searchAttributes = check.searchAttributes;
+    if (check.homeQueue) st.homeQueue = check.homeQueue;
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
-    const last = s.state.transcript[s.state.transcript.length - 1];
+    const last = st.transcript[st.transcript.length - 1];
     if (!last) errors.push(`prompt: ${CANNOT_CONTINUE_EMPTY}; give a prompt or messages`);
     else if (last.role === 'assistant') errors.push(`prompt: ${cannotContinueFrom('assistant')}; give a prompt`);
   }
   if (errors.length > 0) {
-    s.state.status = 'failed';
-    s.state.lastError = `Invalid AgentRunInput: ${errors.join('; ')}`;
+    st.status = 'failed';
+    st.lastError = `Invalid AgentRunInput: ${errors.join('; ')}`;
     throw ApplicationFailure.create({
       type: ErrorType.InvalidAgentInput,
-      message: s.state.lastError,
+      message: st.lastError,
       nonRetryable: true,
       details: [errors],
     });
   }
-  s.state.tools = check.tools;
-  s.state.searchAttributes = check.searchAttributes;
-  if (check.homeQueue) s.state.homeQueue = check.homeQueue;
-  if (check.contextWindow) s.state.contextWindow = check.contextWindow;
-  if (check.largePayloads) s.state.largePayloads = true;
+  st.tools = check.tools;
+  st.searchAttributes = check.searchAttributes;
+  if (check.homeQueue) st.homeQueue = check.homeQueue;
+  if (check.contextWindow) st.contextWindow = check.contextWindow;
+  if (check.largePayloads) st.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };
 }
 
 /** Pi's `Agent.continue()` from an assistant tail: steering first (initial steering poll suppressed), else follow-ups. */
-function nextStart(s: Session): RunStart {
-  const { steering, followUps, config } = s.state;
+function nextStart(st: SessionState): RunStart {
+  const { steering, followUps, config } = st;
   if (steering.length > 0)
     return { prompts: drain(steering, config.steeringMode ?? 'one-at-a-time'), suppressSteeringPoll: true };
   return { prompts: drain(followUps, config.followUpMode ?? 'one-at-a-time') };
 }
 
-/** A function, not an inline comparison: signal handlers change `abort` while the workflow awaits. */
-function cancelRequested(s: Session): boolean {
-  return s.abort === 'cancel';
+function hasQueued(st: SessionState): boolean {
+  return st.steering.length > 0 || st.followUps.length > 0;
 }
 
-function hasQueued(s: Session): boolean {
-  return s.state.steering.length > 0 || s.state.followUps.length > 0;
-}
-
-function result(s: Session, status: RunStatus): AgentRunResult {
-  const st = s.state;
+function result(st: SessionState, status: RunStatus): AgentRunResult {
   const newMessages = st.transcript.slice(st.newFrom);
   const last = lastAssistant(st.transcript, st.newFrom);
   const base: AgentRunResult = {
@@ -298,19 +282,19 @@ function result(s: Session, status: RunStatus): AgentRunResult {
     turns: st.turns,
     ...(st.modelCalls !== undefined ? { modelCalls: st.modelCalls } : {}),
     ...(st.lastError ? { error: st.lastError } : {}),
-    ...(hasQueued(s) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
+    ...(hasQueued(st) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
   };
-  if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(s)) return base;
+  if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(st)) return base;
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
 }
 
 /** Closes the workflow with its final status. A run whose last assistant message is an error ends Failed (`AgentRunFailed`, result in details). */
-async function closeRun(s: Session, status: RunStatus): Promise<AgentRunResult> {
+async function closeRun(s: AgentSession, status: RunStatus): Promise<AgentRunResult> {
   s.state.status = status;
   s.closed = true;
-  publish(s);
+  s.publish();
   await beforeClose();
-  const r = result(s, status);
+  const r = result(s.state, status);
   if (status === 'failed') {
     throw ApplicationFailure.create({
       type: ErrorType.AgentRunFailed,
@@ -326,10 +310,10 @@ async function closeRun(s: Session, status: RunStatus): Promise<AgentRunResult> 
  * Ends the workflow as Canceled. After a `cancel` signal an activity asks Temporal to cancel this execution (a workflow
  * may not request its own cancellation), so the run closes exactly as after a client's cancellation request.
  */
-async function cancelled(s: Session, temporalCancelled: boolean): Promise<never> {
+async function cancelled(s: AgentSession, temporalCancelled: boolean): Promise<never> {
   s.state.status = 'cancelled';
   s.closed = true;
-  publish(s);
+  s.publish();
   await beforeClose();
   if (!temporalCancelled) {
     const info = workflowInfo();
@@ -349,7 +333,7 @@ async function cancelled(s: Session, temporalCancelled: boolean): Promise<never>
  * session after a deploy) instead of staying pinned to this run's build.
  */
 async function continueWith(
-  s: Session,
+  s: AgentSession,
   input: AgentRunInput,
   position: SessionState['position'],
   upgrade = false,
@@ -360,11 +344,29 @@ async function continueWith(
   st.continuedAsNew += 1;
   // onto a new build: its workers have their own home queues (the next worker-local call asks for one)
   if (upgrade && st.homeQueue !== undefined) st.homeQueue = undefined;
-  await beforeContinueAsNew(s);
+  await s.beforeContinueAsNew();
   // a batch's child stays its child (workflows/agent/report-to-batch.ts)
   const options = { ...batchMemo(), ...(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {}) };
   return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)(
     { model: input.model },
     st,
   );
+}
+
+/**
+ * Before the workflow completes, fails or is cancelled: lets running Update handlers answer (an `end` waiting for the
+ * final status answers now). No command: with no handler running (every 0.1.0 history) the condition holds at once.
+ */
+async function beforeClose(): Promise<void> {
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+}
+
+/**
+ * A session started with neither `prompt` nor `messages` waits for its first message instead of failing (so a service
+ * can create a conversation with update-with-start: its `followUp` is the first message). Behind
+ * `patched(PATCH.sessionAwaitsFirstMessage)`: 0.1.0 failed such a run with `InvalidAgentInput`.
+ */
+function awaitsFirstMessage(st: SessionState, input: AgentRunInput): boolean {
+  const empty = input.prompt === undefined && st.transcript.length === 0 && (input.mode ?? 'task') === 'session';
+  return empty && patched(PATCH.sessionAwaitsFirstMessage);
 }

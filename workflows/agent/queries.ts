@@ -1,74 +1,20 @@
+/** The queries of `agentWorkflow`: `state`, `messages` (the transcript, paged) and `events` (the bounded event log). */
 import { setHandler } from '@temporalio/workflow';
 import { messageText, type Message } from '../../common/messages.js';
-import { lastAssistant } from './details.js';
-import { budgetState } from './budget.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
-import {
-  wakeSignal,
-  cancelSignal,
-  endSignal,
-  eventsQuery,
-  followUpSignal,
-  interruptSignal,
-  messagesQuery,
-  stateQuery,
-  steerSignal,
-} from '../definitions.js';
-import { toUserMessages } from './incoming.js';
-import { enqueue } from './queues.js';
-import { abortSession, agentRunning, type Session } from './session.js';
+import { eventsQuery, messagesQuery, stateQuery } from '../definitions.js';
 import { publicApprovals, publicPending } from './approvals.js';
-import { publishDetails } from './visibility.js';
+import { budgetState } from './budget.js';
+import { lastAssistant } from './details.js';
+import type { AgentSession } from './session.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
 const MAX_PAGE_CHARS = 1_000_000;
 /** … when the workers offload large payloads (worker/payload-storage.ts): a page goes to storage, not the reply. */
 const MAX_OFFLOADED_PAGE_CHARS = 16 * 1024 * 1024;
 
-export function registerHandlers(s: Session): void {
-  setHandler(
-    followUpSignal,
-    (m) => {
-      enqueue(s.state, 'followUp', toUserMessages(m));
-      publishDetails(s);
-    },
-    { description: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.' },
-  );
-  setHandler(
-    steerSignal,
-    (m) => {
-      enqueue(s.state, 'steering', toUserMessages(m));
-      publishDetails(s);
-    },
-    { description: 'Queue a user message injected after the current tool batch, before the next model call.' },
-  );
-  setHandler(
-    interruptSignal,
-    () => {
-      if (agentRunning(s)) abortSession(s, 'interrupt');
-    },
-    { description: 'Abort the current agent run at the next boundary; a session then waits for input.' },
-  );
-  setHandler(
-    cancelSignal,
-    (reason) => {
-      s.cancelReason = typeof reason === 'string' && reason ? reason : 'cancelled'; // a malformed reason still cancels
-      abortSession(s, 'cancel');
-    },
-    { description: 'Abort the current agent run and end the workflow as Canceled.' },
-  );
-  setHandler(
-    endSignal,
-    () => {
-      s.endRequested = true;
-    },
-    { description: 'Finish a session once idle: the workflow completes with status completed.' },
-  );
-  // the signal itself is the point: its workflow task refreshes workflowInfo(), which an idle session re-checks
-  setHandler(wakeSignal, () => undefined, {
-    description: 'An idle session moves to the current deployment version, if it changed.',
-  });
-  setHandler(stateQuery, () => state(s), { description: 'Status, turns, queued messages, running tools, usage.' });
+export function registerQueries(s: AgentSession): void {
+  setHandler(stateQuery, () => runState(s), { description: 'Status, turns, queued messages, running tools, usage.' });
   setHandler(
     messagesQuery,
     (opts) =>
@@ -89,7 +35,8 @@ export function registerHandlers(s: Session): void {
 
 const isClosed = (status: string): boolean => ['completed', 'stopped', 'cancelled', 'failed'].includes(status);
 
-function state(s: Session): AgentRunState {
+/** The `state` query's answer. */
+function runState(s: AgentSession): AgentRunState {
   const st = s.state;
   const reply = lastAssistant(st.transcript);
   return {
@@ -113,9 +60,9 @@ function state(s: Session): AgentRunState {
       : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
-    pendingApprovals: publicPending(s),
-    approvals: publicApprovals(s),
-    ...budgetState(s),
+    pendingApprovals: publicPending(st),
+    approvals: publicApprovals(st),
+    ...budgetState(st),
   };
 }
 
