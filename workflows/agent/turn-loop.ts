@@ -6,6 +6,7 @@ import { toolCallsOf, type AssistantMessage, type ToolResultMessage, type UserMe
 import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
+import { toolBatchHost } from './tool-batch-host.js';
 import { historyDecision } from './continue-as-new.js';
 import { publishDetails, publishTurnEnd } from './visibility.js';
 import { appendMessage, type LoopPosition, type Session } from './session.js';
@@ -60,7 +61,10 @@ export async function runAgentLoop(s: Session, start: RunStart): Promise<RunEnd>
         turnEnd(s, pos, assistant, []);
         return end(s, pos, assistant.stopReason);
       }
-      const batch = toolCallsOf(assistant).length > 0 ? await runToolBatch(s, assistant, index, suspended) : undefined;
+      const batch =
+        toolCallsOf(assistant).length > 0
+          ? await runToolBatch(toolBatchHost(s), assistant, index, suspended)
+          : undefined;
       if (batch?.suspended) return { kind: 'continueAsNew', position: { ...pos, batch: batch.suspended } };
       pos.moreToolCalls = batch !== undefined && !batch.terminate;
       pos.terminated = batch?.terminate === true;
