@@ -7,7 +7,6 @@
  */
 import { patched, workflowInfo } from '@temporalio/workflow';
 import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED, toolNotFound } from '../../common/errors.js';
-import type { AgentEvent } from '../../common/events.js';
 import {
   toolCallsOf,
   type AssistantMessage,
@@ -35,7 +34,6 @@ import { loopErrorOutcome } from './tool-tracking.js';
 export interface ToolBatchHost extends ToolCallHost {
   /** Appends a message to the transcript (message_start, push, digest, message_end); returns its index. */
   append(message: Message): number;
-  emit(event: AgentEvent): void;
   /** The call of message `assistantIndex` awaits approval here (a batch resumed after continue-as-new). */
   isPending(toolCallId: string, assistantIndex: number): StoredPendingApproval | undefined;
   /** History size below which continue-as-new is not tried again (a resumed batch pushes it on). */
