@@ -77,11 +77,11 @@ function findRecord(st: SessionState, toolCallId: string, assistantIndex?: numbe
 
 /** The call of message `assistantIndex` is pending here (after continue-as-new: resume its wait). */
 export function isPending(
-  s: { state: SessionState },
+  st: SessionState,
   toolCallId: string,
   assistantIndex: number,
 ): StoredPendingApproval | undefined {
-  return findPending(s.state, toolCallId, assistantIndex);
+  return findPending(st, toolCallId, assistantIndex);
 }
 
 /** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt }` each. */
@@ -246,15 +246,4 @@ export function decidePending(
     reject(done ? approvalAlreadyDecided(done) : approvalUnknown(input.toolCallId));
   }
   return decide(st, pending, decision, input.approver.trim(), input.reason);
-}
-
-/** @deprecated `s.awaitApproval(…)`; kept for tool-batch.ts until it takes its narrow interface. */
-export function awaitApproval(
-  s: AgentSession,
-  call: ToolCall,
-  assistantIndex: number,
-  args: unknown,
-  argsDigest: string,
-): Promise<ApprovalWait> {
-  return s.awaitApproval(call, assistantIndex, args, argsDigest);
 }

@@ -38,7 +38,15 @@ import type {
 } from '../../common/updates.js';
 import { runClosed } from '../../common/updates.js';
 import { PATCH } from '../patches.js';
-import { awaitDecision, decidePending, publicRecord, type ApprovalWait } from './approvals.js';
+import {
+  awaitDecision,
+  decidePending,
+  isPending as pendingCall,
+  publicRecord,
+  type ApprovalWait,
+} from './approvals.js';
+import { RunHome } from './tool-placement.js';
+import type { ToolBatchHost } from './tool-batch.js';
 import { historyDecision, type HistoryDecision } from './continue-as-new.js';
 import { renderDetails } from './details.js';
 import { EventLog } from './event-log.js';
@@ -143,7 +151,7 @@ export interface RunningTool {
  * One agent session in this run of `agentWorkflow`: the carried `state` and the live parts around it. The loop
  * (turn-loop.ts), the model step, the tool batch and the handlers (verbs.ts, queries.ts) all work through it.
  */
-export class AgentSession {
+export class AgentSession implements ToolBatchHost {
   readonly run: RunRef;
   readonly events: EventLog;
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (see common/transcript-digest.ts). */
@@ -181,13 +189,8 @@ export class AgentSession {
   modelCallSince?: number;
   /** History size when this run's first workflow task started (the carried state included). */
   readonly historyAtStart: number;
-  /** A move to a new home worker under way (concurrent calls that lost the home wait for the same one). */
-  rehoming?: Promise<void>;
-  /**
-   * The home queue a local tool call was refused for (this workflow ran on another worker, docs/local-tools.md): later
-   * worker-local calls of this execution go straight to the home queue while the home is the same.
-   */
-  notHome?: string;
+  /** Where worker-local tool calls run (tool-placement.ts): the home queue is carried state, a move under way is not. */
+  readonly home: RunHome;
 
   /** Call in the workflow's root scope, at its start: the run's identity and history size are read here. */
   constructor(readonly state: SessionState) {
@@ -197,6 +200,22 @@ export class AgentSession {
     this.historyAtStart = info.historySize;
     this.workflowScope = CancellationScope.current();
     this.endRequested = state.endRequested === true;
+    this.home = new RunHome(state);
+  }
+
+  /** The run's configuration (the tool batch reads it through `ToolBatchHost`). */
+  get config(): SessionState['config'] {
+    return this.state.config;
+  }
+
+  /** The tools the worker reported at the start (`startRun`). */
+  get tools(): ToolInfo[] {
+    return this.state.tools;
+  }
+
+  /** The call of message `assistantIndex` awaits approval here (a batch resumed after continue-as-new). */
+  isPending(toolCallId: string, assistantIndex: number): StoredPendingApproval | undefined {
+    return pendingCall(this.state, toolCallId, assistantIndex);
   }
 
   // --- the transcript, events and what the Temporal UI shows ---------------------------------------------------------
@@ -415,19 +434,4 @@ export class AgentSession {
     if (this.endRequested) this.state.endRequested = true;
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }
-}
-
-// --- until the tool batch (tool-batch.ts) takes its own narrow interface: the names it calls today -------------------
-
-/** @deprecated The session's class; tool-batch.ts's name for it until it takes its narrow interface. */
-export type Session = AgentSession;
-
-/** @deprecated `s.append(message)`; kept for tool-batch.ts until it takes its narrow interface. */
-export function appendMessage(s: AgentSession, message: Message): number {
-  return s.append(message);
-}
-
-/** @deprecated `s.runCancellable(fn)`; kept for tool-batch.ts until it takes its narrow interface. */
-export function runCancellable<T>(s: AgentSession, fn: () => Promise<T>): Promise<T> {
-  return s.runCancellable(fn);
 }

@@ -12,11 +12,6 @@ export interface Published {
   cost: number;
 }
 
-/** @deprecated `s.publishDetails()`; kept for tool-batch.ts until it takes its narrow interface. */
-export function publishDetails(s: AgentSession): void {
-  s.publishDetails();
-}
-
 /**
  * At a turn end KeelTurns and KeelCostUsd are upserted every this many turns only (each upsert is a history event and a
  * billable action); a status change and the run's end upsert the current values at once.

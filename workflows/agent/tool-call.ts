@@ -1,0 +1,166 @@
+/**
+ * One tool call's activities (docs/architecture.md#tool-calls): the preparation of a parallel batch's known calls (one
+ * activity, source order), a sequential call prepared and executed in one activity, an execution; and the approval
+ * hand-off between preparation and execution. Where each activity runs is tool-placement.ts's job.
+ */
+import { patched } from '@temporalio/workflow';
+import { OPERATION_ABORTED, toolNotFound } from '../../common/errors.js';
+import type { ToolCall } from '../../common/messages.js';
+import type { ApprovalRecord } from '../../common/updates.js';
+import type { PreparedCall, RunRef, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
+import {
+  localPreparationOptions,
+  localToolActivities,
+  toolActivities,
+  toolActivityOptions,
+  toolSummary,
+} from '../activities.js';
+import { preparationFailureText } from '../failure-outcomes.js';
+import { PATCH } from '../patches.js';
+import type { ApprovalWait } from './approvals.js';
+import { dispatch, onToolQueue, type ToolPlacement } from './tool-placement.js';
+import { loopErrorOutcome } from './tool-tracking.js';
+
+/** What a call's activities need of the session, besides placing them: tools, transcript position, approvals. */
+export interface ToolCallHost extends ToolPlacement {
+  readonly tools: ToolInfo[];
+  readonly run: RunRef;
+  /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (common/transcript-digest.ts). */
+  readonly digests: number[];
+  /** Activity summaries of the current message's tool calls (from `callModel`). */
+  readonly toolSummaries?: Record<string, string>;
+  /** Waits for the decision on a prepared call needing approval (workflows/agent/approvals.ts). */
+  awaitApproval(call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait>;
+}
+
+/** A call left awaiting approval: continue-as-new carries it (workflows/agent/tool-batch.ts suspends the batch). */
+export const SUSPEND = Symbol('suspend');
+export type Suspend = typeof SUSPEND;
+
+export function toolInfo(tools: ToolInfo[], name: string): ToolInfo | undefined {
+  return tools.find((t) => t.name === name);
+}
+
+/**
+ * One activity prepares every known call, strictly in source order; it stops early when the run is aborted. A local
+ * activity when every call is placed locally (preparation reads only the transcript, any worker may do it).
+ */
+export async function prepareKnown(
+  h: ToolCallHost,
+  calls: ToolCall[],
+  assistantIndex: number,
+): Promise<Map<string, PreparedCall>> {
+  const known = calls.filter((c) => toolInfo(h.tools, c.name));
+  const byId = new Map<string, PreparedCall>();
+  if (known.length === 0 || h.abort) return byId;
+  const input = {
+    run: h.run,
+    assistantIndex,
+    digest: h.digests[assistantIndex + 1],
+    calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })),
+    metadata: h.config.metadata ?? {},
+  };
+  const summary = `prepare ${known.length} tool calls`;
+  const local = known.every((c) => toolInfo(h.tools, c.name)?.localActivity) && patched(PATCH.localTools);
+  try {
+    const list = await h.runCancellable(() =>
+      local
+        ? localToolActivities.prepareToolCalls.executeWithOptions(
+            { ...localPreparationOptions(summary), retry: { maximumAttempts: 3 } },
+            [input],
+          )
+        : toolActivities.prepareToolCalls.executeWithOptions(
+            {
+              ...toolActivityOptions(h.config, undefined, summary),
+              retry: { maximumAttempts: 3 },
+              ...onToolQueue(),
+            },
+            [input],
+          ),
+    );
+    for (const p of list) byId.set(p.toolCallId, p);
+  } catch (err) {
+    const text = preparationFailureText(err);
+    if (text !== undefined)
+      for (const c of known) byId.set(c.id, { toolCallId: c.id, status: 'immediate', outcome: loopErrorOutcome(text) });
+  }
+  return byId;
+}
+
+/** One call in one activity; a call needing approval is only prepared there, and executed once approved. */
+export async function prepareAndExecute(
+  h: ToolCallHost,
+  call: ToolCall,
+  assistantIndex: number,
+): Promise<ToolOutcome | Suspend> {
+  const info = toolInfo(h.tools, call.name);
+  if (!info) return loopErrorOutcome(toolNotFound(call.name));
+  if (h.abort) return loopErrorOutcome(OPERATION_ABORTED);
+  const ref = callRef(h, call, assistantIndex);
+  const result = await dispatch(
+    h,
+    call,
+    info,
+    toolCallSummary(h, call, call.arguments),
+    (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
+    (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
+  );
+  if (!('prepared' in result)) return result;
+  return result.prepared === 'approval'
+    ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest)
+    : result.outcome;
+}
+
+/** Waits for the approval of a prepared call, then executes it; a refusal is the call's error result. */
+export async function approveThenExecute(
+  h: ToolCallHost,
+  call: ToolCall,
+  assistantIndex: number,
+  args: unknown,
+  argsDigest: string,
+): Promise<ToolOutcome | Suspend> {
+  const wait = await h.awaitApproval(call, assistantIndex, args ?? call.arguments, argsDigest);
+  if (wait.kind === 'suspend') return SUSPEND;
+  if (wait.kind === 'refused') return wait.outcome;
+  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : execute(h, call, assistantIndex, args, wait.record);
+}
+
+/** Executes a prepared call (`args`: as prepared; `approval`: the decision that let it run). */
+export async function execute(
+  h: ToolCallHost,
+  call: ToolCall,
+  assistantIndex: number,
+  args: unknown,
+  approval?: ApprovalRecord,
+): Promise<ToolOutcome> {
+  const info = toolInfo(h.tools, call.name);
+  const input = {
+    ...callRef(h, call, assistantIndex),
+    ...(args === undefined ? {} : { args }),
+    ...(approval ? { approval } : {}),
+  };
+  return dispatch(
+    h,
+    call,
+    info,
+    toolCallSummary(h, call, args ?? call.arguments),
+    (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
+    (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
+  );
+}
+
+/** The activity summary of a call: the tool's own (computed by `callModel` with the tool's `summary`), else a generic one. */
+function toolCallSummary(h: ToolCallHost, call: ToolCall, args: unknown): string {
+  return h.toolSummaries?.[call.id] ?? toolSummary(call.name, args);
+}
+
+function callRef(h: ToolCallHost, call: ToolCall, assistantIndex: number): ToolCallRef {
+  return {
+    run: h.run,
+    assistantIndex,
+    digest: h.digests[assistantIndex + 1],
+    toolCallId: call.id,
+    toolName: call.name,
+    metadata: h.config.metadata ?? {},
+  };
+}

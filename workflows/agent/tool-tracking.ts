@@ -1,0 +1,73 @@
+/**
+ * Tracking a tool activity while it runs (docs/architecture.md#tool-calls): the running-tools list the details and the
+ * `state` query show, and every failure turned into the call's error result, so a failure never escapes the batch.
+ */
+import type { ToolCall } from '../../common/messages.js';
+import type { ToolOutcome } from '../../common/wire.js';
+import { workflowNow } from '../clock.js';
+import { isHomeLost, toolCallFailureText } from '../failure-outcomes.js';
+
+/** A tool call whose activity is running: its tool and start (workflow time, ms). */
+export interface RunningTool {
+  toolName: string;
+  since: number;
+}
+
+/** What tracking needs of the session: the running-tools list it keeps, the details, the activity scope. */
+export interface ToolTracking {
+  /** Tool calls whose activity is running, by call id (read by the details and the `state` query). */
+  readonly runningTools: Map<string, RunningTool>;
+  /** Republishes the current details (not a command). */
+  publishDetails(): void;
+  /** Runs `fn` (which schedules an activity) in the session's activity scope, so an abort reaches it. */
+  runCancellable<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** `track` with `rehomable`: the home worker never started the call (workflows/agent/tool-placement.ts moves it). */
+export const HOME_LOST = Symbol('home lost');
+
+/**
+ * Runs a tool activity listed as running; a failure becomes an error result (workflows/failure-outcomes.ts
+ * `toolCallFailureText`, which says "not retried" unless the tool is `idempotent`).
+ */
+export async function track<T>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+): Promise<T | ToolOutcome>;
+/** `rehomable`: a home worker that never started the call gives HOME_LOST. */
+export async function track<T>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  rehomable: boolean,
+): Promise<T | ToolOutcome | typeof HOME_LOST>;
+export async function track<T>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  rehomable = false,
+): Promise<T | ToolOutcome | typeof HOME_LOST> {
+  t.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
+  t.publishDetails();
+  try {
+    return await t.runCancellable(fn);
+  } catch (err) {
+    if (rehomable && isHomeLost(err)) return HOME_LOST;
+    return loopErrorOutcome(toolCallFailureText(err, { name: call.name, idempotent }));
+  } finally {
+    t.runningTools.delete(call.id);
+    t.publishDetails();
+  }
+}
+
+/**
+ * A loop-generated failure, shaped as Pi shapes it: one text block, details `{}`, no terminate flag
+ * (docs/errors.md#tool-results-the-loop-writes).
+ */
+export function loopErrorOutcome(text: string): ToolOutcome {
+  return { content: [{ type: 'text', text }], details: {}, isError: true, timestamp: workflowNow() };
+}
