@@ -29,7 +29,7 @@ export function registerHandlers(s: Session): void {
   setHandler(
     followUpSignal,
     (m) => {
-      enqueue(s.state, 'followUp', toUserMessages(m));
+      enqueue(s.state, 'followUp', toUserMessages(m, 'followUp'));
       publishDetails(s);
     },
     { description: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.' },
@@ -37,7 +37,7 @@ export function registerHandlers(s: Session): void {
   setHandler(
     steerSignal,
     (m) => {
-      enqueue(s.state, 'steering', toUserMessages(m));
+      enqueue(s.state, 'steering', toUserMessages(m, 'steer'));
       publishDetails(s);
     },
     { description: 'Queue a user message injected after the current tool batch, before the next model call.' },
