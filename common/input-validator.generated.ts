@@ -2,7 +2,7 @@
 // Do not edit: change the schema and regenerate (test/unit/generated-validators.test.ts checks this file).
 // @ts-nocheck
 import type { Validator } from './validate-errors.js';
-const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]}},"title":"AgentRunInput","additionalProperties":false};
+const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]}},"title":"AgentRunInput","additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 import func3Module from 'ajv/dist/runtime/ucs2length.js';
 const func3 = func3Module.default ?? func3Module;
@@ -846,9 +846,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-}
-else {
-const err61 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.compaction !== undefined){
+let data33 = data19.compaction;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.firstKept === undefined){
+const err61 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "firstKept"},message:"must have required property '"+"firstKept"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -857,11 +859,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-var _valid2 = _errs50 === errors;
-valid20 = _valid2;
-}
-if(!valid20){
-const err62 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data33.tokensBefore === undefined){
+const err62 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "tokensBefore"},message:"must have required property '"+"tokensBefore"+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -870,13 +869,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-const _errs81 = errors;
-let valid33 = true;
-const _errs82 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role !== undefined){
-if("assistant" !== data19.role){
-const err63 = {};
+if(data33.reason === undefined){
+const err63 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -885,23 +879,10 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-}
-var _valid5 = _errs82 === errors;
-errors = _errs81;
-if(vErrors !== null){
-if(_errs81){
-vErrors.length = _errs81;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid5){
-const _errs84 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role === undefined){
-const err64 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+if(data33.firstKept !== undefined){
+let data34 = data33.firstKept;
+if(!((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34)))){
+const err64 = {instancePath:instancePath+"/messages/" + i4+"/compaction/firstKept",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/firstKept/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -910,8 +891,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data19.content === undefined){
-const err65 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(typeof data34 == "number"){
+if(data34 < 0 || isNaN(data34)){
+const err65 = {instancePath:instancePath+"/messages/" + i4+"/compaction/firstKept",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/firstKept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -920,8 +902,11 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data19.stopReason === undefined){
-const err66 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "stopReason"},message:"must have required property '"+"stopReason"+"'"};
+}
+}
+if(data33.tokensBefore !== undefined){
+if(!(typeof data33.tokensBefore == "number")){
+const err66 = {instancePath:instancePath+"/messages/" + i4+"/compaction/tokensBefore",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/tokensBefore/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -930,9 +915,11 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data19.role !== undefined){
-if("assistant" !== data19.role){
-const err67 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/allOf/1/then/properties/role/const",keyword:"const",params:{allowedValue: "assistant"},message:"must be equal to constant"};
+}
+if(data33.reason !== undefined){
+let data36 = data33.reason;
+if(!((data36 === "threshold") || (data36 === "overflow"))){
+const err67 = {instancePath:instancePath+"/messages/" + i4+"/compaction/reason",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/reason/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[0].then.properties.compaction.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -942,19 +929,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data19.content !== undefined){
-let data35 = data19.content;
-if(Array.isArray(data35)){
-const len5 = data35.length;
-for(let i6=0; i6<len5; i6++){
-let data36 = data35[i6];
-const _errs92 = errors;
-let valid39 = true;
-const _errs93 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.type !== undefined){
-if("text" !== data36.type){
-const err68 = {};
+}
+else {
+const err68 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -965,21 +942,8 @@ errors++;
 }
 }
 }
-var _valid6 = _errs93 === errors;
-errors = _errs92;
-if(vErrors !== null){
-if(_errs92){
-vErrors.length = _errs92;
-}
 else {
-vErrors = null;
-}
-}
-if(_valid6){
-const _errs95 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.type === undefined){
-const err69 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const err69 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -988,8 +952,11 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(data36.text === undefined){
-const err70 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+var _valid2 = _errs50 === errors;
+valid20 = _valid2;
+}
+if(!valid20){
+const err70 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -998,9 +965,13 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(data36.type !== undefined){
-if("text" !== data36.type){
-const err71 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+const _errs88 = errors;
+let valid34 = true;
+const _errs89 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.role !== undefined){
+if("assistant" !== data19.role){
+const err71 = {};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1010,9 +981,22 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data36.text !== undefined){
-if(typeof data36.text !== "string"){
-const err72 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/text",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var _valid5 = _errs89 === errors;
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid5){
+const _errs91 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.role === undefined){
+const err72 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1021,10 +1005,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-if(data36.textSignature !== undefined){
-if(typeof data36.textSignature !== "string"){
-const err73 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/textSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.content === undefined){
+const err73 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1033,10 +1015,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.stopReason === undefined){
+const err74 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "stopReason"},message:"must have required property '"+"stopReason"+"'"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1045,11 +1025,9 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid6 = _errs95 === errors;
-valid39 = _valid6;
-}
-if(!valid39){
-const err75 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data19.role !== undefined){
+if("assistant" !== data19.role){
+const err75 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/allOf/1/then/properties/role/const",keyword:"const",params:{allowedValue: "assistant"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1058,12 +1036,19 @@ vErrors.push(err75);
 }
 errors++;
 }
-const _errs103 = errors;
-let valid42 = true;
-const _errs104 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.type !== undefined){
-if("thinking" !== data36.type){
+}
+if(data19.content !== undefined){
+let data39 = data19.content;
+if(Array.isArray(data39)){
+const len5 = data39.length;
+for(let i6=0; i6<len5; i6++){
+let data40 = data39[i6];
+const _errs99 = errors;
+let valid40 = true;
+const _errs100 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.type !== undefined){
+if("text" !== data40.type){
 const err76 = {};
 if(vErrors === null){
 vErrors = [err76];
@@ -1075,21 +1060,21 @@ errors++;
 }
 }
 }
-var _valid7 = _errs104 === errors;
-errors = _errs103;
+var _valid6 = _errs100 === errors;
+errors = _errs99;
 if(vErrors !== null){
-if(_errs103){
-vErrors.length = _errs103;
+if(_errs99){
+vErrors.length = _errs99;
 }
 else {
 vErrors = null;
 }
 }
-if(_valid7){
-const _errs106 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.type === undefined){
-const err77 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(_valid6){
+const _errs102 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.type === undefined){
+const err77 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1098,8 +1083,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(data36.thinking === undefined){
-const err78 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "thinking"},message:"must have required property '"+"thinking"+"'"};
+if(data40.text === undefined){
+const err78 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1108,9 +1093,9 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(data36.type !== undefined){
-if("thinking" !== data36.type){
-const err79 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "thinking"},message:"must be equal to constant"};
+if(data40.type !== undefined){
+if("text" !== data40.type){
+const err79 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1120,9 +1105,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data36.thinking !== undefined){
-if(typeof data36.thinking !== "string"){
-const err80 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thinking",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinking/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.text !== undefined){
+if(typeof data40.text !== "string"){
+const err80 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/text",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1132,9 +1117,9 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data36.thinkingSignature !== undefined){
-if(typeof data36.thinkingSignature !== "string"){
-const err81 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thinkingSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinkingSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.textSignature !== undefined){
+if(typeof data40.textSignature !== "string"){
+const err81 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/textSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1144,9 +1129,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data36.redacted !== undefined){
-if(typeof data36.redacted !== "boolean"){
-const err82 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/redacted",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/redacted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err82 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1155,10 +1140,11 @@ vErrors.push(err82);
 }
 errors++;
 }
+var _valid6 = _errs102 === errors;
+valid40 = _valid6;
 }
-}
-else {
-const err83 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid40){
+const err83 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1167,11 +1153,13 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid7 = _errs106 === errors;
-valid42 = _valid7;
-}
-if(!valid42){
-const err84 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const _errs110 = errors;
+let valid43 = true;
+const _errs111 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.type !== undefined){
+if("thinking" !== data40.type){
+const err84 = {};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1180,13 +1168,23 @@ vErrors.push(err84);
 }
 errors++;
 }
-const _errs116 = errors;
-let valid45 = true;
-const _errs117 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.type !== undefined){
-if("toolCall" !== data36.type){
-const err85 = {};
+}
+}
+var _valid7 = _errs111 === errors;
+errors = _errs110;
+if(vErrors !== null){
+if(_errs110){
+vErrors.length = _errs110;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid7){
+const _errs113 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.type === undefined){
+const err85 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1195,23 +1193,8 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-}
-var _valid8 = _errs117 === errors;
-errors = _errs116;
-if(vErrors !== null){
-if(_errs116){
-vErrors.length = _errs116;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid8){
-const _errs119 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.type === undefined){
-const err86 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data40.thinking === undefined){
+const err86 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "thinking"},message:"must have required property '"+"thinking"+"'"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1220,8 +1203,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(data36.id === undefined){
-const err87 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data40.type !== undefined){
+if("thinking" !== data40.type){
+const err87 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "thinking"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1230,8 +1214,10 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data36.name === undefined){
-const err88 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data40.thinking !== undefined){
+if(typeof data40.thinking !== "string"){
+const err88 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thinking",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinking/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1240,8 +1226,10 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(data36.arguments === undefined){
-const err89 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'"};
+}
+if(data40.thinkingSignature !== undefined){
+if(typeof data40.thinkingSignature !== "string"){
+const err89 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thinkingSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinkingSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1250,9 +1238,10 @@ vErrors.push(err89);
 }
 errors++;
 }
-if(data36.type !== undefined){
-if("toolCall" !== data36.type){
-const err90 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/type/const",keyword:"const",params:{allowedValue: "toolCall"},message:"must be equal to constant"};
+}
+if(data40.redacted !== undefined){
+if(typeof data40.redacted !== "boolean"){
+const err90 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/redacted",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/redacted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1262,9 +1251,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data36.id !== undefined){
-if(typeof data36.id !== "string"){
-const err91 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/id",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err91 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1273,10 +1262,11 @@ vErrors.push(err91);
 }
 errors++;
 }
+var _valid7 = _errs113 === errors;
+valid43 = _valid7;
 }
-if(data36.name !== undefined){
-if(typeof data36.name !== "string"){
-const err92 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/name",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid43){
+const err92 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1285,11 +1275,13 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-if(data36.arguments !== undefined){
-let data50 = data36.arguments;
-if((!(data50 && typeof data50 == "object" && !Array.isArray(data50))) && (typeof data50 !== "string")){
-const err93 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/arguments",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/arguments/type",keyword:"type",params:{type: schema11.properties.messages.items.allOf[1].then.properties.content.items.allOf[2].then.properties.arguments.type},message:"must be object,string"};
+const _errs123 = errors;
+let valid46 = true;
+const _errs124 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.type !== undefined){
+if("toolCall" !== data40.type){
+const err93 = {};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1299,9 +1291,22 @@ vErrors.push(err93);
 errors++;
 }
 }
-if(data36.argumentsError !== undefined){
-if(typeof data36.argumentsError !== "string"){
-const err94 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/argumentsError",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/argumentsError/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var _valid8 = _errs124 === errors;
+errors = _errs123;
+if(vErrors !== null){
+if(_errs123){
+vErrors.length = _errs123;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid8){
+const _errs126 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.type === undefined){
+const err94 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1310,10 +1315,8 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-if(data36.thoughtSignature !== undefined){
-if(typeof data36.thoughtSignature !== "string"){
-const err95 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thoughtSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/thoughtSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.id === undefined){
+const err95 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1322,10 +1325,8 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-}
-else {
-const err96 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data40.name === undefined){
+const err96 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1334,11 +1335,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-var _valid8 = _errs119 === errors;
-valid45 = _valid8;
-}
-if(!valid45){
-const err97 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data40.arguments === undefined){
+const err97 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1347,9 +1345,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.type === undefined){
-const err98 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data40.type !== undefined){
+if("toolCall" !== data40.type){
+const err98 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/type/const",keyword:"const",params:{allowedValue: "toolCall"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1358,10 +1356,10 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(data36.type !== undefined){
-let data53 = data36.type;
-if(!(((data53 === "text") || (data53 === "thinking")) || (data53 === "toolCall"))){
-const err99 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
+}
+if(data40.id !== undefined){
+if(typeof data40.id !== "string"){
+const err99 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/id",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1371,9 +1369,9 @@ vErrors.push(err99);
 errors++;
 }
 }
-}
-else {
-const err100 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data40.name !== undefined){
+if(typeof data40.name !== "string"){
+const err100 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/name",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1383,9 +1381,10 @@ vErrors.push(err100);
 errors++;
 }
 }
-}
-else {
-const err101 = {instancePath:instancePath+"/messages/" + i4+"/content",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data40.arguments !== undefined){
+let data54 = data40.arguments;
+if((!(data54 && typeof data54 == "object" && !Array.isArray(data54))) && (typeof data54 !== "string")){
+const err101 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/arguments",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/arguments/type",keyword:"type",params:{type: schema11.properties.messages.items.allOf[1].then.properties.content.items.allOf[2].then.properties.arguments.type},message:"must be object,string"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1395,9 +1394,9 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data19.api !== undefined){
-if(typeof data19.api !== "string"){
-const err102 = {instancePath:instancePath+"/messages/" + i4+"/api",schemaPath:"#/properties/messages/items/allOf/1/then/properties/api/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.argumentsError !== undefined){
+if(typeof data40.argumentsError !== "string"){
+const err102 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/argumentsError",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/argumentsError/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1407,9 +1406,9 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data19.provider !== undefined){
-if(typeof data19.provider !== "string"){
-const err103 = {instancePath:instancePath+"/messages/" + i4+"/provider",schemaPath:"#/properties/messages/items/allOf/1/then/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.thoughtSignature !== undefined){
+if(typeof data40.thoughtSignature !== "string"){
+const err103 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thoughtSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/thoughtSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1419,9 +1418,9 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data19.model !== undefined){
-if(typeof data19.model !== "string"){
-const err104 = {instancePath:instancePath+"/messages/" + i4+"/model",schemaPath:"#/properties/messages/items/allOf/1/then/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err104 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1430,12 +1429,11 @@ vErrors.push(err104);
 }
 errors++;
 }
+var _valid8 = _errs126 === errors;
+valid46 = _valid8;
 }
-if(data19.usage !== undefined){
-let data57 = data19.usage;
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-if(data57.input === undefined){
-const err105 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(!valid46){
+const err105 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1444,8 +1442,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(data57.output === undefined){
-const err106 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.type === undefined){
+const err106 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1454,8 +1453,10 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(data57.cacheRead === undefined){
-const err107 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+if(data40.type !== undefined){
+let data57 = data40.type;
+if(!(((data57 === "text") || (data57 === "thinking")) || (data57 === "toolCall"))){
+const err107 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1464,8 +1465,10 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(data57.cacheWrite === undefined){
-const err108 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1474,8 +1477,10 @@ vErrors.push(err108);
 }
 errors++;
 }
-if(data57.totalTokens === undefined){
-const err109 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/messages/" + i4+"/content",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1484,8 +1489,10 @@ vErrors.push(err109);
 }
 errors++;
 }
-if(data57.cost === undefined){
-const err110 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
+}
+if(data19.api !== undefined){
+if(typeof data19.api !== "string"){
+const err110 = {instancePath:instancePath+"/messages/" + i4+"/api",schemaPath:"#/properties/messages/items/allOf/1/then/properties/api/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1494,9 +1501,10 @@ vErrors.push(err110);
 }
 errors++;
 }
-if(data57.input !== undefined){
-if(!(typeof data57.input == "number")){
-const err111 = {instancePath:instancePath+"/messages/" + i4+"/usage/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data19.provider !== undefined){
+if(typeof data19.provider !== "string"){
+const err111 = {instancePath:instancePath+"/messages/" + i4+"/provider",schemaPath:"#/properties/messages/items/allOf/1/then/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1506,9 +1514,9 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data57.output !== undefined){
-if(!(typeof data57.output == "number")){
-const err112 = {instancePath:instancePath+"/messages/" + i4+"/usage/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data19.model !== undefined){
+if(typeof data19.model !== "string"){
+const err112 = {instancePath:instancePath+"/messages/" + i4+"/model",schemaPath:"#/properties/messages/items/allOf/1/then/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1518,9 +1526,11 @@ vErrors.push(err112);
 errors++;
 }
 }
-if(data57.cacheRead !== undefined){
-if(!(typeof data57.cacheRead == "number")){
-const err113 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data19.usage !== undefined){
+let data61 = data19.usage;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.input === undefined){
+const err113 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1529,10 +1539,8 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-if(data57.cacheWrite !== undefined){
-if(!(typeof data57.cacheWrite == "number")){
-const err114 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data61.output === undefined){
+const err114 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1541,10 +1549,8 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-if(data57.totalTokens !== undefined){
-if(!(typeof data57.totalTokens == "number")){
-const err115 = {instancePath:instancePath+"/messages/" + i4+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data61.cacheRead === undefined){
+const err115 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1553,12 +1559,8 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-if(data57.cost !== undefined){
-let data63 = data57.cost;
-if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
-if(data63.input === undefined){
-const err116 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data61.cacheWrite === undefined){
+const err116 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1567,8 +1569,8 @@ vErrors.push(err116);
 }
 errors++;
 }
-if(data63.output === undefined){
-const err117 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+if(data61.totalTokens === undefined){
+const err117 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1577,8 +1579,8 @@ vErrors.push(err117);
 }
 errors++;
 }
-if(data63.cacheRead === undefined){
-const err118 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+if(data61.cost === undefined){
+const err118 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1587,8 +1589,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-if(data63.cacheWrite === undefined){
-const err119 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+if(data61.input !== undefined){
+if(!(typeof data61.input == "number")){
+const err119 = {instancePath:instancePath+"/messages/" + i4+"/usage/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1597,8 +1600,10 @@ vErrors.push(err119);
 }
 errors++;
 }
-if(data63.total === undefined){
-const err120 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+}
+if(data61.output !== undefined){
+if(!(typeof data61.output == "number")){
+const err120 = {instancePath:instancePath+"/messages/" + i4+"/usage/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1607,9 +1612,10 @@ vErrors.push(err120);
 }
 errors++;
 }
-if(data63.input !== undefined){
-if(!(typeof data63.input == "number")){
-const err121 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data61.cacheRead !== undefined){
+if(!(typeof data61.cacheRead == "number")){
+const err121 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1619,9 +1625,9 @@ vErrors.push(err121);
 errors++;
 }
 }
-if(data63.output !== undefined){
-if(!(typeof data63.output == "number")){
-const err122 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data61.cacheWrite !== undefined){
+if(!(typeof data61.cacheWrite == "number")){
+const err122 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1631,9 +1637,9 @@ vErrors.push(err122);
 errors++;
 }
 }
-if(data63.cacheRead !== undefined){
-if(!(typeof data63.cacheRead == "number")){
-const err123 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data61.totalTokens !== undefined){
+if(!(typeof data61.totalTokens == "number")){
+const err123 = {instancePath:instancePath+"/messages/" + i4+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1643,9 +1649,11 @@ vErrors.push(err123);
 errors++;
 }
 }
-if(data63.cacheWrite !== undefined){
-if(!(typeof data63.cacheWrite == "number")){
-const err124 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data61.cost !== undefined){
+let data67 = data61.cost;
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+if(data67.input === undefined){
+const err124 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1654,10 +1662,8 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-if(data63.total !== undefined){
-if(!(typeof data63.total == "number")){
-const err125 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data67.output === undefined){
+const err125 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -1666,10 +1672,8 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-}
-else {
-const err126 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data67.cacheRead === undefined){
+const err126 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -1678,10 +1682,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-}
-else {
-const err127 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data67.cacheWrite === undefined){
+const err127 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -1690,11 +1692,8 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data19.stopReason !== undefined){
-let data69 = data19.stopReason;
-if(!(((((data69 === "stop") || (data69 === "length")) || (data69 === "toolUse")) || (data69 === "error")) || (data69 === "aborted"))){
-const err128 = {instancePath:instancePath+"/messages/" + i4+"/stopReason",schemaPath:"#/properties/messages/items/allOf/1/then/properties/stopReason/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.stopReason.enum},message:"must be equal to one of the allowed values"};
+if(data67.total === undefined){
+const err128 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -1703,10 +1702,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-if(data19.errorMessage !== undefined){
-if(typeof data19.errorMessage !== "string"){
-const err129 = {instancePath:instancePath+"/messages/" + i4+"/errorMessage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/errorMessage/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data67.input !== undefined){
+if(!(typeof data67.input == "number")){
+const err129 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -1716,9 +1714,9 @@ vErrors.push(err129);
 errors++;
 }
 }
-if(data19.timestamp !== undefined){
-if(!(typeof data19.timestamp == "number")){
-const err130 = {instancePath:instancePath+"/messages/" + i4+"/timestamp",schemaPath:"#/properties/messages/items/allOf/1/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data67.output !== undefined){
+if(!(typeof data67.output == "number")){
+const err130 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1728,9 +1726,9 @@ vErrors.push(err130);
 errors++;
 }
 }
-}
-else {
-const err131 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data67.cacheRead !== undefined){
+if(!(typeof data67.cacheRead == "number")){
+const err131 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1739,11 +1737,10 @@ vErrors.push(err131);
 }
 errors++;
 }
-var _valid5 = _errs84 === errors;
-valid33 = _valid5;
 }
-if(!valid33){
-const err132 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data67.cacheWrite !== undefined){
+if(!(typeof data67.cacheWrite == "number")){
+const err132 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1752,13 +1749,10 @@ vErrors.push(err132);
 }
 errors++;
 }
-const _errs169 = errors;
-let valid51 = true;
-const _errs170 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role !== undefined){
-if("toolResult" !== data19.role){
-const err133 = {};
+}
+if(data67.total !== undefined){
+if(!(typeof data67.total == "number")){
+const err133 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1769,21 +1763,8 @@ errors++;
 }
 }
 }
-var _valid9 = _errs170 === errors;
-errors = _errs169;
-if(vErrors !== null){
-if(_errs169){
-vErrors.length = _errs169;
-}
 else {
-vErrors = null;
-}
-}
-if(_valid9){
-const _errs172 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role === undefined){
-const err134 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+const err134 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1792,8 +1773,10 @@ vErrors.push(err134);
 }
 errors++;
 }
-if(data19.toolCallId === undefined){
-const err135 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolCallId"},message:"must have required property '"+"toolCallId"+"'"};
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1802,8 +1785,11 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(data19.toolName === undefined){
-const err136 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+}
+if(data19.stopReason !== undefined){
+let data73 = data19.stopReason;
+if(!(((((data73 === "stop") || (data73 === "length")) || (data73 === "toolUse")) || (data73 === "error")) || (data73 === "aborted"))){
+const err136 = {instancePath:instancePath+"/messages/" + i4+"/stopReason",schemaPath:"#/properties/messages/items/allOf/1/then/properties/stopReason/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.stopReason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1812,8 +1798,10 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(data19.content === undefined){
-const err137 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+if(data19.errorMessage !== undefined){
+if(typeof data19.errorMessage !== "string"){
+const err137 = {instancePath:instancePath+"/messages/" + i4+"/errorMessage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/errorMessage/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1822,8 +1810,10 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(data19.isError === undefined){
-const err138 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
+}
+if(data19.timestamp !== undefined){
+if(!(typeof data19.timestamp == "number")){
+const err138 = {instancePath:instancePath+"/messages/" + i4+"/timestamp",schemaPath:"#/properties/messages/items/allOf/1/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1832,9 +1822,10 @@ vErrors.push(err138);
 }
 errors++;
 }
-if(data19.role !== undefined){
-if("toolResult" !== data19.role){
-const err139 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/allOf/2/then/properties/role/const",keyword:"const",params:{allowedValue: "toolResult"},message:"must be equal to constant"};
+}
+}
+else {
+const err139 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1843,10 +1834,11 @@ vErrors.push(err139);
 }
 errors++;
 }
+var _valid5 = _errs91 === errors;
+valid34 = _valid5;
 }
-if(data19.toolCallId !== undefined){
-if(typeof data19.toolCallId !== "string"){
-const err140 = {instancePath:instancePath+"/messages/" + i4+"/toolCallId",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolCallId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid34){
+const err140 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1855,10 +1847,13 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-if(data19.toolName !== undefined){
-if(typeof data19.toolName !== "string"){
-const err141 = {instancePath:instancePath+"/messages/" + i4+"/toolName",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs176 = errors;
+let valid52 = true;
+const _errs177 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.role !== undefined){
+if("toolResult" !== data19.role){
+const err141 = {};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1868,19 +1863,22 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data19.content !== undefined){
-let data76 = data19.content;
-if(Array.isArray(data76)){
-const len6 = data76.length;
-for(let i7=0; i7<len6; i7++){
-let data77 = data76[i7];
-const _errs184 = errors;
-let valid57 = true;
-const _errs185 = errors;
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-if(data77.type !== undefined){
-if("text" !== data77.type){
-const err142 = {};
+}
+var _valid9 = _errs177 === errors;
+errors = _errs176;
+if(vErrors !== null){
+if(_errs176){
+vErrors.length = _errs176;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid9){
+const _errs179 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.role === undefined){
+const err142 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -1889,23 +1887,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-}
-}
-var _valid10 = _errs185 === errors;
-errors = _errs184;
-if(vErrors !== null){
-if(_errs184){
-vErrors.length = _errs184;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid10){
-const _errs187 = errors;
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-if(data77.type === undefined){
-const err143 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data19.toolCallId === undefined){
+const err143 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolCallId"},message:"must have required property '"+"toolCallId"+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -1914,8 +1897,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data77.text === undefined){
-const err144 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(data19.toolName === undefined){
+const err144 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -1924,9 +1907,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data77.type !== undefined){
-if("text" !== data77.type){
-const err145 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(data19.content === undefined){
+const err145 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -1935,10 +1917,8 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-if(data77.text !== undefined){
-if(typeof data77.text !== "string"){
-const err146 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/text",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.isError === undefined){
+const err146 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -1947,10 +1927,9 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-if(data77.textSignature !== undefined){
-if(typeof data77.textSignature !== "string"){
-const err147 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/textSignature",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.role !== undefined){
+if("toolResult" !== data19.role){
+const err147 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/allOf/2/then/properties/role/const",keyword:"const",params:{allowedValue: "toolResult"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -1960,9 +1939,9 @@ vErrors.push(err147);
 errors++;
 }
 }
-}
-else {
-const err148 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.toolCallId !== undefined){
+if(typeof data19.toolCallId !== "string"){
+const err148 = {instancePath:instancePath+"/messages/" + i4+"/toolCallId",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolCallId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -1971,11 +1950,10 @@ vErrors.push(err148);
 }
 errors++;
 }
-var _valid10 = _errs187 === errors;
-valid57 = _valid10;
 }
-if(!valid57){
-const err149 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data19.toolName !== undefined){
+if(typeof data19.toolName !== "string"){
+const err149 = {instancePath:instancePath+"/messages/" + i4+"/toolName",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -1984,12 +1962,19 @@ vErrors.push(err149);
 }
 errors++;
 }
-const _errs195 = errors;
-let valid60 = true;
-const _errs196 = errors;
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-if(data77.type !== undefined){
-if("image" !== data77.type){
+}
+if(data19.content !== undefined){
+let data80 = data19.content;
+if(Array.isArray(data80)){
+const len6 = data80.length;
+for(let i7=0; i7<len6; i7++){
+let data81 = data80[i7];
+const _errs191 = errors;
+let valid58 = true;
+const _errs192 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.type !== undefined){
+if("text" !== data81.type){
 const err150 = {};
 if(vErrors === null){
 vErrors = [err150];
@@ -2001,21 +1986,21 @@ errors++;
 }
 }
 }
-var _valid11 = _errs196 === errors;
-errors = _errs195;
+var _valid10 = _errs192 === errors;
+errors = _errs191;
 if(vErrors !== null){
-if(_errs195){
-vErrors.length = _errs195;
+if(_errs191){
+vErrors.length = _errs191;
 }
 else {
 vErrors = null;
 }
 }
-if(_valid11){
-const _errs198 = errors;
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-if(data77.type === undefined){
-const err151 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(_valid10){
+const _errs194 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.type === undefined){
+const err151 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2024,8 +2009,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-if(data77.data === undefined){
-const err152 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data81.text === undefined){
+const err152 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2034,8 +2019,9 @@ vErrors.push(err152);
 }
 errors++;
 }
-if(data77.mimeType === undefined){
-const err153 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "mimeType"},message:"must have required property '"+"mimeType"+"'"};
+if(data81.type !== undefined){
+if("text" !== data81.type){
+const err153 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2044,9 +2030,10 @@ vErrors.push(err153);
 }
 errors++;
 }
-if(data77.type !== undefined){
-if("image" !== data77.type){
-const err154 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
+}
+if(data81.text !== undefined){
+if(typeof data81.text !== "string"){
+const err154 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/text",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2056,9 +2043,9 @@ vErrors.push(err154);
 errors++;
 }
 }
-if(data77.data !== undefined){
-if(typeof data77.data !== "string"){
-const err155 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/data",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.textSignature !== undefined){
+if(typeof data81.textSignature !== "string"){
+const err155 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/textSignature",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2068,9 +2055,9 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data77.mimeType !== undefined){
-if(typeof data77.mimeType !== "string"){
-const err156 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/mimeType",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/mimeType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err156 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2079,10 +2066,11 @@ vErrors.push(err156);
 }
 errors++;
 }
+var _valid10 = _errs194 === errors;
+valid58 = _valid10;
 }
-}
-else {
-const err157 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid58){
+const err157 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2091,11 +2079,13 @@ vErrors.push(err157);
 }
 errors++;
 }
-var _valid11 = _errs198 === errors;
-valid60 = _valid11;
-}
-if(!valid60){
-const err158 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const _errs202 = errors;
+let valid61 = true;
+const _errs203 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.type !== undefined){
+if("image" !== data81.type){
+const err158 = {};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2104,9 +2094,23 @@ vErrors.push(err158);
 }
 errors++;
 }
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-if(data77.type === undefined){
-const err159 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+}
+var _valid11 = _errs203 === errors;
+errors = _errs202;
+if(vErrors !== null){
+if(_errs202){
+vErrors.length = _errs202;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid11){
+const _errs205 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.type === undefined){
+const err159 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2115,10 +2119,8 @@ vErrors.push(err159);
 }
 errors++;
 }
-if(data77.type !== undefined){
-let data86 = data77.type;
-if(!((data86 === "text") || (data86 === "image"))){
-const err160 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[2].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data81.data === undefined){
+const err160 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2127,10 +2129,8 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
-}
-else {
-const err161 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data81.mimeType === undefined){
+const err161 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "mimeType"},message:"must have required property '"+"mimeType"+"'"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2139,10 +2139,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-}
-}
-else {
-const err162 = {instancePath:instancePath+"/messages/" + i4+"/content",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data81.type !== undefined){
+if("image" !== data81.type){
+const err162 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2152,11 +2151,9 @@ vErrors.push(err162);
 errors++;
 }
 }
-if(data19.usage !== undefined){
-let data87 = data19.usage;
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
-if(data87.input === undefined){
-const err163 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data81.data !== undefined){
+if(typeof data81.data !== "string"){
+const err163 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/data",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2165,8 +2162,10 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(data87.output === undefined){
-const err164 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+}
+if(data81.mimeType !== undefined){
+if(typeof data81.mimeType !== "string"){
+const err164 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/mimeType",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/mimeType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2175,8 +2174,10 @@ vErrors.push(err164);
 }
 errors++;
 }
-if(data87.cacheRead === undefined){
-const err165 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+}
+}
+else {
+const err165 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2185,8 +2186,11 @@ vErrors.push(err165);
 }
 errors++;
 }
-if(data87.cacheWrite === undefined){
-const err166 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+var _valid11 = _errs205 === errors;
+valid61 = _valid11;
+}
+if(!valid61){
+const err166 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2195,8 +2199,9 @@ vErrors.push(err166);
 }
 errors++;
 }
-if(data87.totalTokens === undefined){
-const err167 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.type === undefined){
+const err167 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2205,8 +2210,10 @@ vErrors.push(err167);
 }
 errors++;
 }
-if(data87.cost === undefined){
-const err168 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
+if(data81.type !== undefined){
+let data90 = data81.type;
+if(!((data90 === "text") || (data90 === "image"))){
+const err168 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[2].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2215,9 +2222,10 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(data87.input !== undefined){
-if(!(typeof data87.input == "number")){
-const err169 = {instancePath:instancePath+"/messages/" + i4+"/usage/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+}
+else {
+const err169 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2227,9 +2235,9 @@ vErrors.push(err169);
 errors++;
 }
 }
-if(data87.output !== undefined){
-if(!(typeof data87.output == "number")){
-const err170 = {instancePath:instancePath+"/messages/" + i4+"/usage/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err170 = {instancePath:instancePath+"/messages/" + i4+"/content",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2239,9 +2247,11 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data87.cacheRead !== undefined){
-if(!(typeof data87.cacheRead == "number")){
-const err171 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data19.usage !== undefined){
+let data91 = data19.usage;
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+if(data91.input === undefined){
+const err171 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2250,10 +2260,8 @@ vErrors.push(err171);
 }
 errors++;
 }
-}
-if(data87.cacheWrite !== undefined){
-if(!(typeof data87.cacheWrite == "number")){
-const err172 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data91.output === undefined){
+const err172 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2262,10 +2270,8 @@ vErrors.push(err172);
 }
 errors++;
 }
-}
-if(data87.totalTokens !== undefined){
-if(!(typeof data87.totalTokens == "number")){
-const err173 = {instancePath:instancePath+"/messages/" + i4+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data91.cacheRead === undefined){
+const err173 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2274,12 +2280,8 @@ vErrors.push(err173);
 }
 errors++;
 }
-}
-if(data87.cost !== undefined){
-let data93 = data87.cost;
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-if(data93.input === undefined){
-const err174 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data91.cacheWrite === undefined){
+const err174 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2288,8 +2290,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(data93.output === undefined){
-const err175 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+if(data91.totalTokens === undefined){
+const err175 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2298,8 +2300,8 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(data93.cacheRead === undefined){
-const err176 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+if(data91.cost === undefined){
+const err176 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2308,8 +2310,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-if(data93.cacheWrite === undefined){
-const err177 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+if(data91.input !== undefined){
+if(!(typeof data91.input == "number")){
+const err177 = {instancePath:instancePath+"/messages/" + i4+"/usage/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2318,8 +2321,10 @@ vErrors.push(err177);
 }
 errors++;
 }
-if(data93.total === undefined){
-const err178 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+}
+if(data91.output !== undefined){
+if(!(typeof data91.output == "number")){
+const err178 = {instancePath:instancePath+"/messages/" + i4+"/usage/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2328,9 +2333,10 @@ vErrors.push(err178);
 }
 errors++;
 }
-if(data93.input !== undefined){
-if(!(typeof data93.input == "number")){
-const err179 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data91.cacheRead !== undefined){
+if(!(typeof data91.cacheRead == "number")){
+const err179 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2340,9 +2346,9 @@ vErrors.push(err179);
 errors++;
 }
 }
-if(data93.output !== undefined){
-if(!(typeof data93.output == "number")){
-const err180 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data91.cacheWrite !== undefined){
+if(!(typeof data91.cacheWrite == "number")){
+const err180 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2352,9 +2358,9 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data93.cacheRead !== undefined){
-if(!(typeof data93.cacheRead == "number")){
-const err181 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data91.totalTokens !== undefined){
+if(!(typeof data91.totalTokens == "number")){
+const err181 = {instancePath:instancePath+"/messages/" + i4+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2364,9 +2370,11 @@ vErrors.push(err181);
 errors++;
 }
 }
-if(data93.cacheWrite !== undefined){
-if(!(typeof data93.cacheWrite == "number")){
-const err182 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data91.cost !== undefined){
+let data97 = data91.cost;
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+if(data97.input === undefined){
+const err182 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2375,10 +2383,8 @@ vErrors.push(err182);
 }
 errors++;
 }
-}
-if(data93.total !== undefined){
-if(!(typeof data93.total == "number")){
-const err183 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data97.output === undefined){
+const err183 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2387,10 +2393,8 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-}
-else {
-const err184 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data97.cacheRead === undefined){
+const err184 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2399,10 +2403,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
-}
-else {
-const err185 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data97.cacheWrite === undefined){
+const err185 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2411,14 +2413,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-if(data19.addedToolNames !== undefined){
-let data99 = data19.addedToolNames;
-if(Array.isArray(data99)){
-const len7 = data99.length;
-for(let i8=0; i8<len7; i8++){
-if(typeof data99[i8] !== "string"){
-const err186 = {instancePath:instancePath+"/messages/" + i4+"/addedToolNames/" + i8,schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data97.total === undefined){
+const err186 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2427,10 +2423,9 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-}
-else {
-const err187 = {instancePath:instancePath+"/messages/" + i4+"/addedToolNames",schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data97.input !== undefined){
+if(!(typeof data97.input == "number")){
+const err187 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -2440,9 +2435,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data19.isError !== undefined){
-if(typeof data19.isError !== "boolean"){
-const err188 = {instancePath:instancePath+"/messages/" + i4+"/isError",schemaPath:"#/properties/messages/items/allOf/2/then/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data97.output !== undefined){
+if(!(typeof data97.output == "number")){
+const err188 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -2452,9 +2447,9 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data19.timestamp !== undefined){
-if(!(typeof data19.timestamp == "number")){
-const err189 = {instancePath:instancePath+"/messages/" + i4+"/timestamp",schemaPath:"#/properties/messages/items/allOf/2/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data97.cacheRead !== undefined){
+if(!(typeof data97.cacheRead == "number")){
+const err189 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2464,9 +2459,9 @@ vErrors.push(err189);
 errors++;
 }
 }
-}
-else {
-const err190 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data97.cacheWrite !== undefined){
+if(!(typeof data97.cacheWrite == "number")){
+const err190 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -2475,11 +2470,10 @@ vErrors.push(err190);
 }
 errors++;
 }
-var _valid9 = _errs172 === errors;
-valid51 = _valid9;
 }
-if(!valid51){
-const err191 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data97.total !== undefined){
+if(!(typeof data97.total == "number")){
+const err191 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -2488,9 +2482,10 @@ vErrors.push(err191);
 }
 errors++;
 }
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role === undefined){
-const err192 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+}
+}
+else {
+const err192 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -2499,10 +2494,10 @@ vErrors.push(err192);
 }
 errors++;
 }
-if(data19.role !== undefined){
-let data103 = data19.role;
-if(!(((data103 === "user") || (data103 === "assistant")) || (data103 === "toolResult"))){
-const err193 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.properties.role.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err193 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -2512,9 +2507,13 @@ vErrors.push(err193);
 errors++;
 }
 }
-}
-else {
-const err194 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.addedToolNames !== undefined){
+let data103 = data19.addedToolNames;
+if(Array.isArray(data103)){
+const len7 = data103.length;
+for(let i8=0; i8<len7; i8++){
+if(typeof data103[i8] !== "string"){
+const err194 = {instancePath:instancePath+"/messages/" + i4+"/addedToolNames/" + i8,schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -2526,7 +2525,7 @@ errors++;
 }
 }
 else {
-const err195 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err195 = {instancePath:instancePath+"/messages/" + i4+"/addedToolNames",schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -2536,10 +2535,9 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data.toolExecution !== undefined){
-let data104 = data.toolExecution;
-if(!((data104 === "parallel") || (data104 === "sequential"))){
-const err196 = {instancePath:instancePath+"/toolExecution",schemaPath:"#/properties/toolExecution/enum",keyword:"enum",params:{allowedValues: schema11.properties.toolExecution.enum},message:"must be equal to one of the allowed values"};
+if(data19.isError !== undefined){
+if(typeof data19.isError !== "boolean"){
+const err196 = {instancePath:instancePath+"/messages/" + i4+"/isError",schemaPath:"#/properties/messages/items/allOf/2/then/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -2549,10 +2547,9 @@ vErrors.push(err196);
 errors++;
 }
 }
-if(data.steeringMode !== undefined){
-let data105 = data.steeringMode;
-if(!((data105 === "one-at-a-time") || (data105 === "all"))){
-const err197 = {instancePath:instancePath+"/steeringMode",schemaPath:"#/properties/steeringMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.steeringMode.enum},message:"must be equal to one of the allowed values"};
+if(data19.timestamp !== undefined){
+if(!(typeof data19.timestamp == "number")){
+const err197 = {instancePath:instancePath+"/messages/" + i4+"/timestamp",schemaPath:"#/properties/messages/items/allOf/2/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -2562,10 +2559,9 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data.followUpMode !== undefined){
-let data106 = data.followUpMode;
-if(!((data106 === "one-at-a-time") || (data106 === "all"))){
-const err198 = {instancePath:instancePath+"/followUpMode",schemaPath:"#/properties/followUpMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.followUpMode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err198 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -2574,11 +2570,11 @@ vErrors.push(err198);
 }
 errors++;
 }
+var _valid9 = _errs179 === errors;
+valid52 = _valid9;
 }
-if(data.maxTurns !== undefined){
-let data107 = data.maxTurns;
-if(!((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107)))){
-const err199 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid52){
+const err199 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -2587,9 +2583,9 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(typeof data107 == "number"){
-if(data107 < 1 || isNaN(data107)){
-const err200 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.role === undefined){
+const err200 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -2598,12 +2594,10 @@ vErrors.push(err200);
 }
 errors++;
 }
-}
-}
-if(data.mode !== undefined){
-let data108 = data.mode;
-if(!((data108 === "task") || (data108 === "session"))){
-const err201 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema11.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(data19.role !== undefined){
+let data107 = data19.role;
+if(!(((data107 === "user") || (data107 === "assistant")) || (data107 === "toolResult"))){
+const err201 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -2613,13 +2607,9 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data.idleTimeout !== undefined){
-let data109 = data.idleTimeout;
-const _errs246 = errors;
-let valid69 = false;
-const _errs247 = errors;
-if(!((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109)))){
-const err202 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err202 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -2628,9 +2618,10 @@ vErrors.push(err202);
 }
 errors++;
 }
-if(typeof data109 == "number"){
-if(data109 < 1 || isNaN(data109)){
-const err203 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err203 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -2640,13 +2631,10 @@ vErrors.push(err203);
 errors++;
 }
 }
-var _valid12 = _errs247 === errors;
-valid69 = valid69 || _valid12;
-if(!valid69){
-const _errs249 = errors;
-if(typeof data109 === "string"){
-if(!pattern1.test(data109)){
-const err204 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(data.toolExecution !== undefined){
+let data108 = data.toolExecution;
+if(!((data108 === "parallel") || (data108 === "sequential"))){
+const err204 = {instancePath:instancePath+"/toolExecution",schemaPath:"#/properties/toolExecution/enum",keyword:"enum",params:{allowedValues: schema11.properties.toolExecution.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -2656,8 +2644,10 @@ vErrors.push(err204);
 errors++;
 }
 }
-else {
-const err205 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.steeringMode !== undefined){
+let data109 = data.steeringMode;
+if(!((data109 === "one-at-a-time") || (data109 === "all"))){
+const err205 = {instancePath:instancePath+"/steeringMode",schemaPath:"#/properties/steeringMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.steeringMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -2666,11 +2656,11 @@ vErrors.push(err205);
 }
 errors++;
 }
-var _valid12 = _errs249 === errors;
-valid69 = valid69 || _valid12;
 }
-if(!valid69){
-const err206 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.followUpMode !== undefined){
+let data110 = data.followUpMode;
+if(!((data110 === "one-at-a-time") || (data110 === "all"))){
+const err206 = {instancePath:instancePath+"/followUpMode",schemaPath:"#/properties/followUpMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.followUpMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -2679,22 +2669,11 @@ vErrors.push(err206);
 }
 errors++;
 }
-else {
-errors = _errs246;
-if(vErrors !== null){
-if(_errs246){
-vErrors.length = _errs246;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.metadata !== undefined){
-let data110 = data.metadata;
-if(!(data110 && typeof data110 == "object" && !Array.isArray(data110))){
-const err207 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.maxTurns !== undefined){
+let data111 = data.maxTurns;
+if(!((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111)))){
+const err207 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -2703,13 +2682,9 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-if(data.modelOptions !== undefined){
-let data111 = data.modelOptions;
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-for(const key1 in data111){
-if(!(((key1 === "maxTokens") || (key1 === "temperature")) || (key1 === "reasoning"))){
-const err208 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(typeof data111 == "number"){
+if(data111 < 1 || isNaN(data111)){
+const err208 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -2719,10 +2694,11 @@ vErrors.push(err208);
 errors++;
 }
 }
-if(data111.maxTokens !== undefined){
-let data112 = data111.maxTokens;
-if(!((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112)))){
-const err209 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data.mode !== undefined){
+let data112 = data.mode;
+if(!((data112 === "task") || (data112 === "session"))){
+const err209 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema11.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -2731,9 +2707,14 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(typeof data112 == "number"){
-if(data112 < 1 || isNaN(data112)){
-const err210 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.idleTimeout !== undefined){
+let data113 = data.idleTimeout;
+const _errs253 = errors;
+let valid70 = false;
+const _errs254 = errors;
+if(!((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113)))){
+const err210 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -2742,13 +2723,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-}
-if(data111.temperature !== undefined){
-let data113 = data111.temperature;
 if(typeof data113 == "number"){
-if(data113 < 0 || isNaN(data113)){
-const err211 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data113 < 1 || isNaN(data113)){
+const err211 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -2758,8 +2735,13 @@ vErrors.push(err211);
 errors++;
 }
 }
-else {
-const err212 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
+var _valid12 = _errs254 === errors;
+valid70 = valid70 || _valid12;
+if(!valid70){
+const _errs256 = errors;
+if(typeof data113 === "string"){
+if(!pattern1.test(data113)){
+const err212 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -2769,10 +2751,8 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(data111.reasoning !== undefined){
-let data114 = data111.reasoning;
-if(!((((((data114 === "off") || (data114 === "minimal")) || (data114 === "low")) || (data114 === "medium")) || (data114 === "high")) || (data114 === "xhigh"))){
-const err213 = {instancePath:instancePath+"/modelOptions/reasoning",schemaPath:"#/properties/modelOptions/properties/reasoning/enum",keyword:"enum",params:{allowedValues: schema11.properties.modelOptions.properties.reasoning.enum},message:"must be equal to one of the allowed values"};
+else {
+const err213 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -2781,10 +2761,11 @@ vErrors.push(err213);
 }
 errors++;
 }
+var _valid12 = _errs256 === errors;
+valid70 = valid70 || _valid12;
 }
-}
-else {
-const err214 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid70){
+const err214 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -2793,13 +2774,22 @@ vErrors.push(err214);
 }
 errors++;
 }
+else {
+errors = _errs253;
+if(vErrors !== null){
+if(_errs253){
+vErrors.length = _errs253;
 }
-if(data.modelRetry !== undefined){
-let data115 = data.modelRetry;
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-for(const key2 in data115){
-if(!((((key2 === "maximumAttempts") || (key2 === "initialInterval")) || (key2 === "maximumInterval")) || (key2 === "backoffCoefficient"))){
-const err215 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.metadata !== undefined){
+let data114 = data.metadata;
+if(!(data114 && typeof data114 == "object" && !Array.isArray(data114))){
+const err215 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -2809,10 +2799,12 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data115.maximumAttempts !== undefined){
-let data116 = data115.maximumAttempts;
-if(!((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116)))){
-const err216 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.modelOptions !== undefined){
+let data115 = data.modelOptions;
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+for(const key1 in data115){
+if(!(((key1 === "maxTokens") || (key1 === "temperature")) || (key1 === "reasoning"))){
+const err216 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -2821,9 +2813,11 @@ vErrors.push(err216);
 }
 errors++;
 }
-if(typeof data116 == "number"){
-if(data116 < 1 || isNaN(data116)){
-const err217 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data115.maxTokens !== undefined){
+let data116 = data115.maxTokens;
+if(!((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116)))){
+const err217 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -2832,15 +2826,9 @@ vErrors.push(err217);
 }
 errors++;
 }
-}
-}
-if(data115.initialInterval !== undefined){
-let data117 = data115.initialInterval;
-const _errs267 = errors;
-let valid72 = false;
-const _errs268 = errors;
-if(!((typeof data117 == "number") && (!(data117 % 1) && !isNaN(data117)))){
-const err218 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data116 == "number"){
+if(data116 < 1 || isNaN(data116)){
+const err218 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -2849,9 +2837,13 @@ vErrors.push(err218);
 }
 errors++;
 }
+}
+}
+if(data115.temperature !== undefined){
+let data117 = data115.temperature;
 if(typeof data117 == "number"){
-if(data117 < 1 || isNaN(data117)){
-const err219 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data117 < 0 || isNaN(data117)){
+const err219 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -2861,13 +2853,8 @@ vErrors.push(err219);
 errors++;
 }
 }
-var _valid13 = _errs268 === errors;
-valid72 = valid72 || _valid13;
-if(!valid72){
-const _errs270 = errors;
-if(typeof data117 === "string"){
-if(!pattern1.test(data117)){
-const err220 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+else {
+const err220 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -2877,8 +2864,10 @@ vErrors.push(err220);
 errors++;
 }
 }
-else {
-const err221 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data115.reasoning !== undefined){
+let data118 = data115.reasoning;
+if(!((((((data118 === "off") || (data118 === "minimal")) || (data118 === "low")) || (data118 === "medium")) || (data118 === "high")) || (data118 === "xhigh"))){
+const err221 = {instancePath:instancePath+"/modelOptions/reasoning",schemaPath:"#/properties/modelOptions/properties/reasoning/enum",keyword:"enum",params:{allowedValues: schema11.properties.modelOptions.properties.reasoning.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -2887,11 +2876,10 @@ vErrors.push(err221);
 }
 errors++;
 }
-var _valid13 = _errs270 === errors;
-valid72 = valid72 || _valid13;
 }
-if(!valid72){
-const err222 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err222 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -2900,25 +2888,13 @@ vErrors.push(err222);
 }
 errors++;
 }
-else {
-errors = _errs267;
-if(vErrors !== null){
-if(_errs267){
-vErrors.length = _errs267;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data115.maximumInterval !== undefined){
-let data118 = data115.maximumInterval;
-const _errs273 = errors;
-let valid73 = false;
-const _errs274 = errors;
-if(!((typeof data118 == "number") && (!(data118 % 1) && !isNaN(data118)))){
-const err223 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.modelRetry !== undefined){
+let data119 = data.modelRetry;
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+for(const key2 in data119){
+if(!((((key2 === "maximumAttempts") || (key2 === "initialInterval")) || (key2 === "maximumInterval")) || (key2 === "backoffCoefficient"))){
+const err223 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -2927,9 +2903,11 @@ vErrors.push(err223);
 }
 errors++;
 }
-if(typeof data118 == "number"){
-if(data118 < 1 || isNaN(data118)){
-const err224 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data119.maximumAttempts !== undefined){
+let data120 = data119.maximumAttempts;
+if(!((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120)))){
+const err224 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -2938,14 +2916,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
-var _valid14 = _errs274 === errors;
-valid73 = valid73 || _valid14;
-if(!valid73){
-const _errs276 = errors;
-if(typeof data118 === "string"){
-if(!pattern1.test(data118)){
-const err225 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(typeof data120 == "number"){
+if(data120 < 1 || isNaN(data120)){
+const err225 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -2955,8 +2928,14 @@ vErrors.push(err225);
 errors++;
 }
 }
-else {
-const err226 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data119.initialInterval !== undefined){
+let data121 = data119.initialInterval;
+const _errs274 = errors;
+let valid73 = false;
+const _errs275 = errors;
+if(!((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121)))){
+const err226 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -2965,11 +2944,9 @@ vErrors.push(err226);
 }
 errors++;
 }
-var _valid14 = _errs276 === errors;
-valid73 = valid73 || _valid14;
-}
-if(!valid73){
-const err227 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data121 == "number"){
+if(data121 < 1 || isNaN(data121)){
+const err227 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -2978,23 +2955,14 @@ vErrors.push(err227);
 }
 errors++;
 }
-else {
-errors = _errs273;
-if(vErrors !== null){
-if(_errs273){
-vErrors.length = _errs273;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data115.backoffCoefficient !== undefined){
-let data119 = data115.backoffCoefficient;
-if(typeof data119 == "number"){
-if(data119 < 1 || isNaN(data119)){
-const err228 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid13 = _errs275 === errors;
+valid73 = valid73 || _valid13;
+if(!valid73){
+const _errs277 = errors;
+if(typeof data121 === "string"){
+if(!pattern1.test(data121)){
+const err228 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -3005,7 +2973,7 @@ errors++;
 }
 }
 else {
-const err229 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err229 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3014,10 +2982,11 @@ vErrors.push(err229);
 }
 errors++;
 }
+var _valid13 = _errs277 === errors;
+valid73 = valid73 || _valid13;
 }
-}
-else {
-const err230 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid73){
+const err230 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3026,14 +2995,25 @@ vErrors.push(err230);
 }
 errors++;
 }
+else {
+errors = _errs274;
+if(vErrors !== null){
+if(_errs274){
+vErrors.length = _errs274;
 }
-if(data.heartbeatTimeout !== undefined){
-let data120 = data.heartbeatTimeout;
-const _errs281 = errors;
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data119.maximumInterval !== undefined){
+let data122 = data119.maximumInterval;
+const _errs280 = errors;
 let valid74 = false;
-const _errs282 = errors;
-if(!((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120)))){
-const err231 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const _errs281 = errors;
+if(!((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122)))){
+const err231 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3042,9 +3022,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(typeof data120 == "number"){
-if(data120 < 1 || isNaN(data120)){
-const err232 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data122 == "number"){
+if(data122 < 1 || isNaN(data122)){
+const err232 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3054,13 +3034,13 @@ vErrors.push(err232);
 errors++;
 }
 }
-var _valid15 = _errs282 === errors;
-valid74 = valid74 || _valid15;
+var _valid14 = _errs281 === errors;
+valid74 = valid74 || _valid14;
 if(!valid74){
-const _errs284 = errors;
-if(typeof data120 === "string"){
-if(!pattern1.test(data120)){
-const err233 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+const _errs283 = errors;
+if(typeof data122 === "string"){
+if(!pattern1.test(data122)){
+const err233 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3071,7 +3051,7 @@ errors++;
 }
 }
 else {
-const err234 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err234 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3080,11 +3060,11 @@ vErrors.push(err234);
 }
 errors++;
 }
-var _valid15 = _errs284 === errors;
-valid74 = valid74 || _valid15;
+var _valid14 = _errs283 === errors;
+valid74 = valid74 || _valid14;
 }
 if(!valid74){
-const err235 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err235 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3094,10 +3074,10 @@ vErrors.push(err235);
 errors++;
 }
 else {
-errors = _errs281;
+errors = _errs280;
 if(vErrors !== null){
-if(_errs281){
-vErrors.length = _errs281;
+if(_errs280){
+vErrors.length = _errs280;
 }
 else {
 vErrors = null;
@@ -3105,13 +3085,11 @@ vErrors = null;
 }
 }
 }
-if(data.homeWorkerTimeout !== undefined){
-let data121 = data.homeWorkerTimeout;
-const _errs287 = errors;
-let valid75 = false;
-const _errs288 = errors;
-if(!((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121)))){
-const err236 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data119.backoffCoefficient !== undefined){
+let data123 = data119.backoffCoefficient;
+if(typeof data123 == "number"){
+if(data123 < 1 || isNaN(data123)){
+const err236 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3120,9 +3098,9 @@ vErrors.push(err236);
 }
 errors++;
 }
-if(typeof data121 == "number"){
-if(data121 < 1 || isNaN(data121)){
-const err237 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err237 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3132,13 +3110,9 @@ vErrors.push(err237);
 errors++;
 }
 }
-var _valid16 = _errs288 === errors;
-valid75 = valid75 || _valid16;
-if(!valid75){
-const _errs290 = errors;
-if(typeof data121 === "string"){
-if(!pattern1.test(data121)){
-const err238 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+}
+else {
+const err238 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3148,8 +3122,13 @@ vErrors.push(err238);
 errors++;
 }
 }
-else {
-const err239 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.heartbeatTimeout !== undefined){
+let data124 = data.heartbeatTimeout;
+const _errs288 = errors;
+let valid75 = false;
+const _errs289 = errors;
+if(!((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124)))){
+const err239 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3158,11 +3137,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-var _valid16 = _errs290 === errors;
-valid75 = valid75 || _valid16;
-}
-if(!valid75){
-const err240 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data124 == "number"){
+if(data124 < 1 || isNaN(data124)){
+const err240 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3171,22 +3148,14 @@ vErrors.push(err240);
 }
 errors++;
 }
-else {
-errors = _errs287;
-if(vErrors !== null){
-if(_errs287){
-vErrors.length = _errs287;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.continueAsNewAfterBytes !== undefined){
-let data122 = data.continueAsNewAfterBytes;
-if(!((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122)))){
-const err241 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid15 = _errs289 === errors;
+valid75 = valid75 || _valid15;
+if(!valid75){
+const _errs291 = errors;
+if(typeof data124 === "string"){
+if(!pattern1.test(data124)){
+const err241 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3195,9 +3164,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-if(typeof data122 == "number"){
-if(data122 < 65536 || isNaN(data122)){
-const err242 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+}
+else {
+const err242 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3206,12 +3175,11 @@ vErrors.push(err242);
 }
 errors++;
 }
+var _valid15 = _errs291 === errors;
+valid75 = valid75 || _valid15;
 }
-}
-if(data.maxHistoryBytes !== undefined){
-let data123 = data.maxHistoryBytes;
-if(!((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123)))){
-const err243 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid75){
+const err243 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3220,9 +3188,25 @@ vErrors.push(err243);
 }
 errors++;
 }
-if(typeof data123 == "number"){
-if(data123 > 50331648 || isNaN(data123)){
-const err244 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50331648},message:"must be <= 50331648"};
+else {
+errors = _errs288;
+if(vErrors !== null){
+if(_errs288){
+vErrors.length = _errs288;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.homeWorkerTimeout !== undefined){
+let data125 = data.homeWorkerTimeout;
+const _errs294 = errors;
+let valid76 = false;
+const _errs295 = errors;
+if(!((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125)))){
+const err244 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3231,8 +3215,9 @@ vErrors.push(err244);
 }
 errors++;
 }
-if(data123 < 65536 || isNaN(data123)){
-const err245 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+if(typeof data125 == "number"){
+if(data125 < 1 || isNaN(data125)){
+const err245 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3242,14 +3227,13 @@ vErrors.push(err245);
 errors++;
 }
 }
-}
-if(data.approvalTimeout !== undefined){
-let data124 = data.approvalTimeout;
+var _valid16 = _errs295 === errors;
+valid76 = valid76 || _valid16;
+if(!valid76){
 const _errs297 = errors;
-let valid76 = false;
-const _errs298 = errors;
-if(!((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124)))){
-const err246 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data125 === "string"){
+if(!pattern1.test(data125)){
+const err246 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3258,9 +3242,9 @@ vErrors.push(err246);
 }
 errors++;
 }
-if(typeof data124 == "number"){
-if(data124 < 1 || isNaN(data124)){
-const err247 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err247 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3269,14 +3253,11 @@ vErrors.push(err247);
 }
 errors++;
 }
+var _valid16 = _errs297 === errors;
+valid76 = valid76 || _valid16;
 }
-var _valid17 = _errs298 === errors;
-valid76 = valid76 || _valid17;
 if(!valid76){
-const _errs300 = errors;
-if(typeof data124 === "string"){
-if(!pattern1.test(data124)){
-const err248 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+const err248 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3285,9 +3266,22 @@ vErrors.push(err248);
 }
 errors++;
 }
+else {
+errors = _errs294;
+if(vErrors !== null){
+if(_errs294){
+vErrors.length = _errs294;
 }
 else {
-const err249 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data.continueAsNewAfterBytes !== undefined){
+let data126 = data.continueAsNewAfterBytes;
+if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
+const err249 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3296,11 +3290,9 @@ vErrors.push(err249);
 }
 errors++;
 }
-var _valid17 = _errs300 === errors;
-valid76 = valid76 || _valid17;
-}
-if(!valid76){
-const err250 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data126 == "number"){
+if(data126 < 65536 || isNaN(data126)){
+const err250 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3309,24 +3301,12 @@ vErrors.push(err250);
 }
 errors++;
 }
-else {
-errors = _errs297;
-if(vErrors !== null){
-if(_errs297){
-vErrors.length = _errs297;
-}
-else {
-vErrors = null;
 }
 }
-}
-}
-if(data.budget !== undefined){
-let data125 = data.budget;
-if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
-for(const key3 in data125){
-if(!(((key3 === "maxTokens") || (key3 === "maxCostUsd")) || (key3 === "maxModelCalls"))){
-const err251 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data.maxHistoryBytes !== undefined){
+let data127 = data.maxHistoryBytes;
+if(!((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127)))){
+const err251 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3335,11 +3315,9 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-if(data125.maxTokens !== undefined){
-let data126 = data125.maxTokens;
-if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
-const err252 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data127 == "number"){
+if(data127 > 50331648 || isNaN(data127)){
+const err252 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50331648},message:"must be <= 50331648"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3348,9 +3326,8 @@ vErrors.push(err252);
 }
 errors++;
 }
-if(typeof data126 == "number"){
-if(data126 < 1 || isNaN(data126)){
-const err253 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data127 < 65536 || isNaN(data127)){
+const err253 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3361,11 +3338,13 @@ errors++;
 }
 }
 }
-if(data125.maxCostUsd !== undefined){
-let data127 = data125.maxCostUsd;
-if(typeof data127 == "number"){
-if(data127 <= 0 || isNaN(data127)){
-const err254 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data.approvalTimeout !== undefined){
+let data128 = data.approvalTimeout;
+const _errs304 = errors;
+let valid77 = false;
+const _errs305 = errors;
+if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
+const err254 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3374,9 +3353,9 @@ vErrors.push(err254);
 }
 errors++;
 }
-}
-else {
-const err255 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(typeof data128 == "number"){
+if(data128 < 1 || isNaN(data128)){
+const err255 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3386,10 +3365,13 @@ vErrors.push(err255);
 errors++;
 }
 }
-if(data125.maxModelCalls !== undefined){
-let data128 = data125.maxModelCalls;
-if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
-const err256 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid17 = _errs305 === errors;
+valid77 = valid77 || _valid17;
+if(!valid77){
+const _errs307 = errors;
+if(typeof data128 === "string"){
+if(!pattern1.test(data128)){
+const err256 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3398,9 +3380,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-if(typeof data128 == "number"){
-if(data128 < 1 || isNaN(data128)){
-const err257 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err257 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3409,11 +3391,11 @@ vErrors.push(err257);
 }
 errors++;
 }
+var _valid17 = _errs307 === errors;
+valid77 = valid77 || _valid17;
 }
-}
-}
-else {
-const err258 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid77){
+const err258 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3422,14 +3404,24 @@ vErrors.push(err258);
 }
 errors++;
 }
+else {
+errors = _errs304;
+if(vErrors !== null){
+if(_errs304){
+vErrors.length = _errs304;
 }
-if(data.compaction !== undefined){
-let data129 = data.compaction;
-const _errs312 = errors;
-let valid78 = false;
-const _errs313 = errors;
-if(false !== data129){
-const err259 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.budget !== undefined){
+let data129 = data.budget;
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+for(const key3 in data129){
+if(!(((key3 === "maxTokens") || (key3 === "maxCostUsd")) || (key3 === "maxModelCalls"))){
+const err259 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3438,14 +3430,11 @@ vErrors.push(err259);
 }
 errors++;
 }
-var _valid18 = _errs313 === errors;
-valid78 = valid78 || _valid18;
-if(!valid78){
-const _errs314 = errors;
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
-for(const key4 in data129){
-if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
-const err260 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data129.maxTokens !== undefined){
+let data130 = data129.maxTokens;
+if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
+const err260 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -3454,11 +3443,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-}
-if(data129.reserveTokens !== undefined){
-let data130 = data129.reserveTokens;
-if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
-const err261 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data130 == "number"){
+if(data130 < 1 || isNaN(data130)){
+const err261 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -3467,9 +3454,13 @@ vErrors.push(err261);
 }
 errors++;
 }
-if(typeof data130 == "number"){
-if(data130 < 0 || isNaN(data130)){
-const err262 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data129.maxCostUsd !== undefined){
+let data131 = data129.maxCostUsd;
+if(typeof data131 == "number"){
+if(data131 <= 0 || isNaN(data131)){
+const err262 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3479,11 +3470,8 @@ vErrors.push(err262);
 errors++;
 }
 }
-}
-if(data129.keepRecentTokens !== undefined){
-let data131 = data129.keepRecentTokens;
-if(!((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131)))){
-const err263 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err263 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3492,9 +3480,11 @@ vErrors.push(err263);
 }
 errors++;
 }
-if(typeof data131 == "number"){
-if(data131 < 1 || isNaN(data131)){
-const err264 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data129.maxModelCalls !== undefined){
+let data132 = data129.maxModelCalls;
+if(!((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132)))){
+const err264 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3503,12 +3493,9 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-}
-if(data129.contextWindow !== undefined){
-let data132 = data129.contextWindow;
-if(!((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132)))){
-const err265 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data132 == "number"){
+if(data132 < 1 || isNaN(data132)){
+const err265 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -3517,9 +3504,11 @@ vErrors.push(err265);
 }
 errors++;
 }
-if(typeof data132 == "number"){
-if(data132 < 1 || isNaN(data132)){
-const err266 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+}
+else {
+const err266 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -3529,10 +3518,13 @@ vErrors.push(err266);
 errors++;
 }
 }
-}
-}
-else {
-const err267 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.compaction !== undefined){
+let data133 = data.compaction;
+const _errs319 = errors;
+let valid79 = false;
+const _errs320 = errors;
+if(false !== data133){
+const err267 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -3541,11 +3533,14 @@ vErrors.push(err267);
 }
 errors++;
 }
-var _valid18 = _errs314 === errors;
-valid78 = valid78 || _valid18;
-}
-if(!valid78){
-const err268 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid18 = _errs320 === errors;
+valid79 = valid79 || _valid18;
+if(!valid79){
+const _errs321 = errors;
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+for(const key4 in data133){
+if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
+const err268 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -3554,11 +3549,111 @@ vErrors.push(err268);
 }
 errors++;
 }
+}
+if(data133.reserveTokens !== undefined){
+let data134 = data133.reserveTokens;
+if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
+const err269 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err269];
+}
 else {
-errors = _errs312;
+vErrors.push(err269);
+}
+errors++;
+}
+if(typeof data134 == "number"){
+if(data134 < 0 || isNaN(data134)){
+const err270 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+}
+}
+if(data133.keepRecentTokens !== undefined){
+let data135 = data133.keepRecentTokens;
+if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
+const err271 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+if(typeof data135 == "number"){
+if(data135 < 1 || isNaN(data135)){
+const err272 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+}
+}
+if(data133.contextWindow !== undefined){
+let data136 = data133.contextWindow;
+if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
+const err273 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+if(typeof data136 == "number"){
+if(data136 < 1 || isNaN(data136)){
+const err274 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err275 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+var _valid18 = _errs321 === errors;
+valid79 = valid79 || _valid18;
+}
+if(!valid79){
+const err276 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+else {
+errors = _errs319;
 if(vErrors !== null){
-if(_errs312){
-vErrors.length = _errs312;
+if(_errs319){
+vErrors.length = _errs319;
 }
 else {
 vErrors = null;
@@ -3568,12 +3663,12 @@ vErrors = null;
 }
 }
 else {
-const err269 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err277 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err269];
+vErrors = [err277];
 }
 else {
-vErrors.push(err269);
+vErrors.push(err277);
 }
 errors++;
 }

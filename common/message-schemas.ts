@@ -151,6 +151,26 @@ export const TOOL_RESULT_MESSAGE_SCHEMA = Type.Object({
   timestamp: Type.Number(),
 });
 
+/** The `compaction` field of a compaction entry (common/compaction.ts). */
+export const COMPACTION_INFO_SCHEMA = Type.Object({
+  /** Index in the transcript of the first message kept verbatim. */
+  firstKept: Type.Integer({ minimum: 0 }),
+  /** Estimated context tokens before compacting. */
+  tokensBefore: Type.Number(),
+  /** `threshold`: the context neared the window; `overflow`: the provider refused the context. */
+  reason: Type.Unsafe<'threshold' | 'overflow'>({ enum: ['threshold', 'overflow'] }),
+});
+
+/**
+ * A compaction entry: a user message holding the wrapped summary, and which messages it replaces (common/compaction.ts).
+ * Not a kind a client sends: the workflow appends it; a prior transcript may carry it back (checked there).
+ */
+export const COMPACTION_ENTRY_SCHEMA = Type.Object({
+  ...USER_MESSAGE_SCHEMA.properties,
+  timestamp: Type.Number(),
+  compaction: COMPACTION_INFO_SCHEMA,
+});
+
 type Transcript =
   | Static<typeof USER_MESSAGE_SCHEMA>
   | Static<typeof ASSISTANT_MESSAGE_SCHEMA>
@@ -179,10 +199,11 @@ const requiring = <S extends TSchema>(schema: S, required: string[]) => ({ ...sc
 /**
  * A prior transcript entry as the run input (`messages`) and the run result take it: a {@link MESSAGE_SCHEMA} of which
  * only the fields the loop reads are required (an assistant message's `content` and `stopReason`; a tool result's
- * `toolCallId`, `toolName`, `content`, `isError`), so a transcript written by hand or by another tool can be given.
+ * `toolCallId`, `toolName`, `content`, `isError`), so a transcript written by hand or by another tool can be given; a
+ * user message's `compaction` (a compaction entry carried back from an earlier run's result) is checked.
  */
 export const PRIOR_MESSAGE_SCHEMA = byRole(
-  USER_MESSAGE_SCHEMA,
+  { ...USER_MESSAGE_SCHEMA, properties: { ...USER_MESSAGE_SCHEMA.properties, compaction: COMPACTION_INFO_SCHEMA } },
   requiring(ASSISTANT_MESSAGE_SCHEMA, ['role', 'content', 'stopReason']),
   requiring(TOOL_RESULT_MESSAGE_SCHEMA, ['role', 'toolCallId', 'toolName', 'content', 'isError']),
 );
