@@ -27,27 +27,34 @@ const TYPE_LISTS: Record<string, string> = {
 /** Field-specific lines (by the dotted path without the label), for fields whose generic line says too little. */
 export type Wording = (path: string, e: ErrorObject) => string | undefined;
 
-/**
- * One line per problem of a refused value (duplicates dropped). `label` starts every path (`followUp`, `messages`,
- * or '' for a whole input, whose root is then called `input`); `wording` may word a field's problem its own way.
- */
-export function errorLines(errors: readonly ErrorObject[] | null | undefined, label = '', wording?: Wording): string[] {
-  const lines = (errors ?? []).filter((e) => e.keyword !== 'if').map((e) => describe(e, label, wording));
+/** How the lines name a value: `label` starts every path; `root` names the value itself when `label` is ''. */
+export interface Naming {
+  /** `followUp`, `prompt`, `messages.0`; '' (default): paths start at the value's fields (`usage.cost.total`). */
+  label?: string;
+  /** Default `input`. */
+  root?: string;
+  /** Words a field's problem its own way. */
+  wording?: Wording;
+}
+
+/** One line per problem of a refused value (duplicates dropped). */
+export function errorLines(errors: readonly ErrorObject[] | null | undefined, naming: Naming = {}): string[] {
+  const lines = (errors ?? []).filter((e) => e.keyword !== 'if').map((e) => describe(e, naming));
   return [...new Set(lines)];
 }
 
 /** Runs a generated validator: the lines of {@link errorLines}, empty when the value is valid. */
-export function check(validate: Validator, value: unknown, label = '', wording?: Wording): string[] {
-  return validate(value) ? [] : errorLines(validate.errors, label, wording);
+export function check(validate: Validator, value: unknown, naming: Naming = {}): string[] {
+  return validate(value) ? [] : errorLines(validate.errors, naming);
 }
 
-function describe(e: ErrorObject, label: string, wording: Wording | undefined): string {
+function describe(e: ErrorObject, { label = '', root = 'input', wording }: Naming): string {
   const segments = e.instancePath ? e.instancePath.slice(1).split('/') : [];
   const field = (extra: unknown) => [label, ...segments, String(extra)].filter(Boolean).join('.');
   const path = [label, ...segments].filter(Boolean).join('.');
   const own = wording?.(segments.join('.'), e);
-  if (own !== undefined) return `${path || 'input'}: ${own}`;
-  const at = path || 'input';
+  const at = path || root;
+  if (own !== undefined) return `${at}: ${own}`;
   switch (e.keyword) {
     case 'required':
       return `${field((e.params as { missingProperty: string }).missingProperty)}: is required`;

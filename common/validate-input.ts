@@ -16,13 +16,13 @@ import { check } from './validate-errors.js';
 export function agentRunInputErrors(input: unknown): string[] {
   const deep = tooDeep(input);
   if (deep !== undefined) return [nestedTooDeep(deep)]; // before anything recursive: no RangeError
-  return check(validateAgentRunInput, input, '', inputWording);
+  return check(validateAgentRunInput, input, { wording: inputWording });
 }
 
 /** A transcript (prior `messages`, carried state): a list of user, assistant and toolResult messages. */
 export function transcriptErrors(value: unknown, label = 'messages'): string[] {
   if (!Array.isArray(value)) return [`${label}: must be array`];
-  return value.flatMap((m, i) => check(validateMessage, m, `${label}.${i}`));
+  return value.flatMap((m, i) => check(validateMessage, m, { label: `${label}.${i}` }));
 }
 
 /** Fields that take a duration: one line for them instead of the branches of their `anyOf`. */

@@ -11,7 +11,7 @@ import { validateAssistantMessage, validateIncomingMessage, validateUsage } from
 
 /** A prompt or `followUp`/`steer` entry: text, or a user message `{ role: 'user', content, timestamp? }`. */
 export function incomingMessageLines(value: unknown, label: string): string[] {
-  return check(validateIncomingMessage, value, label);
+  return check(validateIncomingMessage, value, { label });
 }
 
 /**
@@ -25,12 +25,12 @@ export function incomingMessagesErrors(value: unknown, label = 'message'): strin
 
 /** A complete assistant message as a model provider must return it. */
 export function assistantMessageErrors(value: unknown, label = ''): string[] {
-  return check(validateAssistantMessage, value, label);
+  return check(validateAssistantMessage, value, { label, root: 'message' });
 }
 
 /** Usage as a model call reports it (every count and cost a number). */
 export function usageErrors(value: unknown, label = 'usage'): string[] {
-  return check(validateUsage, value, label);
+  return check(validateUsage, value, { label });
 }
 
 /** A `cancel` signal's reason: absent or a string. */
