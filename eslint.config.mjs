@@ -9,7 +9,9 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.keel/', 'test/artifacts/', 'bench/results/', 'schemas/'] },
+  {
+    ignores: ['node_modules/', 'dist/', '.keel/', 'test/artifacts/', 'bench/results/', 'schemas/', '**/*.generated.ts'],
+  },
   {
     files: ['**/*.ts', '**/*.mts'],
     languageOptions: {

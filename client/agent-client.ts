@@ -15,9 +15,9 @@ import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import { tooDeep } from '../common/nesting.js';
-import { incomingMessagesErrors } from '../common/validate-messages.js';
 import { AgentBatchHandle, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
 import {
+  incomingMessageErrors,
   runClosed,
   type ApprovalDecisionInput,
   type ApprovalRecord,
@@ -54,7 +54,7 @@ export class InvalidAgentInputError extends Error {
 }
 
 /**
- * Thrown by `start` with queued messages (signal-with-start) before anything is sent when a message is malformed; `errors` has one line per problem, e.g. `followUp.content.0: must be object`.
+ * Thrown by `start` with queued messages (signal-with-start) before anything is sent when a message is malformed; `errors` has one line per problem, worded as the run's Update refuses it, e.g. `followUp.0.content: is required`.
  */
 export class InvalidSignalError extends Error {
   constructor(
@@ -66,8 +66,9 @@ export class InvalidSignalError extends Error {
   }
 }
 
+/** The same check, in the same words, as the run's Update validator (`incomingMessageErrors`). */
 function checkMessages(signal: 'followUp' | 'steer', message: unknown): void {
-  const errors = incomingMessagesErrors(message, signal);
+  const errors = incomingMessageErrors(signal, message);
   if (errors.length > 0) throw new InvalidSignalError(signal, errors);
 }
 

@@ -10,6 +10,7 @@
  * `firstKept` up to it (older compaction entries left out), and everything after it.
  */
 import type { Static } from 'typebox';
+import type { COMPACTION_ENTRY_SCHEMA, COMPACTION_INFO_SCHEMA } from './message-schemas.js';
 import type { Message, TextContent, Usage, UserMessage } from './messages.js';
 import type { COMPACTION_CONFIG_SCHEMA } from './run-input-schema.js';
 
@@ -19,18 +20,11 @@ export type CompactionConfig = Static<typeof COMPACTION_CONFIG_SCHEMA>;
 export const DEFAULT_RESERVE_TOKENS = 16384;
 export const DEFAULT_KEEP_RECENT_TOKENS = 20000;
 
-/** The `compaction` field of a compaction entry. */
-export interface CompactionInfo {
-  /** Index in the transcript of the first message kept verbatim. */
-  firstKept: number;
-  /** Estimated context tokens before compacting. */
-  tokensBefore: number;
-  /** `threshold`: the context neared the window; `overflow`: the provider refused the context. */
-  reason: 'threshold' | 'overflow';
-}
+/** The `compaction` field of a compaction entry (`COMPACTION_INFO_SCHEMA`, common/message-schemas.ts). */
+export type CompactionInfo = Static<typeof COMPACTION_INFO_SCHEMA>;
 
-/** A compaction entry: a user message holding the wrapped summary. */
-export type CompactionEntry = UserMessage & { compaction: CompactionInfo };
+/** A compaction entry: a user message holding the wrapped summary (`COMPACTION_ENTRY_SCHEMA`). */
+export type CompactionEntry = Static<typeof COMPACTION_ENTRY_SCHEMA>;
 
 export const COMPACTION_SUMMARY_PREFIX =
   'The conversation history before this point was compacted into the following summary:\n\n<summary>\n';

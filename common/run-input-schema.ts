@@ -1,7 +1,7 @@
 /**
  * The JSON Schema (draft-07) of `AgentRunInput`, built with TypeBox, and the source of its type (`Static` in `run.ts`,
- * `budget.ts`, `compaction.ts`). The client and the workflow's first activity validate with it
- * (`validate-input.ts`); `scripts/gen-schemas.ts` publishes it as schemas/agent-run-input.json. Where the schema checks
+ * `budget.ts`, `compaction.ts`). Its messages (`prompt`, `messages`) are the ones of `message-schemas.ts`. The client
+ * and the workflow's first activity validate with it (`validate-input.ts`, on the code `npm run gen-schemas` generates); `scripts/gen-schemas.ts` publishes it as schemas/agent-run-input.json. Where the schema checks
  * less than the type states (prior `messages`, `metadata`), the field is `Type.Unsafe<TheType>(schema)`: the schema is
  * what the validator checks, the type what a well-formed input carries.
  *
@@ -9,7 +9,7 @@
  * sandbox (it only needs the types).
  */
 import { Type } from 'typebox';
-import { constant } from './message-schemas.js';
+import { constant, INCOMING_MESSAGE_SCHEMA, PRIOR_MESSAGE_SCHEMA } from './message-schemas.js';
 import type { Message } from './messages.js';
 import type { IncomingMessage } from './run.js';
 
@@ -49,79 +49,6 @@ export const DURATION_PATTERN =
 /** Temporal Duration: milliseconds, or a string such as '30s', '1h'. */
 const duration = () => Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: DURATION_PATTERN })]);
 
-const textBlock = Type.Object({ type: constant('text'), text: Type.String() });
-const imageBlock = Type.Object({ type: constant('image'), data: Type.String(), mimeType: Type.String() });
-const userContent = Type.Union([Type.String(), Type.Array(Type.Union([textBlock, imageBlock]))]);
-
-/** A message sent by `followUp` / `steer` or as `prompt`: text, or a user message (timestamp optional). */
-const incomingMessage = Type.Union([
-  Type.String(),
-  Type.Object({ role: constant('user'), content: userContent, timestamp: Type.Optional(Type.Number()) }),
-]);
-
-/** A transcript entry as the run input checks it: the fields Keel reads, chosen by `role`. */
-export const RUN_INPUT_MESSAGE_SCHEMA = {
-  type: 'object',
-  required: ['role'],
-  properties: { role: { enum: ['user', 'assistant', 'toolResult'] } },
-  allOf: [
-    {
-      if: { properties: { role: { const: 'user' } } },
-      then: { required: ['content'], properties: { content: userContent, timestamp: { type: 'number' } } },
-    },
-    {
-      if: { properties: { role: { const: 'assistant' } } },
-      then: {
-        required: ['content', 'stopReason'],
-        properties: {
-          content: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['type'],
-              properties: { type: { enum: ['text', 'thinking', 'toolCall'] } },
-              allOf: [
-                {
-                  if: { properties: { type: { const: 'text' } } },
-                  then: { required: ['text'], properties: { text: { type: 'string' } } },
-                },
-                {
-                  if: { properties: { type: { const: 'thinking' } } },
-                  then: { required: ['thinking'], properties: { thinking: { type: 'string' } } },
-                },
-                {
-                  if: { properties: { type: { const: 'toolCall' } } },
-                  then: {
-                    required: ['id', 'name', 'arguments'],
-                    properties: {
-                      id: { type: 'string' },
-                      name: { type: 'string' },
-                      arguments: { type: ['object', 'string'] },
-                    },
-                  },
-                },
-              ],
-            },
-          },
-          stopReason: { enum: ['stop', 'length', 'toolUse', 'error', 'aborted'] },
-        },
-      },
-    },
-    {
-      if: { properties: { role: { const: 'toolResult' } } },
-      then: {
-        required: ['toolCallId', 'toolName', 'content', 'isError'],
-        properties: {
-          toolCallId: { type: 'string' },
-          toolName: { type: 'string' },
-          content: { type: 'array', items: { anyOf: [textBlock, imageBlock] } },
-          isError: { type: 'boolean' },
-        },
-      },
-    },
-  ],
-};
-
 const queueMode = () => Type.Unsafe<'one-at-a-time' | 'all'>({ enum: ['one-at-a-time', 'all'] });
 
 /** JSON Schema of `AgentRunInput` (draft-07), used by the client and the workflow's first activity. */
@@ -129,9 +56,12 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
   {
     /** Text or user messages. Optional when `messages` ends in a user or toolResult message (Pi "continue"). */
     prompt: Type.Optional(
-      Type.Unsafe<string | IncomingMessage[]>(
-        Type.Union([Type.String(), Type.Array(incomingMessage, { minItems: 1 })]),
-      ),
+      // a type list, not anyOf: a bad entry is refused naming its own field (`prompt.0.content: is required`)
+      Type.Unsafe<string | IncomingMessage[]>({
+        type: ['string', 'array'],
+        minItems: 1,
+        items: INCOMING_MESSAGE_SCHEMA,
+      }),
     ),
     /** Default "". */
     systemPrompt: Type.Optional(Type.String()),
@@ -140,7 +70,7 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
     /** Names of tools registered on the worker. Default: none. */
     tools: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { uniqueItems: true })),
     /** Prior transcript. */
-    messages: Type.Optional(Type.Unsafe<Message[]>({ type: 'array', items: RUN_INPUT_MESSAGE_SCHEMA })),
+    messages: Type.Optional(Type.Unsafe<Message[]>({ type: 'array', items: PRIOR_MESSAGE_SCHEMA })),
     toolExecution: Type.Optional(Type.Unsafe<'parallel' | 'sequential'>({ enum: ['parallel', 'sequential'] })),
     steeringMode: Type.Optional(queueMode()),
     followUpMode: Type.Optional(queueMode()),
@@ -211,6 +141,3 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
   },
   { $id: 'https://keel.dev/schemas/agent-run-input.json', title: 'AgentRunInput', additionalProperties: false },
 );
-
-/** JSON Schema of an incoming `followUp` / `steer` signal argument. */
-export const INCOMING_MESSAGE_SCHEMA = incomingMessage;

@@ -1,11 +1,11 @@
 /**
  * The JSON Schema (draft-07) of `AgentRunResult`, built with TypeBox, and the source of its type (`Static` in
  * `run.ts`). `scripts/gen-schemas.ts` publishes it as schemas/agent-run-result.json. Transcript entries are checked as
- * the run input checks them (`RUN_INPUT_MESSAGE_SCHEMA`) and typed as `Message` / `UserMessage`.
+ * the run input checks them (`PRIOR_MESSAGE_SCHEMA`) and typed as `Message` / `UserMessage`.
  */
 import { Type } from 'typebox';
 import type { Message, UserMessage } from './messages.js';
-import { RUN_INPUT_MESSAGE_SCHEMA } from './run-input-schema.js';
+import { PRIOR_MESSAGE_SCHEMA } from './message-schemas.js';
 
 const nonNegative = () => Type.Number({ minimum: 0 });
 
@@ -33,7 +33,7 @@ export const RUN_STATUS_SCHEMA = Type.Unsafe<'completed' | 'stopped' | 'cancelle
 });
 
 const messages = <T>(description: string) =>
-  Type.Unsafe<T[]>({ type: 'array', items: RUN_INPUT_MESSAGE_SCHEMA, description });
+  Type.Unsafe<T[]>({ type: 'array', items: PRIOR_MESSAGE_SCHEMA, description });
 
 /** JSON Schema of `AgentRunResult`, what `agentWorkflow` returns (docs/architecture.md#run-input-and-result). */
 export const AGENT_RUN_RESULT_SCHEMA = Type.Object(

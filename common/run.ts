@@ -65,4 +65,5 @@ export interface MessagesPage {
 
 export type { AssistantMessage, ToolResultMessage };
 
-export { AGENT_RUN_INPUT_SCHEMA, DURATION_PATTERN, INCOMING_MESSAGE_SCHEMA } from './run-input-schema.js';
+export { AGENT_RUN_INPUT_SCHEMA, DURATION_PATTERN } from './run-input-schema.js';
+export { INCOMING_MESSAGE_SCHEMA } from './message-schemas.js';

@@ -3,6 +3,7 @@
  * their validators refuse with. Plain JSON; shared by the workflow, the client and the CLI.
  */
 import type { RunStatus, SessionStatus } from './run.js';
+import { incomingMessagesErrors } from './validate-messages.js';
 
 /** `followUp` / `steer`: the queue lengths right after the message(s) were queued. */
 export interface QueuedAck {
@@ -103,41 +104,13 @@ export const toolNotApproved = (toolName: string, duration: string): string =>
 
 /**
  * What is wrong with a `followUp` / `steer` argument (a string, a user message `{ role: "user", content }`, or a
- * non-empty list of them), one line per problem; empty when it is well-formed.
+ * non-empty list of them), one line per problem in the wording every entry point uses (common/validate-messages.ts:
+ * `followUp.content: is required`, `steer.1.role: must be "user"`); empty when it is well-formed.
  */
 export function incomingMessageErrors(update: 'followUp' | 'steer', value: unknown): string[] {
   if (Array.isArray(value) && value.length === 0)
     return [`${update}: expected at least one message, got an empty list`];
-  const list = Array.isArray(value) ? value : [value];
-  const errors: string[] = [];
-  list.forEach((m, i) => {
-    const where = Array.isArray(value) ? `${update}: message ${i + 1}` : `${update}: the message`;
-    if (typeof m === 'string') return;
-    if (!m || typeof m !== 'object' || Array.isArray(m) || (m as { role?: unknown }).role !== 'user') {
-      errors.push(`${where} must be text or a user message { role: "user", content }, got ${shortJson(m)}`);
-      return;
-    }
-    const content = (m as { content?: unknown }).content;
-    const blocksOk = Array.isArray(content) && content.every(isContentBlock);
-    if (typeof content !== 'string' && !blocksOk)
-      errors.push(`${where} has content that is neither text nor a list of text and image blocks`);
-    const ts = (m as { timestamp?: unknown }).timestamp;
-    if (ts !== undefined && typeof ts !== 'number') errors.push(`${where} has a timestamp that is not a number`);
-  });
-  return errors;
-}
-
-function isContentBlock(b: unknown): boolean {
-  if (!b || typeof b !== 'object') return false;
-  const block = b as Record<string, unknown>;
-  if (block.type === 'text') return typeof block.text === 'string';
-  if (block.type === 'image') return typeof block.data === 'string' && typeof block.mimeType === 'string';
-  return false;
-}
-
-function shortJson(v: unknown): string {
-  const text = v === undefined ? 'nothing' : JSON.stringify(v);
-  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+  return incomingMessagesErrors(value, update);
 }
 
 /** Errors of an `approve` / `deny` argument's shape (the workflow then checks it against the pending calls). */

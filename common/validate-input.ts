@@ -1,8 +1,13 @@
-import { Ajv, type ErrorObject } from 'ajv';
+/**
+ * Checks of a run's input against `AGENT_RUN_INPUT_SCHEMA` (common/run-input-schema.ts), on the code `npm run
+ * gen-schemas` generates (no ajv compile at run time), worded as every refusal is (`validate-errors.ts`): the client,
+ * the CLI and the `startRun` activity refuse with them. Its messages are those of common/message-schemas.ts, so a
+ * malformed prompt entry reads as the same message sent by `followUp` does (`prompt.0.content: is required`).
+ */
+import type { ErrorObject } from 'ajv';
+import { validateAgentRunInput, validateMessage } from './input-validator.generated.js';
 import { nestedTooDeep, tooDeep } from './nesting.js';
-import { AGENT_RUN_INPUT_SCHEMA } from './run.js';
-
-let validator: ReturnType<Ajv['compile']> | undefined;
+import { check } from './validate-errors.js';
 
 /**
  * Checks an `AgentRunInput` against its JSON Schema. Returns one line per bad field (`maxTurns: must be >= 1`),
@@ -11,15 +16,13 @@ let validator: ReturnType<Ajv['compile']> | undefined;
 export function agentRunInputErrors(input: unknown): string[] {
   const deep = tooDeep(input);
   if (deep !== undefined) return [nestedTooDeep(deep)]; // before anything recursive: no RangeError
-  validator ??= new Ajv({ allErrors: true, strict: false }).compile(AGENT_RUN_INPUT_SCHEMA);
-  if (validator(input)) return [];
-  const lines = (validator.errors ?? []).filter(meaningful).map(describe);
-  return [...new Set(lines)];
+  return check(validateAgentRunInput, input, { wording: inputWording });
 }
 
-/** anyOf/if-then wrappers repeat what their branches already said. */
-function meaningful(e: ErrorObject): boolean {
-  return e.keyword !== 'if' && !(e.keyword === 'anyOf' && e.instancePath === '/prompt');
+/** A transcript (prior `messages`, carried state): a list of user, assistant and toolResult messages. */
+export function transcriptErrors(value: unknown, label = 'messages'): string[] {
+  if (!Array.isArray(value)) return [`${label}: must be array`];
+  return value.flatMap((m, i) => check(validateMessage, m, { label: `${label}.${i}` }));
 }
 
 /** Fields that take a duration: one line for them instead of the branches of their `anyOf`. */
@@ -32,23 +35,12 @@ const DURATION_FIELDS = new Set([
   'modelRetry.maximumInterval',
 ]);
 
-function describe(e: ErrorObject): string {
-  const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
+/** The input's own lines for fields whose generic line says too little. */
+function inputWording(path: string, e: ErrorObject): string | undefined {
   if (DURATION_FIELDS.has(path))
-    return `${path}: must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"`;
-  if (e.keyword === 'additionalProperties') {
-    const field = [path, String((e.params as { additionalProperty: string }).additionalProperty)]
-      .filter(Boolean)
-      .join('.');
-    return `${field}: unknown field`;
-  }
-  if (e.keyword === 'required') {
-    const field = [path, String((e.params as { missingProperty: string }).missingProperty)].filter(Boolean).join('.');
-    return `${field}: is required`;
-  }
+    return 'must be a duration: milliseconds (an integer >= 1) or a string such as "30s", "5m", "1h", "2d"';
   if (path === 'model' && e.keyword === 'pattern')
-    return 'model: must be "provider/model-id", e.g. "anthropic/claude-sonnet-4-5" or "scripted/demo"';
-  if (e.keyword === 'enum')
-    return `${path || 'input'}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  return `${path || 'input'}: ${e.message ?? 'is invalid'}`;
+    return 'must be "provider/model-id", e.g. "anthropic/claude-sonnet-4-5" or "scripted/demo"';
+  if (path === 'prompt' && e.keyword === 'minItems') return 'must be text or a non-empty list of messages';
+  return undefined;
 }

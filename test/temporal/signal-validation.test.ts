@@ -53,8 +53,8 @@ describe('signals are validated by the client; provider output by the model acti
     // the handle sends Updates: their validators refuse, and a refused Update leaves no trace in history
     expect(refusals.every((e) => e instanceof UpdateRejectedError)).toBe(true);
     expect(refusals.map((e) => (e as Error).message)).toEqual([
-      'followUp: the message has content that is neither text nor a list of text and image blocks',
-      'steer: message 1 has content that is neither text nor a list of text and image blocks; steer: message 2 must be text or a user message { role: "user", content }, got 42',
+      'followUp.content.0: must be object',
+      'steer.0.content.0.text: is required; steer.1: must be text or a user message { role: "user", content }',
       'cancel: the reason must be text, got 5',
     ]);
     await until(async () => (await h.state()).status === 'waiting', 20_000, 'the first agent run');
@@ -131,7 +131,7 @@ describe('signals are validated by the client; provider output by the model acti
     const bad = await keel.client
       .start({ model: 'scripted/echo', prompt: 'x' }, { followUp: [{ role: 'user' } as never] })
       .catch((e: unknown) => e);
-    expect((bad as Error).message).toBe('Invalid followUp: followUp[0].content: is required');
+    expect((bad as Error).message).toBe('Invalid followUp: followUp.0.content: is required');
     const both = await keel.client
       .start({ model: 'scripted/echo', prompt: 'x' }, { followUp: 'a', steer: 'b' })
       .catch((e: unknown) => e);

@@ -107,17 +107,17 @@ describe('Updates with validators', () => {
   it('malformed messages and reasons are refused with what is wrong; nothing is queued', async () => {
     const h = await session();
     expect(await refusal(h.followUp(42 as never))).toBe(
-      'followUp: the message must be text or a user message { role: "user", content }, got 42',
+      'followUp: must be text or a user message { role: "user", content }',
     );
     expect(await refusal(h.steer([]))).toBe('steer: expected at least one message, got an empty list');
     expect(await refusal(h.steer(['fine', { role: 'assistant', content: 'x' } as never]))).toBe(
-      'steer: message 2 must be text or a user message { role: "user", content }, got {"role":"assistant","content":"x"}',
+      'steer.1.role: must be "user"',
     );
     expect(await refusal(h.followUp({ role: 'user', content: 7 } as never))).toBe(
-      'followUp: the message has content that is neither text nor a list of text and image blocks',
+      'followUp.content: must be text or a list of text and image blocks',
     );
     expect(await refusal(h.followUp({ role: 'user', content: 'x', timestamp: 'now' } as never))).toBe(
-      'followUp: the message has a timestamp that is not a number',
+      'followUp.timestamp: must be number',
     );
     expect(await refusal(h.cancel(42 as never))).toBe('cancel: the reason must be text, got 42');
     expect(await refusal(h.approve(42 as never))).toBe(

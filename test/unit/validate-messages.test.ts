@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assistantMessageErrors,
-  cancelReasonErrors,
-  incomingMessagesErrors,
-  transcriptErrors,
-} from '../../common/validate-messages.js';
+import { transcriptErrors } from '../../common/validate-input.js';
+import { assistantMessageErrors, cancelReasonErrors, incomingMessagesErrors } from '../../common/validate-messages.js';
 
 describe('message validators (common/validate-messages.ts)', () => {
   it('incoming messages: one line per problem, list entries labelled by index', () => {
@@ -30,11 +26,11 @@ describe('message validators (common/validate-messages.ts)', () => {
         'steer',
       ),
     ).toEqual([
-      'steer[1].content: is required',
-      'steer[2]: must be a string or a user message { role: "user", content }',
-      'steer[3].role: must be "user"',
-      'steer[4].content.0.mimeType: is required',
-      'steer[4].content.0.data: must be string',
+      'steer.1.content: is required',
+      'steer.2: must be text or a user message { role: "user", content }',
+      'steer.3.role: must be "user"',
+      'steer.4.content.0.mimeType: is required',
+      'steer.4.content.0.data: must be string',
     ]);
   });
 

@@ -354,7 +354,7 @@ export class AgentSession implements ToolBatchHost {
   }
 
   private queue(queue: 'followUp' | 'steering', m: IncomingMessage | IncomingMessage[]): QueuedAck {
-    enqueue(this.state, queue, toUserMessages(m));
+    enqueue(this.state, queue, toUserMessages(m, queue === 'followUp' ? 'followUp' : 'steer'));
     this.publishDetails(); // the Web UI's queued line
     return { queued: { steering: this.state.steering.length, followUp: this.state.followUps.length } };
   }
