@@ -37,13 +37,12 @@ export {
 } from './activities/tools/builtin/index.js';
 export {
   createAgentWorker,
-  DEFAULT_TASK_QUEUE,
   type AgentWorker,
   type AgentWorkerOptions,
   type PassThroughWorkerOptions,
 } from './worker/create-worker.js';
 export { keelPlugin, KeelPlugin, WORKFLOWS_PATH, type KeelPluginOptions } from './worker/plugin.js';
-export { toolTaskQueue, WORKER_ROLES, type WorkerRole } from './common/task-queues.js';
+export { DEFAULT_TASK_QUEUE, toolTaskQueue, WORKER_ROLES, type WorkerRole } from './common/task-queues.js';
 export {
   resolveConnection,
   connectOptions,
@@ -62,7 +61,7 @@ export {
   PayloadStoreMissingError,
   type PayloadStorageOption,
   type S3PayloadStorage,
-} from './worker/payload-storage.js';
+} from './common/payload-storage.js';
 export { AgentBatchHandle, paginate, startBatchWorkflow, type StartBatchOptions } from './client/batch-client.js';
 export type { AgentBatchInput, AgentBatchResult, BatchProgress, BatchTaskResult } from './client/batch-client.js';
 export type {

@@ -40,8 +40,9 @@ import {
   steerSignal,
   steerUpdate,
 } from '../workflows/definitions.js';
-import { keelClientDataConverter, type PayloadStorageOption } from '../worker/payload-storage.js';
+import { keelClientDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
+import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -120,7 +121,7 @@ export class AgentClient {
 
   constructor(
     readonly client: Client,
-    readonly taskQueue = 'keel',
+    readonly taskQueue = DEFAULT_TASK_QUEUE,
   ) {}
 
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
@@ -132,7 +133,7 @@ export class AgentClient {
         namespace: resolved.namespace,
         dataConverter: keelClientDataConverter(opts.payloadStorage),
       }),
-      opts.taskQueue ?? 'keel',
+      opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     );
   }
 

@@ -18,7 +18,7 @@ import {
   type BatchPageRef,
   type BatchProgress,
   type BatchTaskResult,
-} from '../workflows/batch/definitions.js';
+} from '../common/batch-definitions.js';
 
 export type { AgentBatchInput, AgentBatchResult, BatchProgress, BatchTaskResult };
 

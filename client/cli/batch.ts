@@ -9,7 +9,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { AgentClient } from '../agent-client.js';
 import { describeLine, type Budget } from '../../common/budget.js';
 import type { AgentRunInput } from '../../common/run.js';
-import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../workflows/batch/definitions.js';
+import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../common/batch-definitions.js';
 import {
   act,
   CliError,

@@ -19,7 +19,8 @@ import {
 } from '../../common/connection.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
-import { keelClientDataConverter } from '../../worker/payload-storage.js';
+import { keelClientDataConverter } from '../../common/payload-storage.js';
+import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 
 /** Exit codes of every command (docs/cli.md#exit-codes). */
 export const EXIT = {
@@ -35,7 +36,6 @@ export const EXIT = {
 
 export const DEFAULT_ADDRESS = 'localhost:7233';
 export const DEFAULT_UI = 'http://localhost:8233';
-export const DEFAULT_TASK_QUEUE = 'keel';
 
 /** An error that ends the command with `exitCode` and `message` on stderr (no stack). */
 export class CliError extends Error {

@@ -10,7 +10,7 @@ import { refuseStranded } from './pinned.js';
 import { exitCodeOf, outcomeOf, temporalStatus } from './outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
 import { eventsQuery } from '../../workflows/definitions.js';
-import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../workflows/batch/definitions.js';
+import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../common/batch-definitions.js';
 import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 
 /** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */

@@ -4,7 +4,8 @@
  * Exit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, DEFAULT_UI, EXIT } from './context.js';
+import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_UI, EXIT } from './context.js';
+import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { registerApprovalCommands } from './approvals.js';
 import { registerBatchCommand } from './batch.js';
 import { registerControlCommands } from './control.js';
@@ -12,7 +13,7 @@ import { registerInspectCommands } from './inspect.js';
 import { registerListCommand } from './list.js';
 import { registerRunCommands } from './runs.js';
 import { registerServerCommands } from './server.js';
-import { packageVersion } from '../../worker/deployment.js';
+import { packageVersion } from '../../common/package-version.js';
 
 /** The last line of every subcommand's help. */
 export const GLOBAL_OPTIONS_LINE =
