@@ -20,8 +20,6 @@ import {
   type BatchTaskResult,
 } from '../common/batch-definitions.js';
 
-export type { AgentBatchInput, AgentBatchResult, BatchProgress, BatchTaskResult };
-
 /** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
 const INLINE_MAX_CHARS = 1_000_000;
 const PAGE_MAX_CHARS = 900_000;
