@@ -43,7 +43,7 @@ export interface ModelCallFailure {
   usage?: Usage;
   /** The activity refused the call because the run's budget is spent (`ErrorType.BudgetExceeded`). */
   budgetExceeded: boolean;
-  /** The provider refused the context as too long (`ErrorType.ContextOverflow`): compact and call once more. */
+  /** The provider refused the context as too long (`ErrorType.ModelContextOverflow`): compact and call once more. */
   contextOverflow: boolean;
 }
 
@@ -59,7 +59,7 @@ export function modelCallFailure(err: unknown): ModelCallFailure {
     text: aborted ? OPERATION_ABORTED : activityText(err),
     usage: reported && !usageProblem(reported) ? reported : undefined,
     budgetExceeded: applicationType(err) === ErrorType.BudgetExceeded,
-    contextOverflow: applicationType(err) === ErrorType.ContextOverflow,
+    contextOverflow: applicationType(err) === ErrorType.ModelContextOverflow,
   };
 }
 

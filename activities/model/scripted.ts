@@ -98,33 +98,33 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       } catch (error) {
         throw ApplicationFailure.nonRetryable(
           error instanceof Error ? error.message : String(error),
-          'ModelError.Scripted',
+          ErrorType.ModelScripted,
         );
       }
       if (!script)
         throw ApplicationFailure.nonRetryable(
           `Unknown scripted model "scripted/${request.modelId}"`,
-          'ModelError.NotFound',
+          ErrorType.ModelNotFound,
         );
       const tokens =
         Math.ceil(request.systemPrompt.length / 4) + request.messages.reduce((n, m) => n + estimateTokens(m), 0);
       if (script.contextWindow !== undefined && tokens > script.contextWindow) {
         throw ApplicationFailure.nonRetryable(
           `prompt is too long: ${tokens} tokens > ${script.contextWindow} maximum`,
-          ErrorType.ContextOverflow,
+          ErrorType.ModelContextOverflow,
         );
       }
       const reply = pick(script, request);
       if (!reply) {
         throw ApplicationFailure.nonRetryable(
           `Scripted model "${request.modelId}" has no reply for: ${JSON.stringify(matchKey(request.messages))}`,
-          'ModelError.Scripted',
+          ErrorType.ModelScripted,
         );
       }
       if (reply.fail)
         throw ApplicationFailure.create({
           message: reply.fail.message,
-          type: reply.fail.type ?? 'ModelError.Scripted',
+          type: reply.fail.type ?? ErrorType.ModelScripted,
           nonRetryable: reply.fail.retryable === false,
         });
       return streamReply(reply, request, signal, onPartial);

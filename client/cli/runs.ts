@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { AgentRunInput } from '../../common/run.js';
+import { ErrorType } from '../../common/errors.js';
 import { InvalidAgentInputError, type AgentClient } from '../agent-client.js';
 import { agentRunInputErrors } from '../../common/validate-input.js';
 import {
@@ -144,7 +145,7 @@ async function start(client: AgentClient, g: GlobalOptions, input: AgentRunInput
 
 /** 0 completed/stopped, 2 when the worker refused the input (unknown tool or model), else 1. */
 export function runExitCode(out: Outcome): number {
-  return out.failureType === 'InvalidAgentInput' ? EXIT.usage : exitCodeOf(out.status);
+  return out.failureType === ErrorType.InvalidAgentInput ? EXIT.usage : exitCodeOf(out.status);
 }
 
 export function registerRunCommands(program: Command): void {

@@ -9,6 +9,7 @@ import { emptyUsage } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
 import type { TaskOutcome } from '../../common/task-outcome.js';
 import type { AgentBatchInput, AgentBatchResult, BatchPageRef, BatchProgress, BatchTaskResult } from './definitions.js';
+import { ErrorType } from '../../common/errors.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_AFTER_EVENTS = 10_000;
@@ -24,7 +25,7 @@ export function assertBatchInput(input: AgentBatchInput): void {
   const errors = checkInput(input);
   if (errors.length === 0) return;
   throw ApplicationFailure.create({
-    type: 'InvalidAgentBatchInput',
+    type: ErrorType.InvalidAgentBatchInput,
     message: `Invalid AgentBatchInput: ${errors.join('; ')}`,
     nonRetryable: true,
     details: [errors],
