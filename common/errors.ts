@@ -1,5 +1,10 @@
 /** Exact texts the loop produces (Pi's own, and Keel's for lost attempts); listed in docs/errors.md. Kept byte for byte. */
 
+/** The text of something thrown, as Pi reports it: an Error's message, `String(x)` for anything else. */
+export function thrownMessage(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.message : String(thrown);
+}
+
 export const toolNotFound = (name: string): string => `Tool ${name} not found`;
 
 export const TOOL_BLOCKED = 'Tool execution was blocked';

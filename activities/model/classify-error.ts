@@ -99,7 +99,7 @@ export function classifyModelError(input: ClassifyInput): ApplicationFailure {
   if (isProgrammingError(input.error)) return programmingErrorFailure(input.error, input.message?.usage);
   const secrets = input.secrets ?? [];
   const message = input.message;
-  const rawText = message?.errorMessage ?? errorText(input.error) ?? 'Model call failed';
+  const rawText = message?.errorMessage ?? describeThrown(input.error) ?? 'Model call failed';
   const text = redactSecrets(rawText, secrets) || 'Model call failed';
   // pi-ai's helpers read `stopReason` + `errorMessage`; a thrown error is judged as the message it would have produced.
   const judged: PiAssistantMessage = {
@@ -217,7 +217,8 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return out;
 }
 
-function errorText(error: unknown): string | undefined {
+/** A thrown provider error's text: an Error's message, a string as it is, anything else as JSON. */
+function describeThrown(error: unknown): string | undefined {
   if (error === undefined) return undefined;
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   isCompactionEntry,
   messagesToSummarize,
-  summaryOf,
+  compactionSummaryText,
   summaryRequestText,
   SUMMARY_SYSTEM_PROMPT,
 } from '../../common/compaction.js';
@@ -28,7 +28,7 @@ export function createCompact(deps: { models: ModelRegistry; transcript: Transcr
       const previous = input.previous !== undefined ? messages[input.previous] : undefined;
       const text = summaryRequestText(
         messagesToSummarize(messages, input),
-        isCompactionEntry(previous) ? summaryOf(previous) : undefined,
+        isCompactionEntry(previous) ? compactionSummaryText(previous) : undefined,
       );
       return provider.stream(
         {

@@ -12,7 +12,7 @@ import { builtinModels } from '@earendil-works/pi-ai/providers/all';
 import { ApplicationFailure } from '@temporalio/common';
 import { emptyUsage } from '../../common/messages.js';
 import type { ModelErrorDetails } from './classify-error.js';
-import { ErrorType } from '../../common/errors.js';
+import { ErrorType, thrownMessage } from '../../common/errors.js';
 
 export interface PiAiProviderOptions {
   /** Base URL per provider prefix; wins over `KEEL_<PROVIDER>_BASE_URL`. */
@@ -174,7 +174,7 @@ export async function checkCredentials(models: MutableModels, model: Model<Api>,
     configured = (await models.getAuth(model)) !== undefined;
   } catch (error) {
     configured = false;
-    reason = ` (${error instanceof Error ? error.message : String(error)})`;
+    reason = ` (${thrownMessage(error)})`;
   }
   if (configured) return;
   throw ApplicationFailure.create({

@@ -14,7 +14,7 @@ import {
   type Usage,
 } from '../../common/messages.js';
 import { estimateTokens } from '../../common/compaction.js';
-import { ErrorType } from '../../common/errors.js';
+import { ErrorType, thrownMessage } from '../../common/errors.js';
 import type { ModelProvider, ModelRequest } from './provider.js';
 
 export interface ScriptedToolCall {
@@ -85,7 +85,7 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       try {
         script = load(modelId);
       } catch (error) {
-        return error instanceof Error ? error.message : String(error);
+        return thrownMessage(error);
       }
       if (script) return undefined;
       const known = Object.keys(scripts);
@@ -96,10 +96,7 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       try {
         script = load(request.modelId);
       } catch (error) {
-        throw ApplicationFailure.nonRetryable(
-          error instanceof Error ? error.message : String(error),
-          ErrorType.ModelScripted,
-        );
+        throw ApplicationFailure.nonRetryable(thrownMessage(error), ErrorType.ModelScripted);
       }
       if (!script)
         throw ApplicationFailure.nonRetryable(
@@ -138,9 +135,7 @@ function readScriptFile(path: string): Script {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new Error(
-      `Scripted rules file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new Error(`Scripted rules file ${path} is not valid JSON: ${thrownMessage(error)}`);
   }
   const script = parsed as { rules?: unknown; replies?: unknown } | null;
   if (!script || typeof script !== 'object' || (!Array.isArray(script.rules) && !Array.isArray(script.replies))) {

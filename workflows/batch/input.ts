@@ -82,21 +82,6 @@ function budgetFieldErrors(budget: unknown): string[] {
   return errors;
 }
 
-/** The child's static summary: `#<index> <first line of the prompt>`, at most 120 characters. */
-export function summaryOf(task: AgentRunInput, index: number): string {
-  const p = task.prompt;
-  const text =
-    typeof p === 'string'
-      ? p
-      : Array.isArray(p) && p.length
-        ? typeof p[0] === 'string'
-          ? p[0]
-          : JSON.stringify(p[0]?.content ?? '')
-        : '(continue)';
-  const line = `#${index} ${text.split('\n', 1)[0]}`;
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
-}
-
 /** The outcome recorded for a task the spent batch budget did not start. */
 export function notStarted(error: string): AgentRunResult {
   return { status: 'stopped', finalText: '', newMessages: [], usage: emptyUsage(), turns: 0, error };

@@ -62,7 +62,6 @@ import {
   notStarted,
   resultsPage,
   STATUS_CODES,
-  summaryOf,
 } from './input.js';
 import {
   MAX_ERROR_TEXTS,
@@ -74,6 +73,7 @@ import {
   type PackedOutcome,
 } from './outcomes.js';
 import { BatchTasks } from './tasks.js';
+import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
 
@@ -232,7 +232,7 @@ export async function runWindowBatch(
       workflowId: childId(i),
       args: [budget.taskInput(task)],
       ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
-      staticSummary: summaryOf(task, i),
+      staticSummary: runSummary(task, `#${i}`),
       staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
       memo: { [BATCH_MEMO_KEY]: membership },
       parentClosePolicy: ParentClosePolicy.ABANDON,
