@@ -4,6 +4,7 @@ import type { StartRunInput, StartRunResult } from '../common/wire.js';
 import { providerFor } from './model/call-model.js';
 import type { ModelProvider, ModelRegistry } from './model/provider.js';
 import type { ToolDefinition } from './tools/define-tool.js';
+import { thrownMessage } from '../common/errors.js';
 
 /**
  * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
@@ -82,7 +83,7 @@ function checkModelSafely(provider: ModelProvider, id: string): string | undefin
   try {
     return provider.checkModel?.(id);
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return thrownMessage(error);
   }
 }
 

@@ -49,7 +49,7 @@ import { AgentClient } from '../client/agent-client.js';
 import { startDevServer } from '../client/dev-server.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 import { WORKFLOWS_PATH } from '../worker/create-worker.js';
-import { keelDataConverter } from '../worker/payload-storage.js';
+import { keelDataConverter } from '../common/payload-storage.js';
 import { QUEUE } from './fixtures.js';
 import { WorkerProcess } from './workers.js';
 import { ONLY, ROUNDS, type Bench } from './context.js';

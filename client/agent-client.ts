@@ -40,8 +40,10 @@ import {
   steerSignal,
   steerUpdate,
 } from '../workflows/definitions.js';
-import { keelClientDataConverter, type PayloadStorageOption } from '../worker/payload-storage.js';
+import { keelClientDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
+import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
+import { runSummary } from '../common/run-summary.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -121,7 +123,7 @@ export class AgentClient {
 
   constructor(
     readonly client: Client,
-    readonly taskQueue = 'keel',
+    readonly taskQueue = DEFAULT_TASK_QUEUE,
   ) {}
 
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
@@ -133,7 +135,7 @@ export class AgentClient {
         namespace: resolved.namespace,
         dataConverter: keelClientDataConverter(opts.payloadStorage),
       }),
-      opts.taskQueue ?? 'keel',
+      opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     );
   }
 
@@ -169,7 +171,7 @@ export class AgentClient {
       taskQueue: this.taskQueue,
       workflowId: opts.workflowId ?? `keel-${crypto.randomUUID()}`,
       args: [input],
-      staticSummary: summaryOf(input),
+      staticSummary: runSummary(input),
       staticDetails: detailsOf(input),
       ...((await this.searchAttributesRegistered) ? { typedSearchAttributes: startSearchAttributes(input.model) } : {}),
     };
@@ -388,20 +390,6 @@ async function rejected<T>(update: string, fn: () => Promise<T>): Promise<T> {
       throw new UpdateRejectedError(update, err.cause.message);
     throw err;
   }
-}
-
-function summaryOf(input: AgentRunInput): string {
-  const p = input.prompt;
-  const text =
-    typeof p === 'string'
-      ? p
-      : Array.isArray(p)
-        ? typeof p[0] === 'string'
-          ? p[0]
-          : JSON.stringify(p[0]?.content ?? '')
-        : '(continue)';
-  const line = text.split('\n', 1)[0];
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
 function detailsOf(input: AgentRunInput): string {

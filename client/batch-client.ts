@@ -18,9 +18,7 @@ import {
   type BatchPageRef,
   type BatchProgress,
   type BatchTaskResult,
-} from '../workflows/batch/definitions.js';
-
-export type { AgentBatchInput, AgentBatchResult, BatchProgress, BatchTaskResult };
+} from '../common/batch-definitions.js';
 
 /** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
 const INLINE_MAX_CHARS = 1_000_000;

@@ -1,6 +1,6 @@
 /**
  * The JSON Schema (draft-07) of `AgentBatchInput`, the argument of `agentBatchWorkflow`, built with TypeBox, and the
- * source of its type (`Static` in workflows/batch/definitions.ts, which imports only the type: TypeBox stays out of the
+ * source of its type (`Static` in common/batch-definitions.ts, which imports only the type: TypeBox stays out of the
  * workflow bundle). `scripts/gen-schemas.ts` publishes it as schemas/agent-batch-input.json, its tasks referring to
  * agent-run-input.json.
  */

@@ -48,8 +48,8 @@ export function compactionEntry(summary: string, info: CompactionInfo, timestamp
   };
 }
 
-/** The summary text of an entry (without Pi's wrapping). */
-export function summaryOf(entry: CompactionEntry): string {
+/** The summary text of a compaction entry (without Pi's wrapping). */
+export function compactionSummaryText(entry: CompactionEntry): string {
   const text = (entry.content as TextContent[]).map((b) => b.text).join('');
   return text.startsWith(COMPACTION_SUMMARY_PREFIX) && text.endsWith(COMPACTION_SUMMARY_SUFFIX)
     ? text.slice(COMPACTION_SUMMARY_PREFIX.length, text.length - COMPACTION_SUMMARY_SUFFIX.length)

@@ -1,5 +1,10 @@
 /** Exact texts the loop produces (Pi's own, and Keel's for lost attempts); listed in docs/errors.md. Kept byte for byte. */
 
+/** The text of something thrown, as Pi reports it: an Error's message, `String(x)` for anything else. */
+export function thrownMessage(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.message : String(thrown);
+}
+
 export const toolNotFound = (name: string): string => `Tool ${name} not found`;
 
 export const TOOL_BLOCKED = 'Tool execution was blocked';
@@ -42,21 +47,79 @@ export const UNEXPECTED_SECOND_ARGUMENT =
 export const workflowBug = (message: string): string =>
   `Keel workflow error: ${message}. The run cannot continue; this is a bug in Keel — report it with the workflow id and history.`;
 
-/** Failure types (Temporal `ApplicationFailure.type`). */
+/**
+ * Every failure type Keel gives an `ApplicationFailure` (Temporal's `type`), in one table (docs/errors.md lists it).
+ * The values are wire strings: recorded histories, other-language clients and operators' queries match them, so they
+ * stay byte for byte as they are (the keys may be renamed, the values not). A model provider of your own may throw
+ * other `ModelError.*` types (provider.ts); `ModelError.Scripted` is the scripted model's default for a scripted failure.
+ */
 export const ErrorType = {
+  // --- runs (agentWorkflow)
   /** The run input is malformed; non-retryable; the message names every bad field. */
   InvalidAgentInput: 'InvalidAgentInput',
   /** The run ended with an assistant message whose stopReason is `error`; details carry the AgentRunResult. */
   AgentRunFailed: 'AgentRunFailed',
   /** An unexpected error in Keel's workflow code (a bug); non-retryable, so the run fails instead of retrying forever. */
   WorkflowBug: 'KeelWorkflowBug',
+  /** An Update (`followUp`, `approve`, …) was refused by its validator or guard; the message says why. */
+  UpdateRejected: 'KeelUpdateRejected',
   /** A model call's failed attempts spent what was left of the run's budget: no further attempt was made. */
   BudgetExceeded: 'BudgetExceeded',
-  /** The provider refused the context as longer than the model's window: compact, then retry once. */
-  ContextOverflow: 'ModelError.ContextOverflow',
+
+  // --- batches (agentBatchWorkflow)
+  /** The batch input is malformed; non-retryable; the message names every bad field. */
+  InvalidAgentBatchInput: 'InvalidAgentBatchInput',
+
+  // --- tool activities
   /**
    * A worker-local tool call placed as a local activity ran on a worker that is not the run's home: refused before
    * anything ran; the workflow runs the call as an activity on the home queue instead (docs/local-tools.md).
    */
   NotHome: 'KeelNotHome',
+  /** A tool activity was asked for a call that is not in the transcript it names (a bug in Keel); non-retryable. */
+  Internal: 'KeelInternal',
+
+  // --- compaction
+  /** The `compact` activity could not summarise the older messages (the model failed or answered with no text). */
+  CompactionFailed: 'CompactionFailed',
+
+  // --- model calls (activities/model/classify-error.ts decides which; retryable unless noted)
+  /** HTTP 429. */
+  ModelRateLimit: 'ModelError.RateLimit',
+  /** A 429 that the provider calls quota or billing; non-retryable. */
+  ModelQuotaExceeded: 'ModelError.QuotaExceeded',
+  /** HTTP 5xx. */
+  ModelServer: 'ModelError.Server',
+  /** HTTP 408, or the request timed out. */
+  ModelTimeout: 'ModelError.Timeout',
+  /** HTTP 409. */
+  ModelConflict: 'ModelError.Conflict',
+  /** No response (reset, refused) or the stream broke. */
+  ModelNetwork: 'ModelError.Network',
+  /** HTTP 400, 422 or another 4xx; non-retryable. */
+  ModelBadRequest: 'ModelError.BadRequest',
+  /** HTTP 401 or 403, or no credentials for the provider; non-retryable. */
+  ModelAuth: 'ModelError.Auth',
+  /** HTTP 404, or no provider or scripted model of that name on the worker; non-retryable. */
+  ModelNotFound: 'ModelError.NotFound',
+  /** The provider refused the context as longer than the model's window (or HTTP 413): compact, then retry once. */
+  ModelContextOverflow: 'ModelError.ContextOverflow',
+  /** The reply stopped on a refusal or a content filter; non-retryable. */
+  ModelContentFilter: 'ModelError.ContentFilter',
+  /** pi-ai does not know the model id; non-retryable. */
+  ModelUnknownModel: 'ModelError.UnknownModel',
+  /** A `TypeError`, `ReferenceError` or `SyntaxError` (not JSON.parse's) in a provider; non-retryable. */
+  ModelProgrammingError: 'ModelError.ProgrammingError',
+  /** The provider returned something that is not a well-formed assistant message; non-retryable. */
+  ModelInvalidResponse: 'ModelError.InvalidResponse',
+  /** Any other failure that the provider does not call transient; non-retryable. */
+  ModelUnknown: 'ModelError.Unknown',
+  /** The scripted model has no reply for the request, or a scripted `fail` gave no type; non-retryable. */
+  ModelScripted: 'ModelError.Scripted',
 } as const;
+
+/** A failure type Keel uses (a value of {@link ErrorType}). */
+export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
+
+/** The failure types of model calls (`ModelError.*`). */
+export type ModelErrorType = Extract<ErrorTypeName, `ModelError.${string}`>;

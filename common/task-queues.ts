@@ -3,6 +3,9 @@
  * the workers, which poll them. Deterministic, no I/O (the workflow bundle imports it).
  */
 
+/** The task queue of runs and workers when none is given (`AgentClient`, `createAgentWorker`, `keel`, other languages). */
+export const DEFAULT_TASK_QUEUE = 'keel';
+
 /** What a worker runs: `model` (workflows, model and compaction calls), `tools` (tool calls only), or `all`. */
 export type WorkerRole = 'model' | 'tools' | 'all';
 

@@ -71,9 +71,6 @@ export interface ApprovalRecord {
 /** The approver named when the run itself decides (timeout, interrupt, cancel). */
 export const SYSTEM_APPROVER = 'keel';
 
-/** Failure type of every validator refusal (`ApplicationFailure.type`). */
-export const UPDATE_REJECTED = 'KeelUpdateRejected';
-
 export type UpdateName = 'followUp' | 'steer' | 'interrupt' | 'end' | 'cancel' | 'approve' | 'deny';
 
 const ACTION: Record<UpdateName, string> = {

@@ -25,11 +25,10 @@ import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } fr
 import { keelPlugin } from './plugin.js';
 import { workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
-import { keelDataConverter, type PayloadStorageOption } from './payload-storage.js';
-import type { WorkerRole } from '../common/task-queues.js';
+import { keelDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
+import { DEFAULT_TASK_QUEUE, type WorkerRole } from '../common/task-queues.js';
 
 export { WORKFLOWS_PATH } from './plugin.js';
-export const DEFAULT_TASK_QUEUE = 'keel';
 
 /**
  * Worker options passed through to `Worker.create` as they are: concurrency limits

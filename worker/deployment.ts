@@ -6,10 +6,11 @@
  * cluster an operator may instead roll out with `temporal worker deployment set-current-version`.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
+import { PACKAGE_ROOT as ROOT, packageVersion } from '../common/package-version.js';
 
 export const DEFAULT_DEPLOYMENT_NAME = 'keel';
 
@@ -20,17 +21,6 @@ export interface DeploymentOptions {
   buildId?: string;
   /** Make this build the deployment's current version once the worker polls (default true). */
   makeCurrent?: boolean;
-}
-
-/** The package root: `../` from `worker/` in a checkout, `../../` from `dist/worker/` in a compiled package. */
-const ROOT =
-  [new URL('../', import.meta.url), new URL('../../', import.meta.url)].find((u) =>
-    existsSync(new URL('package.json', u)),
-  ) ?? new URL('../', import.meta.url);
-
-/** Keel's package version (package.json). */
-export function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version: string }).version;
 }
 
 /** `<version>+<short sha>` of this checkout; the version alone when git is unavailable (an installed package). */

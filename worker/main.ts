@@ -15,6 +15,7 @@
 import { builtinTools, defaultWorkspaceRoot, type SandboxNetwork } from '../activities/tools/builtin/index.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { createAgentWorker } from './create-worker.js';
+import { thrownMessage } from '../common/errors.js';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
     tools,
   }).catch((err: unknown) => {
     throw new Error(
-      `cannot start a worker against Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}. ` +
+      `cannot start a worker against Temporal at ${address}: ${thrownMessage(err)}. ` +
         'Check TEMPORAL_ADDRESS (and that the server is up).',
       { cause: err },
     );
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`[keel] ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`[keel] ${thrownMessage(err)}\n`);
   if (process.env.KEEL_DEBUG && err instanceof Error) process.stderr.write(`${String(err.stack)}\n`);
   process.exit(1);
 });

@@ -47,7 +47,8 @@ import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
-import { storeFinishedOutcomes, type StoreRetry } from './store-finished-outcome.js';
+import type { StoreRetry } from '../common/payload-storage.js';
+import { storeFinishedOutcomes } from './store-finished-outcome.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
 
 export { WORKFLOWS_PATH };
@@ -71,7 +72,7 @@ export interface KeelPluginOptions {
   models?: ModelRegistry;
   hooks?: AgentHooks;
   /**
-   * The worker's data converter offloads large payloads (`keelDataConverter()`, worker/payload-storage.ts): runs may
+   * The worker's data converter offloads large payloads (`keelDataConverter()`, common/payload-storage.ts): runs may
    * then carry transcripts over 1.5 MB across continue-as-new. Default false.
    */
   largePayloads?: boolean;

@@ -16,29 +16,16 @@
  * through untouched.
  */
 import type { Context } from '@temporalio/activity';
-import {
-  defaultPayloadConverter,
-  msToNumber,
-  type Duration,
-  type ExternalStorage,
-  type Payload,
-} from '@temporalio/common';
+import { defaultPayloadConverter, msToNumber, type ExternalStorage, type Payload } from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import proto from '@temporalio/proto';
 import type { StoreHeartbeat } from '../common/events.js';
+import type { StoreRetry } from '../common/payload-storage.js';
 
 // a CommonJS module: named imports fail under plain Node ESM
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
 
 const TOOL_ACTIVITIES = new Set(['runToolCall', 'executeToolCall']);
-
-/** Backoff of the outcome's writes while the store fails: `initialInterval` doubling up to `maximumInterval`. */
-export interface StoreRetry {
-  /** Default 1 s. */
-  initialInterval?: Duration;
-  /** Default 30 s. */
-  maximumInterval?: Duration;
-}
 
 type Execute = NonNullable<ActivityInboundCallsInterceptor['execute']>;
 

@@ -24,7 +24,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { heartbeatUsage } from '../common/events.js';
-import { ErrorType, OPERATION_ABORTED, toolInterrupted } from '../common/errors.js';
+import { ErrorType, OPERATION_ABORTED, thrownMessage, toolInterrupted } from '../common/errors.js';
 import { usageProblem } from '../common/message-checks.js';
 import type { Usage } from '../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../common/run.js';
@@ -43,7 +43,7 @@ export interface ModelCallFailure {
   usage?: Usage;
   /** The activity refused the call because the run's budget is spent (`ErrorType.BudgetExceeded`). */
   budgetExceeded: boolean;
-  /** The provider refused the context as too long (`ErrorType.ContextOverflow`): compact and call once more. */
+  /** The provider refused the context as too long (`ErrorType.ModelContextOverflow`): compact and call once more. */
   contextOverflow: boolean;
 }
 
@@ -59,7 +59,7 @@ export function modelCallFailure(err: unknown): ModelCallFailure {
     text: aborted ? OPERATION_ABORTED : activityText(err),
     usage: reported && !usageProblem(reported) ? reported : undefined,
     budgetExceeded: applicationType(err) === ErrorType.BudgetExceeded,
-    contextOverflow: applicationType(err) === ErrorType.ContextOverflow,
+    contextOverflow: applicationType(err) === ErrorType.ModelContextOverflow,
   };
 }
 
@@ -136,7 +136,7 @@ function activityText(err: unknown): string {
 /** Tool failures: the cause's message, else the error's message. */
 function toolText(err: unknown): string {
   if (err instanceof ActivityFailure && err.cause) return err.cause.message;
-  return err instanceof Error ? err.message : String(err);
+  return thrownMessage(err);
 }
 
 /** Usage a failed model-side activity reported; `heartbeat`: also read a timed-out attempt's last heartbeat. */
@@ -176,7 +176,7 @@ export function childRunOutcome(result: AgentRunResult | undefined, err: unknown
         : (cause?.message ?? (err as Error).message),
     );
   }
-  return bare('failed', err instanceof Error ? err.message : String(err));
+  return bare('failed', thrownMessage(err));
 }
 
 /**

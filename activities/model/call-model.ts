@@ -11,12 +11,7 @@ import { startHeartbeat } from '../heartbeat.js';
 import { parametersSchema, type ToolDefinition } from '../tools/define-tool.js';
 import type { TranscriptCache } from '../transcript.js';
 import { assistantMessageErrors } from '../../common/validate-messages.js';
-import {
-  isProgrammingError,
-  programmingErrorFailure,
-  type ModelErrorDetails,
-  type ModelErrorType,
-} from './classify-error.js';
+import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails } from './classify-error.js';
 import type { ModelProvider, ModelRegistry } from './provider.js';
 
 export interface CallModelDeps {
@@ -124,7 +119,7 @@ function checkResponse(message: unknown): void {
   if (errors.length === 0) return;
   throw ApplicationFailure.create({
     message: `The model provider returned an invalid assistant message: ${errors.join('; ')}`,
-    type: 'ModelError.InvalidResponse' satisfies ModelErrorType,
+    type: ErrorType.ModelInvalidResponse,
     nonRetryable: true,
     details: [{ usage: emptyUsage() } satisfies ModelErrorDetails],
   });
@@ -184,7 +179,7 @@ export function requireProvider(
   if (!provider)
     throw ApplicationFailure.nonRetryable(
       `No model provider for "${model}" on this worker (providers: ${Object.keys(models).join(', ')})`,
-      'ModelError.NotFound',
+      ErrorType.ModelNotFound,
     );
   return { provider, prefix, modelId };
 }

@@ -32,24 +32,8 @@ import {
   type AssistantMessage as PiAssistantMessage,
 } from '@earendil-works/pi-ai';
 import { ApplicationFailure } from '@temporalio/common';
+import { ErrorType, type ModelErrorType } from '../../common/errors.js';
 import { emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
-
-export type ModelErrorType =
-  | 'ModelError.RateLimit'
-  | 'ModelError.QuotaExceeded'
-  | 'ModelError.Server'
-  | 'ModelError.Timeout'
-  | 'ModelError.Conflict'
-  | 'ModelError.Network'
-  | 'ModelError.BadRequest'
-  | 'ModelError.Auth'
-  | 'ModelError.NotFound'
-  | 'ModelError.ContextOverflow'
-  | 'ModelError.ContentFilter'
-  | 'ModelError.UnknownModel'
-  | 'ModelError.ProgrammingError'
-  | 'ModelError.InvalidResponse'
-  | 'ModelError.Unknown';
 
 /** `details[0]` of every model failure. Plain JSON. */
 export interface ModelErrorDetails {
@@ -100,7 +84,7 @@ export function isProgrammingError(error: unknown): error is Error {
 export function programmingErrorFailure(error: Error, usage: Usage = emptyUsage()): ApplicationFailure {
   const failure = ApplicationFailure.create({
     message: `${error.name}: ${error.message}`,
-    type: 'ModelError.ProgrammingError' satisfies ModelErrorType,
+    type: ErrorType.ModelProgrammingError,
     nonRetryable: true,
     cause: error,
     details: [{ usage } satisfies ModelErrorDetails],
@@ -115,7 +99,7 @@ export function classifyModelError(input: ClassifyInput): ApplicationFailure {
   if (isProgrammingError(input.error)) return programmingErrorFailure(input.error, input.message?.usage);
   const secrets = input.secrets ?? [];
   const message = input.message;
-  const rawText = message?.errorMessage ?? errorText(input.error) ?? 'Model call failed';
+  const rawText = message?.errorMessage ?? describeThrown(input.error) ?? 'Model call failed';
   const text = redactSecrets(rawText, secrets) || 'Model call failed';
   // pi-ai's helpers read `stopReason` + `errorMessage`; a thrown error is judged as the message it would have produced.
   const judged: PiAssistantMessage = {
@@ -151,29 +135,29 @@ export function classifyModelError(input: ClassifyInput): ApplicationFailure {
     ApplicationFailure.create({ message: text, type, nonRetryable: true, details: [details] });
 
   if (errorStatus === 413 || isContextOverflow(judged, input.contextWindow))
-    return nonRetryable('ModelError.ContextOverflow');
+    return nonRetryable(ErrorType.ModelContextOverflow);
 
   if (errorStatus !== undefined) {
     if (errorStatus === 429) {
       // pi-ai tells quota/billing exhaustion (resets after hours) from a transient throttle.
       return isRetryableAssistantError(judged)
-        ? retryable('ModelError.RateLimit')
-        : nonRetryable('ModelError.QuotaExceeded');
+        ? retryable(ErrorType.ModelRateLimit)
+        : nonRetryable(ErrorType.ModelQuotaExceeded);
     }
-    if (errorStatus === 408) return retryable('ModelError.Timeout');
-    if (errorStatus === 409) return retryable('ModelError.Conflict');
-    if (errorStatus >= 500) return retryable('ModelError.Server');
-    if (errorStatus === 401 || errorStatus === 403) return nonRetryable('ModelError.Auth');
-    if (errorStatus === 404) return nonRetryable('ModelError.NotFound');
-    return nonRetryable('ModelError.BadRequest');
+    if (errorStatus === 408) return retryable(ErrorType.ModelTimeout);
+    if (errorStatus === 409) return retryable(ErrorType.ModelConflict);
+    if (errorStatus >= 500) return retryable(ErrorType.ModelServer);
+    if (errorStatus === 401 || errorStatus === 403) return nonRetryable(ErrorType.ModelAuth);
+    if (errorStatus === 404) return nonRetryable(ErrorType.ModelNotFound);
+    return nonRetryable(ErrorType.ModelBadRequest);
   }
 
   if (input.transportError !== undefined && !streamStarted) {
-    return retryable(isTimeoutError(input.transportError) ? 'ModelError.Timeout' : 'ModelError.Network');
+    return retryable(isTimeoutError(input.transportError) ? ErrorType.ModelTimeout : ErrorType.ModelNetwork);
   }
 
   if (message?.rawStopReason !== undefined && CONTENT_FILTER_STOPS.has(message.rawStopReason)) {
-    return nonRetryable('ModelError.ContentFilter');
+    return nonRetryable(ErrorType.ModelContentFilter);
   }
 
   // No HTTP status: the stream broke after a 2xx, or no response was captured. pi-ai decides whether it is
@@ -182,16 +166,16 @@ export function classifyModelError(input: ClassifyInput): ApplicationFailure {
     isRetryableAssistantError(judged) ||
     (input.transportError !== undefined && !isAbortError(input.transportError))
   ) {
-    if (/rate.?limit|too many requests/i.test(rawText)) return retryable('ModelError.RateLimit');
+    if (/rate.?limit|too many requests/i.test(rawText)) return retryable(ErrorType.ModelRateLimit);
     if (/overloaded|server.?error|internal.?error|service.?unavailable|api_error/i.test(rawText)) {
-      return retryable('ModelError.Server');
+      return retryable(ErrorType.ModelServer);
     }
     if (isTimeoutError(input.transportError) || /timed? ?out|timeout|ETIMEDOUT/i.test(rawText)) {
-      return retryable('ModelError.Timeout');
+      return retryable(ErrorType.ModelTimeout);
     }
-    return retryable('ModelError.Network');
+    return retryable(ErrorType.ModelNetwork);
   }
-  return nonRetryable('ModelError.Unknown');
+  return nonRetryable(ErrorType.ModelUnknown);
 }
 
 /**
@@ -233,7 +217,8 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return out;
 }
 
-function errorText(error: unknown): string | undefined {
+/** A thrown provider error's text: an Error's message, a string as it is, anything else as JSON. */
+function describeThrown(error: unknown): string | undefined {
   if (error === undefined) return undefined;
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;

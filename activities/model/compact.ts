@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   isCompactionEntry,
   messagesToSummarize,
-  summaryOf,
+  compactionSummaryText,
   summaryRequestText,
   SUMMARY_SYSTEM_PROMPT,
 } from '../../common/compaction.js';
@@ -11,6 +11,7 @@ import type { CompactInput, CompactResult } from '../../common/wire.js';
 import type { TranscriptCache } from '../transcript.js';
 import { accountedAttempt, requireProvider } from './call-model.js';
 import type { ModelRegistry } from './provider.js';
+import { ErrorType } from '../../common/errors.js';
 
 /**
  * Activity `compact`: reads the transcript by reference and asks the run's model for a summary of
@@ -27,7 +28,7 @@ export function createCompact(deps: { models: ModelRegistry; transcript: Transcr
       const previous = input.previous !== undefined ? messages[input.previous] : undefined;
       const text = summaryRequestText(
         messagesToSummarize(messages, input),
-        isCompactionEntry(previous) ? summaryOf(previous) : undefined,
+        isCompactionEntry(previous) ? compactionSummaryText(previous) : undefined,
       );
       return provider.stream(
         {
@@ -45,7 +46,7 @@ export function createCompact(deps: { models: ModelRegistry; transcript: Transcr
     const failed = (why: string) =>
       ApplicationFailure.create({
         message: `Summarization failed: ${why}`,
-        type: 'CompactionFailed',
+        type: ErrorType.CompactionFailed,
         nonRetryable: true,
         details: [{ usage: message.usage }],
       });

@@ -12,6 +12,7 @@ import { builtinModels } from '@earendil-works/pi-ai/providers/all';
 import { ApplicationFailure } from '@temporalio/common';
 import { emptyUsage } from '../../common/messages.js';
 import type { ModelErrorDetails } from './classify-error.js';
+import { ErrorType, thrownMessage } from '../../common/errors.js';
 
 export interface PiAiProviderOptions {
   /** Base URL per provider prefix; wins over `KEEL_<PROVIDER>_BASE_URL`. */
@@ -173,12 +174,12 @@ export async function checkCredentials(models: MutableModels, model: Model<Api>,
     configured = (await models.getAuth(model)) !== undefined;
   } catch (error) {
     configured = false;
-    reason = ` (${error instanceof Error ? error.message : String(error)})`;
+    reason = ` (${thrownMessage(error)})`;
   }
   if (configured) return;
   throw ApplicationFailure.create({
     message: `No credentials for provider "${provider}"${reason}: set its usual environment variable (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY), ${keelEnvName(provider, 'API_KEY')}, or the worker option apiKeys["${provider}"].`,
-    type: 'ModelError.Auth',
+    type: ErrorType.ModelAuth,
     nonRetryable: true,
     details: [{ usage: emptyUsage(), provider, api: model.api, model: model.id } satisfies ModelErrorDetails],
   });

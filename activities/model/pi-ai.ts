@@ -47,6 +47,7 @@ import { capturingFetch, lowerCaseKeys, type AttemptCapture } from './pi-ai-fetc
 import { PartialMirror, abortedMessage, emptyMessage, snapshot, toKeelMessage } from './pi-ai-messages.js';
 import { checkCredentials, createPiAiCatalog, type PiAiProviderOptions } from './pi-ai-models.js';
 import type { ModelProvider, ModelRequest } from './provider.js';
+import { ErrorType } from '../../common/errors.js';
 
 export { keelEnvName } from './pi-ai-models.js';
 export type { PiAiProviderOptions } from './pi-ai-models.js';
@@ -65,7 +66,7 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
     if ('error' in found) {
       throw ApplicationFailure.create({
         message: found.error,
-        type: 'ModelError.UnknownModel',
+        type: ErrorType.ModelUnknownModel,
         nonRetryable: true,
         details: [{ usage: emptyUsage() } satisfies ModelErrorDetails],
       });

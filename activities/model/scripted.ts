@@ -14,7 +14,7 @@ import {
   type Usage,
 } from '../../common/messages.js';
 import { estimateTokens } from '../../common/compaction.js';
-import { ErrorType } from '../../common/errors.js';
+import { ErrorType, thrownMessage } from '../../common/errors.js';
 import type { ModelProvider, ModelRequest } from './provider.js';
 
 export interface ScriptedToolCall {
@@ -85,7 +85,7 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       try {
         script = load(modelId);
       } catch (error) {
-        return error instanceof Error ? error.message : String(error);
+        return thrownMessage(error);
       }
       if (script) return undefined;
       const known = Object.keys(scripts);
@@ -96,35 +96,32 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       try {
         script = load(request.modelId);
       } catch (error) {
-        throw ApplicationFailure.nonRetryable(
-          error instanceof Error ? error.message : String(error),
-          'ModelError.Scripted',
-        );
+        throw ApplicationFailure.nonRetryable(thrownMessage(error), ErrorType.ModelScripted);
       }
       if (!script)
         throw ApplicationFailure.nonRetryable(
           `Unknown scripted model "scripted/${request.modelId}"`,
-          'ModelError.NotFound',
+          ErrorType.ModelNotFound,
         );
       const tokens =
         Math.ceil(request.systemPrompt.length / 4) + request.messages.reduce((n, m) => n + estimateTokens(m), 0);
       if (script.contextWindow !== undefined && tokens > script.contextWindow) {
         throw ApplicationFailure.nonRetryable(
           `prompt is too long: ${tokens} tokens > ${script.contextWindow} maximum`,
-          ErrorType.ContextOverflow,
+          ErrorType.ModelContextOverflow,
         );
       }
       const reply = pick(script, request);
       if (!reply) {
         throw ApplicationFailure.nonRetryable(
           `Scripted model "${request.modelId}" has no reply for: ${JSON.stringify(matchKey(request.messages))}`,
-          'ModelError.Scripted',
+          ErrorType.ModelScripted,
         );
       }
       if (reply.fail)
         throw ApplicationFailure.create({
           message: reply.fail.message,
-          type: reply.fail.type ?? 'ModelError.Scripted',
+          type: reply.fail.type ?? ErrorType.ModelScripted,
           nonRetryable: reply.fail.retryable === false,
         });
       return streamReply(reply, request, signal, onPartial);
@@ -138,9 +135,7 @@ function readScriptFile(path: string): Script {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new Error(
-      `Scripted rules file ${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new Error(`Scripted rules file ${path} is not valid JSON: ${thrownMessage(error)}`);
   }
   const script = parsed as { rules?: unknown; replies?: unknown } | null;
   if (!script || typeof script !== 'object' || (!Array.isArray(script.rules) && !Array.isArray(script.replies))) {

@@ -6,6 +6,7 @@ import { Ajv } from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { thrownMessage } from '../../common/errors.js';
 
 export interface ValidatableTool {
   name: string;
@@ -56,10 +57,6 @@ const entriesByObject = new WeakMap<object, SchemaEntry>();
 /** Fallback for schemas that arrive as fresh objects with known content (e.g. after deserialization). */
 const entriesByJson = new Map<string, SchemaEntry>();
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function compileRoot(schema: SchemaObject): SchemaEntry {
   const ajv = ajvForDialect(schema.$schema);
   const entry: SchemaEntry = { root: schema, ajv, subs: new WeakMap() };
@@ -80,7 +77,7 @@ function compileRoot(schema: SchemaObject): SchemaEntry {
   try {
     entry.validate = ajv.compile(target);
   } catch (error) {
-    entry.error = errorText(error);
+    entry.error = thrownMessage(error);
   }
   return entry;
 }

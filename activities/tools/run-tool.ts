@@ -3,7 +3,7 @@
  * lookup → prepareArguments → validate → beforeToolCall → execute → afterToolCall. Every failure becomes an error
  * outcome with the exact text; nothing here throws.
  */
-import { OPERATION_ABORTED, TOOL_BLOCKED, toolNotFound } from '../../common/errors.js';
+import { OPERATION_ABORTED, thrownMessage, TOOL_BLOCKED, toolNotFound } from '../../common/errors.js';
 import type { AssistantMessage, ToolCall } from '../../common/messages.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
@@ -47,7 +47,7 @@ export async function prepareCall(s: CallScope): Promise<Preparation> {
     if (await needsApproval(s, args)) return { status: 'runnable', args, approval: { argsDigest: argsDigest(args) } };
     return { status: 'runnable', args };
   } catch (err) {
-    return immediate(errorText(err));
+    return immediate(thrownMessage(err));
   }
 }
 
@@ -65,8 +65,8 @@ export async function executeCall(
     result = (await tool.execute(call.id, args, signal, (partial) => settled || onUpdate(partial), s.context)) ?? {};
     isError = result.isError === true;
   } catch (err) {
-    if (signal.aborted) return errorOutcome(OPERATION_ABORTED);
-    result = { content: [{ type: 'text', text: errorText(err) }], details: {} };
+    if (signal.aborted) return errorToolOutcome(OPERATION_ABORTED);
+    result = { content: [{ type: 'text', text: thrownMessage(err) }], details: {} };
     isError = true;
   } finally {
     settled = true;
@@ -88,7 +88,7 @@ export async function executeCall(
         if (o.isError !== undefined) isError = o.isError;
       }
     } catch (err) {
-      result = { content: [{ type: 'text', text: errorText(err) }], details: {} };
+      result = { content: [{ type: 'text', text: thrownMessage(err) }], details: {} };
       isError = true;
     }
   }
@@ -104,14 +104,10 @@ export async function executeCall(
 }
 
 function immediate(text: string, terminate = false): Preparation {
-  return { status: 'immediate', outcome: { ...errorOutcome(text), ...(terminate ? { terminate: true } : {}) } };
+  return { status: 'immediate', outcome: { ...errorToolOutcome(text), ...(terminate ? { terminate: true } : {}) } };
 }
 
-export function errorOutcome(text: string): ToolOutcome {
+/** An error tool result with `text` (`isError`, no details), stamped with the activity's clock. */
+export function errorToolOutcome(text: string): ToolOutcome {
   return { content: [{ type: 'text', text }], details: {}, isError: true, timestamp: Date.now() };
-}
-
-/** Pi: an Error's message, `String(x)` for anything else thrown. */
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -89,7 +89,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
       const at = callIndex === undefined ? '' : ` at position ${callIndex}`;
       throw ApplicationFailure.nonRetryable(
         `Tool call ${toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`,
-        'KeelInternal',
+        ErrorType.Internal,
       );
     }
     return {

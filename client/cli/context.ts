@@ -19,7 +19,9 @@ import {
 } from '../../common/connection.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
-import { keelClientDataConverter } from '../../worker/payload-storage.js';
+import { keelClientDataConverter } from '../../common/payload-storage.js';
+import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
+import { thrownMessage } from '../../common/errors.js';
 
 /** Exit codes of every command (docs/cli.md#exit-codes). */
 export const EXIT = {
@@ -35,7 +37,6 @@ export const EXIT = {
 
 export const DEFAULT_ADDRESS = 'localhost:7233';
 export const DEFAULT_UI = 'http://localhost:8233';
-export const DEFAULT_TASK_QUEUE = 'keel';
 
 /** An error that ends the command with `exitCode` and `message` on stderr (no stack). */
 export class CliError extends Error {
@@ -183,7 +184,7 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
   try {
     connection = await Connection.connect({ ...connectOptions(g.connection), connectTimeout: `${g.connectTimeout}s` });
   } catch (err) {
-    throw unreachable(g.address, err instanceof Error ? err.message : String(err));
+    throw unreachable(g.address, thrownMessage(err));
   }
   return new AgentClient(
     new Client({ connection, namespace: g.namespace, dataConverter: keelClientDataConverter() }),
@@ -222,7 +223,7 @@ export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliE
     if (cause?.code === 14) return unreachable(g?.address ?? '?', cause.message ?? 'unavailable');
     if (cause?.code === 5) return usageError(`Not found: ${(err as Error).message}`);
   }
-  return new CliError(EXIT.runFailed, err instanceof Error ? err.message : String(err));
+  return new CliError(EXIT.runFailed, thrownMessage(err));
 }
 
 /** Prints a JSON value on stdout (one document). */

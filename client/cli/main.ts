@@ -1,18 +1,21 @@
 /**
  * The `keel` command line (docs/cli.md). `bin/keel.mjs` loads this file (compiled from dist/, else through tsx).
+ * A run's commands are in run/, `keel batch` in batch/, `keel dev` / `worker` / `demo` in server.ts, `keel list` in
+ * list.ts; what they share (options, connection, exit codes, rendering, a run's outcome) is beside this file.
  *
  * Exit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_TASK_QUEUE, DEFAULT_UI, EXIT } from './context.js';
-import { registerApprovalCommands } from './approvals.js';
-import { registerBatchCommand } from './batch.js';
-import { registerControlCommands } from './control.js';
-import { registerInspectCommands } from './inspect.js';
+import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_UI, EXIT } from './context.js';
+import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
+import { registerApprovalCommands } from './run/approvals.js';
+import { registerBatchCommand } from './batch/command.js';
+import { registerControlCommands } from './run/control.js';
+import { registerInspectCommands } from './run/inspect.js';
 import { registerListCommand } from './list.js';
-import { registerRunCommands } from './runs.js';
+import { registerRunCommands } from './run/start.js';
 import { registerServerCommands } from './server.js';
-import { packageVersion } from '../../worker/deployment.js';
+import { packageVersion } from '../../common/package-version.js';
 
 /** The last line of every subcommand's help. */
 export const GLOBAL_OPTIONS_LINE =

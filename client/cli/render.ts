@@ -7,7 +7,7 @@
  */
 import { styleText } from 'node:util';
 import type { PendingApproval } from '../../common/updates.js';
-import type { BatchProgress } from '../../workflows/batch/definitions.js';
+import type { BatchProgress } from '../../common/batch-definitions.js';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
 import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../../common/model-heartbeat.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';

@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
-import { WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
+import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
 import { recordDevServer } from './dev-registry.js';
@@ -264,7 +264,7 @@ export function tryCommand(g: Pick<GlobalOptions, 'namespace' | 'taskQueue'>, po
   const flags = [
     ...(defaults.address === address ? [] : ['--address', address]),
     ...(defaults.namespace === g.namespace ? [] : ['--namespace', g.namespace]),
-    ...((process.env.KEEL_TASK_QUEUE ?? 'keel') === g.taskQueue ? [] : ['--task-queue', g.taskQueue]),
+    ...((process.env.KEEL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE) === g.taskQueue ? [] : ['--task-queue', g.taskQueue]),
   ];
   return ['npx', 'keel', 'run', 'hello', '--model', 'scripted/hello', ...flags].map(shellWord).join(' ');
 }

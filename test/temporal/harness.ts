@@ -13,7 +13,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
-import type { PayloadStorageOption } from '../../worker/payload-storage.js';
+import type { PayloadStorageOption } from '../../common/payload-storage.js';
 import { wakeSignal } from '../../workflows/definitions.js';
 
 let runtimeInstalled = false;
@@ -46,7 +46,7 @@ export async function startKeel(
     maxCachedWorkflows?: number;
     taskQueue?: string;
     workerOptions?: PassThroughWorkerOptions;
-    /** Default Keel's filesystem driver (worker/payload-storage.ts); `false`: every payload inline. */
+    /** Default Keel's filesystem driver (common/payload-storage.ts); `false`: every payload inline. */
     payloadStorage?: PayloadStorageOption;
   } = {},
 ): Promise<Keel> {

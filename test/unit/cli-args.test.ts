@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { buildInput } from '../../client/cli/runs.js';
-import { paginate, parseTasks } from '../../client/cli/batch.js';
+import { buildInput } from '../../client/cli/run/start.js';
+import { paginate, parseTasks } from '../../client/cli/batch/command.js';
 import { main } from '../../client/cli/main.js';
 import { CliError, uiLink } from '../../client/cli/context.js';
 

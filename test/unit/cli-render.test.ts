@@ -10,7 +10,7 @@ import {
   stringSink,
   transcriptMarkdown,
 } from '../../client/cli/render.js';
-import { heartbeatsOf } from '../../client/cli/follow.js';
+import { heartbeatsOf } from '../../client/cli/run/follow.js';
 import { homeWorkerLost } from '../../common/errors.js';
 import { MODEL_HEARTBEAT_TAIL_CHARS, modelHeartbeat } from '../../common/model-heartbeat.js';
 import { defaultPayloadConverter } from '@temporalio/common';

@@ -2,7 +2,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { defaultBuildId, packageVersion, workerDeploymentOptions } from '../../worker/deployment.js';
+import { packageVersion } from '../../common/package-version.js';
+import { defaultBuildId, workerDeploymentOptions } from '../../worker/deployment.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version: string };

@@ -1,4 +1,4 @@
-/** Keel's filesystem storage driver (worker/payload-storage.ts): content-addressed, round-trips payloads exactly. */
+/** Keel's filesystem storage driver (common/payload-storage.ts): content-addressed, round-trips payloads exactly. */
 import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import {
   keelDataConverter,
   payloadStorageFromEnv,
   PayloadStoreMissingError,
-} from '../../worker/payload-storage.js';
+} from '../../common/payload-storage.js';
 
 const payload = (text: string) => ({
   metadata: { encoding: new TextEncoder().encode('json/plain') },

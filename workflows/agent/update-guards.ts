@@ -1,7 +1,8 @@
 /** What every Update validator checks first: is the run still taking requests? And how a validator refuses. */
 import { ApplicationFailure } from '@temporalio/workflow';
 import type { RunStatus, SessionStatus } from '../../common/run.js';
-import { UPDATE_REJECTED, type UpdateName } from '../../common/updates.js';
+import { ErrorType } from '../../common/errors.js';
+import type { UpdateName } from '../../common/updates.js';
 import type { AgentSession } from './session.js';
 
 const FINAL: readonly SessionStatus[] = ['completed', 'stopped', 'cancelled', 'failed'];
@@ -12,7 +13,7 @@ export function isFinal(status: SessionStatus): status is RunStatus {
 
 /** Refuses an Update: the caller gets an `ApplicationFailure` of type `KeelUpdateRejected` with `message`. */
 export function reject(message: string): never {
-  throw ApplicationFailure.create({ type: UPDATE_REJECTED, message, nonRetryable: true });
+  throw ApplicationFailure.create({ type: ErrorType.UpdateRejected, message, nonRetryable: true });
 }
 
 /** What the guard reads of the session. */

@@ -18,6 +18,7 @@ import {
   cannotContinueFrom,
   CANNOT_CONTINUE_EMPTY,
   ErrorType,
+  thrownMessage,
   UNEXPECTED_SECOND_ARGUMENT,
   workflowBug,
 } from '../../common/errors.js';
@@ -184,8 +185,11 @@ function isSessionState(c: unknown): c is SessionState {
 /** Temporal's own failures, cancellation and continue-as-new pass through; anything else is a bug in this code. */
 function asRunFailure(err: unknown): unknown {
   if (err instanceof TemporalFailure || isCancellation(err) || isContinueAsNew(err)) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.create({ type: ErrorType.WorkflowBug, message: workflowBug(message), nonRetryable: true });
+  return ApplicationFailure.create({
+    type: ErrorType.WorkflowBug,
+    message: workflowBug(thrownMessage(err)),
+    nonRetryable: true,
+  });
 }
 
 function isContinueAsNew(err: unknown): boolean {

@@ -16,6 +16,7 @@ import {
   type BudgetLine,
   type Spent,
 } from '../../common/budget.js';
+import type { BatchBudgetProgress } from '../../common/batch-definitions.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { budgetStopSignal } from '../definitions.js';
 
@@ -29,13 +30,6 @@ export interface BatchBudgetCarried {
   modelCalls?: number;
   /** The pool was found spent and the running tasks were asked to stop. */
   budgetSpent?: boolean;
-}
-
-/** `progress.budget`: each limit with what the finished tasks spent against it. */
-export interface BatchBudgetProgress {
-  lines: BudgetLine[];
-  /** No further task starts; running ones were asked to stop. */
-  spent: boolean;
 }
 
 export class BatchBudget {

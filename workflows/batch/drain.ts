@@ -5,6 +5,7 @@
  * compact outcome per task. The new run (on a worker with the patch) takes the sliding window (workflows/batch/window.ts),
  * converting this state. New batches never run this code.
  */
+import { runSummary } from '../../common/run-summary.js';
 import {
   CancellationScope,
   condition,
@@ -35,7 +36,6 @@ import {
   notStarted,
   resultsPage,
   STATUS_CODES,
-  summaryOf,
 } from './input.js';
 import { BatchTasks } from './tasks.js';
 
@@ -124,7 +124,7 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
       workflowId: `${batchId}-${i}`,
       args: [budget.taskInput(task)],
       ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
-      staticSummary: summaryOf(task, i),
+      staticSummary: runSummary(task, `#${i}`),
       staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
     })
       .then(

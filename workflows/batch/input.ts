@@ -9,6 +9,7 @@ import { emptyUsage } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
 import type { TaskOutcome } from '../../common/task-outcome.js';
 import type { AgentBatchInput, AgentBatchResult, BatchPageRef, BatchProgress, BatchTaskResult } from './definitions.js';
+import { ErrorType } from '../../common/errors.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_AFTER_EVENTS = 10_000;
@@ -24,7 +25,7 @@ export function assertBatchInput(input: AgentBatchInput): void {
   const errors = checkInput(input);
   if (errors.length === 0) return;
   throw ApplicationFailure.create({
-    type: 'InvalidAgentBatchInput',
+    type: ErrorType.InvalidAgentBatchInput,
     message: `Invalid AgentBatchInput: ${errors.join('; ')}`,
     nonRetryable: true,
     details: [errors],
@@ -79,21 +80,6 @@ function budgetFieldErrors(budget: unknown): string[] {
   if (b.maxCostUsd !== undefined && (typeof b.maxCostUsd !== 'number' || !(b.maxCostUsd > 0)))
     errors.push('budget.maxCostUsd: must be a number > 0');
   return errors;
-}
-
-/** The child's static summary: `#<index> <first line of the prompt>`, at most 120 characters. */
-export function summaryOf(task: AgentRunInput, index: number): string {
-  const p = task.prompt;
-  const text =
-    typeof p === 'string'
-      ? p
-      : Array.isArray(p) && p.length
-        ? typeof p[0] === 'string'
-          ? p[0]
-          : JSON.stringify(p[0]?.content ?? '')
-        : '(continue)';
-  const line = `#${index} ${text.split('\n', 1)[0]}`;
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
 /** The outcome recorded for a task the spent batch budget did not start. */

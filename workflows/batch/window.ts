@@ -62,7 +62,6 @@ import {
   notStarted,
   resultsPage,
   STATUS_CODES,
-  summaryOf,
 } from './input.js';
 import {
   MAX_ERROR_TEXTS,
@@ -74,6 +73,7 @@ import {
   type PackedOutcome,
 } from './outcomes.js';
 import { BatchTasks } from './tasks.js';
+import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
 
@@ -150,90 +150,149 @@ function validReport(r: BatchTaskReport): boolean {
   );
 }
 
+/**
+ * Starts a sliding-window batch's run (or goes on with the one it continues) and runs it to its end or its next
+ * continue-as-new. The queries and the report signal are one line each: the state and what it does are
+ * {@link WindowBatch}'s.
+ */
 export async function runWindowBatch(
   input: AgentBatchInput,
   carried?: WindowCarried | BatchCarried,
 ): Promise<AgentBatchResult> {
   assertBatchInput(input);
-  const batchId = workflowInfo().workflowId;
-  const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
-  const { st, outcomes, errors } = windowState(carried);
-  const errorTexts = new Set(errors.values());
-  const tasks = new BatchTasks(input, batchId, concurrency, () => st.next);
-  const total = tasks.total;
-  const budget = new BatchBudget(input.budget, st);
-  const running = new Set<number>(st.running);
-  const childId = (i: number) => `${batchId}-${i}`;
-  /** Starts issued and not yet resolved (the batch continues-as-new only once none is pending). */
-  let starting = 0;
-  let startedHere = 0;
-  /** Bumped by every report and start resolution: what the main loop waits on. */
-  let changes = 0;
-  let cutting = false;
-  const finished = () => st.done + st.failed >= total;
-
-  const progress = (): BatchProgress =>
-    batchProgress(st, {
-      total,
-      running: running.size,
-      concurrency,
-      phase: finished() ? 'finished' : 'running',
-      ...budget.progress(),
-    });
-  const publish = () => setCurrentDetails(batchDetails(progress(), batchId, budget.details()));
-
-  /** Records task `i`'s outcome unless it is recorded already (or `i` was never started). */
-  const record = (i: number, o: TaskOutcome) => {
-    if (!Number.isInteger(i) || i < 0 || i >= st.next || outcomes[i]) return;
-    const code = STATUS_CODES.indexOf(o.status);
-    outcomes[i] = [code, o.turns, o.tokens, o.cost];
-    // error texts for `results`: at most MAX_ERROR_TEXTS distinct ones (the child's result has every one)
-    if (o.error && (errorTexts.has(o.error) || errorTexts.size < MAX_ERROR_TEXTS)) {
-      errorTexts.add(o.error);
-      errors.set(i, o.error);
-    }
-    countOutcome(st, i, childId(i), o);
-    running.delete(i);
-    changes += 1;
-    budget.recorded(o.modelCalls ?? 0, [...running].map(childId)); // a hand-sent report may lack it
-  };
-  const recordResult = (i: number, result: AgentRunResult | undefined, err: unknown) =>
-    record(i, childRunOutcome(result, err));
-
-  setHandler(progressQuery, progress, {
+  const batch = new WindowBatch(input, carried);
+  setHandler(progressQuery, () => batch.progress(), {
     description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
   });
-  setHandler(
-    resultsQuery,
-    (opts) =>
-      resultsPage(opts, total, {
-        workflowId: childId,
-        outcome: (i) => outcomes[i],
-        error: (i) => errors.get(i),
-        running: (i) => running.has(i),
-      }),
-    {
-      description:
-        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
-    },
-  );
-  setHandler(taskFinishedSignal, (r) => void (validReport(r) && record(r.index, r)), {
+  setHandler(resultsQuery, (opts) => batch.results(opts), {
+    description:
+      'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
+  });
+  setHandler(taskFinishedSignal, (r) => batch.report(r), {
     description: 'A child reports how it closed: { index, status, turns, tokens, cost, modelCalls, error? }.',
   });
+  return batch.run();
+}
 
+/**
+ * One run of a sliding-window batch: the window (tasks started and not yet reported), the outcomes recorded so far,
+ * the budget, and how the run starts children, records their outcomes, reconciles, hands over and continues-as-new.
+ */
+class WindowBatch {
+  private readonly batchId: string;
+  private readonly concurrency: number;
+  /** Counters, the next task index and the window as carried across continue-as-new. */
+  private readonly st: WindowCarried;
+  /** By task index: the packed outcome, or null while not finished. */
+  private readonly outcomes: (PackedOutcome | null)[];
+  /** By task index: the error text (at most MAX_ERROR_TEXTS distinct texts). */
+  private readonly errors: Map<number, string>;
+  private readonly errorTexts: Set<string>;
+  private readonly tasks: BatchTasks;
+  private readonly total: number;
+  private readonly budget: BatchBudget;
+  /** Started and not yet reported. */
+  private readonly running: Set<number>;
   /** Children this run started: their completion events reach this run (the others were asked to report). */
-  const startedByThisRun = new Set<number>();
-  const launch = (i: number, task: AgentRunInput) => {
-    running.add(i);
-    startedByThisRun.add(i);
-    starting += 1;
-    const membership: BatchMembership = { workflowId: batchId, index: i };
+  private readonly startedByThisRun = new Set<number>();
+  /** Starts issued and not yet resolved (the batch continues-as-new only once none is pending). */
+  private starting = 0;
+  private startedHere = 0;
+  /** Bumped by every report and start resolution: what the main loop waits on. */
+  private changes = 0;
+  private cutting = false;
+  private reconciling = false;
+
+  constructor(
+    private readonly input: AgentBatchInput,
+    carried: WindowCarried | BatchCarried | undefined,
+  ) {
+    this.batchId = workflowInfo().workflowId;
+    this.concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
+    const { st, outcomes, errors } = windowState(carried);
+    this.st = st;
+    this.outcomes = outcomes;
+    this.errors = errors;
+    this.errorTexts = new Set(errors.values());
+    this.tasks = new BatchTasks(input, this.batchId, this.concurrency, () => this.st.next);
+    this.total = this.tasks.total;
+    this.budget = new BatchBudget(input.budget, st);
+    this.running = new Set<number>(st.running);
+  }
+
+  private childId(i: number): string {
+    return `${this.batchId}-${i}`;
+  }
+
+  private finished(): boolean {
+    return this.st.done + this.st.failed >= this.total;
+  }
+
+  /** The `progress` query. */
+  progress(): BatchProgress {
+    return batchProgress(this.st, {
+      total: this.total,
+      running: this.running.size,
+      concurrency: this.concurrency,
+      phase: this.finished() ? 'finished' : 'running',
+      ...this.budget.progress(),
+    });
+  }
+
+  /** The `results` query. */
+  results(opts: Parameters<typeof resultsPage>[0]): ReturnType<typeof resultsPage> {
+    return resultsPage(opts, this.total, {
+      workflowId: (i) => this.childId(i),
+      outcome: (i) => this.outcomes[i],
+      error: (i) => this.errors.get(i),
+      running: (i) => this.running.has(i),
+    });
+  }
+
+  /** The `keelBatchTaskFinished` signal: a child reports how it closed (recorded when well-formed). */
+  report(r: BatchTaskReport): void {
+    if (validReport(r)) this.record(r.index, r);
+  }
+
+  private publish(): void {
+    setCurrentDetails(batchDetails(this.progress(), this.batchId, this.budget.details()));
+  }
+
+  /** Records task `i`'s outcome unless it is recorded already (or `i` was never started). */
+  private record(i: number, o: TaskOutcome): void {
+    if (!Number.isInteger(i) || i < 0 || i >= this.st.next || this.outcomes[i]) return;
+    const code = STATUS_CODES.indexOf(o.status);
+    this.outcomes[i] = [code, o.turns, o.tokens, o.cost];
+    // error texts for `results`: at most MAX_ERROR_TEXTS distinct ones (the child's result has every one)
+    if (o.error && (this.errorTexts.has(o.error) || this.errorTexts.size < MAX_ERROR_TEXTS)) {
+      this.errorTexts.add(o.error);
+      this.errors.set(i, o.error);
+    }
+    countOutcome(this.st, i, this.childId(i), o);
+    this.running.delete(i);
+    this.changes += 1;
+    this.budget.recorded(
+      o.modelCalls ?? 0,
+      [...this.running].map((j) => this.childId(j)),
+    ); // a hand-sent report may lack it
+  }
+
+  private recordResult(i: number, result: AgentRunResult | undefined, err: unknown): void {
+    this.record(i, childRunOutcome(result, err));
+  }
+
+  /** Starts task `i`'s child; its completion (or failure to start) is recorded when it comes. */
+  private launch(i: number, task: AgentRunInput): void {
+    this.running.add(i);
+    this.startedByThisRun.add(i);
+    this.starting += 1;
+    const membership: BatchMembership = { workflowId: this.batchId, index: i };
     startChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
-      workflowId: childId(i),
-      args: [budget.taskInput(task)],
-      ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
-      staticSummary: summaryOf(task, i),
-      staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
+      workflowId: this.childId(i),
+      args: [this.budget.taskInput(task)],
+      ...(this.input.taskQueue ? { taskQueue: this.input.taskQueue } : {}),
+      staticSummary: runSummary(task, `#${i}`),
+      staticDetails: `batch ${this.batchId} · task ${i} of ${this.total} · model ${task.model}`,
       memo: { [BATCH_MEMO_KEY]: membership },
       parentClosePolicy: ParentClosePolicy.ABANDON,
       cancellationType: ChildWorkflowCancellationType.ABANDON,
@@ -242,29 +301,29 @@ export async function runWindowBatch(
         (child) =>
           // while this run lasts the child's completion records it; after, its report (handOver)
           void child.result().then(
-            (r) => recordResult(i, r, undefined),
-            (err) => recordResult(i, undefined, err),
+            (r) => this.recordResult(i, r, undefined),
+            (err) => this.recordResult(i, undefined, err),
           ),
-        (err) => recordResult(i, undefined, err),
+        (err) => this.recordResult(i, undefined, err),
       )
       .finally(() => {
-        starting -= 1;
-        changes += 1;
+        this.starting -= 1;
+        this.changes += 1;
       });
-  };
+  }
 
   /**
    * Before continuing-as-new: asks each child this run started and still running to report by signal (its completion
    * event would reach a closed run). A child that cannot be asked has closed: its completion event is on its way to
    * this run, which waits for it (a minute at most: then the next run's reconciliation finds it).
    */
-  const handOver = async () => {
+  private async handOver(): Promise<void> {
     const closed: number[] = [];
     await Promise.all(
-      [...running]
-        .filter((i) => startedByThisRun.has(i))
+      [...this.running]
+        .filter((i) => this.startedByThisRun.has(i))
         .map((i) =>
-          getExternalWorkflowHandle(childId(i))
+          getExternalWorkflowHandle(this.childId(i))
             .signal(reportBySignalSignal)
             .catch((err: unknown) => {
               if (isCancellation(err)) throw err;
@@ -272,95 +331,101 @@ export async function runWindowBatch(
             }),
         ),
     );
-    await condition(() => closed.every((i) => !running.has(i)), '1 minute');
-  };
+    await condition(() => closed.every((i) => !this.running.has(i)), '1 minute');
+  }
 
-  // reconciliation: after a quiet spell, ask Temporal which children of the window are closed without a report
-  const reconcileAfter = (input.reconcileAfterSeconds ?? DEFAULT_RECONCILE_AFTER_SECONDS) * 1000;
-  let reconciling = false;
-  const reconcile = async () => {
+  /** Reconciliation: after a quiet spell, asks Temporal which children of the window are closed without a report. */
+  private async reconcile(): Promise<void> {
+    const reconcileAfter = (this.input.reconcileAfterSeconds ?? DEFAULT_RECONCILE_AFTER_SECONDS) * 1000;
     for (;;) {
-      const seen = changes;
+      const seen = this.changes;
       await sleep(reconcileAfter);
-      if (changes !== seen || running.size === 0 || reconciling) continue;
-      reconciling = true;
+      if (this.changes !== seen || this.running.size === 0 || this.reconciling) continue;
+      this.reconciling = true;
       try {
-        const window = [...running];
+        const window = [...this.running];
         const closed = await batchActivities.closedBatchChildren.executeWithOptions(
           { summary: `reconcile ${window.length} running tasks` },
-          [{ workflowIds: window.map(childId) }],
+          [{ workflowIds: window.map((i) => this.childId(i)) }],
         );
-        const byId = new Map(window.map((i) => [childId(i), i]));
+        const byId = new Map(window.map((i) => [this.childId(i), i]));
         for (const c of closed) {
           const i = byId.get(c.workflowId);
-          if (i !== undefined) record(i, c);
+          if (i !== undefined) this.record(i, c);
         }
       } finally {
-        reconciling = false;
+        this.reconciling = false;
       }
-    }
-  };
-  reconcile().catch(() => undefined); // ends with the run (continue-as-new, cancellation)
-
-  try {
-    publish();
-    for (;;) {
-      while (!cutting && running.size < concurrency && st.next < total) {
-        const spent = budget.reached();
-        if (spent) {
-          // the pool is spent: the remaining tasks are not started
-          const error = budget.text(spent);
-          while (st.next < total) {
-            const i = st.next++;
-            recordResult(i, notStarted(error), undefined);
-          }
-          break;
-        }
-        const i = st.next;
-        const task = await tasks.taskAt(i);
-        st.next = i + 1;
-        if (task === undefined) {
-          recordResult(
-            i,
-            undefined,
-            new Error(`task ${i} could not be read from its page holder ${tasks.holderOf(i)}`),
-          );
-          continue;
-        }
-        launch(i, task);
-        startedHere += 1;
-        if (historyFull(input, startedHere)) cutting = true;
-      }
-      publish();
-      if (finished()) break;
-      if (cutting && starting === 0) {
-        // the running children carry on and report to the next run
-        await handOver();
-        st.continuedAsNew += 1;
-        st.running = [...running];
-        return await continueAsNew<typeof runWindowBatch>(input, carriedState(st, outcomes, errors, total));
-      }
-      const seen = changes;
-      await condition(() => changes !== seen);
-      if (!cutting && historyFull(input, startedHere)) cutting = true;
-    }
-  } finally {
-    const cancelled = CancellationScope.current().consideredCancelled;
-    if (finished() || cancelled) {
-      await CancellationScope.nonCancellable(async () => {
-        // ABANDON children outlive the batch unless told
-        if (cancelled)
-          await Promise.all(
-            [...running].map((i) =>
-              getExternalWorkflowHandle(childId(i))
-                .cancel()
-                .catch(() => undefined),
-            ),
-          );
-        await tasks.release();
-      });
     }
   }
-  publish();
-  return batchResult(total, st);
+
+  /**
+   * The run: keeps up to `concurrency` children running until every task is recorded (then returns the result), or
+   * until its history is full (then hands over and continues-as-new). Cancelled, it cancels its running children.
+   */
+  async run(): Promise<AgentBatchResult> {
+    const { input, st, running, tasks, budget, total } = this;
+    this.reconcile().catch(() => undefined); // ends with the run (continue-as-new, cancellation)
+    try {
+      this.publish();
+      for (;;) {
+        while (!this.cutting && running.size < this.concurrency && st.next < total) {
+          const spent = budget.reached();
+          if (spent) {
+            // the pool is spent: the remaining tasks are not started
+            const error = budget.text(spent);
+            while (st.next < total) {
+              const i = st.next++;
+              this.recordResult(i, notStarted(error), undefined);
+            }
+            break;
+          }
+          const i = st.next;
+          const task = await tasks.taskAt(i);
+          st.next = i + 1;
+          if (task === undefined) {
+            this.recordResult(
+              i,
+              undefined,
+              new Error(`task ${i} could not be read from its page holder ${tasks.holderOf(i)}`),
+            );
+            continue;
+          }
+          this.launch(i, task);
+          this.startedHere += 1;
+          if (historyFull(input, this.startedHere)) this.cutting = true;
+        }
+        this.publish();
+        if (this.finished()) break;
+        if (this.cutting && this.starting === 0) {
+          // the running children carry on and report to the next run
+          await this.handOver();
+          st.continuedAsNew += 1;
+          st.running = [...running];
+          return await continueAsNew<typeof runWindowBatch>(input, carriedState(st, this.outcomes, this.errors, total));
+        }
+        const seen = this.changes;
+        await condition(() => this.changes !== seen);
+        if (!this.cutting && historyFull(input, this.startedHere)) this.cutting = true;
+      }
+    } finally {
+      const cancelled = CancellationScope.current().consideredCancelled;
+      if (this.finished() || cancelled) {
+        await CancellationScope.nonCancellable(async () => {
+          // ABANDON children outlive the batch unless told
+          if (cancelled)
+            await Promise.all(
+              [...running].map((i) =>
+                getExternalWorkflowHandle(this.childId(i))
+                  .cancel()
+                  .catch(() => undefined),
+              ),
+            );
+          await tasks.release();
+        });
+      }
+    }
+    this.publish();
+    return batchResult(total, st);
+  }
 }

@@ -14,6 +14,7 @@ import { OutputAccumulator, renderOutput, type BashToolDetails } from './bash-ou
 import type { Sandbox } from './sandbox.js';
 import { toolEnvironment, type ToolEnvOptions } from './tool-env.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
+import { thrownMessage } from '../../../common/errors.js';
 
 export { createLocalBashOperations, killProcessTree, resolveShell } from './bash-operations.js';
 export type { BashOperations, LocalBashOptions, ShellConfig } from './bash-operations.js';
@@ -136,7 +137,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
 
       const { text, details } = renderOutput(acc);
       if (failure !== undefined) {
-        const message = failure instanceof Error ? failure.message : String(failure);
+        const message = thrownMessage(failure);
         let status: string | undefined;
         if (message === 'aborted') status = 'Command aborted';
         else if (message.startsWith('timeout:'))

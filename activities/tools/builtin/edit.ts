@@ -8,6 +8,7 @@ import { computeEdits, type Edit, generateDiffString, generatePatch } from './ed
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
 import { readConfined, writeConfined } from './confined-io.js';
+import { thrownMessage } from '../../../common/errors.js';
 
 /** The arguments of `edit`, from its schema `editParameters`. */
 export type EditArgs = Static<typeof editParameters>;
@@ -176,6 +177,6 @@ export async function computeEditsDiff(
     const { before, after } = computeEdits(raw, edits, path);
     return generateDiffString(before, after);
   } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
+    return { error: thrownMessage(error) };
   }
 }

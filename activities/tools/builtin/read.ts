@@ -9,6 +9,7 @@ import { detectImageMime, processImage } from './image.js';
 import { readConfined } from './confined-io.js';
 import type { Workspace } from './paths.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
+import { thrownMessage } from '../../../common/errors.js';
 
 /** The arguments of `read`, from its schema `readParameters`. */
 export type ReadArgs = Static<typeof readParameters>;
@@ -55,7 +56,7 @@ export function createReadTool(options: ReadToolOptions): ToolDefinition<ReadArg
         try {
           image = processImage(buffer, mimeType);
         } catch (error) {
-          const reason = error instanceof Error ? error.message : String(error);
+          const reason = thrownMessage(error);
           return { content: [{ type: 'text', text: `Read image file [${mimeType}]\n${reason}` }], details: undefined };
         }
         const lines = [`Read image file [${image.mimeType}]`, ...image.hints];

@@ -1,6 +1,6 @@
 /** What `keel batch` shows while it follows a batch (a bar on a TTY, plain lines otherwise) and `keel status <batch>`. */
-import type { AgentBatchResult, BatchProgress } from '../../../workflows/batch/definitions.js';
-import { BATCH_WORKFLOW_TYPE } from '../../../workflows/batch/definitions.js';
+import type { AgentBatchResult, BatchProgress } from '../../../common/batch-definitions.js';
+import { BATCH_WORKFLOW_TYPE } from '../../../common/batch-definitions.js';
 import type { AgentClient } from '../../agent-client.js';
 import { EXIT, printJson, uiLink, type GlobalOptions } from '../context.js';
 import { temporalStatus } from '../outcome.js';

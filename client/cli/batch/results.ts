@@ -1,7 +1,7 @@
 /** The result lines of `keel batch`: each child's outcome, written in input order as tasks finish. */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { AgentRunResult } from '../../../common/run.js';
-import { resultsQuery, type BatchTaskResult } from '../../../workflows/batch/definitions.js';
+import { resultsQuery, type BatchTaskResult } from '../../../common/batch-definitions.js';
 import type { AgentClient } from '../../agent-client.js';
 import { outcomeOf, withDeadline } from '../outcome.js';
 

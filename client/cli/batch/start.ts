@@ -1,7 +1,7 @@
 /** Starting `agentBatchWorkflow` (with page holders for big lists) and reading its `progress` query. */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { AgentRunInput } from '../../../common/run.js';
-import { progressQuery, type BatchProgress } from '../../../workflows/batch/definitions.js';
+import { progressQuery, type BatchProgress } from '../../../common/batch-definitions.js';
 import { startBatchWorkflow, type StartBatchOptions } from '../../batch-client.js';
 import type { AgentClient } from '../../agent-client.js';
 import { withDeadline } from '../outcome.js';

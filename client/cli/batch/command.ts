@@ -6,10 +6,10 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { AgentClient } from '../agent-client.js';
-import { describeLine, type Budget } from '../../common/budget.js';
-import type { AgentRunInput } from '../../common/run.js';
-import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../workflows/batch/definitions.js';
+import type { AgentClient } from '../../agent-client.js';
+import { describeLine, type Budget } from '../../../common/budget.js';
+import type { AgentRunInput } from '../../../common/run.js';
+import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../../common/batch-definitions.js';
 import {
   act,
   CliError,
@@ -22,18 +22,18 @@ import {
   uiLink,
   usageError,
   withClient,
-} from './context.js';
-import { formatCost, formatDuration, formatTokens, stdoutSink } from './render.js';
-import { progressPrinter } from './batch/progress.js';
-import { OrderedWriter } from './batch/results.js';
-import { batchProgress, startBatch } from './batch/start.js';
-import { batchIdFor, MAX_TASKS, parseTasks } from './batch/tasks.js';
-import { DEFAULT_MODEL } from './runs.js';
+} from '../context.js';
+import { formatCost, formatDuration, formatTokens, stdoutSink } from '../render.js';
+import { progressPrinter } from './progress.js';
+import { OrderedWriter } from './results.js';
+import { batchProgress, startBatch } from './start.js';
+import { batchIdFor, MAX_TASKS, parseTasks } from './tasks.js';
+import { DEFAULT_MODEL } from '../run/start.js';
 
 export { BATCH_WORKFLOW_TYPE };
-export { printBatchStatus } from './batch/progress.js';
-export { batchProgress, startBatch, type StartBatchOptions } from './batch/start.js';
-export { batchIdFor, paginate, parseTasks, type TaskDefaults } from './batch/tasks.js';
+export { printBatchStatus } from './progress.js';
+export { batchProgress, startBatch, type StartBatchOptions } from './start.js';
+export { batchIdFor, paginate, parseTasks, type TaskDefaults } from './tasks.js';
 
 interface BatchFlags {
   concurrency: number;

@@ -4,10 +4,10 @@
  */
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import type { PendingApproval } from '../../common/updates.js';
-import type { AgentClient } from '../agent-client.js';
-import { act, globals, printJson, uiLink, usageError, withClient } from './context.js';
-import { tryState } from './outcome.js';
+import type { PendingApproval } from '../../../common/updates.js';
+import type { AgentClient } from '../../agent-client.js';
+import { act, globals, printJson, uiLink, usageError, withClient } from '../context.js';
+import { tryState } from '../outcome.js';
 
 export const AWAITING_APPROVAL_QUERY = 'KeelStatus="awaiting-approval"';
 

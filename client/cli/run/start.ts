@@ -2,9 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import type { AgentRunInput } from '../../common/run.js';
-import { InvalidAgentInputError, type AgentClient } from '../agent-client.js';
-import { agentRunInputErrors } from '../../common/validate-input.js';
+import type { AgentRunInput } from '../../../common/run.js';
+import { ErrorType } from '../../../common/errors.js';
+import { InvalidAgentInputError, type AgentClient } from '../../agent-client.js';
+import { agentRunInputErrors } from '../../../common/validate-input.js';
 import {
   act,
   commaList,
@@ -16,11 +17,11 @@ import {
   usageError,
   withClient,
   type GlobalOptions,
-} from './context.js';
+} from '../context.js';
 import { followRun } from './follow.js';
-import { exitCodeOf, outcomeOf, tryState, type Outcome } from './outcome.js';
-import { throughOutage } from './reconnect.js';
-import { RunRenderer, stdoutSink, summaryFromResult } from './render.js';
+import { exitCodeOf, outcomeOf, tryState, type Outcome } from '../outcome.js';
+import { throughOutage } from '../reconnect.js';
+import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
 
 export const DEFAULT_MODEL = 'anthropic/claude-sonnet-4-5';
 
@@ -144,7 +145,7 @@ async function start(client: AgentClient, g: GlobalOptions, input: AgentRunInput
 
 /** 0 completed/stopped, 2 when the worker refused the input (unknown tool or model), else 1. */
 export function runExitCode(out: Outcome): number {
-  return out.failureType === 'InvalidAgentInput' ? EXIT.usage : exitCodeOf(out.status);
+  return out.failureType === ErrorType.InvalidAgentInput ? EXIT.usage : exitCodeOf(out.status);
 }
 
 export function registerRunCommands(program: Command): void {

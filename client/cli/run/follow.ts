@@ -6,14 +6,14 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
-import type { AgentRunState } from '../../common/run.js';
-import type { EventsPage } from '../../common/events.js';
-import { eventsQuery, stateQuery } from '../../workflows/definitions.js';
-import { sleep } from './context.js';
-import { withDeadline } from './outcome.js';
-import { throughOutage } from './reconnect.js';
-import type { RunRenderer } from './render.js';
+import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../../common/events.js';
+import type { AgentRunState } from '../../../common/run.js';
+import type { EventsPage } from '../../../common/events.js';
+import { eventsQuery, stateQuery } from '../../../workflows/definitions.js';
+import { sleep } from '../context.js';
+import { withDeadline } from '../outcome.js';
+import { throughOutage } from '../reconnect.js';
+import type { RunRenderer } from '../render.js';
 
 export interface FollowOptions {
   /** Start after this event sequence number (0: from the beginning). */

@@ -2,7 +2,9 @@
  * Large payloads out of history (README "Large transcripts"): the SDK's External Storage (experimental in SDK 1.21+)
  * with Keel's embedded default, a content-addressed filesystem driver. The one place that builds Keel's data
  * converter: the worker, its activities' client, `AgentClient`, the CLI and `keel dev` all take it from here, so every
- * party can read what another offloaded.
+ * party can read what another offloaded. In common/ because clients and workers both need it (the `keel/client` entry
+ * must not reach into worker/); what only a worker does with the store (writing a finished tool's outcome durably) is
+ * worker/store-finished-outcome.ts.
  *
  * A payload over the threshold (default 256 KiB: a continue-as-new input carrying a long transcript, a large tool
  * result, a `messages` page, the result) is written to the driver, and history holds a small reference instead.
@@ -20,6 +22,7 @@ import {
   ExternalStorage,
   StorageDriverClaim,
   type DataConverter,
+  type Duration,
   type Payload,
   type StorageDriver,
 } from '@temporalio/common';
@@ -27,7 +30,6 @@ import proto from '@temporalio/proto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3StorageDriver } from '@temporalio/external-storage-s3';
 import type { AwsSdkS3StorageDriverClient } from '@temporalio/external-storage-s3-aws-sdk';
-import type { StoreRetry } from './store-finished-outcome.js';
 
 // a CommonJS module: named imports fail under plain Node ESM (the CLI)
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -50,6 +52,14 @@ export type PayloadStorageOption =
        */
       storeRetry?: StoreRetry;
     };
+
+/** Backoff of a finished tool's outcome writes while the store fails: `initialInterval` doubling up to `maximumInterval` (worker/store-finished-outcome.ts). */
+export interface StoreRetry {
+  /** Default 1 s. */
+  initialInterval?: Duration;
+  /** Default 30 s. */
+  maximumInterval?: Duration;
+}
 
 export const DEFAULT_PAYLOAD_DIR = '.keel/payloads';
 

@@ -1,15 +1,15 @@
 /** `keel status`, `keel watch`, `keel transcript`: reading a run. */
 import { refuseStranded } from './pinned.js';
 import { Option, type Command } from 'commander';
-import type { LoggedEvent } from '../../common/events.js';
-import type { Message } from '../../common/messages.js';
-import type { AgentRunState, MessagesPage } from '../../common/run.js';
-import { messagesQuery } from '../../workflows/definitions.js';
-import type { AgentClient } from '../agent-client.js';
-import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from './context.js';
+import type { LoggedEvent } from '../../../common/events.js';
+import type { Message } from '../../../common/messages.js';
+import type { AgentRunState, MessagesPage } from '../../../common/run.js';
+import { messagesQuery } from '../../../workflows/definitions.js';
+import type { AgentClient } from '../../agent-client.js';
+import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from '../context.js';
 import { followRun } from './follow.js';
-import { exitCodeOf, outcomeOf, temporalStatus, tryState, withDeadline, type Outcome } from './outcome.js';
-import { throughOutage } from './reconnect.js';
+import { exitCodeOf, outcomeOf, temporalStatus, tryState, withDeadline, type Outcome } from '../outcome.js';
+import { throughOutage } from '../reconnect.js';
 import {
   formatCost,
   formatDuration,
@@ -20,8 +20,8 @@ import {
   stdoutSink,
   summaryFromResult,
   transcriptMarkdown,
-} from './render.js';
-import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
+} from '../render.js';
+import { BATCH_WORKFLOW_TYPE, printBatchStatus } from '../batch/command.js';
 
 export interface StatusReport {
   workflowId: string;

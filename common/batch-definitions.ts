@@ -1,0 +1,86 @@
+/**
+ * What a client of `agentBatchWorkflow` sees (docs/architecture.md#batches): the workflow types, the input, the result
+ * and the `progress` and `results` queries. Other languages use the names (workflow type `agentBatchWorkflow`, query
+ * `progress`, query `results`). Sandbox-safe (types and definitions only): the batch workflow imports it too, and so
+ * does the `keel/client` entry, which must not reach into workflows/. What only the workflows exchange (page holders,
+ * child reports) is workflows/batch/definitions.ts.
+ */
+import { defineQuery } from '@temporalio/workflow';
+import type { Static } from 'typebox';
+import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from './batch-input-schema.js';
+import type { BudgetLine } from './budget.js';
+import type { RunStatus } from './run.js';
+
+export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
+/** The workflow type of a page holder (`{ taskPage }`); 0.3.0 clients started page holders as `agentBatchWorkflow`. */
+export const BATCH_PAGE_WORKFLOW_TYPE = 'agentBatchPageWorkflow';
+
+/**
+ * A reference to tasks too large for one payload: each page is held by an `agentBatchWorkflow` execution started with
+ * `{ taskPage: [...] }` (≤ ~1 MB each), which hands slices of it to the batch by signal on request.
+ */
+export type BatchPageRef = Static<typeof BATCH_PAGE_REF_SCHEMA>;
+
+/** The argument of `agentBatchWorkflow`: the type of `AGENT_BATCH_INPUT_SCHEMA` (common/batch-input-schema.ts). */
+export type AgentBatchInput = Static<typeof AGENT_BATCH_INPUT_SCHEMA>;
+
+/** Outcome of one task, kept in the batch (compact: the full result is the child's own). */
+export type BatchTaskStatus = RunStatus | 'running' | 'queued';
+
+export interface BatchTaskResult {
+  index: number;
+  /** `<batchId>-<index>`: read the full AgentRunResult from it. */
+  workflowId: string;
+  status: BatchTaskStatus;
+  turns?: number;
+  tokens?: number;
+  cost?: number;
+  error?: string;
+}
+
+/** Answer of the `progress` query. `done + failed + running + queued = total`; `done + failed` never decreases. */
+export interface BatchProgress {
+  total: number;
+  /** Finished completed or stopped. */
+  done: number;
+  /** Finished failed or cancelled (or could not start). */
+  failed: number;
+  running: number;
+  queued: number;
+  tokens: number;
+  cost: number;
+  /** Continue-as-new count so far. */
+  continuedAsNew: number;
+  concurrency: number;
+  /** `draining`: a batch started on 0.3.0 waiting for its running children before continuing-as-new (never now). */
+  phase: 'running' | 'draining' | 'finished';
+  /** With a batch budget: spent/limit per limit (spent by finished tasks). */
+  budget?: BatchBudgetProgress;
+}
+
+/** `progress.budget`: each limit with what the finished tasks spent against it. */
+export interface BatchBudgetProgress {
+  lines: BudgetLine[];
+  /** No further task starts; running ones were asked to stop. */
+  spent: boolean;
+}
+
+/** What `agentBatchWorkflow` returns. */
+export interface AgentBatchResult {
+  total: number;
+  done: number;
+  failed: number;
+  /** By status: completed, stopped, failed, cancelled. */
+  byStatus: Partial<Record<RunStatus, number>>;
+  tokens: number;
+  cost: number;
+  continuedAsNew: number;
+  /** The first failures (at most 100): read the full results from the children. */
+  failures: { index: number; workflowId: string; status: RunStatus; error?: string }[];
+}
+
+export const progressQuery = defineQuery<BatchProgress>('progress');
+export const resultsQuery = defineQuery<
+  { results: BatchTaskResult[]; total: number },
+  [{ from?: number; limit?: number }?]
+>('results');

@@ -1,0 +1,52 @@
+/**
+ * `keel/worker`: what a process that runs agents needs — `createAgentWorker` (or `keelPlugin` for a `Worker` of your
+ * own), tools (`defineTool`, the built-ins), models (`scriptedModel`, `piAiProvider`), hooks and worker roles. It
+ * loads `@temporalio/worker` (the native runtime and the workflow bundler); a service that only starts runs imports
+ * `keel/client` instead. `startDevServer` is here too: it runs Temporal's dev server through `@temporalio/testing`.
+ */
+export { defineTool } from './activities/tools/define-tool.js';
+export type {
+  AgentToolResult,
+  ToolApproval,
+  ToolContext,
+  ToolDefinition,
+  ToolRetry,
+  ToolUpdateCallback,
+  JsonSchema,
+  ToolArguments,
+  ToolParameters,
+} from './activities/tools/define-tool.js';
+/** TypeBox (`Type.Object(...)`, `Static<...>`), for tool `parameters` whose argument types `defineTool` infers. */
+export { Type, type Static } from 'typebox';
+export type {
+  AgentHooks,
+  AfterToolCallContext,
+  AfterToolCallResult,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+  NeedsApprovalContext,
+  TransformContextInfo,
+} from './activities/hooks.js';
+export type { ModelOptions, ModelProvider, ModelRegistry, ModelRequest } from './activities/model/provider.js';
+export { scriptedModel, type Script, type ScriptedReply, type ScriptedRule } from './activities/model/scripted.js';
+export { piAiProvider } from './activities/model/pi-ai.js';
+export {
+  builtinTools,
+  DEFAULT_ACTIVE_TOOLS,
+  RunWorkspaces,
+  type BuiltinToolsOptions,
+  type RunWorkspacesOptions,
+  type SandboxLimits,
+  type SandboxOptions,
+  type SandboxSetting,
+} from './activities/tools/builtin/index.js';
+export {
+  createAgentWorker,
+  type AgentWorker,
+  type AgentWorkerOptions,
+  type PassThroughWorkerOptions,
+} from './worker/create-worker.js';
+export { keelPlugin, KeelPlugin, WORKFLOWS_PATH, type KeelPluginOptions } from './worker/plugin.js';
+export { DEFAULT_TASK_QUEUE, toolTaskQueue, WORKER_ROLES, type WorkerRole } from './common/task-queues.js';
+export { keelDataConverter, type PayloadStorageOption, type S3PayloadStorage } from './common/payload-storage.js';
+export { startDevServer } from './client/dev-server.js';
