@@ -35,7 +35,9 @@
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
- * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes), KEEL_BENCH_PI_AGENT_CORE (path to pi-agent-core's
+ * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes; with the overhead section also the histories of its
+ * profiled Keel run and of a floor run, keel-history.json and floor-history.json, and profiles of their replays,
+ * replay-keel.cpuprofile and replay-floor.cpuprofile: bench/replay-cost.ts), KEEL_BENCH_PI_AGENT_CORE (path to pi-agent-core's
  * dist/index.js when the package is not installed).
  */
 import { execFileSync } from 'node:child_process';
