@@ -22,6 +22,7 @@ const FLOOR_VARIANTS: { name: string; opts: FloorOptions }[] = [
   { name: 'floor + 1 query per activity', opts: { query: true } },
   { name: 'floor + search-attribute upsert per turn', opts: { upsert: true } },
   { name: 'floor + all three', opts: { heartbeat: true, query: true, upsert: true } },
+  { name: 'floor + tool activity on another task queue', opts: { toolQueue: true } },
 ];
 export const PI_INSTALL = `npm install --save-dev --save-exact ${PI_AGENT_CORE}@${PI_AGENT_CORE_VERSION}`;
 
