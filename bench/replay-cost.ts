@@ -63,6 +63,24 @@ export async function replayCost(
   await replay(1);
   const one = await replay(1);
   const many = await replay(21);
+  const promises = await workflowPromises(() => replay(5));
+  if (profile) await profiled(profile, () => replay(21));
+  return { cpuMs: (many - one) / 20 / turns, promises: promises / 5 / turns };
+}
+
+/** Replays a history once (one replay worker) and counts the promises its workflow code created. */
+export async function replayPromises(bundlePath: string, history: History, workflowId: string): Promise<number> {
+  return workflowPromises(async () => {
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: bundlePath }, replayName: `promises-${randomUUID()}` },
+      history,
+      workflowId,
+    );
+  });
+}
+
+/** Promises created inside workflow sandboxes (another realm's `Promise`) while `fn` runs in this thread. */
+async function workflowPromises(fn: () => Promise<unknown>): Promise<number> {
   let promises = 0;
   const stop = promiseHooks.createHook({
     init(p) {
@@ -70,12 +88,11 @@ export async function replayCost(
     },
   });
   try {
-    await replay(5);
+    await fn();
   } finally {
     stop();
   }
-  if (profile) await profiled(profile, () => replay(21));
-  return { cpuMs: (many - one) / 20 / turns, promises: promises / 5 / turns };
+  return promises;
 }
 
 /** Runs `fn` under the V8 CPU profiler of this thread (replays run in it: the SDK's replay worker is in debug mode). */
