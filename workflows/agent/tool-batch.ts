@@ -511,15 +511,15 @@ function onToolQueue(): { taskQueue?: string } {
 }
 
 /** Runs a tool activity; a failure becomes an error result (workflows/failure-outcomes.ts `toolCallFailureText`). */
-async function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome>;
+function track<T>(s: Session, call: ToolCall, fn: () => Promise<T>): Promise<T | ToolOutcome>;
 /** `rehomable`: a home worker that never started the call gives HOME_LOST. */
-async function track<T>(
+function track<T>(
   s: Session,
   call: ToolCall,
   fn: () => Promise<T>,
   rehomable: boolean,
 ): Promise<T | ToolOutcome | typeof HOME_LOST>;
-async function track<T>(
+function track<T>(
   s: Session,
   call: ToolCall,
   fn: () => Promise<T>,
@@ -527,15 +527,24 @@ async function track<T>(
 ): Promise<T | ToolOutcome | typeof HOME_LOST> {
   s.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   publishDetails(s);
-  try {
-    return await runCancellable(s, fn);
-  } catch (err) {
-    if (rehomable && isHomeLost(err)) return HOME_LOST;
-    return errorOutcome(toolCallFailureText(err, { name: call.name, idempotent: toolInfo(s, call.name)?.idempotent }));
-  } finally {
+  const settled = () => {
     s.runningTools.delete(call.id);
     publishDetails(s);
-  }
+  };
+  // one `then` instead of an async function awaiting: one promise fewer per tool call, settled in the same microtask
+  return runCancellable(s, fn).then(
+    (result) => {
+      settled();
+      return result;
+    },
+    (err: unknown) => {
+      settled();
+      if (rehomable && isHomeLost(err)) return HOME_LOST;
+      return errorOutcome(
+        toolCallFailureText(err, { name: call.name, idempotent: toolInfo(s, call.name)?.idempotent }),
+      );
+    },
+  );
 }
 
 /** The tool's own summary (computed by `callModel` with the tool's `summary`), else a generic one. */
