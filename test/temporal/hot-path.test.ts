@@ -13,10 +13,11 @@ import { startKeel, type Keel } from './harness.js';
 const TURNS = 20;
 /**
  * At most this many promises per steady turn: 0.4.2 created 22 (the activity scope's async `runInContext` added two
- * per activity, workflows/agent/session.ts; `track` in workflows/agent/tool-batch.ts one more per tool call); the
- * engine floor (two activities awaited in a loop) creates about 6. Lower it as the turn gets cheaper.
+ * per activity, workflows/agent/session.ts; `track` and `prepareAndExecute` in workflows/agent/tool-batch.ts one
+ * each per tool call); the engine floor (two activities awaited in a loop) creates about 6. Lower it as the turn
+ * gets cheaper.
  */
-const PROMISES_PER_TURN = 17;
+const PROMISES_PER_TURN = 16;
 
 const noop = defineTool({
   name: 'noop',

@@ -303,23 +303,25 @@ async function prepareKnown(s: Session, calls: ToolCall[], assistantIndex: numbe
 }
 
 /** One call in one activity; a call needing approval is only prepared there, and executed once approved. */
-async function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: number): Promise<ToolOutcome | Suspend> {
+function prepareAndExecute(s: Session, call: ToolCall, assistantIndex: number): Promise<ToolOutcome | Suspend> {
   const info = toolInfo(s, call.name);
-  if (!info) return errorOutcome(toolNotFound(call.name));
-  if (s.abort) return errorOutcome(OPERATION_ABORTED);
+  if (!info) return Promise.resolve(errorOutcome(toolNotFound(call.name)));
+  if (s.abort) return Promise.resolve(errorOutcome(OPERATION_ABORTED));
   const ref = callRef(s, call, assistantIndex);
-  const result = await dispatch(
+  // a then, not an async function awaiting: one promise fewer per tool call, the caller resumed in the same microtask
+  return dispatch(
     s,
     call,
     info,
     summaryOf(s, call, call.arguments),
     (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
     (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
-  );
-  if (!('prepared' in result)) return result;
-  return result.prepared === 'approval'
-    ? approveThenExecute(s, call, assistantIndex, result.args, result.argsDigest)
-    : result.outcome;
+  ).then((result) => {
+    if (!('prepared' in result)) return result;
+    return result.prepared === 'approval'
+      ? approveThenExecute(s, call, assistantIndex, result.args, result.argsDigest)
+      : result.outcome;
+  });
 }
 
 async function execute(
