@@ -4,8 +4,9 @@
  *
  * 1. Per-turn overhead: 20-turn scripted runs (one no-op tool call per turn) through `agentWorkflow`, the engine floor
  *    (`floorWorkflow`: one model + one tool activity per turn, no logic), floor variants that add one Keel extra each
- *    (heartbeat, query, search-attribute upsert) and Pi's in-process `agentLoop`, interleaved; CPU per turn of the
- *    worker process and the server; where a Keel turn's time goes (history timestamps, queries, workflow-code replay).
+ *    (heartbeat, query, search-attribute upsert, the tool activity on another task queue) and Pi's in-process
+ *    `agentLoop`, interleaved; CPU per turn of the worker process and the server; where a Keel turn's time goes
+ *    (history timestamps, queries, workflow-code replay: CPU and promises per turn, bench/replay-cost.ts).
  * 2. History growth: one 500-turn run whose tool results are 20 KiB each, and the naive full-transcript loop.
  * 3. Throughput: 200 concurrent 10-turn runs on one worker process, and on two, interleaved (run last: as many rounds
  *    as the time budget allows, at least one); the engine floor's batch when it fits.
