@@ -6,7 +6,10 @@
  * `FloorOptions` add Keel's per-turn extras one at a time, to attribute Keel's overhead above the floor:
  * `heartbeat` (each activity heartbeats once at start, as Keel's `startHeartbeat` does), `query` (each activity reads
  * from its workflow with one query, as Keel's transcript cache does for each new message it has not seen),
- * `upsert` (the four Keel search attributes upserted and the current details set at every turn end, as `publish`).
+ * `upsert` (the four Keel search attributes upserted and the current details set at every turn end, as `publish`),
+ * `toolQueue` (the tool activity on `<taskQueue>-tools`, polled by a second worker of the same process, as Keel's tool
+ * activities go to the run's tool queue since 0.4.2: an activity on another task queue than its workflow's is never
+ * dispatched eagerly, it goes through the server's matching).
  */
 import {
   condition,
@@ -16,6 +19,7 @@ import {
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 import type { BenchActivities } from './bench-activities.js';
@@ -28,6 +32,7 @@ export interface FloorOptions {
   heartbeat?: boolean;
   query?: boolean;
   upsert?: boolean;
+  toolQueue?: boolean;
 }
 
 export const floorMessagesQuery = defineQuery<
@@ -43,7 +48,14 @@ export async function floorWorkflow(turns: number, opts: FloorOptions = {}): Pro
     total: messages,
   }));
   const act = { heartbeat: opts.heartbeat === true, query: opts.query === true };
-  const { floorModel, floorTool } = opts.heartbeat ? heartbeating : plain;
+  const { floorModel, floorTool: sameQueueTool } = opts.heartbeat ? heartbeating : plain;
+  const floorTool = opts.toolQueue
+    ? proxyActivities<BenchActivities>({
+        startToCloseTimeout: opts.heartbeat ? '10m' : '1m',
+        ...(opts.heartbeat ? { heartbeatTimeout: '30s' } : {}),
+        taskQueue: `${workflowInfo().taskQueue}-tools`,
+      }).floorTool
+    : sameQueueTool;
   for (let turn = 1; turn <= turns; turn++) {
     const reply = await floorModel(turn, act);
     messages += 1;

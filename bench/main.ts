@@ -4,8 +4,9 @@
  *
  * 1. Per-turn overhead: 20-turn scripted runs (one no-op tool call per turn) through `agentWorkflow`, the engine floor
  *    (`floorWorkflow`: one model + one tool activity per turn, no logic), floor variants that add one Keel extra each
- *    (heartbeat, query, search-attribute upsert) and Pi's in-process `agentLoop`, interleaved; CPU per turn of the
- *    worker process and the server; where a Keel turn's time goes (history timestamps, queries, workflow-code replay).
+ *    (heartbeat, query, search-attribute upsert, the tool activity on another task queue) and Pi's in-process
+ *    `agentLoop`, interleaved; CPU per turn of the worker process and the server; where a Keel turn's time goes
+ *    (history timestamps, queries, workflow-code replay: CPU and promises per turn, bench/replay-cost.ts).
  * 2. History growth: one 500-turn run whose tool results are 20 KiB each, and the naive full-transcript loop.
  * 3. Throughput: 200 concurrent 10-turn runs on one worker process, and on two, interleaved (run last: as many rounds
  *    as the time budget allows, at least one); the engine floor's batch when it fits.
@@ -35,7 +36,9 @@
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
- * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes), KEEL_BENCH_PI_AGENT_CORE (path to pi-agent-core's
+ * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes; with the overhead section also the histories of its
+ * profiled Keel run and of a floor run, keel-history.json and floor-history.json, and profiles of their replays,
+ * replay-keel.cpuprofile and replay-floor.cpuprofile: bench/replay-cost.ts), KEEL_BENCH_PI_AGENT_CORE (path to pi-agent-core's
  * dist/index.js when the package is not installed).
  */
 import { execFileSync } from 'node:child_process';

@@ -1,9 +1,9 @@
 /** Section 1 of the bench: per-turn overhead of Keel against the engine floor, its variants and Pi in process. */
 import type { Client } from '@temporalio/client';
-import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { promiseHooks } from 'node:v8';
-import { Worker } from '@temporalio/worker';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { billableActions, steadyTurnActions } from './actions.js';
 import { fetchChain, timeBreakdown } from './history.js';
 import type { FloorOptions } from './floor-workflow.js';
@@ -13,6 +13,7 @@ import { ROUNDS, type Bench } from './context.js';
 import { keelInput, keelRun, floorRun } from './runs.js';
 import { childPid, procCpuMs } from './proc.js';
 import { localReadContenders, localReadResult } from './local-read.js';
+import { replayCost, type ReplayCost } from './replay-cost.js';
 
 const OVERHEAD_TURNS = 20;
 /** Floor variants that add Keel's per-turn extras one at a time (bench/floor-workflow.ts). */
@@ -21,6 +22,7 @@ const FLOOR_VARIANTS: { name: string; opts: FloorOptions }[] = [
   { name: 'floor + 1 query per activity', opts: { query: true } },
   { name: 'floor + search-attribute upsert per turn', opts: { upsert: true } },
   { name: 'floor + all three', opts: { heartbeat: true, query: true, upsert: true } },
+  { name: 'floor + tool activity on another task queue', opts: { toolQueue: true } },
 ];
 export const PI_INSTALL = `npm install --save-dev --save-exact ${PI_AGENT_CORE}@${PI_AGENT_CORE_VERSION}`;
 
@@ -136,8 +138,8 @@ export async function overheadSection(b: Bench) {
     ),
     /** CPU of the workflow code alone (SDK sandbox included): replaying each history in this process. */
     replayCpuMsPerTurn: {
-      keel: await replayCpuPerTurn(client, keelBundlePath, profiled.workflowId, OVERHEAD_TURNS),
-      floor: await replayCpuPerTurn(client, benchBundlePath, last.get('floor')!, OVERHEAD_TURNS),
+      keel: await replayOf(client, keelBundlePath, profiled.workflowId, 'keel'),
+      floor: await replayOf(client, benchBundlePath, last.get('floor')!, 'floor'),
     },
   };
   return {
@@ -171,41 +173,24 @@ export function ceiling(c: { workerMs: Summary; serverMs: Summary | null }): num
 }
 
 /**
- * CPU ms per turn of replaying one run's history 20 times (one replay worker; its start-up subtracted), and the
- * promises the workflow code creates per turn (the SDK captures a source-mapped stack trace for each one).
+ * The workflow code's cost per turn of one run (bench/replay-cost.ts). With BENCH_CPU_PROF=<dir>, its history is saved
+ * there as `<name>-history.json` (for `npx tsx bench/replay-cost.ts`) with a CPU profile of its replays,
+ * `replay-<name>.cpuprofile`.
  */
-async function replayCpuPerTurn(
-  client: Client,
-  bundlePath: string,
-  workflowId: string,
-  turns: number,
-): Promise<{ cpuMs: number; promises: number }> {
+async function replayOf(client: Client, bundlePath: string, workflowId: string, name: string): Promise<ReplayCost> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const replay = async (n: number) => {
-    const t = process.cpuUsage();
-    const copies = Array.from({ length: n }, (_, i) => ({ history, workflowId: `${workflowId}-replay-${i}` }));
-    for await (const r of Worker.runReplayHistories(
-      { workflowBundle: { codePath: bundlePath }, replayName: `bench-${randomUUID()}` },
-      copies,
-    )) {
-      if (r.error) throw r.error;
-    }
-    const d = process.cpuUsage(t);
-    return (d.user + d.system) / 1000;
-  };
-  await replay(1);
-  const one = await replay(1);
-  const many = await replay(21);
-  let promises = 0;
-  const stop = promiseHooks.createHook({
-    init(p) {
-      if (p.constructor !== Promise) promises += 1; // created inside a workflow's sandbox context
-    },
-  });
-  try {
-    await replay(5);
-  } finally {
-    stop();
+  const dir = process.env.BENCH_CPU_PROF;
+  if (dir) {
+    mkdirSync(dir, { recursive: true });
+    const workflowType = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? '';
+    writeFileSync(
+      join(dir, `${name}-history.json`),
+      `{"workflowId":${JSON.stringify(workflowId)},"workflowType":${JSON.stringify(workflowType)},"turns":${OVERHEAD_TURNS},"history":${historyToJSON(history)}}\n`,
+    );
   }
-  return { cpuMs: (many - one) / 20 / turns, promises: promises / 5 / turns };
+  return replayCost(
+    bundlePath,
+    { workflowId, turns: OVERHEAD_TURNS, history },
+    dir ? join(dir, `replay-${name}.cpuprofile`) : undefined,
+  );
 }

@@ -113,6 +113,19 @@ try {
         defaultHeartbeatThrottleInterval: '1s',
       }),
     );
+    // the floor variant whose tool activity goes to another task queue, as Keel's go to `<taskQueue>-tools`
+    others.push(
+      await Worker.create({
+        connection,
+        taskQueue: `${config.benchQueue}-tools`,
+        activities: createBenchActivities({
+          client: new Client({ connection: await Connection.connect({ address: config.address }) }),
+        }),
+        identity: `${config.identity}@${config.benchQueue}-tools`,
+        maxHeartbeatThrottleInterval: '1s',
+        defaultHeartbeatThrottleInterval: '1s',
+      }),
+    );
   }
 } catch (err) {
   send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });

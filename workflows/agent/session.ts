@@ -310,7 +310,7 @@ export class AgentSession implements ToolBatchHost {
   runCancellable<T>(fn: () => Promise<T>): Promise<T> {
     let scope = this.activityScope;
     if (!scope || (scope.consideredCancelled && !this.abort))
-      scope = this.activityScope = new CancellationScope({ cancellable: true });
+      scope = this.activityScope = new ActivityScope({ cancellable: true });
     if (this.abort) scope.cancel();
     return scope.run(fn);
   }
@@ -433,5 +433,21 @@ export class AgentSession implements ToolBatchHost {
     this.continuing = true;
     if (this.endRequested) this.state.endRequested = true;
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  }
+}
+
+/**
+ * The run's activity scope. `CancellationScope.run` makes the scope current and calls `runInContext`, an async method
+ * that awaits `fn` (to cancel a scope `timeout`): two more promises per activity, each with a source-mapped stack trace
+ * captured by the SDK's promise hook. This scope has no timeout, so `fn`'s own promise is returned: the same activity,
+ * scheduled at the same moment in the same scope, two promises fewer.
+ */
+class ActivityScope extends CancellationScope {
+  protected override runInContext<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return fn();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
   }
 }

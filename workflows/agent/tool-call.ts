@@ -88,27 +88,29 @@ export async function prepareKnown(
 }
 
 /** One call in one activity; a call needing approval is only prepared there, and executed once approved. */
-export async function prepareAndExecute(
+export function prepareAndExecute(
   h: ToolCallHost,
   call: ToolCall,
   assistantIndex: number,
 ): Promise<ToolOutcome | Suspend> {
   const info = toolInfo(h.tools, call.name);
-  if (!info) return loopErrorOutcome(toolNotFound(call.name));
-  if (h.abort) return loopErrorOutcome(OPERATION_ABORTED);
+  if (!info) return Promise.resolve(loopErrorOutcome(toolNotFound(call.name)));
+  if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED));
   const ref = callRef(h, call, assistantIndex);
-  const result = await dispatch(
+  // a then, not an async function awaiting: one promise fewer per tool call, the caller resumed in the same microtask
+  return dispatch(
     h,
     call,
     info,
     toolCallSummary(h, call, call.arguments),
     (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
     (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
-  );
-  if (!('prepared' in result)) return result;
-  return result.prepared === 'approval'
-    ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest)
-    : result.outcome;
+  ).then((result) => {
+    if (!('prepared' in result)) return result;
+    return result.prepared === 'approval'
+      ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest)
+      : result.outcome;
+  });
 }
 
 /** Waits for the approval of a prepared call, then executes it; a refusal is the call's error result. */

@@ -30,21 +30,21 @@ export const HOME_LOST = Symbol('home lost');
  * Runs a tool activity listed as running; a failure becomes an error result (workflows/failure-outcomes.ts
  * `toolCallFailureText`, which says "not retried" unless the tool is `idempotent`).
  */
-export async function track<T>(
+export function track<T>(
   t: ToolTracking,
   call: ToolCall,
   idempotent: boolean | undefined,
   fn: () => Promise<T>,
 ): Promise<T | ToolOutcome>;
 /** `rehomable`: a home worker that never started the call gives HOME_LOST. */
-export async function track<T>(
+export function track<T>(
   t: ToolTracking,
   call: ToolCall,
   idempotent: boolean | undefined,
   fn: () => Promise<T>,
   rehomable: boolean,
 ): Promise<T | ToolOutcome | typeof HOME_LOST>;
-export async function track<T>(
+export function track<T>(
   t: ToolTracking,
   call: ToolCall,
   idempotent: boolean | undefined,
@@ -53,15 +53,22 @@ export async function track<T>(
 ): Promise<T | ToolOutcome | typeof HOME_LOST> {
   t.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   t.publishDetails();
-  try {
-    return await t.runCancellable(fn);
-  } catch (err) {
-    if (rehomable && isHomeLost(err)) return HOME_LOST;
-    return loopErrorOutcome(toolCallFailureText(err, { name: call.name, idempotent }));
-  } finally {
+  const settled = () => {
     t.runningTools.delete(call.id);
     t.publishDetails();
-  }
+  };
+  // one `then` instead of an async function awaiting: one promise fewer per tool call, settled in the same microtask
+  return t.runCancellable(fn).then(
+    (result) => {
+      settled();
+      return result;
+    },
+    (err: unknown) => {
+      settled();
+      if (rehomable && isHomeLost(err)) return HOME_LOST;
+      return loopErrorOutcome(toolCallFailureText(err, { name: call.name, idempotent }));
+    },
+  );
 }
 
 /**
