@@ -59,7 +59,7 @@ if (values.tls) {
   }
   const file = (name: string) => join(shown, name);
   say(
-    `then: docker compose --profile mtls up --build, and connect with: npx keel --address 127.0.0.1:7234 ` +
+    `then: docker compose --profile mtls up --build, and connect with: npx keel --address localhost:7234 ` +
       `--tls-ca ${file('ca.pem')} --tls-cert ${file('client.pem')} --tls-key ${file('client.key')} list`,
   );
 }
