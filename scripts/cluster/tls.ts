@@ -1,7 +1,9 @@
 /**
- * A throwaway PKI made with openssl for the cluster's TLS frontend: a self-signed CA, a server certificate for
- * `SERVER_NAME` (also valid for localhost / 127.0.0.1) and a client certificate, all signed by that CA.
- * Contract: `makeTestPki(dir)` writes PEM files into `dir` and returns their paths; nothing else is touched.
+ * A throwaway PKI made with openssl for the cluster's TLS frontend (and docker-compose.yml's `mtls` profile, through
+ * scripts/compose-init.ts): a self-signed CA, a server certificate for `SERVER_NAME` (also valid for localhost /
+ * 127.0.0.1) and a client certificate, all signed by that CA.
+ * Contract: `makeTestPki(dir, options?)` writes PEM files into `dir` and returns their paths; nothing else is touched.
+ * Defaults (the tests'): server name `SERVER_NAME`, valid 2 days.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -18,7 +20,16 @@ export interface TestPki {
   serverName: string;
 }
 
-export function makeTestPki(dir: string): TestPki {
+export interface TestPkiOptions {
+  /** The server certificate's name (SNI, `--tls-server-name`); default `SERVER_NAME`. */
+  serverName?: string;
+  /** Validity of every certificate in days; default 2. */
+  days?: number;
+}
+
+export function makeTestPki(dir: string, options: TestPkiOptions = {}): TestPki {
+  const serverName = options.serverName ?? SERVER_NAME;
+  const days = String(options.days ?? 2);
   const p = (name: string) => join(dir, name);
   const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   ssl(
@@ -28,7 +39,7 @@ export function makeTestPki(dir: string): TestPki {
     'rsa:2048',
     '-nodes',
     '-days',
-    '2',
+    days,
     '-subj',
     '/CN=Keel test CA',
     '-keyout',
@@ -61,7 +72,7 @@ export function makeTestPki(dir: string): TestPki {
       p('ca.key'),
       '-CAcreateserial',
       '-days',
-      '2',
+      days,
       '-extfile',
       p(`${name}.ext`),
       '-out',
@@ -70,8 +81,8 @@ export function makeTestPki(dir: string): TestPki {
   };
   leaf(
     'server',
-    SERVER_NAME,
-    `subjectAltName=DNS:${SERVER_NAME},DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`,
+    serverName,
+    `subjectAltName=DNS:${serverName},DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`,
   );
   leaf('client', 'keel-test-client', 'extendedKeyUsage=clientAuth\n');
   return {
@@ -80,6 +91,6 @@ export function makeTestPki(dir: string): TestPki {
     serverKey: p('server.key'),
     clientCert: p('client.pem'),
     clientKey: p('client.key'),
-    serverName: SERVER_NAME,
+    serverName,
   };
 }
