@@ -208,12 +208,25 @@ export function retryAfterMs(
   return value > 0 ? value : undefined;
 }
 
-/** Replaces every occurrence of each secret (at least 8 characters) with `[REDACTED]`. */
+/**
+ * Replaces every occurrence of each secret with `[REDACTED]`: the secret as it is, trimmed, JSON-escaped (a key with a
+ * newline or NUL quoted in an error), and each of its pieces between control characters. Forms shorter than 8
+ * characters are left (they would redact ordinary words).
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
+  const forms = new Set<string>();
   for (const secret of secrets) {
-    if (secret.length >= 8) out = out.split(secret).join('[REDACTED]');
+    for (const form of [
+      secret,
+      secret.trim(),
+      JSON.stringify(secret).slice(1, -1),
+      ...secret.split(/[\u0000-\u001f\u007f]+/),
+    ]) {
+      if (form.length >= 8) forms.add(form);
+    }
   }
+  let out = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join('[REDACTED]');
   return out;
 }
 

@@ -182,6 +182,16 @@ describe('redactSecrets', () => {
   it('replaces every occurrence and ignores short values', () => {
     expect(redactSecrets('a sk-12345678 b sk-12345678', ['sk-12345678', 'abc'])).toBe('a [REDACTED] b [REDACTED]');
   });
+
+  it('a key with a newline or NUL: redacted whole, JSON-escaped, and piece by piece', () => {
+    const key = 'sk-ant-first-part\nsecond-part-xyz\u0000third-part-123';
+    expect(redactSecrets(`raw "${key}"`, [key])).toBe('raw "[REDACTED]"');
+    expect(redactSecrets(`quoted ${JSON.stringify(key)}`, [key])).toBe('quoted "[REDACTED]"');
+    expect(redactSecrets('one line: second-part-xyz, sk-ant-first-part', [key])).toBe(
+      'one line: [REDACTED], [REDACTED]',
+    );
+    expect(redactSecrets(`padded: ${key.trim()}`, [` ${key} `])).toBe('padded: [REDACTED]');
+  });
 });
 
 describe('programming errors are not retried', () => {
