@@ -80,23 +80,38 @@ export function isProgrammingError(error: unknown): error is Error {
   return error instanceof SyntaxError && !/\bat JSON\.parse\b/.test(error.stack ?? '');
 }
 
-/** The non-retryable failure for a programming error: type `ModelError.ProgrammingError`, message `<name>: <message>`. */
-export function programmingErrorFailure(error: Error, usage: Usage = emptyUsage()): ApplicationFailure {
+/**
+ * The non-retryable failure for a programming error: type `ModelError.ProgrammingError`, message `<name>: <message>`,
+ * `secrets` redacted from its message, stack and cause.
+ */
+export function programmingErrorFailure(
+  error: Error,
+  usage: Usage = emptyUsage(),
+  secrets: readonly string[] = [],
+): ApplicationFailure {
+  const redact = (text: string) => redactSecrets(text, secrets);
+  let cause = error;
+  if (redact(error.message) !== error.message || (error.stack && redact(error.stack) !== error.stack)) {
+    cause = new Error(redact(error.message));
+    cause.name = error.name;
+    cause.stack = error.stack && redact(error.stack);
+  }
   const failure = ApplicationFailure.create({
-    message: `${error.name}: ${error.message}`,
+    message: redact(`${error.name}: ${error.message}`),
     type: ErrorType.ModelProgrammingError,
     nonRetryable: true,
-    cause: error,
+    cause,
     details: [{ usage } satisfies ModelErrorDetails],
   });
-  if (error.stack) failure.stack = error.stack;
+  if (error.stack) failure.stack = redact(error.stack);
   return failure;
 }
 
 /** Builds the `ApplicationFailure` for a failed model attempt. Never throws. */
 export function classifyModelError(input: ClassifyInput): ApplicationFailure {
   if (input.error instanceof ApplicationFailure) return input.error;
-  if (isProgrammingError(input.error)) return programmingErrorFailure(input.error, input.message?.usage);
+  if (isProgrammingError(input.error))
+    return programmingErrorFailure(input.error, input.message?.usage, input.secrets ?? []);
   const secrets = input.secrets ?? [];
   const message = input.message;
   const rawText = message?.errorMessage ?? describeThrown(input.error) ?? 'Model call failed';

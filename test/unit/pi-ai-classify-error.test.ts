@@ -194,6 +194,20 @@ describe('redactSecrets', () => {
   });
 });
 
+describe('a thrown programming error quoting a key', () => {
+  it('is redacted from the failure message, stack and cause', () => {
+    const key = 'sk-ant-KEEL-SECRET\nrest-of-the-key';
+    const thrown = new TypeError(`Headers.append: "${key}" is an invalid header value.`);
+    const failure = classifyModelError({ error: thrown, secrets: [key] });
+    expect(failure.type).toBe('ModelError.ProgrammingError');
+    expect(failure.message).toBe('TypeError: Headers.append: "[REDACTED]" is an invalid header value.');
+    expect((failure.cause as Error).message).toBe('Headers.append: "[REDACTED]" is an invalid header value.');
+    expect((failure.cause as Error).name).toBe('TypeError');
+    for (const text of [failure.message, failure.stack, (failure.cause as Error).stack])
+      expect(text).not.toContain('KEEL-SECRET');
+  });
+});
+
 describe('programming errors are not retried', () => {
   it("TypeError, ReferenceError and a code SyntaxError are; JSON.parse's SyntaxError (a malformed response) and plain Errors are not", () => {
     let jsonError: unknown;
