@@ -14,7 +14,7 @@
  * worker, `keel dev`, the CLI and an `AgentClient` configured alike use the same store.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -139,7 +139,8 @@ export function s3StorageDriver(o: S3PayloadStorage): StorageDriver {
 /**
  * Content-addressed files: a payload is stored once under `<dir>/<sha256[0,2]>/<sha256>` (its protobuf encoding), and
  * the claim is `{ sha256 }`. Writes go to a temporary file renamed into place, so a reader never sees half a payload.
- * Files are created 0600 and directories 0700 (transcripts are private to the user the worker runs as); what is read
+ * Files are created 0600 and directories 0700 (transcripts are private to the user the worker runs as), and a file an
+ * older release left readable to others is tightened when its payload is stored again; what is read
  * back must hash to its name, else `retrieve` fails with {@link payloadDigestMismatch} and decodes nothing.
  * Every process that reads these runs (workers, clients) must see the same directory: one machine, or a shared volume.
  */
@@ -168,6 +169,9 @@ export class FileStorageDriver implements StorageDriver {
         const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
         writeFileSync(tmp, bytes, { mode: 0o600, flag: 'wx' });
         renameSync(tmp, file);
+      } else {
+        tighten(file, 0o600);
+        tighten(join(this.dir, sha256.slice(0, 2)), 0o700);
       }
       return new StorageDriverClaim({ sha256 });
     });
@@ -189,6 +193,18 @@ export class FileStorageDriver implements StorageDriver {
         return PayloadProto.decode(bytes) as Payload;
       }),
     );
+  }
+}
+
+/**
+ * Takes group and other permissions off `path` (a payload file or directory an older release wrote 0644 / 0755), to
+ * `mode`. Best effort: a file of another user (a shared volume) is left as it is.
+ */
+function tighten(path: string, mode: number): void {
+  try {
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, mode);
+  } catch {
+    // not ours to change, or gone: reading it is what matters, and retrieve checks its digest
   }
 }
 

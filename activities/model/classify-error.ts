@@ -80,23 +80,38 @@ export function isProgrammingError(error: unknown): error is Error {
   return error instanceof SyntaxError && !/\bat JSON\.parse\b/.test(error.stack ?? '');
 }
 
-/** The non-retryable failure for a programming error: type `ModelError.ProgrammingError`, message `<name>: <message>`. */
-export function programmingErrorFailure(error: Error, usage: Usage = emptyUsage()): ApplicationFailure {
+/**
+ * The non-retryable failure for a programming error: type `ModelError.ProgrammingError`, message `<name>: <message>`,
+ * `secrets` redacted from its message, stack and cause.
+ */
+export function programmingErrorFailure(
+  error: Error,
+  usage: Usage = emptyUsage(),
+  secrets: readonly string[] = [],
+): ApplicationFailure {
+  const redact = (text: string) => redactSecrets(text, secrets);
+  let cause = error;
+  if (redact(error.message) !== error.message || (error.stack && redact(error.stack) !== error.stack)) {
+    cause = new Error(redact(error.message));
+    cause.name = error.name;
+    cause.stack = error.stack && redact(error.stack);
+  }
   const failure = ApplicationFailure.create({
-    message: `${error.name}: ${error.message}`,
+    message: redact(`${error.name}: ${error.message}`),
     type: ErrorType.ModelProgrammingError,
     nonRetryable: true,
-    cause: error,
+    cause,
     details: [{ usage } satisfies ModelErrorDetails],
   });
-  if (error.stack) failure.stack = error.stack;
+  if (error.stack) failure.stack = redact(error.stack);
   return failure;
 }
 
 /** Builds the `ApplicationFailure` for a failed model attempt. Never throws. */
 export function classifyModelError(input: ClassifyInput): ApplicationFailure {
   if (input.error instanceof ApplicationFailure) return input.error;
-  if (isProgrammingError(input.error)) return programmingErrorFailure(input.error, input.message?.usage);
+  if (isProgrammingError(input.error))
+    return programmingErrorFailure(input.error, input.message?.usage, input.secrets ?? []);
   const secrets = input.secrets ?? [];
   const message = input.message;
   const rawText = message?.errorMessage ?? describeThrown(input.error) ?? 'Model call failed';
@@ -208,12 +223,25 @@ export function retryAfterMs(
   return value > 0 ? value : undefined;
 }
 
-/** Replaces every occurrence of each secret (at least 8 characters) with `[REDACTED]`. */
+/**
+ * Replaces every occurrence of each secret with `[REDACTED]`: the secret as it is, trimmed, JSON-escaped (a key with a
+ * newline or NUL quoted in an error), and each of its pieces between control characters. Forms shorter than 8
+ * characters are left (they would redact ordinary words).
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
+  const forms = new Set<string>();
   for (const secret of secrets) {
-    if (secret.length >= 8) out = out.split(secret).join('[REDACTED]');
+    for (const form of [
+      secret,
+      secret.trim(),
+      JSON.stringify(secret).slice(1, -1),
+      ...secret.split(/[\u0000-\u001f\u007f]+/),
+    ]) {
+      if (form.length >= 8) forms.add(form);
+    }
   }
+  let out = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join('[REDACTED]');
   return out;
 }
 

@@ -16,15 +16,14 @@ const KEY_HEADERS = ['x-api-key', 'authorization', 'api-key', 'x-goog-api-key'];
  */
 export function capturingFetch(capture: AttemptCapture, secrets: Set<string>): typeof globalThis.fetch {
   return async (input, init) => {
-    const headers = new Headers(input instanceof Request ? input.headers : undefined);
-    new Headers(init?.headers).forEach((value, key) => headers.set(key, value));
-    for (const name of KEY_HEADERS) {
-      const value = headers
-        .get(name)
-        ?.replace(/^Bearer\s+/i, '')
-        .trim();
-      if (value) secrets.add(value);
+    // raw values: a key with a newline or NUL makes `Headers` throw an error that quotes it
+    for (const [key, value] of rawHeaders(input instanceof Request ? input.headers : undefined, init?.headers)) {
+      if (!KEY_HEADERS.includes(key.toLowerCase())) continue;
+      const secret = value.replace(/^\s*Bearer\s+/i, '').trim();
+      if (secret) secrets.add(secret);
     }
+    // invalid headers throw here, before the request: not a transport error (a retry would fail the same way)
+    new Headers(init?.headers);
     try {
       const response = await globalThis.fetch(input, init);
       const record: Record<string, string> = {};
@@ -37,6 +36,18 @@ export function capturingFetch(capture: AttemptCapture, secrets: Set<string>): t
       throw error;
     }
   };
+}
+
+/** Name/value pairs of request headers in any `HeadersInit` form, unvalidated. */
+function rawHeaders(...inits: (ConstructorParameters<typeof Headers>[0] | undefined)[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const init of inits) {
+    if (!init) continue;
+    if (init instanceof Headers) init.forEach((value, key) => pairs.push([key, value]));
+    else if (Array.isArray(init)) for (const [key, value] of init) pairs.push([String(key), String(value)]);
+    else for (const [key, value] of Object.entries(init)) pairs.push([key, String(value)]);
+  }
+  return pairs;
 }
 
 export function lowerCaseKeys(record: Record<string, string>): Record<string, string> {

@@ -70,8 +70,17 @@ export function createPiAiCatalog(opts: PiAiProviderOptions = {}): PiAiCatalog {
   const env = opts.env ?? process.env;
   const read = (name: string): string | undefined => envOrFile(env, name);
   const defaults = defaultProviderAuthContext();
+  // Whatever pi-ai's credential resolution reads (ANTHROPIC_API_KEY, OPENAI_API_KEY, …, or their `_FILE`) is a secret:
+  // redacted like Keel's own key variables, whatever its name.
   const models: MutableModels = builtinModels({
-    authContext: { env: async (name) => read(name), fileExists: (path) => defaults.fileExists(path) },
+    authContext: {
+      env: async (name) => {
+        const value = read(name);
+        if (value) secrets.add(value);
+        return value;
+      },
+      fileExists: (path) => defaults.fileExists(path),
+    },
   });
   const builtinProviders = new Set(models.getProviders().map((p) => p.id));
   const compatProviders = new Map<string, string>(); // prefix -> base URL it was registered with

@@ -16,6 +16,8 @@
  *   environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, …, see pi-ai's README). OpenAI-compatible
  *   servers may be keyless.
  * - `opts.env` replaces `process.env` for all of the above (tests pass their own).
+ * - Every key read this way (whatever its variable) or sent in a key header is redacted from the call's messages and
+ *   failures (`classify-error.ts` `redactSecrets`).
  *
  * Registration. Register it under `*` (or under each provider prefix). `checkModel` accepts both the full
  * `provider/model-id` (what a `*` registry should pass, since the part after the prefix alone cannot name the

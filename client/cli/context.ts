@@ -2,6 +2,7 @@
  * What every `keel` command shares: global options, the connection to Temporal (with a fast "cannot reach" answer),
  * exit codes, the Temporal UI link, and output helpers (`--json`).
  */
+import { readFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import {
   Client,
@@ -73,7 +74,13 @@ export function addConnectionOptions(program: Command): Command {
     .addOption(new Option('--tls-cert <file>', 'client certificate (PEM) for mTLS ($TEMPORAL_TLS_CLIENT_CERT_PATH)'))
     .addOption(new Option('--tls-key <file>', 'client key (PEM) for mTLS ($TEMPORAL_TLS_CLIENT_KEY_PATH)'))
     .addOption(new Option('--tls-server-name <name>', 'server name to verify ($TEMPORAL_TLS_SERVER_NAME)'))
-    .addOption(new Option('--api-key <key>', 'API key, e.g. Temporal Cloud ($TEMPORAL_API_KEY)'))
+    .addOption(
+      new Option(
+        '--api-key <key>',
+        'API key, e.g. Temporal Cloud; prefer $TEMPORAL_API_KEY or --api-key-file (a key on the command line shows in ps and shell history)',
+      ),
+    )
+    .addOption(new Option('--api-key-file <file>', 'file holding the API key (trailing newline ignored)'))
     .addOption(new Option('--profile <name>', 'profile of the envconfig file ($TEMPORAL_PROFILE, default "default")'))
     .addOption(
       new Option(
@@ -92,6 +99,7 @@ interface ConnectionFlags {
   tlsKey?: string;
   tlsServerName?: string;
   apiKey?: string;
+  apiKeyFile?: string;
   profile?: string;
   configFile?: string;
 }
@@ -117,10 +125,31 @@ export function connectionSettings(o: ConnectionFlags): ConnectionSettings {
   });
 }
 
+/**
+ * The API key of `--api-key-file`: the file's content without its trailing newline. A usage error when both key flags
+ * are given, or the file cannot be read or is empty. Undefined without the flag (then `--api-key`, `$TEMPORAL_API_KEY`
+ * or the profile's `api_key` apply).
+ */
+export function apiKeyFromFile(o: Pick<ConnectionFlags, 'apiKey' | 'apiKeyFile'>): string | undefined {
+  if (o.apiKeyFile === undefined) return undefined;
+  if (o.apiKey !== undefined) throw usageError('Give the API key once: --api-key or --api-key-file, not both.');
+  let text: string;
+  try {
+    text = readFileSync(o.apiKeyFile, 'utf-8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? thrownMessage(err);
+    throw usageError(`--api-key-file ${o.apiKeyFile} cannot be read (${code}): fix the path or its permissions.`);
+  }
+  const key = text.replace(/\r?\n$/, '');
+  if (key.trim() === '') throw usageError(`--api-key-file ${o.apiKeyFile} is empty: write the API key into it.`);
+  return key;
+}
+
 /** The global options as a subcommand's action sees them. */
 export function globals(cmd: Command): GlobalOptions {
   const o = cmd.optsWithGlobals<Partial<GlobalOptions> & ConnectionFlags>();
-  const settings = connectionSettings(o);
+  const fileKey = apiKeyFromFile(o);
+  const settings = connectionSettings(fileKey !== undefined ? { ...o, apiKey: fileKey } : o);
   let connection: ResolvedConnection;
   try {
     connection = resolveConnection(settings);

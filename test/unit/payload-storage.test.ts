@@ -1,5 +1,5 @@
 /** Keel's filesystem storage driver (common/payload-storage.ts): content-addressed, round-trips payloads exactly. */
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageDriverClaim } from '@temporalio/common';
@@ -49,6 +49,19 @@ describe('FileStorageDriver', () => {
     expect(statSync(join(dir, sha256.slice(0, 2), sha256)).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, sha256.slice(0, 2))).mode & 0o777).toBe(0o700);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  it('a payload file an older release left 0644 in a 0755 directory is tightened to 0600 / 0700 when stored again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-payloads-'));
+    const driver = new FileStorageDriver(dir);
+    const [claim] = await driver.store({}, [payload('{"secret":"old"}')]);
+    const sha256 = claim.claimData.sha256;
+    const file = join(dir, sha256.slice(0, 2), sha256);
+    chmodSync(join(dir, sha256.slice(0, 2)), 0o755); // as release 0.4.1 wrote them
+    chmodSync(file, 0o644);
+    await driver.store({}, [payload('{"secret":"old"}')]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, sha256.slice(0, 2))).mode & 0o777).toBe(0o700);
   });
 
   it('refuses a payload file whose bytes do not hash to its name, and decodes nothing', async () => {

@@ -182,6 +182,30 @@ describe('redactSecrets', () => {
   it('replaces every occurrence and ignores short values', () => {
     expect(redactSecrets('a sk-12345678 b sk-12345678', ['sk-12345678', 'abc'])).toBe('a [REDACTED] b [REDACTED]');
   });
+
+  it('a key with a newline or NUL: redacted whole, JSON-escaped, and piece by piece', () => {
+    const key = 'sk-ant-first-part\nsecond-part-xyz\u0000third-part-123';
+    expect(redactSecrets(`raw "${key}"`, [key])).toBe('raw "[REDACTED]"');
+    expect(redactSecrets(`quoted ${JSON.stringify(key)}`, [key])).toBe('quoted "[REDACTED]"');
+    expect(redactSecrets('one line: second-part-xyz, sk-ant-first-part', [key])).toBe(
+      'one line: [REDACTED], [REDACTED]',
+    );
+    expect(redactSecrets(`padded: ${key.trim()}`, [` ${key} `])).toBe('padded: [REDACTED]');
+  });
+});
+
+describe('a thrown programming error quoting a key', () => {
+  it('is redacted from the failure message, stack and cause', () => {
+    const key = 'sk-ant-KEEL-SECRET\nrest-of-the-key';
+    const thrown = new TypeError(`Headers.append: "${key}" is an invalid header value.`);
+    const failure = classifyModelError({ error: thrown, secrets: [key] });
+    expect(failure.type).toBe('ModelError.ProgrammingError');
+    expect(failure.message).toBe('TypeError: Headers.append: "[REDACTED]" is an invalid header value.');
+    expect((failure.cause as Error).message).toBe('Headers.append: "[REDACTED]" is an invalid header value.');
+    expect((failure.cause as Error).name).toBe('TypeError');
+    for (const text of [failure.message, failure.stack, (failure.cause as Error).stack])
+      expect(text).not.toContain('KEEL-SECRET');
+  });
 });
 
 describe('programming errors are not retried', () => {
