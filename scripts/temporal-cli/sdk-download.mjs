@@ -1,9 +1,13 @@
 // Provisioning method 1: the download built into the Temporal SDK (@temporalio/testing → core-bridge), which fetches
 // the official CLI release from temporal.download. Needs internet; without it, this fails in well under a second
-// (one HTTPS request, 5 s timeout at most) instead of leaving the SDK to retry.
+// (one HTTPS request, 5 s timeout at most) instead of leaving the SDK to retry. The binary the SDK leaves is checked
+// against this platform's pinned SHA-256 (digests.mjs) before Keel runs or caches it. The SDK itself starts it once
+// (it downloads only as part of starting a dev server), so on a platform without a pinned digest nothing is
+// downloaded at all.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXE, TEMPORAL_CLI_VERSION, installBinary } from './locate.mjs';
+import { pinnedForThisPlatform, verifyThenInstall } from './digests.mjs';
+import { EXE, TEMPORAL_CLI_VERSION } from './locate.mjs';
 
 const PROBE_TIMEOUT_MS = 5_000;
 
@@ -18,6 +22,8 @@ function downloadInfoUrl() {
  * @returns {Promise<{ ok: true, version: string } | { ok: false, reason: string }>}
  */
 export async function downloadWithSdk({ cacheDir, target, log }) {
+  const pinned = pinnedForThisPlatform();
+  if (!pinned.ok) return pinned;
   const url = downloadInfoUrl();
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
@@ -41,7 +47,7 @@ export async function downloadWithSdk({ cacheDir, target, log }) {
     await env.teardown();
     const obtained = readdirSync(dir).find((name) => name.startsWith('temporal') && !name.endsWith('.downloading'));
     if (!obtained) return { ok: false, reason: `the SDK started a server but left no ${EXE} in ${dir}` };
-    return installBinary(join(dir, obtained), target);
+    return await verifyThenInstall(join(dir, obtained), target, `the ${EXE} binary the SDK downloaded`);
   } catch (err) {
     return { ok: false, reason: `the SDK download failed: ${/** @type {Error} */ (err).message}` };
   } finally {
