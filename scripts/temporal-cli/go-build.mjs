@@ -1,7 +1,9 @@
 // Provisioning method 3 (last): `go install github.com/temporalio/cli/cmd/temporal@v<pinned>`. `go install pkg@version`
 // refuses modules whose go.mod has `replace` directives, and 1.9.1's has one
 // (`replace github.com/temporalio/cli/cliext => ./cliext`), so for 1.9.1 this fails within a second and says why.
-// It stays last in the order for a pinned version that Go can install.
+// It stays last in the order for a pinned version that Go can install. What it builds is not the release binary, so
+// digests.mjs does not apply: Go verifies every module it downloads against the checksum database (GOSUMDB,
+// sum.golang.org by default) and go.sum instead.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runWithProgress } from './run-with-progress.mjs';

