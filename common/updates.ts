@@ -110,6 +110,13 @@ export function incomingMessageErrors(update: 'followUp' | 'steer', value: unkno
   return incomingMessagesErrors(value, update);
 }
 
+/** What is wrong with a `cancel` argument: a reason is absent, null or text (the Update refuses anything else). */
+export function cancelReasonErrors(reason: unknown): string[] {
+  return reason === undefined || reason === null || typeof reason === 'string'
+    ? []
+    : [`cancel: the reason must be text, got ${JSON.stringify(reason)}`];
+}
+
 /** Errors of an `approve` / `deny` argument's shape (the workflow then checks it against the pending calls). */
 export function approvalInputErrors(value: unknown): string[] {
   if (!value || typeof value !== 'object' || Array.isArray(value))

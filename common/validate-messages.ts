@@ -32,8 +32,3 @@ export function assistantMessageErrors(value: unknown, label = ''): string[] {
 export function usageErrors(value: unknown, label = 'usage'): string[] {
   return check(validateUsage, value, { label });
 }
-
-/** A `cancel` signal's reason: absent or a string. */
-export function cancelReasonErrors(value: unknown): string[] {
-  return value === undefined || typeof value === 'string' ? [] : ['reason: must be a string'];
-}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { transcriptErrors } from '../../common/validate-input.js';
-import { assistantMessageErrors, cancelReasonErrors, incomingMessagesErrors } from '../../common/validate-messages.js';
+import { cancelReasonErrors } from '../../common/updates.js';
+import { assistantMessageErrors, incomingMessagesErrors } from '../../common/validate-messages.js';
 
 describe('message validators (common/validate-messages.ts)', () => {
   it('incoming messages: one line per problem, list entries labelled by index', () => {
@@ -69,10 +70,11 @@ describe('message validators (common/validate-messages.ts)', () => {
       'messages.1.content: is required',
     ]);
     expect(transcriptErrors('x')).toEqual(['messages: must be array']);
-    expect([cancelReasonErrors(undefined), cancelReasonErrors('why'), cancelReasonErrors(5)]).toEqual([
-      [],
-      [],
-      ['reason: must be a string'],
-    ]);
+    expect([
+      cancelReasonErrors(undefined),
+      cancelReasonErrors(null),
+      cancelReasonErrors('why'),
+      cancelReasonErrors(5),
+    ]).toEqual([[], [], [], ['cancel: the reason must be text, got 5']]);
   });
 });

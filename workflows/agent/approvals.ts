@@ -57,7 +57,12 @@ export interface ApprovalLive {
 const pendingOf = (st: SessionState): StoredPendingApproval[] => (st.pendingApprovals ??= []);
 const recordsOf = (st: SessionState): StoredApprovalRecord[] => (st.approvals ??= []);
 
-function findPending(st: SessionState, toolCallId: string, assistantIndex?: number): StoredPendingApproval | undefined {
+/** The pending call `toolCallId` (of message `assistantIndex`, when given; after continue-as-new: resume its wait). */
+export function findPending(
+  st: SessionState,
+  toolCallId: string,
+  assistantIndex?: number,
+): StoredPendingApproval | undefined {
   return pendingOf(st).find(
     (p) => p.toolCallId === toolCallId && (assistantIndex === undefined || p.assistantIndex === assistantIndex),
   );
@@ -73,15 +78,6 @@ function findRecord(st: SessionState, toolCallId: string, assistantIndex?: numbe
       return list[i];
   }
   return undefined;
-}
-
-/** The call of message `assistantIndex` is pending here (after continue-as-new: resume its wait). */
-export function isPending(
-  st: SessionState,
-  toolCallId: string,
-  assistantIndex: number,
-): StoredPendingApproval | undefined {
-  return findPending(st, toolCallId, assistantIndex);
 }
 
 /** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt }` each. */

@@ -38,13 +38,7 @@ import type {
 } from '../../common/updates.js';
 import { runClosed } from '../../common/updates.js';
 import { PATCH } from '../patches.js';
-import {
-  awaitDecision,
-  decidePending,
-  isPending as pendingCall,
-  publicRecord,
-  type ApprovalWait,
-} from './approvals.js';
+import { awaitDecision, decidePending, findPending, publicRecord, type ApprovalWait } from './approvals.js';
 import { RunHome } from './tool-placement.js';
 import type { ToolBatchHost } from './tool-batch.js';
 import { historyDecision, type HistoryDecision } from './continue-as-new.js';
@@ -215,7 +209,7 @@ export class AgentSession implements ToolBatchHost {
 
   /** The call of message `assistantIndex` awaits approval here (a batch resumed after continue-as-new). */
   isPending(toolCallId: string, assistantIndex: number): StoredPendingApproval | undefined {
-    return pendingCall(this.state, toolCallId, assistantIndex);
+    return findPending(this.state, toolCallId, assistantIndex);
   }
 
   // --- the transcript, events and what the Temporal UI shows ---------------------------------------------------------

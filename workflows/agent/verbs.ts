@@ -7,7 +7,7 @@
  */
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { setHandler } from '@temporalio/workflow';
-import { incomingMessageErrors, type UpdateName } from '../../common/updates.js';
+import { cancelReasonErrors, incomingMessageErrors, type UpdateName } from '../../common/updates.js';
 import {
   approveUpdate,
   budgetStopSignal,
@@ -58,9 +58,8 @@ export function registerVerbs(s: AgentSession): void {
   }
 }
 
-/** Refuses a malformed message, in the client's words (common/updates.ts). */
-function refuseMalformed(update: 'followUp' | 'steer', m: unknown): void {
-  const errors = incomingMessageErrors(update, m);
+/** Refuses a malformed argument with the errors of its check (common/updates.ts), in the client's words. */
+function refuseWith(errors: string[]): void {
   if (errors.length > 0) reject(errors.join('; '));
 }
 
@@ -75,7 +74,7 @@ function table(s: AgentSession): Verb[] {
       },
       update: {
         def: followUpUpdate,
-        validator: (m: unknown) => (s.refuseIfClosed('followUp'), refuseMalformed('followUp', m)),
+        validator: (m: unknown) => (s.refuseIfClosed('followUp'), refuseWith(incomingMessageErrors('followUp', m))),
         description: 'As the followUp signal, validated: answers { queued: { steering, followUp } }.',
       },
     },
@@ -87,7 +86,7 @@ function table(s: AgentSession): Verb[] {
       },
       update: {
         def: steerUpdate,
-        validator: (m: unknown) => (s.refuseIfClosed('steer'), refuseMalformed('steer', m)),
+        validator: (m: unknown) => (s.refuseIfClosed('steer'), refuseWith(incomingMessageErrors('steer', m))),
         description: 'As the steer signal, validated: answers { queued: { steering, followUp } }.',
       },
     },
@@ -122,11 +121,7 @@ function table(s: AgentSession): Verb[] {
       signal: { def: cancelSignal, description: 'Abort the current agent run and end the workflow as Canceled.' },
       update: {
         def: cancelUpdate,
-        validator: (reason?: unknown) => {
-          s.refuseIfClosed('cancel');
-          if (reason !== undefined && reason !== null && typeof reason !== 'string')
-            reject(`cancel: the reason must be text, got ${JSON.stringify(reason)}`);
-        },
+        validator: (reason?: unknown) => (s.refuseIfClosed('cancel'), refuseWith(cancelReasonErrors(reason))),
         answer: () => s.whenClosed(),
         description: 'As the cancel signal: answers { status: "cancelled" } once the run has closed.',
       },
