@@ -18,6 +18,15 @@ if ((major < 22 || (major === 22 && minor < 19)) && ['dev', 'worker', 'demo'].in
   process.stderr.write(`[keel] Node ${process.versions.node}: the worker needs Node >= 22.19 (pi-ai). ${fix}\n`);
 }
 
+// a reader that went away (`keel --help | head -1`, `keel transcript … | less` quit early) ends the command quietly,
+// as any Unix tool does, instead of an unhandled EPIPE stack trace
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
 // tsx also lets `--tools-module` and `scripted/` paths name .ts files in the installed package
 const { register } = await import('tsx/esm/api');
 register();
