@@ -85,9 +85,9 @@ export function ensureKeyFile(file: string): { ring: KeyRing; created: boolean }
 
 /**
  * Worker options that make a worker seal and open payloads with `ring`. STOPGAP until the worker takes the codec by
- * its own option (issue 23 item 1, `enc`): a plugin after Keel's adds the codec to the worker's data converter, which
- * covers the workflow and the activities of the task queue itself but not Keel's side workers (the tool queue, the
- * home queue), which copy the converter before it runs. Switch this one function over to that option.
+ * its own option (issue 23 item 1, `enc`): switch this one function over to that option. A plugin (run after Keel's)
+ * adds the codec to the worker's data converter object in place, because Keel's plugin has by then kept a reference
+ * to that object for its side workers (the tool queue, the home queue), which must seal and open alike.
  */
 export function encryptingWorkerOptions(ring: KeyRing): Pick<PassThroughWorkerOptions, 'plugins'> {
   const codec = new EncryptionCodec(ring);
@@ -95,13 +95,11 @@ export function encryptingWorkerOptions(ring: KeyRing): Pick<PassThroughWorkerOp
     plugins: [
       {
         name: 'keel-dev-encryption',
-        configureWorker: (options) => ({
-          ...options,
-          dataConverter: {
-            ...options.dataConverter,
-            payloadCodecs: [...(options.dataConverter?.payloadCodecs ?? []), codec],
-          },
-        }),
+        configureWorker: (options) => {
+          const dataConverter = options.dataConverter ?? {};
+          dataConverter.payloadCodecs = [...(dataConverter.payloadCodecs ?? []), codec];
+          return { ...options, dataConverter };
+        },
       },
     ],
   };

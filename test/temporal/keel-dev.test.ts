@@ -6,7 +6,7 @@
  * traces).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -238,6 +238,18 @@ describe('keel dev --encrypt', () => {
   it('makes a 0600 key file, runs a codec server the Web UI is configured with, and decodes a sealed run through it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-encrypt-'));
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
+    // a tool call: its activity runs on the worker's tool queue, whose side worker must open sealed payloads too
+    writeFileSync(
+      join(dir, 'scripts.json'),
+      JSON.stringify({
+        lister: {
+          rules: [
+            { match: 'toolResult:ls ', text: 'Listed.' },
+            { match: 'list it', toolCall: { name: 'ls', arguments: { path: '.' } } },
+          ],
+        },
+      }),
+    );
     const dev = await startDev(
       [
         '--port',
@@ -247,7 +259,10 @@ describe('keel dev --encrypt', () => {
         '--codec-port',
         String(codecPort),
         '--in-memory',
-        '--no-builtin',
+        '--sandbox',
+        'none',
+        '--scripts',
+        'scripts.json',
         '--encrypt',
       ],
       { cwd: dir, env },
@@ -304,6 +319,8 @@ describe('keel dev --encrypt', () => {
         const decoded = ((await res.json()) as { payloads: { data: string }[] }).payloads[0]!;
         expect(JSON.parse(Buffer.from(decoded.data, 'base64').toString())).toMatchObject({ prompt: 'hello, sealed' });
         expect(Buffer.from(input.data!).toString('latin1')).not.toContain('hello, sealed');
+        const tooled = await client.start({ model: 'scripted/lister', prompt: 'list it' });
+        expect((await tooled.result()).finalText).toBe('Listed.');
       } finally {
         await connection.close();
       }
