@@ -238,14 +238,14 @@ describe('keel dev --encrypt', () => {
   it('makes a 0600 key file, runs a codec server the Web UI is configured with, and decodes a sealed run through it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-encrypt-'));
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
-    // a tool call: its activity runs on the worker's tool queue, whose side worker must open sealed payloads too
+    // a bash call: its activity runs on the worker's tool queue, whose side worker must open sealed payloads too
     writeFileSync(
       join(dir, 'scripts.json'),
       JSON.stringify({
         lister: {
           rules: [
-            { match: 'toolResult:ls ', text: 'Listed.' },
-            { match: 'list it', toolCall: { name: 'ls', arguments: { path: '.' } } },
+            { match: 'toolResult:bash sealed-tool-output', text: 'Listed.' },
+            { match: 'list it', toolCall: { name: 'bash', arguments: { command: 'echo sealed-tool-output' } } },
           ],
         },
       }),
@@ -319,7 +319,7 @@ describe('keel dev --encrypt', () => {
         const decoded = ((await res.json()) as { payloads: { data: string }[] }).payloads[0]!;
         expect(JSON.parse(Buffer.from(decoded.data, 'base64').toString())).toMatchObject({ prompt: 'hello, sealed' });
         expect(Buffer.from(input.data!).toString('latin1')).not.toContain('hello, sealed');
-        const tooled = await client.start({ model: 'scripted/lister', prompt: 'list it' });
+        const tooled = await client.start({ model: 'scripted/lister', prompt: 'list it', tools: ['bash'] });
         expect((await tooled.result()).finalText).toBe('Listed.');
       } finally {
         await connection.close();
