@@ -51,3 +51,10 @@ export { AGENT_RUN_INPUT_SCHEMA } from './common/run.js';
 export type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from './common/run.js';
 export type * from './common/messages.js';
 export type { AgentEvent, LoggedEvent, EventsPage, ModelHeartbeat, ToolHeartbeat } from './common/events.js';
+export {
+  createCodecServer,
+  CodecServerConfigError,
+  DEFAULT_CODEC_SERVER_PORT,
+  type CodecServer,
+  type CodecServerOptions,
+} from './client/codec-server.js';

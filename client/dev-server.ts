@@ -29,6 +29,11 @@ export interface StartDevServerOptions {
   ui?: boolean;
   /** Namespace created at startup (default "default"). */
   namespace?: string;
+  /**
+   * The codec server the Web UI decodes payloads through (`--ui-codec-endpoint`, e.g. a `createCodecServer` URL); the
+   * browser calls it, so it must allow the UI's origin.
+   */
+  uiCodecEndpoint?: string;
   /** Extra `temporal server start-dev` arguments, e.g. ['--dynamic-config-value', 'k=v']. */
   extraArgs?: string[];
   /** Progress lines (CLI provisioning, startup); default: stderr. */
@@ -76,7 +81,12 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
       // the server's WARN lines (at start and stop) are not for Keel's users
       log: { format: 'pretty', level: opts.logLevel ?? 'error' },
       // `--output none` drops the CLI's "CLI …/Server: …/Metrics: …" banner on stdout (server logs stay on stderr).
-      extraArgs: ['--output', 'none', ...(opts.extraArgs ?? [])],
+      extraArgs: [
+        '--output',
+        'none',
+        ...(opts.uiCodecEndpoint !== undefined ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
+        ...(opts.extraArgs ?? []),
+      ],
     },
   });
   // The server dies with this process, even when it is SIGKILLed (dev-server-lifeline.ts).

@@ -11,6 +11,7 @@ import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { registerApprovalCommands } from './run/approvals.js';
 import { registerBatchCommand } from './batch/command.js';
 import { registerControlCommands } from './run/control.js';
+import { registerEncryptionCommands } from './encryption.js';
 import { registerInspectCommands } from './run/inspect.js';
 import { registerListCommand } from './list.js';
 import { registerRunCommands } from './run/start.js';
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
   registerInspectCommands(program);
   registerListCommand(program);
   registerBatchCommand(program);
+  registerEncryptionCommands(program);
   // the connection and output options are listed once, in `keel --help`; each command's help points there
   for (const cmd of program.commands) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)

@@ -9,6 +9,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
+import { KEYS_FILE_ENV } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
@@ -16,6 +17,8 @@ import { recordDevServer } from './dev-registry.js';
 import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
+import type { PassThroughWorkerOptions } from '../../worker/create-worker.js';
+import type { CodecServer } from '../codec-server.js';
 
 interface WorkerFlags {
   workspace?: string;
@@ -210,6 +213,7 @@ async function startWorker(
   flags: WorkerFlags,
   settings: ConnectionSettings,
   loaded?: ToolDefinition[],
+  extra?: PassThroughWorkerOptions,
 ) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
   const tools = loaded ?? (await loadTools(flags));
@@ -219,6 +223,7 @@ async function startWorker(
     ...(flags.maxConcurrentWorkflowTasks
       ? { maxConcurrentWorkflowTaskExecutions: flags.maxConcurrentWorkflowTasks }
       : {}),
+    ...extra,
   };
   const versioning = {
     deploymentName: flags.deploymentName,
@@ -267,6 +272,38 @@ export function tryCommand(g: Pick<GlobalOptions, 'namespace' | 'taskQueue'>, po
     ...((process.env.KEEL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE) === g.taskQueue ? [] : ['--task-queue', g.taskQueue]),
   ];
   return ['npx', 'keel', 'run', 'hello', '--model', 'scripted/hello', ...flags].map(shellWord).join(' ');
+}
+
+/** Where `keel dev --encrypt` keeps its key file (relative to the working directory, like .keel/dev.db). */
+export const DEV_KEY_FILE = '.keel/encryption-keys.json';
+
+/**
+ * `keel dev --encrypt`: the key file (reused, else made), a codec server on 127.0.0.1:`codecPort` that the UI at
+ * `uiPort` may call (no token: loopback only), and the worker options that seal with the keys.
+ */
+async function startDevEncryption(
+  uiPort: number,
+  codecPort: number,
+): Promise<{ keyFile: string; created: boolean; codec: CodecServer; workerOptions: PassThroughWorkerOptions }> {
+  const { ensureKeyFile, encryptingWorkerOptions } = await import('./encryption.js');
+  const { createCodecServer } = await import('../codec-server.js');
+  const keyFile = resolve(DEV_KEY_FILE);
+  const { ring, created } = ensureKeyFile(keyFile);
+  let codec: CodecServer;
+  try {
+    codec = await createCodecServer({
+      keyRing: ring,
+      port: codecPort,
+      origins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw usageError(
+        `Port ${codecPort} (codec server) is in use: stop what holds it, or choose another port with --codec-port`,
+      );
+    throw err;
+  }
+  return { keyFile, created, codec, workerOptions: encryptingWorkerOptions(ring) };
 }
 
 /** What `keel dev` answers when a port or its SQLite file is taken: the holder, and the flag that avoids it. */
@@ -352,11 +389,24 @@ export function registerServerCommands(program: Command): void {
       .option('--in-memory', 'keep nothing: an in-memory dev server')
       .option('--port <port>', 'gRPC port (default: the port of --address, 7233)', intOption('--port'))
       .option('--ui-port <port>', 'Web UI port', intOption('--ui-port'), 8233)
-      .option('--no-worker', 'start the server only'),
+      .option('--no-worker', 'start the server only')
+      .option(
+        '--encrypt',
+        `encrypt payloads: keys in ${DEV_KEY_FILE} (made at the first start), a codec server on 127.0.0.1 for the Web UI and the temporal CLI`,
+      )
+      .option('--codec-port <port>', 'port of the codec server of --encrypt', intOption('--codec-port'), 8234),
   ).action(
     act(
       async (
-        o: WorkerFlags & { db: string; inMemory?: boolean; port?: number; uiPort: number; worker: boolean },
+        o: WorkerFlags & {
+          db: string;
+          inMemory?: boolean;
+          port?: number;
+          uiPort: number;
+          worker: boolean;
+          encrypt?: boolean;
+          codecPort: number;
+        },
         cmd: Command,
       ) => {
         const g = globals(cmd);
@@ -365,6 +415,7 @@ export function registerServerCommands(program: Command): void {
         const { startDevServer } = await import('../dev-server.js');
         const dbFilename = o.inMemory ? undefined : resolve(o.db);
         if (dbFilename) mkdirSync(dirname(dbFilename), { recursive: true });
+        const encryption = o.encrypt ? await startDevEncryption(o.uiPort, o.codecPort) : undefined;
         let server;
         try {
           server = await startDevServer({
@@ -373,9 +424,11 @@ export function registerServerCommands(program: Command): void {
             uiPort: o.uiPort,
             namespace: g.namespace,
             ...(dbFilename ? { dbFilename } : {}),
+            ...(encryption ? { uiCodecEndpoint: encryption.codec.url } : {}),
             log: (s) => process.stderr.write(`${s}\n`),
           });
         } catch (err) {
+          await encryption?.codec.close();
           if (err instanceof ResourceInUseError) throw new CliError(EXIT.usage, inUseHint(err));
           throw new CliError(
             EXIT.usage,
@@ -389,7 +442,13 @@ export function registerServerCommands(program: Command): void {
         let running: Promise<void> | undefined;
         try {
           if (o.worker) {
-            const started = await startWorker(g, o, { address, namespace: g.namespace, tls: false });
+            const started = await startWorker(
+              g,
+              o,
+              { address, namespace: g.namespace, tls: false },
+              undefined,
+              encryption?.workerOptions,
+            );
             worker = started.worker;
             running = worker.run();
             running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
@@ -397,12 +456,17 @@ export function registerServerCommands(program: Command): void {
               `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}\n`,
             );
           }
+          // with --encrypt, a client in another shell seals with the same keys
+          const keysEnv = encryption ? `${KEYS_FILE_ENV}=${shellWord(encryption.keyFile)} ` : '';
           process.stdout.write(
             `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
               `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
+              (encryption
+                ? `Encryption: keys ${encryption.keyFile}${encryption.created ? ' (new)' : ''} · codec server ${encryption.codec.url} (the Web UI decodes through it; temporal CLI: add --codec-endpoint ${encryption.codec.url})\n`
+                : '') +
               (o.worker
-                ? `Try: ${tryCommand(g, port)}   (a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)\n`
-                : `Start a worker: ${tryCommand(g, port).replace(/ run hello --model scripted\/hello/, ' worker')}\n`),
+                ? `Try: ${keysEnv}${tryCommand(g, port)}   (a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)\n`
+                : `Start a worker: ${keysEnv}${tryCommand(g, port).replace(/ run hello --model scripted\/hello/, ' worker')}\n`),
           );
           const signal = await untilSignal();
           process.stderr.write(`[keel] ${signal}: stopping\n`);
@@ -411,6 +475,7 @@ export function registerServerCommands(program: Command): void {
           if (worker) await worker.shutdown().catch(() => undefined);
           await running?.catch(() => undefined);
           await server.shutdown();
+          await encryption?.codec.close();
         }
       },
     ),

@@ -6,15 +6,21 @@
  * traces).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { AgentClient } from '../../client/agent-client.js';
 import { devServerPids } from '../../client/dev-server-lifeline.js';
+import { EncryptionCodec, readKeyRing } from '../../common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { BIN, ROOT, runProcess, type CliResult } from './cli-child.js';
+
+/** What `scripted/hello` answers (client/cli/server.ts HELLO_SCRIPT). */
+const HELLO = 'Hello from Keel: a scripted model answered (offline, no API key).';
 
 /** Commands run to their end here get up to 90 s (a dev server starts inside some). */
 function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliResult> {
@@ -226,4 +232,149 @@ describe('keel demo next to a running keel dev', () => {
     },
     180_000,
   );
+});
+
+describe('keel dev --encrypt', () => {
+  it('makes a 0600 key file, runs a codec server the Web UI is configured with, and decodes a sealed run through it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-dev-encrypt-'));
+    const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
+    // a bash call: its activity runs on the worker's tool queue, whose side worker must open sealed payloads too
+    writeFileSync(
+      join(dir, 'scripts.json'),
+      JSON.stringify({
+        lister: {
+          rules: [
+            { match: 'toolResult:bash sealed-tool-output', text: 'Listed.' },
+            { match: 'list it', toolCall: { name: 'bash', arguments: { command: 'echo sealed-tool-output' } } },
+          ],
+        },
+      }),
+    );
+    const dev = await startDev(
+      [
+        '--port',
+        String(port),
+        '--ui-port',
+        String(uiPort),
+        '--codec-port',
+        String(codecPort),
+        '--in-memory',
+        '--sandbox',
+        'none',
+        '--scripts',
+        'scripts.json',
+        '--encrypt',
+      ],
+      { cwd: dir, env },
+    );
+    const keyFile = join(dir, '.keel/encryption-keys.json');
+    const codecUrl = `http://127.0.0.1:${codecPort}`;
+    try {
+      expect(dev.out.stdout.split('\n')).toEqual([
+        `Keel dev server ready at localhost:${port} · Web UI http://localhost:${uiPort}/namespaces/default/workflows`,
+        'Data: in memory · Ctrl-C to stop',
+        `Encryption: keys ${keyFile} (new) · codec server ${codecUrl} (the Web UI decodes through it; temporal CLI: add --codec-endpoint ${codecUrl})`,
+        `Try: KEEL_ENCRYPTION_KEYS_FILE=${keyFile} npx keel run hello --model scripted/hello --address localhost:${port}   ` +
+          '(a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)',
+        '',
+      ]);
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      // the UI the dev server serves calls the codec server (its settings, as the browser reads them)
+      const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as {
+        Codec: { Endpoint: string };
+      };
+      expect(settings.Codec.Endpoint).toBe(codecUrl);
+
+      // a run sealed with the dev keys: stored as ciphertext, decoded by the codec server for the UI's origin
+      const ring = readKeyRing(keyFile);
+      const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+      try {
+        const client = new AgentClient(
+          new Client({ connection, dataConverter: { payloadCodecs: [new EncryptionCodec(ring)] } }),
+          'keel',
+        );
+        const run = await client.start({ model: 'scripted/hello', prompt: 'hello, sealed' });
+        expect((await run.result()).finalText).toBe(HELLO);
+        const history = await new Client({ connection }).workflow.getHandle(run.workflowId).fetchHistory();
+        const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+        const json = (b: Uint8Array | null | undefined) => Buffer.from(b ?? []).toString('base64');
+        const res = await fetch(`${codecUrl}/decode`, {
+          method: 'POST',
+          headers: {
+            Origin: `http://localhost:${uiPort}`,
+            'Content-Type': 'application/json',
+            'X-Namespace': 'default',
+          },
+          body: JSON.stringify({
+            payloads: [
+              {
+                metadata: Object.fromEntries(Object.entries(input.metadata!).map(([k, v]) => [k, json(v)])),
+                data: json(input.data),
+              },
+            ],
+          }),
+        });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('access-control-allow-origin')).toBe(`http://localhost:${uiPort}`);
+        const decoded = ((await res.json()) as { payloads: { data: string }[] }).payloads[0]!;
+        expect(JSON.parse(Buffer.from(decoded.data, 'base64').toString())).toMatchObject({ prompt: 'hello, sealed' });
+        expect(Buffer.from(input.data!).toString('latin1')).not.toContain('hello, sealed');
+        const tooled = await client.start({ model: 'scripted/lister', prompt: 'list it', tools: ['bash'] });
+        expect((await tooled.result()).finalText).toBe('Listed.');
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      expect(await stop(dev.child)).toBe(0);
+    }
+    // a second start reuses the key file: runs of the first session stay readable
+    const again = await startDev(
+      [
+        '--port',
+        String(port),
+        '--ui-port',
+        String(uiPort),
+        '--codec-port',
+        String(codecPort),
+        '--in-memory',
+        '--encrypt',
+        '--no-worker',
+      ],
+      { cwd: dir, env },
+    );
+    try {
+      expect(again.out.stdout).toContain(`Encryption: keys ${keyFile} · codec server ${codecUrl}`);
+    } finally {
+      expect(await stop(again.child)).toBe(0);
+    }
+  }, 180_000);
+
+  // The pasted Try: command needs `keel run` to seal with $KEEL_ENCRYPTION_KEYS_FILE, which the CLI's encryption
+  // wiring (issue 23 item 1, helper enc) adds; until that is merged the CLI cannot read the sealed result.
+  it.skip('prints a Try: command that runs as pasted (needs the CLI to read $KEEL_ENCRYPTION_KEYS_FILE: enc)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-dev-encrypt-try-'));
+    const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
+    const dev = await startDev(
+      [
+        '--port',
+        String(port),
+        '--ui-port',
+        String(uiPort),
+        '--codec-port',
+        String(codecPort),
+        '--in-memory',
+        '--no-builtin',
+        '--encrypt',
+      ],
+      { cwd: dir, env },
+    );
+    try {
+      const line = dev.out.stdout.split('\n')[3]!;
+      const pasted = await run('/bin/sh', ['-c', line.slice('Try: '.length, line.indexOf('   ('))], { cwd: ROOT, env });
+      expect(pasted.code, pasted.stderr).toBe(0);
+      expect(pasted.stdout).toContain(HELLO);
+    } finally {
+      expect(await stop(dev.child)).toBe(0);
+    }
+  }, 120_000);
 });

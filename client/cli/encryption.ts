@@ -1,0 +1,258 @@
+/**
+ * `keel codec-server` (Temporal's codec-server protocol over Keel's key ring, for the Web UI and the `temporal` CLI)
+ * and `keel encryption keygen` (a key file, or a new primary key in one: rotation). README "Reading encrypted runs:
+ * the codec server"; docs/cli.md.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { PassThroughWorkerOptions } from '../../worker/create-worker.js';
+import {
+  EncryptionCodec,
+  KEYS_ENV,
+  KEYS_FILE_ENV,
+  keyRingFromEnv,
+  newKeyRingJson,
+  parseKeyRing,
+  readKeyRing,
+  type KeyRing,
+} from '../../common/encryption.js';
+import {
+  CODEC_TOKEN_ENV,
+  CodecServerConfigError,
+  createCodecServer,
+  DEFAULT_CODEC_SERVER_PORT,
+  isLoopback,
+} from '../codec-server.js';
+import { act, CliError, EXIT, usageError } from './context.js';
+
+/** The Web UI origins `keel codec-server` allows when given no --origin: `keel dev`'s UI. */
+export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'];
+
+/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The key ring of `--encryption-keys <file>`, else of `$KEEL_ENCRYPTION_KEYS` / `$KEEL_ENCRYPTION_KEYS_FILE`, with
+ * where it came from; a usage error saying how to give keys when there are none or they do not parse.
+ */
+export function keyRingFromFlags(file: string | undefined): { ring: KeyRing; source: string } {
+  try {
+    if (file !== undefined) return { ring: readKeyRing(resolve(file)), source: resolve(file) };
+    const ring = keyRingFromEnv();
+    if (ring) return { ring, source: process.env[KEYS_ENV] ? `$${KEYS_ENV}` : resolve(process.env[KEYS_FILE_ENV]!) };
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+  throw usageError(
+    `no encryption keys: give --encryption-keys <file>, or set $${KEYS_FILE_ENV} (a file) or $${KEYS_ENV} (its JSON). ` +
+      'Make a key file with `npx keel encryption keygen --out keel-keys.json`.',
+  );
+}
+
+/** A key id for `keygen` without --id: `k-<yyyymmdd>-<4 hex>`. */
+function newKeyId(): string {
+  return `k-${new Date().toISOString().slice(0, 10).replaceAll('-', '')}-${randomBytes(2).toString('hex')}`;
+}
+
+/** Writes `text` to `file` with mode 0600, atomically (a temporary file in the same directory, renamed over it). */
+function writeSecretFile(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+  chmodSync(tmp, 0o600); // whatever the umask
+  renameSync(tmp, file);
+}
+
+/**
+ * The key file at `file`: read when it exists, else created (0600) with one fresh key. `keel dev --encrypt` keeps its
+ * keys in `.keel/encryption-keys.json` this way, so runs of earlier sessions stay readable.
+ */
+export function ensureKeyFile(file: string): { ring: KeyRing; created: boolean } {
+  if (!existsSync(file)) {
+    writeSecretFile(file, newKeyRingJson(newKeyId()));
+    return { ring: readKeyRing(file), created: true };
+  }
+  try {
+    return { ring: readKeyRing(file), created: false };
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+}
+
+/**
+ * Worker options that make a worker seal and open payloads with `ring`. STOPGAP until the worker takes the codec by
+ * its own option (issue 23 item 1, `enc`): switch this one function over to that option. A plugin (run after Keel's)
+ * adds the codec to the worker's data converter object in place, because Keel's plugin has by then kept a reference
+ * to that object for its side workers (the tool queue, the home queue), which must seal and open alike.
+ */
+export function encryptingWorkerOptions(ring: KeyRing): Pick<PassThroughWorkerOptions, 'plugins'> {
+  const codec = new EncryptionCodec(ring);
+  return {
+    plugins: [
+      {
+        name: 'keel-dev-encryption',
+        configureWorker: (options) => {
+          const dataConverter = options.dataConverter ?? {};
+          dataConverter.payloadCodecs = [...(dataConverter.payloadCodecs ?? []), codec];
+          return { ...options, dataConverter };
+        },
+      },
+    ],
+  };
+}
+
+/** `host:port`, `:port` or `port` → host (default 127.0.0.1) and port. */
+function parseListen(value: string): { host: string; port: number } {
+  const m = /^(?:(.*):)?(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535)
+    throw usageError(`--listen must be host:port or port (e.g. 127.0.0.1:${DEFAULT_CODEC_SERVER_PORT}), got ${value}`);
+  return { host: (m[1] || '127.0.0.1').replace(/^\[|\]$/g, ''), port };
+}
+
+/** The token of --token-file (trailing newline ignored), else $KEEL_CODEC_SERVER_TOKEN, with how a shell names it. */
+function codecToken(file: string | undefined): { token: string; shell: string } | undefined {
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw usageError(`--token-file ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    const token = text.replace(/\r?\n$/, '');
+    if (token.trim() === '') throw usageError(`--token-file ${file} is empty`);
+    return { token, shell: `$(cat ${shellWord(resolve(file))})` };
+  }
+  const env = process.env[CODEC_TOKEN_ENV];
+  return env ? { token: env, shell: `$${CODEC_TOKEN_ENV}` } : undefined;
+}
+
+/** Resolves at the first SIGINT/SIGTERM (a timer keeps the process alive meanwhile). */
+function untilSignal(): Promise<NodeJS.Signals> {
+  const keepAlive = setInterval(() => {}, 2 ** 30);
+  return new Promise<NodeJS.Signals>((done) => {
+    process.once('SIGINT', () => done('SIGINT'));
+    process.once('SIGTERM', () => done('SIGTERM'));
+  }).finally(() => clearInterval(keepAlive));
+}
+
+/** The `temporal` CLI flags that decode through the codec server at `url` (`tokenShell`: the token as a shell word). */
+export function temporalCodecFlags(url: string, tokenShell?: string): string {
+  return `--codec-endpoint ${url}${tokenShell ? ` --codec-auth "Bearer ${tokenShell}"` : ''}`;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+export function registerEncryptionCommands(program: Command): void {
+  program
+    .command('codec-server')
+    .summary("decode sealed runs for the Temporal Web UI and CLI (Temporal's codec-server protocol)")
+    .description(
+      "Serves POST /encode and /decode (Temporal's remote codec protocol) with the key ring of --encryption-keys " +
+        `(or $${KEYS_FILE_ENV} / $${KEYS_ENV}), so the Web UI (--ui-codec-endpoint, or its Codec Server setting) and ` +
+        '`temporal … --codec-endpoint` show encrypted runs decoded. Browsers may call it only from the --origin(s). ' +
+        `With a bearer token (--token-file or $${CODEC_TOKEN_ENV}) every request must carry it; without one it ` +
+        'only listens on a loopback address. Runs until Ctrl-C.',
+    )
+    .option('--encryption-keys <file>', `key file (default: $${KEYS_FILE_ENV}, or the JSON in $${KEYS_ENV})`)
+    .option('--listen <host:port>', 'where to listen', `127.0.0.1:${DEFAULT_CODEC_SERVER_PORT}`)
+    .option(
+      '--origin <url>',
+      `a Web UI origin allowed to call from a browser, e.g. https://temporal.example.com; repeatable (default: ${DEFAULT_UI_ORIGINS.join(', ')})`,
+      collect,
+    )
+    .option(
+      '--token-file <file>',
+      `file holding the bearer token requests must carry (default: $${CODEC_TOKEN_ENV}); required unless --listen is loopback`,
+    )
+    .action(
+      act(async (o: { encryptionKeys?: string; listen: string; origin?: string[]; tokenFile?: string }) => {
+        const { ring, source } = keyRingFromFlags(o.encryptionKeys);
+        const { host, port } = parseListen(o.listen);
+        const token = codecToken(o.tokenFile);
+        const origins = o.origin ?? DEFAULT_UI_ORIGINS;
+        let server;
+        try {
+          server = await createCodecServer({ keyRing: ring, host, port, origins, token: token?.token });
+        } catch (err) {
+          if (err instanceof CodecServerConfigError) throw usageError(err.message);
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE')
+            throw new CliError(EXIT.usage, `${host}:${port} is in use: choose another with --listen <host:port>`);
+          throw err;
+        }
+        process.stdout.write(
+          `Keel codec server at ${server.url} · keys ${source} (primary ${ring.primary}, ${ring.keys.size} key${ring.keys.size === 1 ? '' : 's'}) · ` +
+            `${token ? 'bearer token required' : `no token (${isLoopback(host) ? 'loopback only' : host})`} · Ctrl-C to stop\n` +
+            `Web UI origins: ${origins.join(', ')}; point the UI at it: temporal server start-dev --ui-codec-endpoint ${server.url}\n` +
+            `Temporal CLI: add ${temporalCodecFlags(server.url, token?.shell)} to temporal workflow show / describe / query\n`,
+        );
+        const signal = await untilSignal();
+        process.stderr.write(`[keel] ${signal}: stopping\n`);
+        await server.close();
+      }),
+    );
+
+  const encryption = program
+    .command('encryption')
+    .summary('key files of payload encryption (keygen)')
+    .description('Key files of payload encryption (README "Encryption").');
+  encryption
+    .command('keygen')
+    .summary('write a new key file, or add a new primary key to one (rotation)')
+    .description(
+      'Writes a key file (mode 0600) with one fresh AES-256 key as primary, or with --add-to adds a fresh key to an ' +
+        'existing file and makes it primary (rotation: the old keys stay, so runs sealed with them stay readable). ' +
+        'Key material is never printed.',
+    )
+    .option('--id <id>', "the new key's id (default k-<yyyymmdd>-<4 hex>)")
+    .option('--out <file>', 'the key file to create (refused if it exists; use --add-to to rotate)', 'keel-keys.json')
+    .option('--add-to <file>', 'add the new key to this key file and make it primary')
+    .action(
+      act(async (o: { id?: string; out: string; addTo?: string }) => {
+        const id = o.id ?? newKeyId();
+        if (o.addTo !== undefined) {
+          const file = resolve(o.addTo);
+          let existing: KeyRing;
+          try {
+            existing = readKeyRing(file);
+          } catch (err) {
+            throw usageError((err as Error).message);
+          }
+          if (existing.keys.has(id))
+            throw usageError(`${file} already has a key ${JSON.stringify(id)}: choose another --id`);
+          writeSecretFile(file, checkedRing(newKeyRingJson(id, existing), file));
+          process.stdout.write(
+            `Added key ${id} to ${file} as primary (keys: ${[...existing.keys.keys(), id].join(', ')}; mode 0600). ` +
+              'Restart workers and clients with it; keep the old keys while runs sealed with them may be read.\n',
+          );
+          return;
+        }
+        const file = resolve(o.out);
+        if (existsSync(file))
+          throw usageError(
+            `${file} exists: to rotate, add a key with --add-to ${shellWord(o.out)}; else choose another --out`,
+          );
+        writeSecretFile(file, checkedRing(newKeyRingJson(id), file));
+        process.stdout.write(
+          `Wrote ${file} (primary key ${id}, mode 0600). Use it: export ${KEYS_FILE_ENV}=${shellWord(file)}\n`,
+        );
+      }),
+    );
+}
+
+/** The new file's text, after checking that it parses (an invalid --id is refused before anything is written). */
+function checkedRing(text: string, file: string): string {
+  try {
+    parseKeyRing(text, file); // the same reader the workers use
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+  return text;
+}
