@@ -5,7 +5,8 @@
  * Reports both medians in ms/turn, the added ms per turn and the ratio (paired by round). Goal: ≤ 5 % of a turn.
  */
 import { AgentClient } from '../client/agent-client.js';
-import { newKeyRingJson, parseKeyRing } from '../common/encryption.js';
+import type { Payload } from '@temporalio/common';
+import { EncryptionCodec, isEncrypted, newKeyRingJson, parseKeyRing } from '../common/encryption.js';
 import { ROUNDS, type Bench } from './context.js';
 import { keelInput, keelRun } from './runs.js';
 import { fmt, pairedRatio, summarize, type Summary } from './stats.js';
@@ -21,6 +22,12 @@ export interface CodecResult {
   sealedMsPerTurn: Summary;
   addedMsPerTurn: Summary;
   ratio: Summary;
+  /**
+   * The codec alone, in this process: opening and sealing again every sealed payload of one encrypted run's history,
+   * per turn (each payload is sealed once and opened at least once by the parties), and how many payloads that is.
+   */
+  codecCpuMsPerTurn: number;
+  sealedPayloadsPerTurn: number;
 }
 
 export async function codecSection(b: Bench): Promise<CodecResult> {
@@ -65,7 +72,27 @@ export async function codecSection(b: Bench): Promise<CodecResult> {
       }
       b.log(`  round ${r + 1}: plain ${fmt(a[r])}, encrypted ${fmt(s[r])} ms/turn`);
     }
+    // the codec's own cost: every sealed payload of one run's raw history, opened and sealed again
+    const codec = new EncryptionCodec(parseKeyRing(keys, 'bench'));
+    const one = await keelRun(sealed, input);
+    const raw = await sealed.client.workflowService.getWorkflowExecutionHistory({
+      namespace: 'default',
+      execution: { workflowId: one.workflowId },
+    });
+    const found: Payload[] = [];
+    const walk = (v: unknown) => {
+      if (!v || typeof v !== 'object') return;
+      if (isEncrypted(v as Payload) && (v as Payload).data) found.push(v as Payload);
+      else for (const x of Object.values(v)) walk(x);
+    };
+    walk(raw.history?.events ?? []);
+    const t0 = performance.now();
+    for (let i = 0; i < 20; i++) await codec.encode(await codec.decode(found));
+    const codecCpuMsPerTurn = (performance.now() - t0) / 20 / TURNS;
+    b.log(`  codec alone: ${found.length} sealed payloads, ${fmt(codecCpuMsPerTurn, 3)} ms/turn`);
     return {
+      codecCpuMsPerTurn,
+      sealedPayloadsPerTurn: found.length / TURNS,
       turns: TURNS,
       runsPerRound,
       plainMsPerTurn: summarize(a),

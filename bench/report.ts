@@ -407,6 +407,11 @@ export function markdown(r: any): string {
     row('9 codec', 'Keel with encryption, ms/turn', fmtSummary(cd.sealedMsPerTurn));
     row('9 codec', 'ms encryption adds per turn (paired)', fmtSummary(cd.addedMsPerTurn));
     row('9 codec', 'encrypted ÷ plain', fmtSummary(cd.ratio), '≤ 1.05', check(cd.ratio.median <= 1.05));
+    row(
+      '9 codec',
+      `the codec alone, ms/turn (${fmt(cd.sealedPayloadsPerTurn, 1)} payloads opened and sealed per turn)`,
+      fmt(cd.codecCpuMsPerTurn, 3),
+    );
   }
   const sb = r.sandbox;
   if (sb) {
