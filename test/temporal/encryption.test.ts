@@ -342,4 +342,44 @@ describe('rotation and a mixed namespace', () => {
     expect((await fresh.result()).finalText).toBe(`${REPLY}, done`);
     expect(keyIds(await rawHistory(fresh.workflowId))).toEqual(new Set(['k2']));
   }, 180_000);
+
+  it('a worker without the key ring meets a sealed run: its workflow task fails with a text naming --encryption-keys; given the keys, the run completes', async () => {
+    const taskQueue = `test-${randomUUID()}`;
+    const keyless = await startKeel({
+      scripts,
+      tools: [echo],
+      taskQueue,
+      payloadStorage: { dir: payloadDir },
+      encryption: false,
+    });
+    const sealedClient = await AgentClient.connect({
+      address: keyless.address,
+      taskQueue,
+      payloadStorage: { dir: payloadDir },
+      encryption: { keyRing: ring },
+    });
+    try {
+      const run = await sealedClient.start({ model: 'scripted/enc', prompt: PROMPT, tools: ['echo'] });
+      let failures: string[] = [];
+      await until(
+        async () => (failures = await workflowTaskFailures(run)).length > 0,
+        30_000,
+        'a workflow task failure',
+      );
+      expect(failures[0]).toContain(
+        'this run\'s payloads are encrypted (key "k1") and this process has no encryption key ring: give this process the key ring: `--encryption-keys <file>`',
+      );
+      await keyless.stop();
+      current = await startKeel({
+        scripts,
+        tools: [echo],
+        taskQueue,
+        payloadStorage: { dir: payloadDir },
+        encryption: { keyRing: ring },
+      });
+      expect((await run.result()).finalText).toBe(`${REPLY}, done`);
+    } finally {
+      await sealedClient.close();
+    }
+  }, 120_000);
 });
