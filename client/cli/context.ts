@@ -21,7 +21,7 @@ import {
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
 import { keelClientDataConverter } from '../../common/payload-storage.js';
-import { keyRingOf, type EncryptionOption } from '../../common/encryption.js';
+import { DecryptionError, keyRingOf, NoKeyRingError, type EncryptionOption } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { thrownMessage } from '../../common/errors.js';
 
@@ -257,6 +257,8 @@ export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliE
   if (err instanceof CliError) return err;
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
   if (err instanceof UpdateRejectedError) return usageError(err.message);
+  // a sealed run read without (the right) keys: the command needs --encryption-keys
+  if (err instanceof NoKeyRingError || err instanceof DecryptionError) return usageError(err.message);
   if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);
   if (err instanceof WorkflowExecutionAlreadyStartedError)
     return usageError(`A run with id ${err.workflowId} already exists; pick another --id.`);

@@ -262,7 +262,7 @@ describe('payload encryption', () => {
       await client.close();
     }
     const cli = await keelCli(['status', sealedRunId]);
-    expect([cli.code, cli.stderr.trim()]).toEqual([1, `keel: ${text}`]);
+    expect([cli.code, cli.stderr.trim()]).toEqual([2, `keel: ${text}`]); // a usage error: the command needs the keys
   }, 60_000);
 
   it('a run started without encryption on an encrypting worker fails at its start with the exact text, no task retries', async () => {
