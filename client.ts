@@ -30,6 +30,15 @@ export {
   type S3PayloadStorage,
 } from './common/payload-storage.js';
 export {
+  DecryptionError,
+  EncryptionCodec,
+  NoKeyRingError,
+  parseKeyRing,
+  readKeyRing,
+  type EncryptionOption,
+  type KeyRing,
+} from './common/encryption.js';
+export {
   resolveConnection,
   connectOptions,
   type ConnectionSettings,

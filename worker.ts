@@ -49,4 +49,13 @@ export {
 export { keelPlugin, KeelPlugin, WORKFLOWS_PATH, type KeelPluginOptions } from './worker/plugin.js';
 export { DEFAULT_TASK_QUEUE, toolTaskQueue, WORKER_ROLES, type WorkerRole } from './common/task-queues.js';
 export { keelDataConverter, type PayloadStorageOption, type S3PayloadStorage } from './common/payload-storage.js';
+export {
+  DecryptionError,
+  EncryptionCodec,
+  NoKeyRingError,
+  parseKeyRing,
+  readKeyRing,
+  type EncryptionOption,
+  type KeyRing,
+} from './common/encryption.js';
 export { startDevServer } from './client/dev-server.js';

@@ -28,6 +28,11 @@ export interface KeelActivityDeps {
   homeQueue?: () => string | undefined;
   /** Tools run on other workers (role `model`): startRun reports none for local activities. */
   toolsElsewhere?: boolean;
+  /**
+   * On an encrypting worker: the line that fails a run whose start input reached Temporal unencrypted (worker/
+   * sealed-start.ts), else undefined. Checked by `startRun` before anything else.
+   */
+  unsealedStart?: () => Promise<string | undefined>;
   /** The closed ones among a batch's children, with their outcomes (normally activities/batch-children.ts). */
   closedChildren?: (workflowIds: string[]) => Promise<ClosedChild[]>;
 }
@@ -49,6 +54,7 @@ export function createActivities(deps: KeelActivityDeps) {
       largePayloads: deps.largePayloads === true,
       homeQueue: deps.homeQueue,
       toolsElsewhere: deps.toolsElsewhere === true,
+      unsealedStart: deps.unsealedStart,
     }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     compact: createCompact({ models, transcript }),

@@ -22,8 +22,13 @@ export function createStartRun(deps: {
    * would run in this worker's process.
    */
   toolsElsewhere?: boolean;
+  /** An encrypting worker's check of the run's raw start (worker/sealed-start.ts): a line when it was not sealed. */
+  unsealedStart?: () => Promise<string | undefined>;
 }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
+    // the codec passes clear payloads through (old runs stay readable), so a clear start is caught here, once
+    const unsealed = await deps.unsealedStart?.();
+    if (unsealed) return { errors: [unsealed], tools: [], searchAttributes: false };
     const errors = agentRunInputErrors(input);
     if (!input || typeof input !== 'object') return { errors, tools: [], searchAttributes: false };
     const names = Array.isArray(input.tools) ? input.tools.filter((n): n is string => typeof n === 'string') : [];

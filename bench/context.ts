@@ -3,14 +3,15 @@ import type { Client } from '@temporalio/client';
 import type { AgentClient } from '../client/agent-client.js';
 import type { DevServer } from '../client/dev-server.js';
 import type { WorkerProcess } from './workers.js';
+import type { WorkerProcessConfig } from './worker-process.js';
 
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,large,sandbox')
+  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,large,sandbox,codec')
     .split(',')
     .map((s) => s.trim()),
 );
-const SECTIONS = ['overhead', 'history', 'throughput', 'memory', 'peer', 'batch', 'large', 'sandbox'];
+const SECTIONS = ['overhead', 'history', 'throughput', 'memory', 'peer', 'batch', 'large', 'sandbox', 'codec'];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
   throw new Error(`BENCH_ONLY: unknown section(s) ${unknownSections.join(', ')}; known: ${SECTIONS.join(', ')}`);
@@ -30,7 +31,14 @@ export interface Bench {
   main: WorkerProcess;
   /** Every worker process started so far (stopped at the end). */
   workers: WorkerProcess[];
-  spawnWorker(name: string, keelQueues: string[], benchQueue: string | undefined, exposeGc?: boolean): WorkerProcess;
+  spawnWorker(
+    name: string,
+    keelQueues: string[],
+    benchQueue: string | undefined,
+    exposeGc?: boolean,
+    /** Payload encryption of some Keel queues (bench/codec.ts). */
+    extra?: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys'>,
+  ): WorkerProcess;
   keelBundlePath: string;
   benchBundlePath: string;
 }

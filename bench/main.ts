@@ -28,10 +28,10 @@
  *    (bench/sandbox.ts; BENCH_SANDBOX_CALLS pairs, default 100).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
- * batch.ts, large-transcript.ts and sandbox.ts, sharing
+ * batch.ts, large-transcript.ts, sandbox.ts and codec.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,large,sandbox;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,large,sandbox,codec;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20),
@@ -55,6 +55,7 @@ import { WORKFLOWS_PATH } from '../worker/create-worker.js';
 import { keelDataConverter } from '../common/payload-storage.js';
 import { QUEUE } from './fixtures.js';
 import { WorkerProcess } from './workers.js';
+import type { WorkerProcessConfig } from './worker-process.js';
 import { ONLY, ROUNDS, type Bench } from './context.js';
 import { batchSection } from './batch.js';
 import { historySection } from './history-growth.js';
@@ -65,6 +66,7 @@ import { peerSection } from './peer.js';
 import { markdown } from './report.js';
 import { throughputSection } from './throughput.js';
 import { sandboxSection } from './sandbox.js';
+import { codecSection } from './codec.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started = performance.now();
@@ -133,6 +135,7 @@ function spawnWorker(
   keelQueues: string[],
   benchQueue: string | undefined,
   exposeGc = false,
+  extra: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys'> = {},
 ): WorkerProcess {
   const w = WorkerProcess.spawn(
     name,
@@ -142,6 +145,7 @@ function spawnWorker(
       keelQueues,
       identity: `bench-${name}`,
       ...(benchQueue ? { benchBundlePath, benchQueue } : {}),
+      ...extra,
     },
     { exposeGc },
   );
@@ -175,6 +179,7 @@ try {
   if (ONLY.has('batch')) results.batch = await batchSection(bench);
   if (ONLY.has('large')) results.large = await largeSection(bench);
   if (ONLY.has('sandbox')) results.sandbox = await sandboxSection(bench);
+  if (ONLY.has('codec')) results.codec = await codecSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

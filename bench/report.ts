@@ -401,6 +401,18 @@ export function markdown(r: any): string {
         `${l.outcome} after ${l.turnsCompleted} model calls in ${fmt(l.seconds, 0)} s, history ${fmtBytes(l.history.bytes)} / ${l.history.events} events (${fmtBytes(l.history.bytesPerTurn)}/turn at the end; largest model input ${fmtBytes(l.history.largestModelInputBytes)})${l.failure ? `: ${l.failure}` : ''}`,
       );
   }
+  const cd = r.codec;
+  if (cd) {
+    row('9 codec', `Keel without encryption, ms/turn (${cd.turns} turns)`, fmtSummary(cd.plainMsPerTurn));
+    row('9 codec', 'Keel with encryption, ms/turn', fmtSummary(cd.sealedMsPerTurn));
+    row('9 codec', 'ms encryption adds per turn (paired)', fmtSummary(cd.addedMsPerTurn));
+    row('9 codec', 'encrypted ÷ plain', fmtSummary(cd.ratio), '≤ 1.05', check(cd.ratio.median <= 1.05));
+    row(
+      '9 codec',
+      `the codec alone, ms/turn (${fmt(cd.sealedPayloadsPerTurn, 1)} payloads opened and sealed per turn)`,
+      fmt(cd.codecCpuMsPerTurn, 3),
+    );
+  }
   const sb = r.sandbox;
   if (sb) {
     row('8 sandbox', `bash \`echo ok\`, unsandboxed, ms/call (${sb.calls} calls)`, fmtSummary(sb.plainMs));

@@ -12,6 +12,7 @@ import { Client, Connection, WorkflowClient } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { scriptedModel } from '../activities/model/scripted.js';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker.js';
+import { parseKeyRing } from '../common/encryption.js';
 import { createBenchActivities } from './bench-activities.js';
 import { BENCH_TOOLS, READ_FILE, READ_FILE_TEXT, readTools, SCRIPTS } from './fixtures.js';
 
@@ -22,6 +23,9 @@ export interface WorkerProcessConfig {
   benchBundlePath?: string;
   benchQueue?: string;
   identity: string;
+  /** Keel queues whose worker encrypts payloads with `encryptionKeys` (a key file's JSON; bench/codec.ts). */
+  encryptedQueues?: string[];
+  encryptionKeys?: string;
 }
 
 /** Queries of one type: how many, their total latency, and (for `messages`) how many messages they returned. */
@@ -94,6 +98,10 @@ try {
         models: { scripted: scriptedModel(SCRIPTS) },
         workflowBundle: { codePath: config.keelBundlePath },
         identity: `${config.identity}@${taskQueue}`,
+        encryption:
+          config.encryptedQueues?.includes(taskQueue) && config.encryptionKeys
+            ? { keyRing: parseKeyRing(config.encryptionKeys, 'the bench key') }
+            : false,
       }),
     );
   }

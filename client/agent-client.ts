@@ -41,6 +41,7 @@ import {
   steerUpdate,
 } from '../workflows/definitions.js';
 import { keelClientDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
+import type { EncryptionOption } from '../common/encryption.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { runSummary } from '../common/run-summary.js';
@@ -98,6 +99,13 @@ export interface ConnectOptions extends ConnectionSettings {
    * without that store rejects with `PayloadStoreMissingError`, whose message names the option to pass.
    */
   payloadStorage?: PayloadStorageOption;
+  /**
+   * Payload encryption (README "Encryption"); must match the workers'. Default: the key ring `$KEEL_ENCRYPTION_KEYS`
+   * or `$KEEL_ENCRYPTION_KEYS_FILE` names; `{ keysFile }` or `{ keyRing }`: that one; `false`: off. Everything this
+   * client sends (inputs, signals, Updates) is sealed; a sealed run read without a key ring rejects with
+   * `NoKeyRingError`, whose message says what to pass.
+   */
+  encryption?: EncryptionOption;
 }
 
 export interface StartOptions {
@@ -133,7 +141,7 @@ export class AgentClient {
       new Client({
         connection,
         namespace: resolved.namespace,
-        dataConverter: keelClientDataConverter(opts.payloadStorage),
+        dataConverter: keelClientDataConverter(opts.payloadStorage, opts.encryption),
       }),
       opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     );

@@ -15,7 +15,7 @@
  *
  * Never imported by workflow code (Node's crypto); the worker and every client take it through one option.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
@@ -30,6 +30,9 @@ export const CIPHER = 'AES-256-GCM';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
+/** Payloads from this size on are remembered once sealed (see EncryptionCodec.recent): those that may be offloaded. */
+const RECENT_MIN_BYTES = 64 * 1024;
+const RECENT_LIMIT = 16;
 
 /** The environment variable naming the key file (JSON, see {@link parseKeyRing}). */
 export const KEYS_FILE_ENV = 'KEEL_ENCRYPTION_KEYS_FILE';
@@ -132,6 +135,14 @@ export class DecryptionError extends Error {
  * `decode` throws {@link DecryptionError} when the key id is not in the ring or the payload does not authenticate.
  */
 export class EncryptionCodec implements PayloadCodec {
+  /**
+   * The last few large payloads sealed, by the sha256 of their plaintext: sealing one again (a finished tool's outcome
+   * is written to the payload store by Keel, then encoded again by the SDK, worker/store-finished-outcome.ts) gives the
+   * same bytes, so both land on the same content-addressed object. Reveals only that two large payloads sealed within
+   * moments of each other were equal (their store keys already are content hashes).
+   */
+  private readonly recent = new Map<string, Payload>();
+
   constructor(readonly ring: KeyRing) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
@@ -145,12 +156,16 @@ export class EncryptionCodec implements PayloadCodec {
   seal(payload: Payload): Payload {
     const id = this.ring.primary;
     const key = this.ring.keys.get(id)!;
+    const plain = PayloadProto.encode(payload).finish();
+    const large = plain.length >= RECENT_MIN_BYTES;
+    const digest = large ? `${id}:${createHash('sha256').update(plain).digest('hex')}` : '';
+    const seen = large ? this.recent.get(digest) : undefined;
+    if (seen) return seen;
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(id));
-    const plain = PayloadProto.encode(payload).finish();
     const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-    return {
+    const out: Payload = {
       metadata: {
         [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING),
         [KEY_ID_METADATA]: Buffer.from(id),
@@ -158,6 +173,11 @@ export class EncryptionCodec implements PayloadCodec {
       },
       data: sealed,
     };
+    if (large) {
+      this.recent.set(digest, out);
+      if (this.recent.size > RECENT_LIMIT) this.recent.delete(this.recent.keys().next().value!);
+    }
+    return out;
   }
 
   open(payload: Payload): Payload {
@@ -191,3 +211,71 @@ export class EncryptionCodec implements PayloadCodec {
     }
   }
 }
+
+/**
+ * The `encryption` option of `createAgentWorker`, `keelPlugin`, `AgentClient.connect` and the CLI:
+ * - not given (or `{}`): the key ring the environment names (`$KEEL_ENCRYPTION_KEYS`, else
+ *   `$KEEL_ENCRYPTION_KEYS_FILE`), like `payloadStorage` defaults to the environment's store; none named → no encryption;
+ * - `{ keyRing }` or `{ keysFile }`: that key ring;
+ * - `false`: off, whatever the environment says.
+ *
+ * A party without a key ring still recognises sealed payloads and refuses them with {@link NoKeyRingError}, whose
+ * message says what to pass.
+ */
+export type EncryptionOption = false | { keyRing?: KeyRing; keysFile?: string };
+
+/** The key ring an option selects (see {@link EncryptionOption}); undefined when off. Throws on a bad key file. */
+export function keyRingOf(
+  option: EncryptionOption | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): KeyRing | undefined {
+  if (option === false) return undefined;
+  if (option?.keyRing && option.keysFile) throw new Error('encryption: give keyRing or keysFile, not both');
+  if (option?.keyRing) return option.keyRing;
+  if (option?.keysFile) return readKeyRing(option.keysFile);
+  return keyRingFromEnv(env);
+}
+
+/** What a party without the key ring must be given to read sealed payloads (worker, `AgentClient`, CLI alike). */
+export const NO_KEY_RING_HINT =
+  'give this process the key ring: `--encryption-keys <file>` (the keel CLI, keel worker, keel dev), ' +
+  `$${KEYS_FILE_ENV} or $${KEYS_ENV} (any Keel process), or the encryption option (createAgentWorker, keelPlugin, AgentClient.connect)`;
+
+/** A sealed payload met by a party that has no key ring. */
+export class NoKeyRingError extends Error {
+  constructor(readonly keyId: string | undefined) {
+    super(
+      `this run's payloads are encrypted (key ${JSON.stringify(keyId ?? '?')}) and this process has no encryption key ring: ${NO_KEY_RING_HINT}`,
+    );
+    this.name = 'NoKeyRingError';
+  }
+}
+
+/**
+ * The codec of a party without a key ring: writes payloads as they are, and turns a sealed payload it reads into a
+ * {@link NoKeyRingError} (was: the payload converter's `Unknown encoding: binary/encrypted`).
+ */
+export class NoKeyRingCodec implements PayloadCodec {
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads;
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    const sealed = payloads.find(isEncrypted);
+    if (sealed) {
+      const id = sealed.metadata?.[KEY_ID_METADATA];
+      throw new NoKeyRingError(id ? Buffer.from(id).toString() : undefined);
+    }
+    return payloads;
+  }
+}
+
+/** Keel's codec for an option: an {@link EncryptionCodec} over the ring it selects, else a {@link NoKeyRingCodec}. */
+export function keelCodecOf(option: EncryptionOption | undefined, env: NodeJS.ProcessEnv = process.env): PayloadCodec {
+  const ring = keyRingOf(option, env);
+  return ring ? new EncryptionCodec(ring) : new NoKeyRingCodec();
+}
+
+/** Whether a codec is Keel's own (either kind): composing a converter twice adds it once. */
+export const isKeelCodec = (codec: PayloadCodec): boolean =>
+  codec instanceof EncryptionCodec || codec instanceof NoKeyRingCodec;

@@ -27,6 +27,7 @@ import {
   type StorageDriver,
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { EncryptionCodec, isKeelCodec, keelCodecOf, type EncryptionOption } from './encryption.js';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3StorageDriver } from '@temporalio/external-storage-s3';
 import type { AwsSdkS3StorageDriverClient } from '@temporalio/external-storage-s3-aws-sdk';
@@ -225,13 +226,49 @@ export function externalStorageOf(given: PayloadStorageOption | undefined): Exte
   });
 }
 
+/** What Keel's data converter is made of besides the payload store. */
+export interface KeelConverterParts {
+  /** Payload encryption (common/encryption.ts, README "Encryption"); default: the key ring the environment names. */
+  encryption?: EncryptionOption;
+  /**
+   * The caller's own data converter (`workerOptions.dataConverter`), kept: its `payloadConverterPath` and
+   * `failureConverterPath`, its `payloadCodecs` (run before Keel's codec, so encryption seals what they produced), and
+   * its `externalStorage` when no `payloadStorage` is given (both at once is refused).
+   */
+  base?: DataConverter;
+}
+
 /**
- * Keel's data converter: the default converters plus external storage (unless `payloadStorage` is `false`); with no
- * option, the storage the environment selects (`payloadStorageFromEnv`).
+ * Keel's data converter: the default converters (or the caller's, `parts.base`) plus external storage (unless
+ * `payloadStorage` is `false`; with no option, the storage the environment selects, `payloadStorageFromEnv`) and, last
+ * of the payload codecs, Keel's codec (`encryption`: an `EncryptionCodec` when a key ring is selected, else a codec that
+ * refuses sealed payloads with a text saying what to pass). The SDK runs External Storage after the codecs, so what is
+ * stored is what the codecs sealed.
  */
-export function keelDataConverter(option?: PayloadStorageOption): DataConverter {
-  const externalStorage = externalStorageOf(option);
-  return externalStorage ? { externalStorage } : {};
+export function keelDataConverter(option?: PayloadStorageOption, parts: KeelConverterParts = {}): DataConverter {
+  const base = parts.base ?? {};
+  if (base.externalStorage && option !== undefined && option !== false)
+    throw new Error(
+      'workerOptions.dataConverter.externalStorage and payloadStorage both name a payload store: give one of them ' +
+        '(leave payloadStorage out to use your externalStorage)',
+    );
+  const externalStorage = base.externalStorage ?? externalStorageOf(option);
+  return withKeelCodec({ ...base, ...(externalStorage ? { externalStorage } : {}) }, parts.encryption);
+}
+
+/**
+ * `converter` with Keel's codec (see {@link keelDataConverter}) appended to its payload codecs, unless one is there
+ * already (a converter Keel composed before: `createAgentWorker` and then `keelPlugin`).
+ */
+export function withKeelCodec(converter: DataConverter, encryption?: EncryptionOption): DataConverter {
+  const codecs = converter.payloadCodecs ?? [];
+  if (codecs.some(isKeelCodec)) return converter;
+  return { ...converter, payloadCodecs: [...codecs, keelCodecOf(encryption)] };
+}
+
+/** Whether a converter seals payloads with Keel's `EncryptionCodec`. */
+export function encrypts(converter: DataConverter | undefined): boolean {
+  return (converter?.payloadCodecs ?? []).some((c) => c instanceof EncryptionCodec);
 }
 
 /**
@@ -283,20 +320,22 @@ class MissingStoreDriver implements StorageDriver {
 }
 
 /**
- * The data converter of a client (`AgentClient.connect`, the CLI): `keelDataConverter(option)`, and for the known
+ * The data converter of a client (`AgentClient.connect`, the CLI): `keelDataConverter(option, { encryption })`, and for the known
  * stores it was not given (S3, Keel's filesystem; all of them with `payloadStorage: false`) a stand-in that turns a
  * read of their payloads into a {@link PayloadStoreMissingError} naming the option to pass (was: the SDK's
  * `TMPRL1105 … external storage is not configured` or `No driver registered with name 'aws.s3driver'`). What the
  * client writes is unchanged: offloaded to its own store, or inline when it has none.
  */
-export function keelClientDataConverter(option?: PayloadStorageOption): DataConverter {
+export function keelClientDataConverter(option?: PayloadStorageOption, encryption?: EncryptionOption): DataConverter {
+  const codecs = keelDataConverter(false, { encryption }).payloadCodecs!;
   const own = externalStorageOf(option);
   const ownNames = new Set(own?.drivers.map((d) => d.name) ?? []);
   const standIns = [S3_DRIVER_NAME, FS_DRIVER_NAME]
     .filter((name) => !ownNames.has(name))
     .map((name) => new MissingStoreDriver(name));
-  if (standIns.length === 0) return own ? { externalStorage: own } : {};
+  if (standIns.length === 0) return own ? { externalStorage: own, payloadCodecs: codecs } : { payloadCodecs: codecs };
   return {
+    payloadCodecs: codecs,
     externalStorage: new ExternalStorage({
       drivers: [...(own?.drivers ?? []), ...standIns],
       driverSelector: own ? (context, payload) => own.driverSelector(context, payload) : () => null,

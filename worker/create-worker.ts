@@ -26,6 +26,7 @@ import { keelPlugin } from './plugin.js';
 import { workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 import { keelDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
+import type { EncryptionOption } from '../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, type WorkerRole } from '../common/task-queues.js';
 
 export { WORKFLOWS_PATH } from './plugin.js';
@@ -85,6 +86,15 @@ export interface AgentWorkerOptions extends ConnectionSettings {
    */
   payloadStorage?: PayloadStorageOption;
   /**
+   * Payload encryption (README "Encryption"): every payload this worker and its activities' client write is sealed
+   * with AES-256-GCM under the key ring's primary key, in history and in the payload store alike. Default: the key ring
+   * `$KEEL_ENCRYPTION_KEYS` or `$KEEL_ENCRYPTION_KEYS_FILE` names (none: no encryption); `{ keysFile }` or `{ keyRing }`:
+   * that one; `false`: off. An encrypting worker fails a run started without encryption (a clear start) at once, with
+   * a text saying what the client must pass. `workerOptions.dataConverter` is kept and composed with Keel's (its codecs
+   * run first, then encryption; its externalStorage is used when `payloadStorage` is not given).
+   */
+  encryption?: EncryptionOption;
+  /**
    * The least severe SDK log line printed (`TRACE` … `ERROR`; default `$KEEL_LOG_LEVEL`, else `WARN`), used when no
    * Temporal `Runtime` is installed yet: the SDK's own default prints every worker state change at `INFO`. A Runtime
    * you install before (`Runtime.install({ logger })`) is kept as it is.
@@ -129,7 +139,8 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
       : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
   const { workflowBundle } = role === 'tools' ? { workflowBundle: undefined } : workflowCode(opts.workflowBundle);
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const dataConverter = keelDataConverter(opts.payloadStorage);
+  const { dataConverter: base, ...rest } = workerOptions;
+  const dataConverter = keelDataConverter(opts.payloadStorage, { encryption: opts.encryption, base });
   const keel = keelPlugin({
     tools: opts.tools,
     models: opts.models,
@@ -139,7 +150,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     ...(opts.payloadStorage && opts.payloadStorage.storeRetry ? { storeRetry: opts.payloadStorage.storeRetry } : {}),
   });
   const worker = await Worker.create({
-    ...workerOptions,
+    ...rest,
     connection,
     namespace: resolved.namespace,
     taskQueue,

@@ -32,7 +32,13 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
-import { ApplicationFailure, type ExternalStorage, type LogMetadata, type Logger } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  type ExternalStorage,
+  type LogMetadata,
+  type Logger,
+  type PayloadCodec,
+} from '@temporalio/common';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { closedChildren } from '../activities/batch-children.js';
@@ -47,7 +53,9 @@ import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
-import type { StoreRetry } from '../common/payload-storage.js';
+import { encrypts, withKeelCodec, type StoreRetry } from '../common/payload-storage.js';
+import type { EncryptionOption } from '../common/encryption.js';
+import { unsealedStartOfCurrentRun } from './sealed-start.js';
 import { storeFinishedOutcomes } from './store-finished-outcome.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
 
@@ -83,6 +91,13 @@ export interface KeelPluginOptions {
    * default 1 s doubling up to 30 s, retried until the store is back or the run is cancelled.
    */
   storeRetry?: StoreRetry;
+  /**
+   * Payload encryption (README "Encryption"), added last to the worker's `dataConverter.payloadCodecs` (the worker's
+   * own converter is kept). Default: the key ring the environment names (`$KEEL_ENCRYPTION_KEYS`,
+   * `$KEEL_ENCRYPTION_KEYS_FILE`); `false`: off. A converter that has Keel's codec already (`createAgentWorker`'s) is
+   * left as it is. An encrypting worker fails a run started without encryption at its start.
+   */
+  encryption?: EncryptionOption;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -170,6 +185,11 @@ export class KeelPlugin extends SimplePlugin {
   private homeRunning = false;
   /** The worker's payload store (its data converter's external storage), once configured. */
   private storage?: ExternalStorage;
+  /** The worker's converter seals payloads (Keel's EncryptionCodec): runs must start sealed. */
+  private encrypting = false;
+  /** The worker's payload codecs (the caller's, then Keel's), once configured. */
+  private codecs: PayloadCodec[] = [];
+  private readonly encryption?: EncryptionOption;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
@@ -191,6 +211,7 @@ export class KeelPlugin extends SimplePlugin {
       homeQueue: () => (self?.homeRunning ? self.home?.queue : undefined),
       closedChildren: (workflowIds) => closedChildren(activityClient(), workflowIds),
       toolsElsewhere: role === 'model',
+      unsealedStart: async () => (self?.encrypting ? unsealedStartOfCurrentRun(self.storage) : undefined),
     });
     const toolActivities: ToolActivities = {
       prepareToolCalls: all.prepareToolCalls,
@@ -217,7 +238,14 @@ export class KeelPlugin extends SimplePlugin {
       // is written to the payload store before the attempt completes, retried while the store fails
       // (worker/store-finished-outcome.ts)
       workerInterceptors: {
-        activity: [keelActivityTelemetry, storeFinishedOutcomes(() => self?.storage, opts.storeRetry)],
+        activity: [
+          keelActivityTelemetry,
+          storeFinishedOutcomes(
+            () => self?.storage,
+            opts.storeRetry,
+            () => self?.codecs ?? [],
+          ),
+        ],
       },
       ...(role === 'tools'
         ? {}
@@ -228,6 +256,7 @@ export class KeelPlugin extends SimplePlugin {
     });
     self = this;
     this.role = role;
+    this.encryption = opts.encryption;
     this.toolActivities = toolActivities;
   }
 
@@ -283,6 +312,8 @@ export class KeelPlugin extends SimplePlugin {
     const configured = super.configureWorker(options);
     const result: WorkerOptions = {
       ...configured,
+      // the worker's converter kept, Keel's codec (encryption, or the refusal of sealed payloads without keys) last
+      dataConverter: withKeelCodec(configured.dataConverter ?? {}, this.encryption),
       // a prebuilt bundle wins: SimplePlugin would otherwise add Keel's workflowsPath next to it
       ...(options.workflowBundle ? { workflowsPath: undefined } : {}),
       // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, docs/architecture.md#heartbeats).
@@ -290,6 +321,8 @@ export class KeelPlugin extends SimplePlugin {
       defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? '250ms',
     };
     this.storage = result.dataConverter?.externalStorage;
+    this.encrypting = encrypts(result.dataConverter);
+    this.codecs = result.dataConverter?.payloadCodecs ?? [];
     const identity = options.identity ?? `${process.pid}@${hostname()}`;
     this.home = { queue: homeQueueName(options.taskQueue, identity), options: { ...result, identity } };
     if (this.role === 'all') this.toolQueue = toolTaskQueue(options.taskQueue);

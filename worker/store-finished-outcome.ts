@@ -10,13 +10,20 @@
  * writes the outcome to the worker's payload store itself, with the same driver, target and bytes the SDK will use, and
  * keeps retrying with backoff while the store fails, heartbeating (so the attempt stays alive and a cancellation reaches
  * it) and logging each failed write on the worker's logger. The attempt completes once the write succeeded; the SDK's
- * own write then finds the object there (both drivers write only what is absent). A cancellation during the wait ends
+ * own write then finds the object there (both drivers write only what is absent; the outcome is encoded by the worker's
+ * codecs first, as the SDK does). A cancellation during the wait ends
  * the attempt as cancelled (the run's documented `Operation aborted`). Bounded only by the attempt's start-to-close
  * timeout (the tool's `timeout`, default 10 minutes). Outcomes under the threshold, and workers without a store, pass
  * through untouched.
  */
 import type { Context } from '@temporalio/activity';
-import { defaultPayloadConverter, msToNumber, type ExternalStorage, type Payload } from '@temporalio/common';
+import {
+  defaultPayloadConverter,
+  msToNumber,
+  type ExternalStorage,
+  type Payload,
+  type PayloadCodec,
+} from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import proto from '@temporalio/proto';
 import type { StoreHeartbeat } from '../common/events.js';
@@ -33,6 +40,7 @@ type Execute = NonNullable<ActivityInboundCallsInterceptor['execute']>;
 export function storeFinishedOutcomes(
   storage: () => ExternalStorage | undefined,
   retry: StoreRetry = {},
+  codecs: () => PayloadCodec[] = () => [],
 ): ActivityInterceptorsFactory {
   const initial = msToNumber(retry.initialInterval ?? '1s');
   const maximum = msToNumber(retry.maximumInterval ?? '30s');
@@ -42,7 +50,7 @@ export function storeFinishedOutcomes(
         const result = await next(input);
         const store = storage();
         if (!store || ctx.info.isLocal || !TOOL_ACTIVITIES.has(ctx.info.activityType)) return result;
-        await storeDurably(ctx, store, result, initial, maximum);
+        await storeDurably(ctx, store, codecs(), result, initial, maximum);
         return result;
       },
     },
@@ -71,11 +79,15 @@ function targetOf(info: Context['info']) {
 async function storeDurably(
   ctx: Context,
   storage: ExternalStorage,
+  codecs: PayloadCodec[],
   result: unknown,
   initial: number,
   maximum: number,
 ): Promise<void> {
-  const payload: Payload = defaultPayloadConverter.toPayload(result);
+  // what the SDK stores: the payload after the worker's codecs (encryption: Keel's codec seals a large payload to the
+  // same bytes when the SDK encodes it again, common/encryption.ts), so the store never holds it in clear
+  let payload: Payload = defaultPayloadConverter.toPayload(result);
+  for (const codec of codecs) [payload] = await codec.encode([payload]);
   // the SDK's test (the payload's protobuf size; its metadata adds well under 1 KiB to the data)
   if ((payload.data?.length ?? 0) + 1024 < storage.payloadSizeThreshold) return;
   if (PayloadProto.encode(payload).finish().length < storage.payloadSizeThreshold) return;

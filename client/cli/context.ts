@@ -21,6 +21,7 @@ import {
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevUi } from './dev-registry.js';
 import { keelClientDataConverter } from '../../common/payload-storage.js';
+import { DecryptionError, keyRingOf, NoKeyRingError, type EncryptionOption } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { thrownMessage } from '../../common/errors.js';
 
@@ -64,6 +65,8 @@ export interface GlobalOptions {
   json: boolean;
   /** Seconds to wait for a connection. */
   connectTimeout: number;
+  /** Payload encryption: the key ring of `--encryption-keys` or the environment's, else off (sealed runs refused). */
+  encryption: EncryptionOption;
 }
 
 /** The connection flags every command takes (common/connection.ts resolves them with the environment and profile). */
@@ -87,6 +90,12 @@ export function addConnectionOptions(program: Command): Command {
         '--config-file <file>',
         'envconfig TOML file ($TEMPORAL_CONFIG_FILE, default ~/.config/temporalio/temporal.toml)',
       ),
+    )
+    .addOption(
+      new Option(
+        '--encryption-keys <file>',
+        'key file of payload encryption (README "Encryption"; default $KEEL_ENCRYPTION_KEYS_FILE or $KEEL_ENCRYPTION_KEYS)',
+      ),
     );
 }
 
@@ -102,6 +111,7 @@ interface ConnectionFlags {
   apiKeyFile?: string;
   profile?: string;
   configFile?: string;
+  encryptionKeys?: string;
 }
 
 /** ConnectionSettings from the flags: any --tls-* flag means TLS; none leaves TLS to the environment and profile. */
@@ -165,7 +175,18 @@ export function globals(cmd: Command): GlobalOptions {
     ui: (o.ui ?? process.env.KEEL_UI_URL ?? recordedDevUi(connection.address) ?? DEFAULT_UI).replace(/\/+$/, ''),
     json: o.json === true,
     connectTimeout: Number(o.connectTimeout ?? 10),
+    encryption: encryptionOf(o.encryptionKeys),
   };
+}
+
+/** The key ring of `--encryption-keys <file>`, else the environment's; a usage error when it cannot be read. */
+function encryptionOf(file: string | undefined): EncryptionOption {
+  try {
+    const keyRing = keyRingOf(file !== undefined ? { keysFile: file } : undefined);
+    return keyRing ? { keyRing } : false;
+  } catch (err) {
+    throw usageError(`Encryption keys: ${thrownMessage(err)}`);
+  }
 }
 
 /** `<ui>/namespaces/<ns>/workflows/<id>`; the base is `--ui`, `$KEEL_UI_URL`, the running `keel dev`'s UI, or :8233. */
@@ -216,7 +237,7 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
     throw unreachable(g.address, thrownMessage(err));
   }
   return new AgentClient(
-    new Client({ connection, namespace: g.namespace, dataConverter: keelClientDataConverter() }),
+    new Client({ connection, namespace: g.namespace, dataConverter: keelClientDataConverter(undefined, g.encryption) }),
     g.taskQueue,
   );
 }
@@ -236,6 +257,8 @@ export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliE
   if (err instanceof CliError) return err;
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
   if (err instanceof UpdateRejectedError) return usageError(err.message);
+  // a sealed run read without (the right) keys: the command needs --encryption-keys
+  if (err instanceof NoKeyRingError || err instanceof DecryptionError) return usageError(err.message);
   if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);
   if (err instanceof WorkflowExecutionAlreadyStartedError)
     return usageError(`A run with id ${err.workflowId} already exists; pick another --id.`);

@@ -237,6 +237,7 @@ async function startWorker(
     models,
     workerOptions,
     versioning,
+    encryption: g.encryption,
     ...(flags.role ? { role: flags.role } : {}),
   });
   return { worker, tools };

@@ -14,6 +14,7 @@ import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { PayloadStorageOption } from '../../common/payload-storage.js';
+import type { EncryptionOption } from '../../common/encryption.js';
 import { wakeSignal } from '../../workflows/definitions.js';
 
 let runtimeInstalled = false;
@@ -48,6 +49,8 @@ export async function startKeel(
     workerOptions?: PassThroughWorkerOptions;
     /** Default Keel's filesystem driver (common/payload-storage.ts); `false`: every payload inline. */
     payloadStorage?: PayloadStorageOption;
+    /** Payload encryption of the worker and the client (default: the environment's, i.e. none in tests). */
+    encryption?: EncryptionOption;
   } = {},
 ): Promise<Keel> {
   quietRuntime();
@@ -63,11 +66,17 @@ export async function startKeel(
     maxCachedWorkflows: opts.maxCachedWorkflows,
     workerOptions: opts.workerOptions,
     payloadStorage: opts.payloadStorage,
+    encryption: opts.encryption,
   });
   const running = worker.run();
   running.catch(() => {});
   await worker.ready(); // the task queue routes to this build before any test starts a run
-  const client = await AgentClient.connect({ address, taskQueue, payloadStorage: opts.payloadStorage });
+  const client = await AgentClient.connect({
+    address,
+    taskQueue,
+    payloadStorage: opts.payloadStorage,
+    encryption: opts.encryption,
+  });
   return {
     client,
     worker,

@@ -1,14 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, ExternalStorage, type PayloadCodec } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import {
   DecryptionError,
   EncryptionCodec,
   isEncrypted,
+  keelCodecOf,
   keyRingFromEnv,
+  keyRingOf,
+  NoKeyRingCodec,
   newKeyRingJson,
   parseKeyRing,
 } from '../../common/encryption.js';
+import { encrypts, FileStorageDriver, keelDataConverter, withKeelCodec } from '../../common/payload-storage.js';
 
 const ring = (primary: string, ...ids: string[]) =>
   parseKeyRing(
@@ -71,5 +75,68 @@ describe('payload encryption: AES-256-GCM over a key ring', () => {
     );
     expect(keyRingFromEnv({})).toBeUndefined();
     expect(keyRingFromEnv({ KEEL_ENCRYPTION_KEYS: newKeyRingJson('x') })?.primary).toBe('x');
+  });
+});
+
+describe("Keel's data converter with encryption (common/payload-storage.ts)", () => {
+  const keys = ring('k1', 'k1');
+  const marker: PayloadCodec = {
+    encode: async (ps) => ps.map((p) => ({ ...p, metadata: { ...p.metadata, marked: Buffer.from('1') } })),
+    decode: async (ps) => ps,
+  };
+
+  it("keeps the caller's converter: its codecs first, encryption last, its converter paths and external storage", () => {
+    const externalStorage = new ExternalStorage({ drivers: [new FileStorageDriver('/tmp/x')] });
+    const base = {
+      payloadCodecs: [marker],
+      payloadConverterPath: '/p.js',
+      failureConverterPath: '/f.js',
+      externalStorage,
+    };
+    const dc = keelDataConverter(undefined, { encryption: { keyRing: keys }, base });
+    expect(dc.payloadCodecs).toHaveLength(2);
+    expect(dc.payloadCodecs![0]).toBe(marker);
+    expect(dc.payloadCodecs![1]).toBeInstanceOf(EncryptionCodec);
+    expect([dc.payloadConverterPath, dc.failureConverterPath, dc.externalStorage]).toEqual([
+      '/p.js',
+      '/f.js',
+      externalStorage,
+    ]);
+    expect(encrypts(dc)).toBe(true);
+    // composing again (createAgentWorker, then keelPlugin) adds nothing
+    expect(withKeelCodec(dc, { keyRing: keys })).toBe(dc);
+  });
+
+  it('refuses a caller externalStorage together with payloadStorage', () => {
+    const externalStorage = new ExternalStorage({ drivers: [new FileStorageDriver('/tmp/x')] });
+    expect(() => keelDataConverter({ dir: '/tmp/y' }, { base: { externalStorage } })).toThrow(
+      'workerOptions.dataConverter.externalStorage and payloadStorage both name a payload store: give one of them (leave payloadStorage out to use your externalStorage)',
+    );
+  });
+
+  it('default: the key ring of the environment; false or none: a codec that refuses sealed payloads saying what to pass', async () => {
+    expect(keyRingOf(undefined, { KEEL_ENCRYPTION_KEYS: newKeyRingJson('env') })?.primary).toBe('env');
+    expect(keyRingOf(false, { KEEL_ENCRYPTION_KEYS: newKeyRingJson('env') })).toBeUndefined();
+    const none = keelCodecOf(undefined, {});
+    expect(none).toBeInstanceOf(NoKeyRingCodec);
+    const [sealed] = await new EncryptionCodec(keys).encode([defaultPayloadConverter.toPayload('x')]);
+    await expect(none.decode([sealed])).rejects.toThrow(
+      'this run\'s payloads are encrypted (key "k1") and this process has no encryption key ring: give this process the key ring: `--encryption-keys <file>`',
+    );
+    const clear = defaultPayloadConverter.toPayload('x');
+    expect(await none.decode([clear])).toEqual([clear]);
+    expect(await none.encode([clear])).toEqual([clear]);
+  });
+
+  it('seals a large payload sealed moments ago to the same bytes (one content-addressed object), small ones afresh', async () => {
+    const codec = new EncryptionCodec(keys);
+    const big = defaultPayloadConverter.toPayload('b'.repeat(100_000));
+    const [a] = await codec.encode([big]);
+    const [b] = await codec.encode([{ ...big }]);
+    expect(Buffer.from(b.data!).equals(Buffer.from(a.data!))).toBe(true);
+    const small = defaultPayloadConverter.toPayload('s');
+    const [c] = await codec.encode([small]);
+    const [d] = await codec.encode([small]);
+    expect(Buffer.from(c.data!).equals(Buffer.from(d.data!))).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageDriverClaim } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
+import { NoKeyRingCodec } from '../../common/encryption.js';
 import {
   FileStorageDriver,
   keelClientDataConverter,
@@ -79,7 +80,7 @@ describe('FileStorageDriver', () => {
   });
 
   it('payloadStorage false: a plain data converter', () => {
-    expect(keelDataConverter(false)).toEqual({});
+    expect(keelDataConverter(false)).toEqual({ payloadCodecs: [new NoKeyRingCodec()] }); // Keel's codec is always last
     expect(keelDataConverter().externalStorage?.drivers.map((d) => d.type)).toEqual(['keel.filesystem']);
   });
 });
