@@ -83,28 +83,6 @@ export function ensureKeyFile(file: string): { ring: KeyRing; created: boolean }
   }
 }
 
-/**
- * Worker options that make a worker seal and open payloads with `ring`. STOPGAP until the worker takes the codec by
- * its own option (issue 23 item 1, `enc`): switch this one function over to that option. A plugin (run after Keel's)
- * adds the codec to the worker's data converter object in place, because Keel's plugin has by then kept a reference
- * to that object for its side workers (the tool queue, the home queue), which must seal and open alike.
- */
-export function encryptingWorkerOptions(ring: KeyRing): Pick<PassThroughWorkerOptions, 'plugins'> {
-  const codec = new EncryptionCodec(ring);
-  return {
-    plugins: [
-      {
-        name: 'keel-dev-encryption',
-        configureWorker: (options) => {
-          const dataConverter = options.dataConverter ?? {};
-          dataConverter.payloadCodecs = [...(dataConverter.payloadCodecs ?? []), codec];
-          return { ...options, dataConverter };
-        },
-      },
-    ],
-  };
-}
-
 /** `host:port`, `:port` or `port` → host (default 127.0.0.1) and port. */
 function parseListen(value: string): { host: string; port: number } {
   const m = /^(?:(.*):)?(\d{1,5})$/.exec(value);
@@ -160,7 +138,6 @@ export function registerEncryptionCommands(program: Command): void {
         `With a bearer token (--token-file or $${CODEC_TOKEN_ENV}) every request must carry it; without one it ` +
         'only listens on a loopback address. Runs until Ctrl-C.',
     )
-    .option('--encryption-keys <file>', `key file (default: $${KEYS_FILE_ENV}, or the JSON in $${KEYS_ENV})`)
     .option('--listen <host:port>', 'where to listen', `127.0.0.1:${DEFAULT_CODEC_SERVER_PORT}`)
     .option(
       '--origin <url>',
@@ -172,8 +149,9 @@ export function registerEncryptionCommands(program: Command): void {
       `file holding the bearer token requests must carry (default: $${CODEC_TOKEN_ENV}); required unless --listen is loopback`,
     )
     .action(
-      act(async (o: { encryptionKeys?: string; listen: string; origin?: string[]; tokenFile?: string }) => {
-        const { ring, source } = keyRingFromFlags(o.encryptionKeys);
+      act(async (o: { listen: string; origin?: string[]; tokenFile?: string }, cmd: Command) => {
+        // the global --encryption-keys (every keel command takes it), else the environment's key ring
+        const { ring, source } = keyRingFromFlags(cmd.optsWithGlobals<{ encryptionKeys?: string }>().encryptionKeys);
         const { host, port } = parseListen(o.listen);
         const token = codecToken(o.tokenFile);
         const origins = o.origin ?? DEFAULT_UI_ORIGINS;

@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
-import { KEYS_FILE_ENV } from '../../common/encryption.js';
+import { KEYS_FILE_ENV, type KeyRing } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
@@ -17,7 +17,6 @@ import { recordDevServer } from './dev-registry.js';
 import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
-import type { PassThroughWorkerOptions } from '../../worker/create-worker.js';
 import type { CodecServer } from '../codec-server.js';
 
 interface WorkerFlags {
@@ -213,7 +212,6 @@ async function startWorker(
   flags: WorkerFlags,
   settings: ConnectionSettings,
   loaded?: ToolDefinition[],
-  extra?: PassThroughWorkerOptions,
 ) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
   const tools = loaded ?? (await loadTools(flags));
@@ -223,7 +221,6 @@ async function startWorker(
     ...(flags.maxConcurrentWorkflowTasks
       ? { maxConcurrentWorkflowTaskExecutions: flags.maxConcurrentWorkflowTasks }
       : {}),
-    ...extra,
   };
   const versioning = {
     deploymentName: flags.deploymentName,
@@ -280,13 +277,13 @@ export const DEV_KEY_FILE = '.keel/encryption-keys.json';
 
 /**
  * `keel dev --encrypt`: the key file (reused, else made), a codec server on 127.0.0.1:`codecPort` that the UI at
- * `uiPort` may call (no token: loopback only), and the worker options that seal with the keys.
+ * `uiPort` may call (no token: loopback only), and the key ring the dev worker seals with.
  */
 async function startDevEncryption(
   uiPort: number,
   codecPort: number,
-): Promise<{ keyFile: string; created: boolean; codec: CodecServer; workerOptions: PassThroughWorkerOptions }> {
-  const { ensureKeyFile, encryptingWorkerOptions } = await import('./encryption.js');
+): Promise<{ keyFile: string; created: boolean; codec: CodecServer; keyRing: KeyRing }> {
+  const { ensureKeyFile } = await import('./encryption.js');
   const { createCodecServer } = await import('../codec-server.js');
   const keyFile = resolve(DEV_KEY_FILE);
   const { ring, created } = ensureKeyFile(keyFile);
@@ -304,7 +301,7 @@ async function startDevEncryption(
       );
     throw err;
   }
-  return { keyFile, created, codec, workerOptions: encryptingWorkerOptions(ring) };
+  return { keyFile, created, codec, keyRing: ring };
 }
 
 /** What `keel dev` answers when a port or its SQLite file is taken: the holder, and the flag that avoids it. */
@@ -444,11 +441,9 @@ export function registerServerCommands(program: Command): void {
         try {
           if (o.worker) {
             const started = await startWorker(
-              g,
+              encryption ? { ...g, encryption: { keyRing: encryption.keyRing } } : g,
               o,
               { address, namespace: g.namespace, tls: false },
-              undefined,
-              encryption?.workerOptions,
             );
             worker = started.worker;
             running = worker.run();

@@ -12,7 +12,6 @@ import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
-import { encryptingWorkerOptions } from '../../client/cli/encryption.js';
 import { CodecServerConfigError, createCodecServer, type CodecServer } from '../../client/codec-server.js';
 import { EncryptionCodec, newKeyRingJson, parseKeyRing, type KeyRing } from '../../common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
@@ -48,7 +47,7 @@ beforeAll(async () => {
   ring = parseKeyRing(keys, 'test');
   keel = await startKeel({
     scripts: { sealed: { rules: [{ text: 'Sealed reply.' }] } },
-    workerOptions: encryptingWorkerOptions(ring),
+    encryption: { keyRing: ring },
   });
   const connection = await Connection.connect({ address: keel.address });
   sealed = new AgentClient(

@@ -349,9 +349,8 @@ describe('keel dev --encrypt', () => {
     }
   }, 180_000);
 
-  // The pasted Try: command needs `keel run` to seal with $KEEL_ENCRYPTION_KEYS_FILE, which the CLI's encryption
-  // wiring (issue 23 item 1, helper enc) adds; until that is merged the CLI cannot read the sealed result.
-  it.skip('prints a Try: command that runs as pasted (needs the CLI to read $KEEL_ENCRYPTION_KEYS_FILE: enc)', async () => {
+  // The pasted Try: command seals with $KEEL_ENCRYPTION_KEYS_FILE, which every keel command reads.
+  it('prints a Try: command that runs as pasted', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-encrypt-try-'));
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
     const dev = await startDev(

@@ -12,7 +12,6 @@ import { AgentClient } from '../../client/agent-client.js';
 import { startDevServer, type DevServer } from '../../client/dev-server.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { Client, Connection } from '@temporalio/client';
-import { encryptingWorkerOptions } from '../../client/cli/encryption.js';
 import { createCodecServer, type CodecServer } from '../../client/codec-server.js';
 import { EncryptionCodec, newKeyRingJson, parseKeyRing } from '../../common/encryption.js';
 
@@ -121,7 +120,7 @@ describe.skipIf(!available)(
         address: server.address,
         taskQueue: 'ui-sealed',
         models: { scripted: scriptedModel({ ui: { rules: [{ text: 'Memo drafted.' }] } }) },
-        workerOptions: encryptingWorkerOptions(ring),
+        encryption: { keyRing: ring },
       });
       void worker.run();
       const connection = await Connection.connect({ address: server.address });
