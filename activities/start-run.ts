@@ -22,6 +22,8 @@ export function createStartRun(deps: {
    * would run in this worker's process.
    */
   toolsElsewhere?: boolean;
+  /** The worker verifies approvals (README "Who may approve"): the run then accepts only signed decisions. */
+  verifiedApprovals?: boolean;
 }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     const errors = agentRunInputErrors(input);
@@ -73,6 +75,7 @@ export function createStartRun(deps: {
       ...(homeQueue ? { homeQueue } : {}),
       ...(contextWindow ? { contextWindow } : {}),
       ...(deps.largePayloads ? { largePayloads: true } : {}),
+      ...(deps.verifiedApprovals ? { verifiedApprovals: true } : {}),
       searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),
     };
   };

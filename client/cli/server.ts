@@ -16,8 +16,9 @@ import { recordDevServer } from './dev-registry.js';
 import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
+import { approvalOptions, approvalsFromFlags, type ApprovalFlags } from './approval-flags.js';
 
-interface WorkerFlags {
+interface WorkerFlags extends ApprovalFlags {
   workspace?: string;
   workspaceRoot?: string;
   sandbox?: string;
@@ -210,9 +211,11 @@ async function startWorker(
   flags: WorkerFlags,
   settings: ConnectionSettings,
   loaded?: ToolDefinition[],
+  dev = false,
 ) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
   const tools = loaded ?? (await loadTools(flags));
+  const approvals = approvalsFromFlags(flags, tools, dev);
   const models = await loadModels(flags);
   const workerOptions = {
     ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
@@ -233,6 +236,7 @@ async function startWorker(
     workerOptions,
     versioning,
     ...(flags.role ? { role: flags.role } : {}),
+    ...(approvals ? { approvals } : {}),
   });
   return { worker, tools };
 }
@@ -285,7 +289,7 @@ function portOf(address: string): number | undefined {
 }
 
 function workerOptions(cmd: Command): Command {
-  return cmd
+  return approvalOptions(cmd)
     .option(
       '--workspace <dir>',
       'one workspace every run shares for the built-in tools (read, write, edit, bash, grep, find, ls) (default: ' +
@@ -389,7 +393,7 @@ export function registerServerCommands(program: Command): void {
         let running: Promise<void> | undefined;
         try {
           if (o.worker) {
-            const started = await startWorker(g, o, { address, namespace: g.namespace, tls: false });
+            const started = await startWorker(g, o, { address, namespace: g.namespace, tls: false }, undefined, true);
             worker = started.worker;
             running = worker.run();
             running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
@@ -444,6 +448,7 @@ export function registerServerCommands(program: Command): void {
         const g = globals(cmd);
         await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
         const loaded = await loadTools(o); // a bad --tools-module or --approve: exit 2 before connecting
+        approvalsFromFlags(o, loaded, false); // so are approval flags that contradict, or are missing
         const { connect } = await import('./context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();
