@@ -2,7 +2,7 @@
  * `keel worker` / `keel dev` flags for who may approve (README "Who may approve"): where the issuer's keys are
  * (`--approvals-jwks`, `--approvals-jwks-url`, or an HS256 secret from `--approvals-hmac-secret-file` or
  * `$KEEL_APPROVAL_HMAC_SECRET` — never a secret on the command line), `--approvals-issuer`, `--approvals-audience`, and
- * `--approvals-unauthenticated` (free-text approvers). `keel dev` without any of them is unauthenticated (announced);
+ * `--approvals-unauthenticated` (free-text approvers). `keel dev` without any of them is unauthenticated when a tool can ask for approval (announced at start);
  * `keel worker` without them refuses to start when a tool can ask for approval.
  */
 import type { Command } from 'commander';
@@ -43,8 +43,8 @@ export function approvalOptions(cmd: Command): Command {
 }
 
 /**
- * The worker's `approvals` from the flags. `dev`: nothing given means unauthenticated. Otherwise nothing given while a
- * tool can ask for approval is a usage error naming the flags.
+ * The worker's `approvals` from the flags. Nothing given while a tool can ask for approval: `keel dev` (`dev`) is
+ * unauthenticated (announced at start), `keel worker` a usage error naming the flags.
  */
 export function approvalsFromFlags(
   flags: ApprovalFlags,
@@ -67,8 +67,8 @@ export function approvalsFromFlags(
       throw usageError(
         `--approvals-issuer and --approvals-audience need the keys: --approvals-jwks <file>, --approvals-jwks-url <url> or --approvals-hmac-secret-file <file>`,
       );
-    if (dev) return { authentication: 'none' };
     const askers = approvalAskers(tools, undefined);
+    if (askers.length > 0 && dev) return { authentication: 'none' }; // announced at worker start
     if (askers.length > 0)
       throw usageError(
         `tools ${askers.join(', ')} wait for approval, but nothing says who may approve: give --approvals-jwks <file>, ` +
