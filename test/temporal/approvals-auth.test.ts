@@ -9,6 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
@@ -346,6 +348,54 @@ describe('approvals with a JWKS (RS256, ES256)', () => {
   }
 });
 
+describe('approvals with a JWKS URL', () => {
+  let keel: Keel;
+  let server: Server;
+  let key: CryptoKey;
+  beforeAll(async () => {
+    const pair = await generateKeyPair('ES256');
+    key = pair.privateKey;
+    const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'url-1', alg: 'ES256' }] });
+    server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(jwks));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    keel = await startKeel({
+      scripts,
+      tools: [danger],
+      approvals: { authentication: { jwksUrl: `http://127.0.0.1:${port}/jwks.json` } },
+    });
+  });
+  afterAll(async () => {
+    await keel?.stop();
+    server?.close();
+  });
+
+  it('a token signed with a key the issuer publishes approves', async () => {
+    const h = await keel.start({ model: 'scripted/auth', prompt: 'go', tools: ['danger'] });
+    const [{ argsDigest }] = await pendingOf(h);
+    const token = await new SignJWT({
+      keel_run: h.workflowId,
+      keel_tool_call: 'd-1',
+      keel_args_digest: argsDigest,
+      keel_decision: 'approve',
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: 'url-1' })
+      .setSubject('dana')
+      .setAudience('keel')
+      .setExpirationTime('5m')
+      .sign(key);
+    const record = await h.approve({ toolCallId: 'd-1', argsDigest, token });
+    expect([record.approver, record.subject, record.issuer, record.keyId]).toEqual([
+      'dana',
+      'dana',
+      undefined,
+      'url-1',
+    ]);
+    await h.result();
+    expect(ran.get(h.workflowId)).toEqual(['danger y']);
+  });
+});
+
 describe('the approvals setting at worker start', () => {
   it("authentication: 'none' is announced at start, and free-text approvers are accepted", async () => {
     const write = vi.spyOn(process.stderr, 'write');
@@ -357,6 +407,18 @@ describe('the approvals setting at worker start', () => {
       );
       const h = await keel.start({ model: 'scripted/auth', prompt: 'go', tools: ['danger'] });
       const [{ argsDigest }] = await pendingOf(h);
+      // a token is not verified here: it proves nothing, so the decision still needs a name
+      const token = await mintApprovalToken({
+        secret: SECRET,
+        subject: 'alice',
+        workflowId: h.workflowId,
+        toolCallId: 'd-1',
+        argsDigest,
+        decision: 'approve',
+      });
+      expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest, token }))).toBe(
+        'approve: approver must be a non-empty name',
+      );
       expect((await h.approve({ toolCallId: 'd-1', argsDigest, approver: 'anyone' })).approver).toBe('anyone');
       await h.result();
     } finally {

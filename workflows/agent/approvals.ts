@@ -22,6 +22,7 @@ import {
   approvalInputErrors,
   approvalTokenRequired,
   approvalUnknown,
+  APPROVER_REQUIRED,
   SYSTEM_APPROVER,
   toolDenied,
   toolNotApproved,
@@ -244,7 +245,10 @@ export function validateDecision(st: SessionState, name: 'approve' | 'deny', inp
   }
   if (pending.argsDigest !== argsDigest) reject(approvalDigestMismatch(toolCallId, argsDigest));
   // a run started on a worker that verifies approvals takes signed decisions only (README "Who may approve")
-  if (st.verifiedApprovals && (input as ApprovalDecisionInput).token === undefined) reject(approvalTokenRequired(name));
+  const { token, approver } = input as ApprovalDecisionInput;
+  if (st.verifiedApprovals && token === undefined) reject(approvalTokenRequired(name));
+  // a run that does not verify (started before 0.5.0, or on an unauthenticated worker) ignores a token: it needs a name
+  if (!st.verifiedApprovals && !approver?.trim()) reject(`${name}: ${APPROVER_REQUIRED}`);
 }
 
 /** `approve` / `deny`: decides the pending call (the caller publishes), or refuses one decided meanwhile. */
