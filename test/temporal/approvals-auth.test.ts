@@ -22,7 +22,8 @@ import { mintApprovalToken } from '../../client/approval-token.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import { createAgentWorker } from '../../worker/create-worker.js';
 import { APPROVALS_UNAUTHENTICATED_NOTICE } from '../../worker/approvals.js';
-import { refusal, startKeel, strip, until, type Keel } from './harness.js';
+import { steerSignal } from '../../workflows/definitions.js';
+import { refusal, startKeel, strip, until, untilContinuedAsNew, workflowTaskFailures, type Keel } from './harness.js';
 
 const ran = new Map<string, string[]>();
 const note = (workflowId: string, what: string) => ran.set(workflowId, [...(ran.get(workflowId) ?? []), what]);
@@ -41,6 +42,7 @@ const scripts = {
   auth: {
     rules: [
       { match: 'toolResult:', text: 'all done' },
+      { match: 'steer-', text: 'saw the steer' },
       { toolCalls: [{ id: 'd-1', name: 'danger', arguments: { target: 'y' } }] },
     ],
   },
@@ -225,6 +227,28 @@ describe('approvals with HMAC (HS256) tokens', () => {
     });
     await h.result();
     expect(ran.get(h.workflowId)).toEqual(['danger y']);
+  });
+
+  it('continue-as-new while a call waits: the new run still takes signed decisions only', async () => {
+    const h = await keel.start({
+      model: 'scripted/auth',
+      prompt: 'go',
+      tools: ['danger'],
+      continueAsNewAfterBytes: 65_536,
+    });
+    const before = await pendingOf(h);
+    const [{ argsDigest }] = before;
+    await h.workflow.signal(steerSignal, `steer-${'x'.repeat(70_000)}`);
+    await untilContinuedAsNew(h);
+    expect((await h.state()).pendingApprovals).toEqual(before);
+    expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest, approver: 'alice' }))).toBe(
+      'approve: this run accepts only signed decisions: pass token, a JWT bound to this run, tool call and argsDigest (README "Who may approve")',
+    );
+    const record = await h.approve({ toolCallId: 'd-1', argsDigest, token: await mint(h, argsDigest) });
+    expect(record.subject).toBe('alice');
+    expect((await h.result()).status).toBe('completed');
+    expect(ran.get(h.workflowId)).toEqual(['danger y']);
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('a signed deny: the call gets the denial with the verified subject; the policy sees the run metadata', async () => {
