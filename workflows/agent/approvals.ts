@@ -5,6 +5,11 @@
  * Pending approvals are workflow state: they survive a lost worker, and continue-as-new carries them (the batch is
  * suspended once nothing else of it is running; tool-batch.ts resumes it).
  *
+ * Signed decisions (README "Who may approve", from 0.5.0): a run whose worker verifies approvals (`verifiedApprovals`
+ * in the state, from `startRun`) refuses an unsigned decision in the validator, and the Update applies a signed one
+ * only after the `verifyApproval` local activity accepted it (`AgentSession.decideVerified`); the record then names the
+ * verified `subject`, `issuer` and `keyId`.
+ *
  * None of this runs for a run recorded by 0.1.0 (no activity result there asks for approval), so the new commands
  * (the timeout timer, the status upserts) need no `patched()`.
  *
