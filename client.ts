@@ -46,6 +46,8 @@ export {
   type TlsSettings,
 } from './common/connection.js';
 export { DEFAULT_TASK_QUEUE } from './common/task-queues.js';
+export { mintApprovalToken, type MintApprovalTokenOptions } from './client/approval-token.js';
+export { APPROVAL_CLAIMS, DEFAULT_APPROVAL_AUDIENCE, type ApprovalVerb } from './common/approval-claims.js';
 export { ErrorType } from './common/errors.js';
 export type {
   ApprovalDecisionInput,

@@ -27,6 +27,12 @@ export type {
   NeedsApprovalContext,
   TransformContextInfo,
 } from './activities/hooks.js';
+export type {
+  ApprovalAuthentication,
+  ApprovalsOptions,
+  AuthorizeApproval,
+  AuthorizeApprovalInput,
+} from './activities/approvals/verify-approval.js';
 export type { ModelOptions, ModelProvider, ModelRegistry, ModelRequest } from './activities/model/provider.js';
 export { scriptedModel, type Script, type ScriptedReply, type ScriptedRule } from './activities/model/scripted.js';
 export { piAiProvider } from './activities/model/pi-ai.js';

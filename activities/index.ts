@@ -2,12 +2,14 @@
  * `createActivities({ tools, models, hooks, transcript })` → Keel's activity functions. Dependencies come in, so tests
  * pass fakes instead of mocking globals.
  */
+import type { VerifyApprovalInput, VerifyApprovalResult } from '../common/approval-claims.js';
 import type { ClosedChild } from './batch-children.js';
 import type { AgentHooks } from './hooks.js';
 import { createCallModel } from './model/call-model.js';
 import { createCompact } from './model/compact.js';
 import type { ModelRegistry } from './model/provider.js';
 import { createStartRun } from './start-run.js';
+import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { createToolActivities } from './tools/tool-activities.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
@@ -35,6 +37,14 @@ export interface KeelActivityDeps {
   unsealedStart?: () => Promise<string | undefined>;
   /** The closed ones among a batch's children, with their outcomes (normally activities/batch-children.ts). */
   closedChildren?: (workflowIds: string[]) => Promise<ClosedChild[]>;
+  /**
+   * Signed approvals (README "Who may approve"): `verified` makes runs started here accept only decisions whose token
+   * `verifyApproval` accepts (activities/approvals/verify-approval.ts). Default: unverified, every token refused.
+   */
+  approvals?: {
+    verified: boolean;
+    verifyApproval: (input: VerifyApprovalInput) => Promise<VerifyApprovalResult>;
+  };
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -55,6 +65,7 @@ export function createActivities(deps: KeelActivityDeps) {
       homeQueue: deps.homeQueue,
       toolsElsewhere: deps.toolsElsewhere === true,
       unsealedStart: deps.unsealedStart,
+      verifiedApprovals: deps.approvals?.verified === true,
     }),
     callModel: createCallModel({ models, tools, hooks, transcript }),
     compact: createCompact({ models, transcript }),
@@ -66,6 +77,16 @@ export function createActivities(deps: KeelActivityDeps) {
     async workerHome(): Promise<{ homeQueue?: string }> {
       const homeQueue = deps.homeQueue?.();
       return homeQueue ? { homeQueue } : {};
+    },
+    /**
+     * Local activity `verifyApproval`: checks a decision's token (signature, expiry, audience, binding to the run, call,
+     * digest and verb) and the worker's `authorizeApproval`; answers the verified identity or the refusal text. A local
+     * activity so that its input, the token, is not written to history (only its result is, in a marker).
+     */
+    async verifyApproval(input: VerifyApprovalInput): Promise<VerifyApprovalResult> {
+      if (!deps.approvals)
+        return { ok: false, refusal: `Cannot ${input.decision} tool call ${input.toolCallId}: ${NOT_VERIFYING}` };
+      return deps.approvals.verifyApproval(input);
     },
     /**
      * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled

@@ -24,6 +24,8 @@ export function createStartRun(deps: {
   toolsElsewhere?: boolean;
   /** An encrypting worker's check of the run's raw start (worker/sealed-start.ts): a line when it was not sealed. */
   unsealedStart?: () => Promise<string | undefined>;
+  /** The worker verifies approvals (README "Who may approve"): the run then accepts only signed decisions. */
+  verifiedApprovals?: boolean;
 }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     // the codec passes clear payloads through (old runs stay readable), so a clear start is caught here, once
@@ -78,6 +80,7 @@ export function createStartRun(deps: {
       ...(homeQueue ? { homeQueue } : {}),
       ...(contextWindow ? { contextWindow } : {}),
       ...(deps.largePayloads ? { largePayloads: true } : {}),
+      ...(deps.verifiedApprovals ? { verifiedApprovals: true } : {}),
       searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),
     };
   };

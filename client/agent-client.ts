@@ -302,12 +302,19 @@ export class AgentRunHandle {
     return { status: (await this.result()).status };
   }
 
-  /** Let a tool call awaiting approval run. `argsDigest` from `state().pendingApprovals` binds it to those arguments. */
+  /**
+   * Let a tool call awaiting approval run. `argsDigest` from `state().pendingApprovals` binds it to those arguments.
+   * A run whose worker verifies approvals needs `token` (a JWT bound to the run, call, digest and verb; README "Who may
+   * approve"): the answer comes once the worker verified it, and a refusal (`UpdateRejectedError`) changes nothing.
+   */
   approve(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
     return this.update(approveUpdate, decision);
   }
 
-  /** Refuse a tool call awaiting approval: it gets `Tool <name> was denied by <approver>: <reason>`. */
+  /**
+   * Refuse a tool call awaiting approval: it gets `Tool <name> was denied by <approver>: <reason>`. Signed like
+   * `approve` on a worker that verifies approvals (a token with `keel_decision: "deny"`).
+   */
   deny(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
     return this.update(denyUpdate, decision);
   }

@@ -31,13 +31,19 @@ export interface ClosedAck {
   continuedAsNew?: true;
 }
 
-/** Argument of the `approve` / `deny` Updates. `argsDigest` binds the decision to exactly the pending arguments. */
+/**
+ * Argument of the `approve` / `deny` Updates. `argsDigest` binds the decision to exactly the pending arguments.
+ * On a worker that verifies approvals (README "Who may approve") the decision carries `token`, a compact JWS bound to
+ * this run, call, digest and verb; the approver is then the token's verified subject, and `approver` may be left out.
+ */
 export interface ApprovalDecisionInput {
   toolCallId: string;
   argsDigest: string;
-  /** Who decides; must not be empty. */
-  approver: string;
+  /** Who decides; must not be empty, unless `token` is given (then the token's verified `sub` is the approver). */
+  approver?: string;
   reason?: string;
+  /** A signed approval token (compact JWS, README "Who may approve"); required when the run verifies approvals. */
+  token?: string;
 }
 
 /** A tool call waiting for a person (`state().pendingApprovals`). `requestedAt`: ms since the epoch (workflow time). */
@@ -66,6 +72,10 @@ export interface ApprovalRecord {
   argsDigest: string;
   requestedAt: number;
   decidedAt: number;
+  /** Verified approvals only: the token's `sub` (also `approver`), `iss` and the key id (`kid`) it was signed with. */
+  subject?: string;
+  issuer?: string;
+  keyId?: string;
 }
 
 /** The approver named when the run itself decides (timeout, interrupt, cancel). */
@@ -92,6 +102,9 @@ export const approvalAlreadyDecided = (r: Pick<ApprovalRecord, 'toolCallId' | 'd
 export const approvalDigestMismatch = (toolCallId: string, given: string): string =>
   `argsDigest ${given} does not match the arguments of tool call ${toolCallId} awaiting approval; read them (and their digest) with the state query`;
 export const APPROVER_REQUIRED = 'approver must be a non-empty name';
+/** The run verifies approvals (README "Who may approve") and the decision carries no token. */
+export const approvalTokenRequired = (update: 'approve' | 'deny'): string =>
+  `${update}: this run accepts only signed decisions: pass token, a JWT bound to this run, tool call and argsDigest (README "Who may approve")`;
 
 /** Tool result texts of a call that was not approved. */
 export const toolDenied = (toolName: string, approver: string, reason?: string): string =>
@@ -125,7 +138,15 @@ export function approvalInputErrors(value: unknown): string[] {
   const errors: string[] = [];
   if (typeof v.toolCallId !== 'string' || !v.toolCallId) errors.push('toolCallId must be a non-empty string');
   if (typeof v.argsDigest !== 'string' || !v.argsDigest) errors.push('argsDigest must be a non-empty string');
-  if (typeof v.approver !== 'string' || !v.approver.trim()) errors.push(APPROVER_REQUIRED);
+  if (v.token !== undefined && (typeof v.token !== 'string' || !v.token))
+    errors.push('token must be a non-empty string (a compact JWS)');
+  const signed = typeof v.token === 'string' && v.token !== '';
+  if (
+    signed
+      ? v.approver !== undefined && typeof v.approver !== 'string'
+      : typeof v.approver !== 'string' || !v.approver.trim()
+  )
+    errors.push(APPROVER_REQUIRED);
   if (v.reason !== undefined && typeof v.reason !== 'string') errors.push('reason must be text');
   return errors;
 }

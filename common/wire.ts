@@ -46,6 +46,8 @@ export interface StartRunResult {
   homeQueue?: string;
   /** The namespace has Keel's search attributes, so the workflow may upsert them. */
   searchAttributes: boolean;
+  /** The worker verifies approvals (README "Who may approve"): the run accepts only signed decisions. */
+  verifiedApprovals?: boolean;
 }
 
 export interface CallModelInput {

@@ -13,6 +13,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import type { AgentHooks } from '../activities/hooks.js';
+import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import {
@@ -100,6 +101,8 @@ export interface AgentWorkerOptions extends ConnectionSettings {
    * you install before (`Runtime.install({ logger })`) is kept as it is.
    */
   logLevel?: LogLevel;
+  /** Who may approve tool calls (README "Who may approve"; see KeelPluginOptions.approvals). */
+  approvals?: ApprovalsOptions;
 }
 
 export interface AgentWorker {
@@ -129,7 +132,6 @@ export interface AgentWorker {
 export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<AgentWorker> {
   installQuietRuntime(opts.logLevel);
   const resolved = resolveConnection(opts);
-  const connection = opts.connection ?? (await connectNative(resolved));
   const { plugins = [], ...workerOptions } = opts.workerOptions ?? {};
   const tracing = opts.tracing === false ? undefined : (opts.tracing ?? tracingFromEnv());
   const role = opts.role ?? 'all';
@@ -145,10 +147,13 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     tools: opts.tools,
     models: opts.models,
     hooks: opts.hooks,
+    ...(opts.approvals ? { approvals: opts.approvals } : {}),
     largePayloads: dataConverter.externalStorage !== undefined,
     role,
     ...(opts.payloadStorage && opts.payloadStorage.storeRetry ? { storeRetry: opts.payloadStorage.storeRetry } : {}),
   });
+  // after the plugin: a worker that refuses to start (its approvals setting) opens no connection
+  const connection = opts.connection ?? (await connectNative(resolved));
   const worker = await Worker.create({
     ...rest,
     connection,

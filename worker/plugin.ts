@@ -58,6 +58,8 @@ import type { EncryptionOption } from '../common/encryption.js';
 import { unsealedStartOfCurrentRun } from './sealed-start.js';
 import { storeFinishedOutcomes } from './store-finished-outcome.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
+import { resolveApprovals } from './approvals.js';
+import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 
 export { WORKFLOWS_PATH };
 
@@ -98,6 +100,13 @@ export interface KeelPluginOptions {
    * left as it is. An encrypting worker fails a run started without encryption at its start.
    */
   encryption?: EncryptionOption;
+  /**
+   * Who may approve tool calls (README "Who may approve"): `{ authentication: { jwks | jwksUrl | hmacSecret |
+   * hmacSecretFile, issuer?, audience? }, authorizeApproval? }` accepts only decisions with a token this worker
+   * verifies; `{ authentication: 'none' }` accepts any approver name (development only; printed at worker start).
+   * Required when a tool or `hooks.needsApproval` can ask for approval: without it the plugin throws.
+   */
+  approvals?: ApprovalsOptions;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -190,13 +199,17 @@ export class KeelPlugin extends SimplePlugin {
   /** The worker's payload codecs (the caller's, then Keel's), once configured. */
   private codecs: PayloadCodec[] = [];
   private readonly encryption?: EncryptionOption;
+  /** Printed when the worker starts: approvals are not authenticated (`authentication: 'none'`). */
+  private readonly approvalsNotice?: string;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
     if (!WORKER_ROLES.includes(role))
       throw new TypeError(`role must be one of ${WORKER_ROLES.join(', ')}, got ${JSON.stringify(role)}`);
     let self: KeelPlugin | undefined;
+    const approvals = resolveApprovals({ approvals: opts.approvals, tools: opts.tools, hooks: opts.hooks, role });
     const all = createActivities({
+      approvals,
       tools: withLedger(opts.tools ?? [], new ToolLedger()),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,
@@ -257,6 +270,7 @@ export class KeelPlugin extends SimplePlugin {
     self = this;
     this.role = role;
     this.encryption = opts.encryption;
+    this.approvalsNotice = approvals.notice;
     this.toolActivities = toolActivities;
   }
 
@@ -270,6 +284,7 @@ export class KeelPlugin extends SimplePlugin {
    * and for role `all` the tool-queue worker likewise; a `model` worker runs neither.
    */
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    if (this.approvalsNotice) process.stderr.write(this.approvalsNotice);
     if (!this.home || this.role === 'model') return super.runWorker(worker, next);
     const { options } = this.home;
     const queues = [this.home.queue, ...(this.toolQueue ? [this.toolQueue] : [])];

@@ -79,4 +79,9 @@ export const PATCH = {
    * before the input check activity, which could not be sent such a value (was: a failing workflow task, retried).
    */
   deepInputRefused: 'keel-0.4.2-deep-input-refused',
+  /**
+   * 0.5.0: in a run whose worker verifies approvals (`startRun` said so), `approve` / `deny` run the `verifyApproval`
+   * local activity (a marker) before the decision applies (README "Who may approve"). Checked only in such runs.
+   */
+  verifiedApprovals: 'keel-0.5.0-verified-approvals',
 } as const;

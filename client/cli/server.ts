@@ -18,8 +18,9 @@ import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 import type { CodecServer } from '../codec-server.js';
+import { approvalOptions, approvalsFromFlags, type ApprovalFlags } from './approval-flags.js';
 
-interface WorkerFlags {
+interface WorkerFlags extends ApprovalFlags {
   workspace?: string;
   workspaceRoot?: string;
   sandbox?: string;
@@ -212,9 +213,11 @@ async function startWorker(
   flags: WorkerFlags,
   settings: ConnectionSettings,
   loaded?: ToolDefinition[],
+  dev = false,
 ) {
   const { createAgentWorker } = await import('../../worker/create-worker.js');
   const tools = loaded ?? (await loadTools(flags));
+  const approvals = approvalsFromFlags(flags, tools, dev);
   const models = await loadModels(flags);
   const workerOptions = {
     ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
@@ -236,6 +239,7 @@ async function startWorker(
     versioning,
     encryption: g.encryption,
     ...(flags.role ? { role: flags.role } : {}),
+    ...(approvals ? { approvals } : {}),
   });
   return { worker, tools };
 }
@@ -320,7 +324,7 @@ function portOf(address: string): number | undefined {
 }
 
 function workerOptions(cmd: Command): Command {
-  return cmd
+  return approvalOptions(cmd)
     .option(
       '--workspace <dir>',
       'one workspace every run shares for the built-in tools (read, write, edit, bash, grep, find, ls) (default: ' +
@@ -444,6 +448,8 @@ export function registerServerCommands(program: Command): void {
               encryption ? { ...g, encryption: { keyRing: encryption.keyRing } } : g,
               o,
               { address, namespace: g.namespace, tls: false },
+              undefined,
+              true,
             );
             worker = started.worker;
             running = worker.run();
@@ -505,6 +511,7 @@ export function registerServerCommands(program: Command): void {
         const g = globals(cmd);
         await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
         const loaded = await loadTools(o); // a bad --tools-module or --approve: exit 2 before connecting
+        approvalsFromFlags(o, loaded, false); // so are approval flags that contradict, or are missing
         const { connect } = await import('./context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();

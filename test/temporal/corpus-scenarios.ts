@@ -14,7 +14,17 @@ import type { AgentRunHandle } from '../../client/agent-client.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch/definitions.js';
 import { steerSignal } from '../../workflows/definitions.js';
 import { emptyUsage } from '../../common/messages.js';
-import { allEvents, chainHistories, gate, notation, until, untilContinuedAsNew, type Keel } from './harness.js';
+import { mintApprovalToken } from '../../client/approval-token.js';
+import {
+  allEvents,
+  chainHistories,
+  gate,
+  notation,
+  startKeel,
+  until,
+  untilContinuedAsNew,
+  type Keel,
+} from './harness.js';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -493,6 +503,43 @@ export const scenarios: Record<string, Scenario> = {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));
     await h.workflow.result().catch(() => undefined);
     return { 'model-failed': await recorded(h.workflow) };
+  },
+  /**
+   * 0.5.0: a run on a worker that verifies approvals (keel-0.5.0-verified-approvals): a token for another call is
+   * refused after its verification (a local activity marker, the Update failed), then a valid HS256 token approves.
+   */
+  'verified-approval': async (keel) => {
+    const secret = 'the-corpus-approval-secret-32-bytes!';
+    const verifying = await startKeel({
+      scripts: corpusScripts,
+      tools: corpusTools,
+      approvals: { authentication: { hmacSecret: secret } },
+    });
+    try {
+      const h = await verifying.start(
+        { model: 'scripted/approvalOutcomes', prompt: 'deny me', tools: ['gated'] },
+        id('verified-approval'),
+      );
+      await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
+      const [{ argsDigest }] = (await h.state()).pendingApprovals;
+      const mint = (toolCallId: string) =>
+        mintApprovalToken({
+          secret,
+          subject: 'alice',
+          keyId: 'k1',
+          workflowId: h.workflowId,
+          toolCallId,
+          argsDigest,
+          decision: 'approve',
+        });
+      await h.approve({ toolCallId: 'g-1', argsDigest, token: await mint('g-9') }).catch(() => undefined);
+      await h.approve({ toolCallId: 'g-1', argsDigest, token: await mint('g-1') });
+      await h.result();
+      return { 'verified-approval': await recorded(h.workflow) };
+    } finally {
+      void keel; // the corpus worker accepts free-text approvers; this scenario needs its own
+      await verifying.stop();
+    }
   },
 };
 

@@ -6,6 +6,8 @@ import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { AgentClient, UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker, type PassThroughWorkerOptions } from '../../worker/create-worker.js';
+import { approvalAskers } from '../../worker/approvals.js';
+import type { ApprovalsOptions } from '../../activities/approvals/verify-approval.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
 import type { ModelProvider, ModelRegistry, ModelRequest } from '../../activities/model/provider.js';
@@ -51,6 +53,8 @@ export async function startKeel(
     payloadStorage?: PayloadStorageOption;
     /** Payload encryption of the worker and the client (default: the environment's, i.e. none in tests). */
     encryption?: EncryptionOption;
+    /** Default: `{ authentication: 'none' }` when a tool or hook can ask for approval (the tests of free-text approvers). */
+    approvals?: ApprovalsOptions;
   } = {},
 ): Promise<Keel> {
   quietRuntime();
@@ -67,6 +71,9 @@ export async function startKeel(
     workerOptions: opts.workerOptions,
     payloadStorage: opts.payloadStorage,
     encryption: opts.encryption,
+    approvals:
+      opts.approvals ??
+      (approvalAskers(opts.tools, opts.hooks).length > 0 ? { authentication: 'none' as const } : undefined),
   });
   const running = worker.run();
   running.catch(() => {});

@@ -5,6 +5,11 @@
  * Pending approvals are workflow state: they survive a lost worker, and continue-as-new carries them (the batch is
  * suspended once nothing else of it is running; tool-batch.ts resumes it).
  *
+ * Signed decisions (README "Who may approve", from 0.5.0): a run whose worker verifies approvals (`verifiedApprovals`
+ * in the state, from `startRun`) refuses an unsigned decision in the validator, and the Update applies a signed one
+ * only after the `verifyApproval` local activity accepted it (`AgentSession.decideVerified`); the record then names the
+ * verified `subject`, `issuer` and `keyId`.
+ *
  * None of this runs for a run recorded by 0.1.0 (no activity result there asks for approval), so the new commands
  * (the timeout timer, the status upserts) need no `patched()`.
  *
@@ -20,7 +25,9 @@ import {
   approvalAlreadyDecided,
   approvalDigestMismatch,
   approvalInputErrors,
+  approvalTokenRequired,
   approvalUnknown,
+  APPROVER_REQUIRED,
   SYSTEM_APPROVER,
   toolDenied,
   toolNotApproved,
@@ -109,6 +116,13 @@ function timeoutText(t: string | number): string {
   return typeof t === 'number' ? `${t}ms` : t;
 }
 
+/** Who a verified decision came from (README "Who may approve"): recorded with it, never the token. */
+export interface VerifiedIdentity {
+  subject: string;
+  issuer?: string;
+  keyId?: string;
+}
+
 /** Moves a pending call to the decided records (the status follows; the caller publishes). */
 function decide(
   st: SessionState,
@@ -116,6 +130,7 @@ function decide(
   decision: ApprovalVerdict,
   approver: string,
   reason?: string,
+  verified?: VerifiedIdentity,
 ): StoredApprovalRecord {
   const record: StoredApprovalRecord = {
     toolCallId: p.toolCallId,
@@ -126,6 +141,13 @@ function decide(
     argsDigest: p.argsDigest,
     requestedAt: p.requestedAt,
     decidedAt: workflowNow(),
+    ...(verified
+      ? {
+          subject: verified.subject,
+          ...(verified.issuer !== undefined ? { issuer: verified.issuer } : {}),
+          ...(verified.keyId !== undefined ? { keyId: verified.keyId } : {}),
+        }
+      : {}),
     assistantIndex: p.assistantIndex,
   };
   st.pendingApprovals = pendingOf(st).filter((x) => x !== p);
@@ -227,6 +249,11 @@ export function validateDecision(st: SessionState, name: 'approve' | 'deny', inp
     reject(done ? approvalAlreadyDecided(done) : approvalUnknown(toolCallId));
   }
   if (pending.argsDigest !== argsDigest) reject(approvalDigestMismatch(toolCallId, argsDigest));
+  // a run started on a worker that verifies approvals takes signed decisions only (README "Who may approve")
+  const { token, approver } = input as ApprovalDecisionInput;
+  if (st.verifiedApprovals && token === undefined) reject(approvalTokenRequired(name));
+  // a run that does not verify (started before 0.5.0, or on an unauthenticated worker) ignores a token: it needs a name
+  if (!st.verifiedApprovals && !approver?.trim()) reject(`${name}: ${APPROVER_REQUIRED}`);
 }
 
 /** `approve` / `deny`: decides the pending call (the caller publishes), or refuses one decided meanwhile. */
@@ -234,12 +261,20 @@ export function decidePending(
   st: SessionState,
   decision: ApprovalVerdict,
   input: ApprovalDecisionInput,
+  verified?: VerifiedIdentity,
 ): StoredApprovalRecord {
-  const pending = findPending(st, input.toolCallId);
-  if (!pending) {
-    // decided meanwhile by the run itself (its timeout fired in the same workflow task)
-    const done = findRecord(st, input.toolCallId);
-    reject(done ? approvalAlreadyDecided(done) : approvalUnknown(input.toolCallId));
-  }
-  return decide(st, pending, decision, input.approver.trim(), input.reason);
+  const pending = pendingOrRefuse(st, input.toolCallId);
+  const approver = verified ? verified.subject : (input.approver ?? '').trim();
+  return decide(st, pending, decision, approver, input.reason, verified);
+}
+
+/**
+ * The pending call `toolCallId`, or the refusal of a decision for a call decided meanwhile (by the run itself — its
+ * timeout fired in the same workflow task — or by another decision verified first) or unknown.
+ */
+export function pendingOrRefuse(st: SessionState, toolCallId: string): StoredPendingApproval {
+  const pending = findPending(st, toolCallId);
+  if (pending) return pending;
+  const done = findRecord(st, toolCallId);
+  reject(done ? approvalAlreadyDecided(done) : approvalUnknown(toolCallId));
 }

@@ -38,7 +38,15 @@ import type {
 } from '../../common/updates.js';
 import { runClosed } from '../../common/updates.js';
 import { PATCH } from '../patches.js';
-import { awaitDecision, decidePending, findPending, publicRecord, type ApprovalWait } from './approvals.js';
+import {
+  awaitDecision,
+  decidePending,
+  findPending,
+  pendingOrRefuse,
+  publicRecord,
+  type ApprovalWait,
+} from './approvals.js';
+import { localSetupActivities } from '../activities.js';
 import { RunHome } from './tool-placement.js';
 import type { ToolBatchHost } from './tool-batch.js';
 import { historyDecision, type HistoryDecision } from './continue-as-new.js';
@@ -75,6 +83,8 @@ export interface SuspendedBatch {
 /** A pending approval as the workflow keeps it: where the call is, and when it times out. */
 export interface StoredPendingApproval extends PendingApproval {
   assistantIndex: number;
+  /** Signed decisions on this call whose verification is under way (not in `state().pendingApprovals`). */
+  verifying?: number;
   /** Workflow time (ms) at which the call gets the not-approved result. */
   expiresAt: number;
   /** The timeout as given (`24h`), for the result text. */
@@ -115,6 +125,11 @@ export interface SessionState {
   pendingApprovals?: StoredPendingApproval[];
   /** Decided approvals, the latest 200. */
   approvals?: StoredApprovalRecord[];
+  /**
+   * The worker that started the run verifies approvals (from `startRun`; README "Who may approve"): every decision
+   * carries a token the `verifyApproval` local activity must accept before it applies. Absent: free-text approvers.
+   */
+  verifiedApprovals?: true;
   /** An `end` was requested before continue-as-new: the new run completes once idle. */
   endRequested?: boolean;
   /** Model requests made (absent in state carried by 0.1.0). */
@@ -392,6 +407,7 @@ export class AgentSession implements ToolBatchHost {
 
   private decide(decision: ApprovalVerdict, input: ApprovalDecisionInput): ApprovalRecord | Promise<ApprovalRecord> {
     if (!patched(PATCH.decideAfterTaskJobs)) return this.decideNow(decision, input);
+    if (this.state.verifiedApprovals && patched(PATCH.verifiedApprovals)) return this.decideVerified(decision, input);
     // A cancel or interrupt that came in the same workflow task after this Update (the validator could not see it)
     // would abort the call once approved: the answer would be `approved` for a call that never runs. The decision
     // waits until every job of the task is applied (the handler's promise runs after them), then looks.
@@ -403,6 +419,52 @@ export class AgentSession implements ToolBatchHost {
 
   private decideNow(decision: ApprovalVerdict, input: ApprovalDecisionInput): ApprovalRecord {
     const record = decidePending(this.state, decision, input);
+    this.publish();
+    return publicRecord(record);
+  }
+
+  /**
+   * A signed decision (README "Who may approve"): once every job of the workflow task is applied (as `decide`), the
+   * call is marked as having a decision under verification, the `verifyApproval` local activity checks the token (a
+   * local activity: the token is not written to history) and the worker's policy, and only then is the decision
+   * applied — if the call is still pending and the run still takes decisions. A refusal changes nothing: the call
+   * stays pending, no record is kept, the Update answers the refusal text. Of two valid decisions the first verified
+   * wins; the other is answered `already approved by …`.
+   */
+  private async decideVerified(decision: ApprovalVerdict, input: ApprovalDecisionInput): Promise<ApprovalRecord> {
+    await Promise.resolve();
+    const verb = decision === 'approved' ? 'approve' : 'deny';
+    this.refuseIfClosed(verb);
+    const pending = pendingOrRefuse(this.state, input.toolCallId);
+    pending.verifying = (pending.verifying ?? 0) + 1;
+    let verdict;
+    try {
+      verdict = await CancellationScope.nonCancellable(() =>
+        localSetupActivities.verifyApproval.executeWithOptions({ summary: `verify ${verb} ${pending.toolName}` }, [
+          {
+            run: this.run.workflowId,
+            toolCallId: pending.toolCallId,
+            argsDigest: pending.argsDigest,
+            decision: verb,
+            token: input.token ?? '',
+            toolName: pending.toolName,
+            args: pending.args,
+            metadata: this.state.config.metadata ?? {},
+          },
+        ]),
+      );
+    } finally {
+      pending.verifying -= 1;
+      if (pending.verifying === 0) delete pending.verifying;
+    }
+    if (!verdict.ok) reject(verdict.refusal);
+    this.refuseIfClosed(verb);
+    const { subject, issuer, keyId } = verdict;
+    const record = decidePending(this.state, decision, input, {
+      subject,
+      ...(issuer !== undefined ? { issuer } : {}),
+      ...(keyId !== undefined ? { keyId } : {}),
+    });
     this.publish();
     return publicRecord(record);
   }

@@ -131,7 +131,7 @@ function table(s: AgentSession): Verb[] {
       update: {
         def: name === 'approve' ? approveUpdate : denyUpdate,
         validator: (input: unknown) => (s.refuseIfClosed(name), validateDecision(s.state, name, input)),
-        description: `Decide a tool call awaiting approval: { toolCallId, argsDigest, approver, reason? } → the decision record.`,
+        description: `Decide a tool call awaiting approval: { toolCallId, argsDigest, approver, reason?, token? } (token: a signed decision, required when the run verifies approvals) → the decision record.`,
       },
     })),
     {

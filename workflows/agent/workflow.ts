@@ -238,6 +238,7 @@ async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStar
     st.tools = check.tools;
     st.searchAttributes = check.searchAttributes;
     if (check.homeQueue) st.homeQueue = check.homeQueue;
+    if (check.verifiedApprovals) st.verifiedApprovals = true;
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
@@ -258,6 +259,7 @@ async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStar
   st.tools = check.tools;
   st.searchAttributes = check.searchAttributes;
   if (check.homeQueue) st.homeQueue = check.homeQueue;
+  if (check.verifiedApprovals) st.verifiedApprovals = true;
   if (check.contextWindow) st.contextWindow = check.contextWindow;
   if (check.largePayloads) st.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };

@@ -2,6 +2,7 @@
  * `keel pending` (every run awaiting approval, found by `KeelStatus="awaiting-approval"`, with tool and arguments),
  * `keel approve <id> <toolCallId>` and `keel deny <id> <toolCallId>` (the `approve` / `deny` Updates).
  */
+import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { PendingApproval } from '../../../common/updates.js';
@@ -26,6 +27,28 @@ export async function pendingRuns(client: AgentClient, url: (id: string) => stri
       out.push({ workflowId: w.workflowId, url: url(w.workflowId), pendingApprovals: st.pendingApprovals });
   }
   return out;
+}
+
+/** The environment variable `keel approve --token` reads the token from (a token on the command line would be in `ps`). */
+export const TOKEN_ENV = 'KEEL_APPROVAL_TOKEN';
+
+/** The token of `--token-file <file>` or `--token` ($KEEL_APPROVAL_TOKEN), trimmed; undefined without either. */
+function readToken(o: { tokenFile?: string; token?: boolean }): string | undefined {
+  if (o.tokenFile !== undefined && o.token) throw usageError('give --token-file or --token, not both');
+  if (o.tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(o.tokenFile, 'utf8').trim();
+    } catch (err) {
+      throw usageError(`--token-file ${o.tokenFile}: ${(err as Error).message}`);
+    }
+    if (!text) throw usageError(`--token-file ${o.tokenFile} is empty`);
+    return text;
+  }
+  if (!o.token) return undefined;
+  const text = process.env[TOKEN_ENV]?.trim();
+  if (!text) throw usageError(`--token reads the token from $${TOKEN_ENV}, which is not set`);
+  return text;
 }
 
 function defaultApprover(): string {
@@ -72,7 +95,12 @@ export function registerApprovalCommands(program: Command): void {
       )
       .argument('<workflowId>', 'the run')
       .argument('<toolCallId>', 'the call (see `keel pending`)')
-      .option('--as <name>', 'who decides (default $KEEL_APPROVER or your user name)')
+      .option('--as <name>', 'who decides (default $KEEL_APPROVER or your user name; with a token: its subject)')
+      .option(
+        '--token-file <file>',
+        'a signed approval token (JWT) in this file, for workers that verify approvals (README "Who may approve")',
+      )
+      .option('--token', `the signed approval token is in $${TOKEN_ENV}`)
       .option('-r, --reason <text>', 'why (recorded; a denial shows it to the model)')
       .option(
         '--digest <argsDigest>',
@@ -83,10 +111,11 @@ export function registerApprovalCommands(program: Command): void {
           async (
             id: string,
             toolCallId: string,
-            o: { as?: string; reason?: string; digest?: string },
+            o: { as?: string; reason?: string; digest?: string; tokenFile?: string; token?: boolean },
             cmd: Command,
           ) => {
             const g = globals(cmd);
+            const token = readToken(o);
             return withClient(g, async (client) => {
               const handle = client.getHandle(id);
               const pending = (await handle.state()).pendingApprovals.find((p) => p.toolCallId === toolCallId);
@@ -98,8 +127,10 @@ export function registerApprovalCommands(program: Command): void {
               const input = {
                 toolCallId,
                 argsDigest,
-                approver: o.as ?? defaultApprover(),
+                // a signed decision's approver is the token's subject
+                ...(token === undefined || o.as !== undefined ? { approver: o.as ?? defaultApprover() } : {}),
                 ...(o.reason !== undefined ? { reason: o.reason } : {}),
+                ...(token !== undefined ? { token } : {}),
               };
               const record = name === 'approve' ? await handle.approve(input) : await handle.deny(input);
               if (g.json) return printJson({ workflowId: id, ...record, url: uiLink(g, id) });
