@@ -54,6 +54,10 @@ export interface StartBatchOptions {
   /** One budget for the whole batch (README "Budgets"). */
   budget?: Budget;
   summary?: string;
+  /** The batch workflow's memo (e.g. `keelRetryOf` of a retry, `keelSchedule`). */
+  memo?: Record<string, unknown>;
+  /** Further fields of the batch input, as they are (the options above take precedence); a retry passes the first batch's. */
+  inputFields?: Omit<AgentBatchInput, 'tasks'>;
 }
 
 /** Starts `agentBatchWorkflow` (and its page holders, `agentBatchPageWorkflow`s, when the list is big) on `taskQueue`; the tasks are not validated here. */
@@ -80,6 +84,7 @@ export async function startBatchWorkflow(
     }
   }
   const input: AgentBatchInput = {
+    ...o.inputFields,
     tasks: ref,
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     ...(o.childTaskQueue ? { taskQueue: o.childTaskQueue } : {}),
@@ -92,7 +97,8 @@ export async function startBatchWorkflow(
     workflowId: batchId,
     args: [input],
     staticSummary: o.summary ?? `batch of ${tasks.length} agent runs`,
-    staticDetails: `children: ${batchId}-<index> · concurrency ${o.concurrency ?? 8}`,
+    staticDetails: `children: ${batchId}-<index> · concurrency ${input.concurrency ?? 8}`,
+    ...(o.memo ? { memo: o.memo } : {}),
   });
 }
 
