@@ -13,6 +13,7 @@ import { registerBatchCommand } from './batch/command.js';
 import { registerControlCommands } from './run/control.js';
 import { registerInspectCommands } from './run/inspect.js';
 import { registerListCommand } from './list.js';
+import { registerScheduleCommands } from './schedule.js';
 import { registerRunCommands } from './run/start.js';
 import { registerServerCommands } from './server.js';
 import { packageVersion } from '../../common/package-version.js';
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
   registerInspectCommands(program);
   registerListCommand(program);
   registerBatchCommand(program);
+  registerScheduleCommands(program);
   // the connection and output options are listed once, in `keel --help`; each command's help points there
   for (const cmd of program.commands) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)
