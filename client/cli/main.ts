@@ -61,7 +61,11 @@ export function buildProgram(): Command {
   registerBatchCommand(program);
   registerScheduleCommands(program);
   // the connection and output options are listed once, in `keel --help`; each command's help points there
-  for (const cmd of program.commands) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
+  const globalLine = (cmd: Command) => {
+    cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
+    cmd.commands.forEach(globalLine); // `keel batch retry`, `keel schedule create`, …
+  };
+  program.commands.forEach(globalLine);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)
   const override = (cmd: Command) => {
     cmd.exitOverride();

@@ -307,7 +307,14 @@ export function registerScheduleCommands(program: Command): void {
             `Runs: ${runsText(memo)}`,
             `Spec: ${memo?.spec ?? '?'} · overlap ${overlapName(d.policies.overlap)} · catch-up window ${formatDuration(d.policies.catchupWindow)}`,
             ...(memo ? [`Ids: ${memo.workflowIdPrefix}-<scheduled time, UTC>`] : []),
-            `Next: ${d.state.paused ? '(paused)' : d.info.nextActionTimes.map((t) => t.toISOString()).join(', ') || '(none)'}`,
+            `Next: ${
+              d.state.paused
+                ? '(paused)'
+                : d.info.nextActionTimes
+                    .slice(0, 3)
+                    .map((t) => t.toISOString())
+                    .join(', ') || '(none)'
+            }`,
             `Started ${d.info.numActionsTaken} · skipped while one ran ${d.info.numActionsSkippedOverlap} · missed the catch-up window ${d.info.numActionsMissedCatchupWindow}`,
             workflows.length ? `Last ${workflows.length}:` : 'Nothing started yet.',
             ...workflows.map(scheduledLine),
