@@ -76,11 +76,23 @@ export async function batchInputOf(
   return { input, tasks };
 }
 
-/** Every outcome of a batch, in input order (the `results` query, paged; needs a worker). */
+/**
+ * Every outcome of a batch, in input order (the `results` query, paged). Needs a worker: rejects with BatchRetryError
+ * saying so when none answers within 10 s.
+ */
 export async function batchOutcomes(handle: WorkflowHandle): Promise<BatchTaskResult[]> {
   const out: BatchTaskResult[] = [];
   for (;;) {
-    const page = await handle.query(resultsQuery, { from: out.length, limit: 1000 });
+    const page = await handle.client.connection
+      .withDeadline(Date.now() + 10_000, () => handle.query(resultsQuery, { from: out.length, limit: 1000 }))
+      .catch((err: unknown) => {
+        const e = err as { code?: number; cause?: { code?: number }; message?: string };
+        if (e.code === 4 || e.cause?.code === 4 || /deadline/i.test(e.message ?? ''))
+          throw new BatchRetryError(
+            `No worker answered the results query of ${handle.workflowId} within 10 s: start a worker on the batch's task queue and try again.`,
+          );
+        throw err;
+      });
     out.push(...page.results);
     if (page.results.length === 0 || out.length >= page.total) return out;
   }

@@ -37,7 +37,17 @@ function keel(args: string[], address: string, taskQueue: string) {
 describe('keel batch retry', () => {
   let k: Keel;
   beforeAll(async () => {
-    k = await startKeel({ scripts: { r: { rules } } });
+    k = await startKeel({
+      scripts: {
+        r: { rules },
+        p: {
+          rules: [
+            { match: 'fails', text: 'no', stopReason: 'error', errorMessage: 'scripted failure' },
+            { text: 'ok' },
+          ],
+        },
+      },
+    });
   });
   afterAll(async () => {
     await k?.stop();
@@ -128,5 +138,28 @@ describe('keel batch retry', () => {
       `Retry ${b}-retry-2 of ${b}: 5 task(s) that were completed (0, 1, 2, 3, 4)`,
     );
     await k.client.client.workflow.getHandle(`${b}-retry-2`).result();
+  }, 120_000);
+
+  it('tasks given by page reference are read back from the page holders; -c overrides the concurrency', async () => {
+    const b = `retry-pages-${randomUUID()}`;
+    const tasks = ['task 0', 'task 1 fails', 'task 2', 'task 3', 'task 4 fails'].map((prompt) => ({
+      model: 'scripted/p',
+      prompt,
+      maxTurns: 2,
+    }));
+    const first = await startBatchWorkflow(k.client.client, k.taskQueue, tasks, {
+      batchId: b,
+      concurrency: 3,
+      pageSize: 2,
+    });
+    expect(await first.result()).toMatchObject({ total: 5, done: 3, failed: 2 });
+    const retry = await keel(['batch', 'retry', b, '-c', '1'], k.address, k.taskQueue);
+    expect(retry.stdout.split('\n')[0]).toBe(
+      `Retry ${b}-retry-1 of ${b}: 2 task(s) that were failed or cancelled (1, 4)`,
+    );
+    const { input, tasks: retried } = await batchInputOf(k.client.client, `${b}-retry-1`);
+    expect(retried).toEqual([tasks[1], tasks[4]]);
+    expect(input.concurrency).toBe(1);
+    expect(await k.client.client.workflow.getHandle(`${b}-retry-1`).result()).toMatchObject({ total: 2, failed: 2 });
   }, 120_000);
 });
