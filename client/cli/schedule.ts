@@ -162,9 +162,13 @@ export function registerScheduleCommands(program: Command): void {
     .option('-t, --tools <names>', 'tools of tasks that name none (comma-separated)', commaList)
     .option('-s, --system <prompt>', 'system prompt of tasks that have none')
     .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'))
-    .option('--max-tokens <n>', 'budget of each batch: tokens of all its tasks together', intOption('--max-tokens'))
-    .option('--max-cost-usd <usd>', 'budget of each batch: US dollars', usdOption)
-    .option('--max-model-calls <n>', 'budget of each batch: model requests', intOption('--max-model-calls'))
+    .option(
+      '--max-tokens <n>',
+      'budget of each batch (of each run with --prompt): tokens of all its tasks together',
+      intOption('--max-tokens'),
+    )
+    .option('--max-cost-usd <usd>', 'budget of each batch (run): US dollars', usdOption)
+    .option('--max-model-calls <n>', 'budget of each batch (run): model requests', intOption('--max-model-calls'))
     .option('--can-after-tasks <n>', 'continue-as-new after starting n children', intOption('--can-after-tasks'))
     .option('--can-after-events <n>', 'continue-as-new once a run has n events', intOption('--can-after-events', 100))
     .action(
@@ -193,8 +197,16 @@ export function registerScheduleCommands(program: Command): void {
           if (tasks.length === 0) throw usageError(`${file}: no tasks`);
           if (tasks.length > MAX_TASKS)
             throw usageError(`${file}: ${tasks.length} tasks; split them into schedules of at most ${MAX_TASKS}.`);
-        } else run = parseTasks(JSON.stringify(o.prompt), defaults)[0];
+        } else {
+          if (o.concurrency !== undefined || o.canAfterTasks !== undefined || o.canAfterEvents !== undefined)
+            throw usageError(
+              '--concurrency and --can-after-* are options of a batch; a --prompt schedule starts one run.',
+            );
+          run = parseTasks(JSON.stringify(o.prompt), defaults)[0];
+        }
         const budget = budgetOf(o);
+        // a single run's budget is its own (README "Budgets")
+        if (run && budget) run = { ...run, budget };
         return withClient(g, async (client) => {
           try {
             await client.schedule({

@@ -263,9 +263,64 @@ describe('keel schedule', () => {
     const id = action.action.workflow.workflowId;
     expect(id.startsWith(`keel-run-${scheduleId}-`)).toBe(true);
     expect((await k.client.getHandle(id).result()).finalText).toBe('ok');
+    await handle.delete();
+
+    // the same from the command line: --prompt schedules one run, with its budget
+    const name = `s4-${randomUUID().slice(0, 8)}`;
+    expect(
+      await keel(
+        [
+          'schedule',
+          'create',
+          name,
+          '--prompt',
+          'quick',
+          '--every',
+          '1h',
+          '--paused',
+          '-m',
+          'scripted/s',
+          '--max-model-calls',
+          '3',
+        ],
+        k.address,
+        k.taskQueue,
+      ),
+    ).toEqual({
+      code: 0,
+      stdout:
+        `Schedule ${name} created (paused): every 1h · one run · overlap skip\n` +
+        `Run ids: keel-run-${name}-<scheduled time, UTC, e.g. 2026-12-03T02:00:00Z>\n` +
+        `Temporal UI: ${UI}/namespaces/default/schedules/${name}\n` +
+        `Describe it with: ${prefix} schedule describe ${name}\n`,
+      stderr: '',
+    });
+    expect((await keel(['schedule', 'trigger', name], k.address, k.taskQueue)).code).toBe(0);
+    const runId = await vi.waitFor(
+      async () => {
+        const d = await k.client.getSchedule(name).describe();
+        if (d.info.recentActions.length < 1) throw new Error('no action yet');
+        return d.info.recentActions[0].action.workflow.workflowId;
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    const run = k.client.getHandle(runId);
+    expect((await run.result()).finalText).toBe('ok');
+    expect((await run.state()).budget).toEqual([{ kind: 'model calls', used: 1, limit: 3 }]);
+    expect(
+      await keel(
+        ['schedule', 'create', `${name}-x`, '--prompt', 'quick', '--every', '1h', '-c', '2'],
+        k.address,
+        k.taskQueue,
+      ),
+    ).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'keel: --concurrency and --can-after-* are options of a batch; a --prompt schedule starts one run.\n',
+    });
+    await k.client.getSchedule(name).delete();
     await expect(k.client.schedule({ scheduleId: 'x', every: 'soon', tasks: [] })).rejects.toThrow(
       'every: "soon" is not a duration (e.g. 30s, 6h, 1d).',
     );
-    await handle.delete();
   }, 60_000);
 });
