@@ -16,6 +16,27 @@ export {
 } from './client/agent-client.js';
 export { AgentBatchHandle, paginate, startBatchWorkflow, type StartBatchOptions } from './client/batch-client.js';
 export {
+  BatchRetryError,
+  mergedOutcomes,
+  retriesOf,
+  retryBatchId,
+  RETRY_MEMO_KEY,
+  startRetryBatch,
+  type BatchRetry,
+  type BatchRetryMemo,
+  type MergedOutcome,
+  type RetryBatchOptions,
+} from './client/batch-retry.js';
+export {
+  InvalidScheduleError,
+  recentScheduled,
+  SCHEDULE_MEMO_KEY,
+  scheduledIdPrefix,
+  type AgentScheduleMemo,
+  type AgentScheduleOptions,
+  type ScheduledWorkflow,
+} from './client/schedule-client.js';
+export {
   BATCH_WORKFLOW_TYPE,
   type AgentBatchInput,
   type AgentBatchResult,

@@ -1,6 +1,7 @@
 import {
   Client,
   Connection,
+  type ScheduleHandle,
   WithStartWorkflowOperation,
   WorkflowFailedError,
   WorkflowUpdateFailedError,
@@ -16,6 +17,7 @@ import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, Mes
 import { agentRunInputErrors } from '../common/validate-input.js';
 import { tooDeep } from '../common/nesting.js';
 import { AgentBatchHandle, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
+import { createAgentSchedule, type AgentScheduleOptions } from './schedule-client.js';
 import {
   incomingMessageErrors,
   runClosed,
@@ -250,6 +252,28 @@ export class AgentClient {
   /** A handle on an existing batch. */
   getBatch(batchId: string): AgentBatchHandle<AgentRunHandle> {
     return new AgentBatchHandle(this.client.workflow.getHandle(batchId), (id) => this.getHandle(id));
+  }
+
+  /**
+   * Creates a Temporal Schedule that starts a batch of `tasks` (or one `run`) at each `cron` / `every` time, on this
+   * client's task queue (client/schedule-client.ts). Every task is validated first (`InvalidAgentInputError`); a bad
+   * spec or a task list over ~1 MB of JSON rejects with `InvalidScheduleError`; a taken id with Temporal's
+   * `ScheduleAlreadyRunning`. The overlap policy is SKIP unless given. Each batch's id is `keel-batch-<scheduleId>-
+   * <scheduled time>` (`keel-run-…` for a run). Pause, trigger, backfill, describe and delete with the returned
+   * handle (Temporal's `ScheduleHandle`); `recentScheduled` gives the last batches with their outcome counts.
+   */
+  async schedule(opts: AgentScheduleOptions): Promise<ScheduleHandle> {
+    const errors = [
+      ...(opts.tasks ?? []).flatMap((t, i) => agentRunInputErrors(t).map((e) => `task ${i}: ${e}`)),
+      ...(opts.run ? agentRunInputErrors(opts.run) : []),
+    ];
+    if (errors.length > 0) throw new InvalidAgentInputError(errors);
+    return createAgentSchedule(this.client, this.taskQueue, opts);
+  }
+
+  /** A handle on an existing schedule (Temporal's `ScheduleHandle`). */
+  getSchedule(scheduleId: string): ScheduleHandle {
+    return this.client.schedule.getHandle(scheduleId);
   }
 
   async close(): Promise<void> {

@@ -21,7 +21,7 @@ import {
 } from '../common/batch-definitions.js';
 
 /** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
-const INLINE_MAX_CHARS = 1_000_000;
+export const INLINE_MAX_CHARS = 1_000_000;
 const PAGE_MAX_CHARS = 900_000;
 /** Splits tasks into pages of at most `pageSize` tasks (or PAGE_MAX_CHARS characters). */
 export function paginate(tasks: AgentRunInput[], pageSize?: number): AgentRunInput[][] {
@@ -54,6 +54,23 @@ export interface StartBatchOptions {
   /** One budget for the whole batch (README "Budgets"). */
   budget?: Budget;
   summary?: string;
+  /** The batch workflow's memo (e.g. `keelRetryOf` of a retry, `keelSchedule`). */
+  memo?: Record<string, unknown>;
+  /** Further fields of the batch input, as they are (the options above take precedence); a retry passes the first batch's. */
+  inputFields?: Omit<AgentBatchInput, 'tasks'>;
+}
+
+/** The input of `agentBatchWorkflow` for these tasks (inline or by page reference) and options. */
+export function batchInput(tasks: AgentRunInput[] | BatchPageRef, o: StartBatchOptions): AgentBatchInput {
+  return {
+    ...o.inputFields,
+    tasks,
+    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+    ...(o.childTaskQueue ? { taskQueue: o.childTaskQueue } : {}),
+    ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
+    ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
+    ...(o.budget ? { budget: o.budget } : {}),
+  };
 }
 
 /** Starts `agentBatchWorkflow` (and its page holders, `agentBatchPageWorkflow`s, when the list is big) on `taskQueue`; the tasks are not validated here. */
@@ -79,20 +96,14 @@ export async function startBatchWorkflow(
       ref.pages.push({ workflowId, count: taskPage.length });
     }
   }
-  const input: AgentBatchInput = {
-    tasks: ref,
-    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-    ...(o.childTaskQueue ? { taskQueue: o.childTaskQueue } : {}),
-    ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
-    ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
-    ...(o.budget ? { budget: o.budget } : {}),
-  };
+  const input = batchInput(ref, o);
   return client.workflow.start(BATCH_WORKFLOW_TYPE, {
     taskQueue,
     workflowId: batchId,
     args: [input],
     staticSummary: o.summary ?? `batch of ${tasks.length} agent runs`,
-    staticDetails: `children: ${batchId}-<index> · concurrency ${o.concurrency ?? 8}`,
+    staticDetails: `children: ${batchId}-<index> · concurrency ${input.concurrency ?? 8}`,
+    ...(o.memo ? { memo: o.memo } : {}),
   });
 }
 

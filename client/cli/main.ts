@@ -14,6 +14,7 @@ import { registerControlCommands } from './run/control.js';
 import { registerEncryptionCommands } from './encryption.js';
 import { registerInspectCommands } from './run/inspect.js';
 import { registerListCommand } from './list.js';
+import { registerScheduleCommands } from './schedule.js';
 import { registerRunCommands } from './run/start.js';
 import { registerServerCommands } from './server.js';
 import { packageVersion } from '../../common/package-version.js';
@@ -60,8 +61,13 @@ export function buildProgram(): Command {
   registerListCommand(program);
   registerBatchCommand(program);
   registerEncryptionCommands(program);
+  registerScheduleCommands(program);
   // the connection and output options are listed once, in `keel --help`; each command's help points there
-  for (const cmd of program.commands) cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
+  const globalLine = (cmd: Command) => {
+    cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);
+    cmd.commands.forEach(globalLine); // `keel batch retry`, `keel schedule create`, …
+  };
+  program.commands.forEach(globalLine);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)
   const override = (cmd: Command) => {
     cmd.exitOverride();

@@ -25,6 +25,7 @@ import {
 } from '../context.js';
 import { formatCost, formatDuration, formatTokens, stdoutSink } from '../render.js';
 import { progressPrinter } from './progress.js';
+import { registerBatchRetryCommands } from './retry.js';
 import { OrderedWriter } from './results.js';
 import { batchProgress, startBatch } from './start.js';
 import { batchIdFor, MAX_TASKS, parseTasks } from './tasks.js';
@@ -55,7 +56,7 @@ interface BatchFlags {
 }
 
 /** `--max-cost-usd`: US dollars, a finite number > 0. */
-function usdOption(value: string): number {
+export function usdOption(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
     throw new InvalidArgumentError('--max-cost-usd must be a number > 0 (US dollars, e.g. 2.5).');
@@ -63,7 +64,7 @@ function usdOption(value: string): number {
 }
 
 /** The batch budget the flags give, if any. */
-function budgetOf(o: BatchFlags): Budget | undefined {
+export function budgetOf(o: Pick<BatchFlags, 'maxTokens' | 'maxCostUsd' | 'maxModelCalls'>): Budget | undefined {
   const b: Budget = {
     ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
     ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
@@ -85,6 +86,14 @@ async function exists(client: AgentClient, workflowId: string): Promise<boolean>
 
 /** The command that picks a batch up again, with this invocation's connection options and output file. */
 export function resumeCommand(cmd: Command, id: string, o: Pick<BatchFlags, 'out' | 'messages'>): string {
+  const parts = ['batch', '--attach', id];
+  if (o.out) parts.push('--out', o.out);
+  if (o.messages === false) parts.push('--no-messages');
+  return pasteable(cmd, parts);
+}
+
+/** `npx keel <this invocation's connection options> <args>`, quoted for a POSIX shell. */
+export function pasteable(cmd: Command, args: string[]): string {
   const g = cmd.optsWithGlobals<{ address?: string; namespace?: string; taskQueue?: string; ui?: string }>();
   const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
   const parts = ['npx', 'keel'];
@@ -92,15 +101,14 @@ export function resumeCommand(cmd: Command, id: string, o: Pick<BatchFlags, 'out
   if (g.namespace) parts.push('--namespace', g.namespace);
   if (g.taskQueue) parts.push('--task-queue', g.taskQueue);
   if (g.ui) parts.push('--ui', g.ui);
-  parts.push('batch', '--attach', id);
-  if (o.out) parts.push('--out', o.out);
-  if (o.messages === false) parts.push('--no-messages');
+  parts.push(...args);
   return parts.map(quote).join(' ');
 }
 
 export function registerBatchCommand(program: Command): void {
-  program
-    .command('batch')
+  const batch = program.command('batch');
+  registerBatchRetryCommands(batch);
+  batch
     .summary('run every task of a JSONL file as a durable batch, with a progress bar; results in input order')
     .description(
       'Each line of <tasks.jsonl> is an AgentRunInput (fields it lacks come from --model/--tools/--system/--max-turns) or a ' +

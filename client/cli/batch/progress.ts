@@ -49,7 +49,13 @@ export function progressPrinter(sink: Sink) {
   };
 }
 
-export async function printBatchStatus(client: AgentClient, g: GlobalOptions, id: string): Promise<number> {
+/** `keel status <batch>` and `keel batch describe`: state, progress or summary, link; `extra` adds fields and lines (e.g. retries). */
+export async function printBatchStatus(
+  client: AgentClient,
+  g: GlobalOptions,
+  id: string,
+  extra: { json: Record<string, unknown>; lines: string[] } = { json: {}, lines: [] },
+): Promise<number> {
   const handle = client.client.workflow.getHandle(id);
   const d = await handle.describe();
   const status = temporalStatus(d);
@@ -65,6 +71,7 @@ export async function printBatchStatus(client: AgentClient, g: GlobalOptions, id
       url,
       ...(progress ? { progress } : {}),
       ...(summary ? { result: summary } : {}),
+      ...extra.json,
     });
   else {
     const sink = stdoutSink();
@@ -74,7 +81,7 @@ export async function printBatchStatus(client: AgentClient, g: GlobalOptions, id
       lines.push(
         `${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · continued-as-new ${summary.continuedAsNew}×`,
       );
-    lines.push(`Temporal UI: ${url}`);
+    lines.push(...extra.lines, `Temporal UI: ${url}`);
     sink.write(`${lines.join('\n')}\n`);
   }
   if (status === 'running') return EXIT.ok;

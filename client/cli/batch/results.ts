@@ -5,8 +5,16 @@ import { resultsQuery, type BatchTaskResult } from '../../../common/batch-defini
 import type { AgentClient } from '../../agent-client.js';
 import { outcomeOf, withDeadline } from '../outcome.js';
 
-/** One output line: the child's full AgentRunResult (or its failure), with its index and workflow id. */
-async function resultLine(client: AgentClient, r: BatchTaskResult, withMessages: boolean): Promise<string> {
+/**
+ * One output line: the child's full AgentRunResult (or its failure), with its index (`index`, default the task's own)
+ * and workflow id.
+ */
+export async function resultLine(
+  client: AgentClient,
+  r: BatchTaskResult,
+  withMessages: boolean,
+  index = r.index,
+): Promise<string> {
   const out: {
     status: string;
     result: Omit<AgentRunResult, 'usage' | 'status'> & { usage?: AgentRunResult['usage'] };
@@ -17,7 +25,7 @@ async function resultLine(client: AgentClient, r: BatchTaskResult, withMessages:
   }));
   const { newMessages, ...rest } = out.result;
   return JSON.stringify({
-    index: r.index,
+    index,
     workflowId: r.workflowId,
     ...rest,
     status: out.status,
