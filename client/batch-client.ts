@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Budget } from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
+import type { BatchVariant } from '../common/grading.js';
 import {
   BATCH_PAGE_WORKFLOW_TYPE,
   BATCH_WORKFLOW_TYPE,
@@ -54,6 +55,12 @@ export interface StartBatchOptions {
   /** One budget for the whole batch (README "Budgets"). */
   budget?: Budget;
   summary?: string;
+  /** Runs of each task (per variant), for pass@k (README "Graded batches"). */
+  repeat?: number;
+  /** Each task runs once per variant: children `<batchId>-<variant>-<index>`. */
+  variants?: BatchVariant[];
+  /** Heartbeat timeout of the grading activity in seconds (default 30). */
+  graderHeartbeatSeconds?: number;
 }
 
 /** Starts `agentBatchWorkflow` (and its page holders, `agentBatchPageWorkflow`s, when the list is big) on `taskQueue`; the tasks are not validated here. */
@@ -86,6 +93,9 @@ export async function startBatchWorkflow(
     ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
     ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
     ...(o.budget ? { budget: o.budget } : {}),
+    ...(o.repeat !== undefined && o.repeat > 1 ? { repeat: o.repeat } : {}),
+    ...(o.variants?.length ? { variants: o.variants } : {}),
+    ...(o.graderHeartbeatSeconds !== undefined ? { graderHeartbeatSeconds: o.graderHeartbeatSeconds } : {}),
   };
   return client.workflow.start(BATCH_WORKFLOW_TYPE, {
     taskQueue,

@@ -27,7 +27,10 @@ export const BATCH_PAGE_REF_SCHEMA = Type.Object(
 
 export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
   {
-    /** The runs, in order; task `i` runs as child workflow `<batchId>-<i>`. Inline, or a page reference for big lists. */
+    /**
+     * The runs, in order; task `i` runs as child workflow `<batchId>-<i>`. Inline, or a page reference for big lists. A
+     * task may also carry `expected` and `grader` (common/grading.ts), taken off before its child starts.
+     */
     tasks: Type.Union([
       Type.Unsafe<AgentRunInput[]>({ type: 'array', items: { $ref: 'agent-run-input.json' } }),
       BATCH_PAGE_REF_SCHEMA,
@@ -54,6 +57,30 @@ export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
      * tasks spent it no task starts (recorded `stopped`, `Budget exceeded: … (batch budget)`) and running ones are asked
      * to stop before their next model call.
      */
+    /** Runs of each task (per variant), for pass@k: children `<batchId>-<index>-r<j>`. Default 1. */
+    repeat: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Runs of each task (per variant), for pass@k. Default 1.' }),
+    ),
+    /**
+     * Each task runs once per variant (children `<batchId>-<variant>-<index>`), the variant's fields replacing the
+     * task's; one budget for all; the summary has a line per variant and the tasks where they disagree.
+     */
+    variants: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ pattern: '^[A-Za-z0-9_.]{1,40}$' }),
+            model: Type.Optional(Type.String({ minLength: 1 })),
+            systemPrompt: Type.Optional(Type.String()),
+            maxTurns: Type.Optional(Type.Integer({ minimum: 1 })),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: 10 },
+      ),
+    ),
+    /** Heartbeat timeout of the grading activity, in seconds (a lost worker's grading is retried after it). Default 30. */
+    graderHeartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
     budget: Type.Optional(
       Type.Object(BUDGET_SCHEMA.properties, {
         additionalProperties: false,

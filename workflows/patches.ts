@@ -79,4 +79,10 @@ export const PATCH = {
    * before the input check activity, which could not be sent such a value (was: a failing workflow task, retried).
    */
   deepInputRefused: 'keel-0.4.2-deep-input-refused',
+  /**
+   * 0.5.0: a batch grades its tasks (`expected` / `grader`, activity `gradeBatchTask`), runs each task per variant and
+   * `repeat` times (children `<batchId>-<variant>-<index>-r<j>`). Checked once per batch run, only when its input has
+   * variants or repeats or a task it starts carries a grader (workflows/batch/grading.ts).
+   */
+  batchGrading: 'keel-0.5.0-batch-grading',
 } as const;

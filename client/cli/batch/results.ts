@@ -4,6 +4,7 @@ import type { AgentRunResult } from '../../../common/run.js';
 import { resultsQuery, type BatchTaskResult } from '../../../common/batch-definitions.js';
 import type { AgentClient } from '../../agent-client.js';
 import { outcomeOf, withDeadline } from '../outcome.js';
+import { slotChildId, type BatchShape } from '../../../common/grading.js';
 
 /** One output line: the child's full AgentRunResult (or its failure), with its index and workflow id. */
 async function resultLine(client: AgentClient, r: BatchTaskResult, withMessages: boolean): Promise<string> {
@@ -19,6 +20,10 @@ async function resultLine(client: AgentClient, r: BatchTaskResult, withMessages:
   return JSON.stringify({
     index: r.index,
     workflowId: r.workflowId,
+    ...(r.task !== undefined ? { task: r.task } : {}),
+    ...(r.variant !== undefined ? { variant: r.variant } : {}),
+    ...(r.repeat !== undefined ? { repeat: r.repeat } : {}),
+    ...(r.grade ? { grade: r.grade } : {}),
     ...rest,
     status: out.status,
     ...(out.failureType ? { failureType: out.failureType } : {}),
@@ -57,15 +62,24 @@ export class OrderedWriter {
     await this.flush();
   }
 
-  /** After the batch closed every child is final: read the rest straight from the children (no query, no worker needed). */
-  async finish(batchId: string, total: number): Promise<void> {
+  /**
+   * After the batch closed every child is final: read the rest from the `results` query (grades, variants) and the
+   * children; when no worker answers the query, straight from the children of `shape` (no grades then).
+   */
+  async finish(batchId: string, total: number, handle?: WorkflowHandle, shape: BatchShape = {}): Promise<void> {
     while (this.next < total) {
+      const page = handle
+        ? await withDeadline(handle, 10_000, () =>
+            handle.query(resultsQuery, { from: this.next, limit: this.parallel }),
+          ).catch(() => undefined)
+        : undefined;
       for (let i = this.next; i < Math.min(total, this.next + this.parallel); i++) {
-        if (!this.pending.has(i))
-          this.pending.set(
-            i,
-            resultLine(this.client, { index: i, workflowId: `${batchId}-${i}`, status: 'failed' }, this.withMessages),
-          );
+        const r = page?.results.find((x) => x.index === i) ?? {
+          index: i,
+          workflowId: slotChildId(batchId, shape, i),
+          status: 'failed' as const,
+        };
+        if (!this.pending.has(i)) this.pending.set(i, resultLine(this.client, r, this.withMessages));
       }
       await this.flush();
     }
