@@ -43,6 +43,8 @@ export interface BatchTaskResult {
   repeat?: number;
   /** A graded task's verdict (`error`: the grader threw; not a task failure). */
   grade?: { pass: boolean; score: number; reason?: string; error?: string };
+  /** Finished, its grading still running. */
+  gradePending?: true;
 }
 
 /** Answer of the `progress` query. `done + failed + running + queued = total`; `done + failed` never decreases. */

@@ -76,8 +76,8 @@ export class BatchGrading {
   readonly reasons: Map<number, string>;
   private readonly specs: Map<number, BatchTask>;
   private usage: { tokens: number; cost: number; costBy: number[]; tokensBy: number[] };
-  /** Grading activities started and not finished. */
-  pending = 0;
+  /** Slots whose grading activity started and has not finished. */
+  private readonly pendingSlots = new Set<number>();
   private readonly activities: ReturnType<typeof proxyActivities<KeelActivities>>;
 
   constructor(
@@ -106,9 +106,14 @@ export class BatchGrading {
     if (graderOf(task) !== undefined) this.specs.set(s, task);
   }
 
-  /** Whether slot `s` will be graded once it finishes. */
-  graded(s: number): boolean {
-    return this.specs.has(s);
+  /** Grading activities started and not finished. */
+  get pending(): number {
+    return this.pendingSlots.size;
+  }
+
+  /** Whether slot `s` finished and its verdict is not recorded yet. */
+  isPending(s: number): boolean {
+    return this.pendingSlots.has(s);
   }
 
   private set(s: number, g: SlotGrade, reason: string | undefined): void {
@@ -136,7 +141,7 @@ export class BatchGrading {
       return;
     }
     const slot = slotOf(this.shape, s);
-    this.pending += 1;
+    this.pendingSlots.add(s);
     void this.activities.gradeBatchTask
       .executeWithOptions({ summary: `grade ${workflowId} (${graderOf(task)})` }, [
         {
@@ -152,7 +157,7 @@ export class BatchGrading {
           this.record(s, slot.variant ?? 0, { error: `grading failed: ${(err as Error)?.message ?? String(err)}` }, spent),
       )
       .finally(() => {
-        this.pending -= 1;
+        this.pendingSlots.delete(s);
         done();
       });
   }
@@ -274,7 +279,7 @@ export class BatchGrading {
       graderTokens,
       graderCost: round(graderCost),
     });
-    const anyGraded = this.grades.some(Boolean) || this.specs.size > 0 || this.pending > 0;
+    const anyGraded = this.grades.some(Boolean) || this.specs.size > 0 || this.pendingSlots.size > 0;
     const all = acc.reduce((t, a) => {
       for (const key of ['runs', 'done', 'failed', 'tokens', 'cost', 'turns', 'graded', 'passed', 'errors', 'score'] as const)
         t[key] += a[key];

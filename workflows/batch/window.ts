@@ -300,6 +300,7 @@ class WindowBatch {
         r.repeat = slot.repeat;
       }
       if (grade) r.grade = grade;
+      else if (this.grading.isPending(r.index)) r.gradePending = true;
     }
     return page;
   }

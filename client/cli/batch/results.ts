@@ -55,7 +55,7 @@ export class OrderedWriter {
       return; // no worker answers right now: try on the next tick
     }
     for (const r of page.results) {
-      if (r.status === 'running' || r.status === 'queued') break;
+      if (r.status === 'running' || r.status === 'queued' || r.gradePending) break;
       if (this.pending.size >= this.parallel) break;
       if (!this.pending.has(r.index)) this.pending.set(r.index, resultLine(this.client, r, this.withMessages));
     }
