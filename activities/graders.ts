@@ -59,7 +59,9 @@ export const BUILTIN_GRADER_DEFINITIONS: Record<string, GraderDefinition['grade'
   exact: ({ task, result }) => {
     const [want] = texts(task.expected, 'exact');
     const got = result.finalText.trim();
-    return got === want.trim() ? verdict(true, 'exact match') : verdict(false, `expected ${show(want)}, got ${show(got)}`);
+    return got === want.trim()
+      ? verdict(true, 'exact match')
+      : verdict(false, `expected ${show(want)}, got ${show(got)}`);
   },
   includes: ({ task, result }) => {
     const missing = texts(task.expected, 'includes').filter((t) => !result.finalText.includes(t));
@@ -134,7 +136,9 @@ export function createGradeBatchTask(deps: { graders?: GraderDefinition[]; clien
   const custom = new Map<string, GraderDefinition>();
   for (const g of deps.graders ?? []) {
     if (custom.has(g.name) || g.name in BUILTIN_GRADER_DEFINITIONS)
-      throw new Error(`Two graders are named "${g.name}"; grader names must be unique on a worker (built-ins included).`);
+      throw new Error(
+        `Two graders are named "${g.name}"; grader names must be unique on a worker (built-ins included).`,
+      );
     custom.set(g.name, g);
   }
   return async function gradeBatchTask(input: GradeTaskInput): Promise<GradeOutcome> {

@@ -82,7 +82,18 @@ const secs = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixe
 /** The table as text lines (aligned columns), then grading errors and disagreements. */
 export function formatGradeTable(result: AgentBatchResult, rows: GradeRow[]): string[] {
   const k = result.grading?.passAtK.k ?? 1;
-  const head = ['variant', 'runs', 'passed', 'pass rate', `pass@${k}`, 'mean score', 'cost', 'cost/pass', 'turns', 'duration'];
+  const head = [
+    'variant',
+    'runs',
+    'passed',
+    'pass rate',
+    `pass@${k}`,
+    'mean score',
+    'cost',
+    'cost/pass',
+    'turns',
+    'duration',
+  ];
   const body = rows.map((r) => {
     const g = r.grading;
     return [

@@ -59,7 +59,11 @@ export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
      */
     /** Runs of each task (per variant), for pass@k: children `<batchId>-<index>-r<j>`. Default 1. */
     repeat: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'Runs of each task (per variant), for pass@k. Default 1.' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description: 'Runs of each task (per variant), for pass@k. Default 1.',
+      }),
     ),
     /**
      * Each task runs once per variant (children `<batchId>-<variant>-<index>`), the variant's fields replacing the

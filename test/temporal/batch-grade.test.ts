@@ -70,7 +70,12 @@ const scripts = {
       { text: 'yes' },
     ],
   },
-  va: { rules: [{ match: 'even', text: 'ok', usage: usage(10, 0.001) }, { text: 'nope', usage: usage(10, 0.001) }] },
+  va: {
+    rules: [
+      { match: 'even', text: 'ok', usage: usage(10, 0.001) },
+      { text: 'nope', usage: usage(10, 0.001) },
+    ],
+  },
   vb: { rules: [{ text: 'ok', usage: usage(20, 0.002) }] },
 };
 const lookup = defineTool({
@@ -223,7 +228,9 @@ describe('graders', () => {
         graderHeartbeatSeconds: 2,
       });
       // every grading started on the first worker, which hangs in it: kill it there
-      await expect.poll(() => readFileSync(effects, 'utf8').split('\n').filter(Boolean).length, { timeout: 30_000 }).toBe(3);
+      await expect
+        .poll(() => readFileSync(effects, 'utf8').split('\n').filter(Boolean).length, { timeout: 30_000 })
+        .toBe(3);
       await kill(first);
       await graderWorker(taskQueue, effects, false);
       const result = (await handle.result()) as AgentBatchResult;
@@ -282,8 +289,26 @@ describe('variants', () => {
       graderCost: 0,
     });
     expect(result.variants).toEqual([
-      { name: 'a', runs: 20, done: 20, failed: 0, tokens: 200, cost: 0.02, turns: 20, grading: grading(10, 0.02, 0.002) },
-      { name: 'b', runs: 20, done: 20, failed: 0, tokens: 400, cost: 0.04, turns: 20, grading: grading(20, 0.04, 0.002) },
+      {
+        name: 'a',
+        runs: 20,
+        done: 20,
+        failed: 0,
+        tokens: 200,
+        cost: 0.02,
+        turns: 20,
+        grading: grading(10, 0.02, 0.002),
+      },
+      {
+        name: 'b',
+        runs: 20,
+        done: 20,
+        failed: 0,
+        tokens: 400,
+        cost: 0.04,
+        turns: 20,
+        grading: grading(20, 0.04, 0.002),
+      },
     ]);
     expect(result.disagreements).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19]);
     expect(result).toMatchObject({ total: 40, done: 40, tokens: 600, cost: 0.06 });
@@ -309,7 +334,13 @@ describe('variants', () => {
   it('keel batch --variant … --grade prints the grade table and writes variant and grade on each result line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-variants-'));
     const file = join(dir, 'tasks.jsonl');
-    writeFileSync(file, tasks.slice(0, 4).map((t) => JSON.stringify({ prompt: t.prompt, expected: 'ok' })).join('\n'));
+    writeFileSync(
+      file,
+      tasks
+        .slice(0, 4)
+        .map((t) => JSON.stringify({ prompt: t.prompt, expected: 'ok' }))
+        .join('\n'),
+    );
     writeFileSync(join(dir, 'b.txt'), 'Be brief.');
     const out = join(dir, 'results.jsonl');
     const cli = spawn(

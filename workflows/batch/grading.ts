@@ -54,7 +54,12 @@ export function packGrades(grades: readonly (SlotGrade | null | undefined)[]): s
   let s = '';
   for (let i = 0; i < end; i++) {
     const g = grades[i];
-    s += g ? CODES[g[0]] + Math.round(g[1] * 1000).toString(36).padStart(2, '0') : '...';
+    s += g
+      ? CODES[g[0]] +
+        Math.round(g[1] * 1000)
+          .toString(36)
+          .padStart(2, '0')
+      : '...';
   }
   return s;
 }
@@ -154,7 +159,12 @@ export class BatchGrading {
       .then(
         (g: GradeOutcome) => this.record(s, slot.variant ?? 0, g, spent),
         (err: unknown) =>
-          this.record(s, slot.variant ?? 0, { error: `grading failed: ${(err as Error)?.message ?? String(err)}` }, spent),
+          this.record(
+            s,
+            slot.variant ?? 0,
+            { error: `grading failed: ${(err as Error)?.message ?? String(err)}` },
+            spent,
+          ),
       )
       .finally(() => {
         this.pendingSlots.delete(s);
@@ -280,11 +290,37 @@ export class BatchGrading {
       graderCost: round(graderCost),
     });
     const anyGraded = this.grades.some(Boolean) || this.specs.size > 0 || this.pendingSlots.size > 0;
-    const all = acc.reduce((t, a) => {
-      for (const key of ['runs', 'done', 'failed', 'tokens', 'cost', 'turns', 'graded', 'passed', 'errors', 'score'] as const)
-        t[key] += a[key];
-      return t;
-    }, { ...acc[0], runs: 0, done: 0, failed: 0, tokens: 0, cost: 0, turns: 0, graded: 0, passed: 0, errors: 0, score: 0 });
+    const all = acc.reduce(
+      (t, a) => {
+        for (const key of [
+          'runs',
+          'done',
+          'failed',
+          'tokens',
+          'cost',
+          'turns',
+          'graded',
+          'passed',
+          'errors',
+          'score',
+        ] as const)
+          t[key] += a[key];
+        return t;
+      },
+      {
+        ...acc[0],
+        runs: 0,
+        done: 0,
+        failed: 0,
+        tokens: 0,
+        cost: 0,
+        turns: 0,
+        graded: 0,
+        passed: 0,
+        errors: 0,
+        score: 0,
+      },
+    );
     // pass@k overall counts (task, variant) pairs
     all.tasks = new Set();
     all.passedTasks = new Set();

@@ -56,7 +56,8 @@ function checkInput(input: AgentBatchInput): string[] {
     errors.push('repeat: must be an integer from 1 to 100');
   if (input.variants !== undefined) {
     const v = input.variants as unknown;
-    if (!Array.isArray(v) || v.length < 1 || v.length > 10) errors.push('variants: must be an array of 1 to 10 variants');
+    if (!Array.isArray(v) || v.length < 1 || v.length > 10)
+      errors.push('variants: must be an array of 1 to 10 variants');
     else {
       const names = new Set<string>();
       v.forEach((x: Record<string, unknown>, i) => {

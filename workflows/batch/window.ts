@@ -75,7 +75,15 @@ import {
 } from './outcomes.js';
 import { BatchTasks } from './tasks.js';
 import { BatchGrading, type GradingCarried } from './grading.js';
-import { childTask, graderOf, slotChildId, slotOf, slotsPerTask, type BatchShape, type BatchTask } from '../../common/grading.js';
+import {
+  childTask,
+  graderOf,
+  slotChildId,
+  slotOf,
+  slotsPerTask,
+  type BatchShape,
+  type BatchTask,
+} from '../../common/grading.js';
 import { PATCH } from '../patches.js';
 import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
@@ -86,8 +94,7 @@ const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
 
 /** What a sliding-window batch carries across continue-as-new (its JSON size is bounded: see the module doc). */
 export interface WindowCarried
-  extends Omit<AgentBatchResult, 'total' | 'grading' | 'variants' | 'disagreements'>,
-    BatchBudgetCarried {
+  extends Omit<AgentBatchResult, 'total' | 'grading' | 'variants' | 'disagreements'>, BatchBudgetCarried {
   /** The first task index not started yet. */
   next: number;
   /** Started and not yet reported: their children keep running and report to the next run. */

@@ -80,7 +80,8 @@ function variantOption(value: string, previous: BatchVariant[] = []): BatchVaria
     const eq = part.indexOf('=');
     const key = part.slice(0, eq).trim();
     const val = part.slice(eq + 1);
-    if (eq < 0 || !val) throw new InvalidArgumentError(`--variant ${value}: "${part}" is not key=value (e.g. ${example})`);
+    if (eq < 0 || !val)
+      throw new InvalidArgumentError(`--variant ${value}: "${part}" is not key=value (e.g. ${example})`);
     if (key === 'model') v.model = val;
     else if (key === 'system') {
       if (!val.startsWith('@')) v.systemPrompt = val;
@@ -169,7 +170,11 @@ export function registerBatchCommand(program: Command): void {
       intOption('--max-model-calls'),
     )
     .option('--no-messages', 'leave newMessages out of the result lines')
-    .option('--repeat <k>', 'run each task k times (per variant), for pass@k: children <batchId>-<index>-r<j>', intOption('--repeat'))
+    .option(
+      '--repeat <k>',
+      'run each task k times (per variant), for pass@k: children <batchId>-<index>-r<j>',
+      intOption('--repeat'),
+    )
     .option(
       '--variant <name:model=…,system=…>',
       'run each task once per variant (repeatable): name:model=<provider/model>,system=<text or @file>,max-turns=<n>; children <batchId>-<name>-<index>',
@@ -225,7 +230,9 @@ export function registerBatchCommand(program: Command): void {
           // Without --id the id comes from the tasks: a batch these tasks already started is re-attached, not duplicated.
           const attachTo =
             o.attach ??
-            (o.id === undefined && (await exists(client, batchIdFor(tasks, shape))) ? batchIdFor(tasks, shape) : undefined);
+            (o.id === undefined && (await exists(client, batchIdFor(tasks, shape)))
+              ? batchIdFor(tasks, shape)
+              : undefined);
           const handle = attachTo
             ? client.client.workflow.getHandle(attachTo)
             : await startBatch(client, g.taskQueue, tasks, {

@@ -49,7 +49,9 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
     // a graded task's `expected` and `grader` are the batch's (README "Graded batches"), not the run's
     const { expected, grader, ...run } = task;
     if (grader !== undefined && (typeof grader !== 'string' || !grader))
-      errors.push(`line ${n + 1}: grader: must be a grader name (${BUILTIN_GRADERS.join(', ')}, or one the worker registers)`);
+      errors.push(
+        `line ${n + 1}: grader: must be a grader name (${BUILTIN_GRADERS.join(', ')}, or one the worker registers)`,
+      );
     const bad = agentRunInputErrors(run);
     if (bad.length) errors.push(`line ${n + 1}: ${bad.join('; ')}`);
     else tasks.push(task as unknown as AgentRunInput);
