@@ -189,7 +189,12 @@ describe('graders', () => {
 
   it('repeat: 3 runs each task three times (children -r<j>) for pass@3 over a model that alternates', async () => {
     const t = (prompt: string): BatchTask => ({ prompt, model: 'alt/x', expected: 'right' });
-    const { result, results, id } = await runBatch([t('a'), t('b'), t('c')], { repeat: 3, concurrency: 1 });
+    // continuing-as-new every two starts: verdicts and graded running tasks are carried
+    const { result, results, id } = await runBatch([t('a'), t('b'), t('c')], {
+      repeat: 3,
+      concurrency: 1,
+      continueAsNewAfterTasks: 2,
+    });
     expect(results.map((r) => [r.workflowId, r.task, r.repeat, r.grade?.pass])).toEqual([
       [`${id}-0-r0`, 0, 0, true],
       [`${id}-0-r1`, 0, 1, false],
@@ -202,6 +207,7 @@ describe('graders', () => {
       [`${id}-2-r2`, 2, 2, true],
     ]);
     expect(result.total).toBe(9);
+    expect(result.continuedAsNew).toBeGreaterThanOrEqual(4);
     expect(result.grading).toMatchObject({
       graded: 9,
       passed: 5,
