@@ -132,7 +132,10 @@ export class AgentBatchHandle<Run = unknown> {
     return (await this.workflow.result()) as AgentBatchResult;
   }
 
-  /** The run of task `index` (child workflow `<batchId>-<index>`): its state, transcript and full result. */
+  /**
+   * The run of task `index` (child workflow `<batchId>-<index>`): its state, transcript and full result. With variants
+   * or `repeat` the children are `<batchId>-<variant>-<index>-r<j>`: take `workflowId` from {@link results}.
+   */
   task(index: number): Run {
     return this.runHandle(`${this.workflowId}-${index}`);
   }

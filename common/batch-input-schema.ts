@@ -32,7 +32,22 @@ export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
      * task may also carry `expected` and `grader` (common/grading.ts), taken off before its child starts.
      */
     tasks: Type.Union([
-      Type.Unsafe<AgentRunInput[]>({ type: 'array', items: { $ref: 'agent-run-input.json' } }),
+      Type.Unsafe<AgentRunInput[]>({
+        type: 'array',
+        items: {
+          anyOf: [
+            { $ref: 'agent-run-input.json' },
+            {
+              description:
+                'A graded task: an AgentRunInput with `expected` and/or `grader` (taken off before its child run starts, which checks the rest).',
+              type: 'object',
+              required: ['model'],
+              properties: { expected: {}, grader: { type: 'string', minLength: 1 } },
+              anyOf: [{ required: ['expected'] }, { required: ['grader'] }],
+            },
+          ],
+        },
+      }),
       BATCH_PAGE_REF_SCHEMA,
     ]),
     /** Runs at a time. Default 8. */
