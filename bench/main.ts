@@ -34,7 +34,7 @@
  * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
- * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 500: bench/grade.ts),
+ * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
  * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes; with the overhead section also the histories of its
  * profiled Keel run and of a floor run, keel-history.json and floor-history.json, and profiles of their replays,
