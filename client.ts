@@ -16,6 +16,15 @@ export {
 } from './client/agent-client.js';
 export { AgentBatchHandle, paginate, startBatchWorkflow, type StartBatchOptions } from './client/batch-client.js';
 export {
+  BUILTIN_GRADERS,
+  type BatchTask,
+  type BatchVariant,
+  type Grade,
+  type GradingSummary,
+  type VariantSummary,
+} from './common/grading.js';
+export { formatGradeTable, gradeRows, variantDurations, type GradeRow } from './client/batch-report.js';
+export {
   BATCH_WORKFLOW_TYPE,
   type AgentBatchInput,
   type AgentBatchResult,
