@@ -37,6 +37,15 @@ export {
   type ScheduledWorkflow,
 } from './client/schedule-client.js';
 export {
+  BUILTIN_GRADERS,
+  type BatchTask,
+  type BatchVariant,
+  type Grade,
+  type GradingSummary,
+  type VariantSummary,
+} from './common/grading.js';
+export { formatGradeTable, gradeRows, variantDurations, type GradeRow } from './client/batch-report.js';
+export {
   BATCH_WORKFLOW_TYPE,
   type AgentBatchInput,
   type AgentBatchResult,

@@ -5,6 +5,12 @@
  * `keel/client` instead. `startDevServer` is here too: it runs Temporal's dev server through `@temporalio/testing`.
  */
 export { defineTool } from './activities/tools/define-tool.js';
+export {
+  defineGrader,
+  BUILTIN_GRADER_DEFINITIONS,
+  type GraderContext,
+  type GraderDefinition,
+} from './activities/graders.js';
 export type {
   AgentToolResult,
   ToolApproval,

@@ -3,7 +3,9 @@
  * pass fakes instead of mocking globals.
  */
 import type { VerifyApprovalInput, VerifyApprovalResult } from '../common/approval-claims.js';
+import type { Client } from '@temporalio/client';
 import type { ClosedChild } from './batch-children.js';
+import { createGradeBatchTask, type GraderDefinition } from './graders.js';
 import type { AgentHooks } from './hooks.js';
 import { createCallModel } from './model/call-model.js';
 import { createCompact } from './model/compact.js';
@@ -45,6 +47,10 @@ export interface KeelActivityDeps {
     verified: boolean;
     verifyApproval: (input: VerifyApprovalInput) => Promise<VerifyApprovalResult>;
   };
+  /** Graders registered on this worker (`defineGrader`), besides the built-ins. */
+  graders?: GraderDefinition[];
+  /** The client the grading activity reads a batch child's result with (normally the activity's own). */
+  client?: () => Client;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -102,6 +108,17 @@ export function createActivities(deps: KeelActivityDeps) {
     async closedBatchChildren(input: { workflowIds: string[] }): Promise<ClosedChild[]> {
       return deps.closedChildren ? deps.closedChildren(input.workflowIds) : [];
     },
+    /**
+     * Activity `gradeBatchTask`: a graded batch judges a finished child run with the task's grader (README "Graded
+     * batches"); a grader that throws gives `{ error }`, recorded as a grading error.
+     */
+    gradeBatchTask: createGradeBatchTask({
+      graders: deps.graders,
+      client: () => {
+        if (!deps.client) throw new Error('gradeBatchTask needs a Temporal client: this worker was built without one');
+        return deps.client();
+      },
+    }),
   };
 }
 

@@ -31,10 +31,10 @@
  * batch.ts, large-transcript.ts, sandbox.ts and codec.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,large,sandbox,codec;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
- * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20),
+ * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
  * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes; with the overhead section also the histories of its
  * profiled Keel run and of a floor run, keel-history.json and floor-history.json, and profiles of their replays,
@@ -58,6 +58,7 @@ import { WorkerProcess } from './workers.js';
 import type { WorkerProcessConfig } from './worker-process.js';
 import { ONLY, ROUNDS, type Bench } from './context.js';
 import { batchSection } from './batch.js';
+import { gradeSection } from './grade.js';
 import { historySection } from './history-growth.js';
 import { largeSection } from './large-transcript.js';
 import { memorySection } from './memory.js';
@@ -177,6 +178,7 @@ try {
   if (ONLY.has('throughput')) results.throughput = await throughputSection(bench);
   if (ONLY.has('peer')) results.peer = await peerSection(bench);
   if (ONLY.has('batch')) results.batch = await batchSection(bench);
+  if (ONLY.has('grade')) results.grade = await gradeSection(bench);
   if (ONLY.has('large')) results.large = await largeSection(bench);
   if (ONLY.has('sandbox')) results.sandbox = await sandboxSection(bench);
   if (ONLY.has('codec')) results.codec = await codecSection(bench);

@@ -308,6 +308,19 @@ export function markdown(r: any): string {
       spans.length ? check(spans.every((n) => n > 0)) : '',
     );
   }
+  const gr = r.grade;
+  if (gr) {
+    row(
+      '7 batch',
+      `grading overhead per task: ${gr.tasks} one-turn tasks graded (exact) vs plain, concurrency ${gr.concurrency}`,
+      `${fmt(gr.overheadMsPerTask, 1)} ms (median of ${gr.rounds}: ${fmt(gr.gradedSeconds, 1)} s vs ${fmt(gr.plainSeconds, 1)} s)`,
+    );
+    row(
+      '7 batch',
+      'grading activity gradeBatchTask, scheduled → completed: median; p95',
+      `${fmt(gr.gradingActivityMs.median, 1)} ms; ${fmt(gr.gradingActivityMs.p95, 1)} ms`,
+    );
+  }
   const l = r.large;
   if (l) {
     const MB = (n: number) => `${fmt(n / 1048576, 1)} MB`;

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Budget } from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
+import type { BatchVariant } from '../common/grading.js';
 import {
   BATCH_PAGE_WORKFLOW_TYPE,
   BATCH_WORKFLOW_TYPE,
@@ -54,6 +55,12 @@ export interface StartBatchOptions {
   /** One budget for the whole batch (README "Budgets"). */
   budget?: Budget;
   summary?: string;
+  /** Runs of each task (per variant), for pass@k (README "Graded batches"). */
+  repeat?: number;
+  /** Each task runs once per variant: children `<batchId>-<variant>-<index>`. */
+  variants?: BatchVariant[];
+  /** Heartbeat timeout of the grading activity in seconds (default 30). */
+  graderHeartbeatSeconds?: number;
   /** The batch workflow's memo (e.g. `keelRetryOf` of a retry, `keelSchedule`). */
   memo?: Record<string, unknown>;
   /** Further fields of the batch input, as they are (the options above take precedence); a retry passes the first batch's. */
@@ -70,6 +77,9 @@ export function batchInput(tasks: AgentRunInput[] | BatchPageRef, o: StartBatchO
     ...(o.continueAsNewAfterTasks !== undefined ? { continueAsNewAfterTasks: o.continueAsNewAfterTasks } : {}),
     ...(o.continueAsNewAfterEvents !== undefined ? { continueAsNewAfterEvents: o.continueAsNewAfterEvents } : {}),
     ...(o.budget ? { budget: o.budget } : {}),
+    ...(o.repeat !== undefined && o.repeat > 1 ? { repeat: o.repeat } : {}),
+    ...(o.variants?.length ? { variants: o.variants } : {}),
+    ...(o.graderHeartbeatSeconds !== undefined ? { graderHeartbeatSeconds: o.graderHeartbeatSeconds } : {}),
   };
 }
 
@@ -133,7 +143,10 @@ export class AgentBatchHandle<Run = unknown> {
     return (await this.workflow.result()) as AgentBatchResult;
   }
 
-  /** The run of task `index` (child workflow `<batchId>-<index>`): its state, transcript and full result. */
+  /**
+   * The run of task `index` (child workflow `<batchId>-<index>`): its state, transcript and full result. With variants
+   * or `repeat` the children are `<batchId>-<variant>-<index>-r<j>`: take `workflowId` from {@link results}.
+   */
   task(index: number): Run {
     return this.runHandle(`${this.workflowId}-${index}`);
   }

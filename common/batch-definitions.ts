@@ -10,6 +10,7 @@ import type { Static } from 'typebox';
 import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from './batch-input-schema.js';
 import type { BudgetLine } from './budget.js';
 import type { RunStatus } from './run.js';
+import type { GradingSummary, VariantSummary } from './grading.js';
 
 export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
 /** The workflow type of a page holder (`{ taskPage }`); 0.3.0 clients started page holders as `agentBatchWorkflow`. */
@@ -36,6 +37,14 @@ export interface BatchTaskResult {
   tokens?: number;
   cost?: number;
   error?: string;
+  /** With variants or `repeat`: the task's index in the input, its variant and attempt. */
+  task?: number;
+  variant?: string;
+  repeat?: number;
+  /** A graded task's verdict (`error`: the grader threw; not a task failure). */
+  grade?: { pass: boolean; score: number; reason?: string; error?: string };
+  /** Finished, its grading still running. */
+  gradePending?: true;
 }
 
 /** Answer of the `progress` query. `done + failed + running + queued = total`; `done + failed` never decreases. */
@@ -56,6 +65,12 @@ export interface BatchProgress {
   phase: 'running' | 'draining' | 'finished';
   /** With a batch budget: spent/limit per limit (spent by finished tasks). */
   budget?: BatchBudgetProgress;
+  /** A graded batch: pass rate, pass@k, mean score, cost per pass (README "Graded batches"). */
+  grading?: GradingSummary;
+  /** With variants: a line per variant. */
+  variants?: VariantSummary[];
+  /** With variants: the tasks (input indices, first 100) whose variants disagree (verdict, else status). */
+  disagreements?: number[];
 }
 
 /** `progress.budget`: each limit with what the finished tasks spent against it. */
@@ -77,6 +92,12 @@ export interface AgentBatchResult {
   continuedAsNew: number;
   /** The first failures (at most 100): read the full results from the children. */
   failures: { index: number; workflowId: string; status: RunStatus; error?: string }[];
+  /** A graded batch: pass rate, pass@k, mean score, cost per pass. */
+  grading?: GradingSummary;
+  /** With variants: a line per variant. */
+  variants?: VariantSummary[];
+  /** With variants: the tasks whose variants disagree (first 100). */
+  disagreements?: number[];
 }
 
 export const progressQuery = defineQuery<BatchProgress>('progress');

@@ -27,9 +27,27 @@ export const BATCH_PAGE_REF_SCHEMA = Type.Object(
 
 export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
   {
-    /** The runs, in order; task `i` runs as child workflow `<batchId>-<i>`. Inline, or a page reference for big lists. */
+    /**
+     * The runs, in order; task `i` runs as child workflow `<batchId>-<i>`. Inline, or a page reference for big lists. A
+     * task may also carry `expected` and `grader` (common/grading.ts), taken off before its child starts.
+     */
     tasks: Type.Union([
-      Type.Unsafe<AgentRunInput[]>({ type: 'array', items: { $ref: 'agent-run-input.json' } }),
+      Type.Unsafe<AgentRunInput[]>({
+        type: 'array',
+        items: {
+          anyOf: [
+            { $ref: 'agent-run-input.json' },
+            {
+              description:
+                'A graded task: an AgentRunInput with `expected` and/or `grader` (taken off before its child run starts, which checks the rest).',
+              type: 'object',
+              required: ['model'],
+              properties: { expected: {}, grader: { type: 'string', minLength: 1 } },
+              anyOf: [{ required: ['expected'] }, { required: ['grader'] }],
+            },
+          ],
+        },
+      }),
       BATCH_PAGE_REF_SCHEMA,
     ]),
     /** Runs at a time. Default 8. */
@@ -54,6 +72,34 @@ export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
      * tasks spent it no task starts (recorded `stopped`, `Budget exceeded: … (batch budget)`) and running ones are asked
      * to stop before their next model call.
      */
+    /** Runs of each task (per variant), for pass@k: children `<batchId>-<index>-r<j>`. Default 1. */
+    repeat: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description: 'Runs of each task (per variant), for pass@k. Default 1.',
+      }),
+    ),
+    /**
+     * Each task runs once per variant (children `<batchId>-<variant>-<index>`), the variant's fields replacing the
+     * task's; one budget for all; the summary has a line per variant and the tasks where they disagree.
+     */
+    variants: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ pattern: '^[A-Za-z0-9_.]{1,40}$' }),
+            model: Type.Optional(Type.String({ minLength: 1 })),
+            systemPrompt: Type.Optional(Type.String()),
+            maxTurns: Type.Optional(Type.Integer({ minimum: 1 })),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: 10 },
+      ),
+    ),
+    /** Heartbeat timeout of the grading activity, in seconds (a lost worker's grading is retried after it). Default 30. */
+    graderHeartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
     budget: Type.Optional(
       Type.Object(BUDGET_SCHEMA.properties, {
         additionalProperties: false,

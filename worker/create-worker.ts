@@ -16,6 +16,7 @@ import type { AgentHooks } from '../activities/hooks.js';
 import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
+import type { GraderDefinition } from '../activities/graders.js';
 import {
   connectOptions,
   describeConnection,
@@ -62,6 +63,8 @@ export interface AgentWorkerOptions extends ConnectionSettings {
   tools?: ToolDefinition[];
   /** Model providers by prefix (see KeelPluginOptions.models). */
   models?: ModelRegistry;
+  /** Graders for graded batches (`defineGrader`), besides the built-ins (README "Graded batches"). */
+  graders?: GraderDefinition[];
   hooks?: AgentHooks;
   /** A prebuilt workflow bundle (`bundleWorkflowCode`); default: the package's prebuilt bundle, else `workflows/` bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -148,6 +151,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     models: opts.models,
     hooks: opts.hooks,
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
+    ...(opts.graders ? { graders: opts.graders } : {}),
     largePayloads: dataConverter.externalStorage !== undefined,
     role,
     ...(opts.payloadStorage && opts.payloadStorage.storeRetry ? { storeRetry: opts.payloadStorage.storeRetry } : {}),

@@ -42,6 +42,7 @@ import {
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { closedChildren } from '../activities/batch-children.js';
+import type { GraderDefinition } from '../activities/graders.js';
 import type { AgentHooks } from '../activities/hooks.js';
 import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
@@ -81,6 +82,8 @@ export interface KeelPluginOptions {
    */
   models?: ModelRegistry;
   hooks?: AgentHooks;
+  /** Graders for graded batches (`defineGrader`), besides the built-ins (README "Graded batches"). */
+  graders?: GraderDefinition[];
   /**
    * The worker's data converter offloads large payloads (`keelDataConverter()`, common/payload-storage.ts): runs may
    * then carry transcripts over 1.5 MB across continue-as-new. Default false.
@@ -223,6 +226,8 @@ export class KeelPlugin extends SimplePlugin {
       },
       homeQueue: () => (self?.homeRunning ? self.home?.queue : undefined),
       closedChildren: (workflowIds) => closedChildren(activityClient(), workflowIds),
+      graders: opts.graders,
+      client: activityClient,
       toolsElsewhere: role === 'model',
       unsealedStart: async () => (self?.encrypting ? unsealedStartOfCurrentRun(self.storage) : undefined),
     });

@@ -84,4 +84,10 @@ export const PATCH = {
    * local activity (a marker) before the decision applies (README "Who may approve"). Checked only in such runs.
    */
   verifiedApprovals: 'keel-0.5.0-verified-approvals',
+  /**
+   * 0.5.0: a batch grades its tasks (`expected` / `grader`, activity `gradeBatchTask`), runs each task per variant and
+   * `repeat` times (children `<batchId>-<variant>-<index>-r<j>`). Checked once per batch run, only when its input has
+   * variants or repeats or a task it starts carries a grader (workflows/batch/grading.ts).
+   */
+  batchGrading: 'keel-0.5.0-batch-grading',
 } as const;

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { GraderDefinition } from '../../activities/graders.js';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
@@ -127,7 +128,7 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
   for (const file of flags.toolsModule ?? []) {
     const path = resolve(file);
     if (!existsSync(path)) throw usageError(`--tools-module ${file}: no such file`);
-    let mod: { default?: unknown; tools?: unknown };
+    let mod: { default?: unknown; tools?: unknown; graders?: unknown };
     try {
       mod = (await import(pathToFileURL(path).href)) as typeof mod;
     } catch (err) {
@@ -135,6 +136,7 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
       throw usageError(`--tools-module ${file}: could not load it: ${(err as Error).message}`);
     }
     const list = Array.isArray(mod.tools) ? mod.tools : Array.isArray(mod.default) ? mod.default : undefined;
+    if (!list && Array.isArray(mod.graders)) continue; // a module of graders only (loadGraders)
     if (!list)
       throw usageError(
         `--tools-module ${file} must export \`tools\` (or a default export): an array of defineTool(...) results`,
@@ -142,6 +144,19 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
     tools.push(...(list as ToolDefinition[]));
   }
   return withApproval(tools, flags.approve ?? []);
+}
+
+/** Graders: every `--tools-module`'s `graders` export (defineGrader results), for graded batches. */
+async function loadGraders(flags: WorkerFlags): Promise<GraderDefinition[]> {
+  const graders: GraderDefinition[] = [];
+  for (const file of flags.toolsModule ?? []) {
+    const mod = (await import(pathToFileURL(resolve(file)).href)) as { graders?: unknown };
+    if (mod.graders === undefined) continue;
+    if (!Array.isArray(mod.graders))
+      throw usageError(`--tools-module ${file}: \`graders\` must be an array of defineGrader(...) results`);
+    graders.push(...(mod.graders as GraderDefinition[]));
+  }
+  return graders;
 }
 
 /** `--approve`: the named tools (built-in or from a tools module) need approval for every call (README "Approvals"). */
@@ -230,10 +245,12 @@ async function startWorker(
     buildId: flags.buildId,
     makeCurrent: flags.makeCurrent !== false,
   };
+  const graders = await loadGraders(flags);
   const worker = await createAgentWorker({
     ...settings,
     taskQueue: g.taskQueue,
     tools,
+    ...(graders.length ? { graders } : {}),
     models,
     workerOptions,
     versioning,
@@ -352,7 +369,7 @@ function workerOptions(cmd: Command): Command {
     )
     .option(
       '--tools-module <file>',
-      'a .ts/.js module exporting `tools` (defineTool results) to register; repeatable',
+      'a .ts/.js module exporting `tools` (defineTool results) and/or `graders` (defineGrader results) to register; repeatable',
       collect,
     )
     .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>')

@@ -541,6 +541,33 @@ export const scenarios: Record<string, Scenario> = {
       await verifying.stop();
     }
   },
+  /**
+   * 0.5.0: a graded batch under two variants (patch keel-0.5.0-batch-grading): children `<batchId>-<variant>-<index>`,
+   * a `gradeBatchTask` activity per finished child (built-in graders), verdicts carried across continue-as-new.
+   */
+  'graded-variants-batch': async (keel) => {
+    const input: AgentBatchInput = {
+      tasks: [
+        { model: 'scripted/brief', prompt: 'task 0', expected: 'done' },
+        { model: 'scripted/brief', prompt: 'task 1', grader: 'regex', expected: '^nope$' },
+        { model: 'scripted/brief', prompt: 'task 2', grader: 'includes', expected: ['do'] },
+      ] as unknown as AgentBatchInput['tasks'],
+      variants: [{ name: 'a' }, { name: 'b', model: 'scripted/brief', systemPrompt: 'Be brief.' }],
+      concurrency: 2,
+      taskQueue: keel.taskQueue,
+      continueAsNewAfterTasks: 3,
+    };
+    const wid = id('graded-variants-batch');
+    const h = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
+      taskQueue: keel.taskQueue,
+      workflowId: wid,
+      args: [input],
+    });
+    await h.result();
+    const runs = await chain(h);
+    if (runs.length < 2) throw new Error(`expected a graded batch chain of at least 2 runs, got ${runs.length}`);
+    return Object.fromEntries(runs.map((r, i) => [`graded-variants-batch.${i}`, r]));
+  },
 };
 
 /** One corpus file: `{ "workflowId": …, "history": <the history in Temporal's JSON form> }`. */

@@ -1,4 +1,5 @@
 /** Test helpers: a Keel worker per test (own task queue, scripted model, inline tools) on the shared dev server. */
+import type { GraderDefinition } from '../../activities/graders.js';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -46,6 +47,7 @@ export async function startKeel(
     tools?: ToolDefinition[];
     models?: ModelRegistry;
     hooks?: AgentHooks;
+    graders?: GraderDefinition[];
     maxCachedWorkflows?: number;
     taskQueue?: string;
     workerOptions?: PassThroughWorkerOptions;
@@ -66,6 +68,7 @@ export async function startKeel(
     tools: opts.tools,
     models: opts.models ?? { scripted: scriptedModel(opts.scripts ?? {}) },
     hooks: opts.hooks,
+    ...(opts.graders ? { graders: opts.graders } : {}),
     workflowBundle: { codePath: inject('workflowBundlePath') },
     maxCachedWorkflows: opts.maxCachedWorkflows,
     workerOptions: opts.workerOptions,

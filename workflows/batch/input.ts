@@ -10,6 +10,7 @@ import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.
 import type { TaskOutcome } from '../../common/task-outcome.js';
 import type { AgentBatchInput, AgentBatchResult, BatchPageRef, BatchProgress, BatchTaskResult } from './definitions.js';
 import { ErrorType } from '../../common/errors.js';
+import { VARIANT_NAME } from '../../common/grading.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_AFTER_EVENTS = 10_000;
@@ -51,6 +52,25 @@ function checkInput(input: AgentBatchInput): string[] {
     errors.push('concurrency: must be an integer >= 1');
   if (input.taskQueue !== undefined && (typeof input.taskQueue !== 'string' || !input.taskQueue))
     errors.push('taskQueue: must be a non-empty string');
+  if (input.repeat !== undefined && (!Number.isInteger(input.repeat) || input.repeat < 1 || input.repeat > 100))
+    errors.push('repeat: must be an integer from 1 to 100');
+  if (input.variants !== undefined) {
+    const v = input.variants as unknown;
+    if (!Array.isArray(v) || v.length < 1 || v.length > 10)
+      errors.push('variants: must be an array of 1 to 10 variants');
+    else {
+      const names = new Set<string>();
+      v.forEach((x: Record<string, unknown>, i) => {
+        if (!x || typeof x !== 'object' || typeof x.name !== 'string' || !VARIANT_NAME.test(x.name))
+          errors.push(`variants[${i}].name: must be 1 to 40 letters, digits, _ or .`);
+        else if (names.has(x.name)) errors.push(`variants[${i}].name: ${x.name} is given twice`);
+        else names.add(x.name);
+        for (const key of Object.keys(x ?? {}))
+          if (!['name', 'model', 'systemPrompt', 'maxTurns'].includes(key))
+            errors.push(`variants[${i}].${key}: unknown field (a variant sets model, systemPrompt, maxTurns)`);
+      });
+    }
+  }
   const budgetErrors = budgetFieldErrors(input.budget);
   errors.push(...budgetErrors);
   for (const k of [
@@ -58,6 +78,7 @@ function checkInput(input: AgentBatchInput): string[] {
     'continueAsNewAfterBytes',
     'continueAsNewAfterTasks',
     'reconcileAfterSeconds',
+    'graderHeartbeatSeconds',
   ] as const) {
     const v = input[k];
     if (v !== undefined && (!Number.isInteger(v) || v < 1)) errors.push(`${k}: must be an integer >= 1`);

@@ -29,6 +29,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -73,6 +74,17 @@ import {
   type PackedOutcome,
 } from './outcomes.js';
 import { BatchTasks } from './tasks.js';
+import { BatchGrading, type GradingCarried } from './grading.js';
+import {
+  childTask,
+  graderOf,
+  slotChildId,
+  slotOf,
+  slotsPerTask,
+  type BatchShape,
+  type BatchTask,
+} from '../../common/grading.js';
+import { PATCH } from '../patches.js';
 import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
@@ -81,7 +93,8 @@ import { batchActivities } from '../activities.js';
 const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
 
 /** What a sliding-window batch carries across continue-as-new (its JSON size is bounded: see the module doc). */
-export interface WindowCarried extends Omit<AgentBatchResult, 'total'>, BatchBudgetCarried {
+export interface WindowCarried
+  extends Omit<AgentBatchResult, 'total' | 'grading' | 'variants' | 'disagreements'>, BatchBudgetCarried {
   /** The first task index not started yet. */
   next: number;
   /** Started and not yet reported: their children keep running and report to the next run. */
@@ -90,6 +103,8 @@ export interface WindowCarried extends Omit<AgentBatchResult, 'total'>, BatchBud
   packed: string;
   /** The error texts of finished tasks, packed (bounded: workflows/batch/outcomes.ts). */
   errors: PackedErrors;
+  /** A graded batch, or one with variants or repeats (from 0.5.0): its verdicts (workflows/batch/grading.ts). */
+  verdicts?: GradingCarried;
 }
 
 /** The state this run starts from: the previous run's (converted when a 0.3.0 run carried it), or a fresh one. */
@@ -166,7 +181,7 @@ export async function runWindowBatch(
   });
   setHandler(resultsQuery, (opts) => batch.results(opts), {
     description:
-      'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
+      'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error?, task?, variant?, repeat?, grade? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
   });
   setHandler(taskFinishedSignal, (r) => batch.report(r), {
     description: 'A child reports how it closed: { index, status, turns, tokens, cost, modelCalls, error? }.',
@@ -202,6 +217,15 @@ class WindowBatch {
   private changes = 0;
   private cutting = false;
   private reconciling = false;
+  /** Variants and repeats (0.5.0): a task runs in `perTask` slots; without them one slot is one task. */
+  private readonly shape: BatchShape;
+  private readonly perTask: number;
+  /** Grading, variants and repeats (`PATCH.batchGrading`), decided once per run when first needed. */
+  private shaped: boolean | undefined;
+  private grading: BatchGrading | undefined;
+  private readonly carriedGrading: GradingCarried | undefined;
+  /** The last task read (a task runs in several slots). */
+  private lastTask: { index: number; task: AgentRunInput | undefined } | undefined;
 
   constructor(
     private readonly input: AgentBatchInput,
@@ -214,39 +238,78 @@ class WindowBatch {
     this.outcomes = outcomes;
     this.errors = errors;
     this.errorTexts = new Set(errors.values());
-    this.tasks = new BatchTasks(input, this.batchId, this.concurrency, () => this.st.next);
-    this.total = this.tasks.total;
+    this.carriedGrading = st.verdicts;
+    // variants and repeats change the children's ids and count: behind the patch, checked at once when the input has them
+    const wantsShape = (input.repeat ?? 1) > 1 || (input.variants?.length ?? 0) > 0;
+    this.shape = wantsShape && this.gradingOn() ? { variants: input.variants, repeat: input.repeat } : {};
+    this.perTask = slotsPerTask(this.shape);
+    this.tasks = new BatchTasks(input, this.batchId, this.concurrency, () => Math.floor(this.st.next / this.perTask));
+    this.total = this.tasks.total * this.perTask;
     this.budget = new BatchBudget(input.budget, st);
     this.running = new Set<number>(st.running);
   }
 
+  /**
+   * Whether this run grades, and runs variants and repeats (`PATCH.batchGrading`, 0.5.0): asked once, the first time
+   * the input or a task needs it, so a batch without them records no marker and replays as before.
+   */
+  private gradingOn(): boolean {
+    if (this.shaped === undefined) {
+      this.shaped = this.carriedGrading !== undefined || patched(PATCH.batchGrading);
+      if (this.shaped)
+        this.grading = new BatchGrading(
+          { variants: this.input.variants, repeat: this.input.repeat },
+          this.carriedGrading,
+          this.input.graderHeartbeatSeconds ?? 30,
+        );
+    }
+    return this.shaped;
+  }
+
   private childId(i: number): string {
-    return `${this.batchId}-${i}`;
+    return slotChildId(this.batchId, this.shape, i);
   }
 
   private finished(): boolean {
-    return this.st.done + this.st.failed >= this.total;
+    return this.st.done + this.st.failed >= this.total && !this.grading?.pending;
   }
 
-  /** The `progress` query. */
-  progress(): BatchProgress {
-    return batchProgress(this.st, {
-      total: this.total,
-      running: this.running.size,
-      concurrency: this.concurrency,
-      phase: this.finished() ? 'finished' : 'running',
-      ...this.budget.progress(),
-    });
+  /** The `progress` query (`summary`: with grading, variants and disagreements, computed over every slot). */
+  progress(summary = true): BatchProgress {
+    return {
+      ...batchProgress(this.st, {
+        total: this.total,
+        running: this.running.size,
+        concurrency: this.concurrency,
+        phase: this.finished() ? 'finished' : 'running',
+        ...this.budget.progress(),
+      }),
+      ...(summary && this.grading ? this.grading.summary(this.outcomes, this.total) : {}),
+    };
   }
 
   /** The `results` query. */
   results(opts: Parameters<typeof resultsPage>[0]): ReturnType<typeof resultsPage> {
-    return resultsPage(opts, this.total, {
+    const page = resultsPage(opts, this.total, {
       workflowId: (i) => this.childId(i),
       outcome: (i) => this.outcomes[i],
       error: (i) => this.errors.get(i),
       running: (i) => this.running.has(i),
     });
+    if (!this.grading) return page;
+    const shaped = this.perTask > 1;
+    for (const r of page.results) {
+      const slot = slotOf(this.shape, r.index);
+      const grade = this.grading.gradeOf(r.index);
+      if (shaped) {
+        r.task = slot.task;
+        if (slot.variant !== undefined) r.variant = this.shape.variants![slot.variant].name;
+        r.repeat = slot.repeat;
+      }
+      if (grade) r.grade = grade;
+      else if (this.grading.isPending(r.index)) r.gradePending = true;
+    }
+    return page;
   }
 
   /** The `keelBatchTaskFinished` signal: a child reports how it closed (recorded when well-formed). */
@@ -255,7 +318,7 @@ class WindowBatch {
   }
 
   private publish(): void {
-    setCurrentDetails(batchDetails(this.progress(), this.batchId, this.budget.details()));
+    setCurrentDetails(batchDetails(this.progress(false), this.batchId, this.budget.details()));
   }
 
   /** Records task `i`'s outcome unless it is recorded already (or `i` was never started). */
@@ -275,6 +338,21 @@ class WindowBatch {
       o.modelCalls ?? 0,
       [...this.running].map((j) => this.childId(j)),
     ); // a hand-sent report may lack it
+    this.grading?.finished(
+      i,
+      this.childId(i),
+      o,
+      (u) => {
+        // a grader's model calls spend the batch's budget
+        this.st.tokens += u.tokens;
+        this.st.cost += u.cost;
+        this.budget.recorded(
+          u.modelCalls,
+          [...this.running].map((j) => this.childId(j)),
+        );
+      },
+      () => (this.changes += 1),
+    );
   }
 
   private recordResult(i: number, result: AgentRunResult | undefined, err: unknown): void {
@@ -282,11 +360,18 @@ class WindowBatch {
   }
 
   /** Starts task `i`'s child; its completion (or failure to start) is recorded when it comes. */
-  private launch(i: number, task: AgentRunInput): void {
+  private launch(i: number, given: AgentRunInput): void {
     this.running.add(i);
     this.startedByThisRun.add(i);
     this.starting += 1;
     const membership: BatchMembership = { workflowId: this.batchId, index: i };
+    let task = given;
+    // a graded task's expected and grader stay with the batch; a variant's fields replace the task's
+    if (graderOf(given as BatchTask) !== undefined || this.perTask > 1 ? this.gradingOn() : false) {
+      const slot = slotOf(this.shape, i);
+      task = childTask(given as BatchTask, slot.variant !== undefined ? this.shape.variants![slot.variant] : undefined);
+      this.grading!.started(i, given as BatchTask);
+    }
     startChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
       workflowId: this.childId(i),
       args: [this.budget.taskInput(task)],
@@ -381,13 +466,15 @@ class WindowBatch {
             break;
           }
           const i = st.next;
-          const task = await tasks.taskAt(i);
+          const t = Math.floor(i / this.perTask);
+          if (this.lastTask?.index !== t) this.lastTask = { index: t, task: await tasks.taskAt(t) };
+          const task = this.lastTask.task;
           st.next = i + 1;
           if (task === undefined) {
             this.recordResult(
               i,
               undefined,
-              new Error(`task ${i} could not be read from its page holder ${tasks.holderOf(i)}`),
+              new Error(`task ${t} could not be read from its page holder ${tasks.holderOf(t)}`),
             );
             continue;
           }
@@ -400,8 +487,11 @@ class WindowBatch {
         if (this.cutting && this.starting === 0) {
           // the running children carry on and report to the next run
           await this.handOver();
+          // verdicts are recorded by this run: none may be pending when it hands over
+          if (this.grading) await condition(() => this.grading!.pending === 0);
           st.continuedAsNew += 1;
           st.running = [...running];
+          if (this.grading) st.verdicts = this.grading.carried(running);
           return await continueAsNew<typeof runWindowBatch>(input, carriedState(st, this.outcomes, this.errors, total));
         }
         const seen = this.changes;
@@ -426,6 +516,11 @@ class WindowBatch {
       }
     }
     this.publish();
-    return batchResult(total, st);
+    const { grading, variants, disagreements } = this.grading?.summary(this.outcomes, total) ?? {};
+    return {
+      ...batchResult(total, st),
+      ...(grading ? { grading } : {}),
+      ...(variants ? { variants, disagreements } : {}),
+    };
   }
 }

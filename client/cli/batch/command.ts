@@ -30,6 +30,8 @@ import { OrderedWriter } from './results.js';
 import { batchProgress, startBatch } from './start.js';
 import { batchIdFor, MAX_TASKS, parseTasks } from './tasks.js';
 import { DEFAULT_MODEL } from '../run/start.js';
+import { VARIANT_NAME, type BatchVariant } from '../../../common/grading.js';
+import { formatGradeTable, gradeRows, variantDurations } from '../../batch-report.js';
 
 export { BATCH_WORKFLOW_TYPE };
 export { printBatchStatus } from './progress.js';
@@ -53,6 +55,9 @@ interface BatchFlags {
   maxTokens?: number;
   maxCostUsd?: number;
   maxModelCalls?: number;
+  repeat?: number;
+  variant?: BatchVariant[];
+  grade?: boolean;
 }
 
 /** `--max-cost-usd`: US dollars, a finite number > 0. */
@@ -61,6 +66,36 @@ export function usdOption(value: string): number {
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
     throw new InvalidArgumentError('--max-cost-usd must be a number > 0 (US dollars, e.g. 2.5).');
   return n;
+}
+
+/** `--variant a:model=openai/gpt-5,system=@a.txt,max-turns=4` → a BatchVariant (repeatable). */
+function variantOption(value: string, previous: BatchVariant[] = []): BatchVariant[] {
+  const colon = value.indexOf(':');
+  const name = colon < 0 ? value : value.slice(0, colon);
+  const example = '--variant a:model=scripted/a,system=@a.txt';
+  if (!VARIANT_NAME.test(name))
+    throw new InvalidArgumentError(`--variant ${value}: the name must be letters, digits, _ or . (e.g. ${example})`);
+  if (previous.some((v) => v.name === name)) throw new InvalidArgumentError(`--variant ${name} is given twice`);
+  const v: BatchVariant = { name };
+  for (const part of colon < 0 ? [] : value.slice(colon + 1).split(',')) {
+    const eq = part.indexOf('=');
+    const key = part.slice(0, eq).trim();
+    const val = part.slice(eq + 1);
+    if (eq < 0 || !val)
+      throw new InvalidArgumentError(`--variant ${value}: "${part}" is not key=value (e.g. ${example})`);
+    if (key === 'model') v.model = val;
+    else if (key === 'system') {
+      if (!val.startsWith('@')) v.systemPrompt = val;
+      else
+        try {
+          v.systemPrompt = readFileSync(val.slice(1), 'utf8');
+        } catch (err) {
+          throw new InvalidArgumentError(`--variant ${name}: system=${val}: ${(err as Error).message}`);
+        }
+    } else if (key === 'max-turns' && /^[1-9]\d*$/.test(val)) v.maxTurns = Number(val);
+    else throw new InvalidArgumentError(`--variant ${value}: unknown "${key}" (keys: model, system, max-turns)`);
+  }
+  return [...previous, v];
 }
 
 /** The batch budget the flags give, if any. */
@@ -144,6 +179,17 @@ export function registerBatchCommand(program: Command): void {
     )
     .option('--no-messages', 'leave newMessages out of the result lines')
     .option(
+      '--repeat <k>',
+      'run each task k times (per variant), for pass@k: children <batchId>-<index>-r<j>',
+      intOption('--repeat'),
+    )
+    .option(
+      '--variant <name:model=…,system=…>',
+      'run each task once per variant (repeatable): name:model=<provider/model>,system=<text or @file>,max-turns=<n>; children <batchId>-<name>-<index>',
+      variantOption,
+    )
+    .option('--grade', 'print the grade table at the end: pass rate, pass@k, mean score, cost per pass, per variant')
+    .option(
       '--page-size <n>',
       'hand tasks to the batch by page reference, n per page (automatic above ~1 MB of tasks)',
       intOption('--page-size'),
@@ -187,11 +233,14 @@ export function registerBatchCommand(program: Command): void {
               `${file}: ${tasks.length} tasks; one batch keeps a compact outcome per task, so split it into batches of at most ${MAX_TASKS}.`,
             );
         }
+        const shape = { variants: o.variant, repeat: o.repeat };
         return withClient(g, async (client) => {
           // Without --id the id comes from the tasks: a batch these tasks already started is re-attached, not duplicated.
           const attachTo =
             o.attach ??
-            (o.id === undefined && (await exists(client, batchIdFor(tasks))) ? batchIdFor(tasks) : undefined);
+            (o.id === undefined && (await exists(client, batchIdFor(tasks, shape)))
+              ? batchIdFor(tasks, shape)
+              : undefined);
           const handle = attachTo
             ? client.client.workflow.getHandle(attachTo)
             : await startBatch(client, g.taskQueue, tasks, {
@@ -201,6 +250,8 @@ export function registerBatchCommand(program: Command): void {
                 continueAsNewAfterTasks: o.canAfterTasks,
                 continueAsNewAfterEvents: o.canAfterEvents,
                 budget,
+                ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
+                ...(o.variant?.length ? { variants: o.variant } : {}),
                 summary: `batch of ${tasks.length} agent runs from ${file}`,
               }).catch((err: unknown) => {
                 // --id naming a batch that exists: say how to follow it (a pasteable command) instead of a bare refusal
@@ -271,7 +322,7 @@ export function registerBatchCommand(program: Command): void {
                 `Batch ${id} did not complete: ${(err as Error).message}\nTemporal UI: ${url}`,
               );
             }
-            await writer.finish(id, summary.total);
+            await writer.finish(id, summary.total, handle, shape);
             const concurrency = last?.concurrency ?? first?.concurrency ?? o.concurrency;
             // the budget as the finished batch left it (the last poll may predate the last tasks)
             const spent = budget || last?.budget ? ((await batchProgress(handle))?.budget ?? last?.budget) : undefined;
@@ -291,11 +342,16 @@ export function registerBatchCommand(program: Command): void {
             bar.update(final, true);
             const ms = Date.now() - bar.began;
             const rate = bar.rate(final);
+            const table =
+              o.grade || summary.variants
+                ? gradeRows(summary, await variantDurations(client.client, id, shape, summary.total))
+                : undefined;
             if (g.json)
               printJson({
                 workflowId: id,
                 url,
                 ...summary,
+                ...(table ? { gradeTable: table } : {}),
                 ...(spent ? { budget: spent } : {}),
                 durationMs: ms,
                 out: o.out ?? null,
@@ -307,6 +363,7 @@ export function registerBatchCommand(program: Command): void {
                   (spent
                     ? `Budget: ${spent.lines.map(describeLine).join(', ')}${spent.spent ? ' — spent: no further task started' : ''}\n`
                     : '') +
+                  (table ? `${formatGradeTable(summary, table).join('\n')}\n` : '') +
                   `${o.out ? `Results: ${o.out}\n` : ''}Temporal UI: ${url}\n`,
               );
             return summary.failed === 0 ? EXIT.ok : EXIT.runFailed;

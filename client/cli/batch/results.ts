@@ -4,6 +4,7 @@ import type { AgentRunResult } from '../../../common/run.js';
 import { resultsQuery, type BatchTaskResult } from '../../../common/batch-definitions.js';
 import type { AgentClient } from '../../agent-client.js';
 import { outcomeOf, withDeadline } from '../outcome.js';
+import { slotChildId, type BatchShape } from '../../../common/grading.js';
 
 /**
  * One output line: the child's full AgentRunResult (or its failure), with its index (`index`, default the task's own)
@@ -27,6 +28,10 @@ export async function resultLine(
   return JSON.stringify({
     index,
     workflowId: r.workflowId,
+    ...(r.task !== undefined ? { task: r.task } : {}),
+    ...(r.variant !== undefined ? { variant: r.variant } : {}),
+    ...(r.repeat !== undefined ? { repeat: r.repeat } : {}),
+    ...(r.grade ? { grade: r.grade } : {}),
     ...rest,
     status: out.status,
     ...(out.failureType ? { failureType: out.failureType } : {}),
@@ -58,22 +63,31 @@ export class OrderedWriter {
       return; // no worker answers right now: try on the next tick
     }
     for (const r of page.results) {
-      if (r.status === 'running' || r.status === 'queued') break;
+      if (r.status === 'running' || r.status === 'queued' || r.gradePending) break;
       if (this.pending.size >= this.parallel) break;
       if (!this.pending.has(r.index)) this.pending.set(r.index, resultLine(this.client, r, this.withMessages));
     }
     await this.flush();
   }
 
-  /** After the batch closed every child is final: read the rest straight from the children (no query, no worker needed). */
-  async finish(batchId: string, total: number): Promise<void> {
+  /**
+   * After the batch closed every child is final: read the rest from the `results` query (grades, variants) and the
+   * children; when no worker answers the query, straight from the children of `shape` (no grades then).
+   */
+  async finish(batchId: string, total: number, handle?: WorkflowHandle, shape: BatchShape = {}): Promise<void> {
     while (this.next < total) {
+      const page = handle
+        ? await withDeadline(handle, 10_000, () =>
+            handle.query(resultsQuery, { from: this.next, limit: this.parallel }),
+          ).catch(() => undefined)
+        : undefined;
       for (let i = this.next; i < Math.min(total, this.next + this.parallel); i++) {
-        if (!this.pending.has(i))
-          this.pending.set(
-            i,
-            resultLine(this.client, { index: i, workflowId: `${batchId}-${i}`, status: 'failed' }, this.withMessages),
-          );
+        const r = page?.results.find((x) => x.index === i) ?? {
+          index: i,
+          workflowId: slotChildId(batchId, shape, i),
+          status: 'failed' as const,
+        };
+        if (!this.pending.has(i)) this.pending.set(i, resultLine(this.client, r, this.withMessages));
       }
       await this.flush();
     }

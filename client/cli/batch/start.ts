@@ -16,7 +16,10 @@ export async function startBatch(
   tasks: AgentRunInput[],
   o: StartBatchOptions = {},
 ): Promise<WorkflowHandle> {
-  return startBatchWorkflow(client.client, taskQueue, tasks, { ...o, batchId: o.batchId ?? batchIdFor(tasks) });
+  return startBatchWorkflow(client.client, taskQueue, tasks, {
+    ...o,
+    batchId: o.batchId ?? batchIdFor(tasks, { variants: o.variants, repeat: o.repeat }),
+  });
 }
 
 export async function batchProgress(handle: WorkflowHandle): Promise<BatchProgress | undefined> {

@@ -6,6 +6,7 @@ import { hash } from 'node:crypto';
 import type { AgentRunInput } from '../../../common/run.js';
 import { agentRunInputErrors } from '../../../common/validate-input.js';
 import { usageError } from '../context.js';
+import { BUILTIN_GRADERS, type BatchShape } from '../../../common/grading.js';
 
 /** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
 /** One batch carries ~20 bytes per task across continue-as-new (2 MB payload limit). */
@@ -45,7 +46,13 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
     if (task.tools === undefined && defaults.tools) task.tools = defaults.tools;
     if (task.systemPrompt === undefined && defaults.system !== undefined) task.systemPrompt = defaults.system;
     if (task.maxTurns === undefined && defaults.maxTurns !== undefined) task.maxTurns = defaults.maxTurns;
-    const bad = agentRunInputErrors(task);
+    // a graded task's `expected` and `grader` are the batch's (README "Graded batches"), not the run's
+    const { expected, grader, ...run } = task;
+    if (grader !== undefined && (typeof grader !== 'string' || !grader))
+      errors.push(
+        `line ${n + 1}: grader: must be a grader name (${BUILTIN_GRADERS.join(', ')}, or one the worker registers)`,
+      );
+    const bad = agentRunInputErrors(run);
     if (bad.length) errors.push(`line ${n + 1}: ${bad.join('; ')}`);
     else tasks.push(task as unknown as AgentRunInput);
   });
@@ -62,8 +69,10 @@ export { paginate } from '../../batch-client.js';
 
 /**
  * The batch id of a task list when `--id` is not given: `keel-batch-<first 16 hex digits of the SHA-256 of the tasks>`
- * (after defaults are applied), so running the same file again finds the same batch instead of starting another.
+ * (after defaults are applied; with the variants and repeat when given), so running the same file again finds the same batch instead of starting another.
  */
-export function batchIdFor(tasks: AgentRunInput[]): string {
-  return `keel-batch-${hash('sha256', JSON.stringify(tasks)).slice(0, 16)}`;
+export function batchIdFor(tasks: AgentRunInput[], shape: BatchShape = {}): string {
+  // variants and repeats are part of what runs: a batch without them keeps the id it always had
+  const key = shape.variants?.length || (shape.repeat ?? 1) > 1 ? { tasks, ...shape } : tasks;
+  return `keel-batch-${hash('sha256', JSON.stringify(key)).slice(0, 16)}`;
 }

@@ -1,0 +1,176 @@
+/**
+ * Graders (README "Graded batches"): the built-ins (`exact`, `includes`, `regex`, `json-schema` on the final text,
+ * `tool-called` on the transcript), `defineGrader` for a worker's own, and the `gradeBatchTask` activity that reads a
+ * finished child run's result and judges it. A grader that throws (or is unknown) gives a grading error, recorded by
+ * the batch, not a task failure; reading the child's result may fail and is retried like any activity.
+ */
+import { heartbeat } from '@temporalio/activity';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { Ajv } from 'ajv';
+import { ErrorType } from '../common/errors.js';
+import { graderOf, type BatchTask, type Grade, type GradeOutcome, type GraderUsage } from '../common/grading.js';
+import { emptyUsage, toolCallsOf, type Message } from '../common/messages.js';
+import type { AgentRunResult } from '../common/run.js';
+
+/** What a grader is given: the task (with `expected`), the run's result, and its transcript (the run's new messages). */
+export interface GraderContext {
+  task: BatchTask;
+  result: AgentRunResult;
+  transcript: Message[];
+  /** The child run's workflow id, its variant (if any) and attempt (0-based, for `repeat`). */
+  workflowId: string;
+  variant?: string;
+  repeat: number;
+}
+
+/** A grader: `grade` returns a verdict; `usage` (when it called a model) is counted against the batch budget. */
+export interface GraderDefinition {
+  name: string;
+  grade(ctx: GraderContext): Promise<Grade & { usage?: GraderUsage }> | (Grade & { usage?: GraderUsage });
+}
+
+/**
+ * Declares a grader a worker registers (`createAgentWorker({ graders })`, `keelPlugin({ graders })`, or a
+ * `--tools-module` exporting `graders`). Tasks name it in `grader`; it runs in the `gradeBatchTask` activity, which
+ * may run again for the same attempt after a lost worker (the batch records one verdict per attempt).
+ */
+export function defineGrader(def: GraderDefinition): GraderDefinition {
+  if (!def || typeof def.name !== 'string' || !def.name || typeof def.grade !== 'function')
+    throw new TypeError('defineGrader({ name, grade }): name must be a non-empty string and grade a function');
+  return def;
+}
+
+const show = (v: unknown) => {
+  const s = typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v);
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
+};
+const verdict = (pass: boolean, reason: string): Grade => ({ score: pass ? 1 : 0, pass, reason });
+
+function texts(expected: unknown, grader: string): string[] {
+  const list = Array.isArray(expected) ? expected : [expected];
+  if (list.length === 0 || list.some((e) => typeof e !== 'string'))
+    throw new Error(`grader ${grader}: expected must be a string or an array of strings, got ${show(expected)}`);
+  return list as string[];
+}
+
+/** The built-in graders by name. */
+export const BUILTIN_GRADER_DEFINITIONS: Record<string, GraderDefinition['grade']> = {
+  exact: ({ task, result }) => {
+    const [want] = texts(task.expected, 'exact');
+    const got = result.finalText.trim();
+    return got === want.trim()
+      ? verdict(true, 'exact match')
+      : verdict(false, `expected ${show(want)}, got ${show(got)}`);
+  },
+  includes: ({ task, result }) => {
+    const missing = texts(task.expected, 'includes').filter((t) => !result.finalText.includes(t));
+    return missing.length
+      ? verdict(false, `missing ${missing.map(show).join(', ')}`)
+      : verdict(true, 'includes every expected text');
+  },
+  regex: ({ task, result }) => {
+    const [source] = texts(task.expected, 'regex');
+    const m = /^\/(.*)\/([a-z]*)$/s.exec(source);
+    const re = m ? new RegExp(m[1], m[2]) : new RegExp(source);
+    return re.test(result.finalText) ? verdict(true, `matches ${re}`) : verdict(false, `no match for ${re}`);
+  },
+  'json-schema': ({ task, result }) => {
+    if (!task.expected || typeof task.expected !== 'object')
+      throw new Error(`grader json-schema: expected must be a JSON Schema object, got ${show(task.expected)}`);
+    const text = result.finalText
+      .trim()
+      .replace(/^```(?:json)?\s*\n([\s\S]*)\n```$/, '$1')
+      .trim();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return verdict(false, `the final text is not JSON: ${show(text)}`);
+    }
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(task.expected as object);
+    return validate(value)
+      ? verdict(true, 'valid against the schema')
+      : verdict(false, new Ajv().errorsText(validate.errors, { dataVar: 'answer' }));
+  },
+  'tool-called': ({ task, transcript }) => {
+    const called = new Set(
+      transcript.flatMap((m) => (m.role === 'assistant' ? toolCallsOf(m).map((c) => c.name) : [])),
+    );
+    const missing = texts(task.expected, 'tool-called').filter((t) => !called.has(t));
+    return missing.length
+      ? verdict(false, `not called: ${missing.join(', ')} (called: ${[...called].join(', ') || 'none'})`)
+      : verdict(true, `called ${texts(task.expected, 'tool-called').join(', ')}`);
+  },
+};
+
+/** A child run's result: its return value, or the result a failed run carries (else a bare one with the error). */
+async function childResult(client: Client, workflowId: string): Promise<AgentRunResult> {
+  try {
+    return (await client.workflow.getHandle(workflowId).result()) as AgentRunResult;
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type === ErrorType.AgentRunFailed && cause.details?.[0])
+      return cause.details[0] as AgentRunResult;
+    return {
+      status: 'failed',
+      finalText: '',
+      newMessages: [],
+      turns: 0,
+      usage: emptyUsage(),
+      error: cause?.message ?? err.message,
+    };
+  }
+}
+
+export interface GradeTaskInput {
+  workflowId: string;
+  task: BatchTask;
+  variant?: string;
+  repeat: number;
+}
+
+/** The `gradeBatchTask` activity over this worker's graders. */
+export function createGradeBatchTask(deps: { graders?: GraderDefinition[]; client: () => Client }) {
+  const custom = new Map<string, GraderDefinition>();
+  for (const g of deps.graders ?? []) {
+    if (custom.has(g.name) || g.name in BUILTIN_GRADER_DEFINITIONS)
+      throw new Error(
+        `Two graders are named "${g.name}"; grader names must be unique on a worker (built-ins included).`,
+      );
+    custom.set(g.name, g);
+  }
+  return async function gradeBatchTask(input: GradeTaskInput): Promise<GradeOutcome> {
+    const name = graderOf(input.task) ?? 'exact';
+    const grade = custom.get(name)?.grade ?? BUILTIN_GRADER_DEFINITIONS[name];
+    if (!grade)
+      return {
+        error: `unknown grader "${name}": the built-ins are ${Object.keys(BUILTIN_GRADER_DEFINITIONS).join(', ')}; register others on the worker with defineGrader (graders: [...])`,
+      };
+    const result = await childResult(deps.client(), input.workflowId);
+    const beat = setInterval(() => heartbeat(), 5000);
+    try {
+      const g = await grade({
+        task: input.task,
+        result,
+        transcript: result.newMessages ?? [],
+        workflowId: input.workflowId,
+        ...(input.variant !== undefined ? { variant: input.variant } : {}),
+        repeat: input.repeat,
+      });
+      if (!g || typeof g.pass !== 'boolean' || typeof g.score !== 'number' || !Number.isFinite(g.score))
+        return { error: `grader ${name} returned ${show(g)}: expected { score: number, pass: boolean, reason? }` };
+      return {
+        score: g.score,
+        pass: g.pass,
+        ...(typeof g.reason === 'string' ? { reason: g.reason } : {}),
+        ...(g.usage ? { usage: g.usage } : {}),
+      };
+    } catch (err) {
+      return { error: `grader ${name} threw: ${(err as Error)?.message ?? String(err)}` };
+    } finally {
+      clearInterval(beat);
+    }
+  };
+}
