@@ -51,3 +51,12 @@ export { AGENT_RUN_INPUT_SCHEMA } from './common/run.js';
 export type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from './common/run.js';
 export type * from './common/messages.js';
 export type { AgentEvent, LoggedEvent, EventsPage, ModelHeartbeat, ToolHeartbeat } from './common/events.js';
+export type { StreamOptions } from './client/run-stream.js';
+export {
+  StreamView,
+  STREAM_OFFSET_SCALE,
+  type StreamEvent,
+  type MessageUpdateEvent,
+  type AttemptResetEvent,
+  type ToolExecutionUpdateEvent,
+} from './common/stream.js';

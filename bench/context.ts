@@ -6,11 +6,11 @@ import type { WorkerProcess } from './workers.js';
 
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,large,sandbox')
+  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,large,sandbox,stream')
     .split(',')
     .map((s) => s.trim()),
 );
-const SECTIONS = ['overhead', 'history', 'throughput', 'memory', 'peer', 'batch', 'large', 'sandbox'];
+const SECTIONS = ['overhead', 'history', 'throughput', 'memory', 'peer', 'batch', 'large', 'sandbox', 'stream'];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
   throw new Error(`BENCH_ONLY: unknown section(s) ${unknownSections.join(', ')}; known: ${SECTIONS.join(', ')}`);
