@@ -153,7 +153,7 @@ export async function accountedAttempt(
     prior || (recorder && ctx.info.attempt > 1)
       ? ({ kind: 'model', ...carried, ...(recorder ? { deltas: recorder.detail() } : {}) } satisfies ModelHeartbeat)
       : undefined;
-  const heartbeat = startHeartbeat(ctx, initial);
+  const heartbeat = startHeartbeat(ctx, initial, recorder ? STREAM_HEARTBEAT_MS : undefined);
   // the usage this attempt last streamed: counted when it then throws without reporting its own
   let streamed: Usage | undefined;
   // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
@@ -190,6 +190,12 @@ export async function accountedAttempt(
     throw error;
   }
 }
+
+/**
+ * Spacing of a streaming model call's heartbeats: they carry the live deltas (common/stream.ts), so this bounds what
+ * the stream adds to a token's latency (tool heartbeats keep 250 ms).
+ */
+export const STREAM_HEARTBEAT_MS = 50;
 
 /** Where an earlier attempt's delta log for `messageIndex` ended (its last heartbeat), else 0. */
 function deltasEnd(details: unknown, messageIndex: number): number {
