@@ -61,18 +61,17 @@ function pendingOf(runId: string, raw: unknown): Pending {
   return out;
 }
 
-/** The `events` page of run `runId` (undefined: the latest), bounded by a deadline (no worker may be polling). */
-function query(handle: WorkflowHandle, runId: string | undefined, after: number, limit: number): Promise<EventsPage> {
-  const h = runId ? handle.client.getHandle(handle.workflowId, runId) : handle;
+/** The `events` page of run `runId`, bounded by a deadline (no worker may be polling). */
+function query(handle: WorkflowHandle, runId: string, after: number, limit: number): Promise<EventsPage> {
+  const h = handle.client.getHandle(handle.workflowId, runId);
   return handle.client.connection.withDeadline(Date.now() + 5000, () => h.query(eventsQuery, { after, limit }));
 }
 
-/** The run that `runId` (undefined: the latest) continued as new from, from its first history event. */
-async function previousRun(handle: WorkflowHandle, runId: string | undefined): Promise<string | undefined> {
-  const id = runId ?? (await handle.describe()).runId;
+/** The run that `runId` continued as new from, from its first history event. */
+async function previousRun(handle: WorkflowHandle, runId: string): Promise<string | undefined> {
   const res = await handle.client.workflowService.getWorkflowExecutionHistory({
     namespace: handle.client.options.namespace,
-    execution: { workflowId: handle.workflowId, runId: id },
+    execution: { workflowId: handle.workflowId, runId },
     maximumPageSize: 1,
   });
   return res.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
@@ -104,11 +103,15 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
   let base: { key: string; seq: number } | undefined;
   const toolUpdates = new Map<string, string>();
 
-  /** Reads the durable events after `seq`; undefined when no worker answered (try again later). */
-  const readDurable = async (): Promise<LoggedEvent[] | undefined> => {
+  /**
+   * Reads the durable events after `seq` up to those of run `runId` (the one a describe found: named, so a
+   * continue-as-new between two queries cannot make them speak of different runs); undefined when no worker answered
+   * (try again later).
+   */
+  const readDurable = async (runId: string): Promise<LoggedEvent[] | undefined> => {
     try {
       // a run holds only its own events: those after `seq` that it no longer holds are read from the runs before it
-      const runs: (string | undefined)[] = [undefined];
+      const runs: string[] = [runId];
       for (;;) {
         const page = await query(handle, runs[0], seq, 1);
         if (page.firstSeq <= seq + 1) break;
@@ -150,7 +153,7 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
     const at = `${desc.runId}/${desc.historyLength}`;
     let fresh = true; // the durable events read cover this describe
     if (at !== readAt || closed) {
-      const events = await readDurable();
+      const events = await readDurable(desc.runId);
       if (events) {
         readAt = at;
         fresh = events.length === 0;
