@@ -99,3 +99,12 @@ export {
   type CodecServer,
   type CodecServerOptions,
 } from './client/codec-server.js';
+export type { StreamOptions } from './client/run-stream.js';
+export {
+  StreamView,
+  STREAM_OFFSET_SCALE,
+  type StreamEvent,
+  type MessageUpdateEvent,
+  type AttemptResetEvent,
+  type ToolExecutionUpdateEvent,
+} from './common/stream.js';

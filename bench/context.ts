@@ -7,11 +7,23 @@ import type { WorkerProcessConfig } from './worker-process.js';
 
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec')
+  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream')
     .split(',')
     .map((s) => s.trim()),
 );
-const SECTIONS = ['overhead', 'history', 'throughput', 'memory', 'peer', 'batch', 'grade', 'large', 'sandbox', 'codec'];
+const SECTIONS = [
+  'overhead',
+  'history',
+  'throughput',
+  'memory',
+  'peer',
+  'batch',
+  'grade',
+  'large',
+  'sandbox',
+  'codec',
+  'stream',
+];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
   throw new Error(`BENCH_ONLY: unknown section(s) ${unknownSections.join(', ')}; known: ${SECTIONS.join(', ')}`);

@@ -26,12 +26,14 @@
  *    the same concurrency (tasks/min), and the children running across each of the batch's continues-as-new.
  * 8. Sandbox: one `bash` call (`echo ok`) unsandboxed and in bubblewrap, alternately: the added ms per call
  *    (bench/sandbox.ts; BENCH_SANDBOX_CALLS pairs, default 100).
+ * 9. Stream: token → `handle.stream()` consumer latency p50/p95/p99 over ≥ 1,000 tokens beside the provider consumed
+ *    directly, and history bytes / CPU per turn streaming on and off (bench/stream-latency.ts).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
  * batch.ts, large-transcript.ts, sandbox.ts and codec.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -68,6 +70,7 @@ import { markdown } from './report.js';
 import { throughputSection } from './throughput.js';
 import { sandboxSection } from './sandbox.js';
 import { codecSection } from './codec.js';
+import { streamSection } from './stream-latency.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started = performance.now();
@@ -182,6 +185,7 @@ try {
   if (ONLY.has('large')) results.large = await largeSection(bench);
   if (ONLY.has('sandbox')) results.sandbox = await sandboxSection(bench);
   if (ONLY.has('codec')) results.codec = await codecSection(bench);
+  if (ONLY.has('stream')) results.stream = await streamSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

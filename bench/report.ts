@@ -1,3 +1,4 @@
+import type { StreamResult } from './stream-latency.js';
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
 import { PI_AGENT_CORE } from './pi-loop.js';
@@ -442,6 +443,32 @@ export function markdown(r: any): string {
       check(sb.addedMs.median <= 15),
     );
     row('8 sandbox', 'sandboxed ÷ unsandboxed', fmtSummary(sb.ratio));
+  }
+  const st = r.stream as StreamResult | undefined;
+  if (st) {
+    const pct = (x: StreamResult['streamMs']) =>
+      `p50 ${fmt(x.p50, 1)} · p95 ${fmt(x.p95, 1)} · p99 ${fmt(x.p99, 1)} ms`;
+    row(
+      '9 stream',
+      `token → handle.stream() consumer (${st.tokens} tokens, ${st.viaMessageEnd} via message_end)`,
+      pct(st.streamMs),
+      'p95 ≤ 150 ms',
+      check(st.streamMs.p95 <= 150),
+    );
+    row('9 stream', 'token → the provider consumed directly', pct(st.directMs));
+    const { streaming, whole } = st.historyBytesPerTurn;
+    row(
+      '9 stream',
+      'history bytes per turn, streaming ÷ whole message',
+      `${fmtBytes(streaming)} ÷ ${fmtBytes(whole)} = ${fmt(streaming / whole, 3)}`,
+      '≤ 1.05',
+      check(streaming / whole <= 1.05),
+    );
+    row(
+      '9 stream',
+      'CPU ms per turn (worker + consumer), streaming vs whole message',
+      `${fmt(st.cpuMsPerTurn.streaming, 1)} vs ${fmt(st.cpuMsPerTurn.whole, 1)}`,
+    );
   }
   const lines = [
     `# Keel bench`,

@@ -47,6 +47,8 @@ import type { EncryptionOption } from '../common/encryption.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { runSummary } from '../common/run-summary.js';
+import type { StreamEvent } from '../common/stream.js';
+import { streamRun, type StreamOptions } from './run-stream.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -388,6 +390,19 @@ export class AgentRunHandle {
 
   events(opts: { after?: number; limit?: number } = {}): Promise<EventsPage> {
     return this.workflow.query(eventsQuery, opts);
+  }
+
+  /**
+   * The run's live event stream (docs/architecture.md#live-output): the durable events of `events()` and the model's
+   * deltas (`message_update` for text, thinking and tool-call arguments; `attempt_reset` before a retried attempt's
+   * first delta), each with an increasing `offset` that goes on across continue-as-new, plus live
+   * `tool_execution_update`s (no offset). Pass the last offset you applied as `from` to resume after it: nothing is
+   * repeated or skipped (deltas older than the live window of a call, 16,384 characters, are replaced by its
+   * `message_end`). Reconnects by itself; ends when the run has closed and its last events were delivered, or when
+   * `signal` aborts. Applied in order (see `StreamView`), a message's deltas give exactly its final text.
+   */
+  stream(opts: StreamOptions = {}): AsyncGenerator<StreamEvent> {
+    return streamRun(this.workflow, opts);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { BudgetKind } from './budget.js';
+import type { HeartbeatDeltas } from './stream.js';
 import {
   addUsage,
   emptyUsage,
@@ -80,6 +81,8 @@ export interface ModelHeartbeat {
   textLength?: number;
   /** The last ≤ 2048 characters of that text: text[textLength − tail.length, textLength). */
   tail?: string;
+  /** The call's delta log window (common/stream.ts), read by `AgentRunHandle.stream()`; `callModel` only. */
+  deltas?: HeartbeatDeltas;
   /** What this attempt has streamed so far, as the provider reports it. */
   usage?: Usage;
   /** Sum of the usage of the earlier failed attempts of this call. */

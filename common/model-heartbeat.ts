@@ -10,6 +10,7 @@
  */
 import type { ModelHeartbeat } from './events.js';
 import type { AssistantMessage, Usage } from './messages.js';
+import type { HeartbeatDeltas } from './stream.js';
 
 /** Most characters of the streamed text a heartbeat carries (its end). */
 export const MODEL_HEARTBEAT_TAIL_CHARS = 2048;
@@ -21,7 +22,7 @@ export const MODEL_HEARTBEAT_TAIL_CHARS = 2048;
  */
 export function modelHeartbeat(
   partial: AssistantMessage,
-  at: { attempt: number; seq: number; failedUsage?: Usage },
+  at: { attempt: number; seq: number; failedUsage?: Usage; deltas?: HeartbeatDeltas },
 ): ModelHeartbeat {
   let textLength = 0;
   const texts: string[] = [];
@@ -45,6 +46,7 @@ export function modelHeartbeat(
     tail,
     usage: partial.usage,
     ...(at.failedUsage ? { failedUsage: at.failedUsage } : {}),
+    ...(at.deltas ? { deltas: at.deltas } : {}),
   };
 }
 

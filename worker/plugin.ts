@@ -336,9 +336,11 @@ export class KeelPlugin extends SimplePlugin {
       dataConverter: withKeelCodec(configured.dataConverter ?? {}, this.encryption),
       // a prebuilt bundle wins: SimplePlugin would otherwise add Keel's workflowsPath next to it
       ...(options.workflowBundle ? { workflowsPath: undefined } : {}),
-      // Heartbeats carry cancellation back to activities and live progress out (≤ 4/s, docs/architecture.md#heartbeats).
-      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '250ms',
-      defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? '250ms',
+      // Heartbeats carry cancellation back to activities and live progress out (docs/architecture.md#heartbeats): Keel
+      // spaces them itself (a tool's ≤ 4/s, a streaming model call's ≤ 20/s: the live deltas), so the SDK's throttle
+      // only has to let that through.
+      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? '50ms',
+      defaultHeartbeatThrottleInterval: options.defaultHeartbeatThrottleInterval ?? '50ms',
     };
     this.storage = result.dataConverter?.externalStorage;
     this.encrypting = encrypts(result.dataConverter);

@@ -5,6 +5,7 @@ import { ErrorType } from '../../common/errors.js';
 import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelContext } from '../../common/compaction.js';
 import { modelHeartbeat } from '../../common/model-heartbeat.js';
+import { DeltaRecorder } from '../../common/stream.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -135,11 +136,24 @@ function checkResponse(message: unknown): void {
 export async function accountedAttempt(
   budgetLeft: CallModelInput['budgetLeft'],
   request: (onPartial: (partial: AssistantMessage) => void, signal: AbortSignal) => Promise<AssistantMessage>,
+  stream?: { messageIndex: number },
 ): Promise<{ message: AssistantMessage; prior?: Usage }> {
   const ctx = Context.current();
   const prior = heartbeatUsage(ctx.info.heartbeatDetails);
   const carried = prior ? { failedUsage: prior } : {};
-  const heartbeat = startHeartbeat(ctx, prior ? ({ kind: 'model', ...carried } satisfies ModelHeartbeat) : undefined);
+  // the call's delta log (common/stream.ts): numbered on from what the server holds of the earlier attempts
+  const recorder = stream
+    ? new DeltaRecorder(
+        stream.messageIndex,
+        deltasEnd(ctx.info.heartbeatDetails, stream.messageIndex),
+        ctx.info.attempt,
+      )
+    : undefined;
+  const initial =
+    prior || (recorder && ctx.info.attempt > 1)
+      ? ({ kind: 'model', ...carried, ...(recorder ? { deltas: recorder.detail() } : {}) } satisfies ModelHeartbeat)
+      : undefined;
+  const heartbeat = startHeartbeat(ctx, initial, recorder ? STREAM_HEARTBEAT_MS : undefined);
   // the usage this attempt last streamed: counted when it then throws without reporting its own
   let streamed: Usage | undefined;
   // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
@@ -154,7 +168,9 @@ export async function accountedAttempt(
     const message = await request((partial) => {
       at.seq += 1;
       streamed = partial.usage;
-      heartbeat.update(() => modelHeartbeat(partial, at)); // built only when sent
+      recorder?.snapshot(partial);
+      // built only when sent
+      heartbeat.update(() => modelHeartbeat(partial, recorder ? { ...at, deltas: recorder.detail() } : at));
     }, ctx.cancellationSignal);
     checkResponse(message);
     heartbeat.stop();
@@ -165,9 +181,26 @@ export async function accountedAttempt(
     const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown, streamed) : thrown;
     const { error, total } = withFailedUsage(err, prior, streamed);
     // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
-    if (total) ctx.heartbeat({ kind: 'model', failedUsage: total } satisfies ModelHeartbeat);
+    if (total || recorder)
+      ctx.heartbeat({
+        kind: 'model',
+        ...(total ? { failedUsage: total } : {}),
+        ...(recorder ? { deltas: { messageIndex: stream!.messageIndex, end: recorder.next, items: [] } } : {}),
+      } satisfies ModelHeartbeat);
     throw error;
   }
+}
+
+/**
+ * Spacing of a streaming model call's heartbeats: they carry the live deltas (common/stream.ts), so this bounds what
+ * the stream adds to a token's latency (tool heartbeats keep 250 ms).
+ */
+export const STREAM_HEARTBEAT_MS = 50;
+
+/** Where an earlier attempt's delta log for `messageIndex` ended (its last heartbeat), else 0. */
+function deltasEnd(details: unknown, messageIndex: number): number {
+  const d = (details as ModelHeartbeat | undefined)?.deltas;
+  return d && d.messageIndex === messageIndex && Number.isInteger(d.end) ? d.end : 0;
 }
 
 /** The provider of `model`, or a non-retryable `ModelError.NotFound`. */
@@ -193,26 +226,30 @@ export function requireProvider(
  */
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
-    const { message, prior } = await accountedAttempt(input.budgetLeft, async (onPartial, signal) => {
-      const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
-      let messages = modelContext(await deps.transcript.messages(input.run, input.messageCount, input.digest));
-      if (deps.hooks.transformContext) {
-        messages = await deps.hooks.transformContext(messages, signal, {
-          workflowId: input.run.workflowId,
-          model: input.model,
-          turn: input.turn,
+    const { message, prior } = await accountedAttempt(
+      input.budgetLeft,
+      async (onPartial, signal) => {
+        const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
+        let messages = modelContext(await deps.transcript.messages(input.run, input.messageCount, input.digest));
+        if (deps.hooks.transformContext) {
+          messages = await deps.hooks.transformContext(messages, signal, {
+            workflowId: input.run.workflowId,
+            model: input.model,
+            turn: input.turn,
+          });
+        }
+        const tools = input.tools.flatMap((name) => {
+          const t = deps.tools.get(name);
+          return t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [];
         });
-      }
-      const tools = input.tools.flatMap((name) => {
-        const t = deps.tools.get(name);
-        return t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [];
-      });
-      return provider.stream(
-        { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
-        signal,
-        onPartial,
-      );
-    });
+        return provider.stream(
+          { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
+          signal,
+          onPartial,
+        );
+      },
+      { messageIndex: input.messageCount },
+    );
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);
     return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(deps.tools, message) };

@@ -169,26 +169,43 @@ async function streamReply(
     ...(reply.errorMessage ? { errorMessage: reply.errorMessage } : {}),
     timestamp: Date.now(),
   };
-  if (reply.thinking !== undefined) message.content.push({ type: 'thinking', thinking: reply.thinking });
+  const aborted = (): AssistantMessage => ({ ...message, stopReason: 'aborted', errorMessage: 'Operation aborted' });
+  // each block streams in 8-character chunks, as a provider's deltas (tool-call arguments as their JSON text)
+  const streamed = async (full: string, grow: (chunk: string) => void): Promise<boolean> => {
+    for (const chunk of chunks(full)) {
+      if (reply.chunkDelayMs) await delay(reply.chunkDelayMs, signal);
+      if (signal.aborted) return false;
+      grow(chunk);
+      onPartial(structuredClone(message));
+    }
+    return true;
+  };
+  if (reply.thinking !== undefined) {
+    const block = { type: 'thinking' as const, thinking: '' };
+    message.content.push(block);
+    if (!(await streamed(reply.thinking, (c) => (block.thinking += c)))) return aborted();
+  }
   if (reply.text !== undefined) {
     const block = { type: 'text' as const, text: '' };
     message.content.push(block);
-    for (const chunk of chunks(reply.text)) {
-      if (reply.chunkDelayMs) await delay(reply.chunkDelayMs, signal);
-      if (signal.aborted) return { ...message, stopReason: 'aborted', errorMessage: 'Operation aborted' };
-      block.text += chunk;
-      onPartial(structuredClone(message));
-    }
+    if (!(await streamed(reply.text, (c) => (block.text += c)))) return aborted();
   }
-  calls.forEach((c, k) =>
-    message.content.push({
+  for (const [k, c] of calls.entries()) {
+    const block: AssistantMessage['content'][number] & { type: 'toolCall' } = {
       type: 'toolCall',
       id: c.id ?? `call_${n}_${k + 1}`,
       name: c.name,
-      arguments: c.arguments,
+      arguments: '',
       ...(c.argumentsError !== undefined ? { argumentsError: c.argumentsError } : {}),
-    }),
-  );
+    };
+    message.content.push(block);
+    const json = typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments);
+    if (!(await streamed(json, (chunk) => (block.arguments = (block.arguments as string) + chunk)))) {
+      message.content.pop(); // an unfinished tool call is not part of an aborted reply
+      return aborted();
+    }
+    block.arguments = c.arguments;
+  }
   return message;
 }
 

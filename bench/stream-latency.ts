@@ -1,0 +1,170 @@
+/**
+ * Section 9, stream (issue 26): token → consumer latency of `AgentRunHandle.stream()` and what streaming costs.
+ *
+ * A ticking provider (in this process, so one clock) emits numbered tokens `t<i> ` every BENCH_STREAM_TICK_MS (default
+ * 10) and stamps each as it leaves; a `handle.stream()` consumer in the same process stamps each token when its event
+ * arrives (a delta, or the message's `message_end` for the last ones a heartbeat did not carry before the call
+ * completed). Beside it, the same provider consumed directly (its `onPartial`). BENCH_STREAM_RUNS runs (default 4) of
+ * 300 tokens: ≥ 1,000 tokens. Then the cost: history bytes per turn and CPU per turn (this process: worker and
+ * consumer) of runs whose provider streams and is read by a consumer, against runs whose provider returns the whole
+ * message at once (no deltas, no consumer).
+ */
+import { randomUUID } from 'node:crypto';
+import { AgentClient } from '../client/agent-client.js';
+import { createAgentWorker } from '../worker/create-worker.js';
+import type { ModelProvider } from '../activities/model/provider.js';
+import { emptyUsage, type AssistantMessage } from '../common/messages.js';
+import type { Bench } from './context.js';
+import { fetchChain, eventBytes } from './history.js';
+import { percentile } from './stats.js';
+
+export interface Percentiles {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+export interface StreamResult {
+  tokens: number;
+  /** ms from a token leaving the provider to its event at a `handle.stream()` consumer. */
+  streamMs: Percentiles;
+  /** The same provider consumed directly. */
+  directMs: Percentiles;
+  /** Tokens that arrived with `message_end` (not carried by a heartbeat before the call completed). */
+  viaMessageEnd: number;
+  historyBytesPerTurn: { streaming: number; whole: number };
+  cpuMsPerTurn: { streaming: number; whole: number };
+}
+
+const TICK_MS = Number(process.env.BENCH_STREAM_TICK_MS ?? 10);
+const RUNS = Math.max(1, Number(process.env.BENCH_STREAM_RUNS ?? 4));
+const TOKENS = 300;
+
+/** Stamps of tokens as they leave the provider, by run (model id) and token number. */
+const sent = new Map<string, number[]>();
+
+function ticker(whole: boolean): ModelProvider {
+  return {
+    async stream(request, signal, onPartial) {
+      const stamps: number[] = [];
+      sent.set(request.modelId, stamps);
+      const message: AssistantMessage = {
+        role: 'assistant',
+        content: [{ type: 'text', text: '' }],
+        api: 'bench',
+        provider: 'bench',
+        model: request.modelId,
+        usage: emptyUsage(),
+        stopReason: 'stop',
+        timestamp: Date.now(),
+      };
+      const block = message.content[0] as { text: string };
+      for (let i = 0; i < TOKENS && !signal.aborted; i++) {
+        await new Promise((r) => setTimeout(r, TICK_MS));
+        block.text += `t${i} `;
+        stamps[i] = performance.now();
+        if (!whole) onPartial(structuredClone(message));
+      }
+      return message;
+    },
+  };
+}
+
+const tokensIn = (text: string): number[] => [...text.matchAll(/t(\d+) /g)].map((m) => Number(m[1]));
+
+/** p50/p95/p99 of `xs` (no samples kept: they are thousands). */
+const percentiles = (xs: number[]): Percentiles => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return { n: xs.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) };
+};
+
+export async function streamSection(bench: Bench): Promise<StreamResult> {
+  const taskQueue = `bench-stream-${randomUUID()}`;
+  const worker = await createAgentWorker({
+    address: bench.server.address,
+    taskQueue,
+    models: { tick: ticker(false), whole: ticker(true) },
+    workflowBundle: { codePath: bench.keelBundlePath },
+  });
+  const running = worker.run();
+  await worker.ready();
+  const client = await AgentClient.connect({ address: bench.server.address, taskQueue });
+  try {
+    // latency through the stream
+    const streamMs: number[] = [];
+    let viaMessageEnd = 0;
+    let streamTurns = 0;
+    let historyStreaming = 0;
+    const cpu0 = process.cpuUsage();
+    for (let r = 0; r < RUNS; r++) {
+      const id = `stream-${r}-${randomUUID()}`;
+      const h = await client.start({ model: `tick/${id}`, prompt: 'go' });
+      const seen = new Set<number>();
+      for await (const e of h.stream()) {
+        const now = performance.now();
+        const text =
+          e.type === 'message_update'
+            ? e.delta
+            : e.type === 'message_end' && e.message.role === 'assistant'
+              ? ''
+              : null;
+        if (text === null) continue;
+        const ids =
+          e.type === 'message_end' ? tokensIn((e.message.content[0] as { text: string }).text) : tokensIn(text);
+        for (const i of ids) {
+          if (seen.has(i)) continue;
+          seen.add(i);
+          streamMs.push(now - sent.get(id)![i]);
+          if (e.type === 'message_end') viaMessageEnd += 1;
+        }
+      }
+      streamTurns += 1;
+      historyStreaming += (await fetchChain(bench.client, h.workflowId)).events.reduce(
+        (n, ev) => n + eventBytes(ev),
+        0,
+      );
+    }
+    const cpuStreaming = process.cpuUsage(cpu0);
+    bench.log(`stream: ${streamMs.length} tokens through handle.stream()`);
+
+    // the same provider, consumed directly
+    const directMs: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const id = `direct-${r}`;
+      await ticker(false).stream(
+        { provider: 'tick', modelId: id, systemPrompt: '', messages: [], tools: [], options: {} },
+        new AbortController().signal,
+        (partial) => {
+          const now = performance.now();
+          const ids = tokensIn((partial.content[0] as { text: string }).text);
+          const last = ids[ids.length - 1];
+          directMs.push(now - sent.get(id)![last]);
+        },
+      );
+    }
+
+    // cost without streaming: the whole message at once, nobody reading
+    let historyWhole = 0;
+    const cpu1 = process.cpuUsage();
+    for (let r = 0; r < RUNS; r++) {
+      const h = await client.start({ model: `whole/${`whole-${r}`.padEnd(8, '-')}-${randomUUID()}`, prompt: 'go' });
+      await h.result();
+      historyWhole += (await fetchChain(bench.client, h.workflowId)).events.reduce((n, ev) => n + eventBytes(ev), 0);
+    }
+    const cpuWhole = process.cpuUsage(cpu1);
+    const ms = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+    return {
+      tokens: streamMs.length,
+      streamMs: percentiles(streamMs),
+      directMs: percentiles(directMs),
+      viaMessageEnd,
+      historyBytesPerTurn: { streaming: historyStreaming / streamTurns, whole: historyWhole / RUNS },
+      cpuMsPerTurn: { streaming: ms(cpuStreaming) / streamTurns, whole: ms(cpuWhole) / RUNS },
+    };
+  } finally {
+    await client.close();
+    await worker.shutdown();
+    await running.catch(() => {});
+  }
+}

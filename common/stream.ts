@@ -1,0 +1,210 @@
+/**
+ * The live event stream of a run (docs/architecture.md#live-output): the durable events of the `events` query plus the
+ * model's deltas, which travel in the `callModel` heartbeat (never in history), each with an offset a reader resumes
+ * from.
+ *
+ * Offsets. A durable event's offset is `seq × STREAM_OFFSET_SCALE`; the k-th (1-based) delta item of the model call that
+ * runs after durable event `seq` has offset `seq × STREAM_OFFSET_SCALE + k`. No durable event is emitted while a model
+ * call runs, so every reader numbers the same item alike; `seq` goes on across continue-as-new, so offsets do too.
+ * Delta items are numbered across the attempts of one call: a retried attempt goes on from the last number the server
+ * received from the attempt before, starting with an `attempt_reset`.
+ */
+import type { AssistantMessage } from './messages.js';
+import type { LoggedEvent } from './events.js';
+
+/** Offsets of durable events step by this; the deltas of a model call take the numbers in between. */
+export const STREAM_OFFSET_SCALE = 1_000_000;
+
+/** Most characters of delta text one heartbeat carries (the live window; an attempt's older items drop out). */
+export const STREAM_WINDOW_CHARS = 16_384;
+
+/** One item of a model call's delta log, as the heartbeat carries it. */
+export type DeltaItem =
+  /** A retried attempt starts over: drop what the earlier attempts of this call streamed. */
+  | { t: 'reset'; attempt: number }
+  /**
+   * Content block `b` of kind `k` grew by `d` (or, with `r`, is now `d`: a snapshot that did not extend the last one,
+   * e.g. re-parsed tool-call arguments). `id`/`name` name a tool call.
+   */
+  | { t: 'delta'; b: number; k: 'text' | 'thinking' | 'toolCall'; d: string; r?: true; id?: string; name?: string };
+
+/** The delta log part of a model heartbeat: the items numbered [end − items.length, end) of the call. */
+export interface HeartbeatDeltas {
+  /** The transcript index the streamed assistant message will have. */
+  messageIndex: number;
+  end: number;
+  items: DeltaItem[];
+}
+
+/** The text of a content block as streamed: tool calls by their arguments' JSON. */
+function blockText(b: AssistantMessage['content'][number]): string {
+  if (b.type === 'text') return b.text;
+  if (b.type === 'thinking') return b.thinking;
+  return typeof b.arguments === 'string' ? b.arguments : JSON.stringify(b.arguments ?? {});
+}
+
+/**
+ * Records one call's delta items from the provider's partial snapshots (each block's new text against the last
+ * snapshot's), keeping the last {@link STREAM_WINDOW_CHARS} characters of them for the heartbeat. `start` is the
+ * number the earlier attempts reached (their last heartbeat's `end`); a retried attempt (`attempt` > 1) begins with a
+ * reset item.
+ */
+export class DeltaRecorder {
+  private readonly items: DeltaItem[] = [];
+  private chars = 0;
+  private end: number;
+  private readonly last: string[] = [];
+
+  constructor(
+    private readonly messageIndex: number,
+    start: number,
+    attempt: number,
+  ) {
+    this.end = start;
+    if (attempt > 1) this.push({ t: 'reset', attempt });
+  }
+
+  /** Adds the items that take the last snapshot to `partial`. */
+  snapshot(partial: AssistantMessage): void {
+    partial.content.forEach((block, b) => {
+      const text = blockText(block);
+      const before = this.last[b];
+      if (text === before) return;
+      this.last[b] = text;
+      const k = block.type;
+      const tool = block.type === 'toolCall' ? { id: block.id, name: block.name } : {};
+      if (before !== undefined && !text.startsWith(before)) this.push({ t: 'delta', b, k, d: text, r: true, ...tool });
+      else this.push({ t: 'delta', b, k, d: text.slice(before?.length ?? 0), ...tool });
+    });
+  }
+
+  private push(item: DeltaItem): void {
+    this.items.push(item);
+    this.end += 1;
+    this.chars += item.t === 'delta' ? item.d.length : 0;
+    while (this.chars > STREAM_WINDOW_CHARS && this.items.length > 1) {
+      const gone = this.items.shift()!;
+      this.chars -= gone.t === 'delta' ? gone.d.length : 0;
+    }
+  }
+
+  /** The heartbeat part: a copy of the window. */
+  detail(): HeartbeatDeltas {
+    return { messageIndex: this.messageIndex, end: this.end, items: [...this.items] };
+  }
+
+  /** The number the next attempt goes on from. */
+  get next(): number {
+    return this.end;
+  }
+}
+
+/** A model delta as the stream delivers it. */
+export interface MessageUpdateEvent {
+  type: 'message_update';
+  /** The transcript index of the assistant message being streamed. */
+  messageIndex: number;
+  /** Index of the content block in that message. */
+  block: number;
+  kind: 'text' | 'thinking' | 'toolCall';
+  /** Text to append to the block (text, thinking, or the tool call's arguments as JSON text). */
+  delta: string;
+  /** When true, `delta` replaces the block's text instead of extending it. */
+  replace?: true;
+  toolCallId?: string;
+  toolName?: string;
+}
+
+/** Before a retried model attempt's first delta: forget what earlier attempts streamed for `messageIndex`. */
+export interface AttemptResetEvent {
+  type: 'attempt_reset';
+  messageIndex: number;
+  attempt: number;
+}
+
+/** A tool's latest `onUpdate` snapshot (live only: it has no offset and is not replayed on resume). */
+export interface ToolExecutionUpdateEvent {
+  type: 'tool_execution_update';
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  partialResult: unknown;
+}
+
+/**
+ * One event of `AgentRunHandle.stream()`: a durable event (with its `seq`) or a model delta, each with its `offset`
+ * (pass the last one as `from` to resume), or a live tool update (no offset).
+ */
+export type StreamEvent =
+  | (LoggedEvent & { offset: number })
+  | ((MessageUpdateEvent | AttemptResetEvent) & { offset: number })
+  | (ToolExecutionUpdateEvent & { offset?: undefined });
+
+/** The offset of durable event `seq`. */
+export const durableOffset = (seq: number): number => seq * STREAM_OFFSET_SCALE;
+
+/** The durable sequence number and the delta number (0: none) within it of `offset`. */
+export function splitOffset(offset: number): { seq: number; delta: number } {
+  const o = Math.max(0, Math.floor(offset));
+  return { seq: Math.floor(o / STREAM_OFFSET_SCALE), delta: o % STREAM_OFFSET_SCALE };
+}
+
+/** A heartbeat delta item as a stream event, at its offset. */
+export function deltaEvent(
+  item: DeltaItem,
+  messageIndex: number,
+  offset: number,
+): (MessageUpdateEvent | AttemptResetEvent) & { offset: number } {
+  if (item.t === 'reset') return { type: 'attempt_reset', messageIndex, attempt: item.attempt, offset };
+  return {
+    type: 'message_update',
+    messageIndex,
+    block: item.b,
+    kind: item.k,
+    delta: item.d,
+    ...(item.r ? { replace: true as const } : {}),
+    ...(item.id !== undefined ? { toolCallId: item.id, toolName: item.name } : {}),
+    offset,
+  };
+}
+
+/**
+ * Applies a stream to the streamed assistant messages' blocks, as a screen would: a delta appends to its block (or
+ * replaces it), `attempt_reset` clears the message, and the message's `message_end` sets its final blocks (the last
+ * deltas of a call can complete before a heartbeat carried them). At every step a block's text is a prefix of the
+ * final one (after the last `attempt_reset`); after `message_end` it is the final one.
+ */
+export class StreamView {
+  /** Blocks of each streamed assistant message, by transcript index. */
+  readonly messages = new Map<number, { kind: MessageUpdateEvent['kind']; text: string }[]>();
+  /** The message being streamed: the next assistant `message_end` is its final form. */
+  private current: number | undefined;
+
+  apply(e: StreamEvent): void {
+    if (e.type === 'attempt_reset') {
+      this.messages.set(e.messageIndex, []);
+      this.current = e.messageIndex;
+    } else if (e.type === 'message_update') {
+      const blocks = this.messages.get(e.messageIndex) ?? [];
+      const before = blocks[e.block]?.text ?? '';
+      blocks[e.block] = { kind: e.kind, text: e.replace ? e.delta : before + e.delta };
+      this.messages.set(e.messageIndex, blocks);
+      this.current = e.messageIndex;
+    } else if (e.type === 'message_end' && e.message.role === 'assistant' && this.current !== undefined) {
+      // the final word: a call's last deltas may complete before a heartbeat carried them
+      this.messages.set(
+        this.current,
+        e.message.content.map((b) => ({ kind: b.type, text: blockText(b) })),
+      );
+      this.current = undefined;
+    }
+  }
+
+  /** The text blocks of message `i` joined (as `messageText` joins a final message's). */
+  text(i: number): string {
+    return (this.messages.get(i) ?? [])
+      .filter((b) => b?.kind === 'text')
+      .map((b) => b.text)
+      .join('');
+  }
+}
