@@ -9,6 +9,7 @@ import { createCompact } from './model/compact.js';
 import type { ModelRegistry } from './model/provider.js';
 import { createStartRun } from './start-run.js';
 import type { ToolDefinition } from './tools/define-tool.js';
+import type { RunMcpTools } from './mcp/run-tools.js';
 import { createToolActivities } from './tools/tool-activities.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
 
@@ -30,6 +31,8 @@ export interface KeelActivityDeps {
   toolsElsewhere?: boolean;
   /** The closed ones among a batch's children, with their outcomes (normally activities/batch-children.ts). */
   closedChildren?: (workflowIds: string[]) => Promise<ClosedChild[]>;
+  /** The worker's MCP servers' tools (activities/mcp/): resolved and recorded by `startRun`, used by the others. */
+  mcp?: RunMcpTools;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -49,10 +52,11 @@ export function createActivities(deps: KeelActivityDeps) {
       largePayloads: deps.largePayloads === true,
       homeQueue: deps.homeQueue,
       toolsElsewhere: deps.toolsElsewhere === true,
+      mcp: deps.mcp,
     }),
-    callModel: createCallModel({ models, tools, hooks, transcript }),
+    callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp }),
     compact: createCompact({ models, transcript }),
-    ...createToolActivities({ tools, hooks, transcript, homeQueue: deps.homeQueue }),
+    ...createToolActivities({ tools, hooks, transcript, homeQueue: deps.homeQueue, mcp: deps.mcp }),
     /**
      * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home
      * worker is gone asks for a new home with it (worker affinity, README).

@@ -23,6 +23,7 @@ import {
 } from '../common/connection.js';
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 import { keelPlugin } from './plugin.js';
+import type { McpServers } from '../activities/mcp/config.js';
 import { workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 import { keelDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
@@ -58,6 +59,8 @@ export interface AgentWorkerOptions extends ConnectionSettings {
    */
   role?: WorkerRole;
   tools?: ToolDefinition[];
+  /** MCP servers whose tools runs may name as `<server>__<tool>` (see KeelPluginOptions.mcpServers). */
+  mcpServers?: McpServers;
   /** Model providers by prefix (see KeelPluginOptions.models). */
   models?: ModelRegistry;
   hooks?: AgentHooks;
@@ -132,6 +135,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const dataConverter = keelDataConverter(opts.payloadStorage);
   const keel = keelPlugin({
     tools: opts.tools,
+    ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
     models: opts.models,
     hooks: opts.hooks,
     largePayloads: dataConverter.externalStorage !== undefined,

@@ -50,6 +50,10 @@ import { ToolLedger, withLedger } from './tool-ledger.js';
 import type { StoreRetry } from '../common/payload-storage.js';
 import { storeFinishedOutcomes } from './store-finished-outcome.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
+import { checkMcpServers, type McpServers } from '../activities/mcp/config.js';
+import { McpToolSource } from '../activities/mcp/tool-source.js';
+import { RunMcpTools } from '../activities/mcp/run-tools.js';
+import { mcpToolsQuery } from '../workflows/definitions.js';
 
 export { WORKFLOWS_PATH };
 
@@ -83,6 +87,12 @@ export interface KeelPluginOptions {
    * default 1 s doubling up to 30 s, retried until the store is back or the run is cancelled.
    */
   storeRetry?: StoreRetry;
+  /**
+   * MCP servers whose tools runs may name as `<server>__<tool>` (README "MCP servers", docs/tools.md): stdio
+   * `{ command, args?, env?, cwd? }` or Streamable HTTP `{ url, headers? }`, with optional per-tool overrides. One
+   * client per server, connected on first use, reconnected after a failure, closed when the worker stops.
+   */
+  mcpServers?: McpServers;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -170,14 +180,25 @@ export class KeelPlugin extends SimplePlugin {
   private homeRunning = false;
   /** The worker's payload store (its data converter's external storage), once configured. */
   private storage?: ExternalStorage;
+  /** The MCP servers' tools, when the worker has servers; their clients are closed when the worker stops. */
+  readonly mcp?: RunMcpTools;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
     if (!WORKER_ROLES.includes(role))
       throw new TypeError(`role must be one of ${WORKER_ROLES.join(', ')}, got ${JSON.stringify(role)}`);
     let self: KeelPlugin | undefined;
+    const ledger = new ToolLedger();
+    const mcpServers = opts.mcpServers && checkMcpServers(opts.mcpServers);
+    const mcp =
+      mcpServers && Object.keys(mcpServers).length > 0
+        ? new RunMcpTools(new McpToolSource(mcpServers, (t) => withLedger([t], ledger)[0]), (workflowId) =>
+            activityClient().workflow.getHandle(workflowId).query(mcpToolsQuery),
+          )
+        : undefined;
     const all = createActivities({
-      tools: withLedger(opts.tools ?? [], new ToolLedger()),
+      tools: withLedger(opts.tools ?? [], ledger),
+      ...(mcp ? { mcp } : {}),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,
       largePayloads: opts.largePayloads === true,
@@ -227,6 +248,7 @@ export class KeelPlugin extends SimplePlugin {
           }),
     });
     self = this;
+    this.mcp = mcp;
     this.role = role;
     this.toolActivities = toolActivities;
   }
@@ -241,6 +263,14 @@ export class KeelPlugin extends SimplePlugin {
    * and for role `all` the tool-queue worker likewise; a `model` worker runs neither.
    */
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    try {
+      await this.runWorkers(worker, next);
+    } finally {
+      await this.mcp?.source.close();
+    }
+  }
+
+  private async runWorkers(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     if (!this.home || this.role === 'model') return super.runWorker(worker, next);
     const { options } = this.home;
     const queues = [this.home.queue, ...(this.toolQueue ? [this.toolQueue] : [])];

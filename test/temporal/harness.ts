@@ -15,6 +15,7 @@ import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { PayloadStorageOption } from '../../common/payload-storage.js';
 import { wakeSignal } from '../../workflows/definitions.js';
+import type { McpServers } from '../../activities/mcp/config.js';
 
 let runtimeInstalled = false;
 export function quietRuntime() {
@@ -48,6 +49,7 @@ export async function startKeel(
     workerOptions?: PassThroughWorkerOptions;
     /** Default Keel's filesystem driver (common/payload-storage.ts); `false`: every payload inline. */
     payloadStorage?: PayloadStorageOption;
+    mcpServers?: McpServers;
   } = {},
 ): Promise<Keel> {
   quietRuntime();
@@ -63,6 +65,7 @@ export async function startKeel(
     maxCachedWorkflows: opts.maxCachedWorkflows,
     workerOptions: opts.workerOptions,
     payloadStorage: opts.payloadStorage,
+    ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
   });
   const running = worker.run();
   running.catch(() => {});
