@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Script } from '../../activities/model/scripted.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 import { startKeel, strip, type Keel } from './harness.js';
+import { keelCli } from './cli-child.js';
 
 const BIN = resolve('node_modules/.bin');
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-mcp-')));
@@ -152,5 +153,46 @@ describe('MCP tools over stdio', () => {
       'files__get_file_info',
       'files__list_allowed_directories',
     ]);
+  });
+});
+
+describe('keel tools and --mcp', () => {
+  it('keel tools --mcp lists every tool of the servers with its server, retry and approval', async () => {
+    const config = join(dir, 'mcp.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { files: servers.files } }));
+    const out = await keelCli(['tools', '--no-builtin', '--mcp', config]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toBe(
+      [
+        'files__read_file                  mcp files  idempotent              Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.',
+        'files__read_text_file             mcp files  idempotent              Read the complete contents of a file from the file system as text. Handles various text encodings a…',
+        'files__read_media_file            mcp files  idempotent              Read a file and return it as a base64-encoded content block with its MIME type. Image and audio fil…',
+        'files__read_multiple_files        mcp files  idempotent              Read the contents of multiple files simultaneously. This is more efficient than reading files one b…',
+        'files__write_file                 mcp files  idempotent, approval    Create a new file or completely overwrite an existing file with new content. Use with caution as it…',
+        'files__edit_file                  mcp files  at most once, approval  Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Ret…',
+        'files__create_directory           mcp files  idempotent              Create a new directory or ensure a directory exists. Can create multiple nested directories in one …',
+        'files__list_directory             mcp files  idempotent              Get a detailed listing of all files and directories in a specified path. Results clearly distinguis…',
+        'files__list_directory_with_sizes  mcp files  idempotent              Get a detailed listing of all files and directories in a specified path, including sizes. Results c…',
+        "files__directory_tree             mcp files  idempotent              Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name',…",
+        'files__move_file                  mcp files  at most once, approval  Move or rename files and directories. Can move files between directories and rename them in a singl…',
+        'files__search_files               mcp files  idempotent              Recursively search for files and directories matching a pattern. The patterns should be glob-style …',
+        'files__get_file_info              mcp files  idempotent              Retrieve detailed metadata about a file or directory. Returns comprehensive information including s…',
+        'files__list_allowed_directories   mcp files  idempotent              Returns the list of directories that this server is allowed to access. Subdirectories within these …',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a bad --mcp file is refused before anything starts, every problem named', async () => {
+    const config = join(dir, 'bad.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { my_files: { command: 'x', url: 'ftp://y' } } }));
+    const out = await keelCli(['tools', '--no-builtin', '--mcp', config]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toBe(
+      `keel: ${config}: Invalid MCP server configuration:\n` +
+        '  mcpServers.my_files: a server name is 1-30 characters of [A-Za-z0-9-] (no "_": "__" separates server and tool)\n' +
+        '  mcpServers.my_files: give either "command" (a stdio server) or "url" (Streamable HTTP), not both\n' +
+        '  mcpServers.my_files.url: must be an http:// or https:// URL, got "ftp://y"\n',
+    );
   });
 });
