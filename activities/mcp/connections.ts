@@ -125,5 +125,8 @@ export class McpConnections {
 
 function isConnectionClosed(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
-  return e?.code === -32000 || (typeof e?.message === 'string' && /connection closed|fetch failed/i.test(e.message));
+  return (
+    e?.code === -32000 ||
+    (typeof e?.message === 'string' && /connection closed|not connected|fetch failed/i.test(e.message))
+  );
 }

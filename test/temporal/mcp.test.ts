@@ -2,13 +2,17 @@
  * Tools from MCP servers (issue 24) through a real `agentWorkflow`, against servers nobody here wrote:
  * `@modelcontextprotocol/server-everything` and `@modelcontextprotocol/server-filesystem` over stdio.
  */
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { AgentRunHandle } from '../../client/agent-client.js';
+import type { ToolHeartbeat } from '../../common/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Script } from '../../activities/model/scripted.js';
 import type { McpServers } from '../../activities/mcp/config.js';
-import { startKeel, strip, type Keel } from './harness.js';
+import { startKeel, strip, until, type Keel } from './harness.js';
 import { keelCli } from './cli-child.js';
 
 const BIN = resolve('node_modules/.bin');
@@ -194,5 +198,165 @@ describe('keel tools and --mcp', () => {
         '  mcpServers.my_files: give either "command" (a stdio server) or "url" (Streamable HTTP), not both\n' +
         '  mcpServers.my_files.url: must be an http:// or https:// URL, got "ftp://y"\n',
     );
+  });
+});
+
+async function toolHeartbeat(h: AgentRunHandle): Promise<ToolHeartbeat | undefined> {
+  const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
+  const payload = pending.find((a) => a.activityType?.name === 'runToolCall')?.heartbeatDetails?.payloads?.[0];
+  return payload ? defaultPayloadConverter.fromPayload<ToolHeartbeat>(payload) : undefined;
+}
+
+const TEST_SERVER = resolve('test/temporal/fixtures/mcp-test-server.ts');
+const testServerConfig = (env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', TEST_SERVER],
+  env,
+});
+
+/** The processes this test process started whose command line contains `marker`. */
+function childrenMatching(marker: string): number[] {
+  const out = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => !!m && Number(m[2]) === process.pid && m[3].includes(marker))
+    .map((m) => Number(m[1]));
+}
+
+describe('MCP failures', () => {
+  it('the server killed mid-call: the call gets a clear error, the next call starts the server again', async () => {
+    const scripts: Record<string, Script> = {
+      kill: {
+        rules: [
+          { match: 'toolResult:everything__echo', text: 'done' },
+          {
+            match: 'toolResult:everything__trigger-long-running-operation',
+            toolCalls: [{ id: 'k2', name: 'everything__echo', arguments: { message: 'after' } }],
+          },
+          {
+            match: 'go',
+            toolCalls: [
+              { id: 'k1', name: 'everything__trigger-long-running-operation', arguments: { duration: 60, steps: 60 } },
+            ],
+          },
+        ],
+      },
+    };
+    const keel = await startKeel({
+      scripts,
+      mcpServers: {
+        // not idempotent here (a worker override): a lost call is reported, not run again
+        everything: { ...servers.everything, tools: { 'trigger-long-running-operation': { idempotent: false } } },
+      },
+    });
+    try {
+      const run = await keel.start({
+        model: 'scripted/kill',
+        prompt: 'go',
+        tools: ['everything__trigger-long-running-operation', 'everything__echo'],
+      });
+      // MCP progress notifications become the tool activity's heartbeats (tool_execution_update, keel watch)
+      let beat: ToolHeartbeat | undefined;
+      await until(async () => (beat = await toolHeartbeat(run)) !== undefined, 30_000, 'a progress heartbeat');
+      expect(beat).toMatchObject({
+        toolCallId: 'k1',
+        toolName: 'everything__trigger-long-running-operation',
+        partialResult: { content: [{ type: 'text', text: expect.stringMatching(/^progress \d+\/60/) }] },
+      });
+      const [pid, ...more] = childrenMatching('server-everything');
+      expect(more).toEqual([]);
+      process.kill(pid, 'SIGKILL');
+      expect((await run.result()).status).toBe('completed');
+      const messages = await run.allMessages();
+      expect(strip(messages.filter((m) => m.role === 'toolResult'))).toEqual([
+        {
+          role: 'toolResult',
+          toolCallId: 'k1',
+          toolName: 'everything__trigger-long-running-operation',
+          content: [
+            {
+              type: 'text',
+              text: 'MCP server "everything" failed during everything__trigger-long-running-operation: the connection to MCP server "everything" closed during the call (the server exited or the connection broke); the call may have partially run and was not retried because everything__trigger-long-running-operation is not idempotent. The server is connected again on the next call.',
+            },
+          ],
+          details: {},
+          isError: true,
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 'k2',
+          toolName: 'everything__echo',
+          content: [{ type: 'text', text: 'Echo: after' }],
+          details: { server: 'everything', tool: 'echo' },
+          isError: false,
+        },
+      ]);
+    } finally {
+      await keel.stop();
+    }
+  });
+
+  it('a worker restarted against a server listing one tool fewer: the run keeps its tool list, the gone tool gets a clear error', async () => {
+    const scripts: Record<string, Script> = {
+      restart: {
+        rules: [
+          { match: 'toolResult:t__echo echo: two', text: 'second done' },
+          {
+            match: 'second',
+            toolCalls: [
+              { id: 's1', name: 't__gone', arguments: {} },
+              { id: 's2', name: 't__echo', arguments: { text: 'two' } },
+            ],
+          },
+          { match: 'toolResult:t__gone', text: 'first done' },
+          { match: 'first', toolCalls: [{ id: 'f1', name: 't__gone', arguments: {} }] },
+        ],
+      },
+    };
+    const a = await startKeel({ scripts, mcpServers: { t: testServerConfig() } });
+    const run = await a.start({ model: 'scripted/restart', prompt: 'first', tools: ['t__*'], mode: 'session' });
+    await until(async () => (await run.allMessages()).length === 4);
+    await a.stop();
+    const b = await startKeel({
+      scripts,
+      taskQueue: a.taskQueue,
+      mcpServers: { t: testServerConfig({ MCP_DROP_GONE: '1' }) },
+    });
+    try {
+      const again = b.client.getHandle(run.workflowId);
+      await again.followUp('second');
+      await until(async () => (await again.allMessages()).length === 9);
+      const results = (await again.allMessages()).filter((m) => m.role === 'toolResult');
+      expect(results.map((m) => (m.content[0] as { text: string }).text)).toEqual([
+        'still here',
+        'Tool t__gone is no longer offered by MCP server "t" (it was when this run started). Use another tool.',
+        'echo: two',
+      ]);
+      // the worker that did not start the run read the recorded list from the run: t__gone is still in it
+      const recorded = await again.workflow.query<{ tool: string }[]>('mcpTools');
+      expect(recorded.map((r) => r.tool)).toEqual(['echo', 'gone', 'slow']);
+      await again.end();
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it('a cancelled run: the server receives MCP’s cancellation notification for the running call', async () => {
+    const record = join(dir, 'cancelled.log');
+    writeFileSync(record, '');
+    const scripts: Record<string, Script> = {
+      slow: { rules: [{ match: 'go', toolCalls: [{ id: 'c1', name: 't__slow', arguments: {} }] }] },
+    };
+    const keel = await startKeel({ scripts, mcpServers: { t: testServerConfig({ MCP_RECORD: record }) } });
+    try {
+      const run = await keel.start({ model: 'scripted/slow', prompt: 'go', tools: ['t__slow'] });
+      await until(async () => (await run.state()).runningTools.length === 1);
+      await run.cancel('enough');
+      await until(() => readFileSync(record, 'utf8') !== '', 20_000, 'the cancellation notification');
+      expect(readFileSync(record, 'utf8')).toMatch(/^cancelled \d+\n$/);
+    } finally {
+      await keel.stop();
+    }
   });
 });
