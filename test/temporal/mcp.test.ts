@@ -6,6 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { ToolHeartbeat } from '../../common/events.js';
@@ -14,6 +17,7 @@ import type { Script } from '../../activities/model/scripted.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 import { startKeel, strip, until, type Keel } from './harness.js';
 import { keelCli } from './cli-child.js';
+import { testServer } from './fixtures/mcp-test-server.js';
 
 const BIN = resolve('node_modules/.bin');
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-mcp-')));
@@ -357,6 +361,55 @@ describe('MCP failures', () => {
       expect(readFileSync(record, 'utf8')).toMatch(/^cancelled \d+\n$/);
     } finally {
       await keel.stop();
+    }
+  });
+});
+
+describe('MCP over Streamable HTTP', () => {
+  it("the SDK's server on a loopback port: tools listed, called, headers sent with every request", async () => {
+    const seen: (string | undefined)[] = [];
+    const http = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      // stateless: a server and a transport per request (the SDK's stateless pattern)
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const server = testServer();
+      res.on('close', () => void transport.close().then(() => server.close()));
+      void server.connect(transport).then(() => transport.handleRequest(req, res));
+    });
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const { port } = http.address() as AddressInfo;
+    const scripts: Record<string, Script> = {
+      web: {
+        rules: [
+          { match: 'toolResult:h__echo', text: 'done' },
+          { match: 'go', toolCalls: [{ id: 'h1', name: 'h__echo', arguments: { text: 'over http' } }] },
+        ],
+      },
+    };
+    const keel = await startKeel({
+      scripts,
+      mcpServers: { h: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer test-token' } } },
+    });
+    try {
+      const run = await keel.start({ model: 'scripted/web', prompt: 'go', tools: ['h__echo'] });
+      expect((await run.result()).status).toBe('completed');
+      const results = (await run.allMessages()).filter((m) => m.role === 'toolResult');
+      expect(strip(results)).toEqual([
+        {
+          role: 'toolResult',
+          toolCallId: 'h1',
+          toolName: 'h__echo',
+          content: [{ type: 'text', text: 'echo: over http' }],
+          details: { server: 'h', tool: 'echo' },
+          isError: false,
+        },
+      ]);
+      expect(seen.length).toBeGreaterThan(0);
+      expect(new Set(seen)).toEqual(new Set(['Bearer test-token']));
+    } finally {
+      await keel.stop();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
     }
   });
 });
