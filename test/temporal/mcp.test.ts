@@ -12,7 +12,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { ToolHeartbeat } from '../../common/events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 import { startKeel, strip, until, type Keel } from './harness.js';
@@ -339,7 +342,7 @@ describe('MCP failures', () => {
       ]);
       // the worker that did not start the run read the recorded list from the run: t__gone is still in it
       const recorded = await again.workflow.query<{ tool: string }[]>('mcpTools');
-      expect(recorded.map((r) => r.tool)).toEqual(['echo', 'gone', 'slow']);
+      expect(recorded.map((r) => r.tool)).toEqual(['echo', 'gone', 'slow', 'fetch', 'launch']);
       await again.end();
     } finally {
       await b.stop();
@@ -411,5 +414,89 @@ describe('MCP over Streamable HTTP', () => {
       http.closeAllConnections();
       await new Promise((r) => http.close(r));
     }
+  });
+});
+
+describe('MCP: the worker killed -9 during a call', () => {
+  afterAll(killAllWorkers);
+  const CHILD = resolve('test/temporal/fixtures/mcp-worker.ts');
+  const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean);
+  const setup = async () => {
+    const taskQueue = `mcp-durable-${randomUUID()}`;
+    const record = join(dir, `record-${randomUUID()}.log`);
+    writeFileSync(record, '');
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    const start = (hang: boolean) =>
+      spawnWorker(CHILD, { KEEL_TASK_QUEUE: taskQueue, MCP_RECORD: record, MCP_HANG: hang ? '1' : '0' });
+    return { record, client, start };
+  };
+
+  it('a read-only MCP tool is called again on the new worker: the transcript of an uninterrupted run', async () => {
+    const { record, client, start } = await setup();
+    const first = await start(true);
+    const h = await client.start({
+      model: 'scripted/durable',
+      prompt: 'fetch it',
+      tools: ['t__fetch'],
+      heartbeatTimeout: '2s',
+    });
+    await until(() => lines(record).length === 1, 30_000, 'the call reached the server');
+    await killWorker(first);
+    const second = await start(false);
+    const r = await h.result();
+    expect(lines(record)).toEqual(['fetch https://example.test', 'fetch https://example.test']);
+    expect(strip(r.newMessages)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'fetch it' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'tool-1', name: 't__fetch', arguments: { url: 'https://example.test' } }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 't__fetch',
+        content: [{ type: 'text', text: 'fetched https://example.test' }],
+        details: { server: 't', tool: 'fetch' },
+        isError: false,
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'fetch handled' }], stopReason: 'stop' },
+    ]);
+    await killWorker(second);
+    await client.close();
+  });
+
+  it('a non-idempotent MCP tool is not called again and gets the interrupted text', async () => {
+    const { record, client, start } = await setup();
+    const first = await start(true);
+    const h = await client.start({
+      model: 'scripted/durable',
+      prompt: 'launch it',
+      tools: ['t__launch'],
+      heartbeatTimeout: '2s',
+    });
+    await until(() => lines(record).length === 1, 30_000, 'the call reached the server');
+    await killWorker(first);
+    const second = await start(false);
+    const r = await h.result();
+    expect(lines(record)).toEqual(['launch rocket']);
+    expect(strip(r.newMessages.slice(2))).toEqual([
+      {
+        role: 'toolResult',
+        toolCallId: 'tool-1',
+        toolName: 't__launch',
+        content: [
+          {
+            type: 'text',
+            text: 'Tool t__launch was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.',
+          },
+        ],
+        details: {},
+        isError: true,
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'launch handled' }], stopReason: 'stop' },
+    ]);
+    await killWorker(second);
+    await client.close();
   });
 });
