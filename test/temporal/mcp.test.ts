@@ -15,6 +15,9 @@ import type { ToolHeartbeat } from '../../common/events.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { scriptedModel } from '../../activities/model/scripted.js';
+import { createAgentWorker } from '../../worker/create-worker.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { McpServers } from '../../activities/mcp/config.js';
@@ -142,6 +145,20 @@ describe('MCP tools over stdio', () => {
         { server: 'everything', tool: 'get-tiny-image' },
       ),
       { role: 'assistant', content: [text('done')], stopReason: 'stop' },
+    ]);
+    // the Web UI's summary of each MCP call names the server and the tool
+    const history = await run.workflow.fetchHistory();
+    const summaries = (history.events ?? [])
+      .filter((e) =>
+        ['executeToolCall', 'runToolCall'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+      )
+      .map((e) => defaultPayloadConverter.fromPayload<string>(e.userMetadata!.summary!));
+    expect(summaries).toEqual([
+      'mcp everything: echo',
+      'mcp everything: get-sum',
+      'mcp files: read_text_file',
+      'mcp files: read_text_file',
+      'mcp everything: get-tiny-image',
     ]);
     // files__* resolved at the start: every tool the filesystem server lists, recorded with its schema
     const recorded = await run.workflow.query<{ server: string; tool: string }[]>('mcpTools');
@@ -498,5 +515,46 @@ describe('MCP: the worker killed -9 during a call', () => {
     ]);
     await killWorker(second);
     await client.close();
+  });
+});
+
+describe('MCP: OpenTelemetry', () => {
+  it('the execute_tool span of an MCP call carries the server name', async () => {
+    const exporter = new InMemorySpanExporter();
+    const taskQueue = `mcp-otel-${randomUUID()}`;
+    const address = inject('temporalAddress');
+    const worker = await createAgentWorker({
+      address,
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      mcpServers: { everything: servers.everything },
+      models: {
+        scripted: scriptedModel({
+          otel: {
+            rules: [
+              { match: 'toolResult', text: 'done' },
+              { match: 'go', toolCalls: [{ id: 'o1', name: 'everything__echo', arguments: { message: 'span' } }] },
+            ],
+          },
+        }),
+      },
+      tracing: { spanProcessor: new SimpleSpanProcessor(exporter) },
+    });
+    const running = worker.run();
+    const client = await AgentClient.connect({ address, taskQueue });
+    try {
+      const h = await client.start({ model: 'scripted/otel', prompt: 'go', tools: ['everything__echo'] });
+      expect((await h.result()).status).toBe('completed');
+    } finally {
+      await client.close();
+      await worker.shutdown();
+      await running;
+    }
+    const span = exporter.getFinishedSpans().find((s) => s.name === 'execute_tool everything__echo');
+    expect(span?.attributes).toMatchObject({
+      'gen_ai.tool.name': 'everything__echo',
+      'keel.mcp.server': 'everything',
+      'keel.tool.is_error': false,
+    });
   });
 });
