@@ -21,7 +21,7 @@ import { createAgentWorker } from '../../worker/create-worker.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import type { Script } from '../../activities/model/scripted.js';
 import type { McpServers } from '../../activities/mcp/config.js';
-import { startKeel, strip, until, type Keel } from './harness.js';
+import { startKeel, strip, until, untilContinuedAsNew, type Keel } from './harness.js';
 import { keelCli } from './cli-child.js';
 import { testServer } from './fixtures/mcp-test-server.js';
 
@@ -556,5 +556,58 @@ describe('MCP: OpenTelemetry', () => {
       'keel.mcp.server': 'everything',
       'keel.tool.is_error': false,
     });
+  });
+});
+
+describe('MCP: continue-as-new', () => {
+  it("the run's recorded tool list is carried across continue-as-new", async () => {
+    const scripts: Record<string, Script> = {
+      carried: {
+        rules: [
+          { match: 'toolResult:t__echo echo: three', text: 'third done' },
+          { match: 'third', toolCalls: [{ id: 'c3', name: 't__echo', arguments: { text: 'three' } }] },
+          { match: 'big', text: 'noted' },
+          { match: 'toolResult:t__echo', text: 'first done' },
+          { match: 'first', toolCalls: [{ id: 'c1', name: 't__echo', arguments: { text: 'one' } }] },
+        ],
+      },
+    };
+    const keel = await startKeel({ scripts, mcpServers: { t: testServerConfig() } });
+    try {
+      const run = await keel.start({
+        model: 'scripted/carried',
+        prompt: 'first',
+        tools: ['t__echo', 't__fetch'],
+        mode: 'session',
+        continueAsNewAfterBytes: 65_536,
+      });
+      await until(async () => (await run.allMessages()).length === 4);
+      await run.followUp(`big ${'x'.repeat(70_000)}`);
+      await untilContinuedAsNew(run);
+      await run.followUp('third');
+      await until(async () => (await run.allMessages()).length === 10);
+      const last = (await run.allMessages()).slice(-3);
+      expect(strip(last)).toEqual([
+        {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'c3', name: 't__echo', arguments: { text: 'three' } }],
+          stopReason: 'toolUse',
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 'c3',
+          toolName: 't__echo',
+          content: [{ type: 'text', text: 'echo: three' }],
+          details: { server: 't', tool: 'echo' },
+          isError: false,
+        },
+        { role: 'assistant', content: [{ type: 'text', text: 'third done' }], stopReason: 'stop' },
+      ]);
+      const recorded = await run.workflow.query<{ tool: string }[]>('mcpTools');
+      expect(recorded.map((r) => r.tool)).toEqual(['echo', 'fetch']);
+      await run.end();
+    } finally {
+      await keel.stop();
+    }
   });
 });
