@@ -146,6 +146,13 @@ describe('MCP tools over stdio', () => {
       ),
       { role: 'assistant', content: [text('done')], stopReason: 'stop' },
     ]);
+    // state() names each MCP tool's server and its openWorldHint
+    expect((await run.state()).mcpTools?.slice(0, 4)).toEqual([
+      { name: 'everything__echo', server: 'everything', openWorld: false },
+      { name: 'everything__get-sum', server: 'everything', openWorld: false },
+      { name: 'everything__get-tiny-image', server: 'everything', openWorld: false },
+      { name: 'files__read_file', server: 'files', openWorld: false },
+    ]);
     // the Web UI's summary of each MCP call names the server and the tool
     const history = await run.workflow.fetchHistory();
     const summaries = (history.events ?? [])

@@ -42,6 +42,17 @@ const isClosed = (status: string): boolean => ['completed', 'stopped', 'cancelle
 function runState(s: AgentSession): AgentRunState {
   const st = s.state;
   const reply = lastAssistant(st.transcript);
+  const mcp = st.tools.flatMap((t) =>
+    t.mcp
+      ? [
+          {
+            name: t.name,
+            server: t.mcp.server,
+            ...(t.mcp.openWorld !== undefined ? { openWorld: t.mcp.openWorld } : {}),
+          },
+        ]
+      : [],
+  );
   return {
     status: st.status,
     mode: st.config.mode ?? 'task',
@@ -56,6 +67,7 @@ function runState(s: AgentSession): AgentRunState {
       toolName: t.toolName,
       startedAt: new Date(t.since).toISOString(),
     })),
+    ...(mcp.length ? { mcpTools: mcp } : {}),
     usage: st.usage,
     ...(st.lastError ? { lastError: st.lastError } : {}),
     ...(s.closed && isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0)
