@@ -3,9 +3,7 @@
  * when its transport closes (a stdio server that exits or crashes, an HTTP server that goes away) so the next use
  * connects again (a stdio server is started again), and closed when the worker shuts down.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isHttpServer, type McpServerConfig, type McpServers } from './config.js';
 
@@ -54,6 +52,12 @@ export class McpConnections {
   }
 
   private async connect(server: string, config: McpServerConfig): Promise<Client> {
+    // loaded on first use: a worker without MCP servers never loads the SDK
+    const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
     const client = new Client(this.clientInfo);
     const transport = isHttpServer(config)
       ? new StreamableHTTPClientTransport(new URL(config.url), {

@@ -7,7 +7,6 @@
  * `readOnlyHint` or `idempotentHint` → idempotent (retried after a lost worker); a tool that is not read-only and
  * not `destructiveHint: false` (MCP's default is destructive) → waits for approval; `openWorldHint` is recorded.
  */
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolRecord } from '../../common/wire.js';
 import type { AgentToolResult, JsonSchema, ToolDefinition } from '../tools/define-tool.js';
@@ -164,7 +163,7 @@ export class McpToolSource {
       result = await this.connections.callTool(r.server, r.tool, args, signal, onProgress);
     } catch (err) {
       if (!(err instanceof McpTransportError)) {
-        if (err instanceof McpError)
+        if (isJsonRpcError(err))
           return this.refused(r, details, `MCP server "${r.server}" answered ${name} with an error: ${err.message}`);
         throw err;
       }
@@ -230,6 +229,11 @@ export class McpToolSource {
   close(): Promise<void> {
     return this.connections.close();
   }
+}
+
+/** A JSON-RPC error response (the SDK's `McpError`: a numeric `code`), told apart without loading the SDK. */
+function isJsonRpcError(err: unknown): err is Error {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number';
 }
 
 function progressText(p: McpProgress): string {
