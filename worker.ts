@@ -42,6 +42,16 @@ export type {
 export type { ModelOptions, ModelProvider, ModelRegistry, ModelRequest } from './activities/model/provider.js';
 export { scriptedModel, type Script, type ScriptedReply, type ScriptedRule } from './activities/model/scripted.js';
 export { piAiProvider } from './activities/model/pi-ai.js';
+/** MCP servers (README "MCP servers"): the `mcpServers` option's types, and the `{ "mcpServers": … }` file loader. */
+export {
+  loadMcpConfig,
+  mcpServersErrors,
+  type McpHttpServer,
+  type McpServerConfig,
+  type McpServers,
+  type McpStdioServer,
+  type McpToolOverride,
+} from './activities/mcp/config.js';
 export {
   builtinTools,
   DEFAULT_ACTIVE_TOOLS,

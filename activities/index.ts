@@ -13,6 +13,7 @@ import type { ModelRegistry } from './model/provider.js';
 import { createStartRun } from './start-run.js';
 import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';
+import type { RunMcpTools } from './mcp/run-tools.js';
 import { createToolActivities } from './tools/tool-activities.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
 
@@ -51,6 +52,8 @@ export interface KeelActivityDeps {
   graders?: GraderDefinition[];
   /** The client the grading activity reads a batch child's result with (normally the activity's own). */
   client?: () => Client;
+  /** The worker's MCP servers' tools (activities/mcp/): resolved and recorded by `startRun`, used by the others. */
+  mcp?: RunMcpTools;
 }
 
 export function createActivities(deps: KeelActivityDeps) {
@@ -72,10 +75,11 @@ export function createActivities(deps: KeelActivityDeps) {
       toolsElsewhere: deps.toolsElsewhere === true,
       unsealedStart: deps.unsealedStart,
       verifiedApprovals: deps.approvals?.verified === true,
+      mcp: deps.mcp,
     }),
-    callModel: createCallModel({ models, tools, hooks, transcript }),
+    callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp }),
     compact: createCompact({ models, transcript }),
-    ...createToolActivities({ tools, hooks, transcript, homeQueue: deps.homeQueue }),
+    ...createToolActivities({ tools, hooks, transcript, homeQueue: deps.homeQueue, mcp: deps.mcp }),
     /**
      * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home
      * worker is gone asks for a new home with it (worker affinity, README).

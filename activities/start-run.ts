@@ -5,6 +5,10 @@ import { providerFor } from './model/call-model.js';
 import type { ModelProvider, ModelRegistry } from './model/provider.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import { thrownMessage } from '../common/errors.js';
+import { Context } from '@temporalio/activity';
+import type { RunMcpTools } from './mcp/run-tools.js';
+
+const activityWorkflowId = (): string => Context.current().info.workflowExecution?.workflowId ?? '';
 
 /**
  * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
@@ -26,6 +30,10 @@ export function createStartRun(deps: {
   unsealedStart?: () => Promise<string | undefined>;
   /** The worker verifies approvals (README "Who may approve"): the run then accepts only signed decisions. */
   verifiedApprovals?: boolean;
+  /** The worker's MCP servers (activities/mcp/): their tools are resolved and recorded for the run here. */
+  mcp?: RunMcpTools;
+  /** The run's workflow id (default: the activity's). */
+  workflowId?: () => string;
 }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     // the codec passes clear payloads through (old runs stay readable), so a clear start is caught here, once
@@ -33,14 +41,20 @@ export function createStartRun(deps: {
     if (unsealed) return { errors: [unsealed], tools: [], searchAttributes: false };
     const errors = agentRunInputErrors(input);
     if (!input || typeof input !== 'object') return { errors, tools: [], searchAttributes: false };
-    const names = Array.isArray(input.tools) ? input.tools.filter((n): n is string => typeof n === 'string') : [];
-    const unknown = names.filter((n) => !deps.tools.has(n));
+    const named = Array.isArray(input.tools) ? input.tools.filter((n): n is string => typeof n === 'string') : [];
+    // MCP names and globs (`files__*`) resolved against the servers' listings now, and recorded for the whole run
+    const mcp = deps.mcp ? await deps.mcp.source.resolve(named) : { names: named, records: [], errors: [] };
+    const records = new Map(mcp.records.map((r) => [`${r.server}__${r.tool}`, r]));
+    const names = mcp.names;
+    const unknown = names.filter((n) => !deps.tools.has(n) && !records.has(n));
     if (unknown.length > 0) {
       const known = [...deps.tools.keys()];
+      const servers = Object.keys(deps.mcp?.source.servers ?? {});
       errors.push(
-        `tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}`,
+        `tools: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; tools registered on this worker: ${known.length ? known.join(', ') : '(none)'}${servers.length ? `; MCP servers: ${servers.join(', ')} (name their tools <server>__<tool>, or <server>__*)` : ''}`,
       );
     }
+    errors.push(...mcp.errors);
     if (
       typeof input.approvalTimeout === 'string' &&
       !errors.some((e) => e.startsWith('approvalTimeout:')) &&
@@ -60,9 +74,10 @@ export function createStartRun(deps: {
       else contextWindow = provider?.contextWindow?.(checkId);
     }
     const tools = names
-      .filter((n) => deps.tools.has(n))
-      .map((n) => {
-        const t = deps.tools.get(n)!;
+      .filter((n) => deps.tools.has(n) || records.has(n))
+      .map((n): StartRunResult['tools'][number] => {
+        const record = records.get(n);
+        const t = record ? deps.mcp!.source.definition(record) : deps.tools.get(n)!;
         return {
           name: t.name,
           executionMode: t.executionMode ?? 'parallel',
@@ -71,8 +86,11 @@ export function createStartRun(deps: {
           ...(t.localActivity === true && t.idempotent === true && !deps.toolsElsewhere ? { localActivity: true } : {}),
           ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
+          ...(record ? { mcp: record } : {}),
         };
       });
+    if (deps.mcp && records.size > 0 && errors.length === 0)
+      deps.mcp.remember((deps.workflowId ?? activityWorkflowId)(), [...records.values()]);
     const homeQueue = tools.some((t) => t.workerLocal) ? deps.homeQueue?.() : undefined;
     return {
       errors,

@@ -43,6 +43,11 @@ export interface AgentRunState {
   queued: { steering: number; followUp: number };
   /** `startedAt`: ISO time the tool's activity was scheduled. */
   runningTools: { toolCallId: string; toolName: string; startedAt?: string }[];
+  /**
+   * The run's MCP tools (docs/tools.md "MCP tools"), as recorded when it started: each with its server and whether the
+   * server says it reaches an open world (`openWorldHint`, absent when it does not say). Absent when there are none.
+   */
+  mcpTools?: { name: string; server: string; openWorld?: boolean }[];
   usage: Usage;
   lastError?: string;
   lastReply?: string;

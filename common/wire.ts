@@ -28,6 +28,24 @@ export interface ToolInfo {
     backoffCoefficient?: number;
     maximumInterval?: DurationInput;
   };
+  /** An MCP tool (activities/mcp/): what its server listed when the run started, kept for the whole run. */
+  mcp?: McpToolRecord;
+}
+
+/**
+ * An MCP tool as a run recorded it at its start (`startRun`): the model is shown this description and schema, and the
+ * arguments are validated against this schema, whatever the server lists later. Annotations as the server gave them.
+ */
+export interface McpToolRecord {
+  server: string;
+  /** The tool's name on its server (the Keel name is `<server>__<tool>`). */
+  tool: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  readOnly?: boolean;
+  destructive?: boolean;
+  idempotentHint?: boolean;
+  openWorld?: boolean;
 }
 
 export interface StartRunInput {

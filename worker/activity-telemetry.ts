@@ -4,7 +4,8 @@
  *
  * - a span per model call (`chat <model>`) and per tool call (`execute_tool <tool>`) with OpenTelemetry GenAI
  *   semantic-convention attributes (gen_ai.request.model, gen_ai.usage.input_tokens / output_tokens,
- *   gen_ai.response.finish_reasons, gen_ai.tool.name, gen_ai.tool.call.id) plus `keel.cost_usd`; the spans use the
+ *   gen_ai.response.finish_reasons, gen_ai.tool.name, gen_ai.tool.call.id) plus `keel.cost_usd` and, for a call of an
+ *   MCP tool that reached its server, `keel.mcp.server`; the spans use the
  *   global OpenTelemetry tracer, so they are no-ops unless a tracer provider is registered (worker/tracing.ts), and
  *   nest under the `RunActivity:*` span of Temporal's OpenTelemetry interceptor when that one runs first;
  * - metrics through the activity `metricMeter` (the Temporal runtime's exporter, e.g. `keel worker --metrics-port`):
@@ -125,7 +126,11 @@ const toolCall: Kind<ToolCallRef> = {
     'gen_ai.tool.call.id': a.toolCallId,
     'keel.workflow_id': a.run.workflowId,
   }),
-  end: (_a, result) => ({ 'keel.tool.is_error': outcomeOf(result).isError }),
+  end: (a, result) => {
+    const outcome = outcomeOf(result);
+    const server = mcpServerOf(a.toolName, outcome.details);
+    return { 'keel.tool.is_error': outcome.isError, ...(server ? { 'keel.mcp.server': server } : {}) };
+  },
   record(ctx, a, result, ms) {
     const meter = ctx.metricMeter.withTags({ tool: a.toolName });
     meter
@@ -134,6 +139,12 @@ const toolCall: Kind<ToolCallRef> = {
     meter.createHistogram('keel_tool_latency', 'int', 'ms', 'Duration of each tool call').record(Math.round(ms));
   },
 };
+
+/** The MCP server of a call of `<server>__<tool>` (activities/mcp/ puts `server` in the result's details). */
+function mcpServerOf(toolName: string, details: unknown): string | undefined {
+  const server = (details as { server?: unknown } | undefined)?.server;
+  return typeof server === 'string' && toolName.startsWith(`${server}__`) ? server : undefined;
+}
 
 /** `executeToolCall` returns the outcome, `runToolCall` wraps it. */
 function outcomeOf(result: unknown): ToolOutcome {

@@ -25,6 +25,7 @@ import {
 } from '../common/connection.js';
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 import { keelPlugin } from './plugin.js';
+import type { McpServers } from '../activities/mcp/config.js';
 import { workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 import { keelDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
@@ -61,6 +62,8 @@ export interface AgentWorkerOptions extends ConnectionSettings {
    */
   role?: WorkerRole;
   tools?: ToolDefinition[];
+  /** MCP servers whose tools runs may name as `<server>__<tool>` (see KeelPluginOptions.mcpServers). */
+  mcpServers?: McpServers;
   /** Model providers by prefix (see KeelPluginOptions.models). */
   models?: ModelRegistry;
   /** Graders for graded batches (`defineGrader`), besides the built-ins (README "Graded batches"). */
@@ -148,6 +151,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const dataConverter = keelDataConverter(opts.payloadStorage, { encryption: opts.encryption, base });
   const keel = keelPlugin({
     tools: opts.tools,
+    ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
     models: opts.models,
     hooks: opts.hooks,
     ...(opts.approvals ? { approvals: opts.approvals } : {}),

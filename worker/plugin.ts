@@ -61,6 +61,10 @@ import { storeFinishedOutcomes } from './store-finished-outcome.js';
 import { WORKFLOWS_PATH } from './workflow-code.js';
 import { resolveApprovals } from './approvals.js';
 import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
+import { checkMcpServers, type McpServers } from '../activities/mcp/config.js';
+import { McpToolSource } from '../activities/mcp/tool-source.js';
+import { RunMcpTools } from '../activities/mcp/run-tools.js';
+import { mcpToolsQuery } from '../workflows/definitions.js';
 
 export { WORKFLOWS_PATH };
 
@@ -110,6 +114,12 @@ export interface KeelPluginOptions {
    * Required when a tool or `hooks.needsApproval` can ask for approval: without it the plugin throws.
    */
   approvals?: ApprovalsOptions;
+  /**
+   * MCP servers whose tools runs may name as `<server>__<tool>` (README "MCP servers", docs/tools.md): stdio
+   * `{ command, args?, env?, cwd? }` or Streamable HTTP `{ url, headers? }`, with optional per-tool overrides. One
+   * client per server, connected on first use, reconnected after a failure, closed when the worker stops.
+   */
+  mcpServers?: McpServers;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -204,6 +214,9 @@ export class KeelPlugin extends SimplePlugin {
   private readonly encryption?: EncryptionOption;
   /** Printed when the worker starts: approvals are not authenticated (`authentication: 'none'`). */
   private readonly approvalsNotice?: string;
+  /**
+  /** The MCP servers' tools, when the worker has servers; their clients are closed when the worker stops. */
+  readonly mcp?: RunMcpTools;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
@@ -211,9 +224,18 @@ export class KeelPlugin extends SimplePlugin {
       throw new TypeError(`role must be one of ${WORKER_ROLES.join(', ')}, got ${JSON.stringify(role)}`);
     let self: KeelPlugin | undefined;
     const approvals = resolveApprovals({ approvals: opts.approvals, tools: opts.tools, hooks: opts.hooks, role });
+    const ledger = new ToolLedger();
+    const mcpServers = opts.mcpServers && checkMcpServers(opts.mcpServers);
+    const mcp =
+      mcpServers && Object.keys(mcpServers).length > 0
+        ? new RunMcpTools(new McpToolSource(mcpServers, (t) => withLedger([t], ledger)[0]), (workflowId) =>
+            activityClient().workflow.getHandle(workflowId).query(mcpToolsQuery),
+          )
+        : undefined;
     const all = createActivities({
       approvals,
-      tools: withLedger(opts.tools ?? [], new ToolLedger()),
+      tools: withLedger(opts.tools ?? [], ledger),
+      ...(mcp ? { mcp } : {}),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,
       largePayloads: opts.largePayloads === true,
@@ -273,6 +295,7 @@ export class KeelPlugin extends SimplePlugin {
           }),
     });
     self = this;
+    this.mcp = mcp;
     this.role = role;
     this.encryption = opts.encryption;
     this.approvalsNotice = approvals.notice;
@@ -290,6 +313,14 @@ export class KeelPlugin extends SimplePlugin {
    */
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     if (this.approvalsNotice) process.stderr.write(this.approvalsNotice);
+    try {
+      await this.runWorkers(worker, next);
+    } finally {
+      await this.mcp?.source.close();
+    }
+  }
+
+  private async runWorkers(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     if (!this.home || this.role === 'model') return super.runWorker(worker, next);
     const { options } = this.home;
     const queues = [this.home.queue, ...(this.toolQueue ? [this.toolQueue] : [])];

@@ -14,12 +14,15 @@ import type { TranscriptCache } from '../transcript.js';
 import { assistantMessageErrors } from '../../common/validate-messages.js';
 import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails } from './classify-error.js';
 import type { ModelProvider, ModelRegistry } from './provider.js';
+import type { RunMcpTools } from '../mcp/run-tools.js';
 
 export interface CallModelDeps {
   models: ModelRegistry;
   tools: Map<string, ToolDefinition>;
   hooks: AgentHooks;
   transcript: TranscriptCache;
+  /** The run's recorded MCP tools (activities/mcp/), looked up after the worker's own tools. */
+  mcp?: RunMcpTools;
 }
 
 /**
@@ -238,10 +241,12 @@ export function createCallModel(deps: CallModelDeps) {
             turn: input.turn,
           });
         }
-        const tools = input.tools.flatMap((name) => {
-          const t = deps.tools.get(name);
-          return t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [];
-        });
+        const found = await Promise.all(
+          input.tools.map(async (name) => deps.tools.get(name) ?? (await deps.mcp?.tool(input.run.workflowId, name))),
+        );
+        const tools = found.flatMap((t) =>
+          t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [],
+        );
         return provider.stream(
           { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
           signal,
@@ -252,6 +257,12 @@ export function createCallModel(deps: CallModelDeps) {
     );
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);
-    return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(deps.tools, message) };
+    const named = new Map(deps.tools);
+    for (const c of toolCallsOf(message))
+      if (!named.has(c.name)) {
+        const t = await deps.mcp?.tool(input.run.workflowId, c.name).catch(() => undefined);
+        if (t) named.set(c.name, t);
+      }
+    return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(named, message) };
   };
 }

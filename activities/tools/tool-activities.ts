@@ -15,6 +15,7 @@ import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
 import type { TranscriptCache } from '../transcript.js';
 import type { ToolDefinition } from './define-tool.js';
+import type { RunMcpTools } from '../mcp/run-tools.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
 import { withApproval } from '../../common/updates.js';
@@ -26,6 +27,8 @@ export interface ToolActivityDeps {
   transcript: TranscriptCache;
   /** This worker's home queue (worker affinity): a local call whose `home` is another queue is refused. */
   homeQueue?: () => string | undefined;
+  /** The run's recorded MCP tools (activities/mcp/), looked up after the worker's own tools. */
+  mcp?: RunMcpTools;
 }
 
 type PositionedScope = CallScope & { position: number };
@@ -92,8 +95,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
         ErrorType.Internal,
       );
     }
+    const name = calls[position].name;
     return {
-      tool: deps.tools.get(calls[position].name),
+      tool: deps.tools.get(name) ?? (await deps.mcp?.tool(ref.run.workflowId, name)),
       call: calls[position],
       position,
       assistantMessage: assistant,

@@ -20,6 +20,7 @@ import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspa
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 import type { CodecServer } from '../codec-server.js';
 import { approvalOptions, approvalsFromFlags, type ApprovalFlags } from './approval-flags.js';
+import type { McpServers } from '../../activities/mcp/config.js';
 
 interface WorkerFlags extends ApprovalFlags {
   workspace?: string;
@@ -39,6 +40,27 @@ interface WorkerFlags extends ApprovalFlags {
   makeCurrent?: boolean;
   /** `keel worker --role` (README "Worker roles"); `keel dev` is always `all`. */
   role?: WorkerRole;
+  /** `--mcp <config.json>` files in the `{ "mcpServers": { … } }` format; repeatable. */
+  mcp?: string[];
+}
+
+/** The MCP servers of every `--mcp` file (README "MCP servers"); a bad file is a usage error naming it. */
+async function loadMcpServers(flags: WorkerFlags): Promise<McpServers | undefined> {
+  if (!flags.mcp?.length) return undefined;
+  const { loadMcpConfig } = await import('../../activities/mcp/config.js');
+  const servers: McpServers = {};
+  for (const file of flags.mcp) {
+    let loaded: McpServers;
+    try {
+      loaded = loadMcpConfig(resolve(file));
+    } catch (err) {
+      throw usageError((err as Error).message); // names the file and every problem in it
+    }
+    for (const name of Object.keys(loaded))
+      if (name in servers) throw usageError(`--mcp ${file}: the MCP server "${name}" is named in two --mcp files`);
+    Object.assign(servers, loaded);
+  }
+  return servers;
 }
 
 /** The workspace every run shares when one is configured (--workspace, else $KEEL_WORKSPACE); else one per conversation. */
@@ -233,6 +255,7 @@ async function startWorker(
   const { createAgentWorker } = await import('../../worker/create-worker.js');
   const tools = loaded ?? (await loadTools(flags));
   const approvals = approvalsFromFlags(flags, tools, dev);
+  const mcpServers = await loadMcpServers(flags);
   const models = await loadModels(flags);
   const workerOptions = {
     ...(flags.maxConcurrentActivities ? { maxConcurrentActivityTaskExecutions: flags.maxConcurrentActivities } : {}),
@@ -257,8 +280,20 @@ async function startWorker(
     encryption: g.encryption,
     ...(flags.role ? { role: flags.role } : {}),
     ...(approvals ? { approvals } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
   });
-  return { worker, tools };
+  return { worker, tools, mcpServers: Object.keys(mcpServers ?? {}) };
+}
+
+/** The first line of a description, at most 100 characters. */
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0].trim();
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+}
+
+/** `, MCP servers a, b (…)` for the start line, or nothing. */
+function mcpLine(servers: string[]): string {
+  return servers.length ? `, MCP servers ${servers.join(', ')} (tools named <server>__<tool>)` : '';
 }
 
 /**
@@ -372,6 +407,12 @@ function workerOptions(cmd: Command): Command {
       'a .ts/.js module exporting `tools` (defineTool results) and/or `graders` (defineGrader results) to register; repeatable',
       collect,
     )
+    .option(
+      '--mcp <config.json>',
+      'MCP servers whose tools runs may name as <server>__<tool> or <server>__*: a file { "mcpServers": { "<name>": ' +
+        '{ "command", "args" } | { "url" } } } (README "MCP servers"); repeatable',
+      collect,
+    )
     .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>')
     .option(
       '--max-concurrent-activities <n>',
@@ -472,7 +513,7 @@ export function registerServerCommands(program: Command): void {
             running = worker.run();
             running.catch((err) => process.stderr.write(`[keel] worker stopped: ${(err as Error).message}\n`));
             process.stderr.write(
-              `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}\n`,
+              `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}${mcpLine(started.mcpServers)}\n`,
             );
           }
           // with --encrypt, a client in another shell seals with the same keys
@@ -532,7 +573,7 @@ export function registerServerCommands(program: Command): void {
         const { connect } = await import('./context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();
-        const { worker, tools } = await startWorker(g, o, g.settings, loaded);
+        const { worker, tools, mcpServers } = await startWorker(g, o, g.settings, loaded);
         const running = worker.run();
         const queues =
           o.role === 'tools'
@@ -541,7 +582,7 @@ export function registerServerCommands(program: Command): void {
               ? `(role model) on task queue ${g.taskQueue} (tools on ${g.taskQueue}-tools)`
               : `on task queue ${g.taskQueue}`;
         process.stdout.write(
-          `[keel] worker ${queues} at ${g.address}, ${describeTools(o)}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}` +
+          `[keel] worker ${queues} at ${g.address}, ${describeTools(o)}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}${mcpLine(mcpServers)}` +
             `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
         );
         const stopped = await Promise.race([
@@ -552,6 +593,60 @@ export function registerServerCommands(program: Command): void {
         await running;
       }),
     );
+
+  workerOptions(
+    program
+      .command('tools')
+      .summary('the tools a worker started with these options offers, MCP ones with their server')
+      .description(
+        'Lists every tool `keel worker` with the same options would offer: the built-in tools (unless --no-builtin), those ' +
+          'of each --tools-module, and those each --mcp server lists now (started or reached here, then closed), one line ' +
+          'each: name, where it comes from, how it is retried and approved, and the first line of its description. ' +
+          'Needs no Temporal server.',
+      ),
+  ).action(
+    act(async (o: WorkerFlags) => {
+      // schemas only: nothing runs here, so no sandbox is checked
+      const local = await loadTools({ ...o, role: 'model' });
+      const servers = await loadMcpServers(o);
+      const rows: string[][] = local.map((t) => [
+        t.name,
+        'worker',
+        `${t.idempotent ? 'idempotent' : 'at most once'}${t.approval && t.approval !== 'never' ? ', approval' : ''}`,
+        firstLine(t.description),
+      ]);
+      if (servers) {
+        const { McpToolSource } = await import('../../activities/mcp/tool-source.js');
+        const source = new McpToolSource(servers);
+        try {
+          for (const server of Object.keys(servers)) {
+            const { records, errors } = await source.resolve([`${server}__*`]);
+            if (errors.length) throw new CliError(EXIT.usage, errors.join('\n'));
+            for (const r of records) {
+              const t = source.definition(r);
+              rows.push([
+                t.name,
+                `mcp ${server}`,
+                `${t.idempotent ? 'idempotent' : 'at most once'}${t.approval === 'always' ? ', approval' : ''}${r.openWorld ? ', open world' : ''}`,
+                firstLine(t.description),
+              ]);
+            }
+          }
+        } finally {
+          await source.close();
+        }
+      }
+      const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length)));
+      for (const r of rows)
+        process.stdout.write(
+          `${r
+            .map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c))
+            .join('  ')
+            .trimEnd()}\n`,
+        );
+      if (rows.length === 0) process.stdout.write('(no tools)\n');
+    }),
+  );
 
   program
     .command('demo')

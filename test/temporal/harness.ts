@@ -19,6 +19,7 @@ import type { AgentRunInput } from '../../common/run.js';
 import type { PayloadStorageOption } from '../../common/payload-storage.js';
 import type { EncryptionOption } from '../../common/encryption.js';
 import { wakeSignal } from '../../workflows/definitions.js';
+import type { McpServers } from '../../activities/mcp/config.js';
 
 let runtimeInstalled = false;
 export function quietRuntime() {
@@ -57,6 +58,7 @@ export async function startKeel(
     encryption?: EncryptionOption;
     /** Default: `{ authentication: 'none' }` when a tool or hook can ask for approval (the tests of free-text approvers). */
     approvals?: ApprovalsOptions;
+    mcpServers?: McpServers;
   } = {},
 ): Promise<Keel> {
   quietRuntime();
@@ -77,6 +79,7 @@ export async function startKeel(
     approvals:
       opts.approvals ??
       (approvalAskers(opts.tools, opts.hooks).length > 0 ? { authentication: 'none' as const } : undefined),
+    ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
   });
   const running = worker.run();
   running.catch(() => {});

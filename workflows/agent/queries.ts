@@ -2,7 +2,7 @@
 import { setHandler } from '@temporalio/workflow';
 import { messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
-import { eventsQuery, messagesQuery, stateQuery } from '../definitions.js';
+import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery } from '../definitions.js';
 import { publicApprovals, publicPending } from './approvals.js';
 import { budgetState } from './budget.js';
 import { lastAssistant } from './details.js';
@@ -28,6 +28,9 @@ export function registerQueries(s: AgentSession): void {
       description: 'Transcript page: { from = 0, limit = 200 } → { messages, from, total }.',
     },
   );
+  setHandler(mcpToolsQuery, () => s.state.tools.flatMap((t) => (t.mcp ? [t.mcp] : [])), {
+    description: 'The MCP tools this run recorded at its start: [{ server, tool, description, parameters, … }].',
+  });
   setHandler(eventsQuery, (opts) => s.events.page(opts?.after ?? 0, opts?.limit ?? 500), {
     description: 'Agent events after sequence number `after` (bounded log): { events, lastSeq, firstSeq }.',
   });
@@ -39,6 +42,17 @@ const isClosed = (status: string): boolean => ['completed', 'stopped', 'cancelle
 function runState(s: AgentSession): AgentRunState {
   const st = s.state;
   const reply = lastAssistant(st.transcript);
+  const mcp = st.tools.flatMap((t) =>
+    t.mcp
+      ? [
+          {
+            name: t.name,
+            server: t.mcp.server,
+            ...(t.mcp.openWorld !== undefined ? { openWorld: t.mcp.openWorld } : {}),
+          },
+        ]
+      : [],
+  );
   return {
     status: st.status,
     mode: st.config.mode ?? 'task',
@@ -53,6 +67,7 @@ function runState(s: AgentSession): AgentRunState {
       toolName: t.toolName,
       startedAt: new Date(t.since).toISOString(),
     })),
+    ...(mcp.length ? { mcpTools: mcp } : {}),
     usage: st.usage,
     ...(st.lastError ? { lastError: st.lastError } : {}),
     ...(s.closed && isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0)

@@ -1,0 +1,136 @@
+/**
+ * One MCP client per configured server per worker process: connected lazily (on the first listing or call), dropped
+ * when its transport closes (a stdio server that exits or crashes, an HTTP server that goes away) so the next use
+ * connects again (a stdio server is started again), and closed when the worker shuts down.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isHttpServer, type McpServerConfig, type McpServers } from './config.js';
+
+/** The transport of a server's connection failed (not a refusal by the server): what ran is unknown. */
+export class McpTransportError extends Error {
+  override name = 'McpTransportError';
+}
+
+/** No request times out in the client: the activity's start-to-close timeout bounds a call. */
+const NO_TIMEOUT = 2_147_483_647;
+
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export class McpConnections {
+  private readonly clients = new Map<string, Promise<Client>>();
+  private closed = false;
+
+  constructor(
+    readonly servers: McpServers,
+    private readonly clientInfo = { name: 'keel', version: '0' },
+  ) {}
+
+  /** The server's client, connected (a failed connection is not kept: the next use tries again). */
+  client(server: string): Promise<Client> {
+    if (this.closed) return Promise.reject(new McpTransportError('the worker is shutting down'));
+    const config = this.servers[server];
+    if (!config) return Promise.reject(new Error(`no MCP server "${server}" on this worker`));
+    let entry = this.clients.get(server);
+    if (!entry) {
+      const mine = this.connect(server, config);
+      this.clients.set(server, mine);
+      mine.then(
+        (client) => {
+          // the server exited or the connection broke: the next use connects again (a stdio server starts again)
+          client.onclose = () => this.clients.get(server) === mine && this.clients.delete(server);
+        },
+        () => this.clients.get(server) === mine && this.clients.delete(server),
+      );
+      entry = mine;
+    }
+    return entry;
+  }
+
+  private async connect(server: string, config: McpServerConfig): Promise<Client> {
+    // loaded on first use: a worker without MCP servers never loads the SDK
+    const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
+    const client = new Client(this.clientInfo);
+    const transport = isHttpServer(config)
+      ? new StreamableHTTPClientTransport(new URL(config.url), {
+          ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
+        })
+      : new StdioClientTransport({
+          command: config.command,
+          ...(config.args ? { args: config.args } : {}),
+          ...(config.env ? { env: config.env } : {}),
+          ...(config.cwd ? { cwd: config.cwd } : {}),
+          stderr: 'inherit',
+        });
+    try {
+      await client.connect(transport);
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw new McpTransportError(`cannot connect to MCP server "${server}": ${(err as Error).message}`);
+    }
+    return client;
+  }
+
+  /** The server's tools now (every page). */
+  async listTools(server: string): Promise<Tool[]> {
+    const client = await this.client(server);
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: 60_000 });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  }
+
+  /**
+   * Calls `tool` on `server`. `signal` aborting sends MCP's `notifications/cancelled` for the request (the SDK does);
+   * each progress notification goes to `onProgress`. A closed transport is thrown as {@link McpTransportError}; a
+   * JSON-RPC error response as the SDK's `McpError`.
+   */
+  async callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (p: McpProgress) => void,
+  ): Promise<CallToolResult> {
+    const client = await this.client(server);
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: NO_TIMEOUT,
+        ...(onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: true } : {}),
+      })) as CallToolResult;
+    } catch (err) {
+      if (!signal.aborted && isConnectionClosed(err))
+        throw new McpTransportError(`the connection to MCP server "${server}" closed during the call`);
+      throw err;
+    }
+  }
+
+  /** Closes every client (stops stdio servers); later uses fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.allSettled(all.map(async (c) => (await c).close()));
+  }
+}
+
+function isConnectionClosed(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  return (
+    e?.code === -32000 ||
+    (typeof e?.message === 'string' && /connection closed|not connected|fetch failed/i.test(e.message))
+  );
+}
