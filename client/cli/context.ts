@@ -189,6 +189,11 @@ function encryptionOf(file: string | undefined): EncryptionOption {
   }
 }
 
+/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes (hints meant to be pasted). */
+export function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}
+
 /** `<ui>/namespaces/<ns>/workflows/<id>`; the base is `--ui`, `$KEEL_UI_URL`, the running `keel dev`'s UI, or :8233. */
 export function uiLink(g: Pick<GlobalOptions, 'ui' | 'namespace'>, workflowId: string): string {
   return `${g.ui}/namespaces/${encodeURIComponent(g.namespace)}/workflows/${encodeURIComponent(workflowId)}`;

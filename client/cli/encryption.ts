@@ -25,15 +25,10 @@ import {
   DEFAULT_CODEC_SERVER_PORT,
   isLoopback,
 } from '../codec-server.js';
-import { act, CliError, EXIT, usageError } from './context.js';
+import { act, CliError, EXIT, usageError, shellWord } from './context.js';
 
 /** The Web UI origins `keel codec-server` allows when given no --origin: `keel dev`'s UI. */
 export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'];
-
-/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes. */
-function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
-}
 
 /**
  * The key ring of `--encryption-keys <file>`, else of `$KEEL_ENCRYPTION_KEYS` / `$KEEL_ENCRYPTION_KEYS_FILE`, with

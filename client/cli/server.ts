@@ -13,7 +13,7 @@ import { resolveConnection, type ConnectionSettings } from '../../common/connect
 import { KEYS_FILE_ENV, type KeyRing } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, type Command } from 'commander';
-import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions } from './context.js';
+import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions, shellWord } from './context.js';
 import { recordDevServer } from './dev-registry.js';
 import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
@@ -306,11 +306,6 @@ function untilSignal(): Promise<NodeJS.Signals> {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   }).finally(() => clearInterval(keepAlive));
-}
-
-/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes. */
-function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
 }
 
 /**

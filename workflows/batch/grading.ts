@@ -75,6 +75,27 @@ export function unpackGrades(packed: string): (SlotGrade | null)[] {
 
 const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 199)}…` : text);
 
+/** What a variant's (or the whole batch's) summary counts, over its slots. */
+const TALLY_COUNTS = [
+  'runs',
+  'done',
+  'failed',
+  'tokens',
+  'cost',
+  'turns',
+  'graded',
+  'passed',
+  'errors',
+  'score',
+] as const;
+
+const zeroTally = () => ({
+  ...(Object.fromEntries(TALLY_COUNTS.map((key) => [key, 0])) as Record<(typeof TALLY_COUNTS)[number], number>),
+  /** Tasks graded at least once, and those that passed at least once (pass@k). */
+  tasks: new Set<number>(),
+  passedTasks: new Set<number>(),
+});
+
 /** The verdicts of one batch run and the grading it has pending. */
 export class BatchGrading {
   readonly grades: (SlotGrade | null)[];
@@ -224,20 +245,7 @@ export class BatchGrading {
     const variants = this.shape.variants ?? [];
     const k = Math.max(1, this.shape.repeat ?? 1);
     const nv = Math.max(1, variants.length);
-    const acc = Array.from({ length: nv }, () => ({
-      runs: 0,
-      done: 0,
-      failed: 0,
-      tokens: 0,
-      cost: 0,
-      turns: 0,
-      graded: 0,
-      passed: 0,
-      errors: 0,
-      score: 0,
-      tasks: new Set<number>(),
-      passedTasks: new Set<number>(),
-    }));
+    const acc = Array.from({ length: nv }, zeroTally);
     // per task: per variant a verdict (1 pass / 2 fail) or status code, for disagreements
     const verdicts = new Map<number, (string | undefined)[]>();
     for (let s = 0; s < total; s++) {
@@ -290,40 +298,9 @@ export class BatchGrading {
       graderCost: round(graderCost),
     });
     const anyGraded = this.grades.some(Boolean) || this.specs.size > 0 || this.pendingSlots.size > 0;
-    const all = acc.reduce(
-      (t, a) => {
-        for (const key of [
-          'runs',
-          'done',
-          'failed',
-          'tokens',
-          'cost',
-          'turns',
-          'graded',
-          'passed',
-          'errors',
-          'score',
-        ] as const)
-          t[key] += a[key];
-        return t;
-      },
-      {
-        ...acc[0],
-        runs: 0,
-        done: 0,
-        failed: 0,
-        tokens: 0,
-        cost: 0,
-        turns: 0,
-        graded: 0,
-        passed: 0,
-        errors: 0,
-        score: 0,
-      },
-    );
+    const all = zeroTally();
+    for (const a of acc) for (const key of TALLY_COUNTS) all[key] += a[key];
     // pass@k overall counts (task, variant) pairs
-    all.tasks = new Set();
-    all.passedTasks = new Set();
     acc.forEach((a, v) => {
       for (const t of a.tasks) all.tasks.add(t * nv + v);
       for (const t of a.passedTasks) all.passedTasks.add(t * nv + v);

@@ -22,6 +22,7 @@ import {
   uiLink,
   usageError,
   withClient,
+  shellWord,
 } from '../context.js';
 import { formatCost, formatDuration, formatTokens, stdoutSink } from '../render.js';
 import { progressPrinter } from './progress.js';
@@ -130,14 +131,13 @@ export function resumeCommand(cmd: Command, id: string, o: Pick<BatchFlags, 'out
 /** `npx keel <this invocation's connection options> <args>`, quoted for a POSIX shell. */
 export function pasteable(cmd: Command, args: string[]): string {
   const g = cmd.optsWithGlobals<{ address?: string; namespace?: string; taskQueue?: string; ui?: string }>();
-  const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
   const parts = ['npx', 'keel'];
   if (g.address) parts.push('--address', g.address);
   if (g.namespace) parts.push('--namespace', g.namespace);
   if (g.taskQueue) parts.push('--task-queue', g.taskQueue);
   if (g.ui) parts.push('--ui', g.ui);
   parts.push(...args);
-  return parts.map(quote).join(' ');
+  return parts.map(shellWord).join(' ');
 }
 
 export function registerBatchCommand(program: Command): void {
