@@ -7,7 +7,7 @@ import type { WorkerProcessConfig } from './worker-process.js';
 
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream')
+  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp')
     .split(',')
     .map((s) => s.trim()),
 );
@@ -23,6 +23,7 @@ const SECTIONS = [
   'sandbox',
   'codec',
   'stream',
+  'mcp',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
@@ -49,7 +50,7 @@ export interface Bench {
     benchQueue: string | undefined,
     exposeGc?: boolean,
     /** Payload encryption of some Keel queues (bench/codec.ts). */
-    extra?: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys'>,
+    extra?: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers'>,
   ): WorkerProcess;
   keelBundlePath: string;
   benchBundlePath: string;

@@ -33,6 +33,8 @@ export const SCRIPTS: Record<string, Script> = {
   'bench-hello': { rules: [{ text: 'ok' }] },
   'bench-read': { rules: [{ toolCall: { name: 'read', arguments: { path: READ_FILE } } }] },
   'bench-read-local': { rules: [{ toolCall: { name: 'read_local', arguments: { path: READ_FILE } } }] },
+  /** bench/mcp.ts: server-everything's `echo` over stdio every turn (beside `bench-noop`, a local tool). */
+  'bench-mcp-echo': { rules: [{ toolCall: { name: 'everything__echo', arguments: { message: 'ok' } } }] },
 };
 
 export const noopTool = defineTool({

@@ -30,10 +30,10 @@
  *    directly, and history bytes / CPU per turn streaming on and off (bench/stream-latency.ts).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
- * batch.ts, large-transcript.ts, sandbox.ts and codec.ts, sharing
+ * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts and mcp.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -70,6 +70,7 @@ import { markdown } from './report.js';
 import { throughputSection } from './throughput.js';
 import { sandboxSection } from './sandbox.js';
 import { codecSection } from './codec.js';
+import { mcpSection } from './mcp.js';
 import { streamSection } from './stream-latency.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -139,7 +140,7 @@ function spawnWorker(
   keelQueues: string[],
   benchQueue: string | undefined,
   exposeGc = false,
-  extra: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys'> = {},
+  extra: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers'> = {},
 ): WorkerProcess {
   const w = WorkerProcess.spawn(
     name,
@@ -186,6 +187,7 @@ try {
   if (ONLY.has('sandbox')) results.sandbox = await sandboxSection(bench);
   if (ONLY.has('codec')) results.codec = await codecSection(bench);
   if (ONLY.has('stream')) results.stream = await streamSection(bench);
+  if (ONLY.has('mcp')) results.mcp = await mcpSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -1,3 +1,4 @@
+import type { McpResult } from './mcp.js';
 import type { StreamResult } from './stream-latency.js';
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
@@ -444,28 +445,39 @@ export function markdown(r: any): string {
     );
     row('8 sandbox', 'sandboxed ÷ unsandboxed', fmtSummary(sb.ratio));
   }
+  const mc = r.mcp as McpResult | undefined;
+  if (mc) {
+    row('11 mcp', `Keel, a local tool call per turn, ms/turn (${mc.turns} turns)`, fmtSummary(mc.localMsPerTurn));
+    row(
+      '11 mcp',
+      'Keel, an MCP tool call per turn (stdio, server-everything echo), ms/turn',
+      fmtSummary(mc.mcpMsPerTurn),
+    );
+    row('11 mcp', 'ms an MCP call adds over a local tool call (paired)', fmtSummary(mc.addedMsPerCall));
+    row('11 mcp', 'MCP ÷ local, per turn', fmtSummary(mc.ratio));
+  }
   const st = r.stream as StreamResult | undefined;
   if (st) {
     const pct = (x: StreamResult['streamMs']) =>
       `p50 ${fmt(x.p50, 1)} · p95 ${fmt(x.p95, 1)} · p99 ${fmt(x.p99, 1)} ms`;
     row(
-      '9 stream',
+      '10 stream',
       `token → handle.stream() consumer (${st.tokens} tokens, ${st.viaMessageEnd} via message_end)`,
       pct(st.streamMs),
       'p95 ≤ 150 ms',
       check(st.streamMs.p95 <= 150),
     );
-    row('9 stream', 'token → the provider consumed directly', pct(st.directMs));
+    row('10 stream', 'token → the provider consumed directly', pct(st.directMs));
     const { streaming, whole } = st.historyBytesPerTurn;
     row(
-      '9 stream',
+      '10 stream',
       'history bytes per turn, streaming ÷ whole message',
       `${fmtBytes(streaming)} ÷ ${fmtBytes(whole)} = ${fmt(streaming / whole, 3)}`,
       '≤ 1.05',
       check(streaming / whole <= 1.05),
     );
     row(
-      '9 stream',
+      '10 stream',
       'CPU ms per turn (worker + consumer), streaming vs whole message',
       `${fmt(st.cpuMsPerTurn.streaming, 1)} vs ${fmt(st.cpuMsPerTurn.whole, 1)}`,
     );

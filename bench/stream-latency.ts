@@ -1,5 +1,5 @@
 /**
- * Section 9, stream (issue 26): token → consumer latency of `AgentRunHandle.stream()` and what streaming costs.
+ * Section 10, stream (issue 26): token → consumer latency of `AgentRunHandle.stream()` and what streaming costs.
  *
  * A ticking provider (in this process, so one clock) emits numbered tokens `t<i> ` every BENCH_STREAM_TICK_MS (default
  * 10) and stamps each as it leaves; a `handle.stream()` consumer in the same process stamps each token when its event

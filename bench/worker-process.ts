@@ -13,6 +13,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { scriptedModel } from '../activities/model/scripted.js';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker.js';
 import { parseKeyRing } from '../common/encryption.js';
+import type { McpServers } from '../activities/mcp/config.js';
 import { createBenchActivities } from './bench-activities.js';
 import { BENCH_TOOLS, READ_FILE, READ_FILE_TEXT, readTools, SCRIPTS } from './fixtures.js';
 
@@ -26,6 +27,9 @@ export interface WorkerProcessConfig {
   /** Keel queues whose worker encrypts payloads with `encryptionKeys` (a key file's JSON; bench/codec.ts). */
   encryptedQueues?: string[];
   encryptionKeys?: string;
+  /** Keel queues whose worker has the MCP servers `mcpServers` (bench/mcp.ts). */
+  mcpQueues?: string[];
+  mcpServers?: McpServers;
 }
 
 /** Queries of one type: how many, their total latency, and (for `messages`) how many messages they returned. */
@@ -102,6 +106,7 @@ try {
           config.encryptedQueues?.includes(taskQueue) && config.encryptionKeys
             ? { keyRing: parseKeyRing(config.encryptionKeys, 'the bench key') }
             : false,
+        ...(config.mcpQueues?.includes(taskQueue) && config.mcpServers ? { mcpServers: config.mcpServers } : {}),
       }),
     );
   }
