@@ -5,9 +5,12 @@
  *
  * Ids: the action's workflow id is `keel-batch-<scheduleId>` (`keel-run-<scheduleId>` for a single run) and Temporal
  * appends the scheduled time to it, so each batch is `keel-batch-nightly-2026-12-03T02:00:00Z` and its children
- * `keel-batch-nightly-2026-12-03T02:00:00Z-<index>`. Tasks travel inline in the action (the schedule stores its input
- * and every batch gets a copy): a page reference cannot be used, because page holders are released by the first batch
- * that finishes with them, so a task list is refused above ~1 MB of JSON.
+ * `keel-batch-nightly-2026-12-03T02:00:00Z-<index>`. Tasks travel in the action (the schedule stores its input and
+ * every batch gets a copy), not by page holders (they are released by the first batch that finishes with them). A
+ * large task list goes by reference all the same: the client's payload store (README "Large transcripts") holds the
+ * action's input once and the schedule and every batch it starts hold a reference to it — the SDK's External Storage
+ * stores a schedule's payloads as it does a workflow's. Without a payload store a task list is refused above ~1 MB
+ * of JSON.
  */
 import type { Client, ScheduleHandle, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
@@ -21,6 +24,13 @@ import {
 } from '../common/batch-definitions.js';
 import { batchInput, INLINE_MAX_CHARS, type StartBatchOptions } from './batch-client.js';
 import { runSummary } from '../common/run-summary.js';
+import { MISSING_STORE_DRIVER_TYPE } from '../common/payload-storage.js';
+
+/** Whether `client` offloads large payloads to a store of its own (Keel's stand-ins for stores it lacks do not count). */
+function storesPayloads(client: Client): boolean {
+  const storage = client.options.loadedDataConverter.externalStorage;
+  return storage?.drivers.some((d) => d.type !== MISSING_STORE_DRIVER_TYPE) ?? false;
+}
 
 /** The memo key of a Keel schedule (what it runs, for `keel schedule describe` and the Web UI). */
 export const SCHEDULE_MEMO_KEY = 'keelSchedule';
@@ -47,7 +57,7 @@ export interface AgentScheduleOptions {
   cron?: string;
   /** An interval, e.g. `6h`, `1s` (Temporal durations). */
   every?: Duration;
-  /** The batch each action starts (validated by the caller; inline, at most ~1 MB of JSON). */
+  /** The batch each action starts (validated by the caller; over ~1 MB of JSON only with a payload store). */
   tasks?: AgentRunInput[];
   /** Or a single run each action starts. */
   run?: AgentRunInput;
@@ -117,10 +127,12 @@ export async function createAgentSchedule(
   let action;
   if (o.tasks) {
     const chars = JSON.stringify(o.tasks).length;
-    if (chars > INLINE_MAX_CHARS)
+    if (chars > INLINE_MAX_CHARS && !storesPayloads(client))
       throw new InvalidScheduleError(
-        `${o.tasks.length} tasks are ${(chars / 1024 / 1024).toFixed(1)} MB of JSON; a schedule carries its tasks inline ` +
-          `(at most ${INLINE_MAX_CHARS / 1_000_000} MB): split them into several schedules.`,
+        `${o.tasks.length} tasks are ${(chars / 1024 / 1024).toFixed(1)} MB of JSON and this client has no payload ` +
+          `store, so the schedule would carry them inline (at most ${INLINE_MAX_CHARS / 1_000_000} MB): connect with a ` +
+          `payload store (AgentClient.connect({ payloadStorage }) — the default unless payloadStorage is false — shared ` +
+          `with the workers), or split them into several schedules.`,
       );
     const input = batchInput(o.tasks, o.batch ?? {});
     action = {

@@ -305,9 +305,12 @@ function missingStoreText(driverName: string, claim: Record<string, string> | un
   );
 }
 
+/** The `type` of Keel's stand-in drivers: a client that has them stores nothing. */
+export const MISSING_STORE_DRIVER_TYPE = 'keel.missing';
+
 /** Stands in on a client for a known store it was not given: reading from it says what to pass. Never stores. */
 class MissingStoreDriver implements StorageDriver {
-  readonly type = 'keel.missing';
+  readonly type = MISSING_STORE_DRIVER_TYPE;
   constructor(readonly name: string) {}
 
   async store(): Promise<StorageDriverClaim[]> {

@@ -243,6 +243,49 @@ describe('keel schedule', () => {
     await handle.delete();
   }, 120_000);
 
+  it('a task list over 1 MB: held once in the payload store, every batch reads it by reference', async () => {
+    const scheduleId = `s6-${randomUUID().slice(0, 8)}`;
+    // three tasks of 400 KB each: 1.2 MB of JSON, more than a schedule may carry inline
+    const tasks = [0, 1, 2].map((i) => ({ model: 'scripted/s', prompt: `task ${i} ${'x'.repeat(400_000)}` }));
+    const handle = await k.client.schedule({ scheduleId, every: '1h', tasks, paused: true });
+    // the schedule holds a reference, not the tasks: its action's input is a small stored-payload claim
+    const raw = await k.client.client.workflowService.describeSchedule({ namespace: 'default', scheduleId });
+    const input = raw.schedule?.action?.startWorkflow?.input?.payloads?.[0];
+    expect(input?.externalPayloads?.length).toBe(1);
+    expect(input?.data?.length ?? 0).toBeLessThan(10_000);
+    // two batches one after the other (overlap skip): the second reads the list after the first has finished
+    for (const n of [1, 2]) {
+      await handle.trigger();
+      const id = await vi.waitFor(
+        async () => {
+          const d = await handle.describe();
+          if (d.info.recentActions.length < n) throw new Error(`batch ${n} not started yet`);
+          return d.info.recentActions[n - 1].action.workflow.workflowId;
+        },
+        { timeout: 30_000, interval: 200 },
+      );
+      const result = (await k.client.client.workflow.getHandle(id).result()) as AgentBatchResult;
+      expect({ total: result.total, done: result.done, byStatus: result.byStatus }).toEqual({
+        total: 3,
+        done: 3,
+        byStatus: { completed: 3 },
+      });
+    }
+    await handle.delete();
+    // without a payload store the same list is refused, saying what to do
+    const { AgentClient } = await import('../../client/agent-client.js');
+    const bare = await AgentClient.connect({ address: k.address, taskQueue: k.taskQueue, payloadStorage: false });
+    try {
+      await expect(bare.schedule({ scheduleId: `${scheduleId}-bare`, every: '1h', tasks })).rejects.toThrow(
+        '3 tasks are 1.1 MB of JSON and this client has no payload store, so the schedule would carry them inline (at ' +
+          'most 1 MB): connect with a payload store (AgentClient.connect({ payloadStorage }) — the default unless ' +
+          'payloadStorage is false — shared with the workers), or split them into several schedules.',
+      );
+    } finally {
+      await bare.close();
+    }
+  }, 120_000);
+
   it('AgentClient.schedule: one run per start, id keel-run-<scheduleId>-<time>', async () => {
     const scheduleId = `s3-${randomUUID().slice(0, 8)}`;
     const handle = await k.client.schedule({
