@@ -132,10 +132,11 @@ describe('live event stream, one worker', () => {
   for (let n = 1; n < 8; n++)
     turns.push({
       text: `turn ${n} `.repeat(12),
-      chunkDelayMs: 15,
+      // ~0.7 s of streaming per reply: several heartbeats (50 ms apart) carry deltas even on a loaded machine
+      chunkDelayMs: 60,
       toolCalls: [{ name: 'blob', arguments: { kb: 24, n } }],
     });
-  turns.push({ text: 'all done, every turn streamed', chunkDelayMs: 15 });
+  turns.push({ text: 'all done, every turn streamed', chunkDelayMs: 60 });
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({
