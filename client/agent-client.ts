@@ -16,7 +16,7 @@ import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import { tooDeep } from '../common/nesting.js';
-import { AgentBatchHandle, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
+import { AgentBatchHandle, batchTaskErrors, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
 import { createAgentSchedule, type AgentScheduleOptions } from './schedule-client.js';
 import {
   incomingMessageErrors,
@@ -244,7 +244,7 @@ export class AgentClient {
    * time. Every task is validated first (`InvalidAgentInputError`, each line prefixed `task <i>:`).
    */
   async startBatch(tasks: AgentRunInput[], opts: StartBatchOptions = {}): Promise<AgentBatchHandle<AgentRunHandle>> {
-    const errors = tasks.flatMap((t, i) => agentRunInputErrors(t).map((e) => `task ${i}: ${e}`));
+    const errors = tasks.flatMap((t, i) => batchTaskErrors(t).map((e) => `task ${i}: ${e}`));
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
     return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, tasks, opts), (id) =>
       this.getHandle(id),
@@ -266,7 +266,7 @@ export class AgentClient {
    */
   async schedule(opts: AgentScheduleOptions): Promise<ScheduleHandle> {
     const errors = [
-      ...(opts.tasks ?? []).flatMap((t, i) => agentRunInputErrors(t).map((e) => `task ${i}: ${e}`)),
+      ...(opts.tasks ?? []).flatMap((t, i) => batchTaskErrors(t).map((e) => `task ${i}: ${e}`)),
       ...(opts.run ? agentRunInputErrors(opts.run) : []),
     ];
     if (errors.length > 0) throw new InvalidAgentInputError(errors);

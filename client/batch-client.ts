@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Budget } from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
-import type { BatchVariant } from '../common/grading.js';
+import { BUILTIN_GRADERS, type BatchVariant } from '../common/grading.js';
+import { agentRunInputErrors } from '../common/validate-input.js';
 import {
   BATCH_PAGE_WORKFLOW_TYPE,
   BATCH_WORKFLOW_TYPE,
@@ -81,6 +82,21 @@ export function batchInput(tasks: AgentRunInput[] | BatchPageRef, o: StartBatchO
     ...(o.variants?.length ? { variants: o.variants } : {}),
     ...(o.graderHeartbeatSeconds !== undefined ? { graderHeartbeatSeconds: o.graderHeartbeatSeconds } : {}),
   };
+}
+
+/**
+ * What is wrong with one batch task: an `AgentRunInput` that may also carry the batch's `expected` and `grader`
+ * (README "Graded batches"; taken off before its run starts), one line per problem. Empty when it is fine.
+ */
+export function batchTaskErrors(task: unknown): string[] {
+  if (!task || typeof task !== 'object' || Array.isArray(task)) return agentRunInputErrors(task);
+  const { expected: _expected, grader, ...run } = task as Record<string, unknown>;
+  return [
+    ...(grader !== undefined && (typeof grader !== 'string' || !grader)
+      ? [`grader: must be a grader name (${BUILTIN_GRADERS.join(', ')}, or one the worker registers)`]
+      : []),
+    ...agentRunInputErrors(run),
+  ];
 }
 
 /** Starts `agentBatchWorkflow` (and its page holders, `agentBatchPageWorkflow`s, when the list is big) on `taskQueue`; the tasks are not validated here. */

@@ -33,7 +33,8 @@ import {
   type GlobalOptions,
 } from './context.js';
 import { formatCost, formatDuration, formatTokens } from './render.js';
-import { budgetOf, pasteable, usdOption } from './batch/command.js';
+import { budgetOf, pasteable, usdOption, variantOption } from './batch/command.js';
+import type { BatchVariant } from '../../common/grading.js';
 import { MAX_TASKS, parseTasks } from './batch/tasks.js';
 import { DEFAULT_MODEL } from './run/start.js';
 
@@ -97,11 +98,13 @@ async function existing(client: AgentClient, g: GlobalOptions, cmd: Command, nam
 /** One line of a scheduled workflow: id, status, and a batch's outcome counts. */
 function scheduledLine(w: ScheduledWorkflow): string {
   const parts = [w.workflowId, w.status];
-  if (w.result)
+  if (w.result) {
+    const g = w.result.grading;
     parts.push(
-      `${w.result.done}/${w.result.total} done · ${w.result.failed} failed · ${formatTokens(w.result.tokens)} tokens · ${formatCost(w.result.cost)}`,
+      `${w.result.done}/${w.result.total} done · ${w.result.failed} failed · ${formatTokens(w.result.tokens)} tokens · ${formatCost(w.result.cost)}` +
+        (g ? ` · passed ${g.passed}/${g.graded} · pass@${g.passAtK.k} ${g.passAtK.passed}/${g.passAtK.tasks}` : ''),
     );
-  else if (w.progress)
+  } else if (w.progress)
     parts.push(
       `${w.progress.done}/${w.progress.total} done · ${w.progress.failed} failed · ${w.progress.running} running · ${w.progress.queued} queued`,
     );
@@ -126,6 +129,8 @@ interface CreateFlags {
   maxModelCalls?: number;
   canAfterTasks?: number;
   canAfterEvents?: number;
+  repeat?: number;
+  variant?: BatchVariant[];
 }
 
 export function registerScheduleCommands(program: Command): void {
@@ -171,6 +176,16 @@ export function registerScheduleCommands(program: Command): void {
     .option('--max-model-calls <n>', 'budget of each batch (run): model requests', intOption('--max-model-calls'))
     .option('--can-after-tasks <n>', 'continue-as-new after starting n children', intOption('--can-after-tasks'))
     .option('--can-after-events <n>', 'continue-as-new once a run has n events', intOption('--can-after-events', 100))
+    .option(
+      '--repeat <k>',
+      'run each task k times in each batch, for pass@k (README "Graded batches")',
+      intOption('--repeat'),
+    )
+    .option(
+      '--variant <name:model=…,system=…>',
+      'run each task once per variant in each batch (repeatable), as keel batch --variant',
+      variantOption,
+    )
     .action(
       act(async (name: string, file: string | undefined, o: CreateFlags, cmd: Command) => {
         const g = globals(cmd);
@@ -198,9 +213,15 @@ export function registerScheduleCommands(program: Command): void {
           if (tasks.length > MAX_TASKS)
             throw usageError(`${file}: ${tasks.length} tasks; split them into schedules of at most ${MAX_TASKS}.`);
         } else {
-          if (o.concurrency !== undefined || o.canAfterTasks !== undefined || o.canAfterEvents !== undefined)
+          if (
+            o.concurrency !== undefined ||
+            o.canAfterTasks !== undefined ||
+            o.canAfterEvents !== undefined ||
+            o.repeat !== undefined ||
+            o.variant !== undefined
+          )
             throw usageError(
-              '--concurrency and --can-after-* are options of a batch; a --prompt schedule starts one run.',
+              '--concurrency, --can-after-*, --repeat and --variant are options of a batch; a --prompt schedule starts one run.',
             );
           run = parseTasks(JSON.stringify(o.prompt), defaults)[0];
         }
@@ -218,6 +239,8 @@ export function registerScheduleCommands(program: Command): void {
                 ...(o.canAfterTasks !== undefined ? { continueAsNewAfterTasks: o.canAfterTasks } : {}),
                 ...(o.canAfterEvents !== undefined ? { continueAsNewAfterEvents: o.canAfterEvents } : {}),
                 ...(budget ? { budget } : {}),
+                ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
+                ...(o.variant ? { variants: o.variant } : {}),
               },
               ...(o.overlap ? { overlap: o.overlap } : {}),
               ...(o.catchupWindow ? { catchupWindow: o.catchupWindow } : {}),

@@ -243,6 +243,39 @@ describe('keel schedule', () => {
     await handle.delete();
   }, 120_000);
 
+  it('a nightly graded batch: --repeat 2 over tasks with expected answers; describe shows pass rate and pass@k', async () => {
+    const name = `s7-${randomUUID().slice(0, 8)}`;
+    const file = join(dir, 'graded.jsonl');
+    // the scripted model answers "ok": the first task passes, the second fails, each run twice
+    writeFileSync(file, '{"prompt": "a", "expected": "ok"}\n{"prompt": "b", "expected": "nope"}\n');
+    const created = await keel(
+      ['schedule', 'create', name, file, '--cron', '0 2 * * *', '--paused', '--repeat', '2', '-m', 'scripted/s'],
+      k.address,
+      k.taskQueue,
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect((await keel(['schedule', 'trigger', name], k.address, k.taskQueue)).code).toBe(0);
+    const id = await vi.waitFor(
+      async () => {
+        const d = await k.client.getSchedule(name).describe();
+        if (d.info.recentActions.length < 1) throw new Error('no batch yet');
+        return d.info.recentActions[0].action.workflow.workflowId;
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    const result = (await k.client.client.workflow.getHandle(id).result()) as AgentBatchResult;
+    expect({ total: result.total, graded: result.grading?.graded, passed: result.grading?.passed }).toEqual({
+      total: 4,
+      graded: 4,
+      passed: 2,
+    });
+    const described = await keel(['schedule', 'describe', name], k.address, k.taskQueue);
+    const line = described.stdout.split('\n').find((l) => l.includes(id));
+    expect(line).toMatch(/ 4\/4 done · 0 failed · .* · passed 2\/4 · pass@2 1\/2$/);
+    expect((await keel(['schedule', 'delete', name], k.address, k.taskQueue)).code).toBe(0);
+  }, 120_000);
+
   it('a task list over 1 MB: held once in the payload store, every batch reads it by reference', async () => {
     const scheduleId = `s6-${randomUUID().slice(0, 8)}`;
     // three tasks of 400 KB each: 1.2 MB of JSON, more than a schedule may carry inline
@@ -359,7 +392,7 @@ describe('keel schedule', () => {
     ).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'keel: --concurrency and --can-after-* are options of a batch; a --prompt schedule starts one run.\n',
+      stderr: 'keel: --concurrency, --can-after-*, --repeat and --variant are options of a batch; a --prompt schedule starts one run.\n',
     });
     await k.client.getSchedule(name).delete();
     await expect(k.client.schedule({ scheduleId: 'x', every: 'soon', tasks: [] })).rejects.toThrow(

@@ -70,7 +70,7 @@ export function usdOption(value: string): number {
 }
 
 /** `--variant a:model=openai/gpt-5,system=@a.txt,max-turns=4` → a BatchVariant (repeatable). */
-function variantOption(value: string, previous: BatchVariant[] = []): BatchVariant[] {
+export function variantOption(value: string, previous: BatchVariant[] = []): BatchVariant[] {
   const colon = value.indexOf(':');
   const name = colon < 0 ? value : value.slice(0, colon);
   const example = '--variant a:model=scripted/a,system=@a.txt';

@@ -4,9 +4,9 @@
  */
 import { hash } from 'node:crypto';
 import type { AgentRunInput } from '../../../common/run.js';
-import { agentRunInputErrors } from '../../../common/validate-input.js';
 import { usageError } from '../context.js';
-import { BUILTIN_GRADERS, type BatchShape } from '../../../common/grading.js';
+import type { BatchShape } from '../../../common/grading.js';
+import { batchTaskErrors } from '../../batch-client.js';
 
 /** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
 /** One batch carries ~20 bytes per task across continue-as-new (2 MB payload limit). */
@@ -47,12 +47,7 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
     if (task.systemPrompt === undefined && defaults.system !== undefined) task.systemPrompt = defaults.system;
     if (task.maxTurns === undefined && defaults.maxTurns !== undefined) task.maxTurns = defaults.maxTurns;
     // a graded task's `expected` and `grader` are the batch's (README "Graded batches"), not the run's
-    const { expected, grader, ...run } = task;
-    if (grader !== undefined && (typeof grader !== 'string' || !grader))
-      errors.push(
-        `line ${n + 1}: grader: must be a grader name (${BUILTIN_GRADERS.join(', ')}, or one the worker registers)`,
-      );
-    const bad = agentRunInputErrors(run);
+    const bad = batchTaskErrors(task);
     if (bad.length) errors.push(`line ${n + 1}: ${bad.join('; ')}`);
     else tasks.push(task as unknown as AgentRunInput);
   });
