@@ -78,10 +78,15 @@ describe('a run API for other services', () => {
     await until(async () => (await next.handle.state()).status === 'waiting', 20_000, 'reply in the new run');
     expect(strip(await next.handle.allMessages())).toEqual([user('Please refund it'), reply('Refund started.')]);
     expect(await next.handle.end()).toEqual({ status: 'completed' });
-    const runs: string[] = [];
-    for await (const w of keel.client.client.workflow.list({ query: `WorkflowId = '${conversation}'` }))
-      runs.push(w.status.name);
-    expect(runs).toEqual(['COMPLETED', 'COMPLETED']);
+    // visibility is eventually consistent: the list catches up with both closes shortly after
+    const runs = async () => {
+      const names: string[] = [];
+      for await (const w of keel.client.client.workflow.list({ query: `WorkflowId = '${conversation}'` }))
+        names.push(w.status.name);
+      return names;
+    };
+    await until(async () => (await runs()).join() === 'COMPLETED,COMPLETED', 20_000, 'both runs listed');
+    expect(await runs()).toEqual(['COMPLETED', 'COMPLETED']);
   });
 
   it('signal-with-start from any SDK: followUp as the signal creates the conversation, the next one joins the same run', async () => {
