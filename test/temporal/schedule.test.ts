@@ -392,7 +392,8 @@ describe('keel schedule', () => {
     ).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'keel: --concurrency, --can-after-*, --repeat and --variant are options of a batch; a --prompt schedule starts one run.\n',
+      stderr:
+        'keel: --concurrency, --can-after-*, --repeat and --variant are options of a batch; a --prompt schedule starts one run.\n',
     });
     await k.client.getSchedule(name).delete();
     await expect(k.client.schedule({ scheduleId: 'x', every: 'soon', tasks: [] })).rejects.toThrow(
