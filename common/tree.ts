@@ -1,0 +1,36 @@
+/**
+ * A sub-agent's place in its tree (README "Sub-agents"). A sub-agent is a child `agentWorkflow` its parent's workflow
+ * starts for one tool call, with the memo `keelTree` set to a `TreeMembership`; a run without that memo is a root.
+ * Plain JSON types, shared by the workflow, the activities and the client.
+ */
+
+/** Where a sub-agent sits in its tree (the memo `keelTree` its parent set). */
+export interface TreeMembership {
+  /** The workflow id of the tree's root run (or of the batch whose task started the tree). */
+  rootWorkflowId: string;
+  /** The workflow id of the run whose tool call started this one. */
+  parentWorkflowId: string;
+  /** The parent's tool call this run answers. */
+  toolCallId: string;
+  /** 1 for a child of the root, 2 for its child, … */
+  depth: number;
+  /** The tool-call labels from the root down to this run, each `<sub-agent> › <toolCallId>`. */
+  path: string[];
+}
+
+/** The memo key holding a sub-agent's `TreeMembership`. */
+export const TREE_MEMO_KEY = 'keelTree';
+
+/** A `TreeMembership` read from an untyped memo value, or undefined when it is not one. */
+export function asTreeMembership(value: unknown): TreeMembership | undefined {
+  const m = value as Partial<TreeMembership> | undefined;
+  return m &&
+    typeof m.rootWorkflowId === 'string' &&
+    typeof m.parentWorkflowId === 'string' &&
+    typeof m.toolCallId === 'string' &&
+    Number.isInteger(m.depth) &&
+    Array.isArray(m.path) &&
+    m.path.every((p) => typeof p === 'string')
+    ? (m as TreeMembership)
+    : undefined;
+}
