@@ -69,6 +69,7 @@ export {
   type PassThroughWorkerOptions,
 } from './worker/create-worker.js';
 export { keelPlugin, KeelPlugin, WORKFLOWS_PATH, type KeelPluginOptions } from './worker/plugin.js';
+export { SEALED_FAILURES_PATH } from './worker/workflow-code.js';
 export { DEFAULT_TASK_QUEUE, toolTaskQueue, WORKER_ROLES, type WorkerRole } from './common/task-queues.js';
 export { keelDataConverter, type PayloadStorageOption, type S3PayloadStorage } from './common/payload-storage.js';
 export {

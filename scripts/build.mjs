@@ -34,6 +34,13 @@ const quiet = {
 };
 const { code } = await bundleWorkflowCode({ workflowsPath: `${dist}/workflows/index.js`, logger: quiet });
 writeFileSync(`${dist}/workflow-bundle.js`, code);
+// an encrypting worker's bundle: failures converted inside the workflow seal their message and stack trace
+const sealed = await bundleWorkflowCode({
+  workflowsPath: `${dist}/workflows/index.js`,
+  failureConverterPath: `${dist}/common/sealed-failures.js`,
+  logger: quiet,
+});
+writeFileSync(`${dist}/workflow-bundle-sealed.js`, sealed.code);
 process.stderr.write(
   `[build] dist/ ready in ${((Date.now() - started) / 1000).toFixed(1)} s (workflow bundle ${(code.length / 1024).toFixed(0)} KiB)\n`,
 );

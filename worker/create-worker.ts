@@ -26,7 +26,7 @@ import {
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 import { keelPlugin } from './plugin.js';
 import type { McpServers } from '../activities/mcp/config.js';
-import { workflowCode } from './workflow-code.js';
+import { SEALED_FAILURES_PATH, sealingFailures, workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 import { keelDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
 import type { EncryptionOption } from '../common/encryption.js';
@@ -145,10 +145,14 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     opts.versioning === false || role === 'tools'
       ? undefined
       : workerDeploymentOptions({ ...opts.versioning, ...(opts.buildId ? { buildId: opts.buildId } : {}) });
-  const { workflowBundle } = role === 'tools' ? { workflowBundle: undefined } : workflowCode(opts.workflowBundle);
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
   const { dataConverter: base, ...rest } = workerOptions;
-  const dataConverter = keelDataConverter(opts.payloadStorage, { encryption: opts.encryption, base });
+  // an encrypting worker seals failure messages and stack traces too (its bundle is built with that converter)
+  const dataConverter = sealingFailures(keelDataConverter(opts.payloadStorage, { encryption: opts.encryption, base }));
+  const { workflowBundle } =
+    role === 'tools'
+      ? { workflowBundle: undefined }
+      : workflowCode(opts.workflowBundle, dataConverter.failureConverterPath === SEALED_FAILURES_PATH);
   const keel = keelPlugin({
     tools: opts.tools,
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),

@@ -58,7 +58,7 @@ import { encrypts, withKeelCodec, type StoreRetry } from '../common/payload-stor
 import type { EncryptionOption } from '../common/encryption.js';
 import { unsealedStartOfCurrentRun } from './sealed-start.js';
 import { storeFinishedOutcomes } from './store-finished-outcome.js';
-import { WORKFLOWS_PATH } from './workflow-code.js';
+import { sealingFailures, WORKFLOWS_PATH } from './workflow-code.js';
 import { resolveApprovals } from './approvals.js';
 import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import { checkMcpServers, type McpServers } from '../activities/mcp/config.js';
@@ -364,7 +364,8 @@ export class KeelPlugin extends SimplePlugin {
     const result: WorkerOptions = {
       ...configured,
       // the worker's converter kept, Keel's codec (encryption, or the refusal of sealed payloads without keys) last
-      dataConverter: withKeelCodec(configured.dataConverter ?? {}, this.encryption),
+      // and with encryption on, the failure converter that seals messages and stack traces (unless the worker has its own)
+      dataConverter: sealingFailures(withKeelCodec(configured.dataConverter ?? {}, this.encryption)),
       // a prebuilt bundle wins: SimplePlugin would otherwise add Keel's workflowsPath next to it
       ...(options.workflowBundle ? { workflowsPath: undefined } : {}),
       // Heartbeats carry cancellation back to activities and live progress out (docs/architecture.md#heartbeats): Keel

@@ -5,7 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
 import type { WorkerOptions } from '@temporalio/worker';
+import { encrypts } from '../common/payload-storage.js';
 
 const sourceEntry = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -14,15 +16,41 @@ export const WORKFLOWS_PATH = existsSync(sourceEntry)
   ? sourceEntry
   : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
+const sealedFailuresSource = fileURLToPath(new URL('../common/sealed-failures.ts', import.meta.url));
+
+/** The failure converter of an encrypting worker (common/sealed-failures.ts; `.js` when compiled). */
+export const SEALED_FAILURES_PATH = existsSync(sealedFailuresSource)
+  ? sealedFailuresSource
+  : fileURLToPath(new URL('../common/sealed-failures.js', import.meta.url));
+
 /** Where `npm run build` writes the prebuilt bundle: `dist/workflow-bundle.js` (relative to `dist/worker/`). */
 export const PREBUILT_BUNDLE_PATH = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
-/** The worker options that choose the workflow code (see the file comment for the order). */
+/** The prebuilt bundle of an encrypting worker: the same workflows with the sealing failure converter built in. */
+export const PREBUILT_SEALED_BUNDLE_PATH = fileURLToPath(new URL('../workflow-bundle-sealed.js', import.meta.url));
+
+/**
+ * `converter` of an encrypting worker with the failure converter that seals messages and stack traces
+ * (`SEALED_FAILURES_PATH`), unless the caller named a failure converter of their own (kept); any other converter
+ * unchanged.
+ */
+export function sealingFailures(converter: DataConverter): DataConverter {
+  return encrypts(converter) && !converter.failureConverterPath
+    ? { ...converter, failureConverterPath: SEALED_FAILURES_PATH }
+    : converter;
+}
+
+/**
+ * The worker options that choose the workflow code (see the file comment for the order). `sealed`: the worker's
+ * converter seals failures (`sealingFailures`), so the prebuilt bundle must be the one built with that converter —
+ * workflow failures are converted inside the bundle.
+ */
 export function workflowCode(
   bundle?: WorkerOptions['workflowBundle'],
+  sealed = false,
 ): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   if (bundle) return { workflowBundle: bundle };
-  if (!existsSync(sourceEntry) && existsSync(PREBUILT_BUNDLE_PATH))
-    return { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } };
+  const prebuilt = sealed ? PREBUILT_SEALED_BUNDLE_PATH : PREBUILT_BUNDLE_PATH;
+  if (!existsSync(sourceEntry) && existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
   return { workflowsPath: WORKFLOWS_PATH };
 }

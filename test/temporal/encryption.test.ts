@@ -39,7 +39,8 @@ const ARG = 'argument-secret-91c2';
 const RESULT = 'result-secret-44e1';
 const REPLY = 'reply-secret-d0b8';
 const BIG = 'big-secret-5e6a;'.repeat(20_000); // 320 KB: over the 256 KiB threshold, offloaded to the store
-const SECRETS = [PROMPT, ARG, RESULT, REPLY, 'big-secret-5e6a'];
+const FAILURE = 'failure-secret-3c9d';
+const SECRETS = [PROMPT, ARG, RESULT, REPLY, 'big-secret-5e6a', FAILURE];
 
 const echo = defineTool({
   name: 'echo',
@@ -57,6 +58,7 @@ const scripts = {
     rules: [
       { match: 'toolResult:echo', text: `${REPLY}, done` },
       { match: 'again', text: 'again done' },
+      { match: 'provider-down', fail: { message: `${FAILURE}: the provider said no`, retryable: false } },
       { toolCalls: [{ name: 'echo', arguments: { text: ARG } }] },
     ],
   },
@@ -234,6 +236,35 @@ describe('payload encryption', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'completed' });
     expect(status.stdout).toContain(`${REPLY}, done`);
   }, 120_000);
+
+  it('a failure is sealed too: the model activity failure message is not in raw history; the keyed client reads it', async () => {
+    const h = await keel.start({ model: 'scripted/enc', prompt: `${PROMPT} provider-down` });
+    const r = await h.result();
+    expect([r.status, r.error]).toEqual(['failed', `${FAILURE}: the provider said no`]);
+
+    const raw = await rawHistory(h.workflowId);
+    const texts = rawTexts(raw);
+    for (const secret of SECRETS) expect(texts.filter((t) => t.includes(secret))).toEqual([]);
+    // the activity's failure in history: message and stack trace replaced, the original sealed in encodedAttributes
+    const events = (raw as { events: { activityTaskFailedEventAttributes?: { failure: Record<string, unknown> } }[] })
+      .events;
+    const failure = events.find((e) => e.activityTaskFailedEventAttributes)!.activityTaskFailedEventAttributes!.failure;
+    expect([failure.message, failure.stackTrace ?? '']).toEqual(['Encoded failure', '']);
+    const encoded = failure.encodedAttributes as Payload & { metadata: Record<string, string> };
+    expect(Buffer.from(encoded.metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
+
+    // what a keyed reader sees: the exact text (the SDK's failure converter decodes encodedAttributes)
+    const fetched = await keel.client.client.workflowService.getWorkflowExecutionHistory({
+      namespace: 'default',
+      execution: { workflowId: h.workflowId },
+    });
+    const protoFailure = fetched.history!.events!.find((e) => e.activityTaskFailedEventAttributes)!
+      .activityTaskFailedEventAttributes!.failure!;
+    const [opened] = await new EncryptionCodec(ring).decode([protoFailure.encodedAttributes as Payload]);
+    expect(JSON.parse(Buffer.from(opened.data!).toString())).toMatchObject({
+      message: `${FAILURE}: the provider said no`,
+    });
+  }, 60_000);
 
   it('a party without the key ring reading a sealed run says what to pass (AgentClient, keel CLI)', async () => {
     expect(sealedRunId).not.toBe('');

@@ -3,11 +3,12 @@ import type { GraderDefinition } from '../../activities/graders.js';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { AgentClient, UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker, type PassThroughWorkerOptions } from '../../worker/create-worker.js';
 import { approvalAskers } from '../../worker/approvals.js';
+import { SEALED_FAILURES_PATH, WORKFLOWS_PATH } from '../../worker/workflow-code.js';
 import type { ApprovalsOptions } from '../../activities/approvals/verify-approval.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
@@ -22,6 +23,17 @@ import { wakeSignal } from '../../workflows/definitions.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 
 let runtimeInstalled = false;
+let sealed: Promise<{ code: string }> | undefined;
+
+/** The workflow bundle of an encrypting worker (worker/workflow-code.ts `sealingFailures`), built once per test file. */
+function sealedBundle(): Promise<{ code: string }> {
+  sealed ??= bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    failureConverterPath: SEALED_FAILURES_PATH,
+    logger: new DefaultLogger('WARN'),
+  }).then(({ code }) => ({ code }));
+  return sealed;
+}
 export function quietRuntime() {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
@@ -71,7 +83,8 @@ export async function startKeel(
     models: opts.models ?? { scripted: scriptedModel(opts.scripts ?? {}) },
     hooks: opts.hooks,
     ...(opts.graders ? { graders: opts.graders } : {}),
-    workflowBundle: { codePath: inject('workflowBundlePath') },
+    // an encrypting worker's workflows seal their failures: the bundle built with that failure converter
+    workflowBundle: opts.encryption ? await sealedBundle() : { codePath: inject('workflowBundlePath') },
     maxCachedWorkflows: opts.maxCachedWorkflows,
     workerOptions: opts.workerOptions,
     payloadStorage: opts.payloadStorage,

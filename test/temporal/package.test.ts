@@ -57,6 +57,7 @@ async function packAndInstall(): Promise<{ app: string; installed: string }> {
       'dist/workflow.js',
       'dist/workflow.d.ts',
       'dist/workflow-bundle.js',
+      'dist/workflow-bundle-sealed.js',
       'dist/worker/main.js',
       'bin/keel.mjs',
     ]),
