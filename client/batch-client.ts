@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Budget } from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
-import { BUILTIN_GRADERS, type BatchVariant } from '../common/grading.js';
+import { BUILTIN_GRADERS, childIdPattern, type BatchVariant } from '../common/grading.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import {
   BATCH_PAGE_WORKFLOW_TYPE,
@@ -128,7 +128,7 @@ export async function startBatchWorkflow(
     workflowId: batchId,
     args: [input],
     staticSummary: o.summary ?? `batch of ${tasks.length} agent runs`,
-    staticDetails: `children: ${batchId}-<index> · concurrency ${input.concurrency ?? 8}`,
+    staticDetails: `children: ${childIdPattern(batchId, input)} · concurrency ${input.concurrency ?? 8}`,
     ...(o.memo ? { memo: o.memo } : {}),
   });
 }

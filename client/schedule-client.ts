@@ -12,6 +12,7 @@
  * stores a schedule's payloads as it does a workflow's. Without a payload store a task list is refused above ~1 MB
  * of JSON.
  */
+import { childIdPattern } from '../common/grading.js';
 import type { Client, ScheduleHandle, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
@@ -143,7 +144,7 @@ export async function createAgentSchedule(
       args: [input],
       memo: { [SCHEDULE_MEMO_KEY]: o.scheduleId },
       staticSummary: `scheduled batch of ${o.tasks.length} agent runs${from} (schedule ${o.scheduleId})`,
-      staticDetails: `children: <batchId>-<index> · concurrency ${input.concurrency ?? 8}`,
+      staticDetails: `children: ${childIdPattern('<batchId>', input)} · concurrency ${input.concurrency ?? 8}`,
     };
   } else {
     action = {

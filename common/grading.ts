@@ -88,6 +88,15 @@ export function slotChildId(batchId: string, shape: BatchShape, s: number): stri
   return `${batchId}-${v}${slot.task}${(shape.repeat ?? 1) > 1 ? `-r${slot.repeat}` : ''}`;
 }
 
+/**
+ * The shape of a batch's child ids for its static details, as `slotChildId` makes them: `<batchId>-<index>`, with
+ * variants `<batchId>-<variant>-<index>`, with repeat `…-r<j>`.
+ */
+export function childIdPattern(batchId: string, shape: BatchShape): string {
+  const v = shape.variants?.length ? '<variant>-' : '';
+  return `${batchId}-${v}<index>${(shape.repeat ?? 1) > 1 ? '-r<j>' : ''}`;
+}
+
 /** Task `task` as its child run gets it under `variant`: without `expected` / `grader`, the variant's fields applied. */
 export function childTask(task: BatchTask, variant?: BatchVariant): AgentRunInput {
   const { expected: _e, grader: _g, ...run } = task;

@@ -1,6 +1,6 @@
 /** The slots of a batch with variants and repeats (common/grading.ts) and the verdicts it carries (workflows/batch/grading.ts). */
 import { describe, expect, it } from 'vitest';
-import { childTask, graderOf, slotChildId, slotOf } from '../../common/grading.js';
+import { childIdPattern, childTask, graderOf, slotChildId, slotOf } from '../../common/grading.js';
 import { packGrades, unpackGrades, type SlotGrade } from '../../workflows/batch/grading.js';
 
 describe('batch slots', () => {
@@ -19,6 +19,13 @@ describe('batch slots', () => {
     expect(slotChildId('B', { variants: [{ name: 'v1' }] }, 4)).toBe('B-v1-4');
     // a plain batch keeps the ids it always had
     expect(slotChildId('B', {}, 4)).toBe('B-4');
+  });
+
+  it('are named in static details by the pattern their ids follow', () => {
+    expect(childIdPattern('B', shape)).toBe('B-<variant>-<index>-r<j>');
+    expect(childIdPattern('B', { repeat: 3 })).toBe('B-<index>-r<j>');
+    expect(childIdPattern('B', { variants: [{ name: 'v1' }] })).toBe('B-<variant>-<index>');
+    expect(childIdPattern('B', {})).toBe('B-<index>');
   });
 
   it('give the child its task without expected and grader, with the variant applied', () => {
