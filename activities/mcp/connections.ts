@@ -6,6 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isHttpServer, type McpServerConfig, type McpServers } from './config.js';
+import { checkMcpSandbox, mcpLaunch } from './sandbox.js';
 
 /** The transport of a server's connection failed (not a refusal by the server): what ran is unknown. */
 export class McpTransportError extends Error {
@@ -25,10 +26,13 @@ export class McpConnections {
   private readonly clients = new Map<string, Promise<Client>>();
   private closed = false;
 
+  /** Throws when a stdio server needs the sandbox and it cannot run here; announces each unsandboxed server. */
   constructor(
     readonly servers: McpServers,
     private readonly clientInfo = { name: 'keel', version: '0' },
-  ) {}
+  ) {
+    checkMcpSandbox(servers);
+  }
 
   /** The server's client, connected (a failed connection is not kept: the next use tries again). */
   client(server: string): Promise<Client> {
@@ -53,23 +57,19 @@ export class McpConnections {
 
   private async connect(server: string, config: McpServerConfig): Promise<Client> {
     // loaded on first use: a worker without MCP servers never loads the SDK
-    const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/client/index.js'),
-      import('@modelcontextprotocol/sdk/client/stdio.js'),
-      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-    ]);
+    const [{ Client }, { StdioClientTransport, getDefaultEnvironment }, { StreamableHTTPClientTransport }] =
+      await Promise.all([
+        import('@modelcontextprotocol/sdk/client/index.js'),
+        import('@modelcontextprotocol/sdk/client/stdio.js'),
+        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      ]);
     const client = new Client(this.clientInfo);
     const transport = isHttpServer(config)
       ? new StreamableHTTPClientTransport(new URL(config.url), {
           ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
         })
-      : new StdioClientTransport({
-          command: config.command,
-          ...(config.args ? { args: config.args } : {}),
-          ...(config.env ? { env: config.env } : {}),
-          ...(config.cwd ? { cwd: config.cwd } : {}),
-          stderr: 'inherit',
-        });
+      : // in the server's sandbox unless it says `sandbox: false` (sandbox.ts)
+        new StdioClientTransport({ ...mcpLaunch(config, getDefaultEnvironment()), stderr: 'inherit' });
     try {
       await client.connect(transport);
     } catch (err) {

@@ -243,6 +243,8 @@ const testServerConfig = (env: Record<string, string> = {}) => ({
   command: process.execPath,
   args: ['--import', 'tsx', TEST_SERVER],
   env,
+  // the sandboxed server writes its record ($MCP_RECORD) there
+  writablePaths: [dir],
 });
 
 /** The processes this test process started whose command line contains `marker`. */
@@ -366,7 +368,7 @@ describe('MCP failures', () => {
       ]);
       // the worker that did not start the run read the recorded list from the run: t__gone is still in it
       const recorded = await again.workflow.query<{ tool: string }[]>('mcpTools');
-      expect(recorded.map((r) => r.tool)).toEqual(['echo', 'gone', 'slow', 'fetch', 'launch']);
+      expect(recorded.map((r) => r.tool)).toEqual(['echo', 'gone', 'slow', 'fetch', 'probe', 'launch']);
       await again.end();
     } finally {
       await b.stop();
