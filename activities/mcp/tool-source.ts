@@ -8,6 +8,8 @@
  * not `destructiveHint: false` (MCP's default is destructive) → waits for approval; `openWorldHint` is recorded.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorType } from '../../common/errors.js';
 import type { McpToolRecord } from '../../common/wire.js';
 import type { AgentToolResult, JsonSchema, ToolDefinition } from '../tools/define-tool.js';
 import type { McpServers } from './config.js';
@@ -167,18 +169,16 @@ export class McpToolSource {
           return this.refused(r, details, `MCP server "${r.server}" answered ${name} with an error: ${err.message}`);
         throw err;
       }
-      // a read-only or idempotent call runs again on a fresh connection (the server is started again); others do not
-      if (!this.idempotent(r))
-        throw new Error(
-          `MCP server "${r.server}" failed during ${name}: ${err.message} (the server exited or the connection broke); the call may have partially run and was not retried because ${name} is not idempotent. The server is connected again on the next call.`,
+      // a read-only or idempotent call ends this attempt with a retryable failure: the activity's retry policy runs it
+      // again, on a new connection (a stdio server started again); another call may have run, so it is not run again
+      if (this.idempotent(r))
+        throw ApplicationFailure.retryable(
+          `MCP server "${r.server}" failed during ${name}: ${err.message} (the server exited, did not start or the connection broke). ${name} is idempotent: the call is retried on a new connection.`,
+          ErrorType.ToolTransport,
         );
-      try {
-        result = await this.connections.callTool(r.server, r.tool, args, signal, onProgress);
-      } catch (again) {
-        throw new Error(
-          `MCP server "${r.server}" failed during ${name}, twice: ${(again as Error).message}. Check that the server runs (the worker's MCP configuration names it).`,
-        );
-      }
+      throw new Error(
+        `MCP server "${r.server}" failed during ${name}: ${err.message} (the server exited or the connection broke); the call may have partially run and was not retried because ${name} is not idempotent. The server is connected again on the next call.`,
+      );
     }
     const content = keelContent(result);
     const withStructured =
