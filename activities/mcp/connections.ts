@@ -24,6 +24,8 @@ export interface McpProgress {
 
 export class McpConnections {
   private readonly clients = new Map<string, Promise<Client>>();
+  /** Each server's listing on its current connection (dropped with the connection: a new server may list others). */
+  private readonly listings = new Map<string, Promise<Tool[]>>();
   private closed = false;
 
   /** Throws when a stdio server needs the sandbox and it cannot run here; announces each unsandboxed server. */
@@ -46,7 +48,11 @@ export class McpConnections {
       mine.then(
         (client) => {
           // the server exited or the connection broke: the next use connects again (a stdio server starts again)
-          client.onclose = () => this.clients.get(server) === mine && this.clients.delete(server);
+          client.onclose = () => {
+            if (this.clients.get(server) !== mine) return;
+            this.clients.delete(server);
+            this.listings.delete(server);
+          };
         },
         () => this.clients.get(server) === mine && this.clients.delete(server),
       );
@@ -77,6 +83,21 @@ export class McpConnections {
       throw new McpTransportError(`cannot connect to MCP server "${server}": ${(err as Error).message}`);
     }
     return client;
+  }
+
+  /**
+   * The server's tools as listed on its current connection: listed once per connection (again after a reconnect, as a
+   * restarted server may list others).
+   */
+  connectedTools(server: string): Promise<Tool[]> {
+    let listing = this.listings.get(server);
+    if (!listing) {
+      const mine = this.listTools(server);
+      this.listings.set(server, mine);
+      mine.catch(() => this.listings.get(server) === mine && this.listings.delete(server));
+      listing = mine;
+    }
+    return listing;
   }
 
   /** The server's tools now (every page). */
@@ -123,6 +144,7 @@ export class McpConnections {
     this.closed = true;
     const all = [...this.clients.values()];
     this.clients.clear();
+    this.listings.clear();
     await Promise.allSettled(all.map(async (c) => (await c).close()));
   }
 }
