@@ -8,7 +8,7 @@
  * - its `cwd` read-write, or when it has none the worker's directory read-only (a server installed there needs its
  *   `node_modules`) with `.keel/` and `.env*` hidden;
  * - read-write, every directory an argument names (absolute or relative to its `cwd`: the filesystem server's allowed
- *   directories) and `writablePaths`; read-only, a file an argument names, `readOnlyPaths` and the directory of an
+ *   directories; not `/`) and `writablePaths`; read-only, a file an argument names, `readOnlyPaths` and the directory of an
  *   absolute `command`;
  * - no network (its own empty network namespace) unless `network: true`;
  * - the sandbox's limits on processes and file size (not on CPU time and address space: {@link SERVER_LIMITS}).
@@ -101,7 +101,8 @@ export function mcpLaunch(
     if (arg.startsWith('-') || arg === '') continue;
     const p = path.resolve(cwd, arg);
     const kind = kindOf(p);
-    if (kind === 'dir' && p !== cwd) writable.push(p);
+    // the root would bring back everything the sandbox hides (the host's /proc among it): name narrower directories
+    if (kind === 'dir' && p !== cwd && p !== path.parse(p).root) writable.push(p);
     else if (kind === 'file') readOnly.push(p);
   }
   const hidden =

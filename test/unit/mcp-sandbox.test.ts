@@ -59,6 +59,8 @@ describe('MCP server sandbox configuration', () => {
       env: { A: '1' },
     });
     expect(mcpLaunch({ command: 'x', network: true }, {}).args).not.toContain('--unshare-net');
+    // an argument naming the root binds nothing: it would bring back the host's /proc
+    expect(mcpLaunch({ command: 'x', args: ['/'] }, {}).args.join(' ')).not.toContain('--bind / /');
   });
 
   it("the worker directory's .keel/ and .env files are hidden; a server's own cwd is read-write", () => {
