@@ -78,6 +78,12 @@ export const ErrorType = {
   NotHome: 'KeelNotHome',
   /** A tool activity was asked for a call that is not in the transcript it names (a bug in Keel); non-retryable. */
   Internal: 'KeelInternal',
+  /**
+   * An idempotent tool's connection to what runs it failed mid-call (an MCP server that exited, an HTTP server that
+   * refused): the activity attempt fails, retryable, so the activity's retry policy runs the call again; the message
+   * names the server and what happened (it is the call's error result once the attempts are spent).
+   */
+  ToolTransport: 'KeelToolTransport',
 
   // --- compaction
   /** The `compact` activity could not summarise the older messages (the model failed or answered with no text). */

@@ -116,8 +116,10 @@ export interface KeelPluginOptions {
   approvals?: ApprovalsOptions;
   /**
    * MCP servers whose tools runs may name as `<server>__<tool>` (README "MCP servers", docs/tools.md): stdio
-   * `{ command, args?, env?, cwd? }` or Streamable HTTP `{ url, headers? }`, with optional per-tool overrides. One
-   * client per server, connected on first use, reconnected after a failure, closed when the worker stops.
+   * `{ command, args?, env?, cwd?, sandbox?, network?, readOnlyPaths?, writablePaths? }` (run in the tool sandbox unless
+   * `sandbox: false`; the worker refuses to start where bubblewrap cannot run) or Streamable HTTP `{ url, headers? }`,
+   * with optional per-tool overrides. One client per server, connected on first use, reconnected after a failure,
+   * closed when the worker stops.
    */
   mcpServers?: McpServers;
 }

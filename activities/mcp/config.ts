@@ -22,13 +22,25 @@ interface McpServerCommon {
 
 /**
  * A server started by the worker and spoken to over its stdin/stdout. Its environment is an allowlist (`HOME`,
- * `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`, the SDK's default) plus `env`: none of the worker's secrets.
+ * `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`, the SDK's default) plus `env`: none of the worker's secrets. It runs in
+ * the bubblewrap sandbox of the built-in tools (`sandbox.ts`, docs/tools.md "MCP tools"), one sandbox per server: the
+ * system read-only, its `cwd` (default: the worker's directory, then read-only, its `.keel/` and `.env*` hidden), the
+ * directories its `args` name and `writablePaths` read-write, `readOnlyPaths` read-only, no network unless `network`.
  */
 export interface McpStdioServer extends McpServerCommon {
   command: string;
   args?: string[];
   env?: Record<string, string>;
+  /** Working directory, bound read-write in the sandbox. Default: the worker's, bound read-only. */
   cwd?: string;
+  /** `false`: run the server unsandboxed as the worker's user (announced when the worker starts). Default `true`. */
+  sandbox?: boolean;
+  /** `true`: the sandboxed server uses the worker's network (loopback included). Default `false`: none. */
+  network?: boolean;
+  /** More paths the sandboxed server may read (absolute, or relative to the worker's directory). */
+  readOnlyPaths?: string[];
+  /** More paths the sandboxed server may write (absolute, or relative to the worker's directory). */
+  writablePaths?: string[];
 }
 
 /** A server reached over Streamable HTTP. `headers` go with every request (e.g. `Authorization`). */
@@ -73,6 +85,11 @@ export function mcpServersErrors(servers: unknown): string[] {
         errors.push(`${at}.args: must be an array of strings`);
       if (s.env !== undefined && !stringMap(s.env)) errors.push(`${at}.env: must be an object of strings`);
       if (s.cwd !== undefined && typeof s.cwd !== 'string') errors.push(`${at}.cwd: must be a string`);
+      for (const flag of ['sandbox', 'network'] as const)
+        if (s[flag] !== undefined && typeof s[flag] !== 'boolean') errors.push(`${at}.${flag}: must be true or false`);
+      for (const list of ['readOnlyPaths', 'writablePaths'] as const)
+        if (s[list] !== undefined && !(Array.isArray(s[list]) && s[list].every((p) => typeof p === 'string' && p)))
+          errors.push(`${at}.${list}: must be an array of paths`);
     }
     if (http) {
       let ok = typeof s.url === 'string';
@@ -85,6 +102,9 @@ export function mcpServersErrors(servers: unknown): string[] {
       }
       if (!ok) errors.push(`${at}.url: must be an http:// or https:// URL, got ${JSON.stringify(s.url)}`);
       if (s.headers !== undefined && !stringMap(s.headers)) errors.push(`${at}.headers: must be an object of strings`);
+      if (!stdio)
+        for (const f of ['sandbox', 'network', 'readOnlyPaths', 'writablePaths'])
+          if (f in s) errors.push(`${at}.${f}: only a stdio server ("command") runs in a sandbox`);
     }
     if (s.timeout !== undefined && typeof s.timeout !== 'number' && typeof s.timeout !== 'string')
       errors.push(`${at}.timeout: must be milliseconds or a duration such as "2m"`);

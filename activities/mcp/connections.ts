@@ -6,6 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isHttpServer, type McpServerConfig, type McpServers } from './config.js';
+import { checkMcpSandbox, mcpLaunch } from './sandbox.js';
 
 /** The transport of a server's connection failed (not a refusal by the server): what ran is unknown. */
 export class McpTransportError extends Error {
@@ -23,12 +24,17 @@ export interface McpProgress {
 
 export class McpConnections {
   private readonly clients = new Map<string, Promise<Client>>();
+  /** Each server's listing on its current connection (dropped with the connection: a new server may list others). */
+  private readonly listings = new Map<string, Promise<Tool[]>>();
   private closed = false;
 
+  /** Throws when a stdio server needs the sandbox and it cannot run here; announces each unsandboxed server. */
   constructor(
     readonly servers: McpServers,
     private readonly clientInfo = { name: 'keel', version: '0' },
-  ) {}
+  ) {
+    checkMcpSandbox(servers);
+  }
 
   /** The server's client, connected (a failed connection is not kept: the next use tries again). */
   client(server: string): Promise<Client> {
@@ -42,7 +48,11 @@ export class McpConnections {
       mine.then(
         (client) => {
           // the server exited or the connection broke: the next use connects again (a stdio server starts again)
-          client.onclose = () => this.clients.get(server) === mine && this.clients.delete(server);
+          client.onclose = () => {
+            if (this.clients.get(server) !== mine) return;
+            this.clients.delete(server);
+            this.listings.delete(server);
+          };
         },
         () => this.clients.get(server) === mine && this.clients.delete(server),
       );
@@ -53,23 +63,19 @@ export class McpConnections {
 
   private async connect(server: string, config: McpServerConfig): Promise<Client> {
     // loaded on first use: a worker without MCP servers never loads the SDK
-    const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/client/index.js'),
-      import('@modelcontextprotocol/sdk/client/stdio.js'),
-      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-    ]);
+    const [{ Client }, { StdioClientTransport, getDefaultEnvironment }, { StreamableHTTPClientTransport }] =
+      await Promise.all([
+        import('@modelcontextprotocol/sdk/client/index.js'),
+        import('@modelcontextprotocol/sdk/client/stdio.js'),
+        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      ]);
     const client = new Client(this.clientInfo);
     const transport = isHttpServer(config)
       ? new StreamableHTTPClientTransport(new URL(config.url), {
           ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
         })
-      : new StdioClientTransport({
-          command: config.command,
-          ...(config.args ? { args: config.args } : {}),
-          ...(config.env ? { env: config.env } : {}),
-          ...(config.cwd ? { cwd: config.cwd } : {}),
-          stderr: 'inherit',
-        });
+      : // in the server's sandbox unless it says `sandbox: false` (sandbox.ts)
+        new StdioClientTransport({ ...mcpLaunch(config, getDefaultEnvironment()), stderr: 'inherit' });
     try {
       await client.connect(transport);
     } catch (err) {
@@ -77,6 +83,21 @@ export class McpConnections {
       throw new McpTransportError(`cannot connect to MCP server "${server}": ${(err as Error).message}`);
     }
     return client;
+  }
+
+  /**
+   * The server's tools as listed on its current connection: listed once per connection (again after a reconnect, as a
+   * restarted server may list others).
+   */
+  connectedTools(server: string): Promise<Tool[]> {
+    let listing = this.listings.get(server);
+    if (!listing) {
+      const mine = this.listTools(server);
+      this.listings.set(server, mine);
+      mine.catch(() => this.listings.get(server) === mine && this.listings.delete(server));
+      listing = mine;
+    }
+    return listing;
   }
 
   /** The server's tools now (every page). */
@@ -123,6 +144,7 @@ export class McpConnections {
     this.closed = true;
     const all = [...this.clients.values()];
     this.clients.clear();
+    this.listings.clear();
     await Promise.allSettled(all.map(async (c) => (await c).close()));
   }
 }

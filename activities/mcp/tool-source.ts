@@ -8,11 +8,15 @@
  * not `destructiveHint: false` (MCP's default is destructive) → waits for approval; `openWorldHint` is recorded.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorType } from '../../common/errors.js';
 import type { McpToolRecord } from '../../common/wire.js';
 import type { AgentToolResult, JsonSchema, ToolDefinition } from '../tools/define-tool.js';
 import type { McpServers } from './config.js';
 import { McpConnections, McpTransportError, type McpProgress } from './connections.js';
 import { keelContent } from './content.js';
+import { describeSchemaChange, schemaChange } from './schema-change.js';
 
 export type { McpToolRecord } from '../../common/wire.js';
 
@@ -56,6 +60,8 @@ export function recordOf(server: string, tool: Tool): McpToolRecord {
 export class McpToolSource {
   readonly connections: McpConnections;
   private readonly definitions = new Map<string, ToolDefinition>();
+  /** The runs and tools whose schema change was warned about, per listing (one per server connection). */
+  private readonly schemaWarnings = new WeakMap<Tool[], Set<string>>();
 
   constructor(
     readonly servers: McpServers,
@@ -140,8 +146,8 @@ export class McpToolSource {
       approval: override.approval ?? (destructive ? 'always' : 'never'),
       ...(timeout !== undefined ? { timeout } : {}),
       summary: () => `mcp ${r.server}: ${r.tool}`,
-      execute: (_id, args, signal, onUpdate) =>
-        this.call(r, args as Record<string, unknown>, signal, (p) =>
+      execute: (_id, args, signal, onUpdate, context) =>
+        this.call(r, args as Record<string, unknown>, signal, context.workflowId, (p) =>
           onUpdate({ content: [{ type: 'text', text: progressText(p) }], details: { progress: p } }),
         ),
     };
@@ -154,37 +160,72 @@ export class McpToolSource {
     r: McpToolRecord,
     args: Record<string, unknown>,
     signal: AbortSignal,
+    workflowId: string,
     onProgress: (p: McpProgress) => void,
   ): Promise<AgentToolResult> {
     const name = `${r.server}${MCP_SEPARATOR}${r.tool}`;
-    const details = { server: r.server, tool: r.tool };
+    let details: Record<string, unknown> = { server: r.server, tool: r.tool };
     let result;
     try {
       result = await this.connections.callTool(r.server, r.tool, args, signal, onProgress);
     } catch (err) {
       if (!(err instanceof McpTransportError)) {
         if (isJsonRpcError(err))
-          return this.refused(r, details, `MCP server "${r.server}" answered ${name} with an error: ${err.message}`);
+          return this.refused(
+            r,
+            await this.withSchemaChange(r, workflowId, details),
+            `MCP server "${r.server}" answered ${name} with an error: ${err.message}`,
+          );
         throw err;
       }
-      // a read-only or idempotent call runs again on a fresh connection (the server is started again); others do not
-      if (!this.idempotent(r))
-        throw new Error(
-          `MCP server "${r.server}" failed during ${name}: ${err.message} (the server exited or the connection broke); the call may have partially run and was not retried because ${name} is not idempotent. The server is connected again on the next call.`,
+      // a read-only or idempotent call ends this attempt with a retryable failure: the activity's retry policy runs it
+      // again, on a new connection (a stdio server started again); another call may have run, so it is not run again
+      if (this.idempotent(r))
+        throw ApplicationFailure.retryable(
+          `MCP server "${r.server}" failed during ${name}: ${err.message} (the server exited, did not start or the connection broke). ${name} is idempotent: the call is retried on a new connection.`,
+          ErrorType.ToolTransport,
         );
-      try {
-        result = await this.connections.callTool(r.server, r.tool, args, signal, onProgress);
-      } catch (again) {
-        throw new Error(
-          `MCP server "${r.server}" failed during ${name}, twice: ${(again as Error).message}. Check that the server runs (the worker's MCP configuration names it).`,
-        );
-      }
+      throw new Error(
+        `MCP server "${r.server}" failed during ${name}: ${err.message} (the server exited or the connection broke); the call may have partially run and was not retried because ${name} is not idempotent. The server is connected again on the next call.`,
+      );
     }
+    details = await this.withSchemaChange(r, workflowId, details);
     const content = keelContent(result);
     const withStructured =
       result.structuredContent !== undefined ? { ...details, structuredContent: result.structuredContent } : details;
     if (result.isError === true) return this.refused(r, withStructured, undefined, content);
     return { content, details: withStructured };
+  }
+
+  /**
+   * `details` with `schemaChange` when the server's listing on its current connection (a restarted server, another
+   * version) gives the tool an input schema other than the one the run recorded: the arguments were validated against
+   * the recorded one. Warned in the worker's log once per run, tool and connection.
+   */
+  private async withSchemaChange(
+    r: McpToolRecord,
+    workflowId: string,
+    details: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    let listing: Tool[];
+    try {
+      listing = await this.connections.connectedTools(r.server);
+    } catch {
+      return details; // the listing only adds the report
+    }
+    const live = listing.find((t) => t.name === r.tool);
+    const change = live && schemaChange(r.parameters, recordOf(r.server, live).parameters);
+    if (!change) return details;
+    let warned = this.schemaWarnings.get(listing);
+    if (!warned) this.schemaWarnings.set(listing, (warned = new Set()));
+    if (!warned.has(`${workflowId}\0${r.tool}`)) {
+      warned.add(`${workflowId}\0${r.tool}`);
+      warn(
+        `[keel] MCP server "${r.server}" changed the input schema of ${r.tool} since run ${workflowId} recorded it (${describeSchemaChange(change)}); the run's calls of ${r.server}${MCP_SEPARATOR}${r.tool} are validated against the recorded schema`,
+        { workflowId, server: r.server, tool: r.tool, schemaChange: change },
+      );
+    }
+    return { ...details, schemaChange: change };
   }
 
   /**
@@ -229,6 +270,18 @@ export class McpToolSource {
   close(): Promise<void> {
     return this.connections.close();
   }
+}
+
+/** A warning in the worker's log: the activity's logger (with the run's ids) in an activity, else stderr. */
+function warn(message: string, meta: Record<string, unknown>): void {
+  let log;
+  try {
+    log = Context.current().log;
+  } catch {
+    process.stderr.write(`${message}\n`);
+    return;
+  }
+  log.warn(message, meta);
 }
 
 /** A JSON-RPC error response (the SDK's `McpError`: a numeric `code`), told apart without loading the SDK. */

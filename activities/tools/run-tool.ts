@@ -1,9 +1,11 @@
 /**
  * One tool call through Pi's pipeline (docs/architecture.md#tool-calls: prepare, execute, finalise):
  * lookup → prepareArguments → validate → beforeToolCall → execute → afterToolCall. Every failure becomes an error
- * outcome with the exact text; nothing here throws.
+ * outcome with the exact text, except a tool's retryable `KeelToolTransport` failure (an idempotent MCP tool whose
+ * server connection broke), which ends the activity attempt so that its retry policy runs the call again.
  */
-import { OPERATION_ABORTED, thrownMessage, TOOL_BLOCKED, toolNotFound } from '../../common/errors.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorType, OPERATION_ABORTED, thrownMessage, TOOL_BLOCKED, toolNotFound } from '../../common/errors.js';
 import type { AssistantMessage, ToolCall } from '../../common/messages.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
@@ -66,6 +68,7 @@ export async function executeCall(
     isError = result.isError === true;
   } catch (err) {
     if (signal.aborted) return errorToolOutcome(OPERATION_ABORTED);
+    if (isTransportFailure(err)) throw err;
     result = { content: [{ type: 'text', text: thrownMessage(err) }], details: {} };
     isError = true;
   } finally {
@@ -101,6 +104,11 @@ export async function executeCall(
     isError,
     timestamp: Date.now(),
   };
+}
+
+/** A retryable failure a tool throws to have its call run again by the activity's retry policy. */
+function isTransportFailure(err: unknown): err is ApplicationFailure {
+  return err instanceof ApplicationFailure && err.type === ErrorType.ToolTransport && !err.nonRetryable;
 }
 
 function immediate(text: string, terminate = false): Preparation {

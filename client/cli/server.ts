@@ -60,6 +60,13 @@ async function loadMcpServers(flags: WorkerFlags): Promise<McpServers | undefine
       if (name in servers) throw usageError(`--mcp ${file}: the MCP server "${name}" is named in two --mcp files`);
     Object.assign(servers, loaded);
   }
+  // --sandbox none: the stdio servers run unsandboxed too (announced when they are created), unless one says otherwise
+  if (sandboxSetting(flags) === 'none')
+    for (const [name, s] of Object.entries(servers))
+      if ('command' in s && s.sandbox === undefined) servers[name] = { ...s, sandbox: false };
+  const { mcpSandboxRefusal } = await import('../../activities/mcp/sandbox.js');
+  const refusal = mcpSandboxRefusal(servers);
+  if (refusal) throw new CliError(EXIT.usage, refusal);
   return servers;
 }
 
@@ -384,8 +391,8 @@ function workerOptions(cmd: Command): Command {
     )
     .option(
       '--sandbox <bwrap|none>',
-      'how tool processes (bash, rg, fd) run: bwrap (default; the worker refuses to start where it cannot) or none ' +
-        '(unsandboxed, announced) (default: $KEEL_SANDBOX)',
+      'how tool processes (bash, rg, fd) and stdio MCP servers run: bwrap (default; the worker refuses to start where ' +
+        'it cannot) or none (unsandboxed, announced) (default: $KEEL_SANDBOX)',
     )
     .option(
       '--network <none|host>',

@@ -243,6 +243,8 @@ const testServerConfig = (env: Record<string, string> = {}) => ({
   command: process.execPath,
   args: ['--import', 'tsx', TEST_SERVER],
   env,
+  // the sandboxed server writes its record ($MCP_RECORD) there
+  writablePaths: [dir],
 });
 
 /** The processes this test process started whose command line contains `marker`. */
@@ -328,6 +330,99 @@ describe('MCP failures', () => {
     }
   });
 
+  it('the server killed during a read-only call: the attempt fails retryable, Temporal retries it, the transcript has the real result', async () => {
+    const record = join(dir, `once-${randomUUID()}.log`);
+    writeFileSync(record, '');
+    const scripts: Record<string, Script> = {
+      once: {
+        rules: [
+          { match: 'toolResult:t__once', text: 'done' },
+          { match: 'go', toolCalls: [{ id: 'o1', name: 't__once', arguments: { id: 'a' } }] },
+        ],
+      },
+    };
+    const keel = await startKeel({ scripts, mcpServers: { t: testServerConfig({ MCP_RECORD: record }) } });
+    try {
+      const run = await keel.start({ model: 'scripted/once', prompt: 'go', tools: ['t__once'] });
+      await until(() => readFileSync(record, 'utf8') !== '', 30_000, 'the call reached the server');
+      const [pid, ...more] = childrenMatching(TEST_SERVER);
+      expect(more).toEqual([]);
+      process.kill(pid, 'SIGKILL');
+      expect((await run.result()).status).toBe('completed');
+      // the second call ran on the server started again
+      expect(readFileSync(record, 'utf8')).toBe('once a\nonce a\n');
+      expect(strip((await run.allMessages()).filter((m) => m.role === 'toolResult'))).toEqual([
+        {
+          role: 'toolResult',
+          toolCallId: 'o1',
+          toolName: 't__once',
+          content: [{ type: 'text', text: 'once a: answered on call 2' }],
+          details: { server: 't', tool: 'once' },
+          isError: false,
+        },
+      ]);
+      // the history: the tool activity's second attempt, after the first failed with the transport failure
+      const started = ((await run.workflow.fetchHistory()).events ?? [])
+        .map((e) => e.activityTaskStartedEventAttributes)
+        .filter((a) => a?.lastFailure);
+      expect(
+        started.map((a) => [a!.attempt, a!.lastFailure!.message, a!.lastFailure!.applicationFailureInfo?.type]),
+      ).toEqual([
+        [
+          2,
+          'MCP server "t" failed during t__once: the connection to MCP server "t" closed during the call (the server exited, did not start or the connection broke). t__once is idempotent: the call is retried on a new connection.',
+          'KeelToolTransport',
+        ],
+      ]);
+    } finally {
+      await keel.stop();
+    }
+  });
+
+  it('the server killed during a non-idempotent call: an error result naming the server, not run again', async () => {
+    const record = join(dir, `once-write-${randomUUID()}.log`);
+    writeFileSync(record, '');
+    const scripts: Record<string, Script> = {
+      once: {
+        rules: [
+          { match: 'toolResult:t__once-write', text: 'done' },
+          { match: 'go', toolCalls: [{ id: 'w1', name: 't__once-write', arguments: { id: 'b' } }] },
+        ],
+      },
+    };
+    const keel = await startKeel({ scripts, mcpServers: { t: testServerConfig({ MCP_RECORD: record }) } });
+    try {
+      const run = await keel.start({ model: 'scripted/once', prompt: 'go', tools: ['t__once-write'] });
+      await until(() => readFileSync(record, 'utf8') !== '', 30_000, 'the call reached the server');
+      const [pid, ...more] = childrenMatching(TEST_SERVER);
+      expect(more).toEqual([]);
+      process.kill(pid, 'SIGKILL');
+      expect((await run.result()).status).toBe('completed');
+      expect(readFileSync(record, 'utf8')).toBe('once-write b\n');
+      expect(strip((await run.allMessages()).filter((m) => m.role === 'toolResult'))).toEqual([
+        {
+          role: 'toolResult',
+          toolCallId: 'w1',
+          toolName: 't__once-write',
+          content: [
+            {
+              type: 'text',
+              text: 'MCP server "t" failed during t__once-write: the connection to MCP server "t" closed during the call (the server exited or the connection broke); the call may have partially run and was not retried because t__once-write is not idempotent. The server is connected again on the next call.',
+            },
+          ],
+          details: {},
+          isError: true,
+        },
+      ]);
+      const attempts = ((await run.workflow.fetchHistory()).events ?? [])
+        .map((e) => e.activityTaskStartedEventAttributes?.attempt)
+        .filter((a) => a !== undefined && a !== null);
+      expect(new Set(attempts)).toEqual(new Set([1]));
+    } finally {
+      await keel.stop();
+    }
+  });
+
   it('a worker restarted against a server listing one tool fewer: the run keeps its tool list, the gone tool gets a clear error', async () => {
     const scripts: Record<string, Script> = {
       restart: {
@@ -366,7 +461,16 @@ describe('MCP failures', () => {
       ]);
       // the worker that did not start the run read the recorded list from the run: t__gone is still in it
       const recorded = await again.workflow.query<{ tool: string }[]>('mcpTools');
-      expect(recorded.map((r) => r.tool)).toEqual(['echo', 'gone', 'slow', 'fetch', 'launch']);
+      expect(recorded.map((r) => r.tool)).toEqual([
+        'echo',
+        'gone',
+        'slow',
+        'fetch',
+        'once',
+        'once-write',
+        'probe',
+        'launch',
+      ]);
       await again.end();
     } finally {
       await b.stop();

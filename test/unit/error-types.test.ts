@@ -17,6 +17,7 @@ describe('ErrorType', () => {
       InvalidAgentBatchInput: 'InvalidAgentBatchInput',
       NotHome: 'KeelNotHome',
       Internal: 'KeelInternal',
+      ToolTransport: 'KeelToolTransport',
       CompactionFailed: 'CompactionFailed',
       ModelRateLimit: 'ModelError.RateLimit',
       ModelQuotaExceeded: 'ModelError.QuotaExceeded',

@@ -59,6 +59,8 @@ export interface SandboxMounts {
   cwd?: string;
   /** true: the workspace is bound read-only too (search tools). */
   workspaceReadOnly?: boolean;
+  /** Paths inside those above hidden after binding them: a directory by an empty tmpfs, a file by an empty one. */
+  hidden?: readonly string[];
 }
 
 /** What to spawn instead of `file args`, and with which environment. */
@@ -150,9 +152,24 @@ export class Sandbox {
     ];
     // A fresh /tmp per command (the workspace, often under the host's /tmp, is bound below it at its own path).
     b.push('--tmpfs', '/tmp');
-    for (const p of mounts.readOnly ?? []) if (existsSync(p)) b.push('--ro-bind', p, p);
-    for (const p of mounts.writable ?? []) if (existsSync(p)) b.push('--bind', p, p);
-    b.push(mounts.workspaceReadOnly ? '--ro-bind' : '--bind', mounts.workspace, mounts.workspace);
+    // A parent before what is inside it (a later bind hides what it covers): the nested path's own mode wins.
+    const binds: [string, string][] = [
+      ...(mounts.readOnly ?? []).filter((p) => existsSync(p)).map((p): [string, string] => ['--ro-bind', p]),
+      ...(mounts.writable ?? []).filter((p) => existsSync(p)).map((p): [string, string] => ['--bind', p]),
+      [mounts.workspaceReadOnly ? '--ro-bind' : '--bind', mounts.workspace],
+    ];
+    const depth = (p: string) => path.resolve(p).split(path.sep).length;
+    for (const [flag, p] of binds.sort((x, y) => depth(x[1]) - depth(y[1]))) b.push(flag, p, p);
+    for (const p of mounts.hidden ?? []) {
+      let stat;
+      try {
+        stat = lstatSync(p);
+      } catch {
+        continue;
+      }
+      if (stat.isDirectory()) b.push('--tmpfs', p);
+      else b.push('--ro-bind', '/dev/null', p);
+    }
     b.push('--chdir', mounts.cwd ?? mounts.workspace, '--clearenv');
     for (const [name, value] of Object.entries(env)) if (value !== undefined) b.push('--setenv', name, value);
     const l = this.limits;
