@@ -90,4 +90,9 @@ export const PATCH = {
    * variants or repeats or a task it starts carries a grader (workflows/batch/grading.ts).
    */
   batchGrading: 'keel-0.5.0-batch-grading',
+  /**
+   * 0.6.0: a sub-agent (memo `keelTree`) whose calls awaiting approval change signals `keelTreeApprovals` to its tree's
+   * root (workflows/agent/tree-approvals.ts), which lists them. Checked only in such a run, when its list changes.
+   */
+  treeApprovals: 'keel-0.6.0-tree-approvals',
 } as const;
