@@ -310,6 +310,39 @@ describe('one approval desk for a sub-agent tree', () => {
   });
 });
 
+describe('one approval desk for a batch', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts, tools: [danger] });
+  });
+  afterAll(() => keel?.stop());
+
+  it('a task’s call awaiting approval is listed in the batch’s progress (path task <i>) until it is decided', async () => {
+    const batch = await keel.client.startBatch([
+      { model: 'scripted/tree', prompt: 'hello', tools: ['danger'] },
+      { model: 'scripted/tree', prompt: 'two levels down', tools: ['danger'] },
+    ]);
+    const task = batch.task(1);
+    await until(async () => (await batch.progress()).pendingApprovals?.length === 1, 20_000, 'the batch lists it');
+    const [p] = (await batch.progress()).pendingApprovals!;
+    expect(p).toEqual({
+      toolCallId: 'd-1',
+      toolName: 'danger',
+      args: { target: 'x' },
+      argsDigest: DIGEST_X,
+      requestedAt: expect.any(Number),
+      workflowId: task.workflowId,
+      path: ['task 1'],
+    });
+    await keel.client.getHandle(p.workflowId!).approve({ toolCallId: 'd-1', argsDigest: DIGEST_X, approver: 'ann' });
+    expect((await task.result()).finalText).toBe('all done');
+    await until(async () => (await batch.progress()).pendingApprovals === undefined, 20_000, 'the list empties');
+    expect((await batch.result()).done).toBe(2);
+    expect(ran.get(task.workflowId)).toEqual(['danger x']);
+    await noTaskFailures(task);
+  });
+});
+
 describe('one approval desk with signed approvals', () => {
   let keel: Keel;
   beforeAll(async () => {

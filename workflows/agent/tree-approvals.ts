@@ -1,16 +1,18 @@
 /**
  * One approval desk for a sub-agent tree (README "Sub-agents"; common/tree-approvals.ts).
  *
- * In a sub-agent (memo `keelTree`): whenever its list of calls awaiting approval changes (a call starts waiting, is
- * decided, times out or is aborted), `reportToRoot` signals `keelTreeApprovals` to the tree's root with the whole list
- * and the records of the calls decided since — a new command, behind `patched(PATCH.treeApprovals)`; a run without
- * the memo, or whose list never changes, sends nothing. What it last sent is carried across its continue-as-new.
+ * In a sub-agent (memo `keelTree`), or a batch's task (memo `keelBatch`: the batch is its root, its path `task <i>`):
+ * whenever its list of calls awaiting approval changes (a call starts waiting, is decided, times out or is aborted),
+ * `reportToRoot` signals `keelTreeApprovals` to the root with the whole list and the records of the calls decided
+ * since — a new command, behind `patched(PATCH.treeApprovals)`; a run without either memo, or whose list never
+ * changes, sends nothing. What it last sent is carried across its continue-as-new.
  *
  * In every run (a root is any run a sub-agent names): the signal's handler keeps the newest list per sub-agent and
  * their decisions (carried across continue-as-new), which `state().pendingApprovals` / `state().approvals` and the
  * current details list with the sub-agent's `workflowId` and `path`. Keeping them is no command. The decision itself
  * is made by the sub-agent only: the client routes a decision sent through the root there (`approvalRoute`), and the
- * root's validator refuses one sent to it directly with where to send it.
+ * root's validator refuses one sent to it directly with where to send it. A batch keeps its tasks' (and their
+ * sub-agents') lists the same way and shows them in its `progress` query (`pendingApprovals`).
  */
 import { CancellationScope, getExternalWorkflowHandle, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { approvalInSubAgent, pathText, type TreeApprovalsReport } from '../../common/tree-approvals.js';
@@ -18,6 +20,7 @@ import { approvalAlreadyDecided, type ApprovalRecord, type PendingApproval } fro
 import { treeApprovalsSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
 import type { AgentSession, SessionState } from './session.js';
+import { batchMembership } from './report-to-batch.js';
 import { treeMembership } from './tree.js';
 
 /** Decisions of sub-agents' calls the root keeps (the latest). */
@@ -52,7 +55,7 @@ export interface TreeReported {
 
 /** After every status change (`AgentSession.publish`): a sub-agent whose pending calls changed tells its root. */
 export function reportToRoot(st: SessionState): void {
-  const tree = treeMembership();
+  const tree = deskOf();
   if (!tree) return;
   const pending = st.pendingApprovals ?? [];
   const calls = pending.map((p) => `${p.toolCallId}#${p.assistantIndex}`);
@@ -89,19 +92,45 @@ export function reportToRoot(st: SessionState): void {
   ).catch(() => undefined);
 }
 
+/** Where this run reports: its tree's root (memo `keelTree`), else the batch it is a task of (memo `keelBatch`). */
+function deskOf(): { rootWorkflowId: string; path: string[] } | undefined {
+  const tree = treeMembership();
+  if (tree) return tree;
+  const batch = batchMembership();
+  return batch ? { rootWorkflowId: batch.workflowId, path: [`task ${batch.index}`] } : undefined;
+}
+
 // --- the root ---------------------------------------------------------------------------------------------------------
+
+/** Where a root keeps its sub-agents' approvals: an agent run's `SessionState`, a batch's carried state. */
+export interface ApprovalDesk {
+  treeApprovals?: TreeApprovalsState;
+}
 
 /** Registers the `keelTreeApprovals` handler: this run keeps its sub-agents' pending calls (no command). */
 export function registerTreeApprovals(s: AgentSession): void {
-  setHandler(treeApprovalsSignal, (report: unknown) => receive(s, report), {
-    description:
-      'From a sub-agent of this run’s tree: its calls awaiting approval, listed in state().pendingApprovals with its workflowId and path.',
-  });
+  registerApprovalDesk(s.state, () => s.publishDetails(), 'state().pendingApprovals');
 }
 
-function receive(s: AgentSession, report: unknown): void {
-  if (!isReport(report)) return; // a malformed signal (not from Keel) changes nothing
-  const t = (s.state.treeApprovals ??= { runs: [], decided: [] });
+/**
+ * Registers the `keelTreeApprovals` handler of a root (an agent run, or a batch for its tasks and their sub-agents):
+ * each report updates `desk`, then `changed` runs (the details). `listedIn` names where they are listed.
+ */
+export function registerApprovalDesk(desk: ApprovalDesk, changed: () => void, listedIn: string): void {
+  setHandler(
+    treeApprovalsSignal,
+    (report: unknown) => {
+      if (receive(desk, report)) changed();
+    },
+    {
+      description: `From a sub-agent of this run’s tree (or a batch task): its calls awaiting approval, listed in ${listedIn} with its workflowId and path.`,
+    },
+  );
+}
+
+function receive(desk: ApprovalDesk, report: unknown): boolean {
+  if (!isReport(report)) return false; // a malformed signal (not from Keel) changes nothing
+  const t = (desk.treeApprovals ??= { runs: [], decided: [] });
   const { workflowId, path } = report;
   for (const d of report.decided) {
     const known = t.decided.some(
@@ -117,7 +146,7 @@ function receive(s: AgentSession, report: unknown): void {
   }
   let drop = t.runs.filter((r) => r.pending.length === 0).length - MAX_IDLE_RUNS;
   if (drop > 0) t.runs = t.runs.filter((r) => r.pending.length > 0 || drop-- <= 0);
-  s.publishDetails();
+  return true;
 }
 
 function isReport(r: unknown): r is TreeApprovalsReport {
@@ -136,7 +165,7 @@ function isReport(r: unknown): r is TreeApprovalsReport {
 }
 
 /** The sub-agents' pending calls, for `state().pendingApprovals` (after the run's own). */
-export function treePending(st: SessionState): PendingApproval[] {
+export function treePending(st: ApprovalDesk): PendingApproval[] {
   return (st.treeApprovals?.runs ?? []).flatMap((r) =>
     r.pending.map((p) => ({ ...p, workflowId: r.workflowId, path: r.path })),
   );
