@@ -6,6 +6,7 @@
  * record, signed tokens bound to the sub-agent's run); the root's list empties once it is decided. The sub-agents are
  * started here as the sub-agent tree contract says (common/tree.ts: `agentWorkflow` with the memo `keelTree`).
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
@@ -13,7 +14,7 @@ import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-cli
 import { mintApprovalToken } from '../../client/approval-token.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
-import { keelCli } from './cli-child.js';
+import { BIN, keelCli } from './cli-child.js';
 import { refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const ran = new Map<string, string[]>();
@@ -115,6 +116,22 @@ describe('one approval desk for a sub-agent tree', () => {
   afterAll(() => keel?.stop());
 
   const cli = (args: string[]) => keelCli(['--address', keel.address, '--task-queue', keel.taskQueue, ...args]);
+  /** `keel watch <id>` as a child process: its output so far, and its end. */
+  const watch = (id: string) => {
+    const child = spawn(
+      process.execPath,
+      [BIN, '--address', keel.address, '--task-queue', keel.taskQueue, 'watch', id],
+      {
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const out = { stdout: '', stderr: '' };
+    child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    return { out, closed };
+  };
 
   it('a call two levels down is listed at the root (state, details, keel pending) and approved through it runs once', async () => {
     const { root, child, grandchild } = await startTree(keel, { mode: 'session' }); // open after the call: decided twice
@@ -154,6 +171,9 @@ describe('one approval desk for a sub-agent tree', () => {
       `${root.workflowId}  d-1  danger {"target":"x"}\n  in helper › call_r › critic › call_c (${grandchild.workflowId}) · since ${new Date(p.requestedAt).toISOString()} · digest ${DIGEST_X}\n`,
     );
     expect(listed.stdout).not.toContain(`${grandchild.workflowId}  d-1`);
+    // keel watch on the root: the call with its path, and the commands that decide it through the root
+    const watching = watch(root.workflowId);
+    await until(async () => watching.out.stdout.includes('approval_needed d-1'), 20_000, 'keel watch shows it');
     const json = JSON.parse((await cli(['pending', '--json'])).stdout) as { workflowId: string }[];
     expect(json.filter((r) => [root, child, grandchild].some((h) => h.workflowId === r.workflowId))).toEqual([
       { workflowId: root.workflowId, url: expect.any(String), pendingApprovals: [p] },
@@ -229,6 +249,10 @@ describe('one approval desk for a sub-agent tree', () => {
     ]);
     expect([await signalsSent(child), await signalsSent(root)]).toEqual([[], []]);
     await Promise.all([root.end(), child.end()]);
+    expect(await watching.closed, watching.out.stderr).toBe(0);
+    expect(watching.out.stdout).toContain(
+      `approval_needed d-1 danger {"target":"x"} in helper › call_r › critic › call_c\n  keel approve ${root.workflowId} d-1  |  keel deny ${root.workflowId} d-1 --reason …\n`,
+    );
     await noTaskFailures(root, child, grandchild);
   });
 
