@@ -11,6 +11,11 @@ import type { ApprovalRecord, PendingApproval } from './updates.js';
 export interface TreeApprovalsReport {
   /** The sub-agent's workflow id (where `approve` / `deny` go). */
   workflowId: string;
+  /**
+   * The first run id of the sub-agent's continue-as-new chain: a later run under the same workflow id (a parent that
+   * repeats a tool call id) is another sub-agent, whose `seq` starts again.
+   */
+  runKey: string;
   /** The tool-call labels from the root down to the sub-agent (its memo `keelTree.path`). */
   path: string[];
   /** Increases with every report of this sub-agent (across its continue-as-new): the root keeps the newest list. */

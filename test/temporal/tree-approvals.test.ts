@@ -317,6 +317,29 @@ describe('one approval desk for a sub-agent tree', () => {
     await noTaskFailures(root, child, grandchild);
   });
 
+  it('a later sub-agent under the same workflow id (a repeated tool call id) is listed again', async () => {
+    const { root, child, grandchild } = await startTree(keel);
+    await rootLists(root, 1);
+    await root.deny({ toolCallId: 'd-1', argsDigest: DIGEST_X, approver: 'bob' });
+    await grandchild.result();
+    await rootLists(root, 0);
+    const memo = (await grandchild.workflow.describe()).memo!;
+    await keel.client.client.workflow.start(AGENT_WORKFLOW_TYPE, {
+      taskQueue: keel.taskQueue,
+      workflowId: grandchild.workflowId,
+      args: [{ model: 'scripted/tree', prompt: 'two levels down', tools: ['danger'] }],
+      memo,
+    });
+    const [again] = await rootLists(root, 1);
+    expect([again.workflowId, again.path]).toEqual([grandchild.workflowId, PATH]);
+    await root.approve({ toolCallId: 'd-1', argsDigest: DIGEST_X, approver: 'ann' });
+    expect((await grandchild.result()).finalText).toBe('all done');
+    await rootLists(root, 0);
+    expect(ran.get(grandchild.workflowId)).toEqual(['danger x']);
+    await Promise.all([root.end(), child.end()]);
+    await noTaskFailures(root, child, grandchild);
+  });
+
   it('through the root: a call that times out gets the not-approved result and leaves the root’s list', async () => {
     const { root, child, grandchild } = await startTree(keel, { approvalTimeout: '2s' });
     await rootLists(root, 1);

@@ -31,6 +31,7 @@ const MAX_IDLE_RUNS = 200;
 /** A sub-agent's last report as its root keeps it. */
 export interface TreeApprovalsRun {
   workflowId: string;
+  runKey: string;
   path: string[];
   seq: number;
   pending: PendingApproval[];
@@ -73,8 +74,10 @@ export function reportToRoot(st: SessionState): void {
     });
   const seq = (st.treeReported?.seq ?? 0) + 1;
   st.treeReported = { seq, calls };
+  const info = workflowInfo();
   const report: TreeApprovalsReport = {
-    workflowId: workflowInfo().workflowId,
+    workflowId: info.workflowId,
+    runKey: info.firstExecutionRunId,
     path: tree.path,
     seq,
     pending: pending.map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
@@ -131,7 +134,7 @@ export function registerApprovalDesk(desk: ApprovalDesk, changed: () => void, li
 function receive(desk: ApprovalDesk, report: unknown): boolean {
   if (!isReport(report)) return false; // a malformed signal (not from Keel) changes nothing
   const t = (desk.treeApprovals ??= { runs: [], decided: [] });
-  const { workflowId, path } = report;
+  const { workflowId, runKey, path } = report;
   for (const d of report.decided) {
     const known = t.decided.some(
       (x) => x.workflowId === workflowId && x.toolCallId === d.toolCallId && x.decidedAt === d.decidedAt,
@@ -139,10 +142,11 @@ function receive(desk: ApprovalDesk, report: unknown): boolean {
     if (!known) t.decided.push({ ...d, workflowId, path });
   }
   if (t.decided.length > MAX_DECIDED) t.decided.splice(0, t.decided.length - MAX_DECIDED);
-  const at = t.runs.findIndex((r) => r.workflowId === workflowId);
+  // by run chain: a later sub-agent under the same workflow id (a repeated tool call id) counts its seq again
+  const at = t.runs.findIndex((r) => r.workflowId === workflowId && r.runKey === runKey);
   if (at < 0 || t.runs[at].seq < report.seq) {
     if (at >= 0) t.runs.splice(at, 1);
-    t.runs.push({ workflowId, path, seq: report.seq, pending: report.pending });
+    t.runs.push({ workflowId, runKey, path, seq: report.seq, pending: report.pending });
   }
   let drop = t.runs.filter((r) => r.pending.length === 0).length - MAX_IDLE_RUNS;
   if (drop > 0) t.runs = t.runs.filter((r) => r.pending.length > 0 || drop-- <= 0);
@@ -154,6 +158,7 @@ function isReport(r: unknown): r is TreeApprovalsReport {
   return (
     !!v &&
     typeof v.workflowId === 'string' &&
+    typeof v.runKey === 'string' &&
     Array.isArray(v.path) &&
     v.path.every((p) => typeof p === 'string') &&
     typeof v.seq === 'number' &&
