@@ -47,6 +47,7 @@ import type { EncryptionOption } from '../common/encryption.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { runSummary } from '../common/run-summary.js';
+import { approvalRoute } from '../common/tree-approvals.js';
 import type { StreamEvent } from '../common/stream.js';
 import { streamRun, type StreamOptions } from './run-stream.js';
 
@@ -332,17 +333,42 @@ export class AgentRunHandle {
    * Let a tool call awaiting approval run. `argsDigest` from `state().pendingApprovals` binds it to those arguments.
    * A run whose worker verifies approvals needs `token` (a JWT bound to the run, call, digest and verb; README "Who may
    * approve"): the answer comes once the worker verified it, and a refusal (`UpdateRejectedError`) changes nothing.
+   *
+   * On a tree's root, a call one of its sub-agents waits for (listed with `workflowId` and `path`) is decided there:
+   * the root refuses it with where it waits, and the decision is sent to that sub-agent's run (found in the root's
+   * `state()`), which answers as at top level; a signed decision's token then binds the sub-agent's workflow id (`keel_run`), the listed
+   * `workflowId`. A call id several sub-agents wait for is refused, naming them (decide it on the sub-agent's run).
    */
   approve(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
-    return this.update(approveUpdate, decision);
+    return this.decide(approveUpdate, decision);
   }
 
   /**
    * Refuse a tool call awaiting approval: it gets `Tool <name> was denied by <approver>: <reason>`. Signed like
-   * `approve` on a worker that verifies approvals (a token with `keel_decision: "deny"`).
+   * `approve` on a worker that verifies approvals (a token with `keel_decision: "deny"`); routed to a sub-agent's run
+   * like `approve`.
    */
   deny(decision: ApprovalDecisionInput): Promise<ApprovalRecord> {
-    return this.update(denyUpdate, decision);
+    return this.decide(denyUpdate, decision);
+  }
+
+  /** Sends `approve` / `deny` to the run that decides the call: this one, or the sub-agent whose call it is. */
+  private async decide(
+    def: UpdateDefinition<ApprovalRecord, [ApprovalDecisionInput]>,
+    decision: ApprovalDecisionInput,
+  ): Promise<ApprovalRecord> {
+    try {
+      return await this.update(def, decision);
+    } catch (err) {
+      // the run's own calls, and a sub-agent's already decided, are answered by this run as at top level
+      const toolCallId = (decision as Partial<ApprovalDecisionInput> | undefined)?.toolCallId;
+      if (!(err instanceof UpdateRejectedError) || typeof toolCallId !== 'string') throw err;
+      const st = await this.state().catch(() => undefined);
+      const route = st ? approvalRoute(this.workflowId, st, toolCallId) : undefined;
+      if (route && 'ambiguous' in route) throw new UpdateRejectedError(def.name, route.ambiguous);
+      if (!route?.pending || route.workflowId === this.workflowId) throw err;
+      return new AgentRunHandle(this.workflow.client.getHandle(route.workflowId)).update(def, decision);
+    }
   }
 
   /** Executes an Update and waits for its result; a validator's refusal becomes `UpdateRejectedError`. */

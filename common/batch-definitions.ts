@@ -11,6 +11,7 @@ import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from './batch-in
 import type { BudgetLine } from './budget.js';
 import type { RunStatus } from './run.js';
 import type { GradingSummary, VariantSummary } from './grading.js';
+import type { PendingApproval } from './updates.js';
 
 export const BATCH_WORKFLOW_TYPE = 'agentBatchWorkflow';
 /** The workflow type of a page holder (`{ taskPage }`); 0.3.0 clients started page holders as `agentBatchWorkflow`. */
@@ -71,6 +72,11 @@ export interface BatchProgress {
   variants?: VariantSummary[];
   /** With variants: the tasks (input indices, first 100) whose variants disagree (verdict, else status). */
   disagreements?: number[];
+  /**
+   * Calls the batch's tasks (and their sub-agents) wait for (from 0.6.0), each with the waiting run's `workflowId` and
+   * `path` (`task <i>`, then the sub-agents' labels): decide them on that run (`keel approve <workflowId> <toolCallId>`).
+   */
+  pendingApprovals?: PendingApproval[];
 }
 
 /** `progress.budget`: each limit with what the finished tasks spent against it. */

@@ -55,6 +55,13 @@ export interface PendingApproval {
   /** sha256 (hex) of the canonical JSON of `args`. */
   argsDigest: string;
   requestedAt: number;
+  /**
+   * Listed by the tree's root for a call one of its sub-agents waits for (README "Sub-agents", one approval desk): the
+   * sub-agent's workflow id, where the decision is made (`AgentRunHandle.approve` on the root sends it there).
+   */
+  workflowId?: string;
+  /** With `workflowId`: the tool-call labels from the root down to that sub-agent (`research › call_1`, …). */
+  path?: string[];
 }
 
 export type ApprovalVerdict = 'approved' | 'denied' | 'timed-out';
@@ -76,6 +83,9 @@ export interface ApprovalRecord {
   subject?: string;
   issuer?: string;
   keyId?: string;
+  /** Listed by the tree's root for a sub-agent's call: the sub-agent's workflow id and path (as `PendingApproval`). */
+  workflowId?: string;
+  path?: string[];
 }
 
 /** The approver named when the run itself decides (timeout, interrupt, cancel). */

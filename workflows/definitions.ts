@@ -8,6 +8,7 @@ import type { EventsPage } from '../common/events.js';
 import type { McpToolRecord } from '../common/wire.js';
 import type { AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import type { ApprovalDecisionInput, ApprovalRecord, ClosedAck, InterruptAck, QueuedAck } from '../common/updates.js';
+import type { TreeApprovalsReport } from '../common/tree-approvals.js';
 
 /** Queue a message for when the agent would otherwise stop (Pi `followUp`). Starts a new agent run in a waiting session. */
 export const followUpSignal = defineSignal<[IncomingMessage | IncomingMessage[]]>('followUp');
@@ -25,6 +26,11 @@ export const endSignal = defineSignal<[]>('end');
 export const wakeSignal = defineSignal<[]>('wake');
 /** Stop at the next boundary because a budget above the run's (a batch's) is spent: no further model call; the run ends `stopped` with this text as `error`. */
 export const budgetStopSignal = defineSignal<[string]>('budgetStop');
+/**
+ * Sub-agent → its tree's root (README "Sub-agents", one approval desk): the sub-agent's calls awaiting approval now,
+ * and those decided since its last report; the root lists them in `state().pendingApprovals` with `workflowId` and `path`.
+ */
+export const treeApprovalsSignal = defineSignal<[TreeApprovalsReport]>('keelTreeApprovals');
 
 export const stateQuery = defineQuery<AgentRunState>('state');
 export const messagesQuery = defineQuery<MessagesPage, [{ from?: number; limit?: number }?]>('messages');

@@ -90,4 +90,10 @@ export const PATCH = {
    * variants or repeats or a task it starts carries a grader (workflows/batch/grading.ts).
    */
   batchGrading: 'keel-0.5.0-batch-grading',
+  /**
+   * 0.6.0: a sub-agent (memo `keelTree`) or a batch's task (memo `keelBatch`) whose calls awaiting approval change
+   * signals `keelTreeApprovals` to its tree's root or its batch (workflows/agent/tree-approvals.ts), which lists them.
+   * Checked only in such a run, when its list changes.
+   */
+  treeApprovals: 'keel-0.6.0-tree-approvals',
 } as const;

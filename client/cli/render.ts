@@ -7,6 +7,7 @@
  */
 import { styleText } from 'node:util';
 import type { PendingApproval } from '../../common/updates.js';
+import { pathText } from '../../common/tree-approvals.js';
 import type { BatchProgress } from '../../common/batch-definitions.js';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
 import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../../common/model-heartbeat.js';
@@ -329,13 +330,17 @@ export class RunRenderer {
   /** Messages waiting in the run's queues; printed when the counts change. */
   private announced = new Set<string>();
 
-  /** A tool call awaiting approval, once per call, prominently: what it would run and how to decide it. */
+  /**
+   * A tool call awaiting approval, once per call, prominently: what it would run and how to decide it. A sub-agent's
+   * call (listed by its root, README "Approvals") names its path; deciding it on the root routes it to the sub-agent.
+   */
   approvals(workflowId: string, pending: PendingApproval[]): void {
     for (const p of pending) {
-      if (this.announced.has(p.toolCallId)) continue;
-      this.announced.add(p.toolCallId);
+      const key = `${p.workflowId ?? ''} ${p.toolCallId}`;
+      if (this.announced.has(key)) continue;
+      this.announced.add(key);
       this.endStream();
-      const args = oneLine(JSON.stringify(p.args), this.width - 30);
+      const args = oneLine(`${JSON.stringify(p.args)}${p.path ? ` in ${pathText(p.path)}` : ''}`, this.width - 30);
       const how = `keel approve ${workflowId} ${p.toolCallId}  |  keel deny ${workflowId} ${p.toolCallId} --reason …`;
       if (this.sink.tty)
         this.line(`${paint(this.sink, 'yellow', `⚠ APPROVAL NEEDED: ${p.toolName}`)} ${args}

@@ -10,7 +10,8 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { temporal } from '@temporalio/proto';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { Script } from '../../activities/model/scripted.js';
-import type { AgentRunHandle } from '../../client/agent-client.js';
+import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-client.js';
+import { TREE_MEMO_KEY } from '../../common/tree.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch/definitions.js';
 import { steerSignal } from '../../workflows/definitions.js';
 import { emptyUsage } from '../../common/messages.js';
@@ -567,6 +568,43 @@ export const scenarios: Record<string, Scenario> = {
     const runs = await chain(h);
     if (runs.length < 2) throw new Error(`expected a graded batch chain of at least 2 runs, got ${runs.length}`);
     return Object.fromEntries(runs.map((r, i) => [`graded-variants-batch.${i}`, r]));
+  },
+  /**
+   * 0.6.0: one approval desk (keel-0.6.0-tree-approvals): a sub-agent (memo keelTree) whose call waits signals
+   * `keelTreeApprovals` to its root, which lists it; denied through the root (routed to the sub-agent), the sub-agent
+   * signals again and the root's list empties. Both histories: the sub-agent's (signals sent) and the root's.
+   */
+  'tree-approval': async (keel) => {
+    const root = await keel.start(
+      { model: 'scripted/approvalOutcomes', prompt: 'hello', tools: ['gated'], mode: 'session' },
+      id('tree-approval-root'),
+    );
+    const subId = `${root.workflowId}-t-1`;
+    await keel.client.client.workflow.start(AGENT_WORKFLOW_TYPE, {
+      taskQueue: keel.taskQueue,
+      workflowId: subId,
+      args: [{ model: 'scripted/approvalOutcomes', prompt: 'deny me', tools: ['gated'] }],
+      memo: {
+        [TREE_MEMO_KEY]: {
+          rootWorkflowId: root.workflowId,
+          parentWorkflowId: root.workflowId,
+          toolCallId: 't-1',
+          depth: 1,
+          path: ['helper › t-1'],
+        },
+      },
+    });
+    await until(async () => (await root.state()).pendingApprovals.length === 1, 60_000, 'listed at the root');
+    const [p] = (await root.state()).pendingApprovals;
+    await root.deny({ toolCallId: p.toolCallId, argsDigest: p.argsDigest, approver: 'corpus', reason: 'not now' });
+    const sub = keel.client.getHandle(subId);
+    await sub.result();
+    await until(async () => (await root.state()).pendingApprovals.length === 0, 60_000, 'the root list empties');
+    await root.end();
+    return {
+      'tree-approval.sub-agent': await recorded(sub.workflow),
+      'tree-approval.root': await recorded(root.workflow),
+    };
   },
 };
 

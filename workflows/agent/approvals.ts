@@ -38,6 +38,7 @@ import {
 } from '../../common/updates.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import { workflowNow } from '../clock.js';
+import { subAgentRefusal } from './tree-approvals.js';
 import type { AbortKind, AgentSession, SessionState, StoredApprovalRecord, StoredPendingApproval } from './session.js';
 import { reject } from './update-guards.js';
 
@@ -246,7 +247,8 @@ export function validateDecision(st: SessionState, name: 'approve' | 'deny', inp
   const pending = findPending(st, toolCallId);
   if (!pending) {
     const done = findRecord(st, toolCallId);
-    reject(done ? approvalAlreadyDecided(done) : approvalUnknown(toolCallId));
+    // a sub-agent's call (one approval desk, tree-approvals.ts): the sub-agent decides it; the client routes it there
+    reject(done ? approvalAlreadyDecided(done) : (subAgentRefusal(st, toolCallId) ?? approvalUnknown(toolCallId)));
   }
   if (pending.argsDigest !== argsDigest) reject(approvalDigestMismatch(toolCallId, argsDigest));
   // a run started on a worker that verifies approvals takes signed decisions only (README "Who may approve")

@@ -1,6 +1,7 @@
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
 import { budgetDetails } from './budget.js';
 import type { RunningTool, SessionState } from './session.js';
+import { treeDetails } from './tree-approvals.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
   for (let i = transcript.length - 1; i >= from; i--)
@@ -28,6 +29,7 @@ export function renderDetails(st: SessionState, live: LiveDetails): string {
     lines.push(
       `⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`,
     );
+  lines.push(...treeDetails(st)); // the calls its sub-agents wait for (one approval desk)
   if (live.modelCallSince !== undefined)
     lines.push(`calling ${st.config.model} since ${clockTime(live.modelCallSince)}`);
   if (live.runningTools.size > 0)

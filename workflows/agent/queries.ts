@@ -6,6 +6,7 @@ import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery } from '../defini
 import { publicApprovals, publicPending } from './approvals.js';
 import { budgetState } from './budget.js';
 import { lastAssistant } from './details.js';
+import { treeDecided, treePending } from './tree-approvals.js';
 import type { AgentSession } from './session.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
@@ -75,8 +76,8 @@ function runState(s: AgentSession): AgentRunState {
       : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
-    pendingApprovals: publicPending(st),
-    approvals: publicApprovals(st),
+    pendingApprovals: [...publicPending(st), ...treePending(st)],
+    approvals: [...publicApprovals(st), ...treeDecided(st)],
     ...budgetState(st),
   };
 }

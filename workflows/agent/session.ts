@@ -56,6 +56,7 @@ import { toUserMessages } from './incoming.js';
 import { enqueue } from './queues.js';
 import { closedWhy, isFinal, reject } from './update-guards.js';
 import { publishAttributes, turnEndUpsertDue, type Published } from './visibility.js';
+import { reportToRoot, type TreeApprovalsState, type TreeReported } from './tree-approvals.js';
 
 /** Where an agent run stands between two turns; carried across continue-as-new so the run resumes there. */
 export interface LoopPosition {
@@ -146,6 +147,10 @@ export interface SessionState {
   rehomed?: string;
   /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
   budgetStop?: string;
+  /** A sub-agent: the pending calls it last reported to its tree's root (tree-approvals.ts). */
+  treeReported?: TreeReported;
+  /** A root: its sub-agents' calls awaiting approval and their decisions (tree-approvals.ts). */
+  treeApprovals?: TreeApprovalsState;
 }
 
 export type AbortKind = 'interrupt' | 'cancel';
@@ -256,6 +261,7 @@ export class AgentSession implements ToolBatchHost {
   publish(): void {
     setCurrentDetails(this.details());
     this.published = publishAttributes(this.state, this.published);
+    reportToRoot(this.state); // a sub-agent whose pending approvals changed tells its root
   }
 
   /** At every turn end: the details, and the search attributes every `TURN_UPSERT_STRIDE` turns (visibility.ts). */

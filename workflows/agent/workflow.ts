@@ -38,6 +38,7 @@ import { runAgentLoop, type RunStart } from './turn-loop.js';
 import { batchMemo, registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
 import { registerQueries } from './queries.js';
 import { registerVerbs } from './verbs.js';
+import { registerTreeApprovals } from './tree-approvals.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -90,6 +91,7 @@ async function session(
   registerVerbs(s);
   registerQueries(s);
   registerBatchReportHandler(s.state);
+  registerTreeApprovals(s);
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;

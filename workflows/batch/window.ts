@@ -88,6 +88,7 @@ import { PATCH } from '../patches.js';
 import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
+import { registerApprovalDesk, treePending, type TreeApprovalsState } from '../agent/tree-approvals.js';
 
 /** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
 const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
@@ -105,6 +106,8 @@ export interface WindowCarried
   errors: PackedErrors;
   /** A graded batch, or one with variants or repeats (from 0.5.0): its verdicts (workflows/batch/grading.ts). */
   verdicts?: GradingCarried;
+  /** Its tasks' (and their sub-agents') calls awaiting approval (from 0.6.0, workflows/agent/tree-approvals.ts). */
+  treeApprovals?: TreeApprovalsState;
 }
 
 /** The state this run starts from: the previous run's (converted when a 0.3.0 run carried it), or a fresh one. */
@@ -176,9 +179,11 @@ export async function runWindowBatch(
 ): Promise<AgentBatchResult> {
   assertBatchInput(input);
   const batch = new WindowBatch(input, carried);
-  setHandler(progressQuery, () => batch.progress(), {
-    description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
+  setHandler(progressQuery, () => withPendingApprovals(batch.progress(), batch.carried), {
+    description: 'Batch progress: total, done, failed, running, queued, tokens, cost, pendingApprovals.',
   });
+  // one approval desk: the tasks (and their sub-agents) tell the batch what waits for approval
+  registerApprovalDesk(batch.carried, () => undefined, 'progress().pendingApprovals');
   setHandler(resultsQuery, (opts) => batch.results(opts), {
     description:
       'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error?, task?, variant?, repeat?, grade? }], total }; error texts of the first 100 distinct errors; full results are the children’s.',
@@ -187,6 +192,12 @@ export async function runWindowBatch(
     description: 'A child reports how it closed: { index, status, turns, tokens, cost, modelCalls, error? }.',
   });
   return batch.run();
+}
+
+/** `progress().pendingApprovals`: the calls the batch's tasks and their sub-agents wait for (absent when none). */
+function withPendingApprovals(progress: BatchProgress, st: WindowCarried): BatchProgress {
+  const pending = treePending(st);
+  return pending.length > 0 ? { ...progress, pendingApprovals: pending } : progress;
 }
 
 /**
@@ -198,6 +209,10 @@ class WindowBatch {
   private readonly concurrency: number;
   /** Counters, the next task index and the window as carried across continue-as-new. */
   private readonly st: WindowCarried;
+  /** The state carried across continue-as-new (the approval desk keeps its tasks' pending calls there). */
+  get carried(): WindowCarried {
+    return this.st;
+  }
   /** By task index: the packed outcome, or null while not finished. */
   private readonly outcomes: (PackedOutcome | null)[];
   /** By task index: the error text (at most MAX_ERROR_TEXTS distinct texts). */

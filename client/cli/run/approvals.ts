@@ -1,10 +1,14 @@
 /**
- * `keel pending` (every run awaiting approval, found by `KeelStatus="awaiting-approval"`, with tool and arguments),
- * `keel approve <id> <toolCallId>` and `keel deny <id> <toolCallId>` (the `approve` / `deny` Updates).
+ * `keel pending` (every run awaiting approval, found by `KeelStatus="awaiting-approval"`, with tool and arguments; a
+ * sub-agent's calls under its tree's root, with their path), `keel approve <id> <toolCallId>` and `keel deny <id>
+ * <toolCallId>` (the `approve` / `deny` Updates; on a root, a sub-agent's call is decided by that sub-agent).
  */
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
+import { asTreeMembership, TREE_MEMO_KEY } from '../../../common/tree.js';
+import { approvalRoute, pathText } from '../../../common/tree-approvals.js';
+import type { AgentRunState } from '../../../common/run.js';
 import type { PendingApproval } from '../../../common/updates.js';
 import type { AgentClient } from '../../agent-client.js';
 import { act, globals, printJson, uiLink, usageError, withClient } from '../context.js';
@@ -18,15 +22,42 @@ export interface PendingRun {
   pendingApprovals: PendingApproval[];
 }
 
-/** Runs whose search attribute says they await approval, with their pending calls (from the `state` query). */
+/**
+ * Runs whose search attribute says they await approval, with their pending calls (from the `state` query). A
+ * sub-agent's calls are listed under its tree's root (with `workflowId` and `path`, as the root's state lists them);
+ * one its root does not list (not yet told, or a root that lists none) under the sub-agent's own run.
+ */
 export async function pendingRuns(client: AgentClient, url: (id: string) => string): Promise<PendingRun[]> {
-  const out: PendingRun[] = [];
+  const states = new Map<string, Promise<AgentRunState | undefined>>();
+  const stateOf = (id: string) => {
+    if (!states.has(id)) states.set(id, tryState(client.client.workflow.getHandle(id)));
+    return states.get(id)!;
+  };
+  const out = new Map<string, PendingRun>();
+  const add = (workflowId: string, calls: PendingApproval[]) => {
+    const run = out.get(workflowId) ?? { workflowId, url: url(workflowId), pendingApprovals: [] };
+    for (const p of calls)
+      if (!run.pendingApprovals.some((q) => q.toolCallId === p.toolCallId && q.workflowId === p.workflowId))
+        run.pendingApprovals.push(p);
+    if (run.pendingApprovals.length > 0) out.set(workflowId, run);
+  };
   for await (const w of client.client.workflow.list({ query: AWAITING_APPROVAL_QUERY })) {
-    const st = await tryState(client.client.workflow.getHandle(w.workflowId));
-    if (st?.pendingApprovals.length)
-      out.push({ workflowId: w.workflowId, url: url(w.workflowId), pendingApprovals: st.pendingApprovals });
+    const calls = (await stateOf(w.workflowId))?.pendingApprovals ?? [];
+    const tree = asTreeMembership(w.memo?.[TREE_MEMO_KEY]);
+    if (!tree) {
+      add(w.workflowId, calls);
+      continue;
+    }
+    const atRoot = (await stateOf(tree.rootWorkflowId))?.pendingApprovals ?? [];
+    add(tree.rootWorkflowId, atRoot);
+    const listed = (p: PendingApproval) =>
+      atRoot.some((q) => q.workflowId === w.workflowId && q.toolCallId === p.toolCallId);
+    add(
+      w.workflowId,
+      calls.filter((p) => !listed(p)),
+    );
   }
-  return out;
+  return [...out.values()];
 }
 
 /** The environment variable `keel approve --token` reads the token from (a token on the command line would be in `ps`). */
@@ -72,8 +103,9 @@ export function registerApprovalCommands(program: Command): void {
           if (runs.length === 0) return void process.stdout.write('No tool call is awaiting approval.\n');
           for (const r of runs) {
             for (const p of r.pendingApprovals) {
+              const where = p.workflowId ? `in ${pathText(p.path ?? [])} (${p.workflowId}) · ` : '';
               process.stdout.write(
-                `${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`,
+                `${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  ${where}since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`,
               );
             }
             process.stdout.write(`  ${r.url}\n`);
@@ -118,7 +150,11 @@ export function registerApprovalCommands(program: Command): void {
             const token = readToken(o);
             return withClient(g, async (client) => {
               const handle = client.getHandle(id);
-              const pending = (await handle.state()).pendingApprovals.find((p) => p.toolCallId === toolCallId);
+              // the run's own call, or one of its sub-agents' (decided by the sub-agent: AgentRunHandle routes it)
+              const route = approvalRoute(id, await handle.state(), toolCallId);
+              if ('ambiguous' in route) throw usageError(route.ambiguous);
+              const pending = route.pending;
+              const decidedIn = pending?.workflowId ?? id;
               const argsDigest = o.digest ?? pending?.argsDigest;
               if (!argsDigest)
                 throw usageError(
@@ -133,9 +169,10 @@ export function registerApprovalCommands(program: Command): void {
                 ...(token !== undefined ? { token } : {}),
               };
               const record = name === 'approve' ? await handle.approve(input) : await handle.deny(input);
-              if (g.json) return printJson({ workflowId: id, ...record, url: uiLink(g, id) });
+              if (g.json) return printJson({ workflowId: decidedIn, ...record, url: uiLink(g, decidedIn) });
+              const where = pending?.path ? ` in ${pathText(pending.path)}` : '';
               process.stdout.write(
-                `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''}) as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, id)}\n`,
+                `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''})${where} as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, decidedIn)}\n`,
               );
             });
           },

@@ -1,0 +1,201 @@
+/**
+ * One approval desk for a sub-agent tree (README "Sub-agents"; common/tree-approvals.ts).
+ *
+ * In a sub-agent (memo `keelTree`), or a batch's task (memo `keelBatch`: the batch is its root, its path `task <i>`):
+ * whenever its list of calls awaiting approval changes (a call starts waiting, is decided, times out or is aborted),
+ * `reportToRoot` signals `keelTreeApprovals` to the root with the whole list and the records of the calls decided
+ * since — a new command, behind `patched(PATCH.treeApprovals)`; a run without either memo, or whose list never
+ * changes, sends nothing. What it last sent is carried across its continue-as-new.
+ *
+ * In every run (a root is any run a sub-agent names): the signal's handler keeps the newest list per sub-agent and
+ * their decisions (carried across continue-as-new), which `state().pendingApprovals` / `state().approvals` and the
+ * current details list with the sub-agent's `workflowId` and `path`. Keeping them is no command. The decision itself
+ * is made by the sub-agent only: the client routes a decision sent through the root there (`approvalRoute`), and the
+ * root's validator refuses one sent to it directly with where to send it. A batch keeps its tasks' (and their
+ * sub-agents') lists the same way and shows them in its `progress` query (`pendingApprovals`).
+ */
+import { CancellationScope, getExternalWorkflowHandle, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { approvalInSubAgent, pathText, type TreeApprovalsReport } from '../../common/tree-approvals.js';
+import { approvalAlreadyDecided, type ApprovalRecord, type PendingApproval } from '../../common/updates.js';
+import { treeApprovalsSignal } from '../definitions.js';
+import { PATCH } from '../patches.js';
+import type { AgentSession, SessionState } from './session.js';
+import { batchMembership } from './report-to-batch.js';
+import { treeMembership } from './tree.js';
+
+/** Decisions of sub-agents' calls the root keeps (the latest). */
+const MAX_DECIDED = 200;
+/** Sub-agents with nothing pending the root still remembers (their last `seq`, so a late report is ignored). */
+const MAX_IDLE_RUNS = 200;
+
+/** A sub-agent's last report as its root keeps it. */
+export interface TreeApprovalsRun {
+  workflowId: string;
+  runKey: string;
+  path: string[];
+  seq: number;
+  pending: PendingApproval[];
+}
+
+/** What a root keeps of its sub-agents' approvals (carried across continue-as-new). */
+export interface TreeApprovalsState {
+  /** The newest report per sub-agent, the most recently changed last. */
+  runs: TreeApprovalsRun[];
+  /** The records of its sub-agents' decided calls, each with `workflowId` and `path`; the latest `MAX_DECIDED`. */
+  decided: ApprovalRecord[];
+}
+
+/** What a sub-agent last reported to its root (carried across its continue-as-new). */
+export interface TreeReported {
+  seq: number;
+  /** `<toolCallId>#<assistantIndex>` of each call reported as pending. */
+  calls: string[];
+}
+
+// --- the sub-agent ----------------------------------------------------------------------------------------------------
+
+/** After every status change (`AgentSession.publish`): a sub-agent whose pending calls changed tells its root. */
+export function reportToRoot(st: SessionState): void {
+  const tree = deskOf();
+  if (!tree) return;
+  const pending = st.pendingApprovals ?? [];
+  const calls = pending.map((p) => `${p.toolCallId}#${p.assistantIndex}`);
+  const before = st.treeReported?.calls ?? [];
+  if (calls.length === before.length && calls.every((c, i) => c === before[i])) return;
+  if (!patched(PATCH.treeApprovals)) return;
+  const records = st.approvals ?? [];
+  const decided = before
+    .filter((c) => !calls.includes(c))
+    .flatMap((c) => {
+      const r = [...records].reverse().find((x) => `${x.toolCallId}#${x.assistantIndex}` === c);
+      if (!r) return [];
+      const { assistantIndex: _i, ...record } = r;
+      return [record];
+    });
+  const seq = (st.treeReported?.seq ?? 0) + 1;
+  st.treeReported = { seq, calls };
+  const info = workflowInfo();
+  const report: TreeApprovalsReport = {
+    workflowId: info.workflowId,
+    runKey: info.firstExecutionRunId,
+    path: tree.path,
+    seq,
+    pending: pending.map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
+      toolCallId,
+      toolName,
+      args,
+      argsDigest,
+      requestedAt,
+    })),
+    decided,
+  };
+  // sent even while this run is being cancelled (its aborted calls leave the root's list); a closed root is not told
+  void CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(tree.rootWorkflowId).signal(treeApprovalsSignal, report),
+  ).catch(() => undefined);
+}
+
+/** Where this run reports: its tree's root (memo `keelTree`), else the batch it is a task of (memo `keelBatch`). */
+function deskOf(): { rootWorkflowId: string; path: string[] } | undefined {
+  const tree = treeMembership();
+  if (tree) return tree;
+  const batch = batchMembership();
+  return batch ? { rootWorkflowId: batch.workflowId, path: [`task ${batch.index}`] } : undefined;
+}
+
+// --- the root ---------------------------------------------------------------------------------------------------------
+
+/** Where a root keeps its sub-agents' approvals: an agent run's `SessionState`, a batch's carried state. */
+export interface ApprovalDesk {
+  treeApprovals?: TreeApprovalsState;
+}
+
+/** Registers the `keelTreeApprovals` handler: this run keeps its sub-agents' pending calls (no command). */
+export function registerTreeApprovals(s: AgentSession): void {
+  registerApprovalDesk(s.state, () => s.publishDetails(), 'state().pendingApprovals');
+}
+
+/**
+ * Registers the `keelTreeApprovals` handler of a root (an agent run, or a batch for its tasks and their sub-agents):
+ * each report updates `desk`, then `changed` runs (the details). `listedIn` names where they are listed.
+ */
+export function registerApprovalDesk(desk: ApprovalDesk, changed: () => void, listedIn: string): void {
+  setHandler(
+    treeApprovalsSignal,
+    (report: unknown) => {
+      if (receive(desk, report)) changed();
+    },
+    {
+      description: `From a sub-agent of this run’s tree (or a batch task): its calls awaiting approval, listed in ${listedIn} with its workflowId and path.`,
+    },
+  );
+}
+
+function receive(desk: ApprovalDesk, report: unknown): boolean {
+  if (!isReport(report)) return false; // a malformed signal (not from Keel) changes nothing
+  const t = (desk.treeApprovals ??= { runs: [], decided: [] });
+  const { workflowId, runKey, path } = report;
+  for (const d of report.decided) {
+    const known = t.decided.some(
+      (x) => x.workflowId === workflowId && x.toolCallId === d.toolCallId && x.decidedAt === d.decidedAt,
+    );
+    if (!known) t.decided.push({ ...d, workflowId, path });
+  }
+  if (t.decided.length > MAX_DECIDED) t.decided.splice(0, t.decided.length - MAX_DECIDED);
+  // by run chain: a later sub-agent under the same workflow id (a repeated tool call id) counts its seq again
+  const at = t.runs.findIndex((r) => r.workflowId === workflowId && r.runKey === runKey);
+  if (at < 0 || t.runs[at].seq < report.seq) {
+    if (at >= 0) t.runs.splice(at, 1);
+    t.runs.push({ workflowId, runKey, path, seq: report.seq, pending: report.pending });
+  }
+  let drop = t.runs.filter((r) => r.pending.length === 0).length - MAX_IDLE_RUNS;
+  if (drop > 0) t.runs = t.runs.filter((r) => r.pending.length > 0 || drop-- <= 0);
+  return true;
+}
+
+function isReport(r: unknown): r is TreeApprovalsReport {
+  const v = r as Partial<TreeApprovalsReport> | undefined;
+  return (
+    !!v &&
+    typeof v.workflowId === 'string' &&
+    typeof v.runKey === 'string' &&
+    Array.isArray(v.path) &&
+    v.path.every((p) => typeof p === 'string') &&
+    typeof v.seq === 'number' &&
+    Array.isArray(v.pending) &&
+    v.pending.every((p) => !!p && typeof p.toolCallId === 'string' && typeof p.argsDigest === 'string') &&
+    Array.isArray(v.decided) &&
+    v.decided.every((d) => !!d && typeof d.toolCallId === 'string')
+  );
+}
+
+/** The sub-agents' pending calls, for `state().pendingApprovals` (after the run's own). */
+export function treePending(st: ApprovalDesk): PendingApproval[] {
+  return (st.treeApprovals?.runs ?? []).flatMap((r) =>
+    r.pending.map((p) => ({ ...p, workflowId: r.workflowId, path: r.path })),
+  );
+}
+
+/** The sub-agents' decisions, for `state().approvals` (after the run's own). */
+export function treeDecided(st: SessionState): ApprovalRecord[] {
+  return st.treeApprovals?.decided ?? [];
+}
+
+/** Lines of the current details: each sub-agent's call awaiting approval, with its path. */
+export function treeDetails(st: SessionState): string[] {
+  return treePending(st).map(
+    (p) =>
+      `⚠ awaiting approval in ${pathText(p.path!)}: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId} in ${p.workflowId}, digest ${p.argsDigest.slice(0, 12)}…)`,
+  );
+}
+
+/**
+ * The root's refusal of an `approve` / `deny` sent to it for a sub-agent's call: where to send it while the call
+ * waits, `already approved by …` once the sub-agent decided it; undefined when no sub-agent has such a call.
+ */
+export function subAgentRefusal(st: SessionState, toolCallId: string): string | undefined {
+  const waiting = treePending(st).find((p) => p.toolCallId === toolCallId);
+  if (waiting) return approvalInSubAgent(toolCallId, { workflowId: waiting.workflowId!, path: waiting.path! });
+  const done = [...treeDecided(st)].reverse().find((r) => r.toolCallId === toolCallId);
+  return done ? approvalAlreadyDecided(done) : undefined;
+}
