@@ -48,6 +48,7 @@ import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
+import type { AgentDefinition } from '../activities/agents/define-agent.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { ErrorType } from '../common/errors.js';
 import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
@@ -80,6 +81,13 @@ const MERGED_DIR = join(
 
 export interface KeelPluginOptions {
   tools?: ToolDefinition[];
+  /**
+   * Sub-agents (`defineAgent`, README "Sub-agents"): runs name them in `tools`; a call starts a child `agentWorkflow`.
+   * Names share one namespace with `tools`.
+   */
+  agents?: AgentDefinition[];
+  /** The deepest sub-agent a run may start (a child of the root has depth 1); a deeper call gets an error result. Default 3. */
+  maxAgentDepth?: number;
   /**
    * Model providers by prefix (`scripted`, `anthropic`, `*` for every other prefix). Default: `scripted` (JSON rule files)
    * and pi-ai for every provider it knows, with base URLs and API keys from the worker's environment.
@@ -235,6 +243,8 @@ export class KeelPlugin extends SimplePlugin {
     const all = createActivities({
       approvals,
       tools: withLedger(opts.tools ?? [], ledger),
+      ...(opts.agents ? { agents: opts.agents } : {}),
+      ...(opts.maxAgentDepth !== undefined ? { maxAgentDepth: opts.maxAgentDepth } : {}),
       ...(mcp ? { mcp } : {}),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,

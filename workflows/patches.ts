@@ -90,4 +90,10 @@ export const PATCH = {
    * variants or repeats or a task it starts carries a grader (workflows/batch/grading.ts).
    */
   batchGrading: 'keel-0.5.0-batch-grading',
+  /**
+   * 0.6.0: a call of a sub-agent (`ToolInfo.agent`, README "Sub-agents") is prepared as any call, then starts a child
+   * `agentWorkflow` `<workflowId>-<toolCallId>` (and, with an `output` schema, runs the `checkSubAgentOutput` local
+   * activity) instead of a tool activity. Checked only at such a call.
+   */
+  subAgents: 'keel-0.6.0-sub-agents',
 } as const;

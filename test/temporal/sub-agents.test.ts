@@ -1,0 +1,307 @@
+/** README "Sub-agents": typed child agents started per tool call as child agentWorkflows; one cancel; visible. */
+import { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineAgent } from '../../activities/agents/define-agent.js';
+import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+
+const { EventType } = temporal.api.enums.v1;
+
+const researcher = defineAgent({
+  name: 'researcher',
+  description: 'Researches one topic and answers in one line.',
+  systemPrompt: 'You research.',
+  tools: [],
+  model: 'scripted/child',
+});
+const counter = defineAgent({
+  name: 'counter',
+  description: 'Counts things.',
+  systemPrompt: 'You count.',
+  tools: [],
+  model: 'scripted/child',
+  input: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
+  output: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] },
+});
+const broken = defineAgent({
+  name: 'broken',
+  description: 'Its model always errors.',
+  systemPrompt: 'You fail.',
+  tools: [],
+  model: 'scripted/failing',
+});
+const slow = defineAgent({
+  name: 'slow',
+  description: 'Answers slowly.',
+  systemPrompt: 'You take your time.',
+  tools: [],
+  model: 'scripted/slowchild',
+});
+const delegator = defineAgent({
+  name: 'delegator',
+  description: 'Delegates to a researcher.',
+  systemPrompt: 'You delegate.',
+  tools: ['researcher'],
+  model: 'scripted/delegating',
+});
+
+const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
+
+const scripts = {
+  parent: {
+    rules: [
+      { match: 'toolResult:', text: 'all done' },
+      {
+        match: 'fan out',
+        text: 'asking three',
+        toolCalls: [
+          call('c1', 'researcher', { task: 'topic A' }),
+          call('c2', 'researcher', { task: 'topic B' }),
+          call('c3', 'researcher', { task: 'topic C' }),
+        ],
+      },
+      { match: 'count', text: 'counting', toolCalls: [call('t1', 'counter', { what: 'sheep' })] },
+      { match: 'break', text: 'trying', toolCalls: [call('b1', 'broken', { task: 'anything' })] },
+      { match: 'nobody', text: 'asking nobody', toolCalls: [call('n1', 'nobody', { task: 'x' })] },
+      { match: 'deep', text: 'going deep', toolCalls: [call('d1', 'delegator', { task: 'delegate topic A' })] },
+      {
+        match: 'slowly',
+        text: 'three slow ones',
+        toolCalls: [
+          call('s1', 'slow', { task: 'slow 1' }),
+          call('s2', 'slow', { task: 'slow 2' }),
+          call('s3', 'slow', { task: 'slow 3' }),
+        ],
+      },
+    ],
+  },
+  child: {
+    rules: [
+      { match: 'topic A', text: 'A is first', chunkDelayMs: 150 },
+      { match: 'topic B', text: 'B is second', chunkDelayMs: 150 },
+      { match: 'topic C', text: 'C is third', chunkDelayMs: 150 },
+      { match: 'sheep', text: '{"count": "many"}' },
+    ],
+  },
+  failing: { rules: [{ fail: { message: 'model exploded', retryable: false } }] },
+  slowchild: { rules: [{ text: 'a very long answer streamed slowly, chunk by chunk, forever', chunkDelayMs: 2000 }] },
+  delegating: {
+    rules: [
+      { match: 'toolResult:', text: 'delegated' },
+      { text: 'delegating', toolCalls: [call('r1', 'researcher', { task: 'topic A' })] },
+    ],
+  },
+};
+
+const agents = [researcher, counter, broken, slow, delegator];
+
+const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
+const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
+const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({
+  role: 'toolResult',
+  toolCallId: id,
+  toolName: name,
+  content: [{ type: 'text', text }],
+  details,
+  isError,
+});
+
+describe('sub-agents', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts, agents });
+  });
+  afterAll(() => keel?.stop());
+
+  it('three sub-agent calls in one batch run as concurrent child runs; their final texts are the results', async () => {
+    const h = await keel.start({
+      model: 'scripted/parent',
+      prompt: 'fan out',
+      tools: ['researcher'],
+    });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    const id = h.workflowId;
+    expect(strip(await h.allMessages())).toEqual([
+      user('fan out'),
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'asking three' },
+          { type: 'toolCall', id: 'c1', name: 'researcher', arguments: { task: 'topic A' } },
+          { type: 'toolCall', id: 'c2', name: 'researcher', arguments: { task: 'topic B' } },
+          { type: 'toolCall', id: 'c3', name: 'researcher', arguments: { task: 'topic C' } },
+        ],
+        stopReason: 'toolUse',
+      },
+      result('c1', 'researcher', 'A is first', { childWorkflowId: `${id}-c1` }),
+      result('c2', 'researcher', 'B is second', { childWorkflowId: `${id}-c2` }),
+      result('c3', 'researcher', 'C is third', { childWorkflowId: `${id}-c3` }),
+      reply('all done'),
+    ]);
+    for (const [c, topic, text] of [
+      ['c1', 'topic A', 'A is first'],
+      ['c2', 'topic B', 'B is second'],
+      ['c3', 'topic C', 'C is third'],
+    ]) {
+      const child = keel.client.getHandle(`${id}-${c}`);
+      expect(strip(await child.allMessages())).toEqual([user(topic), reply(text)]);
+      const d = await child.workflow.describe();
+      expect(d.memo?.keelTree).toEqual({
+        rootWorkflowId: id,
+        parentWorkflowId: id,
+        toolCallId: c,
+        depth: 1,
+        path: [`researcher › ${c}`],
+      });
+      expect(await d.staticSummary()).toBe(`sub-agent researcher: ${topic}`);
+      expect(await d.staticDetails()).toContain(`**sub-agent** researcher · tool call ${c} of ${id}`);
+      expect(await workflowTaskFailures(child)).toEqual([]);
+    }
+    // the children ran concurrently: every child started before the first one completed
+    const history = await h.workflow.fetchHistory();
+    const kinds = (history.events ?? []).flatMap((e) =>
+      e.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED
+        ? ['started']
+        : e.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED
+          ? ['completed']
+          : [],
+    );
+    expect(kinds.slice(0, 3)).toEqual(['started', 'started', 'started']);
+    expect(kinds).toHaveLength(6);
+    // the events carry the child's workflow id
+    const starts = (await allEvents(h)).filter(
+      (e) => e.type === 'tool_execution_start' || e.type === 'tool_execution_end',
+    );
+    expect(starts.map((e) => [e.type, (e as { childWorkflowId?: string }).childWorkflowId])).toEqual([
+      ['tool_execution_start', `${id}-c1`],
+      ['tool_execution_start', `${id}-c2`],
+      ['tool_execution_start', `${id}-c3`],
+      ...starts.slice(3).map((e) => ['tool_execution_end', (e as { childWorkflowId?: string }).childWorkflowId]),
+    ]);
+    expect(new Set(starts.slice(3).map((e) => (e as { childWorkflowId?: string }).childWorkflowId))).toEqual(
+      new Set([`${id}-c1`, `${id}-c2`, `${id}-c3`]),
+    );
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('a typed output that fails validation gives the parent an error result naming the field', async () => {
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'count please', tools: ['counter'] });
+    expect((await h.result()).status).toBe('completed');
+    const id = h.workflowId;
+    const messages = strip(await h.allMessages());
+    expect(messages[2]).toEqual(
+      result(
+        't1',
+        'counter',
+        'Sub-agent "counter" output failed validation:\n  - count: must be integer',
+        { childWorkflowId: `${id}-t1` },
+        true,
+      ),
+    );
+    // the typed input is the child's prompt, as JSON
+    expect(strip(await keel.client.getHandle(`${id}-t1`).allMessages())[0]).toEqual(user('{"what":"sheep"}'));
+  });
+
+  it('a sub-agent whose model errors gives an error result that says so, and the parent goes on', async () => {
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'break it', tools: ['broken'] });
+    expect((await h.result()).status).toBe('completed');
+    const id = h.workflowId;
+    const messages = strip(await h.allMessages()) as { content: { text: string }[]; isError?: boolean }[];
+    expect(messages[2].isError).toBe(true);
+    expect(messages[2].content[0].text).toMatch(
+      new RegExp(`^Sub-agent "broken" failed \\(run ${id}-b1\\): .*model exploded`),
+    );
+    expect(messages[3]).toEqual(reply('all done'));
+  });
+
+  it('an unknown sub-agent name gets the unknown-tool result', async () => {
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'ask nobody', tools: ['researcher'] });
+    expect((await h.result()).status).toBe('completed');
+    expect(strip(await h.allMessages())[2]).toEqual(result('n1', 'nobody', 'Tool nobody not found', {}, true));
+  });
+
+  it('a grandchild is in the same tree; past the depth limit a call gets a clear error result', async () => {
+    const deep = await startKeel({ scripts, agents, maxAgentDepth: 1 });
+    try {
+      const h = await deep.start({ model: 'scripted/parent', prompt: 'go deep', tools: ['delegator'] });
+      expect((await h.result()).status).toBe('completed');
+      const child = deep.client.getHandle(`${h.workflowId}-d1`);
+      expect(strip(await child.allMessages())[2]).toEqual(
+        result(
+          'r1',
+          'researcher',
+          'Sub-agent "researcher" was not started: it would run at depth 2, deeper than this worker\'s limit of 1 (maxAgentDepth). Do the task here, or ask for it without delegating.',
+          {},
+          true,
+        ),
+      );
+    } finally {
+      await deep.stop();
+    }
+    // default limit 3: the grandchild runs, with the root and path in its memo
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'go deep', tools: ['delegator'] });
+    expect((await h.result()).status).toBe('completed');
+    const grandchild = keel.client.getHandle(`${h.workflowId}-d1-r1`);
+    expect((await grandchild.workflow.describe()).memo?.keelTree).toEqual({
+      rootWorkflowId: h.workflowId,
+      parentWorkflowId: `${h.workflowId}-d1`,
+      toolCallId: 'r1',
+      depth: 2,
+      path: ['delegator › d1', 'researcher › r1'],
+    });
+    expect(strip(await h.allMessages())[2]).toEqual(
+      result('d1', 'delegator', 'delegated', { childWorkflowId: `${h.workflowId}-d1` }),
+    );
+  });
+
+  it('Temporal cancel of the root during three running children closes all four cancelled, no failed workflow task', async () => {
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'go slowly', tools: ['slow'] });
+    const ids = ['s1', 's2', 's3'].map((c) => `${h.workflowId}-${c}`);
+    await until(async () => (await h.state()).runningTools.length === 3, 20_000, 'three children running');
+    // each child's model call is in flight
+    for (const id of ids)
+      await until(async () => (await keel.client.getHandle(id).state()).status === 'running', 20_000, id);
+    await h.workflow.cancel();
+    expect((await h.result()).status).toBe('cancelled');
+    for (const id of [h.workflowId, ...ids]) {
+      const d = await keel.client.getHandle(id).workflow.describe();
+      expect([id, d.status.name]).toEqual([id, 'CANCELLED']);
+      expect(await workflowTaskFailures(keel.client.getHandle(id))).toEqual([]);
+    }
+  });
+
+  it('interrupt of the root stops the children and their in-flight model requests; each call gets an error result', async () => {
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'go slowly', tools: ['slow'], mode: 'session' });
+    const ids = ['s1', 's2', 's3'].map((c) => `${h.workflowId}-${c}`);
+    await until(async () => (await h.state()).runningTools.length === 3, 20_000, 'three children running');
+    for (const id of ids)
+      await until(
+        async () => (await keel.client.getHandle(id).workflow.describe()).raw.pendingActivities?.length === 1,
+        20_000,
+        `${id} model call`,
+      );
+    await h.interrupt();
+    await until(async () => (await h.state()).status === 'waiting', 20_000, 'parent waiting');
+    const messages = strip(await h.allMessages());
+    expect(messages.slice(2)).toEqual(
+      ['s1', 's2', 's3'].map((c) =>
+        result(
+          c,
+          'slow',
+          `Sub-agent "slow" was cancelled (run ${h.workflowId}-${c}); it gave no result.`,
+          { childWorkflowId: `${h.workflowId}-${c}` },
+          true,
+        ),
+      ),
+    );
+    for (const id of ids) {
+      const child = keel.client.getHandle(id);
+      expect((await child.workflow.describe()).status.name).toBe('CANCELLED');
+      const last = (await child.allMessages()).at(-1) as { role: string; stopReason?: string };
+      expect([last.role, last.stopReason]).toEqual(['assistant', 'aborted']);
+      expect(await workflowTaskFailures(child)).toEqual([]);
+    }
+    await h.cancel('test over');
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+});
