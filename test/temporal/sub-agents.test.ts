@@ -1,10 +1,27 @@
 /** README "Sub-agents": typed child agents started per tool call as child agentWorkflows; one cancel; visible. */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
 import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const { EventType } = temporal.api.enums.v1;
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+
+/** `keel <args>` against the test worker's server and task queue: exit code and stdout. */
+function keelCli(k: Keel, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, '--address', k.address, '--task-queue', k.taskQueue, ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
 
 const researcher = defineAgent({
   name: 'researcher',
@@ -182,6 +199,19 @@ describe('sub-agents', () => {
       new Set([`${id}-c1`, `${id}-c2`, `${id}-c3`]),
     );
     expect(await workflowTaskFailures(h)).toEqual([]);
+
+    // keel transcript --child: a child's transcript; keel watch: the children's lines nested under their calls
+    const t = await keelCli(keel, ['transcript', id, '--child', 'c2', '--format', 'json']);
+    expect(t.code, t.stderr).toBe(0);
+    expect(strip(JSON.parse(t.stdout))).toEqual([user('topic B'), reply('B is second')]);
+    const w = await keelCli(keel, ['watch', id]);
+    expect(w.code, w.stderr).toBe(0);
+    for (const [c, text] of [
+      ['c1', 'A is first'],
+      ['c2', 'B is second'],
+      ['c3', 'C is third'],
+    ])
+      expect(w.stdout.split('\n')).toContain(`  researcher › ${c} │ assistant ${text}`);
   });
 
   it('a typed output that fails validation gives the parent an error result naming the field', async () => {
