@@ -284,6 +284,31 @@ describe('sub-agents', () => {
     );
   });
 
+  it("a batch task's sub-agents: the batch is the tree's root", async () => {
+    const batchId = `subagent-batch-${Date.now()}`;
+    const b = await keel.client.startBatch([{ model: 'scripted/parent', prompt: 'count please', tools: ['counter'] }], {
+      batchId,
+    });
+    await b.result();
+    const task = keel.client.getHandle(`${batchId}-0`);
+    expect(strip(await task.allMessages())[2]).toEqual(
+      result(
+        't1',
+        'counter',
+        'Sub-agent "counter" output failed validation:\n  - count: must be integer',
+        { childWorkflowId: `${batchId}-0-t1` },
+        true,
+      ),
+    );
+    expect((await keel.client.getHandle(`${batchId}-0-t1`).workflow.describe()).memo?.keelTree).toEqual({
+      rootWorkflowId: batchId,
+      parentWorkflowId: `${batchId}-0`,
+      toolCallId: 't1',
+      depth: 1,
+      path: ['counter › t1'],
+    });
+  });
+
   it('Temporal cancel of the root during three running children closes all four cancelled, no failed workflow task', async () => {
     const h = await keel.start({ model: 'scripted/parent', prompt: 'go slowly', tools: ['slow'] });
     const ids = ['s1', 's2', 's3'].map((c) => `${h.workflowId}-${c}`);
