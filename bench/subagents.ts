@@ -61,8 +61,9 @@ export async function subagentsSection(b: Bench): Promise<SubagentsResult> {
   const tool = await events(b.client, last.tool);
   const parent = await events(b.client, last.sub);
   let children = 0;
-  // the sub-agent's calls are call_<n>_0 (n = assistant messages so far + 1: 1, 2, …, one per turn)
-  for (let n = 1; n <= TURNS; n++) children += await events(b.client, `${last.sub}-call_${n}_0`);
+  const calls = (await b.keel1.getHandle(last.sub).allMessages()).flatMap((m) => (m.role === 'toolResult' ? [m] : []));
+  for (const c of calls) children += await events(b.client, `${last.sub}-${c.toolCallId}`);
+  if (calls.length !== TURNS) throw new Error(`subagents: ${calls.length} sub-agent calls, expected ${TURNS}`);
   return {
     turns: TURNS,
     runsPerRound,

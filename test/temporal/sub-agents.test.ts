@@ -1,8 +1,14 @@
 /** README "Sub-agents": typed child agents started per tool call as child agentWorkflows; one cancel; visible. */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { defineAgent } from '../../activities/agents/define-agent.js';
 import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
@@ -358,5 +364,53 @@ describe('sub-agents', () => {
     }
     await h.cancel('test over');
     expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+});
+
+describe('sub-agents: worker killed while children run', () => {
+  afterAll(killAllWorkers);
+  const FIXTURE = fileURLToPath(new URL('./fixtures/sub-agent-worker.ts', import.meta.url));
+  const lines = (file: string) =>
+    existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean) : [];
+
+  it('kill -9 of the worker while three children run: each child started once, each tool run once, the parent completes', async () => {
+    const taskQueue = `subagents-durable-${randomUUID()}`;
+    const sideEffects = join(mkdtempSync(join(tmpdir(), 'keel-subagents-')), 'effects.log');
+    const env = { KEEL_TASK_QUEUE: taskQueue, KEEL_SIDE_EFFECTS: sideEffects };
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    const first = await spawnWorker(FIXTURE, { ...env, KEEL_HANG: '1' });
+    const h = await client.start({
+      model: 'scripted/treeParent',
+      prompt: 'launch three',
+      tools: ['tasker'],
+      heartbeatTimeout: '2s',
+    });
+    await until(() => lines(sideEffects).length === 3, 60_000, 'three children launched');
+    await killWorker(first);
+    const second = await spawnWorker(FIXTURE, { ...env, KEEL_HANG: '0' });
+    try {
+      const r = await h.result();
+      expect(r.status).toBe('completed');
+      const id = h.workflowId;
+      // every launch ran once (the lost attempts were not retried: not idempotent), in three distinct children
+      expect(lines(sideEffects).sort()).toEqual(['k1', 'k2', 'k3'].map((k) => `${id}-${k} attempt 1`));
+      const history = await h.workflow.fetchHistory();
+      const count = (t: number) => (history.events ?? []).filter((e) => e.eventType === t).length;
+      expect(count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)).toBe(3);
+      expect(count(EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)).toBe(3);
+      expect(strip(r.newMessages).slice(2, 5)).toEqual(
+        ['k1', 'k2', 'k3'].map((k) => result(k, 'tasker', 'child handled it', { childWorkflowId: `${id}-${k}` })),
+      );
+      for (const k of ['k1', 'k2', 'k3']) {
+        const child = client.getHandle(`${id}-${k}`);
+        const messages = strip(await child.allMessages()) as { role: string; content: { text?: string }[] }[];
+        expect(messages[2].content[0].text).toBe(
+          'Tool launch was interrupted before it finished and was not retried because it is not idempotent. It may have partially run.',
+        );
+      }
+    } finally {
+      await killWorker(second);
+      await client.close();
+    }
   });
 });
