@@ -17,6 +17,7 @@ import type { RunMcpTools } from './mcp/run-tools.js';
 import { createToolActivities } from './tools/tool-activities.js';
 import { agentTool, type AgentDefinition } from './agents/define-agent.js';
 import { checkSubAgentOutput } from './agents/check-output.js';
+import { createAwaitSubAgentRun } from './agents/await-run.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
 
 export interface KeelActivityDeps {
@@ -108,6 +109,11 @@ export function createActivities(deps: KeelActivityDeps) {
     },
     /** Local activity `checkSubAgentOutput`: a typed sub-agent's final text parsed and validated (README "Sub-agents"). */
     checkSubAgentOutput,
+    /** Activity `awaitSubAgentRun`: a sub-agent call attaches to the run already holding its child id. */
+    awaitSubAgentRun: createAwaitSubAgentRun(() => {
+      if (!deps.client) throw new Error('awaitSubAgentRun needs a Temporal client: this worker was built without one');
+      return deps.client();
+    }),
     /**
      * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled
      * only after a cancellation request, and a workflow may not request its own, so an activity asks for it.

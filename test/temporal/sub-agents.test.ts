@@ -84,6 +84,7 @@ const scripts = {
       },
       { match: 'count', text: 'counting', toolCalls: [call('t1', 'counter', { what: 'sheep' })] },
       { match: 'break', text: 'trying', toolCalls: [call('b1', 'broken', { task: 'anything' })] },
+      { match: 'attach', text: 'asking', toolCalls: [call('p1', 'researcher', { task: 'be patient' })] },
       { match: 'nobody', text: 'asking nobody', toolCalls: [call('n1', 'nobody', { task: 'x' })] },
       { match: 'deep', text: 'going deep', toolCalls: [call('d1', 'delegator', { task: 'delegate topic A' })] },
       {
@@ -103,6 +104,7 @@ const scripts = {
       { match: 'topic B', text: 'B is second', chunkDelayMs: 150 },
       { match: 'topic C', text: 'C is third', chunkDelayMs: 150 },
       { match: 'sheep', text: '{"count": "many"}' },
+      { match: 'patient', text: 'patiently done at last', chunkDelayMs: 400 },
     ],
   },
   failing: { rules: [{ fail: { message: 'model exploded', retryable: false } }] },
@@ -248,6 +250,29 @@ describe('sub-agents', () => {
       new RegExp(`^Sub-agent "broken" failed \\(run ${id}-b1\\): .*model exploded`),
     );
     expect(messages[3]).toEqual(reply('all done'));
+  });
+
+  it('a child id already held by a running run: the call attaches to it instead of starting a second', async () => {
+    const parentId = `attach-${randomUUID()}`;
+    const running = await keel.start(
+      { model: 'scripted/child', prompt: 'be patient', systemPrompt: 'You research.' },
+      `${parentId}-p1`,
+    );
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'attach please', tools: ['researcher'] }, parentId);
+    expect((await h.result()).status).toBe('completed');
+    expect(strip(await h.allMessages())[2]).toEqual(
+      result('p1', 'researcher', 'patiently done at last', { childWorkflowId: `${parentId}-p1` }),
+    );
+    const history = await h.workflow.fetchHistory();
+    const types = (history.events ?? []).map((e) => e.eventType);
+    expect(types).toContain(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED);
+    expect(
+      (history.events ?? []).filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitSubAgentRun',
+      ),
+    ).toHaveLength(1);
+    expect((await running.result()).finalText).toBe('patiently done at last');
+    expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
   it('an unknown sub-agent name gets the unknown-tool result', async () => {

@@ -7,6 +7,7 @@
  * through it its own children and in-flight model requests; a child that fails or is cancelled gives an error result.
  */
 import { ChildWorkflowCancellationType, ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ToolCall } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import {
@@ -19,7 +20,7 @@ import {
 } from '../../common/sub-agents.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
 import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
-import { localSetupActivities } from '../activities.js';
+import { localSetupActivities, subAgentActivities } from '../activities.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { workflowNow } from '../clock.js';
 import { batchMembership } from './report-to-batch.js';
@@ -119,7 +120,11 @@ export async function runSubAgent(
           '',
           task.length > 2000 ? `${task.slice(0, 1999)}…` : task,
         ].join('\n'),
-      }).then((child) => child.result()),
+      }).then(
+        (child) => child.result(),
+        (err: unknown) =>
+          err instanceof WorkflowExecutionAlreadyStartedError ? attach(h, call, id) : Promise.reject(err),
+      ),
     );
   } catch (err) {
     failure = err;
@@ -128,6 +133,33 @@ export async function runSubAgent(
     h.publishDetails();
   }
   return outcomeOf(h, call, agent, id, result, failure);
+}
+
+/** Marks a run that `attach` found closed without a result: its text is the error result. */
+class ClosedWithout extends Error {
+  constructor(
+    readonly closed: 'cancelled' | 'failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The child id is taken by a running run (this call's start was retried, e.g. after a reset): the call attaches to it
+ * instead of starting a second one (activity `awaitSubAgentRun`, cancelled with the call, which cancels the run).
+ */
+async function attach(h: SubAgentHost, call: ToolCall, id: string): Promise<AgentRunResult> {
+  const awaited = await subAgentActivities.awaitSubAgentRun.executeWithOptions(
+    {
+      startToCloseTimeout: '3650d',
+      heartbeatTimeout: '30s',
+      summary: `attach to sub-agent ${call.name} run ${id}`,
+    },
+    [{ workflowId: id }],
+  );
+  if ('result' in awaited) return awaited.result;
+  throw new ClosedWithout(awaited.closed, awaited.error);
 }
 
 async function outcomeOf(
@@ -139,6 +171,13 @@ async function outcomeOf(
   failure: unknown,
 ): Promise<ToolOutcome> {
   const details = { childWorkflowId: id };
+  if (failure instanceof ClosedWithout) {
+    const text =
+      failure.closed === 'cancelled'
+        ? subAgentCancelled(call.name, id)
+        : subAgentFailed(call.name, id, failure.message);
+    return { ...loopErrorOutcome(text), details };
+  }
   if (!result || result.status !== 'completed') {
     const o = childRunOutcome(result, failure);
     const text =
