@@ -18,12 +18,15 @@ import { createToolActivities } from './tools/tool-activities.js';
 import { agentTool, type AgentDefinition } from './agents/define-agent.js';
 import { checkSubAgentOutput } from './agents/check-output.js';
 import { createAwaitSubAgentRun } from './agents/await-run.js';
+import type { RunSubAgents } from './agents/run-agents.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
 
 export interface KeelActivityDeps {
   tools?: ToolDefinition[];
   /** Sub-agents (`defineAgent`): runs name them in `tools` like tools (README "Sub-agents"). */
   agents?: AgentDefinition[];
+  /** The runs' recorded sub-agents, for runs naming one this worker does not register (activities/agents/run-agents.ts). */
+  recordedAgents?: RunSubAgents;
   /** Deepest sub-agent a run started here may start (a child of the root has depth 1); default 3. */
   maxAgentDepth?: number;
   models?: ModelRegistry;
@@ -86,9 +89,16 @@ export function createActivities(deps: KeelActivityDeps) {
       mcp: deps.mcp,
       ...(deps.maxAgentDepth !== undefined ? { maxAgentDepth: deps.maxAgentDepth } : {}),
     }),
-    callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp }),
+    callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp, agents: deps.recordedAgents }),
     compact: createCompact({ models, transcript }),
-    ...createToolActivities({ tools, hooks, transcript, homeQueue: deps.homeQueue, mcp: deps.mcp }),
+    ...createToolActivities({
+      tools,
+      hooks,
+      transcript,
+      homeQueue: deps.homeQueue,
+      mcp: deps.mcp,
+      agents: deps.recordedAgents,
+    }),
     /**
      * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home
      * worker is gone asks for a new home with it (worker affinity, README).

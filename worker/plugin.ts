@@ -65,7 +65,8 @@ import type { ApprovalsOptions } from '../activities/approvals/verify-approval.j
 import { checkMcpServers, type McpServers } from '../activities/mcp/config.js';
 import { McpToolSource } from '../activities/mcp/tool-source.js';
 import { RunMcpTools } from '../activities/mcp/run-tools.js';
-import { mcpToolsQuery } from '../workflows/definitions.js';
+import { mcpToolsQuery, subAgentsQuery } from '../workflows/definitions.js';
+import { RunSubAgents } from '../activities/agents/run-agents.js';
 
 export { WORKFLOWS_PATH };
 
@@ -244,6 +245,9 @@ export class KeelPlugin extends SimplePlugin {
       approvals,
       tools: withLedger(opts.tools ?? [], ledger),
       ...(opts.agents ? { agents: opts.agents } : {}),
+      recordedAgents: new RunSubAgents((workflowId) =>
+        activityClient().workflow.getHandle(workflowId).query(subAgentsQuery),
+      ),
       ...(opts.maxAgentDepth !== undefined ? { maxAgentDepth: opts.maxAgentDepth } : {}),
       ...(mcp ? { mcp } : {}),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },

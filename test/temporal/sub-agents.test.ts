@@ -9,7 +9,9 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { defineAgent } from '../../activities/agents/define-agent.js';
+import { defineAgent, TASK_INPUT_SCHEMA } from '../../activities/agents/define-agent.js';
+import { RunSubAgents } from '../../activities/agents/run-agents.js';
+import { subAgentsQuery } from '../../workflows/definitions.js';
 import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const { EventType } = temporal.api.enums.v1;
@@ -207,6 +209,12 @@ describe('sub-agents', () => {
       new Set([`${id}-c1`, `${id}-c2`, `${id}-c3`]),
     );
     expect(await workflowTaskFailures(h)).toEqual([]);
+
+    // a worker without the sub-agents reads them as the run recorded them (its subAgents query)
+    const recorded = new RunSubAgents((w) => keel.client.getHandle(w).workflow.query(subAgentsQuery));
+    const def = await recorded.tool(id, 'researcher');
+    expect([def?.description, def?.parameters]).toEqual([researcher.description, TASK_INPUT_SCHEMA]);
+    expect(await recorded.tool(id, 'nobody')).toBeUndefined();
 
     // keel transcript --child: a child's transcript; keel watch: the children's lines nested under their calls
     const t = await keelCli(keel, ['transcript', id, '--child', 'c2', '--format', 'json']);
