@@ -298,7 +298,7 @@ async function startWorker(
     ...(approvals ? { approvals } : {}),
     ...(mcpServers ? { mcpServers } : {}),
   });
-  return { worker, tools, mcpServers: Object.keys(mcpServers ?? {}) };
+  return { worker, tools, agents, mcpServers: Object.keys(mcpServers ?? {}) };
 }
 
 /** The first line of a description, at most 100 characters. */
@@ -584,7 +584,7 @@ export function registerServerCommands(program: Command): void {
         const { connect } = await import('./context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();
-        const { worker, tools, mcpServers } = await startWorker(g, o, g.settings, loaded);
+        const { worker, tools, agents, mcpServers } = await startWorker(g, o, g.settings, loaded);
         const running = worker.run();
         const queues =
           o.role === 'tools'
@@ -593,7 +593,7 @@ export function registerServerCommands(program: Command): void {
               ? `(role model) on task queue ${g.taskQueue} (tools on ${g.taskQueue}-tools)`
               : `on task queue ${g.taskQueue}`;
         process.stdout.write(
-          `[keel] worker ${queues} at ${g.address}, ${describeTools(o)}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}${mcpLine(mcpServers)}` +
+          `[keel] worker ${queues} at ${g.address}, ${describeTools(o)}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}${agents.length ? `, sub-agents ${agents.map((a) => a.name).join(', ')}` : ''}${mcpLine(mcpServers)}` +
             `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
         );
         const stopped = await Promise.race([
@@ -626,6 +626,8 @@ export function registerServerCommands(program: Command): void {
         `${t.idempotent ? 'idempotent' : 'at most once'}${t.approval && t.approval !== 'never' ? ', approval' : ''}`,
         firstLine(t.description),
       ]);
+      for (const a of await loadAgents(o))
+        rows.push([a.name, 'sub-agent', `child run, ${a.model ?? "the run's model"}`, firstLine(a.description)]);
       if (servers) {
         const { McpToolSource } = await import('../../activities/mcp/tool-source.js');
         const source = new McpToolSource(servers);

@@ -9,7 +9,7 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { defineAgent, TASK_INPUT_SCHEMA } from '../../activities/agents/define-agent.js';
+import { defineAgent, TASK_INPUT_SCHEMA, type AgentDefinition } from '../../activities/agents/define-agent.js';
 import { RunSubAgents } from '../../activities/agents/run-agents.js';
 import { subAgentsQuery } from '../../workflows/definitions.js';
 import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
@@ -397,6 +397,37 @@ describe('sub-agents', () => {
     }
     await h.cancel('test over');
     expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+});
+
+describe('sub-agents from a tools module (examples/agents.ts)', () => {
+  it('keel tools lists the sub-agent; keel run calls it on a worker that registered the module', async () => {
+    const module = fileURLToPath(new URL('../../examples/agents.ts', import.meta.url));
+    const { agents: fromModule } = (await import(module)) as { agents: AgentDefinition[] };
+    const k = await startKeel({ agents: fromModule });
+    try {
+      const listed = await keelCli(k, ['tools', '--no-builtin', '--tools-module', 'examples/agents.ts']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toBe(
+        'researcher  sub-agent  child run, scripted/examples/researcher-rules.json  Researches one topic and answers in one sentence.\n',
+      );
+      const run = await keelCli(k, [
+        'run',
+        'Compare durable agent runtimes.',
+        '--model',
+        'scripted/examples/lead-rules.json',
+        '--tools',
+        'researcher',
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain(
+        'tool_result researcher ok Its history is recorded, so it resumes where it stopped.',
+      );
+      expect(run.stdout).toContain('tool_result researcher ok Activities do the I/O, retried by Temporal.');
+      expect(run.stdout).toContain('assistant Both answers are in: durable history, retried activities.');
+    } finally {
+      await k.stop();
+    }
   });
 });
 
