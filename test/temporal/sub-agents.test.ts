@@ -304,6 +304,9 @@ describe('sub-agents', () => {
           true,
         ),
       );
+      // no child was started: its tool_execution_end names none
+      const end = (await allEvents(child)).find((e) => e.type === 'tool_execution_end');
+      expect(end && 'childWorkflowId' in end).toBe(false);
     } finally {
       await deep.stop();
     }

@@ -6,7 +6,13 @@
  * run's activity scope, so an `interrupt` or `cancel` of the parent (and Temporal cancellation) cancels it, and
  * through it its own children and in-flight model requests; a child that fails or is cancelled gives an error result.
  */
-import { ChildWorkflowCancellationType, ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
+import {
+  ChildWorkflowCancellationType,
+  isCancellation,
+  ParentClosePolicy,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ToolCall } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
@@ -198,8 +204,11 @@ async function outcomeOf(
         [{ name: call.name, text, schema: agent.output! }],
       ),
     );
-  } catch {
-    return { ...loopErrorOutcome(subAgentCancelled(call.name, id)), details };
+  } catch (err) {
+    const text = isCancellation(err)
+      ? subAgentCancelled(call.name, id)
+      : subAgentFailed(call.name, id, `its output could not be checked: ${(err as Error).message}`);
+    return { ...loopErrorOutcome(text), details };
   }
   if (!checked.ok) return { ...loopErrorOutcome(checked.error), details };
   return {

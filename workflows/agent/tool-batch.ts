@@ -236,7 +236,13 @@ function start(h: ToolBatchHost, call: ToolCall): void {
   });
 }
 
-/** `{ childWorkflowId }` for a sub-agent call (its child run's id, started or not), else nothing. */
+/** `{ childWorkflowId }` of a sub-agent call that started (or attached to) its child run, from its result's details. */
+function startedChild(outcome: ToolOutcome): { childWorkflowId?: string } {
+  const id = (outcome.details as { childWorkflowId?: unknown } | undefined)?.childWorkflowId;
+  return typeof id === 'string' ? { childWorkflowId: id } : {};
+}
+
+/** `{ childWorkflowId }` for a sub-agent call (the id its child run gets when it starts), else nothing. */
 function childOf(h: ToolBatchHost, call: ToolCall): { childWorkflowId?: string } {
   return toolInfo(h.tools, call.name)?.agent ? { childWorkflowId: subAgentChildId(call) } : {};
 }
@@ -249,7 +255,7 @@ function settleCall(h: ToolBatchHost, call: ToolCall, outcome: ToolOutcome): Fin
     toolName: call.name,
     result: { content: outcome.content, details: outcome.details, ...(outcome.terminate ? { terminate: true } : {}) },
     isError: outcome.isError,
-    ...childOf(h, call),
+    ...startedChild(outcome),
   });
   return { message: toolResultMessage(call, outcome), outcome };
 }
