@@ -11,6 +11,7 @@ import { AgentClient } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { defineAgent, TASK_INPUT_SCHEMA, type AgentDefinition } from '../../activities/agents/define-agent.js';
 import { RunSubAgents } from '../../activities/agents/run-agents.js';
+import { defineTool } from '../../activities/tools/define-tool.js';
 import { subAgentsQuery } from '../../workflows/definitions.js';
 import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 
@@ -86,6 +87,7 @@ const scripts = {
       },
       { match: 'count', text: 'counting', toolCalls: [call('t1', 'counter', { what: 'sheep' })] },
       { match: 'break', text: 'trying', toolCalls: [call('b1', 'broken', { task: 'anything' })] },
+      { match: 'loop', text: 'looping', toolCalls: [call('l1', 'looper', { task: 'read blobs' })] },
       { match: 'attach', text: 'asking', toolCalls: [call('p1', 'researcher', { task: 'be patient' })] },
       { match: 'nobody', text: 'asking nobody', toolCalls: [call('n1', 'nobody', { task: 'x' })] },
       { match: 'deep', text: 'going deep', toolCalls: [call('d1', 'delegator', { task: 'delegate topic A' })] },
@@ -109,6 +111,9 @@ const scripts = {
       { match: 'patient', text: 'patiently done at last', chunkDelayMs: 400 },
     ],
   },
+  looping: {
+    replies: [...[1, 2, 3, 4].map((n) => ({ toolCalls: [call(`b${n}`, 'blob', {})] })), { text: 'read four blobs' }],
+  },
   failing: { rules: [{ fail: { message: 'model exploded', retryable: false } }] },
   slowchild: { rules: [{ text: 'a very long answer streamed slowly, chunk by chunk, forever', chunkDelayMs: 2000 }] },
   delegating: {
@@ -119,7 +124,21 @@ const scripts = {
   },
 };
 
-const agents = [researcher, counter, broken, slow, delegator];
+const looper = defineAgent({
+  name: 'looper',
+  description: 'Reads big blobs.',
+  systemPrompt: 'You read.',
+  tools: ['blob'],
+  model: 'scripted/looping',
+});
+const blob = defineTool({
+  name: 'blob',
+  description: 'A 30 KB result.',
+  parameters: { type: 'object', properties: {} },
+  execute: async () => ({ content: [{ type: 'text', text: 'x'.repeat(30_000) }] }),
+});
+
+const agents = [researcher, counter, broken, slow, delegator, looper];
 
 const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
 const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
@@ -135,7 +154,7 @@ const result = (id: string, name: string, text: string, details: unknown, isErro
 describe('sub-agents', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts, agents });
+    keel = await startKeel({ scripts, agents, tools: [blob] });
   });
   afterAll(() => keel?.stop());
 
@@ -324,6 +343,27 @@ describe('sub-agents', () => {
     expect(strip(await h.allMessages())[2]).toEqual(
       result('d1', 'delegator', 'delegated', { childWorkflowId: `${h.workflowId}-d1` }),
     );
+  });
+
+  it('a child that continues-as-new keeps its keelTree memo and answers its parent', async () => {
+    const h = await keel.start({
+      model: 'scripted/parent',
+      prompt: 'loop please',
+      tools: ['looper'],
+      continueAsNewAfterBytes: 65536, // the child takes the caller's history limits
+    });
+    expect((await h.result()).status).toBe('completed');
+    const id = `${h.workflowId}-l1`;
+    expect(strip(await h.allMessages())[2]).toEqual(result('l1', 'looper', 'read four blobs', { childWorkflowId: id }));
+    const child = keel.client.getHandle(id);
+    expect((await child.state()).continuedAsNew).toBeGreaterThan(0);
+    expect((await child.workflow.describe()).memo?.keelTree).toEqual({
+      rootWorkflowId: h.workflowId,
+      parentWorkflowId: h.workflowId,
+      toolCallId: 'l1',
+      depth: 1,
+      path: ['looper › l1'],
+    });
   });
 
   it("a batch task's sub-agents: the batch is the tree's root", async () => {

@@ -63,7 +63,10 @@ export function childMembership(call: ToolCall): TreeMembership {
   };
 }
 
-/** The child run's input: the agent's prompt, tools and limits; the model and labels of the caller unless it names its own. */
+/**
+ * The child run's input: the agent's prompt, tools and limits; the caller's model unless the agent names its own; the
+ * caller's labels (`metadata`), model retry, heartbeat timeout and history limits.
+ */
 export function childInput(config: SessionState['config'], agent: SubAgentRecord, args: unknown): AgentRunInput {
   return {
     model: agent.model ?? config.model,
@@ -76,6 +79,10 @@ export function childInput(config: SessionState['config'], agent: SubAgentRecord
     ...(config.metadata !== undefined ? { metadata: config.metadata } : {}),
     ...(config.modelRetry !== undefined ? { modelRetry: config.modelRetry } : {}),
     ...(config.heartbeatTimeout !== undefined ? { heartbeatTimeout: config.heartbeatTimeout } : {}),
+    ...(config.continueAsNewAfterBytes !== undefined
+      ? { continueAsNewAfterBytes: config.continueAsNewAfterBytes }
+      : {}),
+    ...(config.maxHistoryBytes !== undefined ? { maxHistoryBytes: config.maxHistoryBytes } : {}),
   };
 }
 
