@@ -5,6 +5,7 @@
  * `keel/client` instead. `startDevServer` is here too: it runs Temporal's dev server through `@temporalio/testing`.
  */
 export { defineTool } from './activities/tools/define-tool.js';
+export { defineAgent, type AgentDefinition } from './activities/agents/define-agent.js';
 export {
   defineGrader,
   BUILTIN_GRADER_DEFINITIONS,

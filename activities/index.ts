@@ -15,10 +15,20 @@ import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import type { RunMcpTools } from './mcp/run-tools.js';
 import { createToolActivities } from './tools/tool-activities.js';
+import { agentTool, type AgentDefinition } from './agents/define-agent.js';
+import { checkSubAgentOutput } from './agents/check-output.js';
+import { createAwaitSubAgentRun } from './agents/await-run.js';
+import type { RunSubAgents } from './agents/run-agents.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
 
 export interface KeelActivityDeps {
   tools?: ToolDefinition[];
+  /** Sub-agents (`defineAgent`): runs name them in `tools` like tools (README "Sub-agents"). */
+  agents?: AgentDefinition[];
+  /** The runs' recorded sub-agents, for runs naming one this worker does not register (activities/agents/run-agents.ts). */
+  recordedAgents?: RunSubAgents;
+  /** Deepest sub-agent a run started here may start (a child of the root has depth 1); default 3. */
+  maxAgentDepth?: number;
   models?: ModelRegistry;
   hooks?: AgentHooks;
   /** Where activities read transcripts (normally the workflow's `messages` query). */
@@ -58,8 +68,9 @@ export interface KeelActivityDeps {
 
 export function createActivities(deps: KeelActivityDeps) {
   const tools = new Map<string, ToolDefinition>();
-  for (const t of deps.tools ?? []) {
-    if (tools.has(t.name)) throw new Error(`Two tools are named "${t.name}"; tool names must be unique on a worker.`);
+  for (const t of [...(deps.tools ?? []), ...(deps.agents ?? []).map(agentTool)]) {
+    if (tools.has(t.name))
+      throw new Error(`Two tools or sub-agents are named "${t.name}"; names must be unique on a worker.`);
     tools.set(t.name, t);
   }
   const models = deps.models ?? {};
@@ -76,10 +87,18 @@ export function createActivities(deps: KeelActivityDeps) {
       unsealedStart: deps.unsealedStart,
       verifiedApprovals: deps.approvals?.verified === true,
       mcp: deps.mcp,
+      ...(deps.maxAgentDepth !== undefined ? { maxAgentDepth: deps.maxAgentDepth } : {}),
     }),
-    callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp }),
+    callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp, agents: deps.recordedAgents }),
     compact: createCompact({ models, transcript }),
-    ...createToolActivities({ tools, hooks, transcript, homeQueue: deps.homeQueue, mcp: deps.mcp }),
+    ...createToolActivities({
+      tools,
+      hooks,
+      transcript,
+      homeQueue: deps.homeQueue,
+      mcp: deps.mcp,
+      agents: deps.recordedAgents,
+    }),
     /**
      * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home
      * worker is gone asks for a new home with it (worker affinity, README).
@@ -98,6 +117,13 @@ export function createActivities(deps: KeelActivityDeps) {
         return { ok: false, refusal: `Cannot ${input.decision} tool call ${input.toolCallId}: ${NOT_VERIFYING}` };
       return deps.approvals.verifyApproval(input);
     },
+    /** Local activity `checkSubAgentOutput`: a typed sub-agent's final text parsed and validated (README "Sub-agents"). */
+    checkSubAgentOutput,
+    /** Activity `awaitSubAgentRun`: a sub-agent call attaches to the run already holding its child id. */
+    awaitSubAgentRun: createAwaitSubAgentRun(() => {
+      if (!deps.client) throw new Error('awaitSubAgentRun needs a Temporal client: this worker was built without one');
+      return deps.client();
+    }),
     /**
      * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled
      * only after a cancellation request, and a workflow may not request its own, so an activity asks for it.

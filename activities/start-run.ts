@@ -7,6 +7,8 @@ import type { ToolDefinition } from './tools/define-tool.js';
 import { thrownMessage } from '../common/errors.js';
 import { Context } from '@temporalio/activity';
 import type { RunMcpTools } from './mcp/run-tools.js';
+import { isAgentTool } from './agents/define-agent.js';
+import { DEFAULT_MAX_AGENT_DEPTH } from '../common/sub-agents.js';
 
 const activityWorkflowId = (): string => Context.current().info.workflowExecution?.workflowId ?? '';
 
@@ -32,6 +34,8 @@ export function createStartRun(deps: {
   verifiedApprovals?: boolean;
   /** The worker's MCP servers (activities/mcp/): their tools are resolved and recorded for the run here. */
   mcp?: RunMcpTools;
+  /** Deepest sub-agent a run may start (README "Sub-agents"); default 3. */
+  maxAgentDepth?: number;
   /** The run's workflow id (default: the activity's). */
   workflowId?: () => string;
 }) {
@@ -87,6 +91,7 @@ export function createStartRun(deps: {
           ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
           ...(record ? { mcp: record } : {}),
+          ...(isAgentTool(t) ? { agent: { ...t.agent, maxDepth: deps.maxAgentDepth ?? DEFAULT_MAX_AGENT_DEPTH } } : {}),
         };
       });
     if (deps.mcp && records.size > 0 && errors.length === 0)

@@ -7,7 +7,10 @@ import type { WorkerProcessConfig } from './worker-process.js';
 
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp')
+  (
+    process.env.BENCH_ONLY ??
+    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents'
+  )
     .split(',')
     .map((s) => s.trim()),
 );
@@ -24,6 +27,7 @@ const SECTIONS = [
   'codec',
   'stream',
   'mcp',
+  'subagents',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)

@@ -2,6 +2,7 @@
  * What every benchmark section shares: task queues, the scripted replies and the tools (a no-op and a 20 KB blob).
  * Worker side only (activities, worker processes); the bench workflows import nothing from here at runtime.
  */
+import { defineAgent } from '../activities/agents/define-agent.js';
 import { builtinTools } from '../activities/tools/builtin/index.js';
 import { defineTool, type ToolDefinition } from '../activities/tools/define-tool.js';
 import type { Script } from '../activities/model/scripted.js';
@@ -35,7 +36,20 @@ export const SCRIPTS: Record<string, Script> = {
   'bench-read-local': { rules: [{ toolCall: { name: 'read_local', arguments: { path: READ_FILE } } }] },
   /** bench/mcp.ts: server-everything's `echo` over stdio every turn (beside `bench-noop`, a local tool). */
   'bench-mcp-echo': { rules: [{ toolCall: { name: 'everything__echo', arguments: { message: 'ok' } } }] },
+  /** bench/subagents.ts: the no-op sub-agent every turn (its child run answers in one model call). */
+  'bench-sub': { rules: [{ toolCall: { name: 'bench-sub', arguments: { task: 'go' } } }] },
 };
+
+/** bench/subagents.ts: a sub-agent whose child run answers `ok` at once (`scripted/bench-hello`). */
+export const BENCH_AGENTS = [
+  defineAgent({
+    name: 'bench-sub',
+    description: 'Does nothing.',
+    systemPrompt: '',
+    tools: [],
+    model: 'scripted/bench-hello',
+  }),
+];
 
 export const noopTool = defineTool({
   name: 'noop',

@@ -33,7 +33,7 @@
  * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts and mcp.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -71,6 +71,7 @@ import { throughputSection } from './throughput.js';
 import { sandboxSection } from './sandbox.js';
 import { codecSection } from './codec.js';
 import { mcpSection } from './mcp.js';
+import { subagentsSection } from './subagents.js';
 import { streamSection } from './stream-latency.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -188,6 +189,7 @@ try {
   if (ONLY.has('codec')) results.codec = await codecSection(bench);
   if (ONLY.has('stream')) results.stream = await streamSection(bench);
   if (ONLY.has('mcp')) results.mcp = await mcpSection(bench);
+  if (ONLY.has('subagents')) results.subagents = await subagentsSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

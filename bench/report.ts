@@ -1,4 +1,5 @@
 import type { McpResult } from './mcp.js';
+import type { SubagentsResult } from './subagents.js';
 import type { StreamResult } from './stream-latency.js';
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
@@ -455,6 +456,23 @@ export function markdown(r: any): string {
     );
     row('11 mcp', 'ms an MCP call adds over a local tool call (paired)', fmtSummary(mc.addedMsPerCall));
     row('11 mcp', 'MCP ÷ local, per turn', fmtSummary(mc.ratio));
+  }
+  const sa = r.subagents as SubagentsResult | undefined;
+  if (sa) {
+    row('12 subagents', `Keel, a tool call per turn, ms/turn (${sa.turns} turns)`, fmtSummary(sa.toolMsPerTurn));
+    row(
+      '12 subagents',
+      'Keel, a sub-agent call per turn (a one-reply child run), ms/turn',
+      fmtSummary(sa.subAgentMsPerTurn),
+    );
+    row('12 subagents', 'ms a sub-agent call adds over a tool call (paired)', fmtSummary(sa.addedMsPerCall));
+    row('12 subagents', 'sub-agent ÷ tool, per turn', fmtSummary(sa.ratio));
+    const e = sa.eventsPerTurn;
+    row(
+      '12 subagents',
+      'history events per turn: tool call · sub-agent call (parent) · parent + child',
+      `${fmt(e.tool, 1)} · ${fmt(e.subAgentParent, 1)} · ${fmt(e.subAgentWithChild, 1)}`,
+    );
   }
   const st = r.stream as StreamResult | undefined;
   if (st) {

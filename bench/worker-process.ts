@@ -15,7 +15,7 @@ import { createAgentWorker, type AgentWorker } from '../worker/create-worker.js'
 import { parseKeyRing } from '../common/encryption.js';
 import type { McpServers } from '../activities/mcp/config.js';
 import { createBenchActivities } from './bench-activities.js';
-import { BENCH_TOOLS, READ_FILE, READ_FILE_TEXT, readTools, SCRIPTS } from './fixtures.js';
+import { BENCH_AGENTS, BENCH_TOOLS, READ_FILE, READ_FILE_TEXT, readTools, SCRIPTS } from './fixtures.js';
 
 export interface WorkerProcessConfig {
   address: string;
@@ -99,6 +99,7 @@ try {
         address: config.address,
         taskQueue,
         tools: [...BENCH_TOOLS, ...readTools(workspace)],
+        agents: BENCH_AGENTS,
         models: { scripted: scriptedModel(SCRIPTS) },
         workflowBundle: { codePath: config.keelBundlePath },
         identity: `${config.identity}@${taskQueue}`,

@@ -31,8 +31,23 @@ export type AgentEvent =
   | { type: 'turn_end'; message: AssistantMessage; toolResults: ToolResultMessage[] }
   | { type: 'message_start'; message: Message }
   | { type: 'message_end'; message: Message }
-  | { type: 'tool_execution_start'; toolCallId: string; toolName: string; args: unknown }
-  | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolExecutionResult; isError: boolean }
+  | {
+      type: 'tool_execution_start';
+      toolCallId: string;
+      toolName: string;
+      args: unknown;
+      /** A sub-agent call (README "Sub-agents"): the child run's workflow id. */
+      childWorkflowId?: string;
+    }
+  | {
+      type: 'tool_execution_end';
+      toolCallId: string;
+      toolName: string;
+      result: ToolExecutionResult;
+      isError: boolean;
+      /** A sub-agent call (README "Sub-agents"): the child run's workflow id. */
+      childWorkflowId?: string;
+    }
   | KeelEvent;
 
 /**

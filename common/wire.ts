@@ -30,7 +30,41 @@ export interface ToolInfo {
   };
   /** An MCP tool (activities/mcp/): what its server listed when the run started, kept for the whole run. */
   mcp?: McpToolRecord;
+  /** A sub-agent (README "Sub-agents"): a call starts a child run with what the run recorded here at its start. */
+  agent?: SubAgentRecord;
 }
+
+/**
+ * A sub-agent as a run recorded it at its start (`startRun`, from `defineAgent`): what the model is shown, and what
+ * the child run needs to start. Plain JSON, carried in the run's state.
+ */
+export interface SubAgentRecord {
+  description: string;
+  /** The call's arguments schema: the agent's `input`, or `{ task: string }`. */
+  parameters: Record<string, unknown>;
+  systemPrompt: string;
+  tools: string[];
+  /** Absent: the calling run's model. */
+  model?: string;
+  maxTurns?: number;
+  budget?: { maxTokens?: number; maxCostUsd?: number; maxModelCalls?: number };
+  /** The final text must be JSON valid against this schema. */
+  output?: Record<string, unknown>;
+  /** The agent has an `input` schema: the child's prompt is the arguments as JSON (else the `task` argument). */
+  typedInput?: true;
+  /** How deep a tree this worker lets runs grow (its `maxAgentDepth`, default 3): a call at a greater depth is refused. */
+  maxDepth: number;
+}
+
+/** Input of the `checkSubAgentOutput` local activity: a typed sub-agent's final text and its `output` schema. */
+export interface CheckSubAgentOutputInput {
+  name: string;
+  text: string;
+  schema: Record<string, unknown>;
+}
+
+/** `ok`: the parsed output; else the error text the caller gets as its tool result. */
+export type CheckSubAgentOutputResult = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**
  * An MCP tool as a run recorded it at its start (`startRun`): the model is shown this description and schema, and the

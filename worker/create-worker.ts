@@ -16,6 +16,7 @@ import type { AgentHooks } from '../activities/hooks.js';
 import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
+import type { AgentDefinition } from '../activities/agents/define-agent.js';
 import type { GraderDefinition } from '../activities/graders.js';
 import {
   connectOptions,
@@ -62,6 +63,10 @@ export interface AgentWorkerOptions extends ConnectionSettings {
    */
   role?: WorkerRole;
   tools?: ToolDefinition[];
+  /** Sub-agents (`defineAgent`, README "Sub-agents"); see KeelPluginOptions.agents. */
+  agents?: AgentDefinition[];
+  /** The deepest sub-agent a run may start; default 3 (see KeelPluginOptions.maxAgentDepth). */
+  maxAgentDepth?: number;
   /** MCP servers whose tools runs may name as `<server>__<tool>` (see KeelPluginOptions.mcpServers). */
   mcpServers?: McpServers;
   /** Model providers by prefix (see KeelPluginOptions.models). */
@@ -155,6 +160,8 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
       : workflowCode(opts.workflowBundle, dataConverter.failureConverterPath === SEALED_FAILURES_PATH);
   const keel = keelPlugin({
     tools: opts.tools,
+    ...(opts.agents ? { agents: opts.agents } : {}),
+    ...(opts.maxAgentDepth !== undefined ? { maxAgentDepth: opts.maxAgentDepth } : {}),
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
     models: opts.models,
     hooks: opts.hooks,

@@ -48,6 +48,7 @@ import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
+import type { AgentDefinition } from '../activities/agents/define-agent.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { ErrorType } from '../common/errors.js';
 import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
@@ -64,7 +65,8 @@ import type { ApprovalsOptions } from '../activities/approvals/verify-approval.j
 import { checkMcpServers, type McpServers } from '../activities/mcp/config.js';
 import { McpToolSource } from '../activities/mcp/tool-source.js';
 import { RunMcpTools } from '../activities/mcp/run-tools.js';
-import { mcpToolsQuery } from '../workflows/definitions.js';
+import { mcpToolsQuery, subAgentsQuery } from '../workflows/definitions.js';
+import { RunSubAgents } from '../activities/agents/run-agents.js';
 
 export { WORKFLOWS_PATH };
 
@@ -80,6 +82,13 @@ const MERGED_DIR = join(
 
 export interface KeelPluginOptions {
   tools?: ToolDefinition[];
+  /**
+   * Sub-agents (`defineAgent`, README "Sub-agents"): runs name them in `tools`; a call starts a child `agentWorkflow`.
+   * Names share one namespace with `tools`.
+   */
+  agents?: AgentDefinition[];
+  /** The deepest sub-agent a run may start (a child of the root has depth 1); a deeper call gets an error result. Default 3. */
+  maxAgentDepth?: number;
   /**
    * Model providers by prefix (`scripted`, `anthropic`, `*` for every other prefix). Default: `scripted` (JSON rule files)
    * and pi-ai for every provider it knows, with base URLs and API keys from the worker's environment.
@@ -237,6 +246,11 @@ export class KeelPlugin extends SimplePlugin {
     const all = createActivities({
       approvals,
       tools: withLedger(opts.tools ?? [], ledger),
+      ...(opts.agents ? { agents: opts.agents } : {}),
+      recordedAgents: new RunSubAgents((workflowId) =>
+        activityClient().workflow.getHandle(workflowId).query(subAgentsQuery),
+      ),
+      ...(opts.maxAgentDepth !== undefined ? { maxAgentDepth: opts.maxAgentDepth } : {}),
       ...(mcp ? { mcp } : {}),
       models: opts.models ?? { scripted: scriptedModel(), '*': piAiProvider() },
       hooks: opts.hooks,

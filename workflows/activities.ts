@@ -19,6 +19,13 @@ export const localSetupActivities = proxyLocalActivities<KeelActivities>({
   retry: { maximumAttempts: 5 },
 });
 
+/** A sub-agent call attached to a run already holding its child id: as long as the run lasts, a lost worker noticed in 30 s. */
+export const subAgentActivities = proxyActivities<KeelActivities>({
+  startToCloseTimeout: '3650d',
+  heartbeatTimeout: '30s',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
 /** A batch's reconciliation (describes its running children): retried, a lost worker noticed within a minute. */
 export const batchActivities = proxyActivities<KeelActivities>({
   startToCloseTimeout: '1m',

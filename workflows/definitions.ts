@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { EventsPage } from '../common/events.js';
-import type { McpToolRecord } from '../common/wire.js';
+import type { McpToolRecord, SubAgentRecord } from '../common/wire.js';
 import type { AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import type { ApprovalDecisionInput, ApprovalRecord, ClosedAck, InterruptAck, QueuedAck } from '../common/updates.js';
 import type { TreeApprovalsReport } from '../common/tree-approvals.js';
@@ -37,6 +37,8 @@ export const messagesQuery = defineQuery<MessagesPage, [{ from?: number; limit?:
 export const eventsQuery = defineQuery<EventsPage, [{ after?: number; limit?: number }?]>('events');
 /** The MCP tools the run recorded at its start (their schemas): a worker that did not run `startRun` reads them here. */
 export const mcpToolsQuery = defineQuery<McpToolRecord[]>('mcpTools');
+/** The sub-agents the run recorded at its start (README "Sub-agents"), each with its tool name. */
+export const subAgentsQuery = defineQuery<(SubAgentRecord & { name: string })[]>('subAgents');
 
 /** Update `followUp`: as the signal; refuses a malformed message or a closed run; answers the queue lengths. */
 export const followUpUpdate = defineUpdate<QueuedAck, [IncomingMessage | IncomingMessage[]]>('followUp');

@@ -96,4 +96,10 @@ export const PATCH = {
    * Checked only in such a run, when its list changes.
    */
   treeApprovals: 'keel-0.6.0-tree-approvals',
+  /**
+   * 0.6.0: a call of a sub-agent (`ToolInfo.agent`, README "Sub-agents") is prepared as any call, then starts a child
+   * `agentWorkflow` `<workflowId>-<toolCallId>` (and, with an `output` schema, runs the `checkSubAgentOutput` local
+   * activity) instead of a tool activity. Checked only at such a call.
+   */
+  subAgents: 'keel-0.6.0-sub-agents',
 } as const;

@@ -15,6 +15,7 @@ import { assistantMessageErrors } from '../../common/validate-messages.js';
 import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails } from './classify-error.js';
 import type { ModelProvider, ModelRegistry } from './provider.js';
 import type { RunMcpTools } from '../mcp/run-tools.js';
+import type { RunSubAgents } from '../agents/run-agents.js';
 
 export interface CallModelDeps {
   models: ModelRegistry;
@@ -23,6 +24,8 @@ export interface CallModelDeps {
   transcript: TranscriptCache;
   /** The run's recorded MCP tools (activities/mcp/), looked up after the worker's own tools. */
   mcp?: RunMcpTools;
+  /** The run's recorded sub-agents, for a worker that does not register them (activities/agents/run-agents.ts). */
+  agents?: RunSubAgents;
 }
 
 /**
@@ -242,7 +245,12 @@ export function createCallModel(deps: CallModelDeps) {
           });
         }
         const found = await Promise.all(
-          input.tools.map(async (name) => deps.tools.get(name) ?? (await deps.mcp?.tool(input.run.workflowId, name))),
+          input.tools.map(
+            async (name) =>
+              deps.tools.get(name) ??
+              (await deps.mcp?.tool(input.run.workflowId, name)) ??
+              (await deps.agents?.tool(input.run.workflowId, name)),
+          ),
         );
         const tools = found.flatMap((t) =>
           t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [],

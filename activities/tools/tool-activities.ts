@@ -16,6 +16,7 @@ import { startHeartbeat } from '../heartbeat.js';
 import type { TranscriptCache } from '../transcript.js';
 import type { ToolDefinition } from './define-tool.js';
 import type { RunMcpTools } from '../mcp/run-tools.js';
+import type { RunSubAgents } from '../agents/run-agents.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
 import { withApproval } from '../../common/updates.js';
@@ -29,6 +30,8 @@ export interface ToolActivityDeps {
   homeQueue?: () => string | undefined;
   /** The run's recorded MCP tools (activities/mcp/), looked up after the worker's own tools. */
   mcp?: RunMcpTools;
+  /** The run's recorded sub-agents, for a worker that does not register them (activities/agents/run-agents.ts). */
+  agents?: RunSubAgents;
 }
 
 type PositionedScope = CallScope & { position: number };
@@ -97,7 +100,10 @@ export function createToolActivities(deps: ToolActivityDeps) {
     }
     const name = calls[position].name;
     return {
-      tool: deps.tools.get(name) ?? (await deps.mcp?.tool(ref.run.workflowId, name)),
+      tool:
+        deps.tools.get(name) ??
+        (await deps.mcp?.tool(ref.run.workflowId, name)) ??
+        (await deps.agents?.tool(ref.run.workflowId, name)),
       call: calls[position],
       position,
       assistantMessage: assistant,

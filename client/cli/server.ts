@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { GraderDefinition } from '../../activities/graders.js';
+import type { AgentDefinition } from '../../activities/agents/define-agent.js';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
@@ -157,7 +158,7 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
   for (const file of flags.toolsModule ?? []) {
     const path = resolve(file);
     if (!existsSync(path)) throw usageError(`--tools-module ${file}: no such file`);
-    let mod: { default?: unknown; tools?: unknown; graders?: unknown };
+    let mod: { default?: unknown; tools?: unknown; graders?: unknown; agents?: unknown };
     try {
       mod = (await import(pathToFileURL(path).href)) as typeof mod;
     } catch (err) {
@@ -165,7 +166,7 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
       throw usageError(`--tools-module ${file}: could not load it: ${(err as Error).message}`);
     }
     const list = Array.isArray(mod.tools) ? mod.tools : Array.isArray(mod.default) ? mod.default : undefined;
-    if (!list && Array.isArray(mod.graders)) continue; // a module of graders only (loadGraders)
+    if (!list && (Array.isArray(mod.graders) || Array.isArray(mod.agents))) continue; // graders / agents only
     if (!list)
       throw usageError(
         `--tools-module ${file} must export \`tools\` (or a default export): an array of defineTool(...) results`,
@@ -186,6 +187,19 @@ async function loadGraders(flags: WorkerFlags): Promise<GraderDefinition[]> {
     graders.push(...(mod.graders as GraderDefinition[]));
   }
   return graders;
+}
+
+/** Sub-agents: every `--tools-module`'s `agents` export (defineAgent results), README "Sub-agents". */
+async function loadAgents(flags: WorkerFlags): Promise<AgentDefinition[]> {
+  const agents: AgentDefinition[] = [];
+  for (const file of flags.toolsModule ?? []) {
+    const mod = (await import(pathToFileURL(resolve(file)).href)) as { agents?: unknown };
+    if (mod.agents === undefined) continue;
+    if (!Array.isArray(mod.agents))
+      throw usageError(`--tools-module ${file}: \`agents\` must be an array of defineAgent(...) results`);
+    agents.push(...(mod.agents as AgentDefinition[]));
+  }
+  return agents;
 }
 
 /** `--approve`: the named tools (built-in or from a tools module) need approval for every call (README "Approvals"). */
@@ -276,11 +290,13 @@ async function startWorker(
     makeCurrent: flags.makeCurrent !== false,
   };
   const graders = await loadGraders(flags);
+  const agents = await loadAgents(flags);
   const worker = await createAgentWorker({
     ...settings,
     taskQueue: g.taskQueue,
     tools,
     ...(graders.length ? { graders } : {}),
+    ...(agents.length ? { agents } : {}),
     models,
     workerOptions,
     versioning,
@@ -289,7 +305,7 @@ async function startWorker(
     ...(approvals ? { approvals } : {}),
     ...(mcpServers ? { mcpServers } : {}),
   });
-  return { worker, tools, mcpServers: Object.keys(mcpServers ?? {}) };
+  return { worker, tools, agents, mcpServers: Object.keys(mcpServers ?? {}) };
 }
 
 /** The first line of a description, at most 100 characters. */
@@ -406,7 +422,7 @@ function workerOptions(cmd: Command): Command {
     )
     .option(
       '--tools-module <file>',
-      'a .ts/.js module exporting `tools` (defineTool results) and/or `graders` (defineGrader results) to register; repeatable',
+      'a .ts/.js module exporting `tools` (defineTool results), `agents` (defineAgent results: sub-agents) and/or `graders` (defineGrader results) to register; repeatable',
       collect,
     )
     .option(
@@ -575,7 +591,7 @@ export function registerServerCommands(program: Command): void {
         const { connect } = await import('./context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();
-        const { worker, tools, mcpServers } = await startWorker(g, o, g.settings, loaded);
+        const { worker, tools, agents, mcpServers } = await startWorker(g, o, g.settings, loaded);
         const running = worker.run();
         const queues =
           o.role === 'tools'
@@ -584,7 +600,7 @@ export function registerServerCommands(program: Command): void {
               ? `(role model) on task queue ${g.taskQueue} (tools on ${g.taskQueue}-tools)`
               : `on task queue ${g.taskQueue}`;
         process.stdout.write(
-          `[keel] worker ${queues} at ${g.address}, ${describeTools(o)}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}${mcpLine(mcpServers)}` +
+          `[keel] worker ${queues} at ${g.address}, ${describeTools(o)}, tools ${tools.map((t) => t.name).join(', ') || '(none)'}${agents.length ? `, sub-agents ${agents.map((a) => a.name).join(', ')}` : ''}${mcpLine(mcpServers)}` +
             `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
         );
         const stopped = await Promise.race([
@@ -617,6 +633,8 @@ export function registerServerCommands(program: Command): void {
         `${t.idempotent ? 'idempotent' : 'at most once'}${t.approval && t.approval !== 'never' ? ', approval' : ''}`,
         firstLine(t.description),
       ]);
+      for (const a of await loadAgents(o))
+        rows.push([a.name, 'sub-agent', `child run, ${a.model ?? "the run's model"}`, firstLine(a.description)]);
       if (servers) {
         const { McpToolSource } = await import('../../activities/mcp/tool-source.js');
         const source = new McpToolSource(servers);

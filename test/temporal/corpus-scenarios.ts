@@ -606,6 +606,56 @@ export const scenarios: Record<string, Scenario> = {
       'tree-approval.root': await recorded(root.workflow),
     };
   },
+  /**
+   * 0.6.0: a parent calling two sub-agents in one parallel batch (patch keel-0.6.0-sub-agents): children
+   * `<parent>-<toolCallId>` with the keelTree memo, one plain (its final text is the result), one typed (its output
+   * checked by the checkSubAgentOutput local activity); the parent and both children recorded.
+   */
+  'sub-agents': async () => {
+    const { defineAgent } = await import('../../activities/agents/define-agent.js');
+    const base = { systemPrompt: 'You help.', tools: [], model: 'scripted/subChild' };
+    const agents = [
+      defineAgent({ ...base, name: 'helper', description: 'Helps with one task.' }),
+      defineAgent({
+        ...base,
+        name: 'tally',
+        description: 'Counts.',
+        input: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
+        output: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] },
+      }),
+    ];
+    const scripts: Record<string, Script> = {
+      subParent: {
+        rules: [
+          { match: 'toolResult:', text: 'both answered' },
+          {
+            text: 'delegating',
+            toolCalls: [
+              { id: 'h1', name: 'helper', arguments: { task: 'say hi' } },
+              { id: 't1', name: 'tally', arguments: { what: 'apples' } },
+            ],
+          },
+        ],
+      },
+      subChild: { rules: [{ match: 'apples', text: '{"count": 3}' }, { text: 'hi' }] },
+    };
+    const withAgents = await startKeel({ scripts, agents });
+    try {
+      const h = await withAgents.start(
+        { model: 'scripted/subParent', prompt: 'delegate', tools: ['helper', 'tally'] },
+        id('sub-agents'),
+      );
+      await h.result();
+      const child = (c: string) => withAgents.client.getHandle(`${h.workflowId}-${c}`).workflow;
+      return {
+        'sub-agents': await recorded(h.workflow),
+        'sub-agents.child-h1': await recorded(child('h1')),
+        'sub-agents.child-t1': await recorded(child('t1')),
+      };
+    } finally {
+      await withAgents.stop();
+    }
+  },
 };
 
 /** One corpus file: `{ "workflowId": …, "history": <the history in Temporal's JSON form> }`. */

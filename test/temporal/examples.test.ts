@@ -17,4 +17,23 @@ describe('examples/', () => {
     expect(stdout).toBe('completed after 2 turns: 12*8 = 96.\n');
     expect(stderr).toBe('');
   });
+
+  it('`npx tsx examples/sub-agents.ts` runs three sub-agent calls as child runs and prints their answers', async () => {
+    const env = { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress') };
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'examples/sub-agents.ts'],
+      { cwd: ROOT, env, timeout: 90_000 },
+    );
+    expect(stdout).toBe(
+      [
+        'completed: Summary: durable loops, durable tools, and 3 runtimes compared.',
+        '  call_1: Its history is recorded, so it resumes where it stopped.',
+        '  call_2: Activities do the I/O, retried by Temporal.',
+        '  call_3: {"count": 3}',
+        '',
+      ].join('\n'),
+    );
+    expect(stderr).toBe('');
+  });
 });

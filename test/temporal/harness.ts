@@ -14,6 +14,7 @@ import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
 import type { ModelProvider, ModelRegistry, ModelRequest } from '../../activities/model/provider.js';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
+import type { AgentDefinition } from '../../activities/agents/define-agent.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
@@ -58,6 +59,9 @@ export async function startKeel(
   opts: {
     scripts?: Record<string, Script>;
     tools?: ToolDefinition[];
+    /** Sub-agents (`defineAgent`) and the worker's depth limit. */
+    agents?: AgentDefinition[];
+    maxAgentDepth?: number;
     models?: ModelRegistry;
     hooks?: AgentHooks;
     graders?: GraderDefinition[];
@@ -80,6 +84,8 @@ export async function startKeel(
     address,
     taskQueue,
     tools: opts.tools,
+    ...(opts.agents ? { agents: opts.agents } : {}),
+    ...(opts.maxAgentDepth !== undefined ? { maxAgentDepth: opts.maxAgentDepth } : {}),
     models: opts.models ?? { scripted: scriptedModel(opts.scripts ?? {}) },
     hooks: opts.hooks,
     ...(opts.graders ? { graders: opts.graders } : {}),

@@ -2,7 +2,7 @@
 import { setHandler } from '@temporalio/workflow';
 import { messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
-import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery } from '../definitions.js';
+import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery, subAgentsQuery } from '../definitions.js';
 import { publicApprovals, publicPending } from './approvals.js';
 import { budgetState } from './budget.js';
 import { lastAssistant } from './details.js';
@@ -31,6 +31,9 @@ export function registerQueries(s: AgentSession): void {
   );
   setHandler(mcpToolsQuery, () => s.state.tools.flatMap((t) => (t.mcp ? [t.mcp] : [])), {
     description: 'The MCP tools this run recorded at its start: [{ server, tool, description, parameters, … }].',
+  });
+  setHandler(subAgentsQuery, () => s.state.tools.flatMap((t) => (t.agent ? [{ name: t.name, ...t.agent }] : [])), {
+    description: 'The sub-agents this run recorded at its start: [{ name, description, parameters, systemPrompt, … }].',
   });
   setHandler(eventsQuery, (opts) => s.events.page(opts?.after ?? 0, opts?.limit ?? 500), {
     description: 'Agent events after sequence number `after` (bounded log): { events, lastSeq, firstSeq }.',

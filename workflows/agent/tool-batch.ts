@@ -29,6 +29,7 @@ import {
   type ToolCallHost,
 } from './tool-call.js';
 import { loopErrorOutcome } from './tool-tracking.js';
+import { subAgentChildId } from './sub-agent.js';
 
 /** What a tool batch needs of the session: `AgentSession` implements it (workflows/agent/session.ts), and the loop passes it. */
 export interface ToolBatchHost extends ToolCallHost {
@@ -226,7 +227,24 @@ async function resumedBatch(
 }
 
 function start(h: ToolBatchHost, call: ToolCall): void {
-  h.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
+  h.emit({
+    type: 'tool_execution_start',
+    toolCallId: call.id,
+    toolName: call.name,
+    args: call.arguments,
+    ...childOf(h, call),
+  });
+}
+
+/** `{ childWorkflowId }` of a sub-agent call that started (or attached to) its child run, from its result's details. */
+function startedChild(outcome: ToolOutcome): { childWorkflowId?: string } {
+  const id = (outcome.details as { childWorkflowId?: unknown } | undefined)?.childWorkflowId;
+  return typeof id === 'string' ? { childWorkflowId: id } : {};
+}
+
+/** `{ childWorkflowId }` for a sub-agent call (the id its child run gets when it starts), else nothing. */
+function childOf(h: ToolBatchHost, call: ToolCall): { childWorkflowId?: string } {
+  return toolInfo(h.tools, call.name)?.agent ? { childWorkflowId: subAgentChildId(call) } : {};
 }
 
 /** Settles one tool call: emits its `tool_execution_end` and builds its result message (appended in source order). */
@@ -237,6 +255,7 @@ function settleCall(h: ToolBatchHost, call: ToolCall, outcome: ToolOutcome): Fin
     toolName: call.name,
     result: { content: outcome.content, details: outcome.details, ...(outcome.terminate ? { terminate: true } : {}) },
     isError: outcome.isError,
+    ...startedChild(outcome),
   });
   return { message: toolResultMessage(call, outcome), outcome };
 }

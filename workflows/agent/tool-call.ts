@@ -7,7 +7,8 @@ import { patched } from '@temporalio/workflow';
 import { OPERATION_ABORTED, toolNotFound } from '../../common/errors.js';
 import type { ToolCall } from '../../common/messages.js';
 import type { ApprovalRecord } from '../../common/updates.js';
-import type { PreparedCall, RunRef, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
+import type { PreparedCall, RunRef, SubAgentRecord, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
+import { runSubAgent } from './sub-agent.js';
 import {
   localPreparationOptions,
   localToolActivities,
@@ -96,6 +97,7 @@ export function prepareAndExecute(
   const info = toolInfo(h.tools, call.name);
   if (!info) return Promise.resolve(loopErrorOutcome(toolNotFound(call.name)));
   if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED));
+  if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info);
   const ref = callRef(h, call, assistantIndex);
   // a then, not an async function awaiting: one promise fewer per tool call, the caller resumed in the same microtask
   return dispatch(
@@ -136,6 +138,7 @@ export async function execute(
   approval?: ApprovalRecord,
 ): Promise<ToolOutcome> {
   const info = toolInfo(h.tools, call.name);
+  if (info && isSubAgent(info)) return runSubAgent(h, call, info, args ?? call.arguments);
   const input = {
     ...callRef(h, call, assistantIndex),
     ...(args === undefined ? {} : { args }),
@@ -149,6 +152,25 @@ export async function execute(
     (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
     (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
   );
+}
+
+/** A call of a sub-agent (README "Sub-agents"): a child run instead of a tool activity (from 0.6.0). */
+function isSubAgent(info: ToolInfo): info is ToolInfo & { agent: SubAgentRecord } {
+  return info.agent !== undefined && patched(PATCH.subAgents);
+}
+
+/** A sub-agent call of a sequential batch: prepared (validation, hooks, approval) in one activity, then its child run. */
+async function prepareThenStartChild(
+  h: ToolCallHost,
+  call: ToolCall,
+  assistantIndex: number,
+  info: ToolInfo & { agent: SubAgentRecord },
+): Promise<ToolOutcome | Suspend> {
+  const p = (await prepareKnown(h, [call], assistantIndex)).get(call.id);
+  if (!p) return loopErrorOutcome(OPERATION_ABORTED);
+  if (p.status === 'immediate') return p.outcome;
+  if (p.status === 'approval') return approveThenExecute(h, call, assistantIndex, p.args, p.argsDigest);
+  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : runSubAgent(h, call, info, p.args ?? call.arguments);
 }
 
 /** The activity summary of a call: the tool's own (computed by `callModel` with the tool's `summary`), else a generic one. */

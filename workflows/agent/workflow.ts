@@ -39,6 +39,7 @@ import { batchMemo, registerBatchReportHandler, reportToBatch } from './report-t
 import { registerQueries } from './queries.js';
 import { registerVerbs } from './verbs.js';
 import { registerTreeApprovals } from './tree-approvals.js';
+import { treeMemo } from './sub-agent.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -353,8 +354,12 @@ async function continueWith(
   // onto a new build: its workers have their own home queues (the next worker-local call asks for one)
   if (upgrade && st.homeQueue !== undefined) st.homeQueue = undefined;
   await s.beforeContinueAsNew();
-  // a batch's child stays its child (workflows/agent/report-to-batch.ts)
-  const options = { ...batchMemo(), ...(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {}) };
+  // a batch's child stays its child (workflows/agent/report-to-batch.ts), a sub-agent in its tree (sub-agent.ts)
+  const memo = { ...batchMemo().memo, ...treeMemo() };
+  const options = {
+    ...(Object.keys(memo).length > 0 ? { memo } : {}),
+    ...(upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {}),
+  };
   return makeContinueAsNewFunc<(i: AgentRunInput, c?: SessionState) => Promise<AgentRunResult>>(options)(
     { model: input.model },
     st,

@@ -1,4 +1,6 @@
 /** `keel status`, `keel watch`, `keel transcript`: reading a run. */
+import { ChildFollower } from './children.js';
+import { childWorkflowId } from '../../../common/sub-agents.js';
 import { refuseStranded } from './pinned.js';
 import { Option, type Command } from 'commander';
 import type { LoggedEvent } from '../../../common/events.js';
@@ -188,12 +190,19 @@ export function registerInspectCommands(program: Command): void {
           const abort = new AbortController();
           const onSigint = () => abort.abort();
           process.once('SIGINT', onSigint);
+          // sub-agents' runs nested under their calls (children.ts)
+          const children = g.json
+            ? undefined
+            : new ChildFollower((c) => client.getHandle(c).workflow, sink, abort.signal);
           try {
             const end = await followRun(handle.workflow, r, {
               after,
               signal: abort.signal,
-              onEvent: g.json ? (e: LoggedEvent) => process.stdout.write(`${JSON.stringify(e)}\n`) : undefined,
+              onEvent: g.json
+                ? (e: LoggedEvent) => process.stdout.write(`${JSON.stringify(e)}\n`)
+                : (e: LoggedEvent) => children?.onEvent(e),
             });
+            await children?.done();
             if (!end.closed) return 130;
             const out = await throughOutage(() => outcomeOf(handle.workflow));
             const d2 = await throughOutage(() => handle.workflow.describe());
@@ -214,9 +223,15 @@ export function registerInspectCommands(program: Command): void {
     .summary("the run's messages as Markdown or JSON (Pi message format)")
     .argument('<workflowId>', 'the run')
     .addOption(new Option('-f, --format <format>', 'md or json').choices(['md', 'json']).default('md'))
+    .option(
+      '--child <toolCallId>',
+      'the transcript of the sub-agent the run started for this tool call (README "Sub-agents"); repeat it to go down the tree: --child call_1 --child call_2',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .action(
-      act(async (id: string, o: { format: 'md' | 'json' }, cmd: Command) => {
+      act(async (root: string, o: { format: 'md' | 'json'; child?: string[] }, cmd: Command) => {
         const g = globals(cmd);
+        const id = (o.child ?? []).reduce(childWorkflowId, root);
         return withClient(g, async (client) => {
           const { messages, complete } = await transcriptOf(client, id);
           if (!complete)

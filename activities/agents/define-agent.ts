@@ -1,0 +1,104 @@
+/**
+ * Sub-agents (README "Sub-agents"): `defineAgent` describes a typed child agent that a run can name in `tools` like a
+ * tool. The model sees it as a tool (its `description`, its `input` schema or `{ task: string }`); a call is validated
+ * like any tool call, then the run's workflow starts a child `agentWorkflow` for it (workflows/agent/sub-agent.ts) and
+ * the child's final text — or its `output`, validated — is the call's result.
+ */
+import type { TSchema } from 'typebox';
+import type { Budget } from '../../common/budget.js';
+import { subAgentPrompt } from '../../common/sub-agents.js';
+import type { SubAgentRecord } from '../../common/wire.js';
+import type { JsonSchema, ToolDefinition } from '../tools/define-tool.js';
+
+/** A sub-agent: a child agent with its own prompt, tools and model, that a run calls as a tool. */
+export interface AgentDefinition {
+  /** The tool name the model calls (1-64 characters of `[A-Za-z0-9_-]`); unique among the worker's tools and agents. */
+  name: string;
+  /** What the model is told the sub-agent does (the tool's description). */
+  description: string;
+  /** The child run's system prompt. */
+  systemPrompt: string;
+  /** The child run's tools (names registered on the worker: tools, MCP tools, other sub-agents). */
+  tools: string[];
+  /** The child's model (`provider/model-id`); default: the calling run's model. */
+  model?: string;
+  /** The child run's `maxTurns`. */
+  maxTurns?: number;
+  /** The child run's own budget (README "Budgets"). */
+  budget?: Budget;
+  /**
+   * The call's arguments (TypeBox or JSON Schema object); the child's prompt is then the arguments as JSON. Default
+   * `{ task: string }`, whose `task` is the child's prompt.
+   */
+  input?: JsonSchema | (TSchema & object);
+  /**
+   * The child's final text must be JSON valid against this schema: it is parsed and validated (an invalid one gives the
+   * caller an error result naming the field). Default: the final text as it is.
+   */
+  output?: JsonSchema | (TSchema & object);
+}
+
+/** The arguments schema of a sub-agent without `input`. */
+export const TASK_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    task: { type: 'string', description: 'What the sub-agent should do, with everything it needs to know.' },
+  },
+  required: ['task'],
+};
+
+/** A sub-agent as the worker's tool registry holds it: a tool whose calls the workflow turns into child runs. */
+export type AgentTool = ToolDefinition & { agent: Omit<SubAgentRecord, 'maxDepth'> };
+
+/**
+ * Checks a sub-agent definition and returns it unchanged. Throws a `TypeError` for a bad name, a missing description
+ * or system prompt, `tools` not an array of names, or `input` / `output` not an object.
+ */
+export function defineAgent(agent: AgentDefinition): AgentDefinition {
+  const name = agent?.name;
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(name))
+    throw new TypeError(`defineAgent: name must be 1-64 characters of [A-Za-z0-9_-], got ${JSON.stringify(name)}`);
+  if (typeof agent.description !== 'string' || !agent.description)
+    throw new TypeError(`defineAgent(${name}): description must be a non-empty string`);
+  if (typeof agent.systemPrompt !== 'string')
+    throw new TypeError(`defineAgent(${name}): systemPrompt must be a string`);
+  if (!Array.isArray(agent.tools) || !agent.tools.every((t) => typeof t === 'string' && t))
+    throw new TypeError(`defineAgent(${name}): tools must be an array of tool names`);
+  for (const key of ['input', 'output'] as const)
+    if (agent[key] !== undefined && (typeof agent[key] !== 'object' || agent[key] === null))
+      throw new TypeError(`defineAgent(${name}): ${key} must be a JSON Schema object`);
+  return agent;
+}
+
+/**
+ * The tool a sub-agent is in the worker's registry: its description and arguments schema go to the model and to
+ * argument validation like any tool's; `execute` is never called (the workflow starts a child run instead).
+ */
+export function agentTool(agent: AgentDefinition): AgentTool {
+  defineAgent(agent);
+  const parameters = (agent.input as JsonSchema | undefined) ?? TASK_INPUT_SCHEMA;
+  return {
+    name: agent.name,
+    description: agent.description,
+    parameters,
+    summary: (args) => `sub-agent ${agent.name}: ${subAgentPrompt(args, agent.input !== undefined).slice(0, 80)}`,
+    execute: () =>
+      Promise.reject(new Error(`Sub-agent ${agent.name} is run by the workflow as a child run, not as an activity`)),
+    agent: {
+      description: agent.description,
+      parameters,
+      systemPrompt: agent.systemPrompt,
+      tools: [...agent.tools],
+      ...(agent.model !== undefined ? { model: agent.model } : {}),
+      ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
+      ...(agent.budget !== undefined ? { budget: agent.budget } : {}),
+      ...(agent.output !== undefined ? { output: agent.output as JsonSchema } : {}),
+      ...(agent.input !== undefined ? { typedInput: true } : {}),
+    },
+  };
+}
+
+/** True for a registry entry that is a sub-agent. */
+export function isAgentTool(tool: ToolDefinition | undefined): tool is AgentTool {
+  return tool !== undefined && typeof (tool as Partial<AgentTool>).agent === 'object';
+}

@@ -1,0 +1,227 @@
+/**
+ * A sub-agent call (README "Sub-agents", docs/architecture.md#sub-agents): the tool call of a sub-agent the run recorded
+ * at its start (`ToolInfo.agent`) starts a child `agentWorkflow` — workflow id `<parentWorkflowId>-<toolCallId>`, parent
+ * close policy REQUEST_CANCEL, the `keelTree` memo (common/tree.ts), the parent's task queue — and its final text (or
+ * its `output`, checked by the `checkSubAgentOutput` local activity) is the call's result. The child is started in the
+ * run's activity scope, so an `interrupt` or `cancel` of the parent (and Temporal cancellation) cancels it, and
+ * through it its own children and in-flight model requests; a child that fails or is cancelled gives an error result.
+ */
+import {
+  ChildWorkflowCancellationType,
+  isCancellation,
+  ParentClosePolicy,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { ToolCall } from '../../common/messages.js';
+import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
+import {
+  childWorkflowId,
+  subAgentCancelled,
+  subAgentFailed,
+  subAgentPrompt,
+  subAgentStopped,
+  subAgentTooDeep,
+} from '../../common/sub-agents.js';
+import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
+import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
+import { localSetupActivities, subAgentActivities } from '../activities.js';
+import { childRunOutcome } from '../failure-outcomes.js';
+import { workflowNow } from '../clock.js';
+import { batchMembership } from './report-to-batch.js';
+import type { SessionState } from './session.js';
+import { loopErrorOutcome, type ToolTracking } from './tool-tracking.js';
+import { treeMembership } from './tree.js';
+
+/** What a sub-agent call needs of the session: its config and the running-tools tracking. */
+export interface SubAgentHost extends ToolTracking {
+  readonly config: SessionState['config'];
+}
+
+/** The memo to carry across this run's continue-as-new: its place in a tree (`{}` for a root run). */
+export function treeMemo(): Record<string, unknown> {
+  const t = treeMembership();
+  return t ? { [TREE_MEMO_KEY]: t } : {};
+}
+
+/** The child run's workflow id for a call of this run. */
+export function subAgentChildId(call: ToolCall): string {
+  return childWorkflowId(workflowInfo().workflowId, call.id);
+}
+
+/** The child's place in the tree: a child of this run, one level deeper. A batch's task has its batch as root. */
+export function childMembership(call: ToolCall): TreeMembership {
+  const own = treeMembership();
+  const parentWorkflowId = workflowInfo().workflowId;
+  return {
+    rootWorkflowId: own?.rootWorkflowId ?? batchMembership()?.workflowId ?? parentWorkflowId,
+    parentWorkflowId,
+    toolCallId: call.id,
+    depth: (own?.depth ?? 0) + 1,
+    path: [...(own?.path ?? []), `${call.name} › ${call.id}`],
+  };
+}
+
+/**
+ * The child run's input: the agent's prompt, tools and limits; the caller's model unless the agent names its own; the
+ * caller's labels (`metadata`), model retry, heartbeat timeout and history limits.
+ */
+export function childInput(config: SessionState['config'], agent: SubAgentRecord, args: unknown): AgentRunInput {
+  return {
+    model: agent.model ?? config.model,
+    prompt: subAgentPrompt(args, agent.typedInput === true),
+    systemPrompt: agent.systemPrompt,
+    tools: agent.tools,
+    mode: 'task',
+    ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
+    ...(agent.budget !== undefined ? { budget: agent.budget } : {}),
+    ...(config.metadata !== undefined ? { metadata: config.metadata } : {}),
+    ...(config.modelRetry !== undefined ? { modelRetry: config.modelRetry } : {}),
+    ...(config.heartbeatTimeout !== undefined ? { heartbeatTimeout: config.heartbeatTimeout } : {}),
+    ...(config.continueAsNewAfterBytes !== undefined
+      ? { continueAsNewAfterBytes: config.continueAsNewAfterBytes }
+      : {}),
+    ...(config.maxHistoryBytes !== undefined ? { maxHistoryBytes: config.maxHistoryBytes } : {}),
+  };
+}
+
+const MAX_SUMMARY = 200;
+
+function clipLine(text: string, max: number): string {
+  const first = text.split('\n', 1)[0];
+  return first.length > max ? `${first.slice(0, max - 1)}…` : first;
+}
+
+/**
+ * Runs a sub-agent call (its arguments validated): refused past the depth limit, else a child run whose result becomes
+ * the call's. Never throws: every failure, cancellation included, is the call's error result.
+ */
+export async function runSubAgent(
+  h: SubAgentHost,
+  call: ToolCall,
+  info: ToolInfo & { agent: SubAgentRecord },
+  args: unknown,
+): Promise<ToolOutcome> {
+  const agent = info.agent;
+  const membership = childMembership(call);
+  if (membership.depth > agent.maxDepth)
+    return loopErrorOutcome(subAgentTooDeep(call.name, membership.depth, agent.maxDepth));
+  const id = subAgentChildId(call);
+  const input = childInput(h.config, agent, args);
+  const task = typeof input.prompt === 'string' ? input.prompt : '';
+  h.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
+  h.publishDetails();
+  let result: AgentRunResult | undefined;
+  let failure: unknown;
+  try {
+    result = await h.runCancellable(() =>
+      startChild<(i: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
+        workflowId: id,
+        args: [input],
+        taskQueue: workflowInfo().taskQueue,
+        memo: { [TREE_MEMO_KEY]: membership },
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        staticSummary: clipLine(`sub-agent ${call.name}: ${task}`, MAX_SUMMARY),
+        staticDetails: [
+          `**sub-agent** ${call.name} · tool call ${call.id} of ${membership.parentWorkflowId}`,
+          `**tree** ${membership.path.join(' / ')} · depth ${membership.depth} · root ${membership.rootWorkflowId}`,
+          `**model** ${input.model}`,
+          '',
+          '**task**',
+          '',
+          task.length > 2000 ? `${task.slice(0, 1999)}…` : task,
+        ].join('\n'),
+      }).then(
+        (child) => child.result(),
+        (err: unknown) =>
+          err instanceof WorkflowExecutionAlreadyStartedError ? attach(h, call, id) : Promise.reject(err),
+      ),
+    );
+  } catch (err) {
+    failure = err;
+  } finally {
+    h.runningTools.delete(call.id);
+    h.publishDetails();
+  }
+  return outcomeOf(h, call, agent, id, result, failure);
+}
+
+/** Marks a run that `attach` found closed without a result: its text is the error result. */
+class ClosedWithout extends Error {
+  constructor(
+    readonly closed: 'cancelled' | 'failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The child id is taken by a running run (this call's start was retried, e.g. after a reset): the call attaches to it
+ * instead of starting a second one (activity `awaitSubAgentRun`, cancelled with the call, which cancels the run).
+ */
+async function attach(h: SubAgentHost, call: ToolCall, id: string): Promise<AgentRunResult> {
+  const awaited = await subAgentActivities.awaitSubAgentRun.executeWithOptions(
+    {
+      startToCloseTimeout: '3650d',
+      heartbeatTimeout: '30s',
+      summary: `attach to sub-agent ${call.name} run ${id}`,
+    },
+    [{ workflowId: id }],
+  );
+  if ('result' in awaited) return awaited.result;
+  throw new ClosedWithout(awaited.closed, awaited.error);
+}
+
+async function outcomeOf(
+  h: SubAgentHost,
+  call: ToolCall,
+  agent: SubAgentRecord,
+  id: string,
+  result: AgentRunResult | undefined,
+  failure: unknown,
+): Promise<ToolOutcome> {
+  const details = { childWorkflowId: id };
+  if (failure instanceof ClosedWithout) {
+    const text =
+      failure.closed === 'cancelled'
+        ? subAgentCancelled(call.name, id)
+        : subAgentFailed(call.name, id, failure.message);
+    return { ...loopErrorOutcome(text), details };
+  }
+  if (!result || result.status !== 'completed') {
+    const o = childRunOutcome(result, failure);
+    const text =
+      o.status === 'cancelled'
+        ? subAgentCancelled(call.name, id)
+        : o.status === 'stopped'
+          ? subAgentStopped(call.name, id, o.error ?? 'stopped')
+          : subAgentFailed(call.name, id, o.error ?? 'failed');
+    return { ...loopErrorOutcome(text), details };
+  }
+  const text = result.finalText;
+  if (!agent.output) return { content: [{ type: 'text', text }], details, isError: false, timestamp: workflowNow() };
+  let checked;
+  try {
+    checked = await h.runCancellable(() =>
+      localSetupActivities.checkSubAgentOutput.executeWithOptions(
+        { summary: `check ${call.name} output`, retry: { maximumAttempts: 3 } },
+        [{ name: call.name, text, schema: agent.output! }],
+      ),
+    );
+  } catch (err) {
+    const text = isCancellation(err)
+      ? subAgentCancelled(call.name, id)
+      : subAgentFailed(call.name, id, `its output could not be checked: ${(err as Error).message}`);
+    return { ...loopErrorOutcome(text), details };
+  }
+  if (!checked.ok) return { ...loopErrorOutcome(checked.error), details };
+  return {
+    content: [{ type: 'text', text }],
+    details: { ...details, output: checked.value },
+    isError: false,
+    timestamp: workflowNow(),
+  };
+}
