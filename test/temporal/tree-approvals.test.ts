@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineAgent } from '../../activities/agents/define-agent.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-client.js';
 import { mintApprovalToken } from '../../client/approval-token.js';
@@ -428,5 +429,68 @@ describe('one approval desk with signed approvals', () => {
     await rootLists(root, 0);
     await Promise.all([root.end(), child.end()]);
     await noTaskFailures(root, child, grandchild);
+  });
+});
+
+describe('one approval desk for sub-agents defineAgent started (root › manager › worker)', () => {
+  const manager = defineAgent({
+    name: 'manager',
+    description: 'Hands the work to a worker.',
+    systemPrompt: 'You manage.',
+    tools: ['worker'],
+    model: 'scripted/manager',
+  });
+  const worker = defineAgent({
+    name: 'worker',
+    description: 'Does the dangerous part.',
+    systemPrompt: 'You work.',
+    tools: ['danger'],
+    model: 'scripted/worker',
+  });
+  const treeScripts = {
+    root: {
+      rules: [
+        { match: 'toolResult:', text: 'root done' },
+        { toolCalls: [{ id: 'm1', name: 'manager', arguments: { task: 'manage' } }] },
+      ],
+    },
+    manager: {
+      rules: [
+        { match: 'toolResult:', text: 'manager done' },
+        { toolCalls: [{ id: 'w1', name: 'worker', arguments: { task: 'work' } }] },
+      ],
+    },
+    worker: {
+      rules: [
+        { match: 'toolResult:', text: 'worker done' },
+        { toolCalls: [{ id: 'd-2', name: 'danger', arguments: { target: 'y' } }] },
+      ],
+    },
+  };
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts: treeScripts, tools: [danger], agents: [manager, worker] });
+  });
+  afterAll(() => keel?.stop());
+
+  it('the worker’s call is listed at the root with its path, approved through the root, runs once; every level completes', async () => {
+    const root = await keel.start({ model: 'scripted/root', prompt: 'go', tools: ['manager'] });
+    const workerId = `${root.workflowId}-m1-w1`;
+    const [p] = await rootLists(root, 1);
+    expect([p.toolCallId, p.toolName, p.workflowId, p.path]).toEqual([
+      'd-2',
+      'danger',
+      workerId,
+      ['manager › m1', 'worker › w1'],
+    ]);
+    await root.approve({ toolCallId: 'd-2', argsDigest: p.argsDigest, approver: 'alice' });
+    const r = await root.result();
+    expect([r.status, r.finalText]).toEqual(['completed', 'root done']);
+    expect(ran.get(workerId)).toEqual(['danger y']);
+    const workerRun = keel.client.getHandle(workerId);
+    expect((await workerRun.result()).finalText).toBe('worker done');
+    expect(await toolActivities(workerRun)).toHaveLength(2); // prepared once, executed once
+    expect((await root.state()).pendingApprovals).toEqual([]);
+    await noTaskFailures(root, keel.client.getHandle(`${root.workflowId}-m1`), workerRun);
   });
 });
