@@ -42,7 +42,7 @@ export type AgentEvent =
  */
 export type KeelEvent =
   | { type: 'budget_warning'; kind: BudgetKind; used: number; limit: number }
-  | { type: 'budget_exceeded'; kind: BudgetKind | 'batch'; error: string }
+  | { type: 'budget_exceeded'; kind: BudgetKind | 'batch' | 'tree'; error: string }
   /** The run's home worker was lost at this call (worker affinity): `text` says where worker-local tools run now. */
   | { type: 'worker_rehomed'; toolCallId: string; toolName: string; from: string; to?: string; text: string }
   /** Older messages were summarised (the entry is appended to the transcript), or — with `error` — the summary failed. */

@@ -4,7 +4,7 @@ import { messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery } from '../definitions.js';
 import { publicApprovals, publicPending } from './approvals.js';
-import { budgetState } from './budget.js';
+import { budgetState, treeBudgetState } from './budget.js';
 import { lastAssistant } from './details.js';
 import type { AgentSession } from './session.js';
 
@@ -78,6 +78,7 @@ function runState(s: AgentSession): AgentRunState {
     pendingApprovals: publicPending(st),
     approvals: publicApprovals(st),
     ...budgetState(st),
+    ...treeBudgetState(st),
   };
 }
 

@@ -14,6 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BudgetKind } from '../../common/budget.js';
+import type { TreeLedgerState } from '../../common/tree-budget.js';
 import type { AgentEvent } from '../../common/events.js';
 import type {
   AssistantMessage,
@@ -146,6 +147,8 @@ export interface SessionState {
   rehomed?: string;
   /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
   budgetStop?: string;
+  /** A root run's tree-budget ledger (common/tree-budget.ts), once a run of its tree reserved from it. */
+  treeLedger?: TreeLedgerState;
 }
 
 export type AbortKind = 'interrupt' | 'cancel';

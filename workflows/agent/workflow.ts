@@ -38,6 +38,8 @@ import { runAgentLoop, type RunStart } from './turn-loop.js';
 import { batchMemo, registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
 import { registerQueries } from './queries.js';
 import { registerVerbs } from './verbs.js';
+import { registerTreeBudget } from '../tree-budget.js';
+import { rootLedger } from './budget.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -90,6 +92,7 @@ async function session(
   registerVerbs(s);
   registerQueries(s);
   registerBatchReportHandler(s.state);
+  registerTreeBudget(() => rootLedger(s.state));
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
