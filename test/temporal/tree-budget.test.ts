@@ -101,11 +101,11 @@ describe('tree budget', () => {
         if (m.role === 'assistant' && m.stopReason !== 'error')
           worst = Math.max(worst, estimateContext(r.newMessages.slice(0, j), '') + MAX_TOKENS);
       });
-    // what the root settled is what the children spent: every granted request answered 400 tokens
-    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent, reserved: 0, limit }]);
     expect(spent % 400).toBe(0);
     expect(spent).toBeGreaterThanOrEqual(limit);
     expect(spent).toBeLessThanOrEqual(limit + worst - 1);
+    // what the root settled is what the children spent: every granted request answered 400 tokens
+    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent, reserved: 0, limit }]);
     const stopped = results.filter((r) => r.status === 'stopped');
     expect(stopped.length).toBeGreaterThan(0);
     for (const r of stopped) expect(r.error).toMatch(/^Budget exceeded: tokens \d+ of 2400 \(tree budget\)$/);
