@@ -37,7 +37,8 @@ export type AgentEvent =
 
 /**
  * Keel's own events (not Pi's), emitted only when the feature is in use. `budget_warning`: a budget limit passed 80 %
- * (once per limit and run). `budget_exceeded`: a limit was reached; no further model call is made. `compaction`: see
+ * (once per limit and run). `budget_exceeded`: a limit was reached; no further model call is made (`kind` `batch`: a
+ * task's batch refused or stopped it; `tree`: a sub-agent's root refused it — README "Budgets"). `compaction`: see
  * common/compaction.ts.
  */
 export type KeelEvent =
