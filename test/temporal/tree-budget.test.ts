@@ -121,6 +121,81 @@ describe('tree budget', () => {
     expect(r.usage.totalTokens).toBe(0);
   }, 120_000);
 
+  it('a root whose worker is down: the child’s reservation waits for it, and the model call goes on', async () => {
+    // the root runs on a task queue no worker polls yet
+    const rootQueue = `tree-root-${randomUUID()}`;
+    const rootClient = await AgentClient.connect({ address: keel.address, taskQueue: rootQueue });
+    const root = await rootClient.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } });
+    const started = await startChild(
+      keel.client,
+      keel.taskQueue,
+      root.workflowId,
+      { model: 'scripted/three', prompt: 'part', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
+      { toolCallId: 'call_1', depth: 1 },
+    );
+    const child = keel.client.getHandle(started.workflowId);
+    // the child's first model call is running: its reservation waits on the root
+    await until(
+      async () =>
+        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
+          (a) => a.activityType?.name === 'callModel',
+        ),
+      30_000,
+      'the child calling the model',
+    );
+    let rootWorker: Keel | undefined;
+    try {
+      rootWorker = await startKeel({ scripts: { three }, tools: [tick], taskQueue: rootQueue });
+      const r = await child.result();
+      expect(r.status).toBe('completed');
+      expect(r.usage.totalTokens).toBe(1200);
+      // no model attempt failed while the root was away
+      const history = await child.workflow.fetchHistory();
+      const attempts = history
+        .events!.filter((e) => e.activityTaskStartedEventAttributes)
+        .map((e) => e.activityTaskStartedEventAttributes!.attempt);
+      expect(attempts.every((a) => a === 1)).toBe(true);
+      await until(async () => (await root.state()).treeBudget?.[0]?.reserved === 0, 30_000, 'settled');
+      expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 1200, reserved: 0, limit: 10_000 }]);
+      await root.cancel();
+    } finally {
+      await rootWorker?.stop();
+      await rootClient.close();
+    }
+  }, 120_000);
+
+  it('a root not found (yet): the reservation is asked again, with backoff, until the root answers', async () => {
+    const rootId = `tree-late-root-${randomUUID()}`;
+    const started = await startChild(
+      keel.client,
+      keel.taskQueue,
+      rootId,
+      { model: 'scripted/three', prompt: 'part', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
+      { toolCallId: 'call_1', depth: 1 },
+    );
+    const child = keel.client.getHandle(started.workflowId);
+    // the first attempt is still running a second later (it heartbeated): the refused Updates were asked again
+    await until(
+      async () =>
+        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
+          (a) => a.activityType?.name === 'callModel' && a.attempt === 1 && a.lastHeartbeatTime,
+        ),
+      30_000,
+      'the child’s reservation waiting',
+    );
+    const root = await keel.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } }, rootId);
+    const r = await child.result();
+    expect(r.status).toBe('completed');
+    const history = await child.workflow.fetchHistory();
+    expect(
+      history
+        .events!.filter((e) => e.activityTaskStartedEventAttributes)
+        .map((e) => e.activityTaskStartedEventAttributes!.attempt),
+    ).toEqual([1, 1, 1, 1, 1, 1]); // startRun, 3 model calls, 2 tool calls: none retried
+    await until(async () => (await root.state()).treeBudget?.[0]?.spent === 1200, 30_000, 'settled');
+    await root.cancel();
+  }, 120_000);
+
   it('kill -9 during a model call at depth 2: each lost attempt is spent once, at its reservation', async () => {
     const taskQueue = `tree-crash-${randomUUID()}`;
     const env = {
