@@ -45,6 +45,14 @@ const three = {
   ],
 };
 
+/** Eight ticks, then done: nine requests of 100 tokens. */
+const nine = {
+  replies: [
+    ...Array.from({ length: 8 }, () => ({ toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(100) })),
+    { text: 'done', usage: tokens(100) },
+  ],
+};
+
 const script = {
   rules: [
     { match: 'toolResult:hold', toolCalls: [{ name: 'hold', arguments: {} }], usage: tokens(100) },
@@ -57,7 +65,7 @@ const script = {
 describe('batch budget', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts: { spend: script, three }, tools: [tick, hold] });
+    keel = await startKeel({ scripts: { spend: script, three, nine }, tools: [tick, hold] });
   });
   afterAll(async () => {
     held.open();
@@ -127,6 +135,22 @@ describe('batch budget', () => {
     expect(slow.events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'budgetStop')).toBe(
       false,
     );
+  });
+
+  it('the reservations grow the batch’s history: it continues-as-new while its one task runs, the ledger carried', async () => {
+    const handle = await startBatch({
+      tasks: [{ model: 'scripted/nine', prompt: 'nine', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } }],
+      concurrency: 1,
+      budget: { maxTokens: 100_000 },
+      continueAsNewAfterEvents: 30,
+    });
+    const r = (await handle.result()) as AgentBatchResult;
+    // nine requests: 27 events of reservations and settlements in the batch's history
+    expect(r).toMatchObject({ total: 1, done: 1, byStatus: { completed: 1 }, tokens: 900 });
+    expect(r.continuedAsNew).toBeGreaterThanOrEqual(1);
+    expect((await handle.query(progressQuery)).budget!.tree).toEqual([
+      { kind: 'tokens', spent: 900, reserved: 0, limit: 100_000 },
+    ]);
   });
 
   it('20 parallel tasks that would spend 3× the pool stop within the limit plus one request’s worst case', async () => {

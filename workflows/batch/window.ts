@@ -323,8 +323,12 @@ class WindowBatch {
     return page;
   }
 
-  /** The tree-budget ledger its tasks reserve from (a budget-less one, granting everything, when the batch has none). */
+  /**
+   * The tree-budget ledger its tasks reserve from (a budget-less one, granting everything, when the batch has none).
+   * Each reservation and settlement is an event of this run's history: the main loop wakes to check its size.
+   */
   ledger(): TreeLedger {
+    this.changes += 1;
     return this.budget.ledger ?? NO_LEDGER;
   }
 
