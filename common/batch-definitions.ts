@@ -9,6 +9,7 @@ import { defineQuery } from '@temporalio/workflow';
 import type { Static } from 'typebox';
 import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from './batch-input-schema.js';
 import type { BudgetLine } from './budget.js';
+import type { TreeBudgetLine } from './tree-budget.js';
 import type { RunStatus } from './run.js';
 import type { GradingSummary, VariantSummary } from './grading.js';
 import type { PendingApproval } from './updates.js';
@@ -84,6 +85,11 @@ export interface BatchBudgetProgress {
   lines: BudgetLine[];
   /** No further task starts; running ones were asked to stop. */
   spent: boolean;
+  /**
+   * A batch started since 0.6.0: each limit with what the tasks settled (graders included), what their model requests
+   * in flight have reserved, and the limit (the tree budget, README "Budgets").
+   */
+  tree?: TreeBudgetLine[];
 }
 
 /** What `agentBatchWorkflow` returns. */

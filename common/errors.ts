@@ -65,6 +65,13 @@ export const ErrorType = {
   UpdateRejected: 'KeelUpdateRejected',
   /** A model call's failed attempts spent what was left of the run's budget: no further attempt was made. */
   BudgetExceeded: 'BudgetExceeded',
+  /**
+   * The root of the run's tree (a sub-agent's root run, a batch task's batch) refused the reservation of a model
+   * request: its budget is spent (message `Budget exceeded: … (tree budget)`); non-retryable; the run stops.
+   */
+  TreeBudgetExceeded: 'TreeBudgetExceeded',
+  /** The root of the run's tree did not answer a budget reservation for two minutes (gone or unreachable); retryable. */
+  TreeBudgetUnavailable: 'TreeBudgetUnavailable',
 
   // --- batches (agentBatchWorkflow)
   /** The batch input is malformed; non-retryable; the message names every bad field. */

@@ -52,12 +52,13 @@ export type AgentEvent =
 
 /**
  * Keel's own events (not Pi's), emitted only when the feature is in use. `budget_warning`: a budget limit passed 80 %
- * (once per limit and run). `budget_exceeded`: a limit was reached; no further model call is made. `compaction`: see
+ * (once per limit and run). `budget_exceeded`: a limit was reached; no further model call is made (`kind` `batch`: a
+ * task's batch refused or stopped it; `tree`: a sub-agent's root refused it — README "Budgets"). `compaction`: see
  * common/compaction.ts.
  */
 export type KeelEvent =
   | { type: 'budget_warning'; kind: BudgetKind; used: number; limit: number }
-  | { type: 'budget_exceeded'; kind: BudgetKind | 'batch'; error: string }
+  | { type: 'budget_exceeded'; kind: BudgetKind | 'batch' | 'tree'; error: string }
   /** The run's home worker was lost at this call (worker affinity): `text` says where worker-local tools run now. */
   | { type: 'worker_rehomed'; toolCallId: string; toolName: string; from: string; to?: string; text: string }
   /** Older messages were summarised (the entry is appended to the transcript), or — with `error` — the summary failed. */

@@ -1,5 +1,6 @@
 import type { Static } from 'typebox';
 import type { BudgetLine } from './budget.js';
+import type { TreeBudgetLine } from './tree-budget.js';
 import type { INCOMING_MESSAGE_SCHEMA as INCOMING_SCHEMA } from './message-schemas.js';
 import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
 import type { AGENT_RUN_INPUT_SCHEMA } from './run-input-schema.js';
@@ -60,6 +61,11 @@ export interface AgentRunState {
   approvals: ApprovalRecord[];
   /** Each limit of the run's budget with what was spent against it. */
   budget?: BudgetLine[];
+  /**
+   * A root run whose tree reserved from its budget (sub-agents, README "Budgets"): each limit with what the whole tree
+   * settled (`spent`, this run's own included), what its requests in flight have reserved, and the limit.
+   */
+  treeBudget?: TreeBudgetLine[];
 }
 
 export interface MessagesPage {

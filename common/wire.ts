@@ -5,6 +5,7 @@
 import type { AssistantMessage, ImageContent, TextContent, Usage } from './messages.js';
 import type { AgentRunInput, DurationInput } from './run.js';
 import type { ApprovalRecord } from './updates.js';
+import type { TreeBudgetRef } from './tree-budget.js';
 
 /** Which workflow's transcript an activity reads. `runKey` is the first run id of the continue-as-new chain. */
 export interface RunRef {
@@ -115,6 +116,8 @@ export interface CallModelInput {
   turn: number;
   /** What is left of the run's budget when the call is scheduled: retries stop once failed attempts spent it. */
   budgetLeft?: { tokens?: number; costUsd?: number };
+  /** A run in a tree (a sub-agent, a batch task of a budgeted batch): each attempt reserves from the root first. */
+  treeBudget?: TreeBudgetRef;
 }
 
 /** Input of the `compact` activity: summarise transcript[from, keepFrom) of transcript[0, messageCount). */
@@ -129,6 +132,7 @@ export interface CompactInput {
   /** Index of the compaction entry whose summary is updated. */
   previous?: number;
   budgetLeft?: CallModelInput['budgetLeft'];
+  treeBudget?: CallModelInput['treeBudget'];
 }
 
 export interface CompactResult {

@@ -43,6 +43,8 @@ export interface ModelCallFailure {
   usage?: Usage;
   /** The activity refused the call because the run's budget is spent (`ErrorType.BudgetExceeded`). */
   budgetExceeded: boolean;
+  /** The root of the run's tree refused the reservation (`ErrorType.TreeBudgetExceeded`): the text to stop with. */
+  treeBudget?: string;
   /** The provider refused the context as too long (`ErrorType.ModelContextOverflow`): compact and call once more. */
   contextOverflow: boolean;
 }
@@ -59,8 +61,16 @@ export function modelCallFailure(err: unknown): ModelCallFailure {
     text: aborted ? OPERATION_ABORTED : activityText(err),
     usage: reported && !usageProblem(reported) ? reported : undefined,
     budgetExceeded: applicationType(err) === ErrorType.BudgetExceeded,
+    ...treeRefusal(err),
     contextOverflow: applicationType(err) === ErrorType.ModelContextOverflow,
   };
+}
+
+/** `{ treeBudget: <the root's text> }` when the failure is the tree root's refusal of a reservation. */
+function treeRefusal(err: unknown): { treeBudget?: string } {
+  if (applicationType(err) !== ErrorType.TreeBudgetExceeded) return {};
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure ? { treeBudget: cause.message } : {};
 }
 
 /** A failed `compact` activity: the run goes on uncompacted, the `compaction` event carries `text`. */
@@ -68,6 +78,7 @@ export interface CompactionFailure {
   /** Usage in the failure's details (a failed summary request still costs). */
   usage?: Usage;
   budgetExceeded: boolean;
+  treeBudget?: string;
   text: string;
 }
 
@@ -75,6 +86,7 @@ export function compactionFailure(err: unknown): CompactionFailure {
   return {
     usage: reportedUsage(err, false),
     budgetExceeded: applicationType(err) === ErrorType.BudgetExceeded,
+    ...treeRefusal(err),
     text: activityText(err),
   };
 }

@@ -102,4 +102,11 @@ export const PATCH = {
    * activity) instead of a tool activity. Checked only at such a call.
    */
   subAgents: 'keel-0.6.0-sub-agents',
+  /**
+   * 0.6.0: a budgeted batch keeps a tree-budget ledger (common/tree-budget.ts): its tasks (memo `keelBatch` with
+   * `treeBudget`) reserve each model request from it, so it no longer tightens their budgets nor signals `budgetStop`.
+   * Checked once, at the start of a budgeted batch's first run; a 0.5.0 batch keeps the old pool across its
+   * continues-as-new.
+   */
+  treeBudget: 'keel-0.6.0-tree-budget',
 } as const;

@@ -16,6 +16,8 @@ import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails } f
 import type { ModelProvider, ModelRegistry } from './provider.js';
 import type { RunMcpTools } from '../mcp/run-tools.js';
 import type { RunSubAgents } from '../agents/run-agents.js';
+import type { BudgetClaim, TreeBudgetRef } from '../../common/tree-budget.js';
+import { attemptKey, reserveFromRoot, settleWithRoot } from './tree-reserve.js';
 
 export interface CallModelDeps {
   models: ModelRegistry;
@@ -90,6 +92,12 @@ function withFailedUsage(
   };
 }
 
+/** The usage of this failed attempt alone: what its failure reports in `details[0].usage`, else what it streamed. */
+function attemptUsage(err: unknown, streamed: Usage | undefined): Usage | undefined {
+  const first = err instanceof ApplicationFailure ? (err.details?.[0] as { usage?: Usage } | undefined) : undefined;
+  return first && typeof first === 'object' && first.usage ? first.usage : streamed;
+}
+
 /** Which limit the failed attempts' usage reached (a crash loop must not spend past the budget), if any. */
 function overBudget(prior: Usage, left: NonNullable<CallModelInput['budgetLeft']>): string | undefined {
   if (left.tokens !== undefined && prior.totalTokens >= left.tokens)
@@ -137,12 +145,15 @@ function checkResponse(message: unknown): void {
  * attempts' usage is read from the heartbeat details (lost attempts included) and heartbeated on with every snapshot
  * (a bounded detail, common/model-heartbeat.ts);
  * a failure carries the sum in its `details[0].usage`. When the earlier attempts spent `budgetLeft`, the attempt fails
- * at once (non-retryable `BudgetExceeded`) without calling the provider.
+ * at once (non-retryable `BudgetExceeded`) without calling the provider. In a tree (`tree`), the attempt reserves
+ * its worst case from the root first (refused: non-retryable `TreeBudgetExceeded`) and settles its real usage after,
+ * whether it succeeded or failed (activities/model/tree-reserve.ts).
  */
 export async function accountedAttempt(
   budgetLeft: CallModelInput['budgetLeft'],
   request: (onPartial: (partial: AssistantMessage) => void, signal: AbortSignal) => Promise<AssistantMessage>,
   stream?: { messageIndex: number },
+  tree?: TreeBudgetRef,
 ): Promise<{ message: AssistantMessage; prior?: Usage }> {
   const ctx = Context.current();
   const prior = heartbeatUsage(ctx.info.heartbeatDetails);
@@ -162,6 +173,7 @@ export async function accountedAttempt(
   const heartbeat = startHeartbeat(ctx, initial, recorder ? STREAM_HEARTBEAT_MS : undefined);
   // the usage this attempt last streamed: counted when it then throws without reporting its own
   let streamed: Usage | undefined;
+  let claim: BudgetClaim | undefined;
   // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
   try {
     const over = prior && budgetLeft ? overBudget(prior, budgetLeft) : undefined;
@@ -170,6 +182,7 @@ export async function accountedAttempt(
         `Budget exceeded by the failed attempts of this call: ${over}`,
         ErrorType.BudgetExceeded,
       );
+    if (tree) claim = await reserveFromRoot(tree, attemptKey(ctx));
     const at = { attempt: ctx.info.attempt, seq: 0, ...carried };
     const message = await request((partial) => {
       at.seq += 1;
@@ -180,12 +193,14 @@ export async function accountedAttempt(
     }, ctx.cancellationSignal);
     checkResponse(message);
     heartbeat.stop();
+    if (claim) await settleWithRoot(tree!, claim, message.usage);
     return { message, ...(prior ? { prior } : {}) };
   } catch (thrown) {
     heartbeat.stop();
     // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
     const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown, streamed) : thrown;
     const { error, total } = withFailedUsage(err, prior, streamed);
+    if (claim) await settleWithRoot(tree!, claim, attemptUsage(err, streamed));
     // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
     if (total || recorder)
       ctx.heartbeat({
@@ -262,6 +277,7 @@ export function createCallModel(deps: CallModelDeps) {
         );
       },
       { messageIndex: input.messageCount },
+      input.treeBudget,
     );
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);

@@ -22,27 +22,32 @@ import { ErrorType } from '../../common/errors.js';
  */
 export function createCompact(deps: { models: ModelRegistry; transcript: TranscriptCache }) {
   return async function compact(input: CompactInput): Promise<CompactResult> {
-    const { message, prior } = await accountedAttempt(input.budgetLeft, async (onPartial, signal) => {
-      const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
-      const messages = await deps.transcript.messages(input.run, input.messageCount, input.digest);
-      const previous = input.previous !== undefined ? messages[input.previous] : undefined;
-      const text = summaryRequestText(
-        messagesToSummarize(messages, input),
-        isCompactionEntry(previous) ? compactionSummaryText(previous) : undefined,
-      );
-      return provider.stream(
-        {
-          provider: prefix,
-          modelId,
-          systemPrompt: SUMMARY_SYSTEM_PROMPT,
-          messages: [{ role: 'user', content: [{ type: 'text', text }], timestamp: Date.now() }],
-          tools: [],
-          options: input.options,
-        },
-        signal,
-        onPartial,
-      );
-    });
+    const { message, prior } = await accountedAttempt(
+      input.budgetLeft,
+      async (onPartial, signal) => {
+        const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
+        const messages = await deps.transcript.messages(input.run, input.messageCount, input.digest);
+        const previous = input.previous !== undefined ? messages[input.previous] : undefined;
+        const text = summaryRequestText(
+          messagesToSummarize(messages, input),
+          isCompactionEntry(previous) ? compactionSummaryText(previous) : undefined,
+        );
+        return provider.stream(
+          {
+            provider: prefix,
+            modelId,
+            systemPrompt: SUMMARY_SYSTEM_PROMPT,
+            messages: [{ role: 'user', content: [{ type: 'text', text }], timestamp: Date.now() }],
+            tools: [],
+            options: input.options,
+          },
+          signal,
+          onPartial,
+        );
+      },
+      undefined,
+      input.treeBudget,
+    );
     const failed = (why: string) =>
       ApplicationFailure.create({
         message: `Summarization failed: ${why}`,

@@ -448,7 +448,11 @@ export type BatchProgressView = Pick<
 
 /** A batch budget's limits as `tokens 1200/2000, cost 0.01/0.5` (spent by finished tasks / limit; cost in US dollars). */
 export function budgetProgressText(budget: NonNullable<BatchProgress['budget']>): string {
-  return budget.lines.map((l) => `${l.kind} ${l.used}/${l.limit}`).join(', ');
+  // a batch since 0.6.0 also has what its tasks' requests in flight reserved (README "Budgets")
+  const reserved = (i: number) => budget.tree?.[i]?.reserved ?? 0;
+  return budget.lines
+    .map((l, i) => `${l.kind} ${l.used}/${l.limit}${reserved(i) > 0 ? ` +${reserved(i)} reserved` : ''}`)
+    .join(', ');
 }
 
 /** `[██████░░░░] 120/2,000  done 117 · failed 3 · running 8 · queued 1,872 · 12,345 tok · $0.1234 · 45/min`. */

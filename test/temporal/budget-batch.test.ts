@@ -1,11 +1,14 @@
 /**
- * A batch budget (README "Budgets"): one pool for every task. Once the finished tasks spent it no further task starts
- * (each is recorded `stopped`), and running tasks are signalled to stop before their next model call.
+ * A batch budget (README "Budgets"): one pool for every task, the root of a tree budget. Each task's model request
+ * reserves its worst case from the batch first; once the settled spend reaches the limit no further task starts (each
+ * is recorded `stopped`), and a running task's next reservation is refused. 20 tasks in parallel that would together
+ * spend 3× the limit stop within the limit plus one request's worst case.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import type { Usage } from '../../common/messages.js';
+import { estimateContext } from '../../common/compaction.js';
+import type { Message, Usage } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 import {
   progressQuery,
@@ -33,10 +36,27 @@ const hold = defineTool({
   },
 });
 
+const MAX_TOKENS = 500;
+const three = {
+  replies: [
+    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
+    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
+    { text: 'done', usage: tokens(400) },
+  ],
+};
+
+/** Eight ticks, then done: nine requests of 100 tokens. */
+const nine = {
+  replies: [
+    ...Array.from({ length: 8 }, () => ({ toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(100) })),
+    { text: 'done', usage: tokens(100) },
+  ],
+};
+
 const script = {
   rules: [
     { match: 'toolResult:hold', toolCalls: [{ name: 'hold', arguments: {} }], usage: tokens(100) },
-    { match: 'quick', text: 'quick done', usage: tokens(1000) },
+    { match: 'quick', text: 'quick done', usage: tokens(800) },
     { match: 'slow', toolCalls: [{ name: 'hold', arguments: {} }], usage: tokens(100) },
     { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
   ],
@@ -45,7 +65,7 @@ const script = {
 describe('batch budget', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts: { spend: script }, tools: [tick, hold] });
+    keel = await startKeel({ scripts: { spend: script, three, nine }, tools: [tick, hold] });
   });
   afterAll(async () => {
     held.open();
@@ -69,12 +89,17 @@ describe('batch budget', () => {
     const r = (await handle.result()) as AgentBatchResult;
     expect(r).toMatchObject({ total: 5, done: 5, failed: 0, byStatus: { stopped: 5 }, tokens: 2000 });
     const { results } = await handle.query(resultsQuery, {});
+    // the task's sixth request is refused by the batch (was: by its own budget tightened to the pool at its start)
     expect(results.map((t) => [t.status, t.tokens, t.error])).toEqual([
-      ['stopped', 2000, 'Budget exceeded: tokens 2000 of 2000'],
+      ['stopped', 2000, 'Budget exceeded: tokens 2000 of 2000 (batch budget)'],
       ...Array.from({ length: 4 }, () => ['stopped', 0, 'Budget exceeded: tokens 2000 of 2000 (batch budget)']),
     ]);
     const progress = await handle.query(progressQuery);
-    expect(progress.budget).toEqual({ lines: [{ kind: 'tokens', used: 2000, limit: 2000 }], spent: true });
+    expect(progress.budget).toEqual({
+      lines: [{ kind: 'tokens', used: 2000, limit: 2000 }],
+      spent: true,
+      tree: [{ kind: 'tokens', spent: 2000, reserved: 0, limit: 2000 }],
+    });
     const child = await keel.client.client.workflow.getHandle(`${handle.workflowId}-0`).describe();
     expect(child.status.name).toBe('COMPLETED');
     await expect(keel.client.client.workflow.getHandle(`${handle.workflowId}-1`).describe()).rejects.toThrow(
@@ -82,31 +107,89 @@ describe('batch budget', () => {
     );
   });
 
-  it('a running task is asked to stop once a finished one spent the pool', async () => {
+  it('a running task stops at its next model request once a finished one spent the pool', async () => {
     const tasks: AgentRunInput[] = [
-      { model: 'scripted/spend', prompt: 'slow', tools: ['hold'] },
-      { model: 'scripted/spend', prompt: 'quick' },
+      // each reserves its estimate plus maxTokens: both first requests fit in the pool together
+      { model: 'scripted/spend', prompt: 'slow', tools: ['hold'], modelOptions: { maxTokens: 100 } },
+      { model: 'scripted/spend', prompt: 'quick', modelOptions: { maxTokens: 850 } },
     ];
-    const handle = await startBatch({ tasks, concurrency: 2, budget: { maxTokens: 1000 } });
-    const slow = keel.client.client.workflow.getHandle(`${handle.workflowId}-0`);
-    // the quick task spent 1000 of 1000; the slow one, holding in its tool, has received the stop signal
-    await until(
-      async () => {
-        const history = await slow.fetchHistory();
-        return history.events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'budgetStop');
-      },
-      30_000,
-      'budgetStop signalled',
-    );
+    const handle = await startBatch({ tasks, concurrency: 2, budget: { maxTokens: 900 } });
+    // the quick task spent 800, the slow one 100: 900 of 900, while the slow one holds in its tool
+    await until(async () => (await handle.query(progressQuery)).done === 1, 30_000, 'the quick task recorded');
     held.open();
     const r = (await handle.result()) as AgentBatchResult;
-    expect(r).toMatchObject({ total: 2, done: 2, byStatus: { completed: 1, stopped: 1 }, tokens: 1100 });
+    expect(r).toMatchObject({ total: 2, done: 2, byStatus: { completed: 1, stopped: 1 }, tokens: 900 });
     const { results } = await handle.query(resultsQuery, {});
     expect(results.map((t) => [t.status, t.tokens, t.error])).toEqual([
-      ['stopped', 100, 'Budget exceeded: tokens 1000 of 1000 (batch budget)'],
-      ['completed', 1000, undefined],
+      ['stopped', 100, 'Budget exceeded: tokens 900 of 900 (batch budget)'],
+      ['completed', 800, undefined],
     ]);
     const progress = await handle.query(progressQuery);
-    expect(progress.budget).toEqual({ lines: [{ kind: 'tokens', used: 1100, limit: 1000 }], spent: true });
+    expect(progress.budget).toEqual({
+      lines: [{ kind: 'tokens', used: 900, limit: 900 }],
+      spent: true,
+      tree: [{ kind: 'tokens', spent: 900, reserved: 0, limit: 900 }],
+    });
+    // no signal: the batch refused the slow task's reservation
+    const slow = await keel.client.client.workflow.getHandle(`${handle.workflowId}-0`).fetchHistory();
+    expect(slow.events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'budgetStop')).toBe(
+      false,
+    );
+  });
+
+  it('the reservations grow the batch’s history: it continues-as-new while its one task runs, the ledger carried', async () => {
+    const handle = await startBatch({
+      tasks: [{ model: 'scripted/nine', prompt: 'nine', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } }],
+      concurrency: 1,
+      budget: { maxTokens: 100_000 },
+      continueAsNewAfterEvents: 30,
+    });
+    const r = (await handle.result()) as AgentBatchResult;
+    // nine requests: 27 events of reservations and settlements in the batch's history
+    expect(r).toMatchObject({ total: 1, done: 1, byStatus: { completed: 1 }, tokens: 900 });
+    expect(r.continuedAsNew).toBeGreaterThanOrEqual(1);
+    expect((await handle.query(progressQuery)).budget!.tree).toEqual([
+      { kind: 'tokens', spent: 900, reserved: 0, limit: 100_000 },
+    ]);
+  });
+
+  it('20 parallel tasks that would spend 3× the pool stop within the limit plus one request’s worst case', async () => {
+    const limit = 8000;
+    // each task: three replies of 400 tokens (1200); 20 tasks would spend 24000 = 3 × the limit
+    const tasks: AgentRunInput[] = Array.from({ length: 20 }, (_, i) => ({
+      model: 'scripted/three',
+      prompt: `task ${i}`,
+      tools: ['tick'],
+      modelOptions: { maxTokens: MAX_TOKENS },
+    }));
+    const handle = await startBatch({ tasks, concurrency: 20, budget: { maxTokens: limit } });
+    const r = (await handle.result()) as AgentBatchResult;
+    const { results } = await handle.query(resultsQuery, {});
+    // every request granted was answered with 400 tokens: what the batch settled is what the tasks report
+    const replies = results.reduce((n, t) => n + (t.tokens ?? 0) / 400, 0);
+    expect(r.tokens).toBe(replies * 400);
+    // the worst case of each request made (what it reserved): its transcript's estimate plus maxTokens
+    let worst = 0;
+    for (const t of results) {
+      const transcript = (await keel.client.client.workflow.getHandle(t.workflowId).result()).newMessages;
+      transcript.forEach((m: Message, j: number) => {
+        if (m.role === 'assistant' && m.stopReason !== 'error')
+          worst = Math.max(worst, estimateContext(transcript.slice(0, j), '') + MAX_TOKENS);
+      });
+    }
+    // the bound (README "Budgets"): settled ≤ limit + the largest worst case − 1; and the limit was reached
+    expect(r.tokens).toBeGreaterThanOrEqual(limit);
+    expect(r.tokens).toBeLessThanOrEqual(limit + worst - 1);
+    const progress = await handle.query(progressQuery);
+    expect(progress.budget!.tree).toEqual([{ kind: 'tokens', spent: r.tokens, reserved: 0, limit }]);
+    const stopped = results.filter((t) => t.status === 'stopped');
+    expect(stopped.length).toBeGreaterThan(0);
+    for (const t of stopped) expect(t.error).toMatch(/^Budget exceeded: tokens \d+ of 8000 \(batch budget\)$/);
+    expect(
+      results.filter((t) => t.status !== 'stopped').every((t) => t.status === 'completed' && t.tokens === 1200),
+    ).toBe(true);
+    console.log(
+      `tree budget bound (batch of 20): spent ${r.tokens} of ${limit}, over by ${r.tokens - limit}; largest worst case ${worst}; ${replies} replies; ${stopped.length} tasks stopped`,
+    );
   });
 });

@@ -11,10 +11,10 @@ import type { temporal } from '@temporalio/proto';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-client.js';
-import { TREE_MEMO_KEY } from '../../common/tree.js';
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch/definitions.js';
 import { steerSignal } from '../../workflows/definitions.js';
 import { emptyUsage } from '../../common/messages.js';
+import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
 import { mintApprovalToken } from '../../client/approval-token.js';
 import {
   allEvents,
@@ -655,6 +655,54 @@ export const scenarios: Record<string, Scenario> = {
     } finally {
       await withAgents.stop();
     }
+  },
+  /**
+   * 0.6.0: one budget for a tree (patch keel-0.6.0-tree-budget): a budgeted batch whose tasks reserve each model request
+   * from it (`keelReserveBudget` Updates and `keelSettleBudget` signals in its history), and a root run that a
+   * sub-agent (memo `keelTree`) reserved from.
+   */
+  'tree-budget': async (keel) => {
+    const input: AgentBatchInput = {
+      tasks: [0, 1].map((i) => ({ model: 'scripted/brief', prompt: `task ${i}` })),
+      concurrency: 2,
+      taskQueue: keel.taskQueue,
+      budget: { maxTokens: 100_000 },
+    };
+    const batch = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
+      taskQueue: keel.taskQueue,
+      workflowId: id('tree-budget-batch'),
+      args: [input],
+    });
+    await batch.result();
+    const root = await keel.start(
+      { model: 'scripted/brief', prompt: 'hello', mode: 'session', budget: { maxTokens: 100_000 } },
+      id('tree-budget-root'),
+    );
+    await until(async () => (await root.state()).status === 'waiting', 60_000, 'root waiting');
+    const tree: TreeMembership = {
+      rootWorkflowId: root.workflowId,
+      parentWorkflowId: root.workflowId,
+      toolCallId: 'call_1',
+      depth: 1,
+      path: ['helper › call_1'],
+    };
+    const child = await keel.client.client.workflow.start('agentWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: `${root.workflowId}-call_1`,
+      args: [{ model: 'scripted/brief', prompt: 'part' }],
+      memo: { [TREE_MEMO_KEY]: tree },
+    });
+    await child.result();
+    // the child's settlement (a signal) has reached the root
+    await until(async () => (await root.state()).treeBudget?.[0]?.reserved === 0, 60_000, 'settled');
+    const histories = {
+      'tree-budget-batch': await recorded(batch),
+      'tree-budget-batch.child-0': await recorded(keel.client.client.workflow.getHandle(`${batch.workflowId}-0`)),
+      'tree-budget-root': await recorded(root.workflow),
+      'tree-budget-child': await recorded(child),
+    };
+    await root.workflow.terminate('corpus recorded');
+    return histories;
   },
 };
 

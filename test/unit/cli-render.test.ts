@@ -333,5 +333,13 @@ describe('helpers', () => {
     expect(stats({ ...p, budget: { lines: lines.slice(0, 1), spent: true } })).toBe(
       '5/10 · done 4 · failed 1 · running 2 · queued 3 · 1,234 tok · $0.5000 · budget tokens 1234/5000 (spent)',
     );
+    // a batch since 0.6.0: what the running tasks' requests reserved
+    const tree = [
+      { kind: 'tokens' as const, spent: 1234, reserved: 900, limit: 5000 },
+      { kind: 'cost' as const, spent: 0.5, reserved: 0, limit: 2 },
+    ];
+    expect(progressLine({ ...p, budget: { lines, spent: false, tree } }, { color: false, width: 200 })).toMatch(
+      / · budget tokens 1234\/5000 \+900 reserved, cost 0\.5\/2$/,
+    );
   });
 });

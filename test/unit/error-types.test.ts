@@ -14,6 +14,8 @@ describe('ErrorType', () => {
       WorkflowBug: 'KeelWorkflowBug',
       UpdateRejected: 'KeelUpdateRejected',
       BudgetExceeded: 'BudgetExceeded',
+      TreeBudgetExceeded: 'TreeBudgetExceeded',
+      TreeBudgetUnavailable: 'TreeBudgetUnavailable',
       InvalidAgentBatchInput: 'InvalidAgentBatchInput',
       NotHome: 'KeelNotHome',
       Internal: 'KeelInternal',

@@ -15,7 +15,7 @@ import {
 } from '../../common/compaction.js';
 import { modelActivities } from '../activities.js';
 import { compactionFailure } from '../failure-outcomes.js';
-import { budgetLeft, spend, stopBeforeModelCall } from './budget.js';
+import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCall, treeRefused } from './budget.js';
 import { workflowNow } from '../clock.js';
 import type { ModelContext } from './model-step.js';
 import type { SessionState } from './session.js';
@@ -71,6 +71,8 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
   const emit = s.emit;
   if (stopBeforeModelCall(st, emit)) return 'budget';
   const summarized = plan.keepFrom - plan.from;
+  const left = budgetLeft(st);
+  holdOwnRequest(st);
   try {
     const result = await s.runCancellable(() =>
       modelActivities(config).compact.executeWithOptions(
@@ -85,11 +87,12 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
             from: plan.from,
             keepFrom: plan.keepFrom,
             ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
-            ...budgetLeft(st),
+            ...left,
           },
         ],
       ),
     );
+    releaseOwnRequest(st);
     spend(st, emit, result.usage, result.failedAttemptsUsage);
     s.append(
       compactionEntry(result.summary, { firstKept: plan.keepFrom, tokensBefore: tokens, reason }, workflowNow()),
@@ -98,8 +101,10 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
     return 'compacted';
   } catch (err) {
     const failure = compactionFailure(err);
+    releaseOwnRequest(st);
     spend(st, emit, failure.usage);
-    if (failure.budgetExceeded && stopBeforeModelCall(st, emit)) return 'budget';
+    if (failure.treeBudget) treeRefused(st, failure.treeBudget);
+    if ((failure.budgetExceeded || failure.treeBudget) && stopBeforeModelCall(st, emit)) return 'budget';
     if (s.abort) return 'skipped';
     s.emit({
       type: 'compaction',

@@ -5,7 +5,7 @@ import { modelCallFailure } from '../failure-outcomes.js';
 import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
 import { emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelActivities } from '../activities.js';
-import { budgetLeft, spend, stopBeforeModelCall } from './budget.js';
+import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCall, treeRefused } from './budget.js';
 import { workflowNow } from '../clock.js';
 import { compact, compactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
@@ -55,6 +55,8 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
   const turn = st.turns + 1;
   if (stopBeforeModelCall(st, ctx.emit)) return undefined;
   ctx.modelCalling(workflowNow());
+  const left = budgetLeft(st);
+  holdOwnRequest(st);
   try {
     const result = await ctx.runCancellable(() =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
@@ -67,7 +69,7 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
           tools: st.tools.map((t) => t.name),
           options: config.modelOptions ?? {},
           turn,
-          ...budgetLeft(st),
+          ...left,
         },
       ]),
     );
@@ -83,11 +85,14 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
     return { message: result.message, toolSummaries: result.toolSummaries ?? {} };
   } catch (err) {
     const failure = modelCallFailure(err);
+    releaseOwnRequest(st);
     spend(st, ctx.emit, failure.usage);
-    if (failure.budgetExceeded && stopBeforeModelCall(st, ctx.emit)) return undefined;
+    if (failure.treeBudget) treeRefused(st, failure.treeBudget);
+    if ((failure.budgetExceeded || failure.treeBudget) && stopBeforeModelCall(st, ctx.emit)) return undefined;
     const message = errorMessage(config.model, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
     return { message, ...(failure.contextOverflow ? { overflow: true } : {}) };
   } finally {
+    releaseOwnRequest(st);
     ctx.modelCalling(undefined);
   }
 }

@@ -4,7 +4,7 @@ import { messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery, subAgentsQuery } from '../definitions.js';
 import { publicApprovals, publicPending } from './approvals.js';
-import { budgetState } from './budget.js';
+import { budgetState, treeBudgetState } from './budget.js';
 import { lastAssistant } from './details.js';
 import { treeDecided, treePending } from './tree-approvals.js';
 import type { AgentSession } from './session.js';
@@ -82,6 +82,7 @@ function runState(s: AgentSession): AgentRunState {
     pendingApprovals: [...publicPending(st), ...treePending(st)],
     approvals: [...publicApprovals(st), ...treeDecided(st)],
     ...budgetState(st),
+    ...treeBudgetState(st),
   };
 }
 

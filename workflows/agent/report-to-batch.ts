@@ -32,7 +32,7 @@ import type { SessionState } from './session.js';
 export function batchMembership(): BatchMembership | undefined {
   const m = workflowInfo().memo?.[BATCH_MEMO_KEY] as Partial<BatchMembership> | undefined;
   return m && typeof m.workflowId === 'string' && Number.isInteger(m.index)
-    ? { workflowId: m.workflowId, index: m.index as number }
+    ? { workflowId: m.workflowId, index: m.index as number, ...(m.treeBudget === true ? { treeBudget: true } : {}) }
     : undefined;
 }
 

@@ -14,6 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BudgetKind } from '../../common/budget.js';
+import type { TreeLedgerState } from '../../common/tree-budget.js';
 import type { AgentEvent } from '../../common/events.js';
 import type {
   AssistantMessage,
@@ -151,6 +152,8 @@ export interface SessionState {
   treeReported?: TreeReported;
   /** A root: its sub-agents' calls awaiting approval and their decisions (tree-approvals.ts). */
   treeApprovals?: TreeApprovalsState;
+  /** A root run's tree-budget ledger (common/tree-budget.ts), once a run of its tree reserved from it. */
+  treeLedger?: TreeLedgerState;
 }
 
 export type AbortKind = 'interrupt' | 'cancel';

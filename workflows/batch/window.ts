@@ -51,6 +51,16 @@ import {
   type BatchTaskReport,
 } from './definitions.js';
 import { BatchBudget, type BatchBudgetCarried } from './budget.js';
+import { emptyLedger, TreeLedger } from '../../common/tree-budget.js';
+import { registerTreeBudget } from '../tree-budget.js';
+
+/** What a batch without a ledger answers its tasks' reservations with: granted, nothing recorded. */
+const NO_LEDGER = new TreeLedger(
+  undefined,
+  emptyLedger(),
+  () => ({ tokens: 0, costUsd: 0, modelCalls: 0 }),
+  'batch budget',
+);
 import type { BatchCarried } from './drain.js';
 import {
   batchDetails,
@@ -191,6 +201,7 @@ export async function runWindowBatch(
   setHandler(taskFinishedSignal, (r) => batch.report(r), {
     description: 'A child reports how it closed: { index, status, turns, tokens, cost, modelCalls, error? }.',
   });
+  registerTreeBudget(() => batch.ledger());
   return batch.run();
 }
 
@@ -260,7 +271,7 @@ class WindowBatch {
     this.perTask = slotsPerTask(this.shape);
     this.tasks = new BatchTasks(input, this.batchId, this.concurrency, () => Math.floor(this.st.next / this.perTask));
     this.total = this.tasks.total * this.perTask;
-    this.budget = new BatchBudget(input.budget, st);
+    this.budget = new BatchBudget(input.budget, st, carried === undefined);
     this.running = new Set<number>(st.running);
   }
 
@@ -327,6 +338,15 @@ class WindowBatch {
     return page;
   }
 
+  /**
+   * The tree-budget ledger its tasks reserve from (a budget-less one, granting everything, when the batch has none).
+   * Each reservation and settlement is an event of this run's history: the main loop wakes to check its size.
+   */
+  ledger(): TreeLedger {
+    this.changes += 1;
+    return this.budget.ledger ?? NO_LEDGER;
+  }
+
   /** The `keelBatchTaskFinished` signal: a child reports how it closed (recorded when well-formed). */
   report(r: BatchTaskReport): void {
     if (validReport(r)) this.record(r.index, r);
@@ -361,6 +381,7 @@ class WindowBatch {
         // a grader's model calls spend the batch's budget
         this.st.tokens += u.tokens;
         this.st.cost += u.cost;
+        this.budget.graderSpent(u);
         this.budget.recorded(
           u.modelCalls,
           [...this.running].map((j) => this.childId(j)),
@@ -379,7 +400,7 @@ class WindowBatch {
     this.running.add(i);
     this.startedByThisRun.add(i);
     this.starting += 1;
-    const membership: BatchMembership = { workflowId: this.batchId, index: i };
+    const membership: BatchMembership = { workflowId: this.batchId, index: i, ...this.budget.membership() };
     let task = given;
     // a graded task's expected and grader stay with the batch; a variant's fields replace the task's
     if (graderOf(given as BatchTask) !== undefined || this.perTask > 1 ? this.gradingOn() : false) {

@@ -1,0 +1,264 @@
+/**
+ * One budget for a tree of runs (README "Budgets", common/tree-budget.ts). A root `agentWorkflow` with a budget; its
+ * sub-agents are child `agentWorkflow`s started here with the memo `keelTree` (as a parent's tool call starts them).
+ * Every model request attempt of a child reserves its worst case (estimated context + maxTokens) from the root before
+ * it calls the provider, and settles its real usage after:
+ * - six children in parallel that would together spend 3× the root's limit stop within the limit plus one request's
+ *   worst case; the root's `state().treeBudget` has what they spent; the root's own next request is refused with the
+ *   tree's exact figures;
+ * - at depth 2, workers SIGKILLed during the model call: each lost attempt's reservation is spent once, the attempt
+ *   after the limit is refused without calling the provider.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { defineTool } from '../../activities/tools/define-tool.js';
+import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
+import { estimateContext } from '../../common/compaction.js';
+import type { ModelHeartbeat } from '../../common/events.js';
+import type { Message, Usage } from '../../common/messages.js';
+import { streamedText } from '../../common/model-heartbeat.js';
+import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
+import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
+import { startKeel, until, type Keel } from './harness.js';
+
+const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
+const tokens = (totalTokens: number): Partial<Usage> => ({ input: totalTokens, totalTokens });
+const tick = defineTool({
+  name: 'tick',
+  description: 'Returns tock.',
+  parameters: { type: 'object', properties: {} },
+  execute: async () => ({ content: [{ type: 'text', text: 'tock' }] }),
+});
+const MAX_TOKENS = 500;
+/** Three replies of 400 tokens: a child would spend 1200. */
+const three = {
+  replies: [
+    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
+    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
+    { text: 'done', usage: tokens(400) },
+  ],
+};
+
+/** Starts a sub-agent of `root` as its parent's workflow would: an `agentWorkflow` with the memo `keelTree`. */
+function startChild(
+  client: AgentClient,
+  taskQueue: string,
+  root: string,
+  input: AgentRunInput,
+  at: { toolCallId: string; depth: number },
+) {
+  const tree: TreeMembership = {
+    rootWorkflowId: root,
+    parentWorkflowId: at.depth === 1 ? root : `${root}-parent`,
+    toolCallId: at.toolCallId,
+    depth: at.depth,
+    path: [`worker › ${at.toolCallId}`],
+  };
+  return client.client.workflow.start('agentWorkflow', {
+    taskQueue,
+    workflowId: `${tree.parentWorkflowId}-${at.toolCallId}`,
+    args: [input],
+    memo: { [TREE_MEMO_KEY]: tree },
+  });
+}
+
+describe('tree budget', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts: { three }, tools: [tick] });
+  });
+  afterAll(async () => {
+    killAllWorkers();
+    await keel?.stop();
+  });
+
+  it('six children that would spend 3× the root’s limit stop within the limit plus one request’s worst case', async () => {
+    const limit = 2400;
+    const root = await keel.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: limit } });
+    const children = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        startChild(
+          keel.client,
+          keel.taskQueue,
+          root.workflowId,
+          { model: 'scripted/three', prompt: `part ${i}`, tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
+          { toolCallId: `call_${i}`, depth: 1 },
+        ),
+      ),
+    );
+    const results = (await Promise.all(children.map((c) => c.result()))) as AgentRunResult[];
+    const spent = results.reduce((n, r) => n + r.usage.totalTokens, 0);
+    // the worst case each request made reserved: its transcript's estimate plus maxTokens
+    let worst = 0;
+    for (const r of results)
+      r.newMessages.forEach((m: Message, j: number) => {
+        if (m.role === 'assistant' && m.stopReason !== 'error')
+          worst = Math.max(worst, estimateContext(r.newMessages.slice(0, j), '') + MAX_TOKENS);
+      });
+    expect(spent % 400).toBe(0);
+    expect(spent).toBeGreaterThanOrEqual(limit);
+    expect(spent).toBeLessThanOrEqual(limit + worst - 1);
+    // what the root settled is what the children spent: every granted request answered 400 tokens
+    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent, reserved: 0, limit }]);
+    const stopped = results.filter((r) => r.status === 'stopped');
+    expect(stopped.length).toBeGreaterThan(0);
+    for (const r of stopped) expect(r.error).toMatch(/^Budget exceeded: tokens \d+ of 2400 \(tree budget\)$/);
+    for (const r of results.filter((x) => x.status !== 'stopped')) expect(r.usage.totalTokens).toBe(1200);
+    console.log(
+      `tree budget bound (6 sub-agents): spent ${spent} of ${limit}, over by ${spent - limit}; largest worst case ${worst}; ${stopped.length} children stopped`,
+    );
+    // the root's own next request is refused by the tree's spend
+    await root.followUp({ role: 'user', content: 'and now you' });
+    const r = await root.result();
+    expect(r.status).toBe('stopped');
+    expect(r.error).toBe(`Budget exceeded: tokens ${spent} of ${limit} (tree budget)`);
+    expect(r.usage.totalTokens).toBe(0);
+  }, 120_000);
+
+  it('a root whose worker is down: the child’s reservation waits for it, and the model call goes on', async () => {
+    // the root runs on a task queue no worker polls yet
+    const rootQueue = `tree-root-${randomUUID()}`;
+    const rootClient = await AgentClient.connect({ address: keel.address, taskQueue: rootQueue });
+    const root = await rootClient.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } });
+    const started = await startChild(
+      keel.client,
+      keel.taskQueue,
+      root.workflowId,
+      { model: 'scripted/three', prompt: 'part', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
+      { toolCallId: 'call_1', depth: 1 },
+    );
+    const child = keel.client.getHandle(started.workflowId);
+    // the child's first model call is running: its reservation waits on the root
+    await until(
+      async () =>
+        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
+          (a) => a.activityType?.name === 'callModel',
+        ),
+      30_000,
+      'the child calling the model',
+    );
+    let rootWorker: Keel | undefined;
+    try {
+      rootWorker = await startKeel({ scripts: { three }, tools: [tick], taskQueue: rootQueue });
+      const r = await child.result();
+      expect(r.status).toBe('completed');
+      expect(r.usage.totalTokens).toBe(1200);
+      // no model attempt failed while the root was away
+      const history = await child.workflow.fetchHistory();
+      const attempts = history
+        .events!.filter((e) => e.activityTaskStartedEventAttributes)
+        .map((e) => e.activityTaskStartedEventAttributes!.attempt);
+      expect(attempts.every((a) => a === 1)).toBe(true);
+      await until(async () => (await root.state()).treeBudget?.[0]?.reserved === 0, 30_000, 'settled');
+      expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 1200, reserved: 0, limit: 10_000 }]);
+      await root.cancel();
+    } finally {
+      await rootWorker?.stop();
+      await rootClient.close();
+    }
+  }, 120_000);
+
+  it('a root not found (yet): the reservation is asked again, with backoff, until the root answers', async () => {
+    const rootId = `tree-late-root-${randomUUID()}`;
+    const started = await startChild(
+      keel.client,
+      keel.taskQueue,
+      rootId,
+      { model: 'scripted/three', prompt: 'part', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
+      { toolCallId: 'call_1', depth: 1 },
+    );
+    const child = keel.client.getHandle(started.workflowId);
+    // the first attempt is still running a second later (it heartbeated): the refused Updates were asked again
+    await until(
+      async () =>
+        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
+          (a) => a.activityType?.name === 'callModel' && a.attempt === 1 && a.lastHeartbeatTime,
+        ),
+      30_000,
+      'the child’s reservation waiting',
+    );
+    const root = await keel.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } }, rootId);
+    const r = await child.result();
+    expect(r.status).toBe('completed');
+    const history = await child.workflow.fetchHistory();
+    expect(
+      history
+        .events!.filter((e) => e.activityTaskStartedEventAttributes)
+        .map((e) => e.activityTaskStartedEventAttributes!.attempt),
+    ).toEqual([1, 1, 1, 1, 1, 1]); // startRun, 3 model calls, 2 tool calls: none retried
+    await until(async () => (await root.state()).treeBudget?.[0]?.spent === 1200, 30_000, 'settled');
+    await root.cancel();
+  }, 120_000);
+
+  it('kill -9 during a model call at depth 2: each lost attempt is spent once, at its reservation', async () => {
+    const taskQueue = `tree-crash-${randomUUID()}`;
+    const env = {
+      KEEL_TASK_QUEUE: taskQueue,
+      KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), 'keel-tree-crash-')), 'effects.log'),
+      KEEL_HANG: '1',
+    };
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    let worker = await spawnWorker(CHILD, env);
+    // each attempt reserves the prompt's estimate plus maxTokens; the root allows three
+    const reservation =
+      estimateContext([{ role: 'user', content: [{ type: 'text', text: 'spend' }], timestamp: 0 }], '') + MAX_TOKENS;
+    const limit = 3 * reservation;
+    const root = await client.start({ model: 'spender/300', mode: 'session', budget: { maxTokens: limit } });
+    const started = await startChild(
+      client,
+      taskQueue,
+      root.workflowId,
+      {
+        model: 'spender/300',
+        prompt: 'spend',
+        heartbeatTimeout: '2s',
+        modelRetry: { initialInterval: '100ms', maximumInterval: '200ms', maximumAttempts: 50 },
+        modelOptions: { maxTokens: MAX_TOKENS },
+      },
+      { toolCallId: 'call_1', depth: 2 },
+    );
+    const child = client.getHandle(started.workflowId);
+    for (let kill = 1; kill <= 3; kill++) {
+      // the attempt on this worker reserved and streamed; the earlier ones' reservations were spent when it reserved
+      await until(
+        async () => {
+          const beat = await streamed(child);
+          return beat !== undefined && (beat.failedUsage?.totalTokens ?? 0) === 300 * (kill - 1);
+        },
+        60_000,
+        `attempt ${kill} streaming`,
+        200,
+      );
+      expect((await root.state()).treeBudget).toEqual([
+        { kind: 'tokens', spent: (kill - 1) * reservation, reserved: reservation, limit },
+      ]);
+      await killWorker(worker);
+      worker = await spawnWorker(CHILD, env);
+    }
+    const r = await child.result();
+    expect(r.status).toBe('stopped');
+    expect(r.error).toBe(`Budget exceeded: tokens ${limit} of ${limit} (tree budget)`);
+    expect(r.usage.totalTokens).toBe(900); // what the three lost attempts streamed, as the child counts it
+    expect(r.modelCalls).toBe(1);
+    expect(r.newMessages).toHaveLength(1); // the prompt: the fourth attempt never called the provider
+    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: limit, reserved: 0, limit }]);
+    await root.cancel();
+    await killWorker(worker);
+    await client.close();
+  }, 240_000);
+});
+
+/** The heartbeat of the pending model call, when it has streamed. */
+async function streamed(h: AgentRunHandle): Promise<ModelHeartbeat | undefined> {
+  const raw = (await h.workflow.describe()).raw;
+  const payload = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails
+    ?.payloads?.[0];
+  const d = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat) : undefined;
+  return d && streamedText(d) ? d : undefined;
+}
