@@ -7,13 +7,20 @@
  * runs after durable event `seq` has offset `seq × STREAM_OFFSET_SCALE + k`. No durable event is emitted while a model
  * call runs, so every reader numbers the same item alike; `seq` goes on across continue-as-new, so offsets do too.
  * Delta items are numbered across the attempts of one call: a retried attempt goes on from the last number the server
- * received from the attempt before, starting with an `attempt_reset`.
+ * received from the attempt before, starting with an `attempt_reset`. The numbers from {@link STREAM_TAIL_BASE} up are
+ * the call's tail: before the assistant message's `message_start` (durable event `seq + 1`), the reader sends, per
+ * content block `b` at `seq × STREAM_OFFSET_SCALE + STREAM_TAIL_BASE + b`, what its consumer still lacks of the final
+ * block (an appending delta, or a replacing one when the reader cannot know what the consumer holds), so the deltas
+ * applied in order always give the final text, even when a call completed between two heartbeats or two polls.
  */
 import type { AssistantMessage } from './messages.js';
 import type { LoggedEvent } from './events.js';
 
 /** Offsets of durable events step by this; the deltas of a model call take the numbers in between. */
 export const STREAM_OFFSET_SCALE = 1_000_000;
+
+/** Delta numbers from here up are a call's tail (one per content block), sent by the reader from the final message. */
+export const STREAM_TAIL_BASE = 999_000;
 
 /** Most characters of delta text one heartbeat carries (the live window; an attempt's older items drop out). */
 export const STREAM_WINDOW_CHARS = 16_384;
@@ -37,7 +44,7 @@ export interface HeartbeatDeltas {
 }
 
 /** The text of a content block as streamed: tool calls by their arguments' JSON. */
-function blockText(b: AssistantMessage['content'][number]): string {
+export function blockText(b: AssistantMessage['content'][number]): string {
   if (b.type === 'text') return b.text;
   if (b.type === 'thinking') return b.thinking;
   return typeof b.arguments === 'string' ? b.arguments : JSON.stringify(b.arguments ?? {});
