@@ -33,6 +33,16 @@ export interface StreamOptions {
   signal?: AbortSignal;
   /** How often the run is looked at, in ms (default 50). */
   pollMs?: number;
+  /**
+   * Runs each `describe` of the run. Default: an unreachable Temporal is retried after a pause, silently and without
+   * end; the CLI passes its `throughOutage`, which says "reconnecting…" and gives up after `$KEEL_RECONNECT_TIMEOUT`.
+   */
+  describe?: <T>(describe: () => Promise<T>) => Promise<T>;
+  /**
+   * When the run has closed and no worker answers the `events` query for this long (ms), end without its last events
+   * (default: wait for a worker; the CLI, which prints the outcome from history anyway, gives it 5 s).
+   */
+  closedReadTimeoutMs?: number;
 }
 
 /** What one `describe` shows: the pending `callModel` (run and activity id, its deltas once it heartbeated), tools. */
@@ -253,14 +263,16 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
   let last: Read | undefined;
   /** The highest transcript index of the messages sent. */
   let sentIndex = -1;
+  /** When a describe first found the run closed. */
+  let closedSince: number | undefined;
   for (;;) {
     if (opts.signal?.aborted) return;
     let desc;
     const mine = ++tick;
     try {
-      desc = await handle.describe();
+      desc = await (opts.describe ? opts.describe(() => handle.describe()) : handle.describe());
     } catch (err) {
-      if (!isUnreachable(err)) throw err;
+      if (opts.describe || !isUnreachable(err)) throw err;
       await sleep(pollMs * 10, opts.signal);
       continue;
     }
@@ -287,7 +299,9 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
         });
       }
     }
+    if (closed) closedSince ??= Date.now();
     if (read?.done) {
+      if (!read.events && closed && Date.now() - closedSince! >= (opts.closedReadTimeoutMs ?? Infinity)) return;
       if (read.events) {
         readAt = read.at;
         last = read;
