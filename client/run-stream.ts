@@ -31,7 +31,7 @@ export interface StreamOptions {
   from?: number;
   /** Ends the iteration (without an error) when aborted. */
   signal?: AbortSignal;
-  /** How often the run is looked at, in ms (default 50). */
+  /** How often the run is looked at (`describe`), in ms (default 25: half the model heartbeat's spacing). */
   pollMs?: number;
   /**
    * Runs each `describe` of the run. Default: an unreachable Temporal is retried after a pause, silently and without
@@ -143,7 +143,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * A call seen only while a read was in flight goes right before its message's `message_start` (its `messageIndex`).
  */
 export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {}): AsyncGenerator<StreamEvent> {
-  const pollMs = opts.pollMs ?? 50;
+  const pollMs = opts.pollMs ?? 25;
   let { seq, delta } = splitOffset(opts.from ?? 0);
   /**
    * What the consumer holds of the blocks of the call after `seq` (undefined: unknown, it resumed in the middle of
@@ -337,6 +337,7 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
         partialResult: t.partialResult,
       };
     }
-    await Promise.race([sleep(pollMs, opts.signal), read?.promise]);
+    // the next poll, or sooner when the read in flight is answered
+    await (read ? Promise.race([sleep(pollMs, opts.signal), read.promise]) : sleep(pollMs, opts.signal));
   }
 }
