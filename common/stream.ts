@@ -177,9 +177,10 @@ export function deltaEvent(
 
 /**
  * Applies a stream to the streamed assistant messages' blocks, as a screen would: a delta appends to its block (or
- * replaces it), `attempt_reset` clears the message, and the message's `message_end` sets its final blocks (the last
- * deltas of a call can complete before a heartbeat carried them). At every step a block's text is a prefix of the
- * final one (after the last `attempt_reset`); after `message_end` it is the final one.
+ * replaces it) and `attempt_reset` clears the message. At every step a block's text is a prefix of the final one
+ * (after the last `attempt_reset`); once the call's tail came (before the message's `message_start`) it is the final
+ * one. The message's `message_end` also sets its final blocks: a stream from a worker before 0.6.0, whose `events`
+ * query names no `messageIndex`, may lack the tail of a call it did not see.
  */
 export class StreamView {
   /** Blocks of each streamed assistant message, by transcript index. */

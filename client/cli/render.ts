@@ -1,6 +1,6 @@
 /**
- * Terminal rendering of a run (docs/architecture.md#heartbeats, docs/cli.md): turns, tool calls with their arguments, tool results (truncated),
- * streamed assistant text from the model heartbeats, tool progress, queued messages and a final summary.
+ * Terminal rendering of a run (docs/architecture.md#live-output, docs/cli.md): turns, tool calls with their arguments, tool results (truncated),
+ * streamed assistant text from the live stream's deltas, tool progress, queued messages and a final summary.
  *
  * On a TTY the text streams in place and lines are coloured; otherwise (a pipe, a file, CI) every event is one plain
  * line, `key value …`, easy to grep. Pure: everything goes through a `Sink`, so tests render into a string.
