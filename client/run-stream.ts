@@ -18,6 +18,7 @@ import type { AssistantMessage } from '../common/messages.js';
 import {
   STREAM_OFFSET_SCALE,
   STREAM_TAIL_BASE,
+  STREAM_TOOL_BASE,
   blockText,
   deltaEvent,
   durableOffset,
@@ -151,7 +152,8 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
    */
   let held: string[] | undefined = delta === 0 ? [] : undefined;
   const calls = new Map<string, Call>();
-  const toolUpdates = new Map<string, string>();
+  /** The `updates` count of each tool's last update sent. */
+  const toolUpdates = new Map<string, number>();
   /** Polls started and finished (numbered from 1). */
   let tick = 0;
   let finished = 0;
@@ -210,7 +212,7 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
         if (reset.length === 0) return;
         n = Math.min(...reset);
       }
-      if (n >= STREAM_TAIL_BASE) return;
+      if (n >= STREAM_TOOL_BASE) return; // past a call's numbers: its tail completes it
       const item = c.items.get(n)!;
       c.items.delete(n);
       if (item.t === 'reset') held = [];
@@ -300,6 +302,24 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
       }
     }
     if (closed) closedSince ??= Date.now();
+    // tool updates, when every durable event before this describe was sent (the tool's start was, its end was not;
+    // no model call runs beside a tool, and a delta of the call before it not sent yet is left to its tail)
+    if (!read && at === readAt) {
+      for (const t of pending.tools) {
+        if (toolUpdates.get(t.toolCallId) === t.updates || delta + 1 >= STREAM_TAIL_BASE) continue;
+        toolUpdates.set(t.toolCallId, t.updates);
+        delta = Math.max(delta, STREAM_TOOL_BASE) + 1;
+        yield {
+          type: 'tool_execution_update',
+          toolCallId: t.toolCallId,
+          toolName: t.toolName,
+          args: t.args,
+          partialResult: t.partialResult,
+          updates: t.updates,
+          offset: position(),
+        };
+      }
+    }
     if (read?.done) {
       if (!read.events && closed && Date.now() - closedSince! >= (opts.closedReadTimeoutMs ?? Infinity)) return;
       if (read.events) {
@@ -325,18 +345,6 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
     yield* drain();
     if (!read && at !== readAt) read = startRead(desc.runId, at, seq);
     if (closed && !read && readAt === at) return;
-    for (const t of pending.tools) {
-      const mark = `${t.updates}`;
-      if (toolUpdates.get(t.toolCallId) === mark) continue;
-      toolUpdates.set(t.toolCallId, mark);
-      yield {
-        type: 'tool_execution_update',
-        toolCallId: t.toolCallId,
-        toolName: t.toolName,
-        args: t.args,
-        partialResult: t.partialResult,
-      };
-    }
     // the next poll, or sooner when the read in flight is answered
     await (read ? Promise.race([sleep(pollMs, opts.signal), read.promise]) : sleep(pollMs, opts.signal));
   }

@@ -19,6 +19,13 @@ import type { LoggedEvent } from './events.js';
 /** Offsets of durable events step by this; the deltas of a model call take the numbers in between. */
 export const STREAM_OFFSET_SCALE = 1_000_000;
 
+/**
+ * Numbers from here up to {@link STREAM_TAIL_BASE} are tool updates: a reader sends the latest `onUpdate` snapshot of
+ * each running tool (a tool heartbeat) at the next number after durable event `seq`, only once it has sent every
+ * durable event before the `describe` that showed it (so after the tool's `tool_execution_start`, before its end).
+ */
+export const STREAM_TOOL_BASE = 500_000;
+
 /** Delta numbers from here up are a call's tail (one per content block), sent by the reader from the final message. */
 export const STREAM_TAIL_BASE = 999_000;
 
@@ -129,23 +136,26 @@ export interface AttemptResetEvent {
   attempt: number;
 }
 
-/** A tool's latest `onUpdate` snapshot (live only: it has no offset and is not replayed on resume). */
+/**
+ * A tool's latest `onUpdate` snapshot (`updates`: how many it has sent). A snapshot, not a log: a reader sends the
+ * latest one it sees, at its next offset; one resuming after it gets the then latest of each tool still running.
+ */
 export interface ToolExecutionUpdateEvent {
   type: 'tool_execution_update';
   toolCallId: string;
   toolName: string;
   args: unknown;
   partialResult: unknown;
+  updates: number;
 }
 
 /**
- * One event of `AgentRunHandle.stream()`: a durable event (with its `seq`) or a model delta, each with its `offset`
- * (pass the last one as `from` to resume), or a live tool update (no offset).
+ * One event of `AgentRunHandle.stream()`: a durable event (with its `seq`), a model delta or a tool update, each with
+ * its `offset` (pass the last one as `from` to resume).
  */
 export type StreamEvent =
   | (LoggedEvent & { offset: number })
-  | ((MessageUpdateEvent | AttemptResetEvent) & { offset: number })
-  | (ToolExecutionUpdateEvent & { offset?: undefined });
+  | ((MessageUpdateEvent | AttemptResetEvent | ToolExecutionUpdateEvent) & { offset: number });
 
 /** The offset of durable event `seq`. */
 export const durableOffset = (seq: number): number => seq * STREAM_OFFSET_SCALE;

@@ -4,15 +4,17 @@
  * transcript's text, across a worker killed mid model attempt and across continue-as-new.
  */
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { ScriptedReply } from '../../activities/model/scripted.js';
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
+import type { ToolHeartbeat } from '../../common/events.js';
 import { StreamView, blockText, type StreamEvent } from '../../common/stream.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { startKeel, type Keel } from './harness.js';
+import { gate, startKeel, until, type Keel } from './harness.js';
 
 const STREAM_WORKER = fileURLToPath(new URL('./fixtures/stream-worker.ts', import.meta.url));
 const STREAM_REPLY = Array.from({ length: 50 }, (_, i) => `<${String(i).padStart(4, '0')}>`).join('');
@@ -143,6 +145,19 @@ describe('live event stream, one worker', () => {
     parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
     execute: async (_id, args: { word: string }) => ({ content: [{ type: 'text', text: `noted ${args.word}` }] }),
   });
+  const steps = [gate(), gate()];
+  const progress = defineTool({
+    name: 'progress',
+    description: 'Reports two steps of progress.',
+    parameters: { type: 'object', properties: { job: { type: 'string' } }, required: ['job'] },
+    execute: async (_id, _args, _signal, onUpdate) => {
+      onUpdate({ content: [{ type: 'text', text: 'step 1 of 2' }], details: { step: 1 } });
+      await steps[0].promise;
+      onUpdate({ content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } });
+      await steps[1].promise;
+      return { content: [{ type: 'text', text: 'job done' }] };
+    },
+  });
   const turns: ScriptedReply[] = [];
   for (let n = 1; n < 8; n++)
     turns.push({
@@ -155,8 +170,14 @@ describe('live event stream, one worker', () => {
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({
-      tools: [blob, noop],
+      tools: [blob, noop, progress],
       scripts: {
+        progress: {
+          rules: [
+            { match: 'toolResult:progress', text: 'finished' },
+            { toolCalls: [{ id: 'tool-1', name: 'progress', arguments: { job: 'build' } }] },
+          ],
+        },
         long: { replies: turns },
         parallel: {
           replies: [
@@ -199,6 +220,41 @@ describe('live event stream, one worker', () => {
     }
     const durable = (es: StreamEvent[]) => es.filter((e) => e.type !== 'message_update').map((e) => e.offset);
     expect(durable(late)).toEqual(durable(joined));
+  });
+
+  it('tool updates come through the stream with offsets, between the tool start and end; a reader resuming after one goes on', async () => {
+    const h = await keel.start({ model: 'scripted/progress', prompt: 'run the job', tools: ['progress'] });
+    const first = await read(h, 0, (es) => es.some((e) => e.type === 'tool_execution_update'));
+    steps[0].open();
+    // the second update is on the server before B resumes (a resumed reader sends the latest snapshot it finds)
+    await until(
+      async () => {
+        const payload = (await h.workflow.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+        return payload ? defaultPayloadConverter.fromPayload<ToolHeartbeat>(payload).updates === 2 : false;
+      },
+      20_000,
+      'the second update',
+    );
+    const second = await read(h, lastOffset(first), (es) =>
+      es.some((e) => e.type === 'tool_execution_update' && e.updates === 2),
+    );
+    steps[1].open();
+    const rest = await read(h, lastOffset(second));
+    const all = [...first, ...second, ...rest];
+    expect(
+      all.flatMap((e) => (e.type === 'tool_execution_update' ? [[e.toolCallId, e.updates, e.partialResult]] : [])),
+    ).toEqual([
+      ['tool-1', 1, { content: [{ type: 'text', text: 'step 1 of 2' }], details: { step: 1 } }],
+      ['tool-1', 2, { content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } }],
+    ]);
+    // every event has an offset, increasing across the two resumes, none twice
+    const offsets = all.map((e) => e.offset);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    expect(new Set(offsets).size).toBe(offsets.length);
+    const at = (type: string) => all.map((e) => e.type).indexOf(type as StreamEvent['type']);
+    expect(at('tool_execution_start')).toBeLessThan(at('tool_execution_update'));
+    expect(all.map((e) => e.type).lastIndexOf('tool_execution_update')).toBeLessThan(at('tool_execution_end'));
+    expect(messageText((await h.allMessages()).at(-1)!)).toBe('finished');
   });
 
   it('deltas of a thinking block and two parallel tool calls arrive in order per block', async () => {

@@ -99,7 +99,6 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
   })();
 
   let closed = false;
-  const updates = new Map<string, number>();
   try {
     const stream = streamRun(handle, {
       from: durableOffset(seq),
@@ -109,11 +108,8 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
     });
     for await (const e of stream) {
       if (e.type === 'message_update' || e.type === 'attempt_reset') r.delta(e);
-      else if (e.type === 'tool_execution_update') {
-        const n = (updates.get(e.toolCallId) ?? 0) + 1;
-        updates.set(e.toolCallId, n);
-        r.tool({ kind: 'tool', ...e, updates: n });
-      } else {
+      else if (e.type === 'tool_execution_update') r.tool({ kind: 'tool', ...e });
+      else {
         const { offset: _offset, ...event } = e;
         if (event.seq > seq + 1 && seq > 0) r.skipped(event.seq - seq - 1);
         seq = event.seq;
