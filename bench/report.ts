@@ -480,12 +480,17 @@ export function markdown(r: any): string {
       `p50 ${fmt(x.p50, 1)} · p95 ${fmt(x.p95, 1)} · p99 ${fmt(x.p99, 1)} ms`;
     row(
       '10 stream',
-      `token → handle.stream() consumer (${st.tokens} tokens, ${st.viaMessageEnd} via message_end)`,
+      `token → handle.stream() consumer (${st.tokens} tokens, ${st.viaMessageEnd} by the call's tail)`,
       pct(st.streamMs),
       'p95 ≤ 150 ms',
       check(st.streamMs.p95 <= 150),
     );
     row('10 stream', 'token → the provider consumed directly', pct(st.directMs));
+    if (st.profile) {
+      row('10 stream', 'profile: token → heartbeat held by the server', pct(st.profile.toServerMs));
+      row('10 stream', 'profile: server → consumer (poll wait + describe)', pct(st.profile.serverToConsumerMs));
+      row('10 stream', 'profile: one describe round trip', pct(st.profile.describeMs));
+    }
     const { streaming, whole } = st.historyBytesPerTurn;
     row(
       '10 stream',

@@ -8,15 +8,23 @@
  * 300 tokens: ≥ 1,000 tokens. Then the cost: history bytes per turn and CPU per turn (this process: worker and
  * consumer) of runs whose provider streams and is read by a consumer, against runs whose provider returns the whole
  * message at once (no deltas, no consumer).
+ *
+ * The profile (one more run, not counted in the figures above): a probe describes the run every 5 ms beside the consumer and stamps when each token's
+ * delta item first shows in the server's heartbeat details, which splits the latency into token → heartbeat held by
+ * the server (the activity's spacing, the SDK's throttle, the RPC) and server → consumer (the reader's poll wait and its
+ * `describe`), and times the `describe` round trip itself.
  */
 import { randomUUID } from 'node:crypto';
-import { AgentClient } from '../client/agent-client.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { AgentClient, type AgentRunHandle } from '../client/agent-client.js';
+import type { ModelHeartbeat } from '../common/events.js';
 import { createAgentWorker } from '../worker/create-worker.js';
 import type { ModelProvider } from '../activities/model/provider.js';
 import { emptyUsage, type AssistantMessage } from '../common/messages.js';
 import type { Bench } from './context.js';
 import { fetchChain, eventBytes } from './history.js';
 import { percentile } from './stats.js';
+import { STREAM_OFFSET_SCALE, STREAM_TAIL_BASE } from '../common/stream.js';
 
 export interface Percentiles {
   n: number;
@@ -31,9 +39,11 @@ export interface StreamResult {
   streamMs: Percentiles;
   /** The same provider consumed directly. */
   directMs: Percentiles;
-  /** Tokens that arrived with `message_end` (not carried by a heartbeat before the call completed). */
+  /** Tokens that arrived with the call's tail (not carried by a heartbeat before the call completed) or `message_end`. */
   viaMessageEnd: number;
   historyBytesPerTurn: { streaming: number; whole: number };
+  /** The profile of the first run: token → heartbeat on the server, server → consumer, and one describe's round trip. */
+  profile: { toServerMs: Percentiles; serverToConsumerMs: Percentiles; describeMs: Percentiles };
   cpuMsPerTurn: { streaming: number; whole: number };
 }
 
@@ -79,6 +89,29 @@ const percentiles = (xs: number[]): Percentiles => {
   return { n: xs.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) };
 };
 
+/**
+ * Describes `h`'s run every 5 ms until `stop`, stamping when each delta item number first shows in the pending
+ * `callModel`'s heartbeat (the stamp: the describe's midpoint) and timing each describe.
+ */
+async function probe(h: AgentRunHandle, stop: () => boolean): Promise<{ seen: number[]; describeMs: number[] }> {
+  const seen: number[] = [];
+  const describeMs: number[] = [];
+  while (!stop()) {
+    const t0 = performance.now();
+    const d = await h.workflow.describe().catch(() => undefined);
+    const t1 = performance.now();
+    describeMs.push(t1 - t0);
+    for (const a of d?.raw.pendingActivities ?? []) {
+      const payload = a.heartbeatDetails?.payloads?.[0];
+      if (!payload) continue;
+      const end = (defaultPayloadConverter.fromPayload(payload) as ModelHeartbeat | undefined)?.deltas?.end ?? 0;
+      for (let n = 1; n <= end; n++) seen[n] ??= (t0 + t1) / 2;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return { seen, describeMs };
+}
+
 export async function streamSection(bench: Bench): Promise<StreamResult> {
   const taskQueue = `bench-stream-${randomUUID()}`;
   const worker = await createAgentWorker({
@@ -94,13 +127,21 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
     // latency through the stream
     const streamMs: number[] = [];
     let viaMessageEnd = 0;
+    let profile: StreamResult['profile'] | undefined;
     let streamTurns = 0;
     let historyStreaming = 0;
     const cpu0 = process.cpuUsage();
-    for (let r = 0; r < RUNS; r++) {
+    let cpuStreaming = cpu0;
+    // the last run (not counted in the figures nor the CPU) is the profile's: its probe describes every 5 ms
+    for (let r = 0; r <= RUNS; r++) {
+      const profiling = r === RUNS;
+      if (profiling) cpuStreaming = process.cpuUsage(cpu0);
       const id = `stream-${r}-${randomUUID()}`;
       const h = await client.start({ model: `tick/${id}`, prompt: 'go' });
       const seen = new Set<number>();
+      const arrived: number[] = [];
+      let done = false;
+      const probing = profiling ? probe(h, () => done) : undefined;
       for await (const e of h.stream()) {
         const now = performance.now();
         const text =
@@ -115,9 +156,24 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
         for (const i of ids) {
           if (seen.has(i)) continue;
           seen.add(i);
+          arrived[i] = now;
+          if (profiling) continue;
           streamMs.push(now - sent.get(id)![i]);
-          if (e.type === 'message_end') viaMessageEnd += 1;
+          if (e.type === 'message_end' || (e.offset ?? 0) % STREAM_OFFSET_SCALE >= STREAM_TAIL_BASE) viaMessageEnd += 1;
         }
+      }
+      done = true;
+      if (probing) {
+        // token i is delta item i + 1 (the call's first and only block grows by one token per snapshot)
+        const { seen: onServer, describeMs } = await probing;
+        const stamps = sent.get(id)!;
+        const ok = stamps.flatMap((t, i) => (onServer[i + 1] !== undefined && arrived[i] !== undefined ? [i] : []));
+        profile = {
+          toServerMs: percentiles(ok.map((i) => onServer[i + 1] - stamps[i])),
+          serverToConsumerMs: percentiles(ok.map((i) => arrived[i] - onServer[i + 1])),
+          describeMs: percentiles(describeMs),
+        };
+        break;
       }
       streamTurns += 1;
       historyStreaming += (await fetchChain(bench.client, h.workflowId)).events.reduce(
@@ -125,7 +181,6 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
         0,
       );
     }
-    const cpuStreaming = process.cpuUsage(cpu0);
     bench.log(`stream: ${streamMs.length} tokens through handle.stream()`);
 
     // the same provider, consumed directly
@@ -159,6 +214,7 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
       streamMs: percentiles(streamMs),
       directMs: percentiles(directMs),
       viaMessageEnd,
+      profile: profile!,
       historyBytesPerTurn: { streaming: historyStreaming / streamTurns, whole: historyWhole / RUNS },
       cpuMsPerTurn: { streaming: ms(cpuStreaming) / streamTurns, whole: ms(cpuWhole) / RUNS },
     };

@@ -421,11 +421,13 @@ export class AgentRunHandle {
   /**
    * The run's live event stream (docs/architecture.md#live-output): the durable events of `events()` and the model's
    * deltas (`message_update` for text, thinking and tool-call arguments; `attempt_reset` before a retried attempt's
-   * first delta), each with an increasing `offset` that goes on across continue-as-new, plus live
-   * `tool_execution_update`s (no offset). Pass the last offset you applied as `from` to resume after it: nothing is
-   * repeated or skipped (deltas older than the live window of a call, 16,384 characters, are replaced by its
-   * `message_end`). Reconnects by itself; ends when the run has closed and its last events were delivered, or when
-   * `signal` aborts. Applied in order (see `StreamView`), a message's deltas give exactly its final text.
+   * first delta) and tools' `tool_execution_update`s (the latest `onUpdate` snapshot of each running tool), each with
+   * an increasing `offset` that goes on across continue-as-new. Pass the last offset you applied as `from` to resume after it: nothing is
+   * repeated or skipped. Before each assistant `message_start` comes the model call's tail: per content block, what
+   * the consumer still lacks of the final text (deltas no heartbeat carried before the call completed, or older than a
+   * call's live window of 16,384 characters). Reconnects by itself; ends when the run has closed and its last events
+   * were delivered, or when `signal` aborts. Applied in order (see `StreamView`), the deltas alone give exactly each
+   * assistant message's final text.
    */
   stream(opts: StreamOptions = {}): AsyncGenerator<StreamEvent> {
     return streamRun(this.workflow, opts);

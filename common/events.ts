@@ -29,8 +29,12 @@ export type AgentEvent =
   /** `turn` (Keel's addition): the turn's number in the whole conversation, as `keel status` and the details count. */
   | { type: 'turn_start'; turn?: number }
   | { type: 'turn_end'; message: AssistantMessage; toolResults: ToolResultMessage[] }
-  | { type: 'message_start'; message: Message }
-  | { type: 'message_end'; message: Message }
+  /**
+   * `messageIndex` (Keel's addition, in the `events` query's answer from 0.6.0): the message's index in the
+   * transcript, which the live stream's deltas name (common/stream.ts).
+   */
+  | { type: 'message_start'; message: Message; messageIndex?: number }
+  | { type: 'message_end'; message: Message; messageIndex?: number }
   | {
       type: 'tool_execution_start';
       toolCallId: string;

@@ -7,13 +7,27 @@
  * runs after durable event `seq` has offset `seq × STREAM_OFFSET_SCALE + k`. No durable event is emitted while a model
  * call runs, so every reader numbers the same item alike; `seq` goes on across continue-as-new, so offsets do too.
  * Delta items are numbered across the attempts of one call: a retried attempt goes on from the last number the server
- * received from the attempt before, starting with an `attempt_reset`.
+ * received from the attempt before, starting with an `attempt_reset`. The numbers from {@link STREAM_TAIL_BASE} up are
+ * the call's tail: before the assistant message's `message_start` (durable event `seq + 1`), the reader sends, per
+ * content block `b` at `seq × STREAM_OFFSET_SCALE + STREAM_TAIL_BASE + b`, what its consumer still lacks of the final
+ * block (an appending delta, or a replacing one when the reader cannot know what the consumer holds), so the deltas
+ * applied in order always give the final text, even when a call completed between two heartbeats or two polls.
  */
 import type { AssistantMessage } from './messages.js';
 import type { LoggedEvent } from './events.js';
 
 /** Offsets of durable events step by this; the deltas of a model call take the numbers in between. */
 export const STREAM_OFFSET_SCALE = 1_000_000;
+
+/**
+ * Numbers from here up to {@link STREAM_TAIL_BASE} are tool updates: a reader sends the latest `onUpdate` snapshot of
+ * each running tool (a tool heartbeat) at the next number after durable event `seq`, only once it has sent every
+ * durable event before the `describe` that showed it (so after the tool's `tool_execution_start`, before its end).
+ */
+export const STREAM_TOOL_BASE = 500_000;
+
+/** Delta numbers from here up are a call's tail (one per content block), sent by the reader from the final message. */
+export const STREAM_TAIL_BASE = 999_000;
 
 /** Most characters of delta text one heartbeat carries (the live window; an attempt's older items drop out). */
 export const STREAM_WINDOW_CHARS = 16_384;
@@ -37,7 +51,7 @@ export interface HeartbeatDeltas {
 }
 
 /** The text of a content block as streamed: tool calls by their arguments' JSON. */
-function blockText(b: AssistantMessage['content'][number]): string {
+export function blockText(b: AssistantMessage['content'][number]): string {
   if (b.type === 'text') return b.text;
   if (b.type === 'thinking') return b.thinking;
   return typeof b.arguments === 'string' ? b.arguments : JSON.stringify(b.arguments ?? {});
@@ -122,23 +136,26 @@ export interface AttemptResetEvent {
   attempt: number;
 }
 
-/** A tool's latest `onUpdate` snapshot (live only: it has no offset and is not replayed on resume). */
+/**
+ * A tool's latest `onUpdate` snapshot (`updates`: how many it has sent). A snapshot, not a log: a reader sends the
+ * latest one it sees, at its next offset; one resuming after it gets the then latest of each tool still running.
+ */
 export interface ToolExecutionUpdateEvent {
   type: 'tool_execution_update';
   toolCallId: string;
   toolName: string;
   args: unknown;
   partialResult: unknown;
+  updates: number;
 }
 
 /**
- * One event of `AgentRunHandle.stream()`: a durable event (with its `seq`) or a model delta, each with its `offset`
- * (pass the last one as `from` to resume), or a live tool update (no offset).
+ * One event of `AgentRunHandle.stream()`: a durable event (with its `seq`), a model delta or a tool update, each with
+ * its `offset` (pass the last one as `from` to resume).
  */
 export type StreamEvent =
   | (LoggedEvent & { offset: number })
-  | ((MessageUpdateEvent | AttemptResetEvent) & { offset: number })
-  | (ToolExecutionUpdateEvent & { offset?: undefined });
+  | ((MessageUpdateEvent | AttemptResetEvent | ToolExecutionUpdateEvent) & { offset: number });
 
 /** The offset of durable event `seq`. */
 export const durableOffset = (seq: number): number => seq * STREAM_OFFSET_SCALE;
@@ -170,9 +187,10 @@ export function deltaEvent(
 
 /**
  * Applies a stream to the streamed assistant messages' blocks, as a screen would: a delta appends to its block (or
- * replaces it), `attempt_reset` clears the message, and the message's `message_end` sets its final blocks (the last
- * deltas of a call can complete before a heartbeat carried them). At every step a block's text is a prefix of the
- * final one (after the last `attempt_reset`); after `message_end` it is the final one.
+ * replaces it) and `attempt_reset` clears the message. At every step a block's text is a prefix of the final one
+ * (after the last `attempt_reset`); once the call's tail came (before the message's `message_start`) it is the final
+ * one. The message's `message_end` also sets its final blocks: a stream from a worker before 0.6.0, whose `events`
+ * query names no `messageIndex`, may lack the tail of a call it did not see.
  */
 export class StreamView {
   /** Blocks of each streamed assistant message, by transcript index. */

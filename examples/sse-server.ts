@@ -41,8 +41,7 @@ async function sse(client: AgentClient, id: string, from: number, req: IncomingM
   const gone = new AbortController();
   req.on('close', () => gone.abort());
   for await (const e of client.getHandle(id).stream({ from, signal: gone.signal })) {
-    // tool updates carry no offset: they are live only, so they get no id (a resume does not need them)
-    res.write(`${e.offset !== undefined ? `id: ${e.offset}\n` : ''}data: ${JSON.stringify(e)}\n\n`);
+    res.write(`id: ${e.offset}\ndata: ${JSON.stringify(e)}\n\n`);
   }
   if (!gone.signal.aborted) res.end('event: end\ndata: {}\n\n');
 }

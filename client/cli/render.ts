@@ -1,6 +1,6 @@
 /**
- * Terminal rendering of a run (docs/architecture.md#heartbeats, docs/cli.md): turns, tool calls with their arguments, tool results (truncated),
- * streamed assistant text from the model heartbeats, tool progress, queued messages and a final summary.
+ * Terminal rendering of a run (docs/architecture.md#live-output, docs/cli.md): turns, tool calls with their arguments, tool results (truncated),
+ * streamed assistant text from the live stream's deltas, tool progress, queued messages and a final summary.
  *
  * On a TTY the text streams in place and lines are coloured; otherwise (a pipe, a file, CI) every event is one plain
  * line, `key value …`, easy to grep. Pure: everything goes through a `Sink`, so tests render into a string.
@@ -10,6 +10,7 @@ import type { PendingApproval } from '../../common/updates.js';
 import { pathText } from '../../common/tree-approvals.js';
 import type { BatchProgress } from '../../common/batch-definitions.js';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
+import type { AttemptResetEvent, MessageUpdateEvent } from '../../common/stream.js';
 import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../../common/model-heartbeat.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../../common/run.js';
@@ -139,6 +140,9 @@ export class RunRenderer {
   private attempt: number | undefined;
   private streaming = false;
   private toolUpdates = new Map<string, number>();
+  /** The text blocks of the message being streamed (`delta`), by block index, and that message's index. */
+  private blocks: string[] = [];
+  private blocksOf: number | undefined;
   private queued = { steering: 0, followUp: 0 };
 
   constructor(private readonly sink: Sink) {}
@@ -267,6 +271,38 @@ export class RunRenderer {
     }
     this.attempt = st.attempt;
     this.remember(st.textLength, st.tail);
+  }
+
+  /**
+   * A delta of the live stream (`AgentRunHandle.stream()`, common/stream.ts): on a TTY the reply's text as it grows
+   * (text blocks only; the plain output shows whole messages). `attempt_reset` (a retried model call), or a replacing
+   * delta that does not go on from what is shown, says the reply restarts.
+   */
+  delta(e: MessageUpdateEvent | AttemptResetEvent): void {
+    if (!this.sink.tty) return;
+    if (e.type === 'attempt_reset' || e.messageIndex !== this.blocksOf) {
+      this.blocks = [];
+      this.blocksOf = e.messageIndex;
+    }
+    if (e.type === 'attempt_reset') {
+      if (this.streaming) this.line(paint(this.sink, 'yellow', '(model call retried: the reply restarts)'));
+      this.shown = 0;
+      this.shownTail = '';
+      return;
+    }
+    if (e.kind !== 'text') return;
+    this.blocks[e.block] = e.replace ? e.delta : (this.blocks[e.block] ?? '') + e.delta;
+    const text = this.blocks.join('');
+    if (this.streaming && this.continues(this.attempt, 0, { textLength: text.length, tail: text })) {
+      this.sink.write(text.slice(this.shown));
+    } else {
+      if (this.streaming) this.line(paint(this.sink, 'yellow', '(the reply restarts)'));
+      this.sink.write(`${paint(this.sink, 'bold', 'assistant ›')} ${text}`);
+      this.streaming = true;
+      this.shown = 0;
+      this.shownTail = '';
+    }
+    this.remember(text.length, text.slice(-MODEL_HEARTBEAT_TAIL_CHARS));
   }
 
   /** Whether text[start, …) of attempt `attempt` goes on from what is shown (same attempt, matching overlap). */

@@ -4,15 +4,17 @@
  * transcript's text, across a worker killed mid model attempt and across continue-as-new.
  */
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { ScriptedReply } from '../../activities/model/scripted.js';
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
-import { StreamView, type StreamEvent } from '../../common/stream.js';
+import type { ToolHeartbeat } from '../../common/events.js';
+import { StreamView, blockText, type StreamEvent } from '../../common/stream.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { startKeel, type Keel } from './harness.js';
+import { gate, startKeel, until, type Keel } from './harness.js';
 
 const STREAM_WORKER = fileURLToPath(new URL('./fixtures/stream-worker.ts', import.meta.url));
 const STREAM_REPLY = Array.from({ length: 50 }, (_, i) => `<${String(i).padStart(4, '0')}>`).join('');
@@ -56,6 +58,20 @@ function apply(events: StreamEvent[], transcript: Message[]): StreamView {
   return view;
 }
 
+/**
+ * Checks that the deltas alone (no `message_end`), applied in order, give every assistant message of the transcript
+ * block by block, exactly: whether the reader saw a call live, joined after it, or resumed in the middle of it.
+ */
+function expectDeltasExact(events: StreamEvent[], transcript: Message[]): void {
+  const view = apply(
+    events.filter((e) => e.type !== 'message_end'),
+    transcript,
+  );
+  const want = transcript.flatMap((m, i) => (m.role === 'assistant' ? [[i, m.content.map(blockText)]] : []));
+  const got = [...view.messages].map(([i, blocks]) => [i, blocks.map((b) => b.text)]).sort(([a], [b]) => +a - +b);
+  expect(got).toEqual(want);
+}
+
 const lastOffset = (events: StreamEvent[]) => events.findLast((e) => e.offset !== undefined)!.offset!;
 
 describe('live event stream', () => {
@@ -83,6 +99,7 @@ describe('live event stream', () => {
       expect.objectContaining({ type: 'attempt_reset', messageIndex: 1, attempt: 2 }),
     ]);
     for (const events of [resumed, joined]) {
+      expectDeltasExact(events, transcript);
       expect(apply(events, transcript).text(1)).toBe(STREAM_REPLY);
       expect(
         events
@@ -128,20 +145,39 @@ describe('live event stream, one worker', () => {
     parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
     execute: async (_id, args: { word: string }) => ({ content: [{ type: 'text', text: `noted ${args.word}` }] }),
   });
+  const steps = [gate(), gate()];
+  const progress = defineTool({
+    name: 'progress',
+    description: 'Reports two steps of progress.',
+    parameters: { type: 'object', properties: { job: { type: 'string' } }, required: ['job'] },
+    execute: async (_id, _args, _signal, onUpdate) => {
+      onUpdate({ content: [{ type: 'text', text: 'step 1 of 2' }], details: { step: 1 } });
+      await steps[0].promise;
+      onUpdate({ content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } });
+      await steps[1].promise;
+      return { content: [{ type: 'text', text: 'job done' }] };
+    },
+  });
   const turns: ScriptedReply[] = [];
   for (let n = 1; n < 8; n++)
     turns.push({
       text: `turn ${n} `.repeat(12),
-      // ~0.7 s of streaming per reply: several heartbeats (50 ms apart) carry deltas even on a loaded machine
-      chunkDelayMs: 60,
+      // ~0.2 s of streaming per reply: a reply often completes between two heartbeats or two polls
+      chunkDelayMs: 15,
       toolCalls: [{ name: 'blob', arguments: { kb: 24, n } }],
     });
-  turns.push({ text: 'all done, every turn streamed', chunkDelayMs: 60 });
+  turns.push({ text: 'all done, every turn streamed', chunkDelayMs: 15 });
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({
-      tools: [blob, noop],
+      tools: [blob, noop, progress],
       scripts: {
+        progress: {
+          rules: [
+            { match: 'toolResult:progress', text: 'finished' },
+            { toolCalls: [{ id: 'tool-1', name: 'progress', arguments: { job: 'build' } }] },
+          ],
+        },
         long: { replies: turns },
         parallel: {
           replies: [
@@ -174,25 +210,51 @@ describe('live event stream, one worker', () => {
     const late = await read(h, 0); // after the run closed: every durable event, from every run of the chain
     expect((await h.state()).continuedAsNew).toBeGreaterThanOrEqual(2);
     const transcript = await h.allMessages();
-    for (const events of [[...before, ...after], joined]) {
-      const view = apply(events, transcript);
-      const streamed = [...view.messages.keys()];
-      expect(streamed.length).toBeGreaterThan(0);
-      for (const i of streamed) {
-        expect(view.text(i)).toBe(messageText(transcript[i]));
-      }
+    // every reader ends with each assistant message's final text from the deltas alone: a call that finished between
+    // two heartbeats or two polls (15 ms chunks: often), or during a slow read across continue-as-new, is completed by
+    // its tail before its message_start
+    for (const events of [[...before, ...after], joined, late]) {
+      expectDeltasExact(events, transcript);
       const ends = events.filter((e) => e.type === 'message_end').map((e) => (e as { message: Message }).message);
       expect(ends).toEqual(transcript);
     }
-    const ends = late.filter((e) => e.type === 'message_end').map((e) => (e as { message: Message }).message);
-    expect(ends).toEqual(transcript);
-    expect(late.map((e) => e.offset)).toEqual(joined.filter((e) => e.type !== 'message_update').map((e) => e.offset));
-    // the reader that stayed connected saw deltas of most turns (a call's last ≤ 50 ms of deltas may complete before a
-    // heartbeat); the one that joined from 0 saw some (see the report: it was seen to stall across a continue-as-new)
-    const streamed = (live: StreamEvent[]) =>
-      new Set(live.flatMap((e) => (e.type === 'message_update' ? [e.messageIndex] : []))).size;
-    expect(streamed([...before, ...after])).toBeGreaterThanOrEqual(4);
-    expect(streamed(joined)).toBeGreaterThanOrEqual(1);
+    const durable = (es: StreamEvent[]) => es.filter((e) => e.type !== 'message_update').map((e) => e.offset);
+    expect(durable(late)).toEqual(durable(joined));
+  });
+
+  it('tool updates come through the stream with offsets, between the tool start and end; a reader resuming after one goes on', async () => {
+    const h = await keel.start({ model: 'scripted/progress', prompt: 'run the job', tools: ['progress'] });
+    const first = await read(h, 0, (es) => es.some((e) => e.type === 'tool_execution_update'));
+    steps[0].open();
+    // the second update is on the server before B resumes (a resumed reader sends the latest snapshot it finds)
+    await until(
+      async () => {
+        const payload = (await h.workflow.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+        return payload ? defaultPayloadConverter.fromPayload<ToolHeartbeat>(payload).updates === 2 : false;
+      },
+      20_000,
+      'the second update',
+    );
+    const second = await read(h, lastOffset(first), (es) =>
+      es.some((e) => e.type === 'tool_execution_update' && e.updates === 2),
+    );
+    steps[1].open();
+    const rest = await read(h, lastOffset(second));
+    const all = [...first, ...second, ...rest];
+    expect(
+      all.flatMap((e) => (e.type === 'tool_execution_update' ? [[e.toolCallId, e.updates, e.partialResult]] : [])),
+    ).toEqual([
+      ['tool-1', 1, { content: [{ type: 'text', text: 'step 1 of 2' }], details: { step: 1 } }],
+      ['tool-1', 2, { content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } }],
+    ]);
+    // every event has an offset, increasing across the two resumes, none twice
+    const offsets = all.map((e) => e.offset);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    expect(new Set(offsets).size).toBe(offsets.length);
+    const at = (type: string) => all.map((e) => e.type).indexOf(type as StreamEvent['type']);
+    expect(at('tool_execution_start')).toBeLessThan(at('tool_execution_update'));
+    expect(all.map((e) => e.type).lastIndexOf('tool_execution_update')).toBeLessThan(at('tool_execution_end'));
+    expect(messageText((await h.allMessages()).at(-1)!)).toBe('finished');
   });
 
   it('deltas of a thinking block and two parallel tool calls arrive in order per block', async () => {

@@ -181,6 +181,32 @@ describe('RunRenderer', () => {
     expect(sink.text()).toBe('assistant › Hello\n(model call retried: the reply restarts)\nassistant › Hello world\n');
   });
 
+  it('streams the live stream deltas as they arrive: text blocks only, a retried attempt restarts the reply', () => {
+    const sink = stringSink({ tty: true });
+    const r = new RunRenderer(sink);
+    const d = (block: number, kind: 'text' | 'thinking', delta: string, replace?: true) =>
+      r.delta({ type: 'message_update', messageIndex: 1, block, kind, delta, ...(replace ? { replace } : {}) });
+    d(0, 'thinking', 'hmm');
+    d(1, 'text', 'Hel');
+    d(1, 'text', 'lo wor');
+    r.delta({ type: 'attempt_reset', messageIndex: 1, attempt: 2 });
+    d(0, 'text', 'Hi');
+    d(0, 'text', ' there', true); // a replacing delta that does not go on from what is shown
+    d(0, 'text', ' there, you', true); // … and one that does (a tail): only the new part
+    r.event({ seq: 9, type: 'message_end', message: assistant([{ type: 'text', text: ' there, you' }]) });
+    r.delta({ type: 'message_update', messageIndex: 3, block: 0, kind: 'text', delta: 'Next' });
+    expect(sink.text()).toBe(
+      [
+        'assistant › Hello wor',
+        '(model call retried: the reply restarts)',
+        'assistant › Hi',
+        '(the reply restarts)',
+        'assistant ›  there, you',
+        'assistant › Next',
+      ].join('\n'),
+    );
+  });
+
   it('a heartbeat first seen mid-reply starts with the gap marker', () => {
     const sink = stringSink({ tty: true });
     new RunRenderer(sink).partial({ kind: 'model', attempt: 1, seq: 9, textLength: 5000, tail: 'the end' });

@@ -1,5 +1,6 @@
 /** The queries of `agentWorkflow`: `state`, `messages` (the transcript, paged) and `events` (the bounded event log). */
 import { setHandler } from '@temporalio/workflow';
+import type { EventsPage } from '../../common/events.js';
 import { messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery, subAgentsQuery } from '../definitions.js';
@@ -35,9 +36,30 @@ export function registerQueries(s: AgentSession): void {
   setHandler(subAgentsQuery, () => s.state.tools.flatMap((t) => (t.agent ? [{ name: t.name, ...t.agent }] : [])), {
     description: 'The sub-agents this run recorded at its start: [{ name, description, parameters, systemPrompt, … }].',
   });
-  setHandler(eventsQuery, (opts) => s.events.page(opts?.after ?? 0, opts?.limit ?? 500), {
-    description: 'Agent events after sequence number `after` (bounded log): { events, lastSeq, firstSeq }.',
+  setHandler(eventsQuery, (opts) => withMessageIndex(s.events.page(opts?.after ?? 0, opts?.limit ?? 500), s), {
+    description:
+      'Agent events after sequence number `after` (bounded log): { events, lastSeq, firstSeq }; message_start and ' +
+      "message_end carry the message's transcript index as messageIndex.",
   });
+}
+
+/**
+ * The page with each `message_start`/`message_end` naming its message's transcript index (the live stream's deltas
+ * name messages so, common/stream.ts). Found by reference (an event holds the transcript's message, not a copy), so
+ * nothing is stored and the workflow's commands are unchanged; answered only by a query, never recorded.
+ */
+function withMessageIndex(page: EventsPage, s: AgentSession): EventsPage {
+  if (!page.events.some((e) => e.type === 'message_start' || e.type === 'message_end')) return page;
+  const index = new Map<Message, number>();
+  s.state.transcript.forEach((m, i) => index.set(m, i));
+  return {
+    ...page,
+    events: page.events.map((e) => {
+      if (e.type !== 'message_start' && e.type !== 'message_end') return e;
+      const i = index.get(e.message);
+      return i === undefined ? e : { ...e, messageIndex: i };
+    }),
+  };
 }
 
 const isClosed = (status: string): boolean => ['completed', 'stopped', 'cancelled', 'failed'].includes(status);
