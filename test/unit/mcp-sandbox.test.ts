@@ -50,7 +50,9 @@ describe('MCP server sandbox configuration', () => {
     const a = l.args.join(' ');
     expect(a).toContain('--unshare-net');
     expect(a).toContain(`--bind ${dir}/examples ${dir}/examples`);
-    expect(a).toContain(`--ro-bind ${dir} ${dir} --bind ${dir}/examples ${dir}/examples --chdir`);
+    // (then .keel/ and .env* hidden where they exist: this checkout may have a .keel/)
+    expect(a).toContain(`--ro-bind ${dir} ${dir} --bind ${dir}/examples ${dir}/examples `);
+    expect(a).toContain(`--chdir ${dir} `);
     expect(a).toContain('--setenv PATH /usr/bin --setenv HOME /tmp');
     expect(a).toMatch(/node_modules\/\.bin\/mcp-server-filesystem examples -v$/);
     expect(mcpLaunch({ command: 'x', args: ['y'], sandbox: false, env: { A: '1' } }, {})).toEqual({
