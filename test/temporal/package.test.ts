@@ -104,6 +104,7 @@ const rules = [
 ];
 const worker = await createAgentWorker({ address: ${JSON.stringify(address)}, taskQueue: ${JSON.stringify(taskQueue)}, tools: [echo], models: { scripted: scriptedModel({ pkg: { rules } }) } });
 const running = worker.run();
+await worker.ready(); // the task queue routes to this build (worker versioning) before the run starts
 const client = await AgentClient.connect({ address: ${JSON.stringify(address)}, taskQueue: ${JSON.stringify(taskQueue)} });
 const run = await client.start({ model: 'scripted/pkg', prompt: 'use echo', tools: ['echo'] }, { workflowId: ${JSON.stringify(`${taskQueue}-run`)} });
 const result = await run.result();
@@ -113,7 +114,8 @@ await worker.shutdown();
 await running;
 `,
     );
-    const out = await run(process.execPath, ['main.js'], { cwd: app, timeout: 120_000 });
+    // SIGKILL at the deadline: a client still awaiting a result keeps the process alive after SIGTERM stops the worker
+    const out = await run(process.execPath, ['main.js'], { cwd: app, timeout: 120_000, killSignal: 'SIGKILL' });
     expect(JSON.parse(out.stdout.trim().split('\n').at(-1)!)).toEqual({
       status: 'completed',
       finalText: 'The tool answered.',
