@@ -93,8 +93,18 @@ export async function setCurrentVersion(
   }
   throw new Error(
     `could not make build ${version.buildId} current in deployment ${version.deploymentName}` +
-      `${lastError ? `: ${String(lastError)}` : ''}; check the server supports Worker Deployments, or start the worker with versioning off`,
+      `${lastError ? `: ${String(lastError)}` : ''}; ${whatToDo(lastError, version.deploymentName)}`,
   );
+}
+
+/** The operator's next step for a build that could not become current. */
+function whatToDo(err: unknown, deploymentName: string): string {
+  if (/missing active task queues/i.test(String(err)))
+    return (
+      `another application's workers share deployment ${deploymentName} on other task queues: give this worker ` +
+      `its own deployment (\`versioning.deploymentName\`, \`keel worker --deployment-name <name>\`)`
+    );
+  return 'check the server supports Worker Deployments, or start the worker with versioning off';
 }
 
 /** `temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW` (a plain number: the proto package is CommonJS). */

@@ -418,7 +418,10 @@ describe('keel CLI', () => {
     expect(
       (await keel(['start', 'slow please', '--model', 'scripted/cli', '--mode', 'session', '--id', id])).code,
     ).toBe(0);
-    const watching = collect(spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, 'watch', id]));
+    const watcher = spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, 'watch', id]);
+    let seen = '';
+    watcher.stdout!.on('data', (d: Buffer) => (seen += d.toString()));
+    const watching = collect(watcher);
     const handle = k.client.getHandle(id);
     await until(async () => (await handle.state()).status === 'running', 20_000, 'running');
     const interrupted = await keel(['interrupt', id]);
@@ -427,6 +430,8 @@ describe('keel CLI', () => {
       `interrupt → ${id}: interrupted; the session waits for input\n${ui}/${id}\n`,
     ]);
     await until(async () => (await handle.state()).status === 'waiting', 20_000, 'waiting after interrupt');
+    // the watcher notices the wait on its next state poll: cancel only once it said so
+    await vi.waitFor(() => expect(seen).toMatch(/\ninterrupted\nwaiting for input\n/), { timeout: 20_000 });
     const cancelled = await keel(['cancel', id, '--reason', 'test over', '--wait']);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(cancelled.stdout).toContain(`cancel → ${id} (cancelled)`);

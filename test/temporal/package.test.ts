@@ -102,7 +102,8 @@ const rules = [
   { match: 'toolResult:echo', text: 'The tool answered.' },
   { text: 'Calling echo.', toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'ping' } }] },
 ];
-const worker = await createAgentWorker({ address: ${JSON.stringify(address)}, taskQueue: ${JSON.stringify(taskQueue)}, tools: [echo], models: { scripted: scriptedModel({ pkg: { rules } }) } });
+// its own deployment: the tests' other workers use the default one on other task queues (deployment-shared.test.ts)
+const worker = await createAgentWorker({ address: ${JSON.stringify(address)}, taskQueue: ${JSON.stringify(taskQueue)}, versioning: { deploymentName: ${JSON.stringify(taskQueue)} }, tools: [echo], models: { scripted: scriptedModel({ pkg: { rules } }) } });
 const running = worker.run();
 await worker.ready(); // the task queue routes to this build (worker versioning) before the run starts
 const client = await AgentClient.connect({ address: ${JSON.stringify(address)}, taskQueue: ${JSON.stringify(taskQueue)} });
