@@ -42,6 +42,11 @@ export type ReserveAnswer = { granted: true } | { granted: false; error: string 
 export interface TreeBudgetRef {
   /** The root's workflow id (the Update and the signal go to its current run). */
   rootWorkflowId: string;
+  /**
+   * Ancestors below the root with a budget of their own (`TreeMembership.budgetedAncestors`), top down: each attempt
+   * reserves from each of them after the root, and settles with each.
+   */
+  ancestorWorkflowIds?: string[];
   /** The request's worst case: the estimated input plus its `maxTokens` (cost: what the price of those tokens is, when known). */
   worstTokens: number;
 }

@@ -16,6 +16,12 @@ export interface TreeMembership {
   depth: number;
   /** The tool-call labels from the root down to this run, each `<sub-agent> › <toolCallId>`. */
   path: string[];
+  /**
+   * The workflow ids of this run's ancestors below the root that have a budget of their own, from the top down (since
+   * 0.6.1; absent: none, or a parent older than that). Each of this run's model requests reserves from each of them as
+   * well as from the root, so a sub-agent's spend counts against every budgeted ancestor (common/tree-budget.ts).
+   */
+  budgetedAncestors?: string[];
 }
 
 /** The memo key holding a sub-agent's `TreeMembership`. */
@@ -30,7 +36,9 @@ export function asTreeMembership(value: unknown): TreeMembership | undefined {
     typeof m.toolCallId === 'string' &&
     Number.isInteger(m.depth) &&
     Array.isArray(m.path) &&
-    m.path.every((p) => typeof p === 'string')
+    m.path.every((p) => typeof p === 'string') &&
+    (m.budgetedAncestors === undefined ||
+      (Array.isArray(m.budgetedAncestors) && m.budgetedAncestors.every((a) => typeof a === 'string')))
     ? (m as TreeMembership)
     : undefined;
 }

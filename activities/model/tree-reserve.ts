@@ -26,40 +26,59 @@ export function attemptKey(ctx: Context): string {
 }
 
 /**
- * Reserves this attempt's worst case from the root. Refused: a non-retryable `TreeBudgetExceeded` failure with the
- * root's `Budget exceeded: …` text. A root that does not answer (not reachable, or gone) is asked again with backoff
- * while the activity heartbeats; after `RESERVE_PATIENCE_MS` the attempt fails retryably (`TreeBudgetUnavailable`),
- * and Temporal's retries of the model call go on asking.
+ * Reserves this attempt's worst case from the root, then from each budgeted ancestor below it (`ancestorWorkflowIds`,
+ * top down). Refused by any of them: the reservations already granted are released (settled at zero) and the attempt
+ * fails with a non-retryable `TreeBudgetExceeded` failure carrying the refusing run's `Budget exceeded: …` text. A run
+ * that does not answer (not reachable, or gone) is asked again with backoff while the activity heartbeats; after
+ * `RESERVE_PATIENCE_MS` the attempt fails retryably (`TreeBudgetUnavailable`), and Temporal's retries of the model
+ * call go on asking (a reservation asked again under the same key is granted again: the ledgers are idempotent).
  */
 export async function reserveFromRoot(ref: TreeBudgetRef, key: string): Promise<BudgetClaim> {
   const ctx = Context.current();
   const claim: BudgetClaim = { key, tokens: ref.worstTokens, costUsd: 0, modelCalls: ctx.info.attempt === 1 ? 1 : 0 };
-  const handle = ctx.client.workflow.getHandle(ref.rootWorkflowId);
+  const granted: string[] = [];
+  for (const workflowId of reservingRuns(ref)) {
+    const answer = await reserveFrom(workflowId, ref.rootWorkflowId, claim);
+    if (!answer.granted) {
+      await Promise.all(granted.map((id) => settleWith(id, { ...claim, tokens: 0, costUsd: 0, modelCalls: 0 })));
+      throw ApplicationFailure.nonRetryable(answer.error, ErrorType.TreeBudgetExceeded);
+    }
+    granted.push(workflowId);
+  }
+  return claim;
+}
+
+/** The runs an attempt reserves from: the root, then its budgeted ancestors below the root. */
+function reservingRuns(ref: TreeBudgetRef): string[] {
+  return [ref.rootWorkflowId, ...(ref.ancestorWorkflowIds ?? []).filter((id) => id !== ref.rootWorkflowId)];
+}
+
+async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: BudgetClaim): Promise<ReserveAnswer> {
+  const ctx = Context.current();
+  const handle = ctx.client.workflow.getHandle(workflowId);
   const giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
   let wait = 250;
   for (;;) {
-    let answer: ReserveAnswer;
     try {
-      answer = await handle.executeUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, { args: [claim] });
+      return await handle.executeUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, { args: [claim] });
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Operation aborted');
       if (Date.now() >= giveUpAt)
         throw ApplicationFailure.retryable(
-          `The budget of this run's tree could not be reserved from its root ${ref.rootWorkflowId}: ${thrownMessage(err)}`,
+          workflowId === rootWorkflowId
+            ? `The budget of this run's tree could not be reserved from its root ${workflowId}: ${thrownMessage(err)}`
+            : `The budget of this run's tree could not be reserved from its ancestor ${workflowId}: ${thrownMessage(err)}`,
           ErrorType.TreeBudgetUnavailable,
         );
       await sleep(wait);
       wait = Math.min(wait * 2, 10_000);
-      continue;
     }
-    if (!answer.granted) throw ApplicationFailure.nonRetryable(answer.error, ErrorType.TreeBudgetExceeded);
-    return claim;
   }
 }
 
 /**
- * Settles a granted reservation with the attempt's real usage (never throws: a settlement that cannot be sent leaves
- * the reservation counted in full — over-counted, never under).
+ * Settles a granted reservation with the attempt's real usage, with the root and each budgeted ancestor (never
+ * throws: a settlement that cannot be sent leaves the reservation counted in full — over-counted, never under).
  */
 export async function settleWithRoot(ref: TreeBudgetRef, claim: BudgetClaim, usage: Usage | undefined): Promise<void> {
   const settled: BudgetClaim = {
@@ -68,7 +87,11 @@ export async function settleWithRoot(ref: TreeBudgetRef, claim: BudgetClaim, usa
     costUsd: usage?.cost.total ?? 0,
     modelCalls: claim.modelCalls,
   };
-  const handle = Context.current().client.workflow.getHandle(ref.rootWorkflowId);
+  await Promise.all(reservingRuns(ref).map((id) => settleWith(id, settled)));
+}
+
+async function settleWith(workflowId: string, settled: BudgetClaim): Promise<void> {
+  const handle = Context.current().client.workflow.getHandle(workflowId);
   for (let attempt = 1; attempt <= 3; attempt++) {
     try {
       await handle.signal(SETTLE_BUDGET_SIGNAL, settled);

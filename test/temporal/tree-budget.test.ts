@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { defineAgent } from '../../activities/agents/define-agent.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { estimateContext } from '../../common/compaction.js';
@@ -45,6 +46,44 @@ const three = {
   ],
 };
 
+/** A sub-agent with a budget of its own that delegates to `helper`, whose four requests would spend 8000 tokens. */
+const LEAD_LIMIT = 5000;
+const lead = defineAgent({
+  name: 'lead',
+  description: 'Leads, under a budget of its own.',
+  systemPrompt: 'You lead.',
+  tools: ['helper'],
+  model: 'scripted/lead',
+  budget: { maxTokens: LEAD_LIMIT },
+});
+const helper = defineAgent({
+  name: 'helper',
+  description: 'Spends.',
+  systemPrompt: 'You spend.',
+  tools: ['tick'],
+  model: 'scripted/helper',
+});
+const treeScripts = {
+  top: {
+    rules: [
+      { match: 'toolResult:', text: 'top done', usage: tokens(10) },
+      { toolCalls: [{ id: 'l1', name: 'lead', arguments: { task: 'lead it' } }], usage: tokens(10) },
+    ],
+  },
+  lead: {
+    rules: [
+      { match: 'toolResult:', text: 'lead done', usage: tokens(100) },
+      { toolCalls: [{ id: 'h1', name: 'helper', arguments: { task: 'spend' } }], usage: tokens(100) },
+    ],
+  },
+  helper: {
+    replies: [
+      ...[1, 2, 3].map(() => ({ toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(2000) })),
+      { text: 'spent it all', usage: tokens(2000) },
+    ],
+  },
+};
+
 /** Starts a sub-agent of `root` as its parent's workflow would: an `agentWorkflow` with the memo `keelTree`. */
 function startChild(
   client: AgentClient,
@@ -71,7 +110,7 @@ function startChild(
 describe('tree budget', () => {
   let keel: Keel;
   beforeAll(async () => {
-    keel = await startKeel({ scripts: { three }, tools: [tick] });
+    keel = await startKeel({ scripts: { three, ...treeScripts }, tools: [tick], agents: [lead, helper] });
   });
   afterAll(async () => {
     killAllWorkers();
@@ -119,6 +158,35 @@ describe('tree budget', () => {
     expect(r.status).toBe('stopped');
     expect(r.error).toBe(`Budget exceeded: tokens ${spent} of ${limit} (tree budget)`);
     expect(r.usage.totalTokens).toBe(0);
+  }, 120_000);
+
+  it('a sub-agent’s spend counts against its budgeted parent too: the parent’s own limit stops its sub-agents and itself', async () => {
+    const root = await keel.start({
+      model: 'scripted/top',
+      prompt: 'go',
+      tools: ['lead'],
+      budget: { maxTokens: 100_000 },
+    });
+    const r = await root.result();
+    const leadId = `${root.workflowId}-l1`;
+    const helperId = `${leadId}-h1`;
+    // lead 100; helper 2000 + 2000 + 2000, each granted while the lead's tree had spent less than 5000; the fourth refused
+    const refused = `Budget exceeded: tokens 6100 of ${LEAD_LIMIT} (tree budget)`;
+    const helperRun = (await keel.client.getHandle(helperId).result()) as AgentRunResult;
+    expect([helperRun.status, helperRun.error, helperRun.usage.totalTokens]).toEqual(['stopped', refused, 6000]);
+    const leadRun = (await keel.client.getHandle(leadId).result()) as AgentRunResult;
+    expect([leadRun.status, leadRun.error, leadRun.usage.totalTokens]).toEqual(['stopped', refused, 100]);
+    expect(leadRun.newMessages.map((m: Message) => (m.role === 'toolResult' ? m.content : m.role))).toEqual([
+      'user',
+      'assistant',
+      [{ type: 'text', text: `Sub-agent "helper" stopped before finishing (run ${helperId}): ${refused}` }],
+    ]);
+    expect((await keel.client.getHandle(leadId).state()).treeBudget).toEqual([
+      { kind: 'tokens', spent: 6100, reserved: 0, limit: LEAD_LIMIT },
+    ]);
+    // the root counted all of it: its own 20, the lead's 100 and the helper's 6000
+    expect([r.status, r.finalText]).toEqual(['completed', 'top done']);
+    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 6120, reserved: 0, limit: 100_000 }]);
   }, 120_000);
 
   it('a root whose worker is down: the child’s reservation waits for it, and the model call goes on', async () => {

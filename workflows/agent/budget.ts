@@ -105,8 +105,10 @@ function worstTokens(st: SessionState): number {
  * the batch keeps a ledger (memo `keelBatch` with `treeBudget`); nothing for a root run.
  */
 function treeBudgetRef(st: SessionState): { treeBudget?: TreeBudgetRef } {
-  const root = treeMembership()?.rootWorkflowId ?? treeBatchRoot();
-  return root ? { treeBudget: { rootWorkflowId: root, worstTokens: worstTokens(st) } } : {};
+  const tree = treeMembership();
+  const root = tree?.rootWorkflowId ?? treeBatchRoot();
+  const ancestors = tree?.budgetedAncestors?.length ? { ancestorWorkflowIds: tree.budgetedAncestors } : {};
+  return root ? { treeBudget: { rootWorkflowId: root, ...ancestors, worstTokens: worstTokens(st) } } : {};
 }
 
 function treeBatchRoot(): string | undefined {

@@ -50,16 +50,25 @@ export function subAgentChildId(call: ToolCall): string {
   return childWorkflowId(workflowInfo().workflowId, call.id);
 }
 
-/** The child's place in the tree: a child of this run, one level deeper. A batch's task has its batch as root. */
-export function childMembership(call: ToolCall): TreeMembership {
+/**
+ * The child's place in the tree: a child of this run, one level deeper. A batch's task has its batch as root. When
+ * this run is not the root and has a budget of its own (`budgeted`), it joins the child's `budgetedAncestors`.
+ */
+export function childMembership(call: ToolCall, budgeted: boolean): TreeMembership {
   const own = treeMembership();
   const parentWorkflowId = workflowInfo().workflowId;
+  const rootWorkflowId = own?.rootWorkflowId ?? batchMembership()?.workflowId ?? parentWorkflowId;
+  const budgetedAncestors = [
+    ...(own?.budgetedAncestors ?? []),
+    ...(budgeted && parentWorkflowId !== rootWorkflowId ? [parentWorkflowId] : []),
+  ];
   return {
-    rootWorkflowId: own?.rootWorkflowId ?? batchMembership()?.workflowId ?? parentWorkflowId,
+    rootWorkflowId,
     parentWorkflowId,
     toolCallId: call.id,
     depth: (own?.depth ?? 0) + 1,
     path: [...(own?.path ?? []), `${call.name} › ${call.id}`],
+    ...(budgetedAncestors.length ? { budgetedAncestors } : {}),
   };
 }
 
@@ -104,7 +113,7 @@ export async function runSubAgent(
   args: unknown,
 ): Promise<ToolOutcome> {
   const agent = info.agent;
-  const membership = childMembership(call);
+  const membership = childMembership(call, h.config.budget !== undefined);
   if (membership.depth > agent.maxDepth)
     return loopErrorOutcome(subAgentTooDeep(call.name, membership.depth, agent.maxDepth));
   const id = subAgentChildId(call);
