@@ -17,9 +17,9 @@ export interface TreeMembership {
   /** The tool-call labels from the root down to this run, each `<sub-agent> › <toolCallId>`. */
   path: string[];
   /**
-   * The workflow ids of this run's ancestors below the root that have a budget of their own, from the top down (since
-   * 0.6.1; absent: none, or a parent older than that). Each of this run's model requests reserves from each of them as
-   * well as from the root, so a sub-agent's spend counts against every budgeted ancestor (common/tree-budget.ts).
+   * The workflow ids of this run's ancestors below the root that have a budget of their own, from the top down (absent:
+   * none). Each of this run's model requests reserves from each of them as well as from the root, so a sub-agent's
+   * spend counts against every budgeted ancestor (common/tree-budget.ts).
    */
   budgetedAncestors?: string[];
 }
