@@ -60,7 +60,10 @@ async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: Bu
   let wait = 250;
   for (;;) {
     try {
-      return await handle.executeUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, { args: [claim] });
+      const update = handle.executeUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, { args: [claim] });
+      update.catch(() => undefined); // still pending when the run is cancelled: its end is not ours to report
+      // an Update to a run whose worker is down waits until one polls: a cancel (the run's interrupt) ends the wait
+      return await Promise.race([update, ctx.cancelled]);
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Operation aborted');
       if (Date.now() >= giveUpAt)

@@ -232,6 +232,34 @@ describe('tree budget', () => {
     }
   }, 120_000);
 
+  it('a root whose worker is down: an interrupt of the child ends its model call waiting on the reservation', async () => {
+    const rootQueue = `tree-root-${randomUUID()}`; // no worker ever polls it
+    const rootClient = await AgentClient.connect({ address: keel.address, taskQueue: rootQueue });
+    const root = await rootClient.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } });
+    const started = await startChild(
+      keel.client,
+      keel.taskQueue,
+      root.workflowId,
+      { model: 'scripted/three', prompt: 'part', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
+      { toolCallId: 'call_1', depth: 1 },
+    );
+    const child = keel.client.getHandle(started.workflowId);
+    await until(
+      async () =>
+        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
+          (a) => a.activityType?.name === 'callModel',
+        ),
+      30_000,
+      'the child calling the model',
+    );
+    expect(await child.interrupt()).toMatchObject({ interrupted: true });
+    const r = await child.result();
+    expect([r.status, r.usage.totalTokens]).toEqual(['stopped', 0]); // a task run ends when interrupted
+    expect(r.newMessages.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'aborted' });
+    await root.workflow.terminate('test over');
+    await rootClient.close();
+  }, 120_000);
+
   it('a root not found (yet): the reservation is asked again, with backoff, until the root answers', async () => {
     const rootId = `tree-late-root-${randomUUID()}`;
     const started = await startChild(
