@@ -58,6 +58,16 @@ describe('worker/main.ts', () => {
     });
   }, 60_000);
 
+  it('a tools worker takes KEEL_APPROVE without a key source (the model worker verifies): it goes on to connect', async () => {
+    const r = await runMain({
+      KEEL_WORKER_ROLE: 'tools',
+      KEEL_APPROVE: 'bash',
+      KEEL_APPROVALS_HMAC_SECRET_FILE: '/nonexistent/keel-hmac', // not read: a tools worker decides no approval
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^\[keel\] cannot start a worker against Temporal at 127\.0\.0\.1:1: /);
+  }, 60_000);
+
   it('wrong approval settings are refused before connecting, each in one line', async () => {
     const cases: [Record<string, string>, string][] = [
       [
