@@ -10,11 +10,19 @@
  * KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as local activities, docs/local-tools.md; default off),
  * KEEL_WORKER_ROLE (model, tools or all, the default: README "Worker roles"), provider keys such as ANTHROPIC_API_KEY
  * or ANTHROPIC_API_KEY_FILE (a file holding the key).
+ * Approvals (README "Who may approve"; worker/env-approvals.ts), as `keel worker`'s flags: KEEL_APPROVE=bash,write
+ * (tools whose every call waits for approval) and who may approve: KEEL_APPROVALS_JWKS_FILE, KEEL_APPROVALS_JWKS_URL
+ * or KEEL_APPROVALS_HMAC_SECRET_FILE (the secret in a file), with KEEL_APPROVALS_ISSUER / KEEL_APPROVALS_AUDIENCE, or
+ * KEEL_APPROVALS_AUTHENTICATION=none (any approver name, announced at start). KEEL_APPROVE without either refuses to
+ * start. A tools worker (KEEL_WORKER_ROLE=tools) gates the calls of KEEL_APPROVE and decides none: the model worker,
+ * given the same KEEL_APPROVE, verifies the decisions and needs the authentication.
  * A failure to start prints one line (the stack only with KEEL_DEBUG=1) and exits 1.
  */
 import { builtinTools, defaultWorkspaceRoot, type SandboxNetwork } from '../activities/tools/builtin/index.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { createAgentWorker } from './create-worker.js';
+import { approvalsFromEnv } from './env-approvals.js';
+import { approvalAskers } from './approvals.js';
 import { thrownMessage } from '../common/errors.js';
 
 async function main(): Promise<void> {
@@ -27,17 +35,20 @@ async function main(): Promise<void> {
   const network: SandboxNetwork = process.env.KEEL_SANDBOX_NETWORK === 'host' ? 'host' : 'none';
   const sandbox = process.env.KEEL_SANDBOX === 'none' ? 'none' : { network };
   // a model worker registers the tools for their schemas and never runs them: no sandbox to check
-  const tools = builtinTools({
+  const builtin = builtinTools({
     ...(shared ? { cwd: shared } : {}),
     ...(role === 'model' ? { definitionsOnly: true } : { sandbox }),
     localReadTools: process.env.KEEL_LOCAL_READ_TOOLS === '1',
   });
+  // before connecting: a worker whose approval settings are missing or contradict each other does not start
+  const { tools, approvals } = approvalsFromEnv(builtin, role !== 'tools');
   const worker = await createAgentWorker({
     address,
     namespace: process.env.TEMPORAL_NAMESPACE,
     taskQueue,
     role,
     tools,
+    ...(approvals ? { approvals } : {}),
   }).catch((err: unknown) => {
     throw new Error(
       `cannot start a worker against Temporal at ${address}: ${thrownMessage(err)}. ` +
@@ -57,8 +68,12 @@ async function main(): Promise<void> {
     : `a workspace per conversation under ${defaultWorkspaceRoot()}`;
   const how =
     sandbox === 'none' ? 'sandbox NONE (tool processes run unsandboxed)' : `sandbox bwrap (network ${network})`;
+  const gated = approvalAskers(tools, undefined);
+  const gate = gated.length ? `, calls of ${gated.join(', ')} wait for approval` : '';
   // a model worker runs no tool: where tools work is the tools workers' to say
-  console.log(`[keel] worker ${queues} at ${address}, ${role === 'model' ? 'runs no tool' : `${where}, ${how}`}`);
+  console.log(
+    `[keel] worker ${queues} at ${address}, ${role === 'model' ? 'runs no tool' : `${where}, ${how}`}${gate}`,
+  );
   await worker.run();
 }
 

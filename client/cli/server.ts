@@ -20,7 +20,13 @@ import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 import type { CodecServer } from '../codec-server.js';
-import { approvalOptions, approvalsFromFlags, type ApprovalFlags } from './approval-flags.js';
+import {
+  approvalOptions,
+  approvalsFromFlags,
+  approveNames,
+  withApproval,
+  type ApprovalFlags,
+} from './approval-flags.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 
 interface WorkerFlags extends ApprovalFlags {
@@ -200,28 +206,6 @@ async function loadAgents(flags: WorkerFlags): Promise<AgentDefinition[]> {
     agents.push(...(mod.agents as AgentDefinition[]));
   }
   return agents;
-}
-
-/** `--approve`: the named tools (built-in or from a tools module) need approval for every call (README "Approvals"). */
-function withApproval(tools: ToolDefinition[], names: string[]): ToolDefinition[] {
-  const known = new Set(tools.map((t) => t.name));
-  const unknown = names.filter((n) => !known.has(n));
-  if (unknown.length > 0)
-    throw usageError(
-      `--approve ${unknown.join(',')}: no such tool on this worker (its tools: ${[...known].join(', ') || 'none'})`,
-    );
-  return tools.map((t) => (names.includes(t.name) ? { ...t, approval: 'always' as const } : t));
-}
-
-/** `--approve a,b --approve c` → [a, b, c]. */
-function collectNames(value: string, previous: string[] = []): string[] {
-  return [
-    ...previous,
-    ...value
-      .split(',')
-      .map((n) => n.trim())
-      .filter(Boolean),
-  ];
 }
 
 /** `scripted/hello`, always registered by `keel dev` and `keel worker`: what the hint `keel dev` prints runs. */
@@ -418,7 +402,7 @@ function workerOptions(cmd: Command): Command {
     .option(
       '--approve <tools>',
       'comma-separated tools whose every call waits for approval (`keel pending` / `keel approve`), e.g. bash,write,edit; repeatable',
-      collectNames,
+      approveNames,
     )
     .option(
       '--tools-module <file>',
