@@ -28,7 +28,7 @@ import {
 } from '../../common/encryption.js';
 import type { Message } from '../../common/messages.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
-import { UNSEALED_START } from '../../worker/sealed-start.js';
+import { UNSEALED_BATCH_START, UNSEALED_START } from '../../common/encryption.js';
 import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -315,6 +315,30 @@ describe('payload encryption', () => {
         `Invalid AgentRunInput: ${UNSEALED_START}`,
       ]);
       expect(await workflowTaskFailures(h)).toEqual([]);
+    } finally {
+      await clear.close();
+    }
+  }, 60_000);
+
+  it('a batch started without encryption on an encrypting worker fails at its start with the exact text; no task runs', async () => {
+    const clear = await AgentClient.connect({
+      address: keel.address,
+      taskQueue: keel.taskQueue,
+      payloadStorage: { dir: payloadDir },
+      encryption: false,
+    });
+    try {
+      const batch = await clear.startBatch([{ model: 'scripted/enc', prompt: PROMPT, tools: ['echo'] }]);
+      const h = keel.client.client.workflow.getHandle(batch.workflowId);
+      const err = (await h.result().catch((e: unknown) => e)) as { cause?: { message?: string; type?: string } };
+      expect([err.cause?.type, err.cause?.message]).toEqual([
+        'InvalidAgentBatchInput',
+        `Invalid AgentBatchInput: ${UNSEALED_BATCH_START}`,
+      ]);
+      expect(await workflowTaskFailures(h)).toEqual([]);
+      // no child was started
+      const history = await h.fetchHistory();
+      expect(history.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
     } finally {
       await clear.close();
     }
