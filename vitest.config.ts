@@ -42,6 +42,9 @@ export default defineConfig({
           globalSetup: ['test/temporal/global-setup.ts'],
           testTimeout: 1_800_000,
           hookTimeout: 180_000,
+          // one file at a time: side by side, the 2,000-turn run's workflow thread once died of a Node fatal error
+          // ("async hook stack has become corrupted") with both files and the cores saturated; each passes alone
+          fileParallelism: false,
         },
       },
     ],
