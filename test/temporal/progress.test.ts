@@ -4,24 +4,12 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { ToolHeartbeat } from '../../common/events.js';
-import { gate, historyText, startKeel, until, type Keel } from './harness.js';
+import { historyText, startKeel, until, type Keel } from './harness.js';
+import { progressTool } from './tool-fixtures.js';
 
-const steps = [gate(), gate()];
-const progress = defineTool({
-  name: 'progress',
-  description: 'Reports two steps of progress.',
-  parameters: { type: 'object', properties: { job: { type: 'string' } }, required: ['job'] },
-  execute: async (_id, _args, _signal, onUpdate) => {
-    onUpdate({ content: [{ type: 'text', text: 'step 1 of 2' }], details: { step: 1 } });
-    await steps[0].promise;
-    onUpdate({ content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } });
-    await steps[1].promise;
-    return { content: [{ type: 'text', text: 'job done' }] };
-  },
-});
+const { tool: progress, steps } = progressTool();
 
 async function toolHeartbeat(h: AgentRunHandle): Promise<ToolHeartbeat | undefined> {
   const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
