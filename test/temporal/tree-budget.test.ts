@@ -14,37 +14,18 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { estimateContext } from '../../common/compaction.js';
-import type { ModelHeartbeat } from '../../common/events.js';
-import type { Message, Usage } from '../../common/messages.js';
-import { streamedText } from '../../common/model-heartbeat.js';
+import type { Message } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { startKeel, until, type Keel } from './harness.js';
+import { killWhileStreaming, MAX_TOKENS, three, tickTool as tick, tokens } from './budget-fixtures.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
-const tokens = (totalTokens: number): Partial<Usage> => ({ input: totalTokens, totalTokens });
-const tick = defineTool({
-  name: 'tick',
-  description: 'Returns tock.',
-  parameters: { type: 'object', properties: {} },
-  execute: async () => ({ content: [{ type: 'text', text: 'tock' }] }),
-});
-const MAX_TOKENS = 500;
-/** Three replies of 400 tokens: a child would spend 1200. */
-const three = {
-  replies: [
-    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
-    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
-    { text: 'done', usage: tokens(400) },
-  ],
-};
 
 /** A sub-agent with a budget of its own that delegates to `helper`, whose four requests would spend 8000 tokens. */
 const LEAD_LIMIT = 5000;
@@ -292,23 +273,17 @@ describe('tree budget', () => {
       { toolCallId: 'call_1', depth: 2 },
     );
     const child = client.getHandle(started.workflowId);
-    for (let kill = 1; kill <= 3; kill++) {
-      // the attempt on this worker reserved and streamed; the earlier ones' reservations were spent when it reserved
-      await until(
-        async () => {
-          const beat = await streamed(child);
-          return beat !== undefined && (beat.failedUsage?.totalTokens ?? 0) === 300 * (kill - 1);
-        },
-        60_000,
-        `attempt ${kill} streaming`,
-        200,
-      );
-      expect((await root.state()).treeBudget).toEqual([
-        { kind: 'tokens', spent: (kill - 1) * reservation, reserved: reservation, limit },
-      ]);
-      await killWorker(worker);
-      worker = await spawnWorker(CHILD, env);
-    }
+    // the attempt on each worker reserved and streamed; the earlier ones' reservations were spent when it reserved
+    worker = await killWhileStreaming(child, worker, {
+      fixture: CHILD,
+      env,
+      kills: 3,
+      perAttempt: 300,
+      beforeKill: async (kill) =>
+        expect((await root.state()).treeBudget).toEqual([
+          { kind: 'tokens', spent: (kill - 1) * reservation, reserved: reservation, limit },
+        ]),
+    });
     const r = await child.result();
     expect(r.status).toBe('stopped');
     expect(r.error).toBe(`Budget exceeded: tokens ${limit} of ${limit} (tree budget)`);
@@ -321,12 +296,3 @@ describe('tree budget', () => {
     await client.close();
   }, 240_000);
 });
-
-/** The heartbeat of the pending model call, when it has streamed. */
-async function streamed(h: AgentRunHandle): Promise<ModelHeartbeat | undefined> {
-  const raw = (await h.workflow.describe()).raw;
-  const payload = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails
-    ?.payloads?.[0];
-  const d = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat) : undefined;
-  return d && streamedText(d) ? d : undefined;
-}
