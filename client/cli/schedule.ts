@@ -21,17 +21,7 @@ import {
   type ScheduledWorkflow,
 } from '../schedule-client.js';
 import type { AgentClient } from '../agent-client.js';
-import {
-  act,
-  commaList,
-  EXIT,
-  globals,
-  intOption,
-  printJson,
-  usageError,
-  withClient,
-  type GlobalOptions,
-} from './context.js';
+import { act, EXIT, globals, intOption, printJson, usageError, withClient, type GlobalOptions } from './context.js';
 import { formatCost, formatDuration, formatTokens } from './render.js';
 import { budgetOf, pasteable, variantOption } from './batch/command.js';
 import { budgetOptions, taskDefaultOptions } from './batch/options.js';

@@ -13,7 +13,6 @@ import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '
 import {
   act,
   CliError,
-  commaList,
   EXIT,
   globals,
   intOption,
