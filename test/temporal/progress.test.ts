@@ -2,20 +2,11 @@
  * docs/architecture.md#heartbeats: a tool's `onUpdate` goes out as activity heartbeat details (Pi's tool_execution_update), never into
  * history; a client sees it live.
  */
-import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentRunHandle } from '../../client/agent-client.js';
-import type { ToolHeartbeat } from '../../common/events.js';
 import { historyText, startKeel, until, type Keel } from './harness.js';
-import { progressTool } from './tool-fixtures.js';
+import { progressTool, toolHeartbeat } from './tool-fixtures.js';
 
 const { tool: progress, steps } = progressTool();
-
-async function toolHeartbeat(h: AgentRunHandle): Promise<ToolHeartbeat | undefined> {
-  const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
-  const payload = pending.find((a) => a.activityType?.name === 'runToolCall')?.heartbeatDetails?.payloads?.[0];
-  return payload ? defaultPayloadConverter.fromPayload<ToolHeartbeat>(payload) : undefined;
-}
 
 describe('tool progress reaches heartbeats (ref A.5-14 on Temporal)', () => {
   let keel: Keel;

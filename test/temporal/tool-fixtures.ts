@@ -1,5 +1,11 @@
-/** Tools that several test files define alike: a big result (`blob`), a two-step progress reporter, a held call. */
+/**
+ * Tools that several test files define alike (a big result `blob`, a two-step progress reporter, a held call), and the
+ * heartbeat a running tool call reports.
+ */
+import { defaultPayloadConverter } from '@temporalio/common';
 import { defineTool } from '../../activities/tools/define-tool.js';
+import type { AgentRunHandle } from '../../client/agent-client.js';
+import type { ToolHeartbeat } from '../../common/events.js';
 import { gate } from './harness.js';
 
 /** `blob({kb, n})`: `n:` padded with `x` to `kb` kilobytes; idempotent (retried freely). */
@@ -49,4 +55,11 @@ export function holdTool(released: { promise: Promise<void> }) {
       return { content: [{ type: 'text', text: 'released' }] };
     },
   });
+}
+
+/** The heartbeat details of the run's pending tool call (`runToolCall`), when it has sent one. */
+export async function toolHeartbeat(h: AgentRunHandle): Promise<ToolHeartbeat | undefined> {
+  const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
+  const payload = pending.find((a) => a.activityType?.name === 'runToolCall')?.heartbeatDetails?.payloads?.[0];
+  return payload ? defaultPayloadConverter.fromPayload<ToolHeartbeat>(payload) : undefined;
 }
