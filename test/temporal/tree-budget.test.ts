@@ -184,14 +184,7 @@ describe('tree budget', () => {
     );
     const child = keel.client.getHandle(started.workflowId);
     // the child's first model call is running: its reservation waits on the root
-    await until(
-      async () =>
-        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
-          (a) => a.activityType?.name === 'callModel',
-        ),
-      30_000,
-      'the child calling the model',
-    );
+    await untilModelCall(child, 'the child calling the model');
     let rootWorker: Keel | undefined;
     try {
       rootWorker = await startKeel({ scripts: { three }, tools: [tick], taskQueue: rootQueue });
@@ -224,14 +217,7 @@ describe('tree budget', () => {
     );
     const child = keel.client.getHandle(started.workflowId);
     // the first attempt is still running a second later (it heartbeated): the refused Updates were asked again
-    await until(
-      async () =>
-        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
-          (a) => a.activityType?.name === 'callModel' && a.attempt === 1 && a.lastHeartbeatTime,
-        ),
-      30_000,
-      'the child’s reservation waiting',
-    );
+    await untilModelCall(child, 'the child’s reservation waiting', (a) => a.attempt === 1 && !!a.lastHeartbeatTime);
     const root = await keel.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } }, rootId);
     const r = await child.result();
     expect(r.status).toBe('completed');
@@ -296,3 +282,23 @@ describe('tree budget', () => {
     await client.close();
   }, 240_000);
 });
+
+type PendingActivity = NonNullable<
+  Awaited<ReturnType<AgentRunHandle['workflow']['describe']>>['raw']['pendingActivities']
+>[number];
+
+/** Waits (30 s at most) until the run has a pending model call (`callModel`) for which `also` holds. */
+async function untilModelCall(
+  h: AgentRunHandle,
+  what: string,
+  also: (a: PendingActivity) => boolean = () => true,
+): Promise<void> {
+  await until(
+    async () =>
+      ((await h.workflow.describe()).raw.pendingActivities ?? []).some(
+        (a) => a.activityType?.name === 'callModel' && also(a),
+      ),
+    30_000,
+    what,
+  );
+}
