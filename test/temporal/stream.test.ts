@@ -14,7 +14,7 @@ import type { ToolHeartbeat } from '../../common/events.js';
 import { StreamView, blockText, type StreamEvent } from '../../common/stream.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { startKeel, until, type Keel } from './harness.js';
+import { ONE_REPLY_EVENT_TYPES, startKeel, until, type Keel } from './harness.js';
 import { blobTool, progressTool } from './tool-fixtures.js';
 
 const STREAM_WORKER = fileURLToPath(new URL('./fixtures/stream-worker.ts', import.meta.url));
@@ -106,16 +106,7 @@ describe('live event stream', () => {
         events
           .filter((e) => e.offset !== undefined && e.type !== 'message_update' && e.type !== 'attempt_reset')
           .map((e) => e.type),
-      ).toEqual([
-        'agent_start',
-        'turn_start',
-        'message_start',
-        'message_end',
-        'message_start',
-        'message_end',
-        'turn_end',
-        'agent_end',
-      ]);
+      ).toEqual(ONE_REPLY_EVENT_TYPES);
     }
     // the same events at the same offsets for both readers
     const durable = (es: StreamEvent[]) => es.filter((e) => e.type !== 'message_update').map((e) => [e.type, e.offset]);
