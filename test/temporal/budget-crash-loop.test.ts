@@ -3,29 +3,14 @@
  * its worker process is SIGKILLed. Five kills spend 1500 tokens; the sixth attempt is refused without calling the
  * provider and the run ends `stopped` at the budget — Temporal's retries alone would have gone on spending.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, expect, inject, it } from 'vitest';
-import { AgentClient } from '../../client/agent-client.js';
-import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { killWhileStreaming } from './budget-fixtures.js';
-
-const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
+import { afterAll, expect, it } from 'vitest';
+import { killAllWorkers, killWorker } from './child-worker.js';
+import { CHILD_WORKER, crashLoopStart, killWhileStreaming } from './budget-fixtures.js';
 
 afterAll(killAllWorkers);
 
 it('five workers killed mid-stream spend 1500 of 1500 tokens; no sixth provider call, status stopped', async () => {
-  const taskQueue = `crash-loop-${randomUUID()}`;
-  const env = {
-    KEEL_TASK_QUEUE: taskQueue,
-    KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), 'keel-crash-')), 'effects.log'),
-    KEEL_HANG: '1',
-  };
-  const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
-  let worker = await spawnWorker(CHILD, env);
+  const { env, client, worker: first } = await crashLoopStart('crash-loop');
   const h = await client.start({
     model: 'spender/300',
     prompt: 'spend',
@@ -34,7 +19,7 @@ it('five workers killed mid-stream spend 1500 of 1500 tokens; no sixth provider 
     budget: { maxTokens: 1500 },
   });
   // each attempt on a worker streams, and its heartbeat carries the earlier attempts' 300 tokens each
-  worker = await killWhileStreaming(h, worker, { fixture: CHILD, env, kills: 5, perAttempt: 300 });
+  const worker = await killWhileStreaming(h, first, { fixture: CHILD_WORKER, env, kills: 5, perAttempt: 300 });
   const r = await h.result();
   expect(r.status).toBe('stopped');
   expect(r.error).toBe('Budget exceeded: tokens 1500 of 1500');

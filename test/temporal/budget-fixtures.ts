@@ -3,9 +3,15 @@
  * scripted replies that spend, and workers SIGKILLed while a model call streams.
  */
 import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { inject } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import type { AgentRunHandle } from '../../client/agent-client.js';
+import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import type { ModelHeartbeat } from '../../common/events.js';
 import type { Usage } from '../../common/messages.js';
 import { streamedText } from '../../common/model-heartbeat.js';
@@ -42,6 +48,26 @@ export async function streamed(h: AgentRunHandle): Promise<ModelHeartbeat | unde
     ?.payloads?.[0];
   const d = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat) : undefined;
   return d && streamedText(d) ? d : undefined;
+}
+
+/** The worker of the crash loops, in a child process (fixtures/child-worker.ts: `spender/<tokens>` and more). */
+export const CHILD_WORKER = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
+
+/**
+ * The start of a crash loop: a task queue of its own (`<prefix>-<uuid>`), a client of it, and the first worker
+ * (CHILD_WORKER with `env`: KEEL_HANG, its model calls never finish).
+ */
+export async function crashLoopStart(
+  prefix: string,
+): Promise<{ taskQueue: string; env: Record<string, string>; client: AgentClient; worker: ChildProcess }> {
+  const taskQueue = `${prefix}-${randomUUID()}`;
+  const env = {
+    KEEL_TASK_QUEUE: taskQueue,
+    KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), `keel-${prefix}-`)), 'effects.log'),
+    KEEL_HANG: '1',
+  };
+  const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+  return { taskQueue, env, client, worker: await spawnWorker(CHILD_WORKER, env) };
 }
 
 /**

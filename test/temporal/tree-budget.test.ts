@@ -10,22 +10,24 @@
  *   after the limit is refused without calling the provider.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { estimateContext } from '../../common/compaction.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
-import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
+import { killAllWorkers, killWorker } from './child-worker.js';
 import { startKeel, until, type Keel } from './harness.js';
-import { killWhileStreaming, MAX_TOKENS, three, tickTool as tick, tokens } from './budget-fixtures.js';
-
-const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
+import {
+  CHILD_WORKER,
+  crashLoopStart,
+  killWhileStreaming,
+  MAX_TOKENS,
+  three,
+  tickTool as tick,
+  tokens,
+} from './budget-fixtures.js';
 
 /** A sub-agent with a budget of its own that delegates to `helper`, whose four requests would spend 8000 tokens. */
 const LEAD_LIMIT = 5000;
@@ -232,14 +234,7 @@ describe('tree budget', () => {
   }, 120_000);
 
   it('kill -9 during a model call at depth 2: each lost attempt is spent once, at its reservation', async () => {
-    const taskQueue = `tree-crash-${randomUUID()}`;
-    const env = {
-      KEEL_TASK_QUEUE: taskQueue,
-      KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), 'keel-tree-crash-')), 'effects.log'),
-      KEEL_HANG: '1',
-    };
-    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
-    let worker = await spawnWorker(CHILD, env);
+    const { taskQueue, env, client, worker: first } = await crashLoopStart('tree-crash');
     // each attempt reserves the prompt's estimate plus maxTokens; the root allows three
     const reservation =
       estimateContext([{ role: 'user', content: [{ type: 'text', text: 'spend' }], timestamp: 0 }], '') + MAX_TOKENS;
@@ -260,8 +255,8 @@ describe('tree budget', () => {
     );
     const child = client.getHandle(started.workflowId);
     // the attempt on each worker reserved and streamed; the earlier ones' reservations were spent when it reserved
-    worker = await killWhileStreaming(child, worker, {
-      fixture: CHILD,
+    const worker = await killWhileStreaming(child, first, {
+      fixture: CHILD_WORKER,
       env,
       kills: 3,
       perAttempt: 300,
