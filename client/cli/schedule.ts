@@ -21,19 +21,10 @@ import {
   type ScheduledWorkflow,
 } from '../schedule-client.js';
 import type { AgentClient } from '../agent-client.js';
-import {
-  act,
-  commaList,
-  EXIT,
-  globals,
-  intOption,
-  printJson,
-  usageError,
-  withClient,
-  type GlobalOptions,
-} from './context.js';
+import { act, EXIT, globals, intOption, printJson, usageError, withClient, type GlobalOptions } from './context.js';
 import { formatCost, formatDuration, formatTokens } from './render.js';
-import { budgetOf, pasteable, usdOption, variantOption } from './batch/command.js';
+import { budgetOf, pasteable, variantOption } from './batch/command.js';
+import { budgetOptions, taskDefaultOptions } from './batch/options.js';
 import type { BatchVariant } from '../../common/grading.js';
 import { MAX_TASKS, parseTasks } from './batch/tasks.js';
 import { DEFAULT_MODEL } from './run/start.js';
@@ -143,37 +134,36 @@ export function registerScheduleCommands(program: Command): void {
         '(--overlap). Pause, trigger, backfill and delete it here or in the Web UI.',
     );
 
-  schedule
-    .command('create')
-    .summary('create a schedule of a batch (tasks.jsonl) or of one run (--prompt)')
-    .argument('<name>', 'schedule id (batch ids are keel-batch-<name>-<scheduled time>)')
-    .argument('[tasks.jsonl]', 'task file, as for `keel batch` (its tasks are copied into the schedule)')
-    .option('--cron <expression>', 'cron expression, UTC (e.g. "0 2 * * *": each night at 02:00)')
-    .option('--every <duration>', 'interval (e.g. 6h, 30m, 1s)', durationOption('--every'))
-    .option('--prompt <text>', 'schedule one run of this prompt instead of a batch (ids keel-run-<name>-<time>)')
-    .option('--overlap <policy>', `when a start is due while the last one runs: ${OVERLAPS.join(', ')}`, overlapOption)
-    .option(
-      '--catchup-window <duration>',
-      'how late a start missed while Temporal was down may still happen (default 1 year)',
-      durationOption('--catchup-window'),
-    )
-    .option('--paused', 'create it paused')
-    .option('--note <text>', 'a note shown with its state (e.g. why it is paused)')
-    .option('-c, --concurrency <n>', 'runs at a time in each batch (default 8)', intOption('--concurrency'))
-    .option(
-      '-m, --model <provider/model>',
-      `model of tasks that name none (default $KEEL_MODEL, else ${DEFAULT_MODEL})`,
-    )
-    .option('-t, --tools <names>', 'tools of tasks that name none (comma-separated)', commaList)
-    .option('-s, --system <prompt>', 'system prompt of tasks that have none')
-    .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'))
-    .option(
-      '--max-tokens <n>',
-      'budget of each batch (of each run with --prompt): tokens of all its tasks together',
-      intOption('--max-tokens'),
-    )
-    .option('--max-cost-usd <usd>', 'budget of each batch (run): US dollars', usdOption)
-    .option('--max-model-calls <n>', 'budget of each batch (run): model requests', intOption('--max-model-calls'))
+  budgetOptions(
+    taskDefaultOptions(
+      schedule
+        .command('create')
+        .summary('create a schedule of a batch (tasks.jsonl) or of one run (--prompt)')
+        .argument('<name>', 'schedule id (batch ids are keel-batch-<name>-<scheduled time>)')
+        .argument('[tasks.jsonl]', 'task file, as for `keel batch` (its tasks are copied into the schedule)')
+        .option('--cron <expression>', 'cron expression, UTC (e.g. "0 2 * * *": each night at 02:00)')
+        .option('--every <duration>', 'interval (e.g. 6h, 30m, 1s)', durationOption('--every'))
+        .option('--prompt <text>', 'schedule one run of this prompt instead of a batch (ids keel-run-<name>-<time>)')
+        .option(
+          '--overlap <policy>',
+          `when a start is due while the last one runs: ${OVERLAPS.join(', ')}`,
+          overlapOption,
+        )
+        .option(
+          '--catchup-window <duration>',
+          'how late a start missed while Temporal was down may still happen (default 1 year)',
+          durationOption('--catchup-window'),
+        )
+        .option('--paused', 'create it paused')
+        .option('--note <text>', 'a note shown with its state (e.g. why it is paused)')
+        .option('-c, --concurrency <n>', 'runs at a time in each batch (default 8)', intOption('--concurrency')),
+    ),
+    {
+      tokens: 'budget of each batch (of each run with --prompt): tokens of all its tasks together',
+      costUsd: 'budget of each batch (run): US dollars',
+      modelCalls: 'budget of each batch (run): model requests',
+    },
+  )
     .option('--can-after-tasks <n>', 'continue-as-new after starting n children', intOption('--can-after-tasks'))
     .option('--can-after-events <n>', 'continue-as-new once a run has n events', intOption('--can-after-events', 100))
     .option(

@@ -183,29 +183,26 @@ async function loadTools(flags: WorkerFlags): Promise<ToolDefinition[]> {
 }
 
 /** Graders: every `--tools-module`'s `graders` export (defineGrader results), for graded batches. */
-async function loadGraders(flags: WorkerFlags): Promise<GraderDefinition[]> {
-  const graders: GraderDefinition[] = [];
-  for (const file of flags.toolsModule ?? []) {
-    const mod = (await import(pathToFileURL(resolve(file)).href)) as { graders?: unknown };
-    if (mod.graders === undefined) continue;
-    if (!Array.isArray(mod.graders))
-      throw usageError(`--tools-module ${file}: \`graders\` must be an array of defineGrader(...) results`);
-    graders.push(...(mod.graders as GraderDefinition[]));
-  }
-  return graders;
+function loadGraders(flags: WorkerFlags): Promise<GraderDefinition[]> {
+  return moduleArrays<GraderDefinition>(flags, 'graders', 'defineGrader');
 }
 
 /** Sub-agents: every `--tools-module`'s `agents` export (defineAgent results), README "Sub-agents". */
-async function loadAgents(flags: WorkerFlags): Promise<AgentDefinition[]> {
-  const agents: AgentDefinition[] = [];
+function loadAgents(flags: WorkerFlags): Promise<AgentDefinition[]> {
+  return moduleArrays<AgentDefinition>(flags, 'agents', 'defineAgent');
+}
+
+/** The `name` exports of every `--tools-module` that has one, each an array of `maker(...)` results, concatenated. */
+async function moduleArrays<T>(flags: WorkerFlags, name: 'graders' | 'agents', maker: string): Promise<T[]> {
+  const out: T[] = [];
   for (const file of flags.toolsModule ?? []) {
-    const mod = (await import(pathToFileURL(resolve(file)).href)) as { agents?: unknown };
-    if (mod.agents === undefined) continue;
-    if (!Array.isArray(mod.agents))
-      throw usageError(`--tools-module ${file}: \`agents\` must be an array of defineAgent(...) results`);
-    agents.push(...(mod.agents as AgentDefinition[]));
+    const value = ((await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    if (!Array.isArray(value))
+      throw usageError(`--tools-module ${file}: \`${name}\` must be an array of ${maker}(...) results`);
+    out.push(...(value as T[]));
   }
-  return agents;
+  return out;
 }
 
 /** `scripted/hello`, always registered by `keel dev` and `keel worker`: what the hint `keel dev` prints runs. */

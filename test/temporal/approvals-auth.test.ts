@@ -16,7 +16,6 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { mintApprovalToken } from '../../client/approval-token.js';
 import type { ApprovalRecord } from '../../common/updates.js';
@@ -24,20 +23,10 @@ import { createAgentWorker } from '../../worker/create-worker.js';
 import { APPROVALS_UNAUTHENTICATED_NOTICE } from '../../worker/approvals.js';
 import { steerSignal } from '../../workflows/definitions.js';
 import { refusal, startKeel, strip, until, untilContinuedAsNew, workflowTaskFailures, type Keel } from './harness.js';
+import { dangerTool, ranLog } from './approval-fixtures.js';
 
-const ran = new Map<string, string[]>();
-const note = (workflowId: string, what: string) => ran.set(workflowId, [...(ran.get(workflowId) ?? []), what]);
-
-const danger = defineTool({
-  name: 'danger',
-  description: 'Does something that needs a person to agree.',
-  approval: 'always',
-  parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
-  execute: async (_id, args: { target: string }, _s, _u, ctx) => {
-    note(ctx.workflowId, `danger ${args.target}`);
-    return { content: [{ type: 'text', text: `did ${args.target}` }] };
-  },
-});
+const { ran, note } = ranLog();
+const danger = dangerTool(note);
 const scripts = {
   auth: {
     rules: [

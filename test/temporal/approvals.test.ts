@@ -31,21 +31,12 @@ import {
   workflowTaskFailures,
   type Keel,
 } from './harness.js';
+import { dangerTool, ranLog } from './approval-fixtures.js';
+import { call, reply, result, toolUse, user } from './loop-fixtures.js';
 
 /** Executions per workflow id: what actually ran. */
-const ran = new Map<string, string[]>();
-const note = (workflowId: string, what: string) => ran.set(workflowId, [...(ran.get(workflowId) ?? []), what]);
-
-const danger = defineTool({
-  name: 'danger',
-  description: 'Does something that needs a person to agree.',
-  approval: 'always',
-  parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
-  execute: async (_id, args: { target: string }, _s, _u, ctx) => {
-    note(ctx.workflowId, `danger ${args.target}`);
-    return { content: [{ type: 'text', text: `did ${args.target}` }], details: { target: args.target } };
-  },
-});
+const { ran, note } = ranLog();
+const danger = dangerTool(note, { withDetails: true });
 const deploy = defineTool({
   name: 'deploy',
   description: 'Needs approval only for prod.',
@@ -102,7 +93,6 @@ const slow = defineTool({
   },
 });
 
-const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
 const scripts = {
   approvals: {
     rules: [
@@ -134,21 +124,6 @@ const scripts = {
 };
 
 const digest = (json: string) => createHash('sha256').update(json).digest('hex');
-const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
-const toolUse = (calls: ReturnType<typeof call>[]) => ({
-  role: 'assistant',
-  content: calls.map((c) => ({ type: 'toolCall', ...c })),
-  stopReason: 'toolUse',
-});
-const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({
-  role: 'toolResult',
-  toolCallId: id,
-  toolName: name,
-  content: [{ type: 'text', text }],
-  details,
-  isError,
-});
-const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
 
 /** TimerStarted events in the run's history. */
 async function timersStarted(h: AgentRunHandle): Promise<number> {

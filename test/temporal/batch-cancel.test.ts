@@ -3,29 +3,16 @@
  * update: cancel` and went on); the CLI cancels it as `temporal workflow cancel` does — the batch closes Canceled, its
  * running tasks are cancelled, finished ones are kept, queued ones never start — and says so.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import { startBatchWorkflow } from '../../client/batch-client.js';
 import { progressQuery } from '../../workflows/batch/definitions.js';
 import { gate, startKeel, workflowTaskFailures, type Keel } from './harness.js';
-
-const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const UI = 'http://ui.test';
+import { keelAt, TEST_UI as UI } from './cli-child.js';
+import { holdTool } from './tool-fixtures.js';
 
 const released = gate();
-const hold = defineTool({
-  name: 'hold',
-  description: 'Waits until the test releases it, or the call is aborted.',
-  parameters: { type: 'object', properties: {} },
-  execute: async (_id, _args, signal) => {
-    await Promise.race([released.promise, new Promise((r) => signal?.addEventListener('abort', r))]);
-    return { content: [{ type: 'text', text: 'released' }] };
-  },
-});
+const hold = holdTool(released);
 const script = {
   rules: [
     { match: 'toolResult:hold', text: 'held' },
@@ -33,17 +20,6 @@ const script = {
     { match: 'hold', toolCalls: [{ name: 'hold', arguments: {} }] },
   ],
 };
-
-function keel(args: string[], address: string, taskQueue: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, '--address', address, '--task-queue', taskQueue, '--ui', UI, ...args],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 describe('keel cancel on a batch', () => {
   let k: Keel;
@@ -72,7 +48,7 @@ describe('keel cancel on a batch', () => {
       { timeout: 30_000, interval: 100 },
     );
 
-    const r = await keel(['cancel', batchId], k.address, k.taskQueue);
+    const r = await keelAt(['cancel', batchId], k.address, k.taskQueue);
     expect(r).toEqual({
       code: 0,
       stdout:
@@ -92,7 +68,7 @@ describe('keel cancel on a batch', () => {
     for (const h of [handle, child(0), child(1), child(2)]) expect(await workflowTaskFailures(h)).toEqual([]);
 
     // a closed batch: refused, with what it is
-    const again = await keel(['cancel', batchId], k.address, k.taskQueue);
+    const again = await keelAt(['cancel', batchId], k.address, k.taskQueue);
     expect(again).toEqual({
       code: 2,
       stdout: '',

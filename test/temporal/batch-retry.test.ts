@@ -3,36 +3,20 @@
  * retry runs only the failed ones (same task definitions), under `<batchId>-retry-1` with the memo `keelRetryOf`; the
  * first batch's describe finds it; the merged results are in input order with the retried tasks' results in place.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptedRule } from '../../activities/model/scripted.js';
 import { startBatchWorkflow } from '../../client/batch-client.js';
 import { batchInputOf, RETRY_MEMO_KEY } from '../../client/batch-retry.js';
 import type { AgentBatchResult } from '../../common/batch-definitions.js';
 import { startKeel, type Keel } from './harness.js';
-
-const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const UI = 'http://ui.test';
+import { keelAt, TEST_UI as UI } from './cli-child.js';
 
 const fail: ScriptedRule = { match: 'break', text: 'no', stopReason: 'error', errorMessage: 'scripted failure' };
 const rules: ScriptedRule[] = [fail, ...[0, 1, 2, 3, 4].map((i) => ({ match: `task ${i}`, text: `answer ${i}` }))];
-
-function keel(args: string[], address: string, taskQueue: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, '--address', address, '--task-queue', taskQueue, '--ui', UI, ...args],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 describe('keel batch retry', () => {
   let k: Keel;
@@ -62,7 +46,7 @@ describe('keel batch retry', () => {
     expect(summary).toMatchObject({ total: 5, done: 3, failed: 2, byStatus: { completed: 3, failed: 2 } });
 
     rules.splice(rules.indexOf(fail), 1); // the failing tasks pass the second time
-    const retry = await keel(['batch', 'retry', b], k.address, k.taskQueue);
+    const retry = await keelAt(['batch', 'retry', b], k.address, k.taskQueue);
     const r1 = `${b}-retry-1`;
     expect(retry).toEqual({
       code: 0,
@@ -79,7 +63,7 @@ describe('keel batch retry', () => {
     expect((await batchInputOf(k.client.client, r1)).tasks).toEqual([tasks[1], tasks[3]]);
     expect((await second.describe()).memo).toEqual({ [RETRY_MEMO_KEY]: { retryOf: b, indices: [1, 3] } });
 
-    const described = await keel(['batch', 'describe', b], k.address, k.taskQueue);
+    const described = await keelAt(['batch', 'describe', b], k.address, k.taskQueue);
     expect(described.stdout.split('\n')).toEqual([
       `${b}  batch completed`,
       expect.stringMatching(/^3\/5 done · 2 failed · /),
@@ -87,11 +71,11 @@ describe('keel batch retry', () => {
       `Temporal UI: ${UI}/namespaces/default/workflows/${b}`,
       '',
     ]);
-    const describedRetry = await keel(['batch', 'describe', r1], k.address, k.taskQueue);
+    const describedRetry = await keelAt(['batch', 'describe', r1], k.address, k.taskQueue);
     expect(describedRetry.stdout).toContain(`\nretry of ${b}: its tasks 1, 3\n`);
 
     const out = join(mkdtempSync(join(tmpdir(), 'keel-retry-')), 'merged.jsonl');
-    const merged = await keel(
+    const merged = await keelAt(
       ['batch', 'results', b, '--merge', '--out', out, '--no-messages'],
       k.address,
       k.taskQueue,
@@ -114,7 +98,7 @@ describe('keel batch retry', () => {
     ]);
 
     // unmerged: the first batch's own lines, two failed
-    const plain = await keel(['batch', 'results', b, '--no-messages'], k.address, k.taskQueue);
+    const plain = await keelAt(['batch', 'results', b, '--no-messages'], k.address, k.taskQueue);
     expect(plain.code).toBe(1);
     expect(
       plain.stdout
@@ -124,16 +108,16 @@ describe('keel batch retry', () => {
     ).toEqual(['completed', 'failed', 'completed', 'failed', 'completed']);
 
     // nothing left to retry; a retry is not retried as the first batch
-    expect(await keel(['batch', 'retry', b], k.address, k.taskQueue)).toEqual({
+    expect(await keelAt(['batch', 'retry', b], k.address, k.taskQueue)).toEqual({
       code: 2,
       stdout: '',
       stderr: `keel: Nothing to retry: no task of ${b} is failed or cancelled.\n`,
     });
-    expect((await keel(['batch', 'retry', r1], k.address, k.taskQueue)).stderr).toBe(
+    expect((await keelAt(['batch', 'retry', r1], k.address, k.taskQueue)).stderr).toBe(
       `keel: ${r1} is a retry of ${b}: give the first batch, ${b}.\n`,
     );
     // --status picks other outcomes: the completed tasks again, as retry 2
-    const again = await keel(['batch', 'retry', b, '--status', 'completed'], k.address, k.taskQueue);
+    const again = await keelAt(['batch', 'retry', b, '--status', 'completed'], k.address, k.taskQueue);
     expect(again.stdout.split('\n')[0]).toBe(
       `Retry ${b}-retry-2 of ${b}: 5 task(s) that were completed (0, 1, 2, 3, 4)`,
     );
@@ -153,7 +137,7 @@ describe('keel batch retry', () => {
       pageSize: 2,
     });
     expect(await first.result()).toMatchObject({ total: 5, done: 3, failed: 2 });
-    const retry = await keel(['batch', 'retry', b, '-c', '1'], k.address, k.taskQueue);
+    const retry = await keelAt(['batch', 'retry', b, '-c', '1'], k.address, k.taskQueue);
     expect(retry.stdout.split('\n')[0]).toBe(
       `Retry ${b}-retry-1 of ${b}: 2 task(s) that were failed or cancelled (1, 4)`,
     );

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { estimateContext } from '../../common/compaction.js';
-import type { Message, Usage } from '../../common/messages.js';
+import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
 import {
   progressQuery,
@@ -17,14 +17,8 @@ import {
   type AgentBatchResult,
 } from '../../workflows/batch/definitions.js';
 import { gate, startKeel, until, type Keel } from './harness.js';
+import { MAX_TOKENS, three, tickTool as tick, tokens } from './budget-fixtures.js';
 
-const tokens = (totalTokens: number): Partial<Usage> => ({ input: totalTokens, totalTokens });
-const tick = defineTool({
-  name: 'tick',
-  description: 'Returns tock.',
-  parameters: { type: 'object', properties: {} },
-  execute: async () => ({ content: [{ type: 'text', text: 'tock' }] }),
-});
 const held = gate();
 const hold = defineTool({
   name: 'hold',
@@ -35,15 +29,6 @@ const hold = defineTool({
     return { content: [{ type: 'text', text: 'released' }] };
   },
 });
-
-const MAX_TOKENS = 500;
-const three = {
-  replies: [
-    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
-    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
-    { text: 'done', usage: tokens(400) },
-  ],
-};
 
 /** Eight ticks, then done: nine requests of 100 tokens. */
 const nine = {

@@ -3,41 +3,14 @@
  * its worker process is SIGKILLed. Five kills spend 1500 tokens; the sixth attempt is refused without calling the
  * provider and the run ends `stopped` at the budget — Temporal's retries alone would have gone on spending.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { defaultPayloadConverter } from '@temporalio/common';
-import { afterAll, expect, inject, it } from 'vitest';
-import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
-import type { ModelHeartbeat } from '../../common/events.js';
-import { streamedText } from '../../common/model-heartbeat.js';
-import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { until } from './harness.js';
-
-const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
+import { afterAll, expect, it } from 'vitest';
+import { killAllWorkers, killWorker } from './child-worker.js';
+import { CHILD_WORKER, crashLoopStart, killWhileStreaming } from './budget-fixtures.js';
 
 afterAll(killAllWorkers);
 
-/** The heartbeat of the pending model call, when it has streamed. */
-async function streamed(h: AgentRunHandle): Promise<ModelHeartbeat | undefined> {
-  const raw = (await h.workflow.describe()).raw;
-  const payload = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails
-    ?.payloads?.[0];
-  const d = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat) : undefined;
-  return d && streamedText(d) ? d : undefined;
-}
-
 it('five workers killed mid-stream spend 1500 of 1500 tokens; no sixth provider call, status stopped', async () => {
-  const taskQueue = `crash-loop-${randomUUID()}`;
-  const env = {
-    KEEL_TASK_QUEUE: taskQueue,
-    KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), 'keel-crash-')), 'effects.log'),
-    KEEL_HANG: '1',
-  };
-  const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
-  let worker = await spawnWorker(CHILD, env);
+  const { env, client, worker: first } = await crashLoopStart('crash-loop');
   const h = await client.start({
     model: 'spender/300',
     prompt: 'spend',
@@ -45,20 +18,8 @@ it('five workers killed mid-stream spend 1500 of 1500 tokens; no sixth provider 
     modelRetry: { initialInterval: '100ms', maximumInterval: '200ms', maximumAttempts: 50 },
     budget: { maxTokens: 1500 },
   });
-  for (let kill = 1; kill <= 5; kill++) {
-    // the attempt on this worker streamed, and its heartbeat carries the earlier attempts' 300 tokens each
-    await until(
-      async () => {
-        const beat = await streamed(h);
-        return beat !== undefined && (beat.failedUsage?.totalTokens ?? 0) === 300 * (kill - 1);
-      },
-      60_000,
-      `attempt ${kill} streaming`,
-      200,
-    );
-    await killWorker(worker);
-    worker = await spawnWorker(CHILD, env);
-  }
+  // each attempt on a worker streams, and its heartbeat carries the earlier attempts' 300 tokens each
+  const worker = await killWhileStreaming(h, first, { fixture: CHILD_WORKER, env, kills: 5, perAttempt: 300 });
   const r = await h.result();
   expect(r.status).toBe('stopped');
   expect(r.error).toBe('Budget exceeded: tokens 1500 of 1500');

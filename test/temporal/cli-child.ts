@@ -26,6 +26,14 @@ export function keelCli(
   });
 }
 
+/** The Web UI address the CLI tests pass with `--ui`, so the links the CLI prints are known texts. */
+export const TEST_UI = 'http://ui.test';
+
+/** Runs `keel --address <address> --task-queue <taskQueue> --ui http://ui.test <args…>` to its end. */
+export function keelAt(args: string[], address: string, taskQueue: string): Promise<CliResult> {
+  return keelCli(['--address', address, '--task-queue', taskQueue, '--ui', TEST_UI, ...args]);
+}
+
 /** Runs any command to its end, its output collected (killed after `timeoutMs`, default 60 s, which rejects). */
 export function runProcess(
   cmd: string,

@@ -297,6 +297,25 @@ async function chain(first: WorkflowHandle): Promise<Recorded[]> {
   return (await chainHistories(first)).map((history) => ({ workflowId: first.workflowId, history }));
 }
 
+/** Runs a batch under `id(name)` to its end: its id and every run of its continue-as-new chain (`what`: at least 2). */
+async function batchChain(
+  keel: Keel,
+  name: string,
+  input: AgentBatchInput,
+  what: string,
+): Promise<{ wid: string; runs: Recorded[] }> {
+  const wid = id(name);
+  const h = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
+    taskQueue: keel.taskQueue,
+    workflowId: wid,
+    args: [input],
+  });
+  await h.result();
+  const runs = await chain(h);
+  if (runs.length < 2) throw new Error(`expected ${what} of at least 2 runs, got ${runs.length}`);
+  return { wid, runs };
+}
+
 /**
  * A 70 KB steer makes continue-as-new due while a call awaits approval (`continueAsNewAfterBytes: 65_536`); once the
  * run has continued, the call is approved and the run finishes. The chain's histories, first run first.
@@ -352,15 +371,7 @@ export const scenarios: Record<string, Scenario> = {
       taskQueue: keel.taskQueue,
       continueAsNewAfterTasks: 2,
     };
-    const wid = id('batch-chain');
-    const h = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
-      taskQueue: keel.taskQueue,
-      workflowId: wid,
-      args: [input],
-    });
-    await h.result();
-    const runs = await chain(h);
-    if (runs.length < 2) throw new Error(`expected a batch chain of at least 2 runs, got ${runs.length}`);
+    const { wid, runs } = await batchChain(keel, 'batch-chain', input, 'a batch chain');
     const child = await recorded(keel.client.client.workflow.getHandle(`${wid}-0`));
     return { ...Object.fromEntries(runs.map((r, i) => [`batch-chain.${i}`, r])), 'batch-chain.child-0': child };
   },
@@ -558,15 +569,7 @@ export const scenarios: Record<string, Scenario> = {
       taskQueue: keel.taskQueue,
       continueAsNewAfterTasks: 3,
     };
-    const wid = id('graded-variants-batch');
-    const h = await keel.client.client.workflow.start(BATCH_WORKFLOW_TYPE, {
-      taskQueue: keel.taskQueue,
-      workflowId: wid,
-      args: [input],
-    });
-    await h.result();
-    const runs = await chain(h);
-    if (runs.length < 2) throw new Error(`expected a graded batch chain of at least 2 runs, got ${runs.length}`);
+    const { runs } = await batchChain(keel, 'graded-variants-batch', input, 'a graded batch chain');
     return Object.fromEntries(runs.map((r, i) => [`graded-variants-batch.${i}`, r]));
   },
   /**

@@ -3,12 +3,10 @@
  * once instead of being retried — a provider's `TypeError`, a scripted rules file that is not valid JSON — and a
  * `keel start --id` that clashes with an existing run exits 2 like other usage errors.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WorkflowFailedError } from '@temporalio/client';
 import { type ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -17,23 +15,9 @@ import { scriptedModel } from '../../activities/model/scripted.js';
 import type { ModelProvider } from '../../activities/model/provider.js';
 import { startKeel, type Keel } from './harness.js';
 import { failuresOf } from './history-helpers.js';
+import { keelCli } from './cli-child.js';
 
 const { EventType } = temporal.api.enums.v1;
-const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
-
-function keelCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('fail fast', () => {
   let keel: Keel;

@@ -169,6 +169,18 @@ function label(m: Message): string {
   return 'a';
 }
 
+/** The event types of a run that answers its prompt with one reply and ends, in order. */
+export const ONE_REPLY_EVENT_TYPES = [
+  'agent_start',
+  'turn_start',
+  'message_start',
+  'message_end',
+  'message_start',
+  'message_end',
+  'turn_end',
+  'agent_end',
+] as const;
+
 /** All events of a run, read through the `events` query. */
 export async function allEvents(handle: AgentRunHandle): Promise<LoggedEvent[]> {
   const out: LoggedEvent[] = [];

@@ -4,23 +4,9 @@
  */
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import type { ScriptedReply } from '../../activities/model/scripted.js';
 import { historyText, startKeel, type Keel } from './harness.js';
-
-const blob = defineTool({
-  name: 'blob',
-  description: 'Returns `kb` kilobytes of text.',
-  idempotent: true,
-  parameters: {
-    type: 'object',
-    properties: { kb: { type: 'integer' }, n: { type: 'integer' } },
-    required: ['kb', 'n'],
-  },
-  execute: async (_id, args: { kb: number; n: number }) => ({
-    content: [{ type: 'text', text: `${args.n}:`.padEnd(args.kb * 1024, 'x') }],
-  }),
-});
+import { blobTool } from './tool-fixtures.js';
 
 function replies(turns: number, kb: number): ScriptedReply[] {
   const out: ScriptedReply[] = [];
@@ -39,7 +25,7 @@ describe('history stays linear', () => {
         huge: { replies: replies(20, 400) },
         big: { replies: replies(20, 200) },
       },
-      tools: [blob],
+      tools: [blobTool],
     });
   });
   afterAll(() => keel?.stop());
@@ -117,7 +103,7 @@ describe('history stays linear', () => {
   it("without external storage: stops the run cleanly, before the server's history limit, when the transcript is too large to continue-as-new", async () => {
     const inline = await startKeel({
       scripts: { huge: { replies: replies(20, 400) } },
-      tools: [blob],
+      tools: [blobTool],
       payloadStorage: false,
     });
     const h = await inline.start({

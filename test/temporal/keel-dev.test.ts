@@ -17,7 +17,7 @@ import { AgentClient } from '../../client/agent-client.js';
 import { devServerPids } from '../../client/dev-server-lifeline.js';
 import { EncryptionCodec, readKeyRing } from '../../common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
-import { BIN, ROOT, runProcess, type CliResult } from './cli-child.js';
+import { BIN, ROOT, runProcess, stopChild, type CliResult } from './cli-child.js';
 
 /** What `scripted/hello` answers (client/cli/server.ts HELLO_SCRIPT). */
 const HELLO = 'Hello from Keel: a scripted model answered (offline, no API key).';
@@ -42,12 +42,18 @@ async function startDev(args: string[], opts: { cwd: string; env: NodeJS.Process
   return { child, out };
 }
 
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGINT');
-  });
+/** Stops a `keel dev` as Ctrl-C does (SIGINT); resolves with its exit code. */
+const stop = (child: ChildProcess) => stopChild(child, 'SIGINT');
+
+/** `--port <port> --ui-port <uiPort> [--codec-port <codecPort>] --in-memory`: a dev server of its own. */
+function devPorts(port: number, uiPort: number, codecPort?: number): string[] {
+  const codec = codecPort === undefined ? [] : ['--codec-port', String(codecPort)];
+  return ['--port', String(port), '--ui-port', String(uiPort), ...codec, '--in-memory'];
+}
+
+/** Runs the command of a `Try: <command>   (…)` line as pasted into a shell in the project. */
+function pasteTry(line: string): Promise<CliResult> {
+  return run('/bin/sh', ['-c', line.slice('Try: '.length, line.indexOf('   ('))], { cwd: ROOT, env });
 }
 
 /** A listener on a free port of 127.0.0.1, held by this test process. */
@@ -118,19 +124,10 @@ describe('keel dev on a taken port', () => {
 describe('keel dev hints', () => {
   it('prints a Try: command that runs as pasted, and no server log lines at start and stop', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
-    const dev = await startDev(
-      [
-        '--port',
-        String(port),
-        '--ui-port',
-        String(uiPort),
-        '--in-memory',
-        '--task-queue',
-        'hint queue',
-        '--no-builtin',
-      ],
-      { cwd: ROOT, env },
-    );
+    const dev = await startDev([...devPorts(port, uiPort), '--task-queue', 'hint queue', '--no-builtin'], {
+      cwd: ROOT,
+      env,
+    });
     let code: number | null;
     try {
       const lines = dev.out.stdout.split('\n');
@@ -142,8 +139,7 @@ describe('keel dev hints', () => {
         '',
       ]);
       // pasted into a shell of another terminal in the same project
-      const hint = lines[2].slice('Try: '.length, lines[2].indexOf('   ('));
-      const pasted = await run('/bin/sh', ['-c', hint], { cwd: ROOT, env });
+      const pasted = await pasteTry(lines[2]);
       expect(pasted.code, pasted.stderr).toBe(0);
       expect(pasted.stdout).toContain('Hello from Keel: a scripted model answered (offline, no API key).');
     } finally {
@@ -166,7 +162,7 @@ describe('keel dev hints', () => {
 describe('keel dev --no-worker', () => {
   it('prints a Start a worker: command that starts a worker on that server when pasted', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
-    const dev = await startDev(['--port', String(port), '--ui-port', String(uiPort), '--in-memory', '--no-worker'], {
+    const dev = await startDev([...devPorts(port, uiPort), '--no-worker'], {
       cwd: ROOT,
       env,
     });
@@ -251,20 +247,7 @@ describe('keel dev --encrypt', () => {
       }),
     );
     const dev = await startDev(
-      [
-        '--port',
-        String(port),
-        '--ui-port',
-        String(uiPort),
-        '--codec-port',
-        String(codecPort),
-        '--in-memory',
-        '--sandbox',
-        'none',
-        '--scripts',
-        'scripts.json',
-        '--encrypt',
-      ],
+      [...devPorts(port, uiPort, codecPort), '--sandbox', 'none', '--scripts', 'scripts.json', '--encrypt'],
       { cwd: dir, env },
     );
     const keyFile = join(dir, '.keel/encryption-keys.json');
@@ -328,20 +311,7 @@ describe('keel dev --encrypt', () => {
       expect(await stop(dev.child)).toBe(0);
     }
     // a second start reuses the key file: runs of the first session stay readable
-    const again = await startDev(
-      [
-        '--port',
-        String(port),
-        '--ui-port',
-        String(uiPort),
-        '--codec-port',
-        String(codecPort),
-        '--in-memory',
-        '--encrypt',
-        '--no-worker',
-      ],
-      { cwd: dir, env },
-    );
+    const again = await startDev([...devPorts(port, uiPort, codecPort), '--encrypt', '--no-worker'], { cwd: dir, env });
     try {
       expect(again.out.stdout).toContain(`Encryption: keys ${keyFile} · codec server ${codecUrl}`);
     } finally {
@@ -353,23 +323,10 @@ describe('keel dev --encrypt', () => {
   it('prints a Try: command that runs as pasted', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-encrypt-try-'));
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
-    const dev = await startDev(
-      [
-        '--port',
-        String(port),
-        '--ui-port',
-        String(uiPort),
-        '--codec-port',
-        String(codecPort),
-        '--in-memory',
-        '--no-builtin',
-        '--encrypt',
-      ],
-      { cwd: dir, env },
-    );
+    const dev = await startDev([...devPorts(port, uiPort, codecPort), '--no-builtin', '--encrypt'], { cwd: dir, env });
     try {
       const line = dev.out.stdout.split('\n')[3]!;
-      const pasted = await run('/bin/sh', ['-c', line.slice('Try: '.length, line.indexOf('   ('))], { cwd: ROOT, env });
+      const pasted = await pasteTry(line);
       expect(pasted.code, pasted.stderr).toBe(0);
       expect(pasted.stdout).toContain(HELLO);
     } finally {

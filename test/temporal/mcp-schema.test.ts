@@ -3,23 +3,19 @@
  * schema for a tool the run recorded validates the call against the recorded schema, reports the difference in the
  * result's details and warns in the worker's log, naming the run, the tool and the changed fields.
  */
-import { resolve } from 'node:path';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import type { Script } from '../../activities/model/scripted.js';
 import { startKeel, strip, until } from './harness.js';
+import { result } from './loop-fixtures.js';
+import { mcpTestServer } from './mcp-fixtures.js';
 
 // this file's worker log, captured (before the harness installs its quiet runtime)
 const logged: LogEntry[] = [];
 const capture = new DefaultLogger('WARN', (entry) => void logged.push(entry));
 Runtime.install({ logger: capture });
 
-const TEST_SERVER = resolve('test/temporal/fixtures/mcp-test-server.ts');
-const server = (env: Record<string, string> = {}) => ({
-  command: process.execPath,
-  args: ['--import', 'tsx', TEST_SERVER],
-  env,
-});
+const server = (env: Record<string, string> = {}) => mcpTestServer(env);
 
 describe('MCP: a changed input schema', () => {
   it('a worker restarted against a server with another schema: validated against the recorded one, the difference reported', async () => {
@@ -51,23 +47,9 @@ describe('MCP: a changed input schema', () => {
       const change = { added: ['properties.lang'], changed: ['properties.text', 'required'] };
       const results = (await again.allMessages()).filter((m) => m.role === 'toolResult');
       expect(strip(results)).toEqual([
-        {
-          role: 'toolResult',
-          toolCallId: 'c1',
-          toolName: 't__echo',
-          content: [{ type: 'text', text: 'echo: one' }],
-          details: { server: 't', tool: 'echo' },
-          isError: false,
-        },
+        result('c1', 't__echo', 'echo: one', { server: 't', tool: 'echo' }),
         // no `lang`, which the server now requires: checked against the recorded schema, the call ran
-        {
-          role: 'toolResult',
-          toolCallId: 'c2',
-          toolName: 't__echo',
-          content: [{ type: 'text', text: 'echo: two' }],
-          details: { server: 't', tool: 'echo', schemaChange: change },
-          isError: false,
-        },
+        result('c2', 't__echo', 'echo: two', { server: 't', tool: 'echo', schemaChange: change }),
       ]);
       // one warning for the run and tool on this connection, naming the changed fields
       const warnings = logged.filter((e) => e.level === 'WARN' && e.message.includes('changed the input schema'));

@@ -10,7 +10,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { ToolHeartbeat } from '../../common/events.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -24,6 +23,9 @@ import type { McpServers } from '../../activities/mcp/config.js';
 import { startKeel, strip, until, untilContinuedAsNew, type Keel } from './harness.js';
 import { keelCli } from './cli-child.js';
 import { testServer } from './fixtures/mcp-test-server.js';
+import { result } from './loop-fixtures.js';
+import { MCP_TEST_SERVER, mcpTestServer } from './mcp-fixtures.js';
+import { toolHeartbeat } from './tool-fixtures.js';
 
 const BIN = resolve('node_modules/.bin');
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-mcp-')));
@@ -232,20 +234,8 @@ describe('keel tools and --mcp', () => {
   });
 });
 
-async function toolHeartbeat(h: AgentRunHandle): Promise<ToolHeartbeat | undefined> {
-  const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
-  const payload = pending.find((a) => a.activityType?.name === 'runToolCall')?.heartbeatDetails?.payloads?.[0];
-  return payload ? defaultPayloadConverter.fromPayload<ToolHeartbeat>(payload) : undefined;
-}
-
-const TEST_SERVER = resolve('test/temporal/fixtures/mcp-test-server.ts');
-const testServerConfig = (env: Record<string, string> = {}) => ({
-  command: process.execPath,
-  args: ['--import', 'tsx', TEST_SERVER],
-  env,
-  // the sandboxed server writes its record ($MCP_RECORD) there
-  writablePaths: [dir],
-});
+// the sandboxed server writes its record ($MCP_RECORD) in `dir`
+const testServerConfig = (env: Record<string, string> = {}) => mcpTestServer(env, [dir]);
 
 /** The processes this test process started whose command line contains `marker`. */
 function childrenMatching(marker: string): number[] {
@@ -316,14 +306,7 @@ describe('MCP failures', () => {
           details: {},
           isError: true,
         },
-        {
-          role: 'toolResult',
-          toolCallId: 'k2',
-          toolName: 'everything__echo',
-          content: [{ type: 'text', text: 'Echo: after' }],
-          details: { server: 'everything', tool: 'echo' },
-          isError: false,
-        },
+        result('k2', 'everything__echo', 'Echo: after', { server: 'everything', tool: 'echo' }),
       ]);
     } finally {
       await keel.stop();
@@ -345,21 +328,14 @@ describe('MCP failures', () => {
     try {
       const run = await keel.start({ model: 'scripted/once', prompt: 'go', tools: ['t__once'] });
       await until(() => readFileSync(record, 'utf8') !== '', 30_000, 'the call reached the server');
-      const [pid, ...more] = childrenMatching(TEST_SERVER);
+      const [pid, ...more] = childrenMatching(MCP_TEST_SERVER);
       expect(more).toEqual([]);
       process.kill(pid, 'SIGKILL');
       expect((await run.result()).status).toBe('completed');
       // the second call ran on the server started again
       expect(readFileSync(record, 'utf8')).toBe('once a\nonce a\n');
       expect(strip((await run.allMessages()).filter((m) => m.role === 'toolResult'))).toEqual([
-        {
-          role: 'toolResult',
-          toolCallId: 'o1',
-          toolName: 't__once',
-          content: [{ type: 'text', text: 'once a: answered on call 2' }],
-          details: { server: 't', tool: 'once' },
-          isError: false,
-        },
+        result('o1', 't__once', 'once a: answered on call 2', { server: 't', tool: 'once' }),
       ]);
       // the history: the tool activity's second attempt, after the first failed with the transport failure
       const started = ((await run.workflow.fetchHistory()).events ?? [])
@@ -394,7 +370,7 @@ describe('MCP failures', () => {
     try {
       const run = await keel.start({ model: 'scripted/once', prompt: 'go', tools: ['t__once-write'] });
       await until(() => readFileSync(record, 'utf8') !== '', 30_000, 'the call reached the server');
-      const [pid, ...more] = childrenMatching(TEST_SERVER);
+      const [pid, ...more] = childrenMatching(MCP_TEST_SERVER);
       expect(more).toEqual([]);
       process.kill(pid, 'SIGKILL');
       expect((await run.result()).status).toBe('completed');
@@ -525,16 +501,7 @@ describe('MCP over Streamable HTTP', () => {
       const run = await keel.start({ model: 'scripted/web', prompt: 'go', tools: ['h__echo'] });
       expect((await run.result()).status).toBe('completed');
       const results = (await run.allMessages()).filter((m) => m.role === 'toolResult');
-      expect(strip(results)).toEqual([
-        {
-          role: 'toolResult',
-          toolCallId: 'h1',
-          toolName: 'h__echo',
-          content: [{ type: 'text', text: 'echo: over http' }],
-          details: { server: 'h', tool: 'echo' },
-          isError: false,
-        },
-      ]);
+      expect(strip(results)).toEqual([result('h1', 'h__echo', 'echo: over http', { server: 'h', tool: 'echo' })]);
       expect(seen.length).toBeGreaterThan(0);
       expect(new Set(seen)).toEqual(new Set(['Bearer test-token']));
     } finally {
@@ -580,14 +547,7 @@ describe('MCP: the worker killed -9 during a call', () => {
         content: [{ type: 'toolCall', id: 'tool-1', name: 't__fetch', arguments: { url: 'https://example.test' } }],
         stopReason: 'toolUse',
       },
-      {
-        role: 'toolResult',
-        toolCallId: 'tool-1',
-        toolName: 't__fetch',
-        content: [{ type: 'text', text: 'fetched https://example.test' }],
-        details: { server: 't', tool: 'fetch' },
-        isError: false,
-      },
+      result('tool-1', 't__fetch', 'fetched https://example.test', { server: 't', tool: 'fetch' }),
       { role: 'assistant', content: [{ type: 'text', text: 'fetch handled' }], stopReason: 'stop' },
     ]);
     await killWorker(second);
@@ -704,14 +664,7 @@ describe('MCP: continue-as-new', () => {
           content: [{ type: 'toolCall', id: 'c3', name: 't__echo', arguments: { text: 'three' } }],
           stopReason: 'toolUse',
         },
-        {
-          role: 'toolResult',
-          toolCallId: 'c3',
-          toolName: 't__echo',
-          content: [{ type: 'text', text: 'echo: three' }],
-          details: { server: 't', tool: 'echo' },
-          isError: false,
-        },
+        result('c3', 't__echo', 'echo: three', { server: 't', tool: 'echo' }),
         { role: 'assistant', content: [{ type: 'text', text: 'third done' }], stopReason: 'stop' },
       ]);
       const recorded = await run.workflow.query<{ tool: string }[]>('mcpTools');

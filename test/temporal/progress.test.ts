@@ -2,32 +2,11 @@
  * docs/architecture.md#heartbeats: a tool's `onUpdate` goes out as activity heartbeat details (Pi's tool_execution_update), never into
  * history; a client sees it live.
  */
-import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool } from '../../activities/tools/define-tool.js';
-import type { AgentRunHandle } from '../../client/agent-client.js';
-import type { ToolHeartbeat } from '../../common/events.js';
-import { gate, historyText, startKeel, until, type Keel } from './harness.js';
+import { historyText, startKeel, until, type Keel } from './harness.js';
+import { progressTool, toolHeartbeat } from './tool-fixtures.js';
 
-const steps = [gate(), gate()];
-const progress = defineTool({
-  name: 'progress',
-  description: 'Reports two steps of progress.',
-  parameters: { type: 'object', properties: { job: { type: 'string' } }, required: ['job'] },
-  execute: async (_id, _args, _signal, onUpdate) => {
-    onUpdate({ content: [{ type: 'text', text: 'step 1 of 2' }], details: { step: 1 } });
-    await steps[0].promise;
-    onUpdate({ content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } });
-    await steps[1].promise;
-    return { content: [{ type: 'text', text: 'job done' }] };
-  },
-});
-
-async function toolHeartbeat(h: AgentRunHandle): Promise<ToolHeartbeat | undefined> {
-  const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
-  const payload = pending.find((a) => a.activityType?.name === 'runToolCall')?.heartbeatDetails?.payloads?.[0];
-  return payload ? defaultPayloadConverter.fromPayload<ToolHeartbeat>(payload) : undefined;
-}
+const { tool: progress, steps } = progressTool();
 
 describe('tool progress reaches heartbeats (ref A.5-14 on Temporal)', () => {
   let keel: Keel;

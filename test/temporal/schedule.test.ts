@@ -3,33 +3,20 @@
  * the scheduled time; while one runs (a gated batch) the due ones are skipped (overlap SKIP, the default); pause,
  * unpause, trigger, backfill, delete; describe lists the last batches with their outcome counts. CLI output exact.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import type { AgentBatchResult } from '../../common/batch-definitions.js';
 import { formatCost, formatDuration, formatTokens } from '../../client/cli/render.js';
 import { SCHEDULE_MEMO_KEY } from '../../client/schedule-client.js';
 import { gate, startKeel, type Keel } from './harness.js';
-
-const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const UI = 'http://ui.test';
+import { keelAt, TEST_UI as UI } from './cli-child.js';
+import { holdTool } from './tool-fixtures.js';
 
 const released = gate();
-const hold = defineTool({
-  name: 'hold',
-  description: 'Waits until the test releases it.',
-  parameters: { type: 'object', properties: {} },
-  execute: async () => {
-    await released.promise;
-    return { content: [{ type: 'text', text: 'released' }] };
-  },
-});
+const hold = holdTool(released);
 const script = {
   rules: [
     { match: 'toolResult:hold', text: 'held' },
@@ -37,17 +24,6 @@ const script = {
     { text: 'ok' },
   ],
 };
-
-function keel(args: string[], address: string, taskQueue: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, '--address', address, '--task-queue', taskQueue, '--ui', UI, ...args],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 /** The id Temporal gives a scheduled workflow: the action's id, `-`, the scheduled time in RFC 3339 to the second. */
 const idAt = (prefix: string, t: Date) => `${prefix}-${t.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
@@ -70,7 +46,7 @@ describe('keel schedule', () => {
     const name = `s1-${randomUUID().slice(0, 8)}`;
     const file = join(dir, 'hold.jsonl');
     writeFileSync(file, '"hold"\n');
-    const created = await keel(
+    const created = await keelAt(
       [
         'schedule',
         'create',
@@ -114,7 +90,7 @@ describe('keel schedule', () => {
     expect(first.action.workflow.workflowId).toBe(firstId);
     expect((await k.client.client.workflow.getHandle(firstId).describe()).memo).toEqual({ [SCHEDULE_MEMO_KEY]: name });
 
-    expect(await keel(['schedule', 'pause', name, '--note', 'maintenance'], k.address, k.taskQueue)).toEqual({
+    expect(await keelAt(['schedule', 'pause', name, '--note', 'maintenance'], k.address, k.taskQueue)).toEqual({
       code: 0,
       stdout: `Schedule ${name} paused.\n`,
       stderr: '',
@@ -124,7 +100,7 @@ describe('keel schedule', () => {
     expect(result).toMatchObject({ total: 1, done: 1, failed: 0 });
     const paused = await handle.describe();
     expect(paused.info.numActionsTaken).toBe(1);
-    const described = await keel(['schedule', 'describe', name], k.address, k.taskQueue);
+    const described = await keelAt(['schedule', 'describe', name], k.address, k.taskQueue);
     expect(described).toEqual({
       code: 0,
       stdout:
@@ -142,7 +118,7 @@ describe('keel schedule', () => {
       stderr: '',
     });
 
-    expect((await keel(['schedule', 'unpause', name], k.address, k.taskQueue)).stdout).toBe(
+    expect((await keelAt(['schedule', 'unpause', name], k.address, k.taskQueue)).stdout).toBe(
       `Schedule ${name} unpaused.\n`,
     );
     const later = await vi.waitFor(
@@ -156,12 +132,12 @@ describe('keel schedule', () => {
     expect(later.scheduledAt.getTime()).toBeGreaterThan(first.scheduledAt.getTime());
     expect(later.action.workflow.workflowId).toBe(idAt(`keel-batch-${name}`, later.scheduledAt));
 
-    expect(await keel(['schedule', 'delete', name], k.address, k.taskQueue)).toEqual({
+    expect(await keelAt(['schedule', 'delete', name], k.address, k.taskQueue)).toEqual({
       code: 0,
       stdout: `Schedule ${name} deleted; the batches it started are kept.\n`,
       stderr: '',
     });
-    expect(await keel(['schedule', 'describe', name], k.address, k.taskQueue)).toEqual({
+    expect(await keelAt(['schedule', 'describe', name], k.address, k.taskQueue)).toEqual({
       code: 2,
       stdout: '',
       stderr: `keel: No schedule ${name} in namespace default. List them with: ${prefix} schedule list\n`,
@@ -172,7 +148,7 @@ describe('keel schedule', () => {
     const name = `s2-${randomUUID().slice(0, 8)}`;
     const file = join(dir, 'quick.jsonl');
     writeFileSync(file, '"quick a"\n"quick b"\n');
-    const created = await keel(
+    const created = await keelAt(
       ['schedule', 'create', name, file, '--cron', '0 2 * * *', '--paused', '--model', 'scripted/s'],
       k.address,
       k.taskQueue,
@@ -181,7 +157,7 @@ describe('keel schedule', () => {
       `Schedule ${name} created (paused): cron 0 2 * * * · batch of 2 task(s) from ${file} · overlap skip`,
     );
     const handle = k.client.getSchedule(name);
-    expect(await keel(['schedule', 'trigger', name], k.address, k.taskQueue)).toEqual({
+    expect(await keelAt(['schedule', 'trigger', name], k.address, k.taskQueue)).toEqual({
       code: 0,
       stdout: `Schedule ${name} triggered.\n`,
       stderr: '',
@@ -197,7 +173,7 @@ describe('keel schedule', () => {
     expect(triggered).toMatch(new RegExp(`^keel-batch-${name}-\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$`));
     expect(await k.client.client.workflow.getHandle(triggered).result()).toMatchObject({ total: 2, done: 2 });
 
-    const backfill = await keel(
+    const backfill = await keelAt(
       [
         'schedule',
         'backfill',
@@ -225,7 +201,7 @@ describe('keel schedule', () => {
       });
       expect(result).toMatchObject({ total: 2, done: 2, failed: 0 });
     }
-    const described = await keel(['schedule', 'describe', name, '--last', '3'], k.address, k.taskQueue);
+    const described = await keelAt(['schedule', 'describe', name, '--last', '3'], k.address, k.taskQueue);
     expect(described.stdout).toContain(
       `\nStarted 3 · skipped while one ran 0 · missed the catch-up window 0\nLast 3:\n`,
     );
@@ -235,7 +211,7 @@ describe('keel schedule', () => {
 
     await vi.waitFor(
       async () => {
-        const list = await keel(['schedule', 'list'], k.address, k.taskQueue);
+        const list = await keelAt(['schedule', 'list'], k.address, k.taskQueue);
         expect(list.stdout.split('\n')).toContain(`${name}  paused  cron 0 2 * * *  batch of 2 task(s) from ${file}`);
       },
       { timeout: 30_000, interval: 500 },
@@ -248,14 +224,14 @@ describe('keel schedule', () => {
     const file = join(dir, 'graded.jsonl');
     // the scripted model answers "ok": the first task passes, the second fails, each run twice
     writeFileSync(file, '{"prompt": "a", "expected": "ok"}\n{"prompt": "b", "expected": "nope"}\n');
-    const created = await keel(
+    const created = await keelAt(
       ['schedule', 'create', name, file, '--cron', '0 2 * * *', '--paused', '--repeat', '2', '-m', 'scripted/s'],
       k.address,
       k.taskQueue,
     );
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
-    expect((await keel(['schedule', 'trigger', name], k.address, k.taskQueue)).code).toBe(0);
+    expect((await keelAt(['schedule', 'trigger', name], k.address, k.taskQueue)).code).toBe(0);
     const id = await vi.waitFor(
       async () => {
         const d = await k.client.getSchedule(name).describe();
@@ -270,10 +246,10 @@ describe('keel schedule', () => {
       graded: 4,
       passed: 2,
     });
-    const described = await keel(['schedule', 'describe', name], k.address, k.taskQueue);
+    const described = await keelAt(['schedule', 'describe', name], k.address, k.taskQueue);
     const line = described.stdout.split('\n').find((l) => l.includes(id));
     expect(line).toMatch(/ 4\/4 done · 0 failed · .* · passed 2\/4 · pass@2 1\/2$/);
-    expect((await keel(['schedule', 'delete', name], k.address, k.taskQueue)).code).toBe(0);
+    expect((await keelAt(['schedule', 'delete', name], k.address, k.taskQueue)).code).toBe(0);
   }, 120_000);
 
   it('a task list over 1 MB: held once in the payload store, every batch reads it by reference', async () => {
@@ -344,7 +320,7 @@ describe('keel schedule', () => {
     // the same from the command line: --prompt schedules one run, with its budget
     const name = `s4-${randomUUID().slice(0, 8)}`;
     expect(
-      await keel(
+      await keelAt(
         [
           'schedule',
           'create',
@@ -371,7 +347,7 @@ describe('keel schedule', () => {
         `Describe it with: ${prefix} schedule describe ${name}\n`,
       stderr: '',
     });
-    expect((await keel(['schedule', 'trigger', name], k.address, k.taskQueue)).code).toBe(0);
+    expect((await keelAt(['schedule', 'trigger', name], k.address, k.taskQueue)).code).toBe(0);
     const runId = await vi.waitFor(
       async () => {
         const d = await k.client.getSchedule(name).describe();
@@ -384,7 +360,7 @@ describe('keel schedule', () => {
     expect((await run.result()).finalText).toBe('ok');
     expect((await run.state()).budget).toEqual([{ kind: 'model calls', used: 1, limit: 3 }]);
     expect(
-      await keel(
+      await keelAt(
         ['schedule', 'create', `${name}-x`, '--prompt', 'quick', '--every', '1h', '-c', '2'],
         k.address,
         k.taskQueue,

@@ -14,7 +14,8 @@ import type { ToolHeartbeat } from '../../common/events.js';
 import { StreamView, blockText, type StreamEvent } from '../../common/stream.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { gate, startKeel, until, type Keel } from './harness.js';
+import { ONE_REPLY_EVENT_TYPES, startKeel, until, type Keel } from './harness.js';
+import { blobTool, progressTool } from './tool-fixtures.js';
 
 const STREAM_WORKER = fileURLToPath(new URL('./fixtures/stream-worker.ts', import.meta.url));
 const STREAM_REPLY = Array.from({ length: 50 }, (_, i) => `<${String(i).padStart(4, '0')}>`).join('');
@@ -105,16 +106,7 @@ describe('live event stream', () => {
         events
           .filter((e) => e.offset !== undefined && e.type !== 'message_update' && e.type !== 'attempt_reset')
           .map((e) => e.type),
-      ).toEqual([
-        'agent_start',
-        'turn_start',
-        'message_start',
-        'message_end',
-        'message_start',
-        'message_end',
-        'turn_end',
-        'agent_end',
-      ]);
+      ).toEqual(ONE_REPLY_EVENT_TYPES);
     }
     // the same events at the same offsets for both readers
     const durable = (es: StreamEvent[]) => es.filter((e) => e.type !== 'message_update').map((e) => [e.type, e.offset]);
@@ -126,38 +118,13 @@ describe('live event stream', () => {
 });
 
 describe('live event stream, one worker', () => {
-  const blob = defineTool({
-    name: 'blob',
-    description: 'Returns `kb` kilobytes of text.',
-    idempotent: true,
-    parameters: {
-      type: 'object',
-      properties: { kb: { type: 'integer' }, n: { type: 'integer' } },
-      required: ['kb', 'n'],
-    },
-    execute: async (_id, args: { kb: number; n: number }) => ({
-      content: [{ type: 'text', text: `${args.n}:`.padEnd(args.kb * 1024, 'x') }],
-    }),
-  });
   const noop = defineTool({
     name: 'note',
     description: 'Notes a word.',
     parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
     execute: async (_id, args: { word: string }) => ({ content: [{ type: 'text', text: `noted ${args.word}` }] }),
   });
-  const steps = [gate(), gate()];
-  const progress = defineTool({
-    name: 'progress',
-    description: 'Reports two steps of progress.',
-    parameters: { type: 'object', properties: { job: { type: 'string' } }, required: ['job'] },
-    execute: async (_id, _args, _signal, onUpdate) => {
-      onUpdate({ content: [{ type: 'text', text: 'step 1 of 2' }], details: { step: 1 } });
-      await steps[0].promise;
-      onUpdate({ content: [{ type: 'text', text: 'step 2 of 2' }], details: { step: 2 } });
-      await steps[1].promise;
-      return { content: [{ type: 'text', text: 'job done' }] };
-    },
-  });
+  const { tool: progress, steps } = progressTool();
   const turns: ScriptedReply[] = [];
   for (let n = 1; n < 8; n++)
     turns.push({
@@ -170,7 +137,7 @@ describe('live event stream, one worker', () => {
   let keel: Keel;
   beforeAll(async () => {
     keel = await startKeel({
-      tools: [blob, noop, progress],
+      tools: [blobTool, noop, progress],
       scripts: {
         progress: {
           rules: [

@@ -1,5 +1,4 @@
 /** README "Sub-agents": typed child agents started per tool call as child agentWorkflows; one cancel; visible. */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,23 +13,13 @@ import { RunSubAgents } from '../../activities/agents/run-agents.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { subAgentsQuery } from '../../workflows/definitions.js';
 import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import { call, reply, result, user } from './loop-fixtures.js';
+import { keelCli } from './cli-child.js';
 
 const { EventType } = temporal.api.enums.v1;
 
-const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
-
-/** `keel <args>` against the test worker's server and task queue: exit code and stdout. */
-function keelCli(k: Keel, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, '--address', k.address, '--task-queue', k.taskQueue, ...args], {
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+/** `keel <args>` against the test worker's server and task queue. */
+const keelOn = (k: Keel, args: string[]) => keelCli(['--address', k.address, '--task-queue', k.taskQueue, ...args]);
 
 const researcher = defineAgent({
   name: 'researcher',
@@ -69,8 +58,6 @@ const delegator = defineAgent({
   tools: ['researcher'],
   model: 'scripted/delegating',
 });
-
-const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
 
 const scripts = {
   parent: {
@@ -139,17 +126,6 @@ const blob = defineTool({
 });
 
 const agents = [researcher, counter, broken, slow, delegator, looper];
-
-const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] });
-const reply = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop' });
-const result = (id: string, name: string, text: string, details: unknown, isError = false) => ({
-  role: 'toolResult',
-  toolCallId: id,
-  toolName: name,
-  content: [{ type: 'text', text }],
-  details,
-  isError,
-});
 
 describe('sub-agents', () => {
   let keel: Keel;
@@ -236,10 +212,10 @@ describe('sub-agents', () => {
     expect(await recorded.tool(id, 'nobody')).toBeUndefined();
 
     // keel transcript --child: a child's transcript; keel watch: the children's lines nested under their calls
-    const t = await keelCli(keel, ['transcript', id, '--child', 'c2', '--format', 'json']);
+    const t = await keelOn(keel, ['transcript', id, '--child', 'c2', '--format', 'json']);
     expect(t.code, t.stderr).toBe(0);
     expect(strip(JSON.parse(t.stdout))).toEqual([user('topic B'), reply('B is second')]);
-    const w = await keelCli(keel, ['watch', id]);
+    const w = await keelOn(keel, ['watch', id]);
     expect(w.code, w.stderr).toBe(0);
     for (const [c, text] of [
       ['c1', 'A is first'],
@@ -449,12 +425,12 @@ describe('sub-agents from a tools module (examples/agents.ts)', () => {
     const { agents: fromModule } = (await import(module)) as { agents: AgentDefinition[] };
     const k = await startKeel({ agents: fromModule });
     try {
-      const listed = await keelCli(k, ['tools', '--no-builtin', '--tools-module', 'examples/agents.ts']);
+      const listed = await keelOn(k, ['tools', '--no-builtin', '--tools-module', 'examples/agents.ts']);
       expect(listed.code, listed.stderr).toBe(0);
       expect(listed.stdout).toBe(
         'researcher  sub-agent  child run, scripted/examples/researcher-rules.json  Researches one topic and answers in one sentence.\n',
       );
-      const run = await keelCli(k, [
+      const run = await keelOn(k, [
         'run',
         'Compare durable agent runtimes.',
         '--model',

@@ -10,25 +10,16 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-client.js';
 import { mintApprovalToken } from '../../client/approval-token.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
 import { BIN, keelCli } from './cli-child.js';
 import { refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import { dangerTool, ranLog } from './approval-fixtures.js';
 
-const ran = new Map<string, string[]>();
-const danger = defineTool({
-  name: 'danger',
-  description: 'Does something that needs a person to agree.',
-  approval: 'always',
-  parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
-  execute: async (_id, args: { target: string }, _s, _u, ctx) => {
-    ran.set(ctx.workflowId, [...(ran.get(ctx.workflowId) ?? []), `danger ${args.target}`]);
-    return { content: [{ type: 'text', text: `did ${args.target}` }] };
-  },
-});
+const { ran, note } = ranLog();
+const danger = dangerTool(note);
 const scripts = {
   tree: {
     rules: [
@@ -109,6 +100,23 @@ async function noTaskFailures(...runs: AgentRunHandle[]): Promise<void> {
   for (const r of runs) expect(await workflowTaskFailures(r)).toEqual([]);
 }
 
+/** Ends the tree's two sessions (the grandchild has ended) and checks that no workflow task of the tree failed. */
+async function endTree({ root, child, grandchild }: Tree): Promise<void> {
+  await Promise.all([root.end(), child.end()]);
+  await noTaskFailures(root, child, grandchild);
+}
+
+/** The listing of the `danger {"target":"x"}` call d-1 awaiting approval in `workflowId`, at `path`. */
+const pendingX = (workflowId: string, path: string[]) => ({
+  toolCallId: 'd-1',
+  toolName: 'danger',
+  args: { target: 'x' },
+  argsDigest: DIGEST_X,
+  requestedAt: expect.any(Number),
+  workflowId,
+  path,
+});
+
 describe('one approval desk for a sub-agent tree', () => {
   let keel: Keel;
   beforeAll(async () => {
@@ -137,15 +145,7 @@ describe('one approval desk for a sub-agent tree', () => {
   it('a call two levels down is listed at the root (state, details, keel pending) and approved through it runs once', async () => {
     const { root, child, grandchild } = await startTree(keel, { mode: 'session' }); // open after the call: decided twice
     const [p] = await rootLists(root, 1);
-    expect(p).toEqual({
-      toolCallId: 'd-1',
-      toolName: 'danger',
-      args: { target: 'x' },
-      argsDigest: DIGEST_X,
-      requestedAt: expect.any(Number),
-      workflowId: grandchild.workflowId,
-      path: PATH,
-    });
+    expect(p).toEqual(pendingX(grandchild.workflowId, PATH));
     expect((await grandchild.state()).pendingApprovals).toEqual([
       {
         toolCallId: 'd-1',
@@ -300,8 +300,7 @@ describe('one approval desk for a sub-agent tree', () => {
     expect(await refusal(root.approve({ toolCallId: 'd-1', argsDigest: DIGEST_X, approver: 'alice' }))).toBe(
       'Tool call d-1 was already denied by bob',
     );
-    await Promise.all([root.end(), child.end()]);
-    await noTaskFailures(root, child, grandchild);
+    await endTree({ root, child, grandchild });
   });
 
   it('approving the sub-agent directly still works: the root’s list empties', async () => {
@@ -314,8 +313,7 @@ describe('one approval desk for a sub-agent tree', () => {
       ['d-1', 'approved', 'dora', grandchild.workflowId],
     ]);
     expect(ran.get(grandchild.workflowId)).toEqual(['danger x']);
-    await Promise.all([root.end(), child.end()]);
-    await noTaskFailures(root, child, grandchild);
+    await endTree({ root, child, grandchild });
   });
 
   it('a later sub-agent under the same workflow id (a repeated tool call id) is listed again', async () => {
@@ -337,8 +335,7 @@ describe('one approval desk for a sub-agent tree', () => {
     expect((await grandchild.result()).finalText).toBe('all done');
     await rootLists(root, 0);
     expect(ran.get(grandchild.workflowId)).toEqual(['danger x']);
-    await Promise.all([root.end(), child.end()]);
-    await noTaskFailures(root, child, grandchild);
+    await endTree({ root, child, grandchild });
   });
 
   it('through the root: a call that times out gets the not-approved result and leaves the root’s list', async () => {
@@ -353,8 +350,7 @@ describe('one approval desk for a sub-agent tree', () => {
       'Tool call d-1 was already timed out',
     );
     expect(ran.get(grandchild.workflowId)).toBeUndefined();
-    await Promise.all([root.end(), child.end()]);
-    await noTaskFailures(root, child, grandchild);
+    await endTree({ root, child, grandchild });
   });
 });
 
@@ -373,15 +369,7 @@ describe('one approval desk for a batch', () => {
     const task = batch.task(1);
     await until(async () => (await batch.progress()).pendingApprovals?.length === 1, 20_000, 'the batch lists it');
     const [p] = (await batch.progress()).pendingApprovals!;
-    expect(p).toEqual({
-      toolCallId: 'd-1',
-      toolName: 'danger',
-      args: { target: 'x' },
-      argsDigest: DIGEST_X,
-      requestedAt: expect.any(Number),
-      workflowId: task.workflowId,
-      path: ['task 1'],
-    });
+    expect(p).toEqual(pendingX(task.workflowId, ['task 1']));
     await keel.client.getHandle(p.workflowId!).approve({ toolCallId: 'd-1', argsDigest: DIGEST_X, approver: 'ann' });
     expect((await task.result()).finalText).toBe('all done');
     await until(async () => (await batch.progress()).pendingApprovals === undefined, 20_000, 'the list empties');
@@ -427,8 +415,7 @@ describe('one approval desk with signed approvals', () => {
     expect((await grandchild.result()).finalText).toBe('all done');
     expect(ran.get(grandchild.workflowId)).toEqual(['danger x']);
     await rootLists(root, 0);
-    await Promise.all([root.end(), child.end()]);
-    await noTaskFailures(root, child, grandchild);
+    await endTree({ root, child, grandchild });
   });
 });
 

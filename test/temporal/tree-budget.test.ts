@@ -10,41 +10,24 @@
  *   after the limit is refused without calling the provider.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { defaultPayloadConverter } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { estimateContext } from '../../common/compaction.js';
-import type { ModelHeartbeat } from '../../common/events.js';
-import type { Message, Usage } from '../../common/messages.js';
-import { streamedText } from '../../common/model-heartbeat.js';
+import type { Message } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
-import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
+import { killAllWorkers, killWorker } from './child-worker.js';
 import { startKeel, until, type Keel } from './harness.js';
-
-const CHILD = fileURLToPath(new URL('./fixtures/child-worker.ts', import.meta.url));
-const tokens = (totalTokens: number): Partial<Usage> => ({ input: totalTokens, totalTokens });
-const tick = defineTool({
-  name: 'tick',
-  description: 'Returns tock.',
-  parameters: { type: 'object', properties: {} },
-  execute: async () => ({ content: [{ type: 'text', text: 'tock' }] }),
-});
-const MAX_TOKENS = 500;
-/** Three replies of 400 tokens: a child would spend 1200. */
-const three = {
-  replies: [
-    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
-    { toolCalls: [{ name: 'tick', arguments: {} }], usage: tokens(400) },
-    { text: 'done', usage: tokens(400) },
-  ],
-};
+import {
+  CHILD_WORKER,
+  crashLoopStart,
+  killWhileStreaming,
+  MAX_TOKENS,
+  three,
+  tickTool as tick,
+  tokens,
+} from './budget-fixtures.js';
 
 /** A sub-agent with a budget of its own that delegates to `helper`, whose four requests would spend 8000 tokens. */
 const LEAD_LIMIT = 5000;
@@ -203,14 +186,7 @@ describe('tree budget', () => {
     );
     const child = keel.client.getHandle(started.workflowId);
     // the child's first model call is running: its reservation waits on the root
-    await until(
-      async () =>
-        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
-          (a) => a.activityType?.name === 'callModel',
-        ),
-      30_000,
-      'the child calling the model',
-    );
+    await untilModelCall(child, 'the child calling the model');
     let rootWorker: Keel | undefined;
     try {
       rootWorker = await startKeel({ scripts: { three }, tools: [tick], taskQueue: rootQueue });
@@ -271,14 +247,7 @@ describe('tree budget', () => {
     );
     const child = keel.client.getHandle(started.workflowId);
     // the first attempt is still running a second later (it heartbeated): the refused Updates were asked again
-    await until(
-      async () =>
-        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
-          (a) => a.activityType?.name === 'callModel' && a.attempt === 1 && a.lastHeartbeatTime,
-        ),
-      30_000,
-      'the child’s reservation waiting',
-    );
+    await untilModelCall(child, 'the child’s reservation waiting', (a) => a.attempt === 1 && !!a.lastHeartbeatTime);
     const root = await keel.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } }, rootId);
     const r = await child.result();
     expect(r.status).toBe('completed');
@@ -293,14 +262,7 @@ describe('tree budget', () => {
   }, 120_000);
 
   it('kill -9 during a model call at depth 2: each lost attempt is spent once, at its reservation', async () => {
-    const taskQueue = `tree-crash-${randomUUID()}`;
-    const env = {
-      KEEL_TASK_QUEUE: taskQueue,
-      KEEL_SIDE_EFFECTS: join(mkdtempSync(join(tmpdir(), 'keel-tree-crash-')), 'effects.log'),
-      KEEL_HANG: '1',
-    };
-    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
-    let worker = await spawnWorker(CHILD, env);
+    const { taskQueue, env, client, worker: first } = await crashLoopStart('tree-crash');
     // each attempt reserves the prompt's estimate plus maxTokens; the root allows three
     const reservation =
       estimateContext([{ role: 'user', content: [{ type: 'text', text: 'spend' }], timestamp: 0 }], '') + MAX_TOKENS;
@@ -320,23 +282,17 @@ describe('tree budget', () => {
       { toolCallId: 'call_1', depth: 2 },
     );
     const child = client.getHandle(started.workflowId);
-    for (let kill = 1; kill <= 3; kill++) {
-      // the attempt on this worker reserved and streamed; the earlier ones' reservations were spent when it reserved
-      await until(
-        async () => {
-          const beat = await streamed(child);
-          return beat !== undefined && (beat.failedUsage?.totalTokens ?? 0) === 300 * (kill - 1);
-        },
-        60_000,
-        `attempt ${kill} streaming`,
-        200,
-      );
-      expect((await root.state()).treeBudget).toEqual([
-        { kind: 'tokens', spent: (kill - 1) * reservation, reserved: reservation, limit },
-      ]);
-      await killWorker(worker);
-      worker = await spawnWorker(CHILD, env);
-    }
+    // the attempt on each worker reserved and streamed; the earlier ones' reservations were spent when it reserved
+    const worker = await killWhileStreaming(child, first, {
+      fixture: CHILD_WORKER,
+      env,
+      kills: 3,
+      perAttempt: 300,
+      beforeKill: async (kill) =>
+        expect((await root.state()).treeBudget).toEqual([
+          { kind: 'tokens', spent: (kill - 1) * reservation, reserved: reservation, limit },
+        ]),
+    });
     const r = await child.result();
     expect(r.status).toBe('stopped');
     expect(r.error).toBe(`Budget exceeded: tokens ${limit} of ${limit} (tree budget)`);
@@ -350,11 +306,22 @@ describe('tree budget', () => {
   }, 240_000);
 });
 
-/** The heartbeat of the pending model call, when it has streamed. */
-async function streamed(h: AgentRunHandle): Promise<ModelHeartbeat | undefined> {
-  const raw = (await h.workflow.describe()).raw;
-  const payload = raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails
-    ?.payloads?.[0];
-  const d = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat) : undefined;
-  return d && streamedText(d) ? d : undefined;
+type PendingActivity = NonNullable<
+  Awaited<ReturnType<AgentRunHandle['workflow']['describe']>>['raw']['pendingActivities']
+>[number];
+
+/** Waits (30 s at most) until the run has a pending model call (`callModel`) for which `also` holds. */
+async function untilModelCall(
+  h: AgentRunHandle,
+  what: string,
+  also: (a: PendingActivity) => boolean = () => true,
+): Promise<void> {
+  await until(
+    async () =>
+      ((await h.workflow.describe()).raw.pendingActivities ?? []).some(
+        (a) => a.activityType?.name === 'callModel' && also(a),
+      ),
+    30_000,
+    what,
+  );
 }

@@ -13,7 +13,6 @@ import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '
 import {
   act,
   CliError,
-  commaList,
   EXIT,
   globals,
   intOption,
@@ -25,6 +24,7 @@ import {
   shellWord,
 } from '../context.js';
 import { formatCost, formatDuration, formatTokens, stdoutSink } from '../render.js';
+import { budgetOptions, taskDefaultOptions } from './options.js';
 import { progressPrinter } from './progress.js';
 import { registerBatchRetryCommands } from './retry.js';
 import { OrderedWriter } from './results.js';
@@ -59,14 +59,6 @@ interface BatchFlags {
   repeat?: number;
   variant?: BatchVariant[];
   grade?: boolean;
-}
-
-/** `--max-cost-usd`: US dollars, a finite number > 0. */
-export function usdOption(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
-    throw new InvalidArgumentError('--max-cost-usd must be a number > 0 (US dollars, e.g. 2.5).');
-  return n;
 }
 
 /** `--variant a:model=openai/gpt-5,system=@a.txt,max-turns=4` → a BatchVariant (repeatable). */
@@ -143,40 +135,35 @@ export function pasteable(cmd: Command, args: string[]): string {
 export function registerBatchCommand(program: Command): void {
   const batch = program.command('batch');
   registerBatchRetryCommands(batch);
-  batch
-    .summary('run every task of a JSONL file as a durable batch, with a progress bar; results in input order')
-    .description(
-      'Each line of <tasks.jsonl> is an AgentRunInput (fields it lacks come from --model/--tools/--system/--max-turns) or a ' +
-        'prompt string. Starts agentBatchWorkflow (children <batchId>-<index>, at most --concurrency at a time; it survives ' +
-        'worker restarts and continues-as-new on its own), shows its progress, and writes one line per task, in input order, ' +
-        'to --out (default stdout): { index, workflowId, status, finalText, usage, turns, error?, newMessages }. ' +
-        'Exit code 0 when every task completed (or stopped), 1 when some failed. Without --id the batch id derives from the ' +
-        'tasks, so the same command again re-attaches to that batch. Ctrl-C / SIGTERM stops following (the batch goes on) ' +
-        'and prints the exact command that resumes.',
-    )
-    .argument('[tasks.jsonl]', 'task file (- for stdin)')
-    .option('-c, --concurrency <n>', 'runs at a time', intOption('--concurrency'), 8)
-    .option('-o, --out <results.jsonl>', 'result file (one JSON line per task, input order)')
-    .option(
-      '--id <batchId>',
-      'batch workflow id (default keel-batch-<hash of the tasks>: running the same file again re-attaches)',
-    )
-    .option('--attach <batchId>', 'follow an existing batch instead of starting one')
-    .option('--detach', 'start the batch, print its id and link, and return')
-    .option(
-      '-m, --model <provider/model>',
-      `model of tasks that name none (default $KEEL_MODEL, else ${DEFAULT_MODEL})`,
-    )
-    .option('-t, --tools <names>', 'tools of tasks that name none (comma-separated)', commaList)
-    .option('-s, --system <prompt>', 'system prompt of tasks that have none')
-    .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'))
-    .option('--max-tokens <n>', 'budget of the whole batch: tokens of all tasks together', intOption('--max-tokens'))
-    .option('--max-cost-usd <usd>', 'budget of the whole batch: US dollars of all tasks together', usdOption)
-    .option(
-      '--max-model-calls <n>',
-      'budget of the whole batch: model requests of all tasks together',
-      intOption('--max-model-calls'),
-    )
+  budgetOptions(
+    taskDefaultOptions(
+      batch
+        .summary('run every task of a JSONL file as a durable batch, with a progress bar; results in input order')
+        .description(
+          'Each line of <tasks.jsonl> is an AgentRunInput (fields it lacks come from --model/--tools/--system/--max-turns) or a ' +
+            'prompt string. Starts agentBatchWorkflow (children <batchId>-<index>, at most --concurrency at a time; it survives ' +
+            'worker restarts and continues-as-new on its own), shows its progress, and writes one line per task, in input order, ' +
+            'to --out (default stdout): { index, workflowId, status, finalText, usage, turns, error?, newMessages }. ' +
+            'Exit code 0 when every task completed (or stopped), 1 when some failed. Without --id the batch id derives from the ' +
+            'tasks, so the same command again re-attaches to that batch. Ctrl-C / SIGTERM stops following (the batch goes on) ' +
+            'and prints the exact command that resumes.',
+        )
+        .argument('[tasks.jsonl]', 'task file (- for stdin)')
+        .option('-c, --concurrency <n>', 'runs at a time', intOption('--concurrency'), 8)
+        .option('-o, --out <results.jsonl>', 'result file (one JSON line per task, input order)')
+        .option(
+          '--id <batchId>',
+          'batch workflow id (default keel-batch-<hash of the tasks>: running the same file again re-attaches)',
+        )
+        .option('--attach <batchId>', 'follow an existing batch instead of starting one')
+        .option('--detach', 'start the batch, print its id and link, and return'),
+    ),
+    {
+      tokens: 'budget of the whole batch: tokens of all tasks together',
+      costUsd: 'budget of the whole batch: US dollars of all tasks together',
+      modelCalls: 'budget of the whole batch: model requests of all tasks together',
+    },
+  )
     .option('--no-messages', 'leave newMessages out of the result lines')
     .option(
       '--repeat <k>',

@@ -16,7 +16,8 @@ import {
 } from '../../batch-retry.js';
 import type { RunStatus } from '../../../common/run.js';
 import { act, EXIT, globals, intOption, printJson, uiLink, usageError, withClient } from '../context.js';
-import { budgetOf, pasteable, usdOption } from './command.js';
+import { budgetOf, pasteable } from './command.js';
+import { budgetOptions } from './options.js';
 import { printBatchStatus } from './progress.js';
 import { resultLine } from './results.js';
 
@@ -64,62 +65,61 @@ interface RetryFlags {
 }
 
 export function registerBatchRetryCommands(batch: Command): void {
-  batch
-    .command('retry')
-    .summary('start a new batch of just the tasks of a finished batch that failed (linked to it)')
-    .description(
-      'Starts <batchId>-retry-<k> (the next free k) with the tasks of <batchId> whose latest outcome — over the batch and ' +
-        'its earlier retries — has one of --status (default failed,cancelled), with the same task definitions and the ' +
-        'batch’s options (concurrency, task queue, budget as a fresh pool) unless given here. The retry records ' +
-        '{ retryOf, indices } in its memo (keelRetryOf); `keel batch describe <batchId>` lists the retries, and ' +
-        '`keel batch results <batchId> --merge` writes one result file with the retried tasks’ results in place. ' +
-        'Needs a worker (the outcomes are read with the batch’s `results` query).',
-    )
-    .argument('<batchId>', 'the first batch (not a retry)')
-    .option('--status <statuses>', 'retry tasks with these outcomes (comma-separated)', statusList, [
-      'failed',
-      'cancelled',
-    ] as RunStatus[])
-    .option('-c, --concurrency <n>', 'runs at a time (default: the batch’s)', intOption('--concurrency'))
-    .option(
-      '--max-tokens <n>',
-      'budget of the retry (default: the batch’s, as a fresh pool)',
-      intOption('--max-tokens'),
-    )
-    .option('--max-cost-usd <usd>', 'budget of the retry: US dollars', usdOption)
-    .option('--max-model-calls <n>', 'budget of the retry: model requests', intOption('--max-model-calls'))
-    .action(
-      act(async (batchId: string, o: RetryFlags, cmd: Command) => {
-        const g = globals(cmd);
-        const concurrency = flag<number>(cmd, 'concurrency');
-        const budget = budgetOf({
-          maxTokens: flag(cmd, 'maxTokens'),
-          maxCostUsd: flag(cmd, 'maxCostUsd'),
-          maxModelCalls: flag(cmd, 'maxModelCalls'),
-        });
-        return withClient(g, async (client) => {
-          const { handle, memo } = await refused(
-            startRetryBatch(client.client, batchId, {
-              statuses: o.status,
-              ...(concurrency !== undefined ? { concurrency } : {}),
-              ...(budget ? { budget } : {}),
-            }),
-          );
-          const id = handle.workflowId;
-          if (g.json) {
-            printJson({ workflowId: id, retryOf: batchId, indices: memo.indices, url: uiLink(g, id) });
-            return EXIT.ok;
-          }
-          process.stdout.write(
-            `Retry ${id} of ${batchId}: ${memo.indices.length} task(s) that were ${o.status.join(' or ')} (${indexList(memo.indices)})\n` +
-              `Temporal UI: ${uiLink(g, id)}\n` +
-              `Follow it with: ${pasteable(cmd, ['batch', '--attach', id])}\n` +
-              `Then merge: ${pasteable(cmd, ['batch', 'results', batchId, '--merge', '--out', 'results.jsonl'])}\n`,
-          );
+  budgetOptions(
+    batch
+      .command('retry')
+      .summary('start a new batch of just the tasks of a finished batch that failed (linked to it)')
+      .description(
+        'Starts <batchId>-retry-<k> (the next free k) with the tasks of <batchId> whose latest outcome — over the batch and ' +
+          'its earlier retries — has one of --status (default failed,cancelled), with the same task definitions and the ' +
+          'batch’s options (concurrency, task queue, budget as a fresh pool) unless given here. The retry records ' +
+          '{ retryOf, indices } in its memo (keelRetryOf); `keel batch describe <batchId>` lists the retries, and ' +
+          '`keel batch results <batchId> --merge` writes one result file with the retried tasks’ results in place. ' +
+          'Needs a worker (the outcomes are read with the batch’s `results` query).',
+      )
+      .argument('<batchId>', 'the first batch (not a retry)')
+      .option('--status <statuses>', 'retry tasks with these outcomes (comma-separated)', statusList, [
+        'failed',
+        'cancelled',
+      ] as RunStatus[])
+      .option('-c, --concurrency <n>', 'runs at a time (default: the batch’s)', intOption('--concurrency')),
+    {
+      tokens: 'budget of the retry (default: the batch’s, as a fresh pool)',
+      costUsd: 'budget of the retry: US dollars',
+      modelCalls: 'budget of the retry: model requests',
+    },
+  ).action(
+    act(async (batchId: string, o: RetryFlags, cmd: Command) => {
+      const g = globals(cmd);
+      const concurrency = flag<number>(cmd, 'concurrency');
+      const budget = budgetOf({
+        maxTokens: flag(cmd, 'maxTokens'),
+        maxCostUsd: flag(cmd, 'maxCostUsd'),
+        maxModelCalls: flag(cmd, 'maxModelCalls'),
+      });
+      return withClient(g, async (client) => {
+        const { handle, memo } = await refused(
+          startRetryBatch(client.client, batchId, {
+            statuses: o.status,
+            ...(concurrency !== undefined ? { concurrency } : {}),
+            ...(budget ? { budget } : {}),
+          }),
+        );
+        const id = handle.workflowId;
+        if (g.json) {
+          printJson({ workflowId: id, retryOf: batchId, indices: memo.indices, url: uiLink(g, id) });
           return EXIT.ok;
-        });
-      }),
-    );
+        }
+        process.stdout.write(
+          `Retry ${id} of ${batchId}: ${memo.indices.length} task(s) that were ${o.status.join(' or ')} (${indexList(memo.indices)})\n` +
+            `Temporal UI: ${uiLink(g, id)}\n` +
+            `Follow it with: ${pasteable(cmd, ['batch', '--attach', id])}\n` +
+            `Then merge: ${pasteable(cmd, ['batch', 'results', batchId, '--merge', '--out', 'results.jsonl'])}\n`,
+        );
+        return EXIT.ok;
+      });
+    }),
+  );
 
   batch
     .command('results')
