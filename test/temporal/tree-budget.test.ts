@@ -220,14 +220,7 @@ describe('tree budget', () => {
       { toolCallId: 'call_1', depth: 1 },
     );
     const child = keel.client.getHandle(started.workflowId);
-    await until(
-      async () =>
-        ((await child.workflow.describe()).raw.pendingActivities ?? []).some(
-          (a) => a.activityType?.name === 'callModel',
-        ),
-      30_000,
-      'the child calling the model',
-    );
+    await untilModelCall(child, 'the child calling the model');
     expect(await child.interrupt()).toMatchObject({ interrupted: true });
     const r = await child.result();
     expect([r.status, r.usage.totalTokens]).toEqual(['stopped', 0]); // a task run ends when interrupted
