@@ -296,7 +296,8 @@ describe('payload encryption', () => {
     expect([cli.code, cli.stderr.trim()]).toEqual([2, `keel: ${text}`]); // a usage error: the command needs the keys
   }, 60_000);
 
-  it('a run started without encryption on an encrypting worker fails at its start with the exact text, no task retries', async () => {
+  /** A client without the key ring (a clear start), closed after `use`. */
+  async function withClearClient(use: (clear: AgentClient) => Promise<void>): Promise<void> {
     const clear = await AgentClient.connect({
       address: keel.address,
       taskQueue: keel.taskQueue,
@@ -304,6 +305,14 @@ describe('payload encryption', () => {
       encryption: false,
     });
     try {
+      await use(clear);
+    } finally {
+      await clear.close();
+    }
+  }
+
+  it('a run started without encryption on an encrypting worker fails at its start with the exact text, no task retries', async () => {
+    await withClearClient(async (clear) => {
       const { workflowId } = await clear.start({ model: 'scripted/enc', prompt: PROMPT, tools: ['echo'] });
       // its failure is sealed by the worker: read with the key ring
       const h = keel.client.get(workflowId);
@@ -315,19 +324,11 @@ describe('payload encryption', () => {
         `Invalid AgentRunInput: ${UNSEALED_START}`,
       ]);
       expect(await workflowTaskFailures(h)).toEqual([]);
-    } finally {
-      await clear.close();
-    }
+    });
   }, 60_000);
 
   it('a batch started without encryption on an encrypting worker fails at its start with the exact text; no task runs', async () => {
-    const clear = await AgentClient.connect({
-      address: keel.address,
-      taskQueue: keel.taskQueue,
-      payloadStorage: { dir: payloadDir },
-      encryption: false,
-    });
-    try {
+    await withClearClient(async (clear) => {
       const batch = await clear.startBatch([{ model: 'scripted/enc', prompt: PROMPT, tools: ['echo'] }]);
       const h = keel.client.client.workflow.getHandle(batch.workflowId);
       const err = (await h.result().catch((e: unknown) => e)) as { cause?: { message?: string; type?: string } };
@@ -339,9 +340,7 @@ describe('payload encryption', () => {
       // no child was started
       const history = await h.fetchHistory();
       expect(history.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
-    } finally {
-      await clear.close();
-    }
+    });
   }, 60_000);
 });
 

@@ -172,8 +172,8 @@ describe('tree budget', () => {
     expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 6120, reserved: 0, limit: 100_000 }]);
   }, 120_000);
 
-  it('a root whose worker is down: the child’s reservation waits for it, and the model call goes on', async () => {
-    // the root runs on a task queue no worker polls yet
+  /** A budgeted root on a task queue no worker polls, and a child of it whose first model call is running. */
+  async function childOfAnUnpolledRoot() {
     const rootQueue = `tree-root-${randomUUID()}`;
     const rootClient = await AgentClient.connect({ address: keel.address, taskQueue: rootQueue });
     const root = await rootClient.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } });
@@ -185,8 +185,13 @@ describe('tree budget', () => {
       { toolCallId: 'call_1', depth: 1 },
     );
     const child = keel.client.getHandle(started.workflowId);
-    // the child's first model call is running: its reservation waits on the root
     await untilModelCall(child, 'the child calling the model');
+    return { rootQueue, rootClient, root, child };
+  }
+
+  it('a root whose worker is down: the child’s reservation waits for it, and the model call goes on', async () => {
+    // the root runs on a task queue no worker polls yet; the child's first model call waits on it
+    const { rootQueue, rootClient, root, child } = await childOfAnUnpolledRoot();
     let rootWorker: Keel | undefined;
     try {
       rootWorker = await startKeel({ scripts: { three }, tools: [tick], taskQueue: rootQueue });
@@ -209,18 +214,7 @@ describe('tree budget', () => {
   }, 120_000);
 
   it('a root whose worker is down: an interrupt of the child ends its model call waiting on the reservation', async () => {
-    const rootQueue = `tree-root-${randomUUID()}`; // no worker ever polls it
-    const rootClient = await AgentClient.connect({ address: keel.address, taskQueue: rootQueue });
-    const root = await rootClient.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } });
-    const started = await startChild(
-      keel.client,
-      keel.taskQueue,
-      root.workflowId,
-      { model: 'scripted/three', prompt: 'part', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
-      { toolCallId: 'call_1', depth: 1 },
-    );
-    const child = keel.client.getHandle(started.workflowId);
-    await untilModelCall(child, 'the child calling the model');
+    const { rootClient, root, child } = await childOfAnUnpolledRoot(); // no worker ever polls the root's queue
     expect(await child.interrupt()).toMatchObject({ interrupted: true });
     const r = await child.result();
     expect([r.status, r.usage.totalTokens]).toEqual(['stopped', 0]); // a task run ends when interrupted
