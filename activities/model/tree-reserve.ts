@@ -27,25 +27,29 @@ export function attemptKey(ctx: Context): string {
 
 /**
  * Reserves this attempt's worst case from the root, then from each budgeted ancestor below it (`ancestorWorkflowIds`,
- * top down). Refused by any of them: the reservations already granted are released (settled at zero) and the attempt
- * fails with a non-retryable `TreeBudgetExceeded` failure carrying the refusing run's `Budget exceeded: …` text. A run
- * that does not answer (not reachable, or gone) is asked again with backoff while the activity heartbeats; after
- * `RESERVE_PATIENCE_MS` the attempt fails retryably (`TreeBudgetUnavailable`), and Temporal's retries of the model
- * call go on asking (a reservation asked again under the same key is granted again: the ledgers are idempotent).
+ * top down). Refused by any of them, the attempt fails with a non-retryable `TreeBudgetExceeded` failure carrying the
+ * refusing run's `Budget exceeded: …` text. A run that does not answer (not reachable, or gone) is asked again with
+ * backoff while the activity heartbeats; after `RESERVE_PATIENCE_MS` the attempt fails retryably
+ * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. Whenever it fails — refused,
+ * cancelled, a run not answering — what was granted is released (settled at zero): no provider call was made.
  */
 export async function reserveFromRoot(ref: TreeBudgetRef, key: string): Promise<BudgetClaim> {
   const ctx = Context.current();
   const claim: BudgetClaim = { key, tokens: ref.worstTokens, costUsd: 0, modelCalls: ctx.info.attempt === 1 ? 1 : 0 };
-  const granted: string[] = [];
-  for (const workflowId of reservingRuns(ref)) {
-    const answer = await reserveFrom(workflowId, ref.rootWorkflowId, claim);
-    if (!answer.granted) {
-      await Promise.all(granted.map((id) => settleWith(id, { ...claim, tokens: 0, costUsd: 0, modelCalls: 0 })));
-      throw ApplicationFailure.nonRetryable(answer.error, ErrorType.TreeBudgetExceeded);
+  const asked: string[] = [];
+  try {
+    for (const workflowId of reservingRuns(ref)) {
+      asked.push(workflowId);
+      const answer = await reserveFrom(workflowId, ref.rootWorkflowId, claim);
+      if (!answer.granted) throw ApplicationFailure.nonRetryable(answer.error, ErrorType.TreeBudgetExceeded);
     }
-    granted.push(workflowId);
+    return claim;
+  } catch (err) {
+    // no provider call was made: released (settled at zero) wherever it may have been granted — a refusal further
+    // down, a cancel or a run that did not answer (a ledger ignores a key it does not hold)
+    await Promise.all(asked.map((id) => settleWith(id, { ...claim, tokens: 0, costUsd: 0, modelCalls: 0 })));
+    throw err;
   }
-  return claim;
 }
 
 /** The runs an attempt reserves from: the root, then its budgeted ancestors below the root. */

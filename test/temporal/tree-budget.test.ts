@@ -73,7 +73,7 @@ function startChild(
   taskQueue: string,
   root: string,
   input: AgentRunInput,
-  at: { toolCallId: string; depth: number },
+  at: { toolCallId: string; depth: number; budgetedAncestors?: string[] },
 ) {
   const tree: TreeMembership = {
     rootWorkflowId: root,
@@ -81,6 +81,7 @@ function startChild(
     toolCallId: at.toolCallId,
     depth: at.depth,
     path: [`worker › ${at.toolCallId}`],
+    ...(at.budgetedAncestors ? { budgetedAncestors: at.budgetedAncestors } : {}),
   };
   return client.client.workflow.start('agentWorkflow', {
     taskQueue,
@@ -221,6 +222,34 @@ describe('tree budget', () => {
     expect(r.newMessages.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'aborted' });
     await root.workflow.terminate('test over');
     await rootClient.close();
+  }, 120_000);
+
+  it('a reservation granted by the root and waiting on an ancestor nobody polls: an interrupt releases the root’s', async () => {
+    const root = await keel.start({ model: 'scripted/three', mode: 'session', budget: { maxTokens: 10_000 } });
+    // a budgeted ancestor between them, on a task queue no worker polls
+    const ancestorClient = await AgentClient.connect({ address: keel.address, taskQueue: `tree-mid-${randomUUID()}` });
+    const ancestor = await ancestorClient.start({
+      model: 'scripted/three',
+      mode: 'session',
+      budget: { maxTokens: 5000 },
+    });
+    const started = await startChild(
+      keel.client,
+      keel.taskQueue,
+      root.workflowId,
+      { model: 'scripted/three', prompt: 'part', tools: ['tick'], modelOptions: { maxTokens: MAX_TOKENS } },
+      { toolCallId: 'call_1', depth: 2, budgetedAncestors: [ancestor.workflowId] },
+    );
+    const child = keel.client.getHandle(started.workflowId);
+    // the root granted the reservation; the ancestor's answer is awaited
+    await until(async () => ((await root.state()).treeBudget?.[0]?.reserved ?? 0) > 0, 30_000, 'reserved at the root');
+    expect(await child.interrupt()).toMatchObject({ interrupted: true });
+    expect((await child.result()).status).toBe('stopped');
+    await until(async () => (await root.state()).treeBudget?.[0]?.reserved === 0, 30_000, 'released at the root');
+    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 0, reserved: 0, limit: 10_000 }]);
+    await ancestor.workflow.terminate('test over');
+    await ancestorClient.close();
+    await root.cancel();
   }, 120_000);
 
   it('a root not found (yet): the reservation is asked again, with backoff, until the root answers', async () => {
