@@ -102,7 +102,8 @@ function whatToDo(err: unknown, deploymentName: string): string {
   if (/missing active task queues/i.test(String(err)))
     return (
       `another application's workers share deployment ${deploymentName} on other task queues: give this worker ` +
-      `its own deployment (\`versioning.deploymentName\`, \`keel worker --deployment-name <name>\`)`
+      `its own deployment (\`versioning.deploymentName\`, \`keel worker --deployment-name <name>\`, ` +
+      `$KEEL_DEPLOYMENT_NAME for \`npm run worker\`)`
     );
   return 'check the server supports Worker Deployments, or start the worker with versioning off';
 }

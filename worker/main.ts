@@ -3,7 +3,8 @@
  * workspace directory and the default model providers (scripted rule files, pi-ai). Configuration from the
  * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), TLS / API key / profile
  * through the standard TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (common/connection.ts),
- * KEEL_TASK_QUEUE (keel),
+ * KEEL_TASK_QUEUE (keel), KEEL_DEPLOYMENT_NAME (the Worker Deployment, default keel: give each application in a
+ * namespace its own) and KEEL_BUILD_ID (default <package version>+<git sha>),
  * KEEL_WORKSPACE_ROOT (where each conversation's workspace is made; default <tmpdir>/keel-workspaces-<uid>),
  * KEEL_WORKSPACE (instead: one workspace every run shares), KEEL_SANDBOX=none (tool processes unsandboxed, announced;
  * default bwrap, and the worker does not start where it cannot run), KEEL_SANDBOX_NETWORK=host (default none),
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     role,
     tools,
     ...(approvals ? { approvals } : {}),
+    ...(process.env.KEEL_DEPLOYMENT_NAME ? { versioning: { deploymentName: process.env.KEEL_DEPLOYMENT_NAME } } : {}),
   }).catch((err: unknown) => {
     throw new Error(
       `cannot start a worker against Temporal at ${address}: ${thrownMessage(err)}. ` +

@@ -59,7 +59,8 @@ describe('a deployment name shared by two applications', () => {
       new RegExp(
         `^could not make build second current in deployment ${deploymentName}: .*missing active task queues.*; ` +
           `another application's workers share deployment ${deploymentName} on other task queues: give this worker ` +
-          'its own deployment \\(`versioning.deploymentName`, `keel worker --deployment-name <name>`\\)$',
+          'its own deployment \\(`versioning.deploymentName`, `keel worker --deployment-name <name>`, ' +
+          '\\$KEEL_DEPLOYMENT_NAME for `npm run worker`\\)$',
       ),
     );
     const d = await client.client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName });

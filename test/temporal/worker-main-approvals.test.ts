@@ -46,6 +46,7 @@ describe('worker/main.ts with approvals from the environment', () => {
         ...process.env,
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         KEEL_TASK_QUEUE: taskQueue,
+        KEEL_DEPLOYMENT_NAME: taskQueue, // its own deployment (README "Upgrades": one per application)
         KEEL_WORKSPACE_ROOT: join(dir, 'workspaces'),
         KEEL_APPROVE: 'bash',
         KEEL_APPROVALS_HMAC_SECRET_FILE: secretFile,
@@ -106,5 +107,8 @@ describe('worker/main.ts with approvals from the environment', () => {
     expect(state.approvals.map((a) => [a.toolCallId, a.decision, a.approver, a.subject])).toEqual([
       ['b-1', 'approved', 'alice', 'alice'],
     ]);
+    // the run ran on the deployment KEEL_DEPLOYMENT_NAME named
+    const described = await client.client.workflow.getHandle(h.workflowId).describe();
+    expect(described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.deploymentName).toBe(taskQueue);
   }, 180_000);
 });
