@@ -68,7 +68,6 @@ import {
   batchResult,
   countOutcome,
   assertBatchInput,
-  refuseUnsealedStart,
   DEFAULT_CONCURRENCY,
   historyFull,
   notStarted,
@@ -189,7 +188,6 @@ export async function runWindowBatch(
   carried?: WindowCarried | BatchCarried,
 ): Promise<AgentBatchResult> {
   assertBatchInput(input);
-  if (carried === undefined) await refuseUnsealedStart();
   const batch = new WindowBatch(input, carried);
   setHandler(progressQuery, () => withPendingApprovals(batch.progress(), batch.carried), {
     description: 'Batch progress: total, done, failed, running, queued, tokens, cost, pendingApprovals.',
