@@ -1,6 +1,6 @@
 /**
  * Approvals of `npm run worker` / the compose worker (worker/main.ts) from its environment: the choices `keel worker`
- * takes as flags (client/cli/approval-flags.ts, whose functions decide them here too), spelled as variables.
+ * takes as flags, decided by the same rules (worker/approval-settings.ts), spelled as variables.
  *
  * - `KEEL_APPROVE=bash,write`: tools whose every call waits for approval;
  * - who may approve, one of: `KEEL_APPROVALS_JWKS_FILE` (a JWK Set file), `KEEL_APPROVALS_JWKS_URL`,
@@ -14,12 +14,12 @@
 import { createVerifyApproval, type ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import {
-  approvalsFromFlags,
+  approvalsFromSettings,
   approveNames,
   withApproval,
   type ApprovalFlags,
   type ApprovalSettingNames,
-} from '../client/cli/approval-flags.js';
+} from './approval-settings.js';
 
 /** The settings' names in texts: the variables. */
 export const APPROVAL_ENV_NAMES: ApprovalSettingNames = {
@@ -60,7 +60,7 @@ export function approvalsFromEnv(
     approvalsAudience: value('KEEL_APPROVALS_AUDIENCE'),
     approvalsUnauthenticated: authentication === 'none',
   };
-  const approvals = approvalsFromFlags(flags, gated, false, APPROVAL_ENV_NAMES);
+  const approvals = approvalsFromSettings(flags, gated, false, APPROVAL_ENV_NAMES);
   createVerifyApproval(approvals); // an unreadable key file or a short secret: said now, not as a connection failure
   return { tools: gated, ...(approvals ? { approvals } : {}) };
 }

@@ -64,6 +64,14 @@ describe('entries by runtime, from the sources', () => {
     expect(bare).toEqual(expect.arrayContaining(['@temporalio/workflow']));
   });
 
+  it('keel/worker and the worker process (npm run worker) reach nothing of the keel CLI (client/cli/) nor commander', () => {
+    for (const entry of ['worker.ts', 'worker/main.ts']) {
+      const { files, bare } = importGraph(entry);
+      expect(files.filter((f) => f.startsWith('client/cli/'))).toEqual([]);
+      expect(bare).not.toContain('commander');
+    }
+  });
+
   it('the check sees a worker import: keel/worker reaches @temporalio/worker', () => {
     expect(importGraph('worker.ts').bare).toContain('@temporalio/worker');
   });
