@@ -18,6 +18,9 @@ export const KEEL_SEARCH_ATTRIBUTES = KEEL_SEARCH_ATTRIBUTE_KEYS;
 /** Default port of the dev server's web UI when `ui: true` and no `uiPort` is given (the CLI's own default). */
 export const DEFAULT_UI_PORT = 8233;
 
+/** The Temporal CLI's `--log-level` values. */
+export type ServerLogLevel = 'debug' | 'info' | 'warn' | 'error' | 'never';
+
 export interface StartDevServerOptions {
   /** SQLite file to persist to; in-memory (non-persistent) if omitted. */
   dbFilename?: string;
@@ -38,8 +41,12 @@ export interface StartDevServerOptions {
   extraArgs?: string[];
   /** Progress lines (CLI provisioning, startup); default: stderr. */
   log?: (s: string) => void;
-  /** The least severe server log line printed (on stderr): `debug`, `info`, `warn` or `error` (default). */
-  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * The least severe server log line printed (on stderr): `debug`, `info`, `warn`, `error` (default) or `never`. Even
+   * `error` lines may be the server's own transient retries (e.g. `service failures … temporal-sys-worker-deployment`
+   * under load); `keel dev` and the demo print none by default.
+   */
+  logLevel?: ServerLogLevel;
 }
 
 export interface DevServer {
@@ -78,7 +85,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
       ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
       ui,
       ...(uiPort !== undefined ? { uiPort } : {}),
-      // the server's WARN lines (at start and stop) are not for Keel's users
+      // the server's WARN lines (at start and stop) are not for Keel's users; `never` drops its ERROR lines too
       log: { format: 'pretty', level: opts.logLevel ?? 'error' },
       // `--output none` drops the CLI's "CLI …/Server: …/Metrics: …" banner on stdout (server logs stay on stderr).
       extraArgs: [

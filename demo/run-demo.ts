@@ -54,13 +54,17 @@ export async function runDemo({ keep, model, dbFilename }: DemoOptions): Promise
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   mkdirSync(dirname(dbFilename), { recursive: true });
   const uiPort = await freePort(8233);
-  const server = await startDevServer({ dbFilename, ui: true, uiPort, log: (s) => console.log(s) }).catch(
-    (err: unknown) => {
-      if (err instanceof ResourceInUseError)
-        throw new Error(`${err.message}: stop it, or give the demo another file with --db.`, { cause: err });
-      throw err;
-    },
-  );
+  const server = await startDevServer({
+    dbFilename,
+    ui: true,
+    uiPort,
+    logLevel: 'never',
+    log: (s) => console.log(s),
+  }).catch((err: unknown) => {
+    if (err instanceof ResourceInUseError)
+      throw new Error(`${err.message}: stop it, or give the demo another file with --db.`, { cause: err });
+    throw err;
+  });
   const workspace = mkdtempSync(join(tmpdir(), 'keel-demo-'));
   writeFileSync(join(workspace, 'notes.txt'), 'Keel demo workspace.\n');
   const worker = await createAgentWorker({

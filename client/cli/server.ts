@@ -13,13 +13,14 @@ import type { Script } from '../../activities/model/scripted.js';
 import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
 import { KEYS_FILE_ENV, type KeyRing } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions, shellWord } from './context.js';
 import { recordDevServer } from './dev-registry.js';
 import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 import type { CodecServer } from '../codec-server.js';
+import type { ServerLogLevel } from '../dev-server.js';
 import {
   approvalOptions,
   approvalsFromFlags,
@@ -330,6 +331,9 @@ export function tryCommand(g: Pick<GlobalOptions, 'namespace' | 'taskQueue'>, po
 /** Where `keel dev --encrypt` keeps its key file (relative to the working directory, like .keel/dev.db). */
 export const DEV_KEY_FILE = '.keel/encryption-keys.json';
 
+/** `keel dev --server-log` (the Temporal CLI's `--log-level` values, client/dev-server.ts ServerLogLevel). */
+const SERVER_LOG_LEVELS: ServerLogLevel[] = ['debug', 'info', 'warn', 'error', 'never'];
+
 /**
  * `keel dev --encrypt`: the key file (reused, else made), a codec server on 127.0.0.1:`codecPort` that the UI at
  * `uiPort` may call (no token: loopback only), and the key ring the dev worker seals with.
@@ -453,7 +457,16 @@ export function registerServerCommands(program: Command): void {
         '--encrypt',
         `encrypt payloads: keys in ${DEV_KEY_FILE} (made at the first start), a codec server on 127.0.0.1 for the Web UI and the temporal CLI`,
       )
-      .option('--codec-port <port>', 'port of the codec server of --encrypt', intOption('--codec-port'), 8234),
+      .option('--codec-port <port>', 'port of the codec server of --encrypt', intOption('--codec-port'), 8234)
+      .addOption(
+        new Option(
+          '--server-log <level>',
+          "the Temporal server's own log lines on stderr from this level up (they are about its internals, e.g. an " +
+            'ERROR while it retries its Worker Deployment workflow under load)',
+        )
+          .choices(SERVER_LOG_LEVELS)
+          .default('never'),
+      ),
   ).action(
     act(
       async (
@@ -465,6 +478,7 @@ export function registerServerCommands(program: Command): void {
           worker: boolean;
           encrypt?: boolean;
           codecPort: number;
+          serverLog: ServerLogLevel;
         },
         cmd: Command,
       ) => {
@@ -484,6 +498,7 @@ export function registerServerCommands(program: Command): void {
             namespace: g.namespace,
             ...(dbFilename ? { dbFilename } : {}),
             ...(encryption ? { uiCodecEndpoint: encryption.codec.url } : {}),
+            logLevel: o.serverLog,
             log: (s) => process.stderr.write(`${s}\n`),
           });
         } catch (err) {

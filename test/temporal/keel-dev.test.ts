@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { AgentClient } from '../../client/agent-client.js';
 import { devServerPids } from '../../client/dev-server-lifeline.js';
@@ -157,6 +157,60 @@ describe('keel dev hints', () => {
       '',
     ]);
   }, 120_000);
+});
+
+describe('keel dev --server-log', () => {
+  /** The `--log-level` the dev server process of `keel dev` (pid) runs with. */
+  const serverLogLevel = (devPid: number) => {
+    const [server] = devServerPids(devPid);
+    const args = readFileSync(`/proc/${server}/cmdline`, 'utf8').split('\0');
+    return args[args.indexOf('--log-level') + 1];
+  };
+
+  it.runIf(process.platform === 'linux')(
+    "prints none of the server's lines by default (even its ERROR lines are its own retries), and from --server-log's level up",
+    async () => {
+      const quiet = await startDev([...devPorts(await freePort(), await freePort()), '--no-worker'], {
+        cwd: ROOT,
+        env,
+      });
+      try {
+        // under load the server logs `level=ERROR msg="service failures" … wf-id=temporal-sys-worker-deployment:keel`
+        // while it retries its own Worker Deployment workflow; at `error` that line reached keel dev's output
+        expect(serverLogLevel(quiet.child.pid!)).toBe('never');
+      } finally {
+        expect(await stop(quiet.child)).toBe(0);
+      }
+      const warn = await startDev(
+        [...devPorts(await freePort(), await freePort()), '--no-worker', '--server-log', 'warn'],
+        { cwd: ROOT, env },
+      );
+      try {
+        expect(serverLogLevel(warn.child.pid!)).toBe('warn');
+        // the WARN line every start of an in-memory dev server logs
+        await vi.waitFor(() =>
+          expect(warn.out.stderr).toContain(
+            'level=WARN msg="Cluster Id in Cluster Metadata config is not a valid uuid. Generating a new Cluster Id"',
+          ),
+        );
+      } finally {
+        expect(await stop(warn.child)).toBe(0);
+      }
+      expect(quiet.out.stderr).not.toContain('level=');
+    },
+    120_000,
+  );
+
+  it('refuses a level the server does not have, naming the ones it has', async () => {
+    const r = await run(process.execPath, [BIN, 'dev', '--server-log', 'loud'], { cwd: ROOT, env });
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        "error: option '--server-log <level>' argument 'loud' is invalid. Allowed choices are debug, info, warn, error, never.\n" +
+        '(run with --help for usage)\n',
+    });
+  });
 });
 
 describe('keel dev --no-worker', () => {
