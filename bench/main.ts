@@ -27,7 +27,8 @@
  * 8. Sandbox: one `bash` call (`echo ok`) unsandboxed and in bubblewrap, alternately: the added ms per call
  *    (bench/sandbox.ts; BENCH_SANDBOX_CALLS pairs, default 100).
  * 9. Stream: token → `handle.stream()` consumer latency p50/p95/p99 over ≥ 1,000 tokens beside the provider consumed
- *    directly, and history bytes / CPU per turn streaming on and off (bench/stream-latency.ts).
+ *    directly, history bytes per turn streaming on and off, and CPU per turn streamed and read, streamed unread and
+ *    off (bench/stream-latency.ts).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
  * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts and mcp.ts, sharing

@@ -501,8 +501,8 @@ export function markdown(r: any): string {
     );
     row(
       '10 stream',
-      'CPU ms per turn (worker + consumer), streaming vs whole message',
-      `${fmt(st.cpuMsPerTurn.streaming, 1)} vs ${fmt(st.cpuMsPerTurn.whole, 1)}`,
+      'CPU ms per turn (worker + consumer), streaming and read · streaming unread · whole message',
+      `${fmt(st.cpuMsPerTurn.streaming, 1)} · ${fmt(st.cpuMsPerTurn.unread, 1)} · ${fmt(st.cpuMsPerTurn.whole, 1)}`,
     );
   }
   const lines = [

@@ -6,8 +6,9 @@
  * arrives (a delta, or the message's `message_end` for the last ones a heartbeat did not carry before the call
  * completed). Beside it, the same provider consumed directly (its `onPartial`). BENCH_STREAM_RUNS runs (default 4) of
  * 300 tokens: ≥ 1,000 tokens. Then the cost: history bytes per turn and CPU per turn (this process: worker and
- * consumer) of runs whose provider streams and is read by a consumer, against runs whose provider returns the whole
- * message at once (no deltas, no consumer).
+ * consumer) of runs whose provider streams and is read by a consumer, against runs whose provider streams with nobody
+ * reading (what the deltas cost the worker) and runs whose provider returns the whole message at once (no deltas, no
+ * consumer).
  *
  * The profile (one more run, not counted in the figures above): a probe describes the run every 5 ms beside the consumer and stamps when each token's
  * delta item first shows in the server's heartbeat details, which splits the latency into token → heartbeat held by
@@ -44,7 +45,11 @@ export interface StreamResult {
   historyBytesPerTurn: { streaming: number; whole: number };
   /** The profile of the first run: token → heartbeat on the server, server → consumer, and one describe's round trip. */
   profile: { toServerMs: Percentiles; serverToConsumerMs: Percentiles; describeMs: Percentiles };
-  cpuMsPerTurn: { streaming: number; whole: number };
+  /**
+   * CPU of this process (worker and consumer) per turn: streaming with a `handle.stream()` reader, streaming with
+   * nobody reading, and the whole message at once with nobody reading.
+   */
+  cpuMsPerTurn: { streaming: number; unread: number; whole: number };
 }
 
 const TICK_MS = Number(process.env.BENCH_STREAM_TICK_MS ?? 10);
@@ -199,6 +204,15 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
       );
     }
 
+    // the cost of streaming itself, nobody reading: the provider's snapshots, the activity's delta log and heartbeats
+    const cpu2 = process.cpuUsage();
+    for (let r = 0; r < RUNS; r++) {
+      const h = await client.start({ model: `tick/unread-${r}-${randomUUID()}`, prompt: 'go' });
+      await h.result();
+      await fetchChain(bench.client, h.workflowId);
+    }
+    const cpuUnread = process.cpuUsage(cpu2);
+
     // cost without streaming: the whole message at once, nobody reading
     let historyWhole = 0;
     const cpu1 = process.cpuUsage();
@@ -216,7 +230,11 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
       viaMessageEnd,
       profile: profile!,
       historyBytesPerTurn: { streaming: historyStreaming / streamTurns, whole: historyWhole / RUNS },
-      cpuMsPerTurn: { streaming: ms(cpuStreaming) / streamTurns, whole: ms(cpuWhole) / RUNS },
+      cpuMsPerTurn: {
+        streaming: ms(cpuStreaming) / streamTurns,
+        unread: ms(cpuUnread) / RUNS,
+        whole: ms(cpuWhole) / RUNS,
+      },
     };
   } finally {
     await client.close();

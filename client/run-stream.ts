@@ -9,11 +9,11 @@
  * replaying it on a worker, seen to take 1–2 s) would otherwise let whole model calls start and finish unseen. Their
  * heartbeats are kept meanwhile and sent once the durable events before them are.
  */
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { EventsPage, LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../common/events.js';
 import { eventsQuery } from '../workflows/definitions.js';
 import { isUnreachable } from './cli/reconnect.js';
+import { HeartbeatDetailsDecoder } from './heartbeat-details.js';
 import type { AssistantMessage } from '../common/messages.js';
 import {
   STREAM_OFFSET_SCALE,
@@ -52,9 +52,10 @@ interface Pending {
   tools: ToolHeartbeat[];
 }
 
-/** The pending activities of run `runId` as `describe` shows them. */
-function pendingOf(runId: string, raw: unknown): Pending {
+/** The pending activities of run `runId` as `describe` shows them (their details decoded through `details`). */
+function pendingOf(runId: string, raw: unknown, details: HeartbeatDetailsDecoder): Pending {
   const out: Pending = { tools: [] };
+  details.poll();
   const acts = (raw as { pendingActivities?: unknown[] | null }).pendingActivities ?? [];
   for (const a of acts as {
     activityId?: string | null;
@@ -62,12 +63,13 @@ function pendingOf(runId: string, raw: unknown): Pending {
     heartbeatDetails?: { payloads?: unknown[] | null } | null;
   }[]) {
     const isModel = a.activityType?.name === 'callModel';
-    if (isModel) out.model = { key: `${runId}/${a.activityId ?? ''}` };
+    const key = `${runId}/${a.activityId ?? ''}`;
+    if (isModel) out.model = { key };
     const payload = a.heartbeatDetails?.payloads?.[0];
     if (!payload) continue;
     let d: ModelHeartbeat | ToolHeartbeat | undefined;
     try {
-      d = defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat | ToolHeartbeat | undefined;
+      d = details.decode(key, payload as never) as ModelHeartbeat | ToolHeartbeat | undefined;
     } catch {
       continue; // not ours, or not JSON
     }
@@ -263,6 +265,8 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
   }
 
   let last: Read | undefined;
+  /** The heartbeat details of the last polls, decoded (the unchanged ones are not parsed again). */
+  const details = new HeartbeatDetailsDecoder();
   /** The highest transcript index of the messages sent. */
   let sentIndex = -1;
   /** When a describe first found the run closed. */
@@ -286,7 +290,7 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
     }
     const closed = desc.status.name !== 'RUNNING';
     const at = `${desc.runId}/${desc.historyLength}`;
-    const pending = closed ? { tools: [] } : pendingOf(desc.runId, desc.raw);
+    const pending = closed ? { tools: [] } : pendingOf(desc.runId, desc.raw, details);
     if (pending.model) {
       const { key, deltas } = pending.model;
       let c = calls.get(key);

@@ -1,0 +1,47 @@
+/**
+ * Decoding the heartbeat details that a `describe` shows, once per distinct payload. A stream reader polls `describe`
+ * about twice per model heartbeat (every 25 ms against 50 ms), and a model call's details carry its whole live delta
+ * window (up to 16,384 characters of delta text, tens of KB of JSON): parsing it again at every poll that finds it
+ * unchanged was the largest cost of Keel's own code in a reader of a long call (docs/architecture.md "Measured").
+ */
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+
+interface Decoded {
+  encoding?: Uint8Array | null;
+  data: Uint8Array;
+  value: unknown;
+}
+
+/**
+ * Decodes pending activities' heartbeat details with the default payload converter (which throws on a payload that is
+ * not JSON: not Keel's, or sealed), remembering the last value of each activity (`key`, e.g. `runId/activityId`): a
+ * payload with the same encoding and bytes as the one last decoded for its key returns that very value (callers must
+ * not modify it). `poll()` forgets the keys not decoded since the previous `poll()`.
+ */
+export class HeartbeatDetailsDecoder {
+  #previous = new Map<string, Decoded>();
+  #current = new Map<string, Decoded>();
+
+  /** Starts a poll: what was not decoded since the previous `poll()` is forgotten. */
+  poll(): void {
+    this.#previous = this.#current;
+    this.#current = new Map();
+  }
+
+  /** The value of `payload`, the details of activity `key`. */
+  decode(key: string, payload: Payload): unknown {
+    const encoding = payload.metadata?.encoding;
+    const data = payload.data;
+    const last = this.#current.get(key) ?? this.#previous.get(key);
+    if (data && last && sameBytes(last.data, data) && sameBytes(last.encoding, encoding)) {
+      this.#current.set(key, last);
+      return last.value;
+    }
+    const value: unknown = defaultPayloadConverter.fromPayload(payload);
+    if (data) this.#current.set(key, { encoding, data, value });
+    return value;
+  }
+}
+
+const sameBytes = (a: Uint8Array | null | undefined, b: Uint8Array | null | undefined): boolean =>
+  a === b || (!!a && !!b && a.byteLength === b.byteLength && Buffer.compare(a, b) === 0);
