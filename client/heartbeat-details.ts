@@ -1,10 +1,13 @@
 /**
- * Decoding the heartbeat details that a `describe` shows, once per distinct payload. A stream reader polls `describe`
- * about twice per model heartbeat (every 25 ms against 50 ms), and a model call's details carry its whole live delta
- * window (up to 16,384 characters of delta text, tens of KB of JSON): parsing it again at every poll that finds it
- * unchanged was the largest cost of Keel's own code in a reader of a long call (docs/architecture.md "Measured").
+ * Decoding the heartbeat details that a `describe` shows, once per distinct payload, through the client's data
+ * converter: its codecs first (an encrypting worker seals its heartbeats like every payload, README "Encryption"), then
+ * its payload converter. A stream reader polls `describe` about twice per model heartbeat (every 25 ms against 50 ms),
+ * and a model call's details carry its whole live delta window (up to 16,384 characters of delta text, tens of KB of
+ * JSON): opening and parsing it again at every poll that finds it unchanged was the largest cost of Keel's own code in a
+ * reader of a long call (docs/architecture.md "Measured").
  */
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { LoadedDataConverter, Payload } from '@temporalio/common';
+import { decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow/index.js';
 
 interface Decoded {
   encoding?: Uint8Array | null;
@@ -13,14 +16,16 @@ interface Decoded {
 }
 
 /**
- * Decodes pending activities' heartbeat details with the default payload converter (which throws on a payload that is
- * not JSON: not Keel's, or sealed), remembering the last value of each activity (`key`, e.g. `runId/activityId`): a
- * payload with the same encoding and bytes as the one last decoded for its key returns that very value (callers must
- * not modify it). `poll()` forgets the keys not decoded since the previous `poll()`.
+ * Decodes pending activities' heartbeat details with `converter` (rejects on a payload it cannot open or convert:
+ * not Keel's, or sealed under a key the client does not have), remembering the last value of each activity (`key`,
+ * e.g. `runId/activityId`): a payload with the same encoding and bytes as the one last decoded for its key returns that
+ * very value (callers must not modify it). `poll()` forgets the keys not decoded since the previous `poll()`.
  */
 export class HeartbeatDetailsDecoder {
   #previous = new Map<string, Decoded>();
   #current = new Map<string, Decoded>();
+
+  constructor(private readonly converter: LoadedDataConverter) {}
 
   /** Starts a poll: what was not decoded since the previous `poll()` is forgotten. */
   poll(): void {
@@ -29,7 +34,7 @@ export class HeartbeatDetailsDecoder {
   }
 
   /** The value of `payload`, the details of activity `key`. */
-  decode(key: string, payload: Payload): unknown {
+  async decode(key: string, payload: Payload): Promise<unknown> {
     const encoding = payload.metadata?.encoding;
     const data = payload.data;
     const last = this.#current.get(key) ?? this.#previous.get(key);
@@ -37,7 +42,7 @@ export class HeartbeatDetailsDecoder {
       this.#current.set(key, last);
       return last.value;
     }
-    const value: unknown = defaultPayloadConverter.fromPayload(payload);
+    const value: unknown = await decodeOptionalSinglePayload(this.converter, payload);
     if (data) this.#current.set(key, { encoding, data, value });
     return value;
   }

@@ -53,7 +53,7 @@ interface Pending {
 }
 
 /** The pending activities of run `runId` as `describe` shows them (their details decoded through `details`). */
-function pendingOf(runId: string, raw: unknown, details: HeartbeatDetailsDecoder): Pending {
+async function pendingOf(runId: string, raw: unknown, details: HeartbeatDetailsDecoder): Promise<Pending> {
   const out: Pending = { tools: [] };
   details.poll();
   const acts = (raw as { pendingActivities?: unknown[] | null }).pendingActivities ?? [];
@@ -69,9 +69,9 @@ function pendingOf(runId: string, raw: unknown, details: HeartbeatDetailsDecoder
     if (!payload) continue;
     let d: ModelHeartbeat | ToolHeartbeat | undefined;
     try {
-      d = details.decode(key, payload as never) as ModelHeartbeat | ToolHeartbeat | undefined;
+      d = (await details.decode(key, payload as never)) as ModelHeartbeat | ToolHeartbeat | undefined;
     } catch {
-      continue; // not ours, or not JSON
+      continue; // not ours, not JSON, or sealed under a key this client does not have
     }
     if (d?.kind === 'tool') out.tools.push(d);
     else if (d?.kind === 'model' && d.deltas && isModel) out.model!.deltas = d.deltas;
@@ -266,7 +266,7 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
 
   let last: Read | undefined;
   /** The heartbeat details of the last polls, decoded (the unchanged ones are not parsed again). */
-  const details = new HeartbeatDetailsDecoder();
+  const details = new HeartbeatDetailsDecoder(handle.client.options.loadedDataConverter);
   /** The highest transcript index of the messages sent. */
   let sentIndex = -1;
   /** When a describe first found the run closed. */
@@ -290,7 +290,7 @@ export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {
     }
     const closed = desc.status.name !== 'RUNNING';
     const at = `${desc.runId}/${desc.historyLength}`;
-    const pending = closed ? { tools: [] } : pendingOf(desc.runId, desc.raw, details);
+    const pending = closed ? { tools: [] } : await pendingOf(desc.runId, desc.raw, details);
     if (pending.model) {
       const { key, deltas } = pending.model;
       let c = calls.get(key);

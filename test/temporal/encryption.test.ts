@@ -30,6 +30,7 @@ import type { Message } from '../../common/messages.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { UNSEALED_START } from '../../worker/sealed-start.js';
 import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
+import type { MessageUpdateEvent } from '../../common/stream.js';
 
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
@@ -41,6 +42,8 @@ const REPLY = 'reply-secret-d0b8';
 const BIG = 'big-secret-5e6a;'.repeat(20_000); // 320 KB: over the 256 KiB threshold, offloaded to the store
 const FAILURE = 'failure-secret-3c9d';
 const SECRETS = [PROMPT, ARG, RESULT, REPLY, 'big-secret-5e6a', FAILURE];
+/** A reply streamed in 30 chunks of 8 characters, 100 ms apart (3 s): a reader sees it while the call runs. */
+const LIVE = Array.from({ length: 30 }, (_, i) => `<live${String(i).padStart(2, '0')}>`).join('');
 
 const echo = defineTool({
   name: 'echo',
@@ -59,6 +62,7 @@ const scripts = {
       { match: 'toolResult:echo', text: `${REPLY}, done` },
       { match: 'again', text: 'again done' },
       { match: 'provider-down', fail: { message: `${FAILURE}: the provider said no`, retryable: false } },
+      { match: 'stream-live', text: LIVE, chunkDelayMs: 100 },
       { toolCalls: [{ name: 'echo', arguments: { text: ARG } }] },
     ],
   },
@@ -236,6 +240,24 @@ describe('payload encryption', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'completed' });
     expect(status.stdout).toContain(`${REPLY}, done`);
   }, 120_000);
+
+  it("a live reader of a sealed run gets the reply's text while the model call streams it, through the client's key ring", async () => {
+    const h = await keel.start({ model: 'scripted/enc', prompt: 'stream-live' });
+    let first: MessageUpdateEvent | undefined;
+    for await (const e of h.stream()) {
+      if (e.type !== 'message_update') continue;
+      first = e;
+      break;
+    }
+    // the call is still streaming: the worker's heartbeat details, sealed, were opened with the client's key ring
+    // (they were skipped as "not JSON", so a sealed run's text only came with its message_end)
+    const pending = (await h.workflow.describe()).raw.pendingActivities ?? [];
+    const details = pending.find((a) => a.activityType?.name === 'callModel')?.heartbeatDetails?.payloads?.[0];
+    expect(new TextDecoder().decode(details?.metadata?.encoding ?? undefined)).toBe('binary/encrypted');
+    expect(first).toMatchObject({ type: 'message_update', messageIndex: 1, block: 0, kind: 'text' });
+    expect(LIVE.startsWith(first!.delta)).toBe(true);
+    expect((await h.result()).finalText).toBe(LIVE);
+  });
 
   it('a failure is sealed too: the model activity failure message is not in raw history; the keyed client reads it', async () => {
     const h = await keel.start({ model: 'scripted/enc', prompt: `${PROMPT} provider-down` });

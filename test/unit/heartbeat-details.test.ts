@@ -1,11 +1,21 @@
 /**
  * client/heartbeat-details.ts: a stream reader's poll that finds an activity's heartbeat details unchanged reuses their
- * last decode instead of parsing the model call's delta window again; changed details, another activity, other
- * metadata or a forgotten key are decoded afresh, and a payload that is not JSON still throws.
+ * last decode instead of opening and parsing the model call's delta window again; changed details, another activity,
+ * other metadata or a forgotten key are decoded afresh; sealed details open through the client's codecs, and a
+ * payload it cannot open or convert still rejects.
  */
+import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
 import { HeartbeatDetailsDecoder } from '../../client/heartbeat-details.js';
+import { EncryptionCodec, parseKeyRing } from '../../common/encryption.js';
+
+const ring = parseKeyRing(JSON.stringify({ primary: 'k1', keys: { k1: randomBytes(32).toString('base64') } }), 'test');
+const codec = new EncryptionCodec(ring);
+/** A client's data converter: Keel's codec over the default payload converter (AgentClient with `encryption`). */
+const converter = loadDataConverter({ payloadCodecs: [codec] });
+const newDecoder = () => new HeartbeatDetailsDecoder(converter);
 
 const window = (end: number) => ({
   kind: 'model',
@@ -22,53 +32,65 @@ const described = (value: unknown): Payload => {
 };
 
 describe('HeartbeatDetailsDecoder', () => {
-  it('returns the same value, not parsed again, while the details are unchanged', () => {
-    const d = new HeartbeatDetailsDecoder();
+  it('returns the same value, not parsed again, while the details are unchanged', async () => {
+    const d = newDecoder();
     d.poll();
-    const first = d.decode('run/1', described(window(300)));
+    const first = await d.decode('run/1', described(window(300)));
     expect(first).toEqual(window(300));
     d.poll();
-    expect(d.decode('run/1', described(window(300)))).toBe(first);
+    expect(await d.decode('run/1', described(window(300)))).toBe(first);
     d.poll();
-    expect(d.decode('run/1', described(window(300)))).toBe(first);
+    expect(await d.decode('run/1', described(window(300)))).toBe(first);
   });
 
-  it('decodes changed details, another activity and other metadata afresh', () => {
-    const d = new HeartbeatDetailsDecoder();
+  it('decodes changed details, another activity and other metadata afresh', async () => {
+    const d = newDecoder();
     d.poll();
-    const first = d.decode('run/1', described(window(3)));
+    const first = await d.decode('run/1', described(window(3)));
     d.poll();
-    const grown = d.decode('run/1', described(window(4)));
+    const grown = await d.decode('run/1', described(window(4)));
     expect(grown).toEqual(window(4));
-    expect(d.decode('run/2', described(window(4)))).not.toBe(grown);
+    expect(await d.decode('run/2', described(window(4)))).not.toBe(grown);
     d.poll();
     const raw = described(window(4));
-    expect(() =>
+    await expect(
       d.decode('run/1', { ...raw, metadata: { encoding: new TextEncoder().encode('binary/encrypted') } }),
-    ).toThrow();
+    ).rejects.toThrow();
     expect(first).toEqual(window(3));
   });
 
-  it('forgets an activity that a poll did not see', () => {
-    const d = new HeartbeatDetailsDecoder();
+  it('forgets an activity that a poll did not see', async () => {
+    const d = newDecoder();
     d.poll();
-    const first = d.decode('run/1', described(window(2)));
+    const first = await d.decode('run/1', described(window(2)));
     d.poll();
     d.poll();
-    const again = d.decode('run/1', described(window(2)));
+    const again = await d.decode('run/1', described(window(2)));
     expect(again).toEqual(first);
     expect(again).not.toBe(first);
   });
 
-  it('throws on details that are not JSON, every time', () => {
-    const d = new HeartbeatDetailsDecoder();
+  it('rejects details it cannot open, every time', async () => {
+    const d = newDecoder();
     const sealed: Payload = {
       metadata: { encoding: new TextEncoder().encode('binary/encrypted') },
       data: new Uint8Array([1, 2, 3]),
     };
     d.poll();
-    expect(() => d.decode('run/1', sealed)).toThrow();
+    await expect(d.decode('run/1', sealed)).rejects.toThrow();
     d.poll();
-    expect(() => d.decode('run/1', sealed)).toThrow();
+    await expect(d.decode('run/1', sealed)).rejects.toThrow();
+  });
+
+  it("opens details an encrypting worker sealed, through the client's codecs, once while they are unchanged", async () => {
+    const d = newDecoder();
+    const [sealed] = await codec.encode([described(window(5))]);
+    expect(new TextDecoder().decode(sealed.metadata!.encoding!)).toBe('binary/encrypted');
+    const again = () => ({ metadata: { ...sealed.metadata }, data: Uint8Array.from(sealed.data!) });
+    d.poll();
+    const first = await d.decode('run/1', again());
+    expect(first).toEqual(window(5));
+    d.poll();
+    expect(await d.decode('run/1', again())).toBe(first);
   });
 });
