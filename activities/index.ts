@@ -10,6 +10,7 @@ import type { AgentHooks } from './hooks.js';
 import { createCallModel } from './model/call-model.js';
 import { createCompact } from './model/compact.js';
 import type { ModelRegistry } from './model/provider.js';
+import { UNSEALED_BATCH_START } from '../common/encryption.js';
 import { createStartRun } from './start-run.js';
 import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -99,6 +100,14 @@ export function createActivities(deps: KeelActivityDeps) {
       mcp: deps.mcp,
       agents: deps.recordedAgents,
     }),
+    /**
+     * Activity `checkBatchStart`, at a batch's first start (since 0.6.1): on an encrypting worker, the line a batch
+     * started without encryption fails with (its task list is in clear in history), else undefined. Runs again on
+     * retry; reads the batch's first history event.
+     */
+    async checkBatchStart(): Promise<string | undefined> {
+      return (await deps.unsealedStart?.()) ? UNSEALED_BATCH_START : undefined;
+    },
     /**
      * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home
      * worker is gone asks for a new home with it (worker affinity, README).

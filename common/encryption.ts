@@ -36,6 +36,18 @@ const RECENT_LIMIT = 16;
 
 /** The environment variable naming the key file (JSON, see {@link parseKeyRing}). */
 export const KEYS_FILE_ENV = 'KEEL_ENCRYPTION_KEYS_FILE';
+
+/** The line a run started without encryption on an encrypting worker fails with (`Invalid AgentRunInput: …`). */
+export const UNSEALED_START =
+  'encryption: this run was started without encryption, so its input is in clear text in Temporal history, and this ' +
+  'worker encrypts; start runs with the worker’s key ring: AgentClient.connect({ encryption: { keysFile } }), ' +
+  `\`keel --encryption-keys <file>\`, or $${KEYS_FILE_ENV}`;
+
+/** The same for a batch (`Invalid AgentBatchInput: …`, since 0.6.1): its task list is what is in clear. */
+export const UNSEALED_BATCH_START =
+  'encryption: this batch was started without encryption, so its task list is in clear text in Temporal history, and ' +
+  'this worker encrypts; start batches with the worker’s key ring: AgentClient.connect({ encryption: { keysFile } }), ' +
+  `\`keel --encryption-keys <file>\`, or $${KEYS_FILE_ENV}`;
 /** The environment variable holding the key file's JSON itself (e.g. injected from a secret manager). */
 export const KEYS_ENV = 'KEEL_ENCRYPTION_KEYS';
 

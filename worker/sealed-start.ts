@@ -4,19 +4,16 @@
  * a client without the key ring would therefore run with its prompt in clear text in history. `startRun` (once, at a
  * run's first start) asks this check, which reads the run's first history event raw (the workflow service: no codec)
  * and fails the run when its input is not sealed. Runs continued-as-new by Keel and batch children are started by the
- * worker itself (sealed), and runs started before never call `startRun` again.
+ * worker itself (sealed), and runs started before never call `startRun` again. A batch's first start asks the same
+ * through the `checkBatchStart` activity (since 0.6.1, workflows/batch/input.ts).
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { StorageDriverClaim, type ExternalStorage, type Payload } from '@temporalio/common';
 import { decodeReferencePayload, isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { isEncrypted, KEYS_FILE_ENV } from '../common/encryption.js';
+import { isEncrypted, UNSEALED_START } from '../common/encryption.js';
 
-/** The line a run started without encryption on an encrypting worker fails with (`Invalid AgentRunInput: …`). */
-export const UNSEALED_START =
-  'encryption: this run was started without encryption, so its input is in clear text in Temporal history, and this ' +
-  'worker encrypts; start runs with the worker’s key ring: AgentClient.connect({ encryption: { keysFile } }), ' +
-  `\`keel --encryption-keys <file>\`, or $${KEYS_FILE_ENV}`;
+export { UNSEALED_START };
 
 /**
  * Whether the run's start input (its first argument, as the workflow service holds it) is sealed by Keel's codec. An

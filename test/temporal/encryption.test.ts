@@ -28,7 +28,7 @@ import {
 } from '../../common/encryption.js';
 import type { Message } from '../../common/messages.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
-import { UNSEALED_START } from '../../worker/sealed-start.js';
+import { UNSEALED_BATCH_START, UNSEALED_START } from '../../common/encryption.js';
 import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 import type { MessageUpdateEvent } from '../../common/stream.js';
 
@@ -318,7 +318,8 @@ describe('payload encryption', () => {
     expect([cli.code, cli.stderr.trim()]).toEqual([2, `keel: ${text}`]); // a usage error: the command needs the keys
   }, 60_000);
 
-  it('a run started without encryption on an encrypting worker fails at its start with the exact text, no task retries', async () => {
+  /** A client without the key ring (a clear start), closed after `use`. */
+  async function withClearClient(use: (clear: AgentClient) => Promise<void>): Promise<void> {
     const clear = await AgentClient.connect({
       address: keel.address,
       taskQueue: keel.taskQueue,
@@ -326,6 +327,14 @@ describe('payload encryption', () => {
       encryption: false,
     });
     try {
+      await use(clear);
+    } finally {
+      await clear.close();
+    }
+  }
+
+  it('a run started without encryption on an encrypting worker fails at its start with the exact text, no task retries', async () => {
+    await withClearClient(async (clear) => {
       const { workflowId } = await clear.start({ model: 'scripted/enc', prompt: PROMPT, tools: ['echo'] });
       // its failure is sealed by the worker: read with the key ring
       const h = keel.client.get(workflowId);
@@ -337,9 +346,23 @@ describe('payload encryption', () => {
         `Invalid AgentRunInput: ${UNSEALED_START}`,
       ]);
       expect(await workflowTaskFailures(h)).toEqual([]);
-    } finally {
-      await clear.close();
-    }
+    });
+  }, 60_000);
+
+  it('a batch started without encryption on an encrypting worker fails at its start with the exact text; no task runs', async () => {
+    await withClearClient(async (clear) => {
+      const batch = await clear.startBatch([{ model: 'scripted/enc', prompt: PROMPT, tools: ['echo'] }]);
+      const h = keel.client.client.workflow.getHandle(batch.workflowId);
+      const err = (await h.result().catch((e: unknown) => e)) as { cause?: { message?: string; type?: string } };
+      expect([err.cause?.type, err.cause?.message]).toEqual([
+        'InvalidAgentBatchInput',
+        `Invalid AgentBatchInput: ${UNSEALED_BATCH_START}`,
+      ]);
+      expect(await workflowTaskFailures(h)).toEqual([]);
+      // no child was started
+      const history = await h.fetchHistory();
+      expect(history.events!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
+    });
   }, 60_000);
 });
 

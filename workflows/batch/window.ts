@@ -68,6 +68,7 @@ import {
   batchResult,
   countOutcome,
   assertBatchInput,
+  refuseUnsealedStart,
   DEFAULT_CONCURRENCY,
   historyFull,
   notStarted,
@@ -202,6 +203,9 @@ export async function runWindowBatch(
     description: 'A child reports how it closed: { index, status, turns, tokens, cost, modelCalls, error? }.',
   });
   registerTreeBudget(() => batch.ledger());
+  // after the handlers and the constructor's patched() calls: an activity, so every later patch is asked in a later
+  // workflow task (a local activity here broke the replay of a closed budgeted batch, 0.6.1's first attempt)
+  if (carried === undefined) await refuseUnsealedStart();
   return batch.run();
 }
 
