@@ -4,9 +4,7 @@
  * start, the status codes of the compact outcomes, the counters an outcome adds to, the current details and the
  * batch's result. Pure functions, no commands.
  */
-import { ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
-import { batchActivities } from '../activities.js';
-import { PATCH } from '../patches.js';
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { emptyUsage } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
 import type { TaskOutcome } from '../../common/task-outcome.js';
@@ -33,23 +31,6 @@ export function assertBatchInput(input: AgentBatchInput): void {
     nonRetryable: true,
     details: [errors],
   });
-}
-
-/**
- * A batch's first run on an encrypting worker fails at once when the batch was started without encryption (its task
- * list is in clear text in history), as `startRun` fails such a run (since 0.6.1, `PATCH.sealedBatchStart`): the
- * `checkBatchStart` activity, before any task starts.
- */
-export async function refuseUnsealedStart(): Promise<void> {
-  if (!patched(PATCH.sealedBatchStart)) return;
-  const unsealed = await batchActivities.checkBatchStart.executeWithOptions({ summary: 'check batch start' }, []);
-  if (unsealed)
-    throw ApplicationFailure.create({
-      type: ErrorType.InvalidAgentBatchInput,
-      message: `Invalid AgentBatchInput: ${unsealed}`,
-      nonRetryable: true,
-      details: [[unsealed]],
-    });
 }
 
 function checkInput(input: AgentBatchInput): string[] {

@@ -68,13 +68,13 @@ import {
   batchResult,
   countOutcome,
   assertBatchInput,
-  refuseUnsealedStart,
   DEFAULT_CONCURRENCY,
   historyFull,
   notStarted,
   resultsPage,
   STATUS_CODES,
 } from './input.js';
+import { refuseUnsealedStart } from './sealed-start.js';
 import {
   MAX_ERROR_TEXTS,
   packErrors,

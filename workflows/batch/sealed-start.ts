@@ -1,0 +1,25 @@
+/**
+ * A batch's check that it was started encrypted, on an encrypting worker (README "Encryption"; since 0.6.1,
+ * `PATCH.sealedBatchStart`): the batch-side twin of the run's check inside `startRun` (worker/sealed-start.ts).
+ */
+import { ApplicationFailure, patched } from '@temporalio/workflow';
+import { ErrorType } from '../../common/errors.js';
+import { batchActivities } from '../activities.js';
+import { PATCH } from '../patches.js';
+
+/**
+ * A batch's first run on an encrypting worker fails at once when the batch was started without encryption (its task
+ * list is in clear text in history), as `startRun` fails such a run: the `checkBatchStart` activity, before any task
+ * starts. Asked once per batch, after every patch of its first workflow task (docs/versioning.md).
+ */
+export async function refuseUnsealedStart(): Promise<void> {
+  if (!patched(PATCH.sealedBatchStart)) return;
+  const unsealed = await batchActivities.checkBatchStart.executeWithOptions({ summary: 'check batch start' }, []);
+  if (unsealed)
+    throw ApplicationFailure.create({
+      type: ErrorType.InvalidAgentBatchInput,
+      message: `Invalid AgentBatchInput: ${unsealed}`,
+      nonRetryable: true,
+      details: [[unsealed]],
+    });
+}
