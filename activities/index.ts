@@ -101,7 +101,7 @@ export function createActivities(deps: KeelActivityDeps) {
       agents: deps.recordedAgents,
     }),
     /**
-     * Activity `checkBatchStart`, at a batch's first start (since 0.6.1): on an encrypting worker, the line a batch
+     * Activity `checkBatchStart`, at a batch's first start (since 0.6.2): on an encrypting worker, the line a batch
      * started without encryption fails with (its task list is in clear in history), else undefined. Runs again on
      * retry; reads the batch's first history event.
      */

@@ -43,7 +43,7 @@ export const UNSEALED_START =
   'worker encrypts; start runs with the worker’s key ring: AgentClient.connect({ encryption: { keysFile } }), ' +
   `\`keel --encryption-keys <file>\`, or $${KEYS_FILE_ENV}`;
 
-/** The same for a batch (`Invalid AgentBatchInput: …`, since 0.6.1): its task list is what is in clear. */
+/** The same for a batch (`Invalid AgentBatchInput: …`, since 0.6.2): its task list is what is in clear. */
 export const UNSEALED_BATCH_START =
   'encryption: this batch was started without encryption, so its task list is in clear text in Temporal history, and ' +
   'this worker encrypts; start batches with the worker’s key ring: AgentClient.connect({ encryption: { keysFile } }), ' +

@@ -5,7 +5,7 @@
  * run's first start) asks this check, which reads the run's first history event raw (the workflow service: no codec)
  * and fails the run when its input is not sealed. Runs continued-as-new by Keel and batch children are started by the
  * worker itself (sealed), and runs started before never call `startRun` again. A batch's first start asks the same
- * through the `checkBatchStart` activity (since 0.6.1, workflows/batch/input.ts).
+ * through the `checkBatchStart` activity (since 0.6.2, workflows/batch/sealed-start.ts).
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';

@@ -110,9 +110,9 @@ export const PATCH = {
    */
   treeBudget: 'keel-0.6.0-tree-budget',
   /**
-   * 0.6.1: a batch's first run asks the `checkBatchStart` activity whether it was started without encryption on
+   * 0.6.2: a batch's first run asks the `checkBatchStart` activity whether it was started without encryption on
    * an encrypting worker (README "Encryption"), and fails as `InvalidAgentBatchInput` when it was. Checked once, at the
    * start of a batch's first run; a batch started before keeps running unchecked.
    */
-  sealedBatchStart: 'keel-0.6.1-sealed-batch-start',
+  sealedBatchStart: 'keel-0.6.2-sealed-batch-start',
 } as const;

@@ -29,7 +29,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.4.2': 'd29a7501f4df23817d46a97fe8ab1d3a8b664441e6795a4b188d253ab7c0a3fa',
   '0.5.0': '9384782f50762d8c8ed2674276c0c354b551105657c1d541f137b766bc167f44',
   '0.6.0': '7ea0bfc84bbdb09c9da1aba8fc50da0ad858099ac96a1eb76b657adc4f5bb31c',
-  '0.6.1': '1e36f8d2c4cc01d3c3efbe1dd122fd1732831777492f147e40277ccf4040350b',
+  '0.6.2': 'aaa24388cab1293e3c955fb6a1524c0087d7c7db97e6f6c1122f4cc17ff39105',
 };
 
 describe('replay corpus manifest', () => {

@@ -1,5 +1,5 @@
 /**
- * A batch's check that it was started encrypted, on an encrypting worker (README "Encryption"; since 0.6.1,
+ * A batch's check that it was started encrypted, on an encrypting worker (README "Encryption"; since 0.6.2,
  * `PATCH.sealedBatchStart`): the batch-side twin of the run's check inside `startRun` (worker/sealed-start.ts).
  */
 import { ApplicationFailure, patched } from '@temporalio/workflow';

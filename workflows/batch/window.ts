@@ -204,7 +204,7 @@ export async function runWindowBatch(
   });
   registerTreeBudget(() => batch.ledger());
   // after the handlers and the constructor's patched() calls: an activity, so every later patch is asked in a later
-  // workflow task (a local activity here broke the replay of a closed budgeted batch, 0.6.1's first attempt)
+  // workflow task (a local activity here broke the replay of a closed budgeted batch, the withdrawn 0.6.1)
   if (carried === undefined) await refuseUnsealedStart();
   return batch.run();
 }
