@@ -125,14 +125,3 @@ export function withApproval(
     );
   return tools.map((t) => (approve.includes(t.name) ? { ...t, approval: 'always' as const } : t));
 }
-
-/** `--approve a,b --approve c` → [a, b, c] (commander's collector; `approveNames('a, b')` → [a, b]). */
-export function approveNames(value: string, previous: string[] = []): string[] {
-  return [
-    ...previous,
-    ...value
-      .split(',')
-      .map((n) => n.trim())
-      .filter(Boolean),
-  ];
-}

@@ -13,9 +13,9 @@
  */
 import { createVerifyApproval, type ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
+import { commaList } from '../common/comma-list.js';
 import {
   approvalsFromSettings,
-  approveNames,
   withApproval,
   type ApprovalFlags,
   type ApprovalSettingNames,
@@ -43,7 +43,7 @@ export function approvalsFromEnv(
   tools: ToolDefinition[],
   decides: boolean,
 ): { tools: ToolDefinition[]; approvals?: ApprovalsOptions } {
-  const gated = withApproval(tools, approveNames(process.env.KEEL_APPROVE ?? ''), APPROVAL_ENV_NAMES);
+  const gated = withApproval(tools, commaList(process.env.KEEL_APPROVE ?? ''), APPROVAL_ENV_NAMES);
   if (!decides) return { tools: gated };
   const authentication = process.env.KEEL_APPROVALS_AUTHENTICATION || undefined;
   if (authentication !== undefined && authentication !== 'none')

@@ -13,7 +13,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import * as settings from '../../worker/approval-settings.js';
 import { usageError } from './context.js';
 
-export { approveNames, HMAC_SECRET_ENV, type ApprovalFlags } from '../../worker/approval-settings.js';
+export { HMAC_SECRET_ENV, type ApprovalFlags } from '../../worker/approval-settings.js';
 
 export function approvalOptions(cmd: Command): Command {
   return cmd

@@ -25,6 +25,9 @@ import { DecryptionError, keyRingOf, NoKeyRingError, type EncryptionOption } fro
 import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { thrownMessage } from '../../common/errors.js';
 
+/** The comma-separated list option parser (`--tools read,bash` → ['read', 'bash']). */
+export { commaList } from '../../common/comma-list.js';
+
 /** Exit codes of every command (docs/cli.md#exit-codes). */
 export const EXIT = {
   /** The command did what it was asked; a followed run completed (or stopped at maxTurns). */
@@ -286,17 +289,6 @@ export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliE
 /** Prints a JSON value on stdout (one document). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-/** Comma-separated list option parser: `--tools read,bash` → ['read', 'bash']. */
-export function commaList(value: string, previous: string[] = []): string[] {
-  return [
-    ...previous,
-    ...value
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  ];
 }
 
 /** Integer option parser with a usage error naming the option. */

@@ -14,20 +14,24 @@ import { resolveConnection, type ConnectionSettings } from '../../common/connect
 import { KEYS_FILE_ENV, type KeyRing } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { act, CliError, EXIT, globals, intOption, usageError, type GlobalOptions, shellWord } from './context.js';
+import {
+  act,
+  CliError,
+  commaList,
+  EXIT,
+  globals,
+  intOption,
+  usageError,
+  type GlobalOptions,
+  shellWord,
+} from './context.js';
 import { recordDevServer } from './dev-registry.js';
 import { ResourceInUseError } from '../resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 import type { CodecServer } from '../codec-server.js';
 import type { ServerLogLevel } from '../dev-server.js';
-import {
-  approvalOptions,
-  approvalsFromFlags,
-  approveNames,
-  withApproval,
-  type ApprovalFlags,
-} from './approval-flags.js';
+import { approvalOptions, approvalsFromFlags, withApproval, type ApprovalFlags } from './approval-flags.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 
 interface WorkerFlags extends ApprovalFlags {
@@ -403,7 +407,7 @@ function workerOptions(cmd: Command): Command {
     .option(
       '--approve <tools>',
       'comma-separated tools whose every call waits for approval (`keel pending` / `keel approve`), e.g. bash,write,edit; repeatable',
-      approveNames,
+      commaList,
     )
     .option(
       '--tools-module <file>',
