@@ -2,8 +2,9 @@
  * `npm run test:cluster` and `npm run cluster`: a real Temporal cluster (see cluster.ts) for Keel.
  *
  *   tsx scripts/cluster/main.ts test [vitest args…]  start the cluster, run the Temporal suites (projects `temporal`
- *                                                     and `cluster`, unless --project is given) against it, stop it;
- *                                                     exits with vitest's code
+ *                                                     and `cluster`, unless --project is given; the files of
+ *                                                     suites.ts unless files or --all-suites are given) against it,
+ *                                                     stop it; exits with vitest's code
  *   tsx scripts/cluster/main.ts up                   start it and keep it up until Ctrl-C; prints how to connect
  *
  * Environment: KEEL_CLUSTER_PORT (first of 12 service ports, default 17233), KEEL_CLUSTER_PG_PORT (15432),
@@ -14,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { startCluster } from './cluster.js';
 import { serveClusterControl } from './control.js';
 import { seconds } from './provision.js';
+import { clusterPhaseFilters } from './suites.js';
 
 const [command = 'test', ...rest] = process.argv.slice(2);
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -54,9 +56,17 @@ if (command === 'up') {
         }
       : {}),
   };
-  // default projects unless the caller names some; other vitest flags (reporters, files) pass through
-  const named = rest.some((a) => a === '--project' || a.startsWith('--project='));
-  const args = named ? rest : ['--project', 'temporal', '--project', 'cluster', ...rest];
+  // default projects unless the caller names some, default files (the cluster suites, scripts/cluster/suites.ts) unless
+  // the caller names some or asks for --all-suites; other vitest flags (reporters) pass through
+  const all = rest.includes('--all-suites');
+  const passed = rest.filter((a) => a !== '--all-suites');
+  const named = passed.some((a) => a === '--project' || a.startsWith('--project='));
+  const files = passed.some((a) => !a.startsWith('-') && (a.startsWith('test/') || a.endsWith('.test.ts')));
+  const args = [
+    ...(named ? [] : ['--project', 'temporal', '--project', 'cluster']),
+    ...passed,
+    ...(files || all ? [] : clusterPhaseFilters()),
+  ];
   const suiteStarted = performance.now();
   const vitest = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...args], { stdio: 'inherit', env });
   const code = await new Promise<number>((resolve) => vitest.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
