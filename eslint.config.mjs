@@ -10,7 +10,16 @@ const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'dist/', '.keel/', 'test/artifacts/', 'bench/results/', 'schemas/', '**/*.generated.ts'],
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'api-docs/',
+      '.keel/',
+      'test/artifacts/',
+      'bench/results/',
+      'schemas/',
+      '**/*.generated.ts',
+    ],
   },
   {
     files: ['**/*.ts', '**/*.mts'],
