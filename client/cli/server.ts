@@ -11,7 +11,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
-import { KEYS_FILE_ENV, type KeyRing } from '../../common/encryption.js';
+import type { KeyRing } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
@@ -332,6 +332,10 @@ export function tryCommand(g: Pick<GlobalOptions, 'namespace' | 'taskQueue'>, po
   return ['npx', 'keel', 'run', 'hello', '--model', 'scripted/hello', ...flags].map(shellWord).join(' ');
 }
 
+/** The line after `keel dev`'s `Try:` command (prose: the `Try:` line above it is the whole command to paste). */
+export const REAL_MODEL_NOTE =
+  'A real model: the same with --model anthropic/claude-sonnet-4-5 and ANTHROPIC_API_KEY set';
+
 /** Where `keel dev --encrypt` keeps its key file (relative to the working directory, like .keel/dev.db). */
 export const DEV_KEY_FILE = '.keel/encryption-keys.json';
 
@@ -515,7 +519,7 @@ export function registerServerCommands(program: Command): void {
         }
         const address = server.address;
         const ui = `http://localhost:${o.uiPort}`;
-        const forget = recordDevServer(`localhost:${port}`, ui);
+        const forget = recordDevServer(`localhost:${port}`, ui, encryption?.keyFile);
         let worker: Awaited<ReturnType<typeof startWorker>>['worker'] | undefined;
         let running: Promise<void> | undefined;
         try {
@@ -534,8 +538,7 @@ export function registerServerCommands(program: Command): void {
               `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}${mcpLine(started.mcpServers)}\n`,
             );
           }
-          // with --encrypt, a client in another shell seals with the same keys
-          const keysEnv = encryption ? `${KEYS_FILE_ENV}=${shellWord(encryption.keyFile)} ` : '';
+          // with --encrypt, a keel command in another shell finds the key file in this server's record (dev-registry.ts)
           process.stdout.write(
             `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
               `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
@@ -543,8 +546,8 @@ export function registerServerCommands(program: Command): void {
                 ? `Encryption: keys ${encryption.keyFile}${encryption.created ? ' (new)' : ''} · codec server ${encryption.codec.url} (the Web UI decodes through it; temporal CLI: add --codec-endpoint ${encryption.codec.url})\n`
                 : '') +
               (o.worker
-                ? `Try: ${keysEnv}${tryCommand(g, port)}   (a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)\n`
-                : `Start a worker: ${keysEnv}${tryCommand(g, port).replace(/ run hello --model scripted\/hello/, ' worker')}\n`),
+                ? `Try: ${tryCommand(g, port)}\n${REAL_MODEL_NOTE}\n`
+                : `Start a worker: ${tryCommand(g, port).replace(/ run hello --model scripted\/hello/, ' worker')}\n`),
           );
           const signal = await untilSignal();
           process.stderr.write(`[keel] ${signal}: stopping\n`);
