@@ -19,6 +19,7 @@ import {
   type GlobalOptions,
 } from '../context.js';
 import { followRun } from './follow.js';
+import { toolQueueWatch } from './tool-queue.js';
 import { exitCodeOf, outcomeOf, tryState, type Outcome } from '../outcome.js';
 import { throughOutage } from '../reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
@@ -187,6 +188,7 @@ export function registerRunCommands(program: Command): void {
           const end = await followRun(handle.workflow, r, {
             stopWhenWaiting: input.mode === 'session',
             signal: abort.signal,
+            onEvent: toolQueueWatch(client, g, g.taskQueue), // a tool call nobody takes: say so
           });
           if (end.closed) {
             const out = await throughOutage(() => outcomeOf(handle.workflow));
