@@ -236,12 +236,15 @@ async function loadModels(flags: WorkerFlags): Promise<ModelRegistry> {
   return { scripted: scriptedModel(scripts), '*': piAiProvider() };
 }
 
-/** The Temporal runtime: quiet logs, and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
+/** The Temporal runtime: quiet logs (client/cli/worker-log.ts), and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
 async function quietRuntime(metrics?: { host: string; port: number }): Promise<void> {
   const { Runtime, DefaultLogger } = await import('@temporalio/worker');
+  const { keelLogFunction, keelLogLevel } = await import('./worker-log.js');
+  const level = keelLogLevel();
   try {
     Runtime.install({
-      logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN'),
+      // a failed activity on one line (its task token, stack and cause at KEEL_LOG_LEVEL=DEBUG)
+      logger: new DefaultLogger(level, keelLogFunction(level)),
       ...(metrics
         ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `${metrics.host}:${metrics.port}` } } } }
         : {}),
