@@ -449,6 +449,14 @@ function workerOptions(cmd: Command): Command {
     );
 }
 
+/** The worker options that change what `keel tools` lists (the others are accepted and hidden from its help). */
+const TOOLS_OPTIONS = ['--no-builtin', '--tools-module', '--mcp', '--approve', '--sandbox', '--help'];
+
+/** Hides from `cmd`'s help every option not named in `shown` (they are still accepted). */
+function hideOptionsExcept(cmd: Command, shown: string[]): void {
+  for (const option of cmd.options) if (!shown.includes(option.long ?? '')) option.hideHelp();
+}
+
 export function registerServerCommands(program: Command): void {
   workerOptions(
     program
@@ -618,7 +626,7 @@ export function registerServerCommands(program: Command): void {
       }),
     );
 
-  workerOptions(
+  const tools = workerOptions(
     program
       .command('tools')
       .summary('the tools a worker started with these options offers, MCP ones with their server')
@@ -626,9 +634,12 @@ export function registerServerCommands(program: Command): void {
         'Lists every tool `keel worker` with the same options would offer: the built-in tools (unless --no-builtin), those ' +
           'of each --tools-module, and those each --mcp server lists now (started or reached here, then closed), one line ' +
           'each: name, where it comes from, how it is retried and approved, and the first line of its description. ' +
-          'Needs no Temporal server.',
+          "Needs no Temporal server. It takes every option of `keel worker` (paste a worker's options as they are); " +
+          'only those listed here change what it lists.',
       ),
-  ).action(
+  );
+  hideOptionsExcept(tools, TOOLS_OPTIONS);
+  tools.action(
     act(async (o: WorkerFlags) => {
       // schemas only: nothing runs here, so no sandbox is checked
       const local = await loadTools({ ...o, role: 'model' });

@@ -229,7 +229,7 @@ export function registerInspectCommands(program: Command): void {
     .command('transcript')
     .summary("the run's messages as Markdown or JSON (Pi message format)")
     .argument('<workflowId>', 'the run')
-    .addOption(new Option('-f, --format <format>', 'md or json').choices(['md', 'json']).default('md'))
+    .addOption(new Option('--format <format>', 'md or json').choices(['md', 'json']).default('md'))
     .option(
       '--child <toolCallId>',
       'the transcript of the sub-agent the run started for this tool call (README "Sub-agents"); repeat it to go down the tree: --child call_1 --child call_2',

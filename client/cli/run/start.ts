@@ -98,11 +98,7 @@ function startOptions(cmd: Command): Command {
       '-m, --model <provider/model>',
       `model, e.g. anthropic/claude-sonnet-4-5 or scripted/rules.json (default $KEEL_MODEL or ${DEFAULT_MODEL})`,
     )
-    .option(
-      '-t, --tools <names>',
-      'comma-separated tool names registered on the worker, e.g. read,grep,bash',
-      commaList,
-    )
+    .option('--tools <names>', 'comma-separated tool names registered on the worker, e.g. read,grep,bash', commaList)
     .addOption(
       new Option('--mode <mode>', 'task: finish when the agent stops; session: then wait for follow-ups').choices([
         'task',
