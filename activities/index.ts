@@ -89,6 +89,7 @@ export function createActivities(deps: KeelActivityDeps) {
       verifiedApprovals: deps.approvals?.verified === true,
       mcp: deps.mcp,
       ...(deps.maxAgentDepth !== undefined ? { maxAgentDepth: deps.maxAgentDepth } : {}),
+      approvalHook: hooks.needsApproval !== undefined,
     }),
     callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp, agents: deps.recordedAgents }),
     compact: createCompact({ models, transcript }),

@@ -1,6 +1,6 @@
 import { msToNumber } from '@temporalio/common';
 import { agentRunInputErrors } from '../common/validate-input.js';
-import type { StartRunInput, StartRunResult } from '../common/wire.js';
+import type { StartRunInput, StartRunResult, ToolInfo } from '../common/wire.js';
 import { providerFor } from './model/call-model.js';
 import type { ModelProvider, ModelRegistry } from './model/provider.js';
 import type { ToolDefinition } from './tools/define-tool.js';
@@ -38,6 +38,8 @@ export function createStartRun(deps: {
   maxAgentDepth?: number;
   /** The run's workflow id (default: the activity's). */
   workflowId?: () => string;
+  /** The worker has `hooks.needsApproval`: any call may wait for approval. */
+  approvalHook?: boolean;
 }) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     // the codec passes clear payloads through (old runs stay readable), so a clear start is caught here, once
@@ -92,8 +94,10 @@ export function createStartRun(deps: {
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
           ...(record ? { mcp: record } : {}),
           ...(isAgentTool(t) ? { agent: { ...t.agent, maxDepth: deps.maxAgentDepth ?? DEFAULT_MAX_AGENT_DEPTH } } : {}),
+          ...approvalInfo(t.approval, deps.approvalHook === true),
         };
       });
+    const otherTools = [...deps.tools.keys()].filter((n) => !names.includes(n));
     if (deps.mcp && records.size > 0 && errors.length === 0)
       deps.mcp.remember((deps.workflowId ?? activityWorkflowId)(), [...records.values()]);
     const homeQueue = tools.some((t) => t.workerLocal) ? deps.homeQueue?.() : undefined;
@@ -104,9 +108,16 @@ export function createStartRun(deps: {
       ...(contextWindow ? { contextWindow } : {}),
       ...(deps.largePayloads ? { largePayloads: true } : {}),
       ...(deps.verifiedApprovals ? { verifiedApprovals: true } : {}),
+      ...(otherTools.length > 0 ? { otherTools } : {}),
       searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),
     };
   };
+}
+
+/** `ToolInfo.approval`: `always` unless a worker hook may overrule it, `conditional` for a predicate or such a hook. */
+function approvalInfo(approval: ToolDefinition['approval'], hook: boolean): Pick<ToolInfo, 'approval'> {
+  if (approval === 'always') return { approval: hook ? 'conditional' : 'always' };
+  return typeof approval === 'function' || hook ? { approval: 'conditional' } : {};
 }
 
 /** The provider's `checkModel` verdict; a `checkModel` that throws is a problem with the model, not a failed activity. */

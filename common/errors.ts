@@ -7,6 +7,13 @@ export function thrownMessage(thrown: unknown): string {
 
 export const toolNotFound = (name: string): string => `Tool ${name} not found`;
 
+/**
+ * A call of a tool the worker has but the run did not enable (Keel's text, from 0.6.3; Pi knows only the run's tools
+ * and says {@link toolNotFound}, which Keel keeps for a tool that exists nowhere).
+ */
+export const toolNotEnabled = (name: string): string =>
+  `${name} is registered on this worker but not enabled for this run: add --tools ${name}`;
+
 export const TOOL_BLOCKED = 'Tool execution was blocked';
 
 export const OPERATION_ABORTED = 'Operation aborted';

@@ -19,7 +19,7 @@ export interface Validator {
  */
 const TYPE_LISTS: Record<string, string> = {
   'string,object': 'must be text or a user message { role: "user", content }',
-  'content:string,array': 'must be text or a list of text and image blocks',
+  'content:string,array': 'must be text or a list of text and image blocks', // USER_CONTENT
   'prompt:string,array': 'must be text or a non-empty list of messages',
   'arguments:object,string': 'must be an object or a JSON string',
 };
@@ -35,7 +35,16 @@ export interface Naming {
   root?: string;
   /** Words a field's problem its own way. */
   wording?: Wording;
+  /**
+   * Paths (dotted, without the label) of a user message's content entries, e.g. /^content\.\d+$/: an entry that is not
+   * a block (`[null]`, `["a"]`) is refused as its list is, `<…>.content: must be text or a list of text and image
+   * blocks` (the README's wording), not ajv's `<…>.content.0: must be object`.
+   */
+  userContent?: RegExp;
 }
+
+/** What a user message's `content` must be (README "Updates"). */
+export const USER_CONTENT = 'must be text or a list of text and image blocks';
 
 /** One line per problem of a refused value (duplicates dropped). */
 export function errorLines(errors: readonly ErrorObject[] | null | undefined, naming: Naming = {}): string[] {
@@ -48,8 +57,14 @@ export function check(validate: Validator, value: unknown, naming: Naming = {}):
   return validate(value) ? [] : errorLines(validate.errors, naming);
 }
 
-function describe(e: ErrorObject, { label = '', root = 'input', wording }: Naming): string {
+function describe(e: ErrorObject, { label = '', root = 'input', wording, userContent }: Naming): string {
   const segments = e.instancePath ? e.instancePath.slice(1).split('/') : [];
+  if (
+    e.keyword === 'type' &&
+    String((e.params as { type: unknown }).type) === 'object' &&
+    userContent?.test(segments.join('.'))
+  )
+    return `${[label, ...segments.slice(0, -1)].filter(Boolean).join('.')}: ${USER_CONTENT}`;
   const field = (extra: unknown) => [label, ...segments, String(extra)].filter(Boolean).join('.');
   const path = [label, ...segments].filter(Boolean).join('.');
   const own = wording?.(segments.join('.'), e);

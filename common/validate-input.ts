@@ -16,7 +16,7 @@ import { check } from './validate-errors.js';
 export function agentRunInputErrors(input: unknown): string[] {
   const deep = tooDeep(input);
   if (deep !== undefined) return [nestedTooDeep(deep)]; // before anything recursive: no RangeError
-  return check(validateAgentRunInput, input, { wording: inputWording });
+  return check(validateAgentRunInput, input, { wording: inputWording, userContent: /^prompt(\.\d+)?\.content\.\d+$/ });
 }
 
 /** A transcript (prior `messages`, carried state): a list of user, assistant and toolResult messages. */

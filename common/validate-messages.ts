@@ -11,7 +11,7 @@ import { validateAssistantMessage, validateIncomingMessage, validateUsage } from
 
 /** A prompt or `followUp`/`steer` entry: text, or a user message `{ role: 'user', content, timestamp? }`. */
 export function incomingMessageLines(value: unknown, label: string): string[] {
-  return check(validateIncomingMessage, value, { label });
+  return check(validateIncomingMessage, value, { label, userContent: /^content\.\d+$/ });
 }
 
 /**

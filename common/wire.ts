@@ -33,6 +33,12 @@ export interface ToolInfo {
   mcp?: McpToolRecord;
   /** A sub-agent (README "Sub-agents"): a call starts a child run with what the run recorded here at its start. */
   agent?: SubAgentRecord;
+  /**
+   * How a call of this tool may wait for approval (from 0.6.3; absent: never, or a run started before): `always` (the
+   * tool says `approval: 'always'`, the worker's `--approve`), `conditional` (its predicate or the worker's
+   * `hooks.needsApproval` decides per call). Only the activity summaries the Web UI shows read it.
+   */
+  approval?: 'always' | 'conditional';
 }
 
 /**
@@ -101,6 +107,11 @@ export interface StartRunResult {
   searchAttributes: boolean;
   /** The worker verifies approvals (README "Who may approve"): the run accepts only signed decisions. */
   verifiedApprovals?: boolean;
+  /**
+   * The worker's own tools this run did not enable (from 0.6.3), so a call of one is answered "registered on this
+   * worker but not enabled for this run" rather than Pi's "Tool X not found".
+   */
+  otherTools?: string[];
 }
 
 export interface CallModelInput {

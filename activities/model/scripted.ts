@@ -67,6 +67,10 @@ export function matchKey(messages: Message[]): string {
   return last.role === 'toolResult' ? `toolResult:${last.toolName} ${messageText(last)}` : messageText(last);
 }
 
+/** Said when `scripted/hello` is unknown: only `keel dev` and `keel worker` register it (client/cli/server.ts). */
+export const HELLO_ELSEWHERE =
+  'scripted/hello exists only in the workers of `keel dev` and `keel worker`: run against one of them, or give this worker a script named hello (scriptedModel({ hello: { rules: [...] } })).';
+
 /**
  * A provider for `scripted/<name>`: `<name>` is a key of `scripts`, or a path to a JSON file holding a `Script`
  * (relative to `baseDir`, default the worker's cwd).
@@ -89,7 +93,9 @@ export function scriptedModel(scripts: Record<string, Script> = {}, opts: { base
       }
       if (script) return undefined;
       const known = Object.keys(scripts);
-      return `Unknown scripted model "scripted/${modelId}". Known: ${known.length ? known.map((k) => `scripted/${k}`).join(', ') : '(none)'}, or scripted/<path to rules .json>.`;
+      // the model of the `Try:` line keel dev prints, which a worker of one's own does not have (issue 33 item 20)
+      const hello = modelId === 'hello' ? ` ${HELLO_ELSEWHERE}` : '';
+      return `Unknown scripted model "scripted/${modelId}". Known: ${known.length ? known.map((k) => `scripted/${k}`).join(', ') : '(none)'}, or scripted/<path to rules .json>.${hello}`;
     },
     async stream(request, signal, onPartial) {
       let script: Script | undefined;

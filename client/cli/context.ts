@@ -19,9 +19,16 @@ import {
   type ResolvedConnection,
 } from '../../common/connection.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
-import { recordedDevUi } from './dev-registry.js';
+import { recordedDevKeys, recordedDevUi } from './dev-registry.js';
 import { keelClientDataConverter } from '../../common/payload-storage.js';
-import { DecryptionError, keyRingOf, NoKeyRingError, type EncryptionOption } from '../../common/encryption.js';
+import {
+  DecryptionError,
+  KEYS_ENV,
+  KEYS_FILE_ENV,
+  keyRingOf,
+  NoKeyRingError,
+  type EncryptionOption,
+} from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { thrownMessage } from '../../common/errors.js';
 
@@ -178,14 +185,20 @@ export function globals(cmd: Command): GlobalOptions {
     ui: (o.ui ?? process.env.KEEL_UI_URL ?? recordedDevUi(connection.address) ?? DEFAULT_UI).replace(/\/+$/, ''),
     json: o.json === true,
     connectTimeout: Number(o.connectTimeout ?? 10),
-    encryption: encryptionOf(o.encryptionKeys),
+    encryption: encryptionOf(o.encryptionKeys, connection.address),
   };
 }
 
-/** The key ring of `--encryption-keys <file>`, else the environment's; a usage error when it cannot be read. */
-function encryptionOf(file: string | undefined): EncryptionOption {
+/**
+ * The key ring of `--encryption-keys <file>`, else the environment's, else the key file of the `keel dev --encrypt`
+ * serving `address` (dev-registry.ts: a new shell's `keel run` seals as that server's worker expects); a usage error
+ * when it cannot be read.
+ */
+function encryptionOf(file: string | undefined, address: string): EncryptionOption {
+  const devKeys = file === undefined && !process.env[KEYS_ENV] && !process.env[KEYS_FILE_ENV];
+  const keysFile = file ?? (devKeys ? recordedDevKeys(address) : undefined);
   try {
-    const keyRing = keyRingOf(file !== undefined ? { keysFile: file } : undefined);
+    const keyRing = keyRingOf(keysFile !== undefined ? { keysFile } : undefined);
     return keyRing ? { keyRing } : false;
   } catch (err) {
     throw usageError(`Encryption keys: ${thrownMessage(err)}`);

@@ -34,7 +34,7 @@ export function buildProgram(): Command {
       .addOption(new Option('-n, --namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)'))
       .addOption(
         new Option(
-          '-q, --task-queue <name>',
+          '-t, --task-queue <name>',
           `task queue of runs and workers (default $KEEL_TASK_QUEUE or ${DEFAULT_TASK_QUEUE})`,
         ),
       )
@@ -68,6 +68,12 @@ export function buildProgram(): Command {
     cmd.commands.forEach(globalLine); // `keel batch retry`, `keel schedule create`, …
   };
   program.commands.forEach(globalLine);
+  // every command's own --help says what it does: its summary, as a sentence, unless it has a longer description
+  const described = (cmd: Command) => {
+    if (!cmd.description() && cmd.summary()) cmd.description(asSentence(cmd.summary()));
+    cmd.commands.forEach(described);
+  };
+  program.commands.forEach(described);
   // commander exits by itself on usage errors: make them exit code 2 (help and --version stay 0)
   const override = (cmd: Command) => {
     cmd.exitOverride();
@@ -75,6 +81,12 @@ export function buildProgram(): Command {
   };
   override(program);
   return program;
+}
+
+/** `start a run` → `Start a run.` */
+function asSentence(text: string): string {
+  const capital = `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+  return /[.!?)]$/.test(capital) ? capital : `${capital}.`;
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -11,7 +11,7 @@ import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
 import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
-import { KEYS_FILE_ENV, type KeyRing } from '../../common/encryption.js';
+import type { KeyRing } from '../../common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
@@ -236,12 +236,15 @@ async function loadModels(flags: WorkerFlags): Promise<ModelRegistry> {
   return { scripted: scriptedModel(scripts), '*': piAiProvider() };
 }
 
-/** The Temporal runtime: quiet logs, and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
+/** The Temporal runtime: quiet logs (client/cli/worker-log.ts), and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
 async function quietRuntime(metrics?: { host: string; port: number }): Promise<void> {
   const { Runtime, DefaultLogger } = await import('@temporalio/worker');
+  const { keelLogFunction, keelLogLevel } = await import('./worker-log.js');
+  const level = keelLogLevel();
   try {
     Runtime.install({
-      logger: new DefaultLogger((process.env.KEEL_LOG_LEVEL as 'WARN' | undefined) ?? 'WARN'),
+      // a failed activity on one line (its task token, stack and cause at KEEL_LOG_LEVEL=DEBUG)
+      logger: new DefaultLogger(level, keelLogFunction(level)),
       ...(metrics
         ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `${metrics.host}:${metrics.port}` } } } }
         : {}),
@@ -331,6 +334,10 @@ export function tryCommand(g: Pick<GlobalOptions, 'namespace' | 'taskQueue'>, po
   ];
   return ['npx', 'keel', 'run', 'hello', '--model', 'scripted/hello', ...flags].map(shellWord).join(' ');
 }
+
+/** The line after `keel dev`'s `Try:` command (prose: the `Try:` line above it is the whole command to paste). */
+export const REAL_MODEL_NOTE =
+  'A real model: the same with --model anthropic/claude-sonnet-4-5 and ANTHROPIC_API_KEY set';
 
 /** Where `keel dev --encrypt` keeps its key file (relative to the working directory, like .keel/dev.db). */
 export const DEV_KEY_FILE = '.keel/encryption-keys.json';
@@ -442,6 +449,14 @@ function workerOptions(cmd: Command): Command {
     );
 }
 
+/** The worker options that change what `keel tools` lists (the others are accepted and hidden from its help). */
+const TOOLS_OPTIONS = ['--no-builtin', '--tools-module', '--mcp', '--approve', '--sandbox', '--help'];
+
+/** Hides from `cmd`'s help every option not named in `shown` (they are still accepted). */
+function hideOptionsExcept(cmd: Command, shown: string[]): void {
+  for (const option of cmd.options) if (!shown.includes(option.long ?? '')) option.hideHelp();
+}
+
 export function registerServerCommands(program: Command): void {
   workerOptions(
     program
@@ -515,7 +530,7 @@ export function registerServerCommands(program: Command): void {
         }
         const address = server.address;
         const ui = `http://localhost:${o.uiPort}`;
-        const forget = recordDevServer(`localhost:${port}`, ui);
+        const forget = recordDevServer(`localhost:${port}`, ui, encryption?.keyFile);
         let worker: Awaited<ReturnType<typeof startWorker>>['worker'] | undefined;
         let running: Promise<void> | undefined;
         try {
@@ -534,8 +549,7 @@ export function registerServerCommands(program: Command): void {
               `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}${mcpLine(started.mcpServers)}\n`,
             );
           }
-          // with --encrypt, a client in another shell seals with the same keys
-          const keysEnv = encryption ? `${KEYS_FILE_ENV}=${shellWord(encryption.keyFile)} ` : '';
+          // with --encrypt, a keel command in another shell finds the key file in this server's record (dev-registry.ts)
           process.stdout.write(
             `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
               `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
@@ -543,8 +557,8 @@ export function registerServerCommands(program: Command): void {
                 ? `Encryption: keys ${encryption.keyFile}${encryption.created ? ' (new)' : ''} · codec server ${encryption.codec.url} (the Web UI decodes through it; temporal CLI: add --codec-endpoint ${encryption.codec.url})\n`
                 : '') +
               (o.worker
-                ? `Try: ${keysEnv}${tryCommand(g, port)}   (a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)\n`
-                : `Start a worker: ${keysEnv}${tryCommand(g, port).replace(/ run hello --model scripted\/hello/, ' worker')}\n`),
+                ? `Try: ${tryCommand(g, port)}\n${REAL_MODEL_NOTE}\n`
+                : `Start a worker: ${tryCommand(g, port).replace(/ run hello --model scripted\/hello/, ' worker')}\n`),
           );
           const signal = await untilSignal();
           process.stderr.write(`[keel] ${signal}: stopping\n`);
@@ -612,7 +626,7 @@ export function registerServerCommands(program: Command): void {
       }),
     );
 
-  workerOptions(
+  const tools = workerOptions(
     program
       .command('tools')
       .summary('the tools a worker started with these options offers, MCP ones with their server')
@@ -620,9 +634,12 @@ export function registerServerCommands(program: Command): void {
         'Lists every tool `keel worker` with the same options would offer: the built-in tools (unless --no-builtin), those ' +
           'of each --tools-module, and those each --mcp server lists now (started or reached here, then closed), one line ' +
           'each: name, where it comes from, how it is retried and approved, and the first line of its description. ' +
-          'Needs no Temporal server.',
+          "Needs no Temporal server. It takes every option of `keel worker` (paste a worker's options as they are); " +
+          'only those listed here change what it lists.',
       ),
-  ).action(
+  );
+  hideOptionsExcept(tools, TOOLS_OPTIONS);
+  tools.action(
     act(async (o: WorkerFlags) => {
       // schemas only: nothing runs here, so no sandbox is checked
       const local = await loadTools({ ...o, role: 'model' });

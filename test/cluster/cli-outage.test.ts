@@ -49,7 +49,7 @@ describe('keel run through a frontend outage', () => {
         BIN,
         '--address',
         keel.address,
-        '-q',
+        '--task-queue',
         keel.taskQueue,
         'run',
         'go',

@@ -81,7 +81,7 @@ describe('mTLS frontend', () => {
       ].join('\n'),
     );
     const { TEMPORAL_ADDRESS: _a, TEMPORAL_NAMESPACE: _n, ...rest } = env;
-    const child = spawn(process.execPath, [BIN, '-q', taskQueue, 'run', 'hi', '--model', 'scripted/hi'], {
+    const child = spawn(process.execPath, [BIN, '--task-queue', taskQueue, 'run', 'hi', '--model', 'scripted/hi'], {
       env: { ...rest, NO_COLOR: '1', TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'cluster' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -108,6 +108,7 @@ const scripts = {
       },
       { match: 'deploys', toolCalls: [call('p-1', 'deploy', { env: 'dev' }), call('p-2', 'deploy', { env: 'prod' })] },
       { match: 'single', toolCalls: [call('d-1', 'danger', { target: 'y' })] },
+      { match: 'one deploy', toolCalls: [call('p-3', 'deploy', { env: 'dev' })] },
       { match: 'safely', toolCalls: [call('s-1', 'safe', { v: 'a' })] },
       {
         match: 'as text',
@@ -747,3 +748,74 @@ describe('approvals', () => {
 });
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+
+/**
+ * Issue 33 item 16: the Web UI showed a call that only waits for approval as a completed `runToolCall • deploy web`,
+ * then an unlabeled timer; "awaiting approval" was only in the details' second paragraph. The activity and timer
+ * summaries (user metadata of their commands) and the details' first line now say what waits.
+ */
+describe('approvals in the Web UI', () => {
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ scripts, tools: [danger, deploy, quick] }); // no hooks: `danger` always waits
+  });
+  afterAll(() => keel?.stop());
+
+  /** The summaries of the history's scheduled activities and started timers, in order. */
+  async function summaries(h: AgentRunHandle): Promise<string[]> {
+    const { events } = await h.workflow.fetchHistory();
+    return (events ?? []).flatMap((e) => {
+      const kind = e.activityTaskScheduledEventAttributes
+        ? `activity ${e.activityTaskScheduledEventAttributes.activityType?.name}`
+        : e.timerStartedEventAttributes
+          ? 'timer'
+          : undefined;
+      const data = e.userMetadata?.summary?.data;
+      return kind ? [`${kind}: ${data ? (JSON.parse(Buffer.from(data).toString()) as string) : '(none)'}`] : [];
+    });
+  }
+
+  it('labels the preparing activity and the timeout timer, and puts the waiting call first in the details', async () => {
+    const h = await keel.start({
+      model: 'scripted/approvals',
+      prompt: 'single please',
+      tools: ['danger'],
+      approvalTimeout: '1d',
+    });
+    await until(async () => (await h.state()).pendingApprovals.length === 1, 20_000, 'pending approval');
+    await until(async () => (await summaries(h)).some((s) => s.startsWith('timer')), 20_000, 'the approval timer');
+    expect(await summaries(h)).toEqual([
+      'activity startRun: check run input',
+      'activity callModel: model scripted/approvals · turn 1',
+      'activity runToolCall: prepare danger y (needs approval)',
+      'timer: approval timeout (1d) · danger y',
+    ]);
+    const meta = (await h.workflow.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(meta.currentDetails?.split('\n')[0]).toBe('⚠ **awaiting approval**: danger y (d-1)');
+    await h.approve({ toolCallId: 'd-1', argsDigest: digest('{"target":"y"}'), approver: 'alice' });
+    expect((await h.result()).finalText).toBe('all done');
+    expect((await summaries(h)).slice(4)).toEqual([
+      'activity executeToolCall: danger y (approved by alice)',
+      'activity callModel: model scripted/approvals · turn 2',
+    ]);
+    const after = (await h.workflow.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(after.currentDetails?.split('\n')[0]).toBe('**completed** · turn 2 · 4 messages');
+  });
+
+  it('a predicate that decides per call: "may need approval"; a parallel batch counts the calls that wait', async () => {
+    const h = await keel.start({ model: 'scripted/approvals', prompt: 'one deploy please', tools: ['deploy'] });
+    expect((await h.result()).finalText).toBe('all done');
+    expect(await summaries(h)).toEqual([
+      'activity startRun: check run input',
+      'activity callModel: model scripted/approvals · turn 1',
+      'activity runToolCall: deploy dev (may need approval)',
+      'activity callModel: model scripted/approvals · turn 2',
+    ]);
+    const p = await keel.start({ model: 'scripted/approvals', prompt: 'parallel please', tools: ['danger', 'quick'] });
+    await until(async () => (await p.state()).pendingApprovals.length === 1, 20_000, 'pending approval');
+    expect((await summaries(p)).slice(2, 3)).toEqual([
+      'activity prepareToolCalls: prepare 3 tool calls (1 needs approval)',
+    ]);
+    await p.workflow.terminate('test done');
+  });
+});

@@ -63,6 +63,17 @@ describe('bad input', () => {
     expect(await workflowTaskFailures(handle)).toEqual([]);
   });
 
+  // issue 33 item 20: the model of keel dev's Try: line, asked of a worker of one's own
+  it('scripted/hello on a worker without it says which workers have it', async () => {
+    const handle = await keel.start({ model: 'scripted/hello', prompt: 'hi' });
+    const err = (await handle.result().catch((e) => e)) as WorkflowFailedError;
+    expect((err.cause as ApplicationFailure).message).toBe(
+      'Invalid AgentRunInput: model: Unknown scripted model "scripted/hello". Known: scripted/ok, or scripted/<path to rules .json>. ' +
+        'scripted/hello exists only in the workers of `keel dev` and `keel worker`: run against one of them, or give this ' +
+        'worker a script named hello (scriptedModel({ hello: { rules: [...] } })).',
+    );
+  });
+
   it('a run with neither prompt nor messages cannot continue (Pi: Cannot continue: no messages in context)', async () => {
     const handle = await keel.client.client.workflow.start('agentWorkflow', {
       taskQueue: keel.taskQueue,

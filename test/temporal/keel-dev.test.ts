@@ -51,10 +51,14 @@ function devPorts(port: number, uiPort: number, codecPort?: number): string[] {
   return ['--port', String(port), '--ui-port', String(uiPort), ...codec, '--in-memory'];
 }
 
-/** Runs the command of a `Try: <command>   (…)` line as pasted into a shell in the project. */
-function pasteTry(line: string): Promise<CliResult> {
-  return run('/bin/sh', ['-c', line.slice('Try: '.length, line.indexOf('   ('))], { cwd: ROOT, env });
+/** Runs the whole rest of a `Try: <command>` line as pasted into a shell in the project (`cwd`: another directory). */
+function pasteTry(line: string, cwd = ROOT): Promise<CliResult> {
+  expect(line.startsWith('Try: ')).toBe(true);
+  return run('/bin/sh', ['-c', line.slice('Try: '.length)], { cwd, env });
 }
+
+/** The line `keel dev` prints under its `Try:` command. */
+const REAL_MODEL = 'A real model: the same with --model anthropic/claude-sonnet-4-5 and ANTHROPIC_API_KEY set';
 
 /** A listener on a free port of 127.0.0.1, held by this test process. */
 function listen(): Promise<{ server: Server; port: number }> {
@@ -134,8 +138,8 @@ describe('keel dev hints', () => {
       expect(lines).toEqual([
         `Keel dev server ready at localhost:${port} · Web UI http://localhost:${uiPort}/namespaces/default/workflows`,
         'Data: in memory · Ctrl-C to stop',
-        `Try: npx keel run hello --model scripted/hello --address localhost:${port} --task-queue 'hint queue'   ` +
-          '(a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)',
+        `Try: npx keel run hello --model scripted/hello --address localhost:${port} --task-queue 'hint queue'`,
+        REAL_MODEL,
         '',
       ]);
       // pasted into a shell of another terminal in the same project
@@ -311,8 +315,8 @@ describe('keel dev --encrypt', () => {
         `Keel dev server ready at localhost:${port} · Web UI http://localhost:${uiPort}/namespaces/default/workflows`,
         'Data: in memory · Ctrl-C to stop',
         `Encryption: keys ${keyFile} (new) · codec server ${codecUrl} (the Web UI decodes through it; temporal CLI: add --codec-endpoint ${codecUrl})`,
-        `Try: KEEL_ENCRYPTION_KEYS_FILE=${keyFile} npx keel run hello --model scripted/hello --address localhost:${port}   ` +
-          '(a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)',
+        `Try: npx keel run hello --model scripted/hello --address localhost:${port}`,
+        REAL_MODEL,
         '',
       ]);
       expect(statSync(keyFile).mode & 0o777).toBe(0o600);
@@ -373,16 +377,36 @@ describe('keel dev --encrypt', () => {
     }
   }, 180_000);
 
-  // The pasted Try: command seals with $KEEL_ENCRYPTION_KEYS_FILE, which every keel command reads.
-  it('prints a Try: command that runs as pasted', async () => {
+  // Issue 33 item 15: a keel command in another shell, with no key flag or variable, finds the key file in the record
+  // keel dev keeps of its ports (as it finds the UI port), so the README's commands run sealed as pasted (0.6.2 started
+  // the run in clear, the worker failed it, and the CLI printed "this run's payloads are encrypted …" after 7 s).
+  it('prints a Try: command that runs as pasted, and keel run from another shell with no key flag completes sealed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-dev-encrypt-try-'));
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
     const dev = await startDev([...devPorts(port, uiPort, codecPort), '--no-builtin', '--encrypt'], { cwd: dir, env });
     try {
       const line = dev.out.stdout.split('\n')[3]!;
-      const pasted = await pasteTry(line);
+      expect(line).toBe(`Try: npx keel run hello --model scripted/hello --address localhost:${port}`);
+      const pasted = await pasteTry(line); // in the project, not in the directory that holds .keel/encryption-keys.json
       expect(pasted.code, pasted.stderr).toBe(0);
       expect(pasted.stdout).toContain(HELLO);
+      const id = `readme-sealed-${process.pid}`;
+      const readme = await run(
+        process.execPath,
+        [BIN, 'run', 'What is 12*8?', '--model', 'scripted/hello', '--address', `localhost:${port}`, '--id', id],
+        { cwd: ROOT, env },
+      );
+      expect([readme.code, readme.stderr]).toEqual([0, '']);
+      expect(readme.stdout).toContain(HELLO);
+      const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+      try {
+        const history = await new Client({ connection }).workflow.getHandle(id).fetchHistory();
+        const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+        expect(Buffer.from(input.metadata!.encoding!).toString()).toBe('binary/encrypted');
+        expect(Buffer.from(input.data!).toString('latin1')).not.toContain('12*8');
+      } finally {
+        await connection.close();
+      }
     } finally {
       expect(await stop(dev.child)).toBe(0);
     }

@@ -111,6 +111,12 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
     ({ keel, model } = await keelWith({
       scripts: {
         unknown: oneCall('nope', {}),
+        'not-enabled-pair': {
+          replies: [
+            { toolCalls: [call('tool-1', 'nope', {}), call('tool-2', 'silent', { value: 'x' })] },
+            { text: 'done' },
+          ],
+        },
         invalid: oneCall('echo', {}),
         'blocked-reason': oneCall('echo', { value: 'hello' }),
         'blocked-default': oneCall('echo', { value: 'hello' }),
@@ -150,6 +156,37 @@ describe('A.5-1 … A.5-7, A.5-17, A.5-18 failures become error tool results', (
         isError: true,
         result: { content: [{ type: 'text', text: 'Tool nope not found' }], details: {} },
       },
+    ]);
+  });
+
+  // Keel's text, not Pi's (issue 33 item 20): a tool the worker has but the run did not enable says how to enable it
+  it("A.5-1b: a tool registered on the worker but not enabled for the run → says so; Pi's text for one that exists nowhere", async () => {
+    const h = await keel.start({ model: 'scripted/throws', prompt: 'explode', tools: ['echo'] });
+    const r = await h.result();
+    expect(r.status).toBe('completed');
+    expect(strip(r.newMessages)).toEqual([
+      user('explode'),
+      toolUse([call('tool-1', 'thrower', { value: 'boom' })]),
+      result(
+        'tool-1',
+        'thrower',
+        'thrower is registered on this worker but not enabled for this run: add --tools thrower',
+        {},
+        true,
+      ),
+      reply('done'),
+    ]);
+    // a parallel batch: each unknown call settled at preparation, with its own text
+    const parallel = await keel.start({ model: 'scripted/not-enabled-pair', prompt: 'two', tools: ['echo'] });
+    expect(strip((await parallel.result()).newMessages).slice(2, 4)).toEqual([
+      result('tool-1', 'nope', 'Tool nope not found', {}, true),
+      result(
+        'tool-2',
+        'silent',
+        'silent is registered on this worker but not enabled for this run: add --tools silent',
+        {},
+        true,
+      ),
     ]);
   });
 

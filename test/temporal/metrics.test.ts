@@ -74,7 +74,7 @@ describe('metrics', () => {
         BIN,
         '--address',
         address,
-        '-q',
+        '--task-queue',
         taskQueue,
         'worker',
         '--workspace',

@@ -33,7 +33,7 @@ const MALFORMED: [string, unknown, string][] = [
     { role: 'user', content: 7 },
     '.content: must be text or a list of text and image blocks',
   ],
-  ['a null block', { role: 'user', content: [null] }, '.content.0: must be object'],
+  ['a null block', { role: 'user', content: [null] }, '.content: must be text or a list of text and image blocks'],
   ['a text block without text', { role: 'user', content: [{ type: 'text' }] }, '.content.0.text: is required'],
   [
     'an image block without mimeType',

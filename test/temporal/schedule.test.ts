@@ -58,7 +58,7 @@ describe('keel schedule', () => {
         '1m',
         '--model',
         'scripted/s',
-        '-t',
+        '--tools',
         'hold',
       ],
       k.address,

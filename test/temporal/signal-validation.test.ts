@@ -53,7 +53,7 @@ describe('signals are validated by the client; provider output by the model acti
     // the handle sends Updates: their validators refuse, and a refused Update leaves no trace in history
     expect(refusals.every((e) => e instanceof UpdateRejectedError)).toBe(true);
     expect(refusals.map((e) => (e as Error).message)).toEqual([
-      'followUp.content.0: must be object',
+      'followUp.content: must be text or a list of text and image blocks',
       'steer.0.content.0.text: is required; steer.1: must be text or a user message { role: "user", content }',
       'cancel: the reason must be text, got 5',
     ]);

@@ -34,6 +34,8 @@ import { createAgentWorker } from '../../worker/create-worker.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { quietRuntime } from './harness.js';
 import { killWorker } from './child-worker.js';
+import { keelCli, ROOT, spawnUntil, stopChild, TEST_UI } from './cli-child.js';
+import { scriptedModel } from '../../activities/model/scripted.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/builtin-worker.ts', import.meta.url));
 const NOBODY = 65534;
@@ -228,4 +230,72 @@ describe('worker roles: model and tools in separate processes', () => {
       expectCleanEnviron(tools, l.key);
     },
   );
+});
+
+/**
+ * Issue 33 item 18: with roles split and no `tools` worker, a run's tool call waited silently (`keel run` printed the
+ * call and then nothing; `keel status` said `turn 1 in progress`). `keel run`, `keel watch` and `keel status` now warn
+ * as `keel start` does for an unpolled task queue, with a worker command that, pasted, lets the run finish.
+ */
+describe('worker roles: nobody polls the tool queue', () => {
+  it('keel run, watch and status say so, and the pasted command starts the worker the run waits for', async () => {
+    const address = inject('temporalAddress');
+    const taskQueue = `test-no-tools-${randomUUID()}`;
+    const ws = mkdtempSync(join(tmpdir(), 'keel-no-tools-'));
+    const model = await createAgentWorker({
+      address,
+      taskQueue,
+      role: 'model',
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      tools: builtinTools({ cwd: ws, definitionsOnly: true }),
+      models: {
+        scripted: scriptedModel({
+          lister: {
+            rules: [{ match: 'toolResult:ls', text: 'listed' }, { toolCall: { name: 'ls', arguments: { path: '.' } } }],
+          },
+        }),
+      },
+    });
+    const running = model.run();
+    running.catch(() => {});
+    cleanup.push(() => model.shutdown());
+    await model.ready();
+    const env = { ...process.env };
+    for (const k of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'KEEL_TASK_QUEUE', 'TEMPORAL_PROFILE']) delete env[k];
+    const g = ['--address', address, '--task-queue', taskQueue, '--ui', TEST_UI];
+    const hint = `npx keel worker --role tools --address ${address} --task-queue ${taskQueue}`;
+    const warning =
+      `[keel] no worker is polling task queue "${taskQueue}-tools" right now; the run's tool calls wait until one does.\n` +
+      `       Start one with \`${hint}\` (or any worker with --role all).\n`;
+    const id = `no-tools-${randomUUID()}`;
+
+    const run = await spawnUntil(
+      [...g, 'run', 'list it', '--model', 'scripted/lister', '--tools', 'ls', '--id', id],
+      warning,
+      { env },
+    );
+    expect(await stopChild(run.child, 'SIGINT')).toBe(130);
+    expect(run.output.text).toContain(`tool_call ls {"path":"."}\n${warning}`);
+
+    const status = await keelCli([...g, 'status', id], { env });
+    expect([status.code, status.stderr]).toEqual([0, warning]);
+    expect(status.stdout).toContain('turn 1 in progress');
+
+    const watch = await spawnUntil([...g, 'watch', id], warning, { env });
+    expect(await stopChild(watch.child, 'SIGINT')).toBe(130);
+
+    // the hint, pasted into a shell in the project: the waiting call runs and the run completes
+    const worker = spawn('/bin/sh', ['-c', hint], { cwd: ROOT, env, detached: true, stdio: 'ignore' });
+    const exited = new Promise((r) => worker.once('exit', r));
+    try {
+      const client = await AgentClient.connect({ address, taskQueue });
+      cleanup.push(() => client.close());
+      expect((await client.getHandle(id).result()).finalText).toBe('listed');
+    } finally {
+      process.kill(-worker.pid!, 'SIGTERM');
+      await exited;
+    }
+    const after = await keelCli([...g, 'status', id], { env });
+    expect([after.code, after.stderr]).toEqual([0, '']);
+  }, 120_000);
 });

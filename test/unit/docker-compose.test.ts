@@ -91,6 +91,26 @@ describe('docker-compose.yml', () => {
     expect(images(load(PASSWORD))).toEqual(EXPECTED);
   });
 
+  // issue 33 item 20: the UI had no codec endpoint line; the commented one, uncommented, points the UI at the codec
+  // server its comment starts (keel codec-server's default address, the UI's origin allowed)
+  it('the Web UI has a commented codec endpoint line with the keel codec-server command it needs', () => {
+    const lines = TEXT.split('\n');
+    const at = lines.indexOf('      # TEMPORAL_CODEC_ENDPOINT: http://localhost:8888');
+    expect(lines.slice(at - 3, at)).toEqual([
+      '      # encrypted runs (README "Reading encrypted runs: the codec server"): start a codec server on the host,',
+      '      #   npx keel codec-server --encryption-keys keel-keys.json --origin http://localhost:8080',
+      "      # and uncomment the next line; the browser calls it, so the address is the host's as the browser sees it",
+    ]);
+    const uncommented = parse(
+      interpolate(TEXT.replace('# TEMPORAL_CODEC_ENDPOINT', 'TEMPORAL_CODEC_ENDPOINT'), PASSWORD),
+    ) as Compose;
+    expect(uncommented.services['temporal-ui']!.environment).toEqual({
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_CORS_ORIGINS: 'http://localhost:8080',
+      TEMPORAL_CODEC_ENDPOINT: 'http://localhost:8888',
+    });
+  });
+
   it('publishes every port (profiles included) on 127.0.0.1 only, unless KEEL_BIND / KEEL_MTLS_BIND open it', () => {
     expect(published(load(PASSWORD))).toEqual([
       'temporal 127.0.0.1:7233->7233',

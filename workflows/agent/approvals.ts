@@ -37,6 +37,7 @@ import {
   type PendingApproval,
 } from '../../common/updates.js';
 import type { ToolOutcome } from '../../common/wire.js';
+import { toolSummary } from '../activities.js';
 import { workflowNow } from '../clock.js';
 import { subAgentRefusal } from './tree-approvals.js';
 import type { AbortKind, AgentSession, SessionState, StoredApprovalRecord, StoredPendingApproval } from './session.js';
@@ -202,7 +203,9 @@ export async function awaitDecision(
     remaining > 0 &&
     (decided() ||
       live.abort !== undefined ||
-      (await condition(() => decided() || live.abort !== undefined || live.suspendDue(), remaining)));
+      (await condition(() => decided() || live.abort !== undefined || live.suspendDue(), remaining, {
+        summary: approvalTimerSummary(pending),
+      })));
   const record = decided() ? findRecord(st, call.id, assistantIndex) : undefined;
   if (record)
     return record.decision === 'approved'
@@ -212,6 +215,14 @@ export async function awaitDecision(
   if (!inTime)
     return refused(toolNotApproved(call.name, pending.timeout), decideAndPublish(st, live, pending, 'timed-out'));
   return { kind: 'suspend' };
+}
+
+/**
+ * The Web UI's label of the timer a call waits on: `approval timeout (24h) · deploy web`. User metadata, not part of
+ * the command the replay compares: no patch (docs/versioning.md).
+ */
+function approvalTimerSummary(p: StoredPendingApproval): string {
+  return `approval timeout (${p.timeout}) · ${toolSummary(p.toolName, p.args)}`;
 }
 
 /** The run itself decides (an abort, a timeout): the system approver. */

@@ -1,4 +1,5 @@
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
+import { toolSummary } from '../activities.js';
 import { budgetDetails } from './budget.js';
 import type { RunningTool, SessionState } from './session.js';
 import { treeDetails } from './tree-approvals.js';
@@ -25,6 +26,9 @@ export interface LiveDetails {
 /** Markdown shown as the workflow's current details in the Temporal UI (docs/architecture.md#visibility). */
 export function renderDetails(st: SessionState, live: LiveDetails): string {
   const lines = [`**${st.status}** · turn ${live.turn} · ${st.transcript.length} messages`];
+  // what a reviewer must act on comes first (issue 33 item 16), the full arguments and digest below
+  const waiting = (st.pendingApprovals ?? []).map((p) => `${toolSummary(p.toolName, p.args)} (${p.toolCallId})`);
+  if (waiting.length > 0) lines.unshift(`⚠ **awaiting approval**: ${waiting.join(', ')}`);
   for (const p of st.pendingApprovals ?? [])
     lines.push(
       `⚠ awaiting approval: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId}, digest ${p.argsDigest.slice(0, 12)}…)`,

@@ -132,6 +132,8 @@ export interface SessionState {
    * carries a token the `verifyApproval` local activity must accept before it applies. Absent: free-text approvers.
    */
   verifiedApprovals?: true;
+  /** The worker's tools this run did not enable (from `startRun`, 0.6.3): the text a call of one gets. */
+  otherTools?: string[];
   /** An `end` was requested before continue-as-new: the new run completes once idle. */
   endRequested?: boolean;
   /** Model requests made (absent in state carried by 0.1.0). */
@@ -228,6 +230,11 @@ export class AgentSession implements ToolBatchHost {
   /** The tools the worker reported at the start (`startRun`). */
   get tools(): ToolInfo[] {
     return this.state.tools;
+  }
+
+  /** The worker's tools this run did not enable (`startRun`, from 0.6.3). */
+  get otherTools(): string[] | undefined {
+    return this.state.otherTools;
   }
 
   /** The call of message `assistantIndex` awaits approval here (a batch resumed after continue-as-new). */

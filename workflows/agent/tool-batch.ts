@@ -6,7 +6,7 @@
  * tool-call.ts, where they run in tool-placement.ts, their tracking in tool-tracking.ts.
  */
 import { patched, workflowInfo } from '@temporalio/workflow';
-import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED, toolNotFound } from '../../common/errors.js';
+import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED } from '../../common/errors.js';
 import {
   toolCallsOf,
   type AssistantMessage,
@@ -25,6 +25,7 @@ import {
   prepareKnown,
   SUSPEND,
   toolInfo,
+  unknownToolText,
   type Suspend,
   type ToolCallHost,
 } from './tool-call.js';
@@ -164,7 +165,7 @@ async function parallelBatch(
     if (!p || p.status === 'immediate') {
       finalised.set(
         call.id,
-        settleCall(h, call, p?.status === 'immediate' ? p.outcome : loopErrorOutcome(toolNotFound(call.name))),
+        settleCall(h, call, p?.status === 'immediate' ? p.outcome : loopErrorOutcome(unknownToolText(h, call.name))),
       );
     } else deferred.push({ call, args: p.args, ...(p.status === 'approval' ? { argsDigest: p.argsDigest } : {}) });
   }

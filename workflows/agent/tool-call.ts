@@ -4,7 +4,7 @@
  * hand-off between preparation and execution. Where each activity runs is tool-placement.ts's job.
  */
 import { patched } from '@temporalio/workflow';
-import { OPERATION_ABORTED, toolNotFound } from '../../common/errors.js';
+import { OPERATION_ABORTED, toolNotEnabled, toolNotFound } from '../../common/errors.js';
 import type { ToolCall } from '../../common/messages.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import type { PreparedCall, RunRef, SubAgentRecord, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
@@ -30,6 +30,8 @@ export interface ToolCallHost extends ToolPlacement {
   readonly digests: number[];
   /** Activity summaries of the current message's tool calls (from `callModel`). */
   readonly toolSummaries?: Record<string, string>;
+  /** The worker's tools the run did not enable (`startRun`, from 0.6.3). */
+  readonly otherTools?: string[];
   /** Waits for the decision on a prepared call needing approval (workflows/agent/approvals.ts). */
   awaitApproval(call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait>;
 }
@@ -40,6 +42,11 @@ export type Suspend = typeof SUSPEND;
 
 export function toolInfo(tools: ToolInfo[], name: string): ToolInfo | undefined {
   return tools.find((t) => t.name === name);
+}
+
+/** The result text of a call of a tool the run does not have: not enabled for it (a worker's tool), or not found. */
+export function unknownToolText(h: Pick<ToolCallHost, 'otherTools'>, name: string): string {
+  return h.otherTools?.includes(name) ? toolNotEnabled(name) : toolNotFound(name);
 }
 
 /**
@@ -61,7 +68,7 @@ export async function prepareKnown(
     calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })),
     metadata: h.config.metadata ?? {},
   };
-  const summary = `prepare ${known.length} tool calls`;
+  const summary = preparationSummary(h, known);
   const local = known.every((c) => toolInfo(h.tools, c.name)?.localActivity) && patched(PATCH.localTools);
   try {
     const list = await h.runCancellable(() =>
@@ -95,7 +102,7 @@ export function prepareAndExecute(
   assistantIndex: number,
 ): Promise<ToolOutcome | Suspend> {
   const info = toolInfo(h.tools, call.name);
-  if (!info) return Promise.resolve(loopErrorOutcome(toolNotFound(call.name)));
+  if (!info) return Promise.resolve(loopErrorOutcome(unknownToolText(h, call.name)));
   if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED));
   if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info);
   const ref = callRef(h, call, assistantIndex);
@@ -104,7 +111,7 @@ export function prepareAndExecute(
     h,
     call,
     info,
-    toolCallSummary(h, call, call.arguments),
+    approvalSummary(info, toolCallSummary(h, call, call.arguments)),
     (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
     (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
   ).then((result) => {
@@ -148,7 +155,7 @@ export async function execute(
     h,
     call,
     info,
-    toolCallSummary(h, call, args ?? call.arguments),
+    approvedSummary(toolCallSummary(h, call, args ?? call.arguments), approval),
     (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
     (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
   );
@@ -176,6 +183,29 @@ async function prepareThenStartChild(
 /** The activity summary of a call: the tool's own (computed by `callModel` with the tool's `summary`), else a generic one. */
 function toolCallSummary(h: ToolCallHost, call: ToolCall, args: unknown): string {
   return h.toolSummaries?.[call.id] ?? toolSummary(call.name, args);
+}
+
+/**
+ * The Web UI's label of a call prepared and, unless it needs approval, executed in one activity (issue 33 item 16: a
+ * call that only waits was shown as a completed `runToolCall • deploy web`): `prepare deploy web (needs approval)`
+ * for a tool whose every call waits, `deploy web (may need approval)` when a predicate or hook decides. User metadata,
+ * not a command: no patch (docs/versioning.md).
+ */
+function approvalSummary(info: ToolInfo, summary: string): string {
+  if (info.approval === 'always') return `prepare ${summary} (needs approval)`;
+  return info.approval === 'conditional' ? `${summary} (may need approval)` : summary;
+}
+
+/** The label of a parallel batch's preparation: `prepare 3 tool calls`, `… (1 needs approval)` when some always wait. */
+function preparationSummary(h: ToolCallHost, known: ToolCall[]): string {
+  const waiting = known.filter((c) => toolInfo(h.tools, c.name)?.approval === 'always').length;
+  const approvals = waiting === 0 ? '' : ` (${waiting} ${waiting === 1 ? 'needs' : 'need'} approval)`;
+  return `prepare ${known.length} tool calls${approvals}`;
+}
+
+/** The label of an execution a decision let run: `deploy web (approved by alice)`. */
+function approvedSummary(summary: string, approval: ApprovalRecord | undefined): string {
+  return approval ? `${summary} (approved by ${approval.approver})` : summary;
 }
 
 function callRef(h: ToolCallHost, call: ToolCall, assistantIndex: number): ToolCallRef {

@@ -245,6 +245,7 @@ async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStar
     st.searchAttributes = check.searchAttributes;
     if (check.homeQueue) st.homeQueue = check.homeQueue;
     if (check.verifiedApprovals) st.verifiedApprovals = true;
+    if (check.otherTools) st.otherTools = check.otherTools;
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
@@ -266,6 +267,7 @@ async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStar
   st.searchAttributes = check.searchAttributes;
   if (check.homeQueue) st.homeQueue = check.homeQueue;
   if (check.verifiedApprovals) st.verifiedApprovals = true;
+  if (check.otherTools) st.otherTools = check.otherTools;
   if (check.contextWindow) st.contextWindow = check.contextWindow;
   if (check.largePayloads) st.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };

@@ -150,7 +150,7 @@ export function registerBatchCommand(program: Command): void {
         )
         .argument('[tasks.jsonl]', 'task file (- for stdin)')
         .option('-c, --concurrency <n>', 'runs at a time', intOption('--concurrency'), 8)
-        .option('-o, --out <results.jsonl>', 'result file (one JSON line per task, input order)')
+        .option('--out <results.jsonl>', 'result file (one JSON line per task, input order)')
         .option(
           '--id <batchId>',
           'batch workflow id (default keel-batch-<hash of the tasks>: running the same file again re-attaches)',

@@ -21,7 +21,7 @@ export function taskDefaultOptions(cmd: Command): Command {
       '-m, --model <provider/model>',
       `model of tasks that name none (default $KEEL_MODEL, else ${DEFAULT_MODEL})`,
     )
-    .option('-t, --tools <names>', 'tools of tasks that name none (comma-separated)', commaList)
+    .option('--tools <names>', 'tools of tasks that name none (comma-separated)', commaList)
     .option('-s, --system <prompt>', 'system prompt of tasks that have none')
     .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'));
 }

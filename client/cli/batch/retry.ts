@@ -131,7 +131,7 @@ export function registerBatchRetryCommands(batch: Command): void {
     )
     .argument('<batchId>', 'the first batch')
     .option('--merge', 'replace retried tasks’ lines by their latest retry’s')
-    .option('-o, --out <results.jsonl>', 'result file')
+    .option('--out <results.jsonl>', 'result file')
     .option('--no-messages', 'leave newMessages out of the result lines')
     .action(
       act(async (batchId: string, opts: { merge?: boolean }, cmd: Command) => {

@@ -133,7 +133,7 @@ export function registerApprovalCommands(program: Command): void {
         'a signed approval token (JWT) in this file, for workers that verify approvals (README "Who may approve")',
       )
       .option('--token', `the signed approval token is in $${TOKEN_ENV}`)
-      .option('-r, --reason <text>', 'why (recorded; a denial shows it to the model)')
+      .option('--reason <text>', 'why (recorded; a denial shows it to the model)')
       .option(
         '--digest <argsDigest>',
         "decide only if the arguments still have this digest (default: the pending call's)",

@@ -143,8 +143,8 @@ export function registerControlCommands(program: Command): void {
     .command('cancel')
     .summary('abort the run (or a batch: its running tasks) and end it as Canceled')
     .argument('<workflowId>', 'the run, or a batch id (`keel batch`)')
-    .option('-r, --reason <text>', 'why (recorded in the run; not for a batch)')
-    .option('-w, --wait', 'also wait until Temporal has closed the run')
+    .option('--reason <text>', 'why (recorded in the run; not for a batch)')
+    .option('--wait', 'also wait until Temporal has closed the run')
     .action(
       act(async (id: string, o: { reason?: string; wait?: boolean }, cmd: Command) => {
         const g = globals(cmd);

@@ -24,6 +24,7 @@ import {
   transcriptMarkdown,
 } from '../render.js';
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from '../batch/command.js';
+import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from './tool-queue.js';
 
 export interface StatusReport {
   workflowId: string;
@@ -164,6 +165,8 @@ export function registerInspectCommands(program: Command): void {
           const r = await statusOf(client, g, id);
           if (g.json) printJson(r);
           else printStatus(r);
+          // a tool call in progress that no worker can take (roles split, the tools worker stopped)
+          if (r.temporalStatus === 'running' && awaitsToolActivity(d)) await warnIfNoToolWorker(client, g, r.taskQueue);
           if (r.temporalStatus === 'running') return r.status === 'failed' ? EXIT.runFailed : EXIT.ok; // an idle session after a model error
           return exitCodeOf(r.status);
         });
@@ -194,13 +197,17 @@ export function registerInspectCommands(program: Command): void {
           const children = g.json
             ? undefined
             : new ChildFollower((c) => client.getHandle(c).workflow, sink, abort.signal);
+          // a running run's tool call that no worker can take: said once, at its first tool call seen
+          const toolQueue = d.status.name === 'RUNNING' ? toolQueueWatch(client, g, d.taskQueue) : undefined;
           try {
             const end = await followRun(handle.workflow, r, {
               after,
               signal: abort.signal,
-              onEvent: g.json
-                ? (e: LoggedEvent) => process.stdout.write(`${JSON.stringify(e)}\n`)
-                : (e: LoggedEvent) => children?.onEvent(e),
+              onEvent: (e: LoggedEvent) => {
+                toolQueue?.(e);
+                if (g.json) process.stdout.write(`${JSON.stringify(e)}\n`);
+                else children?.onEvent(e);
+              },
             });
             await children?.done();
             if (!end.closed) return 130;
@@ -222,7 +229,7 @@ export function registerInspectCommands(program: Command): void {
     .command('transcript')
     .summary("the run's messages as Markdown or JSON (Pi message format)")
     .argument('<workflowId>', 'the run')
-    .addOption(new Option('-f, --format <format>', 'md or json').choices(['md', 'json']).default('md'))
+    .addOption(new Option('--format <format>', 'md or json').choices(['md', 'json']).default('md'))
     .option(
       '--child <toolCallId>',
       'the transcript of the sub-agent the run started for this tool call (README "Sub-agents"); repeat it to go down the tree: --child call_1 --child call_2',

@@ -19,6 +19,7 @@ import {
   type GlobalOptions,
 } from '../context.js';
 import { followRun } from './follow.js';
+import { toolQueueWatch } from './tool-queue.js';
 import { exitCodeOf, outcomeOf, tryState, type Outcome } from '../outcome.js';
 import { throughOutage } from '../reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
@@ -97,11 +98,7 @@ function startOptions(cmd: Command): Command {
       '-m, --model <provider/model>',
       `model, e.g. anthropic/claude-sonnet-4-5 or scripted/rules.json (default $KEEL_MODEL or ${DEFAULT_MODEL})`,
     )
-    .option(
-      '-t, --tools <names>',
-      'comma-separated tool names registered on the worker, e.g. read,grep,bash',
-      commaList,
-    )
+    .option('--tools <names>', 'comma-separated tool names registered on the worker, e.g. read,grep,bash', commaList)
     .addOption(
       new Option('--mode <mode>', 'task: finish when the agent stops; session: then wait for follow-ups').choices([
         'task',
@@ -187,6 +184,7 @@ export function registerRunCommands(program: Command): void {
           const end = await followRun(handle.workflow, r, {
             stopWhenWaiting: input.mode === 'session',
             signal: abort.signal,
+            onEvent: toolQueueWatch(client, g, g.taskQueue), // a tool call nobody takes: say so
           });
           if (end.closed) {
             const out = await throughOutage(() => outcomeOf(handle.workflow));
