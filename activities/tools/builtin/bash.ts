@@ -13,7 +13,7 @@ import { createLocalBashOperations, type BashOperations, type LocalBashOptions }
 import { OutputAccumulator, renderOutput, type BashToolDetails } from './bash-output.js';
 import type { Sandbox } from './sandbox.js';
 import { toolEnvironment, type ToolEnvOptions } from './tool-env.js';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.js';
 import { thrownMessage } from '../../../common/errors.js';
 
 export { createLocalBashOperations, killProcessTree, resolveShell } from './bash-operations.js';
@@ -68,6 +68,11 @@ function bashSummary(args: BashArgs | undefined): string {
   return `bash ${first.length > 80 ? `${first.slice(0, 79)}…` : first}`;
 }
 
+/** Appended to the output of a command whose call's cgroup ran out of memory (the kernel killed a process of it). */
+export function outOfMemoryNotice(limitBytes: number): string {
+  return `[Out of memory: the command's processes together reached this call's memory limit of ${formatSize(limitBytes)}, and the kernel killed at least one of them]`;
+}
+
 export function createBashTool(options: BashToolOptions): ToolDefinition<BashArgs, BashToolDetails | undefined> {
   const ops = options.operations ?? createLocalBashOperations(options);
   const interval = options.updateIntervalMs ?? 100;
@@ -106,9 +111,10 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
       update({ content: [], details: undefined });
 
       let exitCode: number | null = null;
+      let outOfMemory: boolean | undefined;
       let failure: unknown;
       try {
-        ({ exitCode } = await ops.exec(resolved, options.cwd, {
+        ({ exitCode, outOfMemory } = await ops.exec(resolved, options.cwd, {
           onData: (data) => {
             acc.push(data);
             if (timer) return;
@@ -145,7 +151,8 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
         if (!status) throw failure;
         throw new Error(text ? `${text}\n\n${status}` : status);
       }
-      const output = text || '(no output)';
+      const oom = outOfMemory && options.sandbox ? outOfMemoryNotice(options.sandbox.limits.callMemoryBytes) : '';
+      const output = (text ? `${text}${oom ? `\n\n${oom}` : ''}` : oom) || '(no output)';
       if (exitCode !== 0 && exitCode !== null) throw new Error(`${output}\n\nCommand exited with code ${exitCode}`);
       return { content: [{ type: 'text', text: output }], details };
     },

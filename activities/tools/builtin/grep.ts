@@ -128,6 +128,7 @@ async function searchWithRipgrep(rgPath: string, req: SearchRequest, wrap?: Proc
       reject(new Error(`Failed to run ripgrep: ${error.message}`));
     });
     child.on('close', (code) => {
+      void cmd.cgroup?.release();
       rl.close();
       req.signal?.removeEventListener('abort', onAbort);
       if (aborted) return reject(abortedError());
