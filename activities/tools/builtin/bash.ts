@@ -48,6 +48,8 @@ export interface BashToolOptions extends LocalBashOptions {
   writablePaths?: readonly string[];
   /** Minimum time between progress snapshots. Default 100 ms. */
   updateIntervalMs?: number;
+  /** The most a full-output log keeps (its tail, `tail-log.ts`), bytes. Default 64 MiB. */
+  outputLogBytes?: number;
 }
 
 export const bashParameters = Type.Object({
@@ -96,7 +98,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
       if (signal?.aborted) throw new Error('Command aborted');
       const resolved = options.commandPrefix ? `${options.commandPrefix}\n${command}` : command;
       const update: ToolUpdateCallback<BashToolDetails | undefined> = onUpdate ?? (() => {});
-      const acc = new OutputAccumulator(undefined, options.tmpDir);
+      const acc = new OutputAccumulator(undefined, options.tmpDir, options.outputLogBytes);
 
       let lastUpdate = Date.now();
       let timer: NodeJS.Timeout | undefined;
@@ -152,7 +154,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
         throw new Error(text ? `${text}\n\n${status}` : status);
       }
       const oom = outOfMemory && options.sandbox ? outOfMemoryNotice(options.sandbox.limits.callMemoryBytes) : '';
-      const output = (text ? `${text}${oom ? `\n\n${oom}` : ''}` : oom) || '(no output)';
+      const output = (text && oom ? `${text.trimEnd()}\n\n${oom}` : text || oom) || '(no output)';
       if (exitCode !== 0 && exitCode !== null) throw new Error(`${output}\n\nCommand exited with code ${exitCode}`);
       return { content: [{ type: 'text', text: output }], details };
     },
