@@ -288,8 +288,13 @@ export function detectCallCgroups(paths: CgroupPaths = {}): CallCgroups | string
   return reasons.join('; ');
 }
 
-/** The `/bin/sh` script that enters a call's cgroup: `$1`…`$n` are the `cgroup.procs` files, then the command. */
-export function enterScript(files: number): string {
+/**
+ * The `/bin/sh` script that enters a call's cgroup: `$1`…`$n` are the `cgroup.procs` files, then the command. The
+ * names in `unset` (what the shell itself adds to the environment: `PWD`, `SHLVL`, …) are removed before the command
+ * runs, so it gets exactly the environment it was spawned with.
+ */
+export function enterScript(files: number, unset: readonly string[] = []): string {
   const writes = Array.from({ length: files }, (_, i) => `echo $$ > "$${i + 1}"`).join(' && ');
-  return `${writes} && shift ${files} && exec "$@"`;
+  const env = unset.length > 0 ? `env ${unset.map((n) => `-u ${n}`).join(' ')} ` : '';
+  return `${writes} && shift ${files} && exec ${env}"$@"`;
 }

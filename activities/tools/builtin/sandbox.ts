@@ -231,9 +231,11 @@ export class Sandbox {
     const l = this.limits;
     const cgroup = this.cgroups.create({ memoryBytes: l.callMemoryBytes, processes: l.processes, cpus: l.cpus });
     const files = cgroup.procsFiles;
+    // What the shell adds to the environment is removed again: the sandbox starts with exactly `command.env`.
+    const unset = ['PWD', 'OLDPWD', 'SHLVL', '_'].filter((name) => !(name in command.env));
     return {
       file: '/bin/sh',
-      args: ['-c', enterScript(files.length), 'keel-cgroup', ...files, command.file, ...command.args],
+      args: ['-c', enterScript(files.length, unset), 'keel-cgroup', ...files, command.file, ...command.args],
       env: command.env,
       cgroup,
     };
