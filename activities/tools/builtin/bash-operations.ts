@@ -11,8 +11,9 @@ import { toolEnvironment } from './tool-env.js';
 
 /**
  * How commands are executed (Pi's `BashOperations`). `exec` streams output through `onData` and resolves with the exit
- * code (null when killed by a signal); it rejects with `Error("aborted")` on abort and `Error("timeout:<seconds>")` on
- * timeout, and with the underlying error when the command cannot be started.
+ * code (null when killed by a signal) and, when the command ran in a cgroup of its own (`call-cgroup.ts`), whether the
+ * kernel killed a process of it for its memory limit; it rejects with `Error("aborted")` on abort and
+ * `Error("timeout:<seconds>")` on timeout, and with the underlying error when the command cannot be started.
  */
 export interface BashOperations {
   exec(
@@ -26,7 +27,7 @@ export interface BashOperations {
       /** Runs the shell through this (the sandbox, `sandbox.ts`); the local executor honours it. */
       wrap?: ProcessWrapper;
     },
-  ): Promise<{ exitCode: number | null }>;
+  ): Promise<{ exitCode: number | null; outOfMemory?: boolean }>;
 }
 
 export interface ShellConfig {
@@ -126,6 +127,7 @@ export function createLocalBashOperations(localOptions: LocalBashOptions = {}): 
         child.stderr?.on('data', onData);
         child.on('error', (error) => {
           cleanup();
+          void run.cgroup?.release();
           reject(error);
         });
         // A process that escaped the group could keep the pipes open after a kill; don't wait for it forever.
@@ -144,9 +146,12 @@ export function createLocalBashOperations(localOptions: LocalBashOptions = {}): 
         }
         child.on('close', (code) => {
           cleanup();
-          if (signal?.aborted) reject(new Error('aborted'));
-          else if (timedOut) reject(new Error(`timeout:${timeout}`));
-          else resolve({ exitCode: code });
+          const outOfMemory = run.cgroup?.oomKilled() ?? false;
+          void (run.cgroup?.release() ?? Promise.resolve()).then(() => {
+            if (signal?.aborted) reject(new Error('aborted'));
+            else if (timedOut) reject(new Error(`timeout:${timeout}`));
+            else resolve({ exitCode: code, ...(outOfMemory ? { outOfMemory } : {}) });
+          });
         });
       });
     },

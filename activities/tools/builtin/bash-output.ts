@@ -3,7 +3,6 @@
  * `<run tmp dir or OS tmpdir>/pi-bash-<16 hex>.log` for long output, and Pi's truncation notice.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import nodePath from 'node:path';
 import {
@@ -14,6 +13,7 @@ import {
   type TruncationResult,
   truncateTail,
 } from './truncate.js';
+import { DEFAULT_OUTPUT_LOG_BYTES, TailLog } from './tail-log.js';
 
 export interface BashToolDetails {
   truncation?: TruncationResult;
@@ -50,18 +50,26 @@ export class OutputAccumulator {
   private currentLineBytes = 0;
   private previousLineBytes = 0;
   private pendingRaw: Buffer[] | undefined = [];
-  private stream: WriteStream | undefined;
-  private streamError: Error | undefined;
+  private stream: TailLog | undefined;
   fullOutputPath: string | undefined;
 
-  /** `logDir`: where the full-output file goes (the run's private temporary directory); default the OS tmpdir. */
+  /**
+   * `logDir`: where the full-output file goes (the run's private temporary directory); default the OS tmpdir.
+   * `maxLogBytes`: the most the file keeps (its tail; `tail-log.ts`), default 64 MiB.
+   */
   constructor(
     private readonly transform?: (text: string) => string,
     private readonly logDir?: string,
+    readonly maxLogBytes: number = DEFAULT_OUTPUT_LOG_BYTES,
   ) {}
 
+  /** When the full-output file dropped the start of the output: how many bytes the output had in all. */
+  get logCappedAt(): number | undefined {
+    return this.stream?.capped ? this.stream.total : undefined;
+  }
+
   push(data: Buffer): void {
-    if (this.stream) this.stream.write(data);
+    if (this.stream) this.stream.append(data);
     else this.pendingRaw?.push(data);
     this.addText(this.decoder.decode(data, { stream: true }));
   }
@@ -112,11 +120,8 @@ export class OutputAccumulator {
 
   private openFile(): void {
     this.fullOutputPath = tempLogPath(this.logDir);
-    this.stream = createWriteStream(this.fullOutputPath, { flags: 'wx', mode: 0o600 });
-    this.stream.on('error', (error) => {
-      this.streamError = error;
-    });
-    for (const chunk of this.pendingRaw ?? []) this.stream.write(chunk);
+    this.stream = new TailLog(this.fullOutputPath, this.maxLogBytes);
+    for (const chunk of this.pendingRaw ?? []) this.stream.append(chunk);
     this.pendingRaw = undefined;
   }
 
@@ -132,16 +137,7 @@ export class OutputAccumulator {
 
   /** Waits until the temp file (if any) is completely written. */
   async close(): Promise<void> {
-    const stream = this.stream;
-    if (!stream) return;
-    await new Promise<void>((resolve) => {
-      if (stream.closed || this.streamError) resolve();
-      else {
-        stream.once('close', () => resolve());
-        stream.once('error', () => resolve());
-        stream.end();
-      }
-    });
+    await this.stream?.close();
   }
 }
 
@@ -150,7 +146,11 @@ export function renderOutput(acc: OutputAccumulator): { text: string; details: B
   const t = acc.snapshot();
   let text = t.content;
   if (!t.truncated) return { text, details: undefined };
-  const path = acc.fullOutputPath;
+  const total = acc.logCappedAt;
+  const path =
+    total === undefined
+      ? acc.fullOutputPath
+      : `${acc.fullOutputPath} (its last ${formatSize(acc.maxLogBytes)} only: the output was ${formatSize(total)})`;
   const start = t.totalLines - t.outputLines + 1;
   const end = t.totalLines;
   if (t.lastLinePartial) {
@@ -160,5 +160,5 @@ export function renderOutput(acc: OutputAccumulator): { text: string; details: B
   } else {
     text += `\n\n[Showing lines ${start}-${end} of ${t.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${path}]`;
   }
-  return { text, details: { truncation: t, fullOutputPath: path } };
+  return { text, details: { truncation: t, fullOutputPath: acc.fullOutputPath } };
 }

@@ -13,7 +13,7 @@ import { createLocalBashOperations, type BashOperations, type LocalBashOptions }
 import { OutputAccumulator, renderOutput, type BashToolDetails } from './bash-output.js';
 import type { Sandbox } from './sandbox.js';
 import { toolEnvironment, type ToolEnvOptions } from './tool-env.js';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.js';
 import { thrownMessage } from '../../../common/errors.js';
 
 export { createLocalBashOperations, killProcessTree, resolveShell } from './bash-operations.js';
@@ -48,6 +48,8 @@ export interface BashToolOptions extends LocalBashOptions {
   writablePaths?: readonly string[];
   /** Minimum time between progress snapshots. Default 100 ms. */
   updateIntervalMs?: number;
+  /** The most a full-output log keeps (its tail, `tail-log.ts`), bytes. Default 64 MiB. */
+  outputLogBytes?: number;
 }
 
 export const bashParameters = Type.Object({
@@ -66,6 +68,11 @@ function validateTimeout(timeout: number | undefined): void {
 function bashSummary(args: BashArgs | undefined): string {
   const first = String(args?.command ?? '').split('\n')[0];
   return `bash ${first.length > 80 ? `${first.slice(0, 79)}…` : first}`;
+}
+
+/** Appended to the output of a command whose call's cgroup ran out of memory (the kernel killed a process of it). */
+export function outOfMemoryNotice(limitBytes: number): string {
+  return `[Out of memory: the command's processes together reached this call's memory limit of ${formatSize(limitBytes)}, and the kernel killed at least one of them]`;
 }
 
 export function createBashTool(options: BashToolOptions): ToolDefinition<BashArgs, BashToolDetails | undefined> {
@@ -91,7 +98,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
       if (signal?.aborted) throw new Error('Command aborted');
       const resolved = options.commandPrefix ? `${options.commandPrefix}\n${command}` : command;
       const update: ToolUpdateCallback<BashToolDetails | undefined> = onUpdate ?? (() => {});
-      const acc = new OutputAccumulator(undefined, options.tmpDir);
+      const acc = new OutputAccumulator(undefined, options.tmpDir, options.outputLogBytes);
 
       let lastUpdate = Date.now();
       let timer: NodeJS.Timeout | undefined;
@@ -106,9 +113,10 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
       update({ content: [], details: undefined });
 
       let exitCode: number | null = null;
+      let outOfMemory: boolean | undefined;
       let failure: unknown;
       try {
-        ({ exitCode } = await ops.exec(resolved, options.cwd, {
+        ({ exitCode, outOfMemory } = await ops.exec(resolved, options.cwd, {
           onData: (data) => {
             acc.push(data);
             if (timer) return;
@@ -145,7 +153,8 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
         if (!status) throw failure;
         throw new Error(text ? `${text}\n\n${status}` : status);
       }
-      const output = text || '(no output)';
+      const oom = outOfMemory && options.sandbox ? outOfMemoryNotice(options.sandbox.limits.callMemoryBytes) : '';
+      const output = (text && oom ? `${text.trimEnd()}\n\n${oom}` : text || oom) || '(no output)';
       if (exitCode !== 0 && exitCode !== null) throw new Error(`${output}\n\nCommand exited with code ${exitCode}`);
       return { content: [{ type: 'text', text: output }], details };
     },

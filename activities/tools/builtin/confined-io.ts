@@ -12,12 +12,15 @@
  *   truncated; a file this open created outside (a parent directory swapped for a symlink) is removed again;
  * - a regular file with more than one name (a hard link, `st_nlink > 1`) is refused on read and write with
  *   {@link hardLinkError}: its other name may be outside the workspace, and no path check can tell;
+ * - every open is `O_NONBLOCK` and anything but a regular file (a FIFO, socket, device) is refused with
+ *   `Path "<given>" is not a regular file` (`regular-file.ts`): an open never waits for a FIFO's other end;
  * - parent directories are created one at a time ({@link mkdirConfined}), each after its parent was found inside.
  */
 import { constants, readlinkSync } from 'node:fs';
 import { mkdir, open, readlink, realpath, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Workspace } from './paths.js';
+import { notRegularFileError } from './regular-file.js';
 
 const MAX_LINKS = 40;
 const PROC_FD = (() => {
@@ -58,7 +61,8 @@ export async function openConfined(
   given: string,
   options: ConfinedOpenOptions,
 ): Promise<FileHandle> {
-  const base = options.mode === 'read' ? constants.O_RDONLY : constants.O_WRONLY | constants.O_CREAT;
+  const base =
+    (options.mode === 'read' ? constants.O_RDONLY : constants.O_WRONLY | constants.O_CREAT) | constants.O_NONBLOCK;
   let target = absolute;
   for (let links = 0; ; links++) {
     let handle: FileHandle;
@@ -76,6 +80,8 @@ export async function openConfined(
         handle = await open(target, base | constants.O_NOFOLLOW);
       }
     } catch (error) {
+      // ENXIO: a write-only open of a FIFO that nobody reads (or of a socket).
+      if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw notRegularFileError(given);
       // The final component is a symlink: follow it one step, confining the target by path first.
       if ((error as NodeJS.ErrnoException).code !== 'ELOOP' || links >= MAX_LINKS) throw error;
       const next = path.resolve(path.dirname(target), await readlink(target));
@@ -85,10 +91,13 @@ export async function openConfined(
     }
     const real = await realPathOf(handle, target);
     if (real !== undefined && (real === options.alsoAllowed || (await workspace.containsReal(real)))) {
-      const { nlink } = await handle.stat();
-      if (nlink <= 1) return handle;
+      const stats = await handle.stat().catch(async (error: unknown) => {
+        await handle.close();
+        throw error;
+      });
+      if (stats.isFile() && stats.nlink <= 1) return handle;
       await handle.close();
-      throw hardLinkError(workspace, given, nlink);
+      throw stats.isFile() ? hardLinkError(workspace, given, stats.nlink) : notRegularFileError(given);
     }
     await handle.close();
     if (created && real !== undefined) await unlink(real).catch(() => {});

@@ -71,6 +71,7 @@ function runFd(
       reject(new Error(`Failed to run fd: ${error.message}`));
     });
     child.on('close', (code) => {
+      void cmd.cgroup?.release();
       signal?.removeEventListener('abort', onAbort);
       if (aborted) return reject(abortedError());
       resolve({ stdout: Buffer.concat(out).toString('utf-8'), stderr: Buffer.concat(err).toString('utf-8'), code });

@@ -4,7 +4,7 @@
  * with a time budget per line (line-matcher.ts), so no pattern can block the worker.
  */
 import { spawn } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { createInterface } from 'node:readline';
 import ignore from 'ignore';
@@ -12,6 +12,7 @@ import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { abortedError, throwIfAborted } from './abort.js';
 import type { Workspace } from './paths.js';
+import { notRegularFileError, readRegularFile } from './regular-file.js';
 import { escapeRegExp, type ExternalSearch, findExecutable, walk } from './search-common.js';
 import {
   DEFAULT_MAX_BYTES,
@@ -127,6 +128,7 @@ async function searchWithRipgrep(rgPath: string, req: SearchRequest, wrap?: Proc
       reject(new Error(`Failed to run ripgrep: ${error.message}`));
     });
     child.on('close', (code) => {
+      void cmd.cgroup?.release();
       rl.close();
       req.signal?.removeEventListener('abort', onAbort);
       if (aborted) return reject(abortedError());
@@ -189,7 +191,7 @@ async function searchFiles(req: SearchRequest, matcher: LineMatcher): Promise<Se
   const searchFile = async (filePath: string): Promise<boolean> => {
     let buf: Buffer;
     try {
-      buf = await readFile(filePath);
+      buf = await readRegularFile(filePath); // a FIFO or device is skipped, never waited on
     } catch {
       return false;
     }
@@ -248,11 +250,15 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
 
       const searchPath = await workspace.resolve(path || '.');
       let isDirectory: boolean;
+      let isFile: boolean;
       try {
-        isDirectory = (await stat(searchPath)).isDirectory();
+        const found = await stat(searchPath);
+        [isDirectory, isFile] = [found.isDirectory(), found.isFile()];
       } catch {
         throw new Error(`Path not found: ${searchPath}`);
       }
+      // A FIFO or device is never searched: reading it could wait for good.
+      if (!isDirectory && !isFile) throw notRegularFileError(path || '.');
       const contextValue = context && context > 0 ? Math.floor(context) : 0;
       const effectiveLimit = Math.max(1, Math.floor(limit ?? DEFAULT_LIMIT));
       const request: SearchRequest = {
@@ -284,7 +290,7 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
         let lines = cache.get(filePath);
         if (!lines) {
           try {
-            const text = await readFile(filePath, 'utf-8');
+            const text = (await readRegularFile(filePath)).toString('utf-8');
             lines = text.replace(/\r\n/g, '\n').replace(/\r/g, '\n').split('\n');
           } catch {
             lines = [];

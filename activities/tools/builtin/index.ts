@@ -61,6 +61,8 @@ export interface BuiltinToolsOptions {
    * the limits documented there. Default false: every call is a regular activity.
    */
   localReadTools?: boolean;
+  /** Limits of the tools' own files (docs/tools.md "Limits"): `outputLogBytes`, the most a `bash` full-output log keeps (its tail; default 64 MiB). */
+  limits?: { outputLogBytes?: number };
   /**
    * `true` for a worker with role `model` (README "Worker roles"): it registers the tools for their names and schemas
    * and never runs them, so no sandbox is checked or announced and no workspace is made; a call that reaches `execute`
@@ -171,6 +173,7 @@ function buildTools(
       readOnlyPaths,
       writablePaths: allowed,
       ...(sandbox ? { sandbox } : {}),
+      ...(opts.limits?.outputLogBytes !== undefined ? { outputLogBytes: opts.limits.outputLogBytes } : {}),
     }),
     createEditTool({ workspace }),
     createWriteTool({ workspace }),

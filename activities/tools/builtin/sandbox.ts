@@ -10,7 +10,9 @@
  * - starts from an environment built from an allowlist (`tool-env.ts`), never a copy of the worker's;
  * - runs under limits on CPU time, address space, processes and file size (`prlimit` inside the sandbox; when the
  *   worker runs as root, whose process count the kernel does not limit, the sandbox's PID namespace gets a `pid_max`
- *   instead, Linux ≥ 6.14);
+ *   instead, Linux ≥ 6.14), and, where the host allows it, in a cgroup of its own that bounds the whole call's memory,
+ *   processes and CPU (`call-cgroup.ts`; where it does not, the worker says so once at start); its `/tmp` is a tmpfs
+ *   of a bounded size;
  * - dies with the worker (`--die-with-parent`): killing the sandbox's first process kills every process in it.
  *
  * Where bubblewrap or user namespaces are unavailable, {@link resolveSandbox} throws with what to do; the operator may
@@ -19,6 +21,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import { detectCallCgroups, enterScript, type CallCgroup, type CallCgroups } from './call-cgroup.js';
 
 /** Whether a sandboxed process may use the network: `none` (its own empty network namespace) or the host's. */
 export type SandboxNetwork = 'none' | 'host';
@@ -33,6 +36,12 @@ export interface SandboxLimits {
   processes?: number;
   /** Largest file a process may write, bytes (RLIMIT_FSIZE). Default 1 GiB. */
   fileSizeBytes?: number;
+  /** Size of the sandbox's `/tmp` (a tmpfs per command), bytes. Default 256 MiB. */
+  tmpBytes?: number;
+  /** Memory of all of a call's processes together, its `/tmp` included (its cgroup's, no swap), bytes. Default 2 GiB. */
+  callMemoryBytes?: number;
+  /** CPU bandwidth of all of a call's processes together (its cgroup's), in CPUs. Default 2. */
+  cpus?: number;
 }
 
 /** The sandbox of tool processes (`builtinTools({ sandbox })`). */
@@ -42,6 +51,11 @@ export interface SandboxOptions {
   limits?: SandboxLimits;
   /** Path of the bubblewrap executable. Default `bwrap` on PATH. */
   bwrapPath?: string;
+  /**
+   * `false`: no cgroup per call, said once at start (`call-cgroup.ts`). Default: one where the host allows it, and
+   * where it does not, the worker says so once at start.
+   */
+  cgroups?: boolean;
 }
 
 /** `'bwrap'` (the default, {@link SandboxOptions} defaults), options, or `'none'` (unsandboxed, announced at start). */
@@ -68,6 +82,8 @@ export interface WrappedCommand {
   file: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /** The call's cgroup, when it has one: whoever spawns the command calls `release()` once it has ended. */
+  cgroup?: CallCgroup;
 }
 
 /** Turns `file args` with environment `env` into the command to spawn (a sandbox's {@link Sandbox.wrapper}). */
@@ -78,6 +94,9 @@ const DEFAULT_LIMITS: Required<SandboxLimits> = {
   memoryBytes: 8 * 1024 ** 3,
   processes: 512,
   fileSizeBytes: 1024 ** 3,
+  tmpBytes: 256 * 1024 ** 2,
+  callMemoryBytes: 2 * 1024 ** 3,
+  cpus: 2,
 };
 
 /** System directories bound read-only (a symlink, as in merged-/usr systems, is recreated as a symlink). */
@@ -117,7 +136,11 @@ export class Sandbox {
   private readonly bwrap: string;
   private readonly systemArgs: string[];
 
-  constructor(options: SandboxOptions = {}) {
+  /** `cgroups`: a cgroup per wrapped command ({@link resolveSandbox} passes the host's, when it has them). */
+  constructor(
+    options: SandboxOptions = {},
+    private readonly cgroups?: CallCgroups,
+  ) {
     this.network = options.network ?? 'none';
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.bwrap = options.bwrapPath ?? 'bwrap';
@@ -150,8 +173,8 @@ export class Sandbox {
       '--dev',
       '/dev',
     ];
-    // A fresh /tmp per command (the workspace, often under the host's /tmp, is bound below it at its own path).
-    b.push('--tmpfs', '/tmp');
+    // A fresh /tmp per command, of a bounded size (the workspace, often under the host's /tmp, is bound below it).
+    b.push('--size', String(this.limits.tmpBytes), '--tmpfs', '/tmp');
     // A parent before what is inside it (a later bind hides what it covers): the nested path's own mode wins.
     const binds: [string, string][] = [
       ...(mounts.readOnly ?? []).filter((p) => existsSync(p)).map((p): [string, string] => ['--ro-bind', p]),
@@ -184,7 +207,7 @@ export class Sandbox {
         file,
         ...args,
       ];
-      return { file: this.bwrap, args: [...b, '--cap-drop', 'ALL', '--', ...limited], env: spawnEnv() };
+      return this.inCgroup({ file: this.bwrap, args: [...b, '--cap-drop', 'ALL', '--', ...limited], env: spawnEnv() });
     }
     // As root the kernel does not count processes against RLIMIT_NPROC: bound the PID namespace instead (pid_max, at
     // least 301), make /proc/sys read-only, set the other limits (ulimit: -v in KiB, -f in 512-byte blocks), then drop
@@ -195,10 +218,26 @@ export class Sandbox {
       `ulimit -t ${l.cpuSeconds} && ulimit -v ${Math.floor(l.memoryBytes / 1024)} && ` +
       `ulimit -f ${Math.floor(l.fileSizeBytes / 512)} && ` +
       'exec setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all -- "$@"';
-    return {
+    return this.inCgroup({
       file: this.bwrap,
       args: [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args],
       env: spawnEnv(),
+    });
+  }
+
+  /** `command` started inside a new cgroup of the call (a shell enters it, then execs the command), when there are. */
+  private inCgroup(command: WrappedCommand): WrappedCommand {
+    if (!this.cgroups) return command;
+    const l = this.limits;
+    const cgroup = this.cgroups.create({ memoryBytes: l.callMemoryBytes, processes: l.processes, cpus: l.cpus });
+    const files = cgroup.procsFiles;
+    // What the shell adds to the environment is removed again: the sandbox starts with exactly `command.env`.
+    const unset = ['PWD', 'OLDPWD', 'SHLVL', '_'].filter((name) => !(name in command.env));
+    return {
+      file: '/bin/sh',
+      args: ['-c', enterScript(files.length, unset), 'keel-cgroup', ...files, command.file, ...command.args],
+      env: command.env,
+      cgroup,
     };
   }
 }
@@ -293,7 +332,31 @@ export function resolveSandbox(setting: SandboxSetting | undefined): Sandbox | u
   const options = setting === undefined || setting === 'bwrap' ? {} : setting;
   const reason = sandboxUnavailable(options.bwrapPath);
   if (reason) throw new Error(sandboxRefusal(reason));
-  return new Sandbox(options);
+  return new Sandbox(options, callCgroups(options.cgroups !== false));
+}
+
+let cgroupsFound: CallCgroups | string | undefined;
+let cgroupsWarned = false;
+
+/**
+ * The host's call cgroups (detected once per process), or undefined after printing {@link noCgroupWarning} once:
+ * when the host does not allow them, or `wanted` is false.
+ */
+function callCgroups(wanted: boolean): CallCgroups | undefined {
+  const found = wanted ? (cgroupsFound ??= detectCallCgroups()) : 'turned off (sandbox: { cgroups: false })';
+  if (typeof found !== 'string') return found;
+  if (!cgroupsWarned) process.stderr.write(`${noCgroupWarning(found)}\n`);
+  cgroupsWarned = true;
+  return undefined;
+}
+
+/** The warning printed once when tool calls get no cgroup of their own: `reason` says why. */
+export function noCgroupWarning(reason: string): string {
+  return (
+    `[keel] WARNING: no cgroup per tool call: ${reason}. Each sandboxed process keeps its own limits (CPU time, ` +
+    'address space, file size, processes), but the processes of one call are not bounded together in memory, ' +
+    'processes or CPU.'
+  );
 }
 
 let warned = false;

@@ -4,9 +4,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants as fsConstants, type Dirent } from 'node:fs';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import nodePath from 'node:path';
 import ignore from 'ignore';
+import { readRegularFile } from './regular-file.js';
 import { toolEnvironment } from './tool-env.js';
 
 type Ignore = ignore.Ignore;
@@ -119,7 +120,7 @@ async function loadLayer(dir: string, names: string[]): Promise<IgnoreLayer | un
   for (const name of names) {
     let text: string;
     try {
-      text = await readFile(nodePath.join(dir, name), 'utf-8');
+      text = (await readRegularFile(nodePath.join(dir, name))).toString('utf-8'); // never waits on a FIFO
     } catch {
       continue;
     }
