@@ -169,6 +169,7 @@ describe('approvals', () => {
       args: { target: 'x' },
       argsDigest: digest('{"target":"x"}'),
       requestedAt: expect.any(Number),
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     await until(
       async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2,

@@ -61,7 +61,7 @@ describe('keel worker --approve', () => {
       const ours = (
         JSON.parse(pending.stdout) as { workflowId: string; pendingApprovals: { toolCallId: string }[] }[]
       ).find((r) => r.workflowId === h.workflowId) as
-        { workflowId: string; pendingApprovals: { toolCallId: string; argsDigest: string }[] } | undefined;
+        { workflowId: string; pendingApprovals: { toolCallId: string; argsDigest: string; requestId: string }[] } | undefined;
       expect(ours?.pendingApprovals).toEqual([
         {
           toolCallId: 'b1',
@@ -69,6 +69,7 @@ describe('keel worker --approve', () => {
           args: { command: 'echo hi > made.txt' },
           argsDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
           requestedAt: expect.any(Number),
+          requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         },
       ]);
       const unsigned = await keelCli([...conn, 'approve', h.workflowId, 'b1', '--as', 'alice']);
@@ -83,6 +84,7 @@ describe('keel worker --approve', () => {
           workflowId: h.workflowId,
           toolCallId: 'b1',
           argsDigest: ours!.pendingApprovals[0].argsDigest,
+          requestId: ours!.pendingApprovals[0].requestId,
           decision: 'approve',
         });
       // --token reads $KEEL_APPROVAL_TOKEN; a token for another call is refused
@@ -95,6 +97,7 @@ describe('keel worker --approve', () => {
             workflowId: h.workflowId,
             toolCallId: 'b2',
             argsDigest: ours!.pendingApprovals[0].argsDigest,
+            requestId: ours!.pendingApprovals[0].requestId,
             decision: 'approve',
           }),
         },

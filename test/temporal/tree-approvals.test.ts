@@ -113,6 +113,7 @@ const pendingX = (workflowId: string, path: string[]) => ({
   args: { target: 'x' },
   argsDigest: DIGEST_X,
   requestedAt: expect.any(Number),
+  requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
   workflowId,
   path,
 });
@@ -396,6 +397,7 @@ describe('one approval desk with signed approvals', () => {
         workflowId,
         toolCallId: p.toolCallId,
         argsDigest: p.argsDigest,
+        requestId: p.requestId!,
         decision: 'approve',
       });
     expect(

@@ -80,12 +80,13 @@ export function reportToRoot(st: SessionState): void {
     runKey: info.firstExecutionRunId,
     path: tree.path,
     seq,
-    pending: pending.map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
+    pending: pending.map(({ toolCallId, toolName, args, argsDigest, requestedAt, requestId }) => ({
       toolCallId,
       toolName,
       args,
       argsDigest,
       requestedAt,
+      ...(requestId !== undefined ? { requestId } : {}),
     })),
     decided,
   };
