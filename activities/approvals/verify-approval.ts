@@ -87,7 +87,8 @@ export interface ApprovalsOptions {
 export function spanSeconds(value: number | string, setting: string): number {
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value;
   const m = typeof value === 'string' ? /^(\d+)\s*(s|m|h|d)?$/.exec(value.trim()) : null;
-  if (!m) throw new TypeError(`${setting} must be seconds or a span such as 90s, 15m, 1h; got ${JSON.stringify(value)}`);
+  if (!m)
+    throw new TypeError(`${setting} must be seconds or a span such as 90s, 15m, 1h; got ${JSON.stringify(value)}`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
 }
 
@@ -241,7 +242,7 @@ function claimsProblem(payload: JWTPayload, maxAge: number, tolerance: number): 
   if (lifetime > maxAge + tolerance)
     return `the token lives ${lifetime} s (exp − iat); this worker accepts at most ${maxAge} s (approvals maxTokenAge)`;
   const sub = payload.sub!;
-  if (typeof sub !== 'string' || sub.trim() === '') return 'the token\'s sub is empty: it must name who decides';
+  if (typeof sub !== 'string' || sub.trim() === '') return "the token's sub is empty: it must name who decides";
   if (RESERVED_SUBJECTS.includes(sub.trim()))
     return `the token's sub ${JSON.stringify(sub)} is reserved for the run's own decisions`;
   return undefined;
@@ -268,12 +269,7 @@ function bindingProblem(payload: JWTPayload, input: VerifyApprovalInput): string
 const iso = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : '?');
 
 /** The refusal for a token `jose` did not accept. */
-function joseRefusal(
-  err: unknown,
-  audience: string,
-  issuer: string | string[] | undefined,
-  maxAge: number,
-): string {
+function joseRefusal(err: unknown, audience: string, issuer: string | string[] | undefined, maxAge: number): string {
   if (err instanceof errors.JWTExpired && err.claim === 'iat')
     return `the token was issued at ${iso(err.payload.iat)}, more than ${maxAge} s ago (approvals maxTokenAge)`;
   if (err instanceof errors.JWTExpired) return `the token expired at ${iso(err.payload.exp)}`;

@@ -159,7 +159,11 @@ describe('approvals with HMAC (HS256) tokens', () => {
         await signed('alice', future, future + 300),
         `Cannot approve tool call d-1: the token's iat ${iso(future)} is in the future`,
       ],
-      ['no iat', await signed('alice', undefined, now() + 60), 'Cannot approve tool call d-1: the token has no iat claim'],
+      [
+        'no iat',
+        await signed('alice', undefined, now() + 60),
+        'Cannot approve tool call d-1: the token has no iat claim',
+      ],
       [
         'an empty sub',
         await signed('', now(), now() + 60),

@@ -61,7 +61,8 @@ describe('keel worker --approve', () => {
       const ours = (
         JSON.parse(pending.stdout) as { workflowId: string; pendingApprovals: { toolCallId: string }[] }[]
       ).find((r) => r.workflowId === h.workflowId) as
-        { workflowId: string; pendingApprovals: { toolCallId: string; argsDigest: string; requestId: string }[] } | undefined;
+        | { workflowId: string; pendingApprovals: { toolCallId: string; argsDigest: string; requestId: string }[] }
+        | undefined;
       expect(ours?.pendingApprovals).toEqual([
         {
           toolCallId: 'b1',
