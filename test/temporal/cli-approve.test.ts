@@ -73,7 +73,8 @@ describe('keel worker --approve', () => {
           requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         },
       ]);
-      const unsigned = await keelCli([...conn, 'approve', h.workflowId, 'b1', '--as', 'alice']);
+      const digest = ours!.pendingApprovals[0].argsDigest;
+      const unsigned = await keelCli([...conn, 'approve', h.workflowId, 'b1', '--digest', digest, '--as', 'alice']);
       expect([unsigned.code, unsigned.stderr]).toEqual([
         2,
         'keel: approve: this run accepts only signed decisions: pass token, a JWT bound to this run, tool call and argsDigest (README "Who may approve")\n',

@@ -194,7 +194,17 @@ describe('one approval desk for a sub-agent tree', () => {
     );
     expect(ran.get(grandchild.workflowId)).toBeUndefined();
 
-    const approved = await cli(['approve', root.workflowId, 'd-1', '--as', 'erin', '--reason', 'ok']);
+    const approved = await cli([
+      'approve',
+      root.workflowId,
+      'd-1',
+      '--digest',
+      DIGEST_X,
+      '--as',
+      'erin',
+      '--reason',
+      'ok',
+    ]);
     expect([approved.code, approved.stdout.split('\n')[0]], approved.stderr).toEqual([
       0,
       'approved d-1 (danger {"target":"x"}) in helper › call_r › critic › call_c as erin: ok',
@@ -253,7 +263,7 @@ describe('one approval desk for a sub-agent tree', () => {
     await Promise.all([root.end(), child.end()]);
     expect(await watching.closed, watching.out.stderr).toBe(0);
     expect(watching.out.stdout).toContain(
-      `approval_needed d-1 danger {"target":"x"} in helper › call_r › critic › call_c\n  keel approve ${root.workflowId} d-1  |  keel deny ${root.workflowId} d-1 --reason …\n`,
+      `approval_needed d-1 danger {"target":"x"} in helper › call_r › critic › call_c\n  keel approve ${root.workflowId} d-1 --digest ${DIGEST_X}  |  keel deny ${root.workflowId} d-1 --digest ${DIGEST_X} --reason …\n`,
     );
     await noTaskFailures(root, child, grandchild);
   });
