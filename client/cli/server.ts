@@ -541,14 +541,14 @@ export function registerServerCommands(program: Command): void {
               `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}${mcpLine(started.mcpServers)}\n`,
             );
           }
+          if (encryption) process.stderr.write(`${DEV_CODEC_NOTICE}\n`);
           // with --encrypt, a client in another shell seals with the same keys
           const keysEnv = encryption ? `${KEYS_FILE_ENV}=${shellWord(encryption.keyFile)} ` : '';
           process.stdout.write(
             `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +
               `${dbFilename ? `Data: ${dbFilename}` : 'Data: in memory'} · Ctrl-C to stop\n` +
               (encryption
-                ? `Encryption: keys ${encryption.keyFile}${encryption.created ? ' (new)' : ''} · codec server ${encryption.codec.url} (the Web UI decodes through it; temporal CLI: add --codec-endpoint ${encryption.codec.url})\n` +
-                  `${DEV_CODEC_NOTICE}\n`
+                ? `Encryption: keys ${encryption.keyFile}${encryption.created ? ' (new)' : ''} · codec server ${encryption.codec.url} (the Web UI decodes through it; temporal CLI: add --codec-endpoint ${encryption.codec.url})\n`
                 : '') +
               (o.worker
                 ? `Try: ${keysEnv}${tryCommand(g, port)}   (a real model: --model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set)\n`
