@@ -2,6 +2,7 @@
  * `createActivities({ tools, models, hooks, transcript })` → Keel's activity functions. Dependencies come in, so tests
  * pass fakes instead of mocking globals.
  */
+import { createCheckTreeMember } from './agents/check-tree-member.js';
 import type { VerifyApprovalInput, VerifyApprovalResult } from '../common/approval-claims.js';
 import type { Client } from '@temporalio/client';
 import type { ClosedChild } from './batch-children.js';
@@ -129,6 +130,14 @@ export function createActivities(deps: KeelActivityDeps) {
     },
     /** Local activity `checkSubAgentOutput`: a typed sub-agent's final text parsed and validated (README "Sub-agents"). */
     checkSubAgentOutput,
+    /**
+     * Local activity `checkTreeMember`: whether the run a `keelTreeApprovals` report names belongs to the desk's tree
+     * (its memo names the desk; activities/agents/check-tree-member.ts).
+     */
+    checkTreeMember: createCheckTreeMember(() => {
+      if (!deps.client) throw new Error('checkTreeMember needs a Temporal client: this worker was built without one');
+      return deps.client();
+    }),
     /** Activity `awaitSubAgentRun`: a sub-agent call attaches to the run already holding its child id. */
     awaitSubAgentRun: createAwaitSubAgentRun(() => {
       if (!deps.client) throw new Error('awaitSubAgentRun needs a Temporal client: this worker was built without one');

@@ -15,9 +15,14 @@ export interface MintApprovalTokenOptions {
   /** The pending call (`keel_tool_call`) and the digest of its arguments (`keel_args_digest`, from `state()`). */
   toolCallId: string;
   argsDigest: string;
+  /** The pending call's `requestId` (`keel_request`, from `state().pendingApprovals`): one token, one request. */
+  requestId: string;
   /** `approve` or `deny` (`keel_decision`). */
   decision: ApprovalVerb;
-  /** Lifetime from now (`exp`): seconds, or a `jose` time span such as `5m`; default `5m`. */
+  /**
+   * Lifetime from now (`exp`): seconds, or a `jose` time span such as `5m`; default `5m`. Workers refuse a lifetime
+   * over their `maxTokenAge` (default 15 minutes).
+   */
   expiresIn?: number | string;
   /** `aud`, default `keel`. */
   audience?: string;
@@ -38,6 +43,7 @@ export async function mintApprovalToken(o: MintApprovalTokenOptions): Promise<st
     [APPROVAL_CLAIMS.toolCall]: o.toolCallId,
     [APPROVAL_CLAIMS.argsDigest]: o.argsDigest,
     [APPROVAL_CLAIMS.decision]: o.decision,
+    [APPROVAL_CLAIMS.request]: o.requestId,
   })
     .setProtectedHeader({ alg: 'HS256', ...(o.keyId ? { kid: o.keyId } : {}) })
     .setSubject(o.subject)

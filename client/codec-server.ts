@@ -6,23 +6,42 @@
  * The protocol is Temporal's remote codec: `POST /decode` and `POST /encode`, `Content-Type: application/json`, the
  * body `{ "payloads": [ { "metadata": { "<key>": "<base64>" }, "data": "<base64>" } ] }` (the proto3 JSON of
  * `temporal.api.common.v1.Payloads`) both ways; the caller names its namespace in `X-Namespace` (one key ring serves
- * every namespace here). CORS for the Web UI's origin(s): a browser request from any other origin is refused (403),
- * so a web page the operator happens to open cannot decode through a codec server on their machine. With a token,
- * every `/encode` and `/decode` needs `Authorization: Bearer <token>` (401 otherwise); without one the server only
- * binds to a loopback address.
+ * every namespace here unless `namespaces` limits them). CORS for the Web UI's origin(s): a browser request from any
+ * other origin is refused (403), so a web page the operator happens to open cannot decode through a codec server on
+ * their machine.
+ *
+ * Secure by default (issue 33 item 9): every `/encode` and `/decode` needs `Authorization: Bearer …` — a static token
+ * of at least 32 characters, or a JWT verified against a JWKS (client/codec-auth.ts: the per-user OIDC token the Web UI
+ * forwards, with a per-namespace claim) — unless `insecureNoAuth` is given explicitly, which only a loopback address
+ * takes (the caller announces it). A non-loopback address needs TLS (`tls`). `decodeOnly` turns `/encode` off. At
+ * most `maxConcurrent` requests are served at once (503 beyond) and a body over `maxBodyBytes` gets 413 before it is
+ * read, so a few large requests cannot exhaust the process.
  *
  * Node's `http`, nothing else. Never imported by workflow code.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { createServer as createTlsServer } from 'node:https';
 import { isIP } from 'node:net';
 import type { Payload } from '@temporalio/common';
 import { EncryptionCodec, type KeyRing } from '../common/encryption.js';
+import {
+  CodecServerConfigError,
+  jwtAuth,
+  MIN_CODEC_TOKEN_CHARS,
+  tokenAuth,
+  type CodecAuth,
+  type CodecJwtOptions,
+} from './codec-auth.js';
+
+export { CodecServerConfigError, MIN_CODEC_TOKEN_CHARS, type CodecJwtOptions } from './codec-auth.js';
 
 /** Default port of `keel codec-server` (Temporal's codec-server samples use 8888 too). */
 export const DEFAULT_CODEC_SERVER_PORT = 8888;
-/** The largest request body read (a history page of payloads); larger ones get 413. */
-export const MAX_CODEC_BODY_BYTES = 64 * 1024 * 1024;
+/** The largest request body read by default (a history page of payloads); larger ones get 413. */
+export const MAX_CODEC_BODY_BYTES = 32 * 1024 * 1024;
+/** Requests served at once by default; more get 503 (each holds its body and its decoded copy in memory). */
+export const MAX_CODEC_CONCURRENT = 2;
 /** The environment variable `keel codec-server` reads its bearer token from (else `--token-file`). */
 export const CODEC_TOKEN_ENV = 'KEEL_CODEC_SERVER_TOKEN';
 
@@ -30,10 +49,24 @@ export interface CodecServerOptions {
   /** The keys: the primary seals on `/encode`, every key opens on `/decode`. */
   keyRing: KeyRing;
   /**
-   * The bearer token every `/encode` and `/decode` must carry (`Authorization: Bearer <token>`). Without one,
-   * `createCodecServer` refuses any `host` that is not a loopback address.
+   * The bearer token every `/encode` and `/decode` must carry (`Authorization: Bearer <token>`), at least
+   * {@link MIN_CODEC_TOKEN_CHARS} characters. One of `token`, `jwt` and `insecureNoAuth` is required.
    */
   token?: string;
+  /** Verify the bearer as a JWT (OIDC) instead of a static token (client/codec-auth.ts). */
+  jwt?: CodecJwtOptions;
+  /** No authentication at all: only on a loopback address, and the caller announces it (development only). */
+  insecureNoAuth?: boolean;
+  /** HTTPS: PEM certificate chain and private key files. Required for a host that is not loopback. */
+  tls?: { certFile: string; keyFile: string };
+  /** The namespaces served (`X-Namespace`); absent: any. Another namespace gets 403. */
+  namespaces?: readonly string[];
+  /** Serve `/decode` only: `/encode` answers 403. */
+  decodeOnly?: boolean;
+  /** Requests served at once (default {@link MAX_CODEC_CONCURRENT}); more get 503 with `Retry-After`. */
+  maxConcurrent?: number;
+  /** The largest body (default {@link MAX_CODEC_BODY_BYTES}); larger gets 413. */
+  maxBodyBytes?: number;
   /**
    * Origins (scheme://host:port) of the Web UI(s) allowed to call from a browser, e.g. `http://localhost:8233`. A
    * request carrying another `Origin` is refused with 403; requests without `Origin` (the `temporal` CLI) are served.
@@ -52,14 +85,6 @@ export interface CodecServer {
   readonly server: Server;
   /** Stops listening and closes open connections. */
   close(): Promise<void>;
-}
-
-/** Thrown by {@link createCodecServer} when it must not start as configured; the message says what to do. */
-export class CodecServerConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CodecServerConfigError';
-  }
 }
 
 /** Whether `host` only reaches this machine: 127.0.0.0/8, ::1 or localhost. */
@@ -125,21 +150,13 @@ function payloadsToJson(payloads: Payload[]): { payloads: JsonPayload[] } {
   };
 }
 
-/** Constant-time comparison of the presented token with the expected one (both hashed: equal lengths). */
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer (.+)$/i.exec(header ?? '');
-  if (!m) return false;
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(m[1]!.trim()), digest(token));
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer | 'too large'> {
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_CODEC_BODY_BYTES) {
+      if (size > max) {
         req.removeAllListeners('data');
         req.resume();
         resolve('too large');
@@ -152,81 +169,175 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too large'> {
 
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
 
+const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
+/** Who may call, decided from the options at start; refuses an unsafe configuration with what to do. */
+function authOf(opts: CodecServerOptions, host: string): CodecAuth | undefined {
+  const token = opts.token?.trim() || undefined;
+  const given = [token && 'a token', opts.jwt && 'JWT verification', opts.insecureNoAuth && '--insecure-no-auth'];
+  const named = given.filter((g): g is string => typeof g === 'string');
+  if (named.length > 1) throw new CodecServerConfigError(`give one of ${named.join(', ')}; they contradict each other`);
+  if (!isLoopback(host) && !opts.tls)
+    throw new CodecServerConfigError(
+      `refusing to serve decryption on ${host} over plain HTTP: the token and every decoded payload would cross the ` +
+        'network in clear. Give --tls-cert <file> and --tls-key <file>, or listen on 127.0.0.1',
+    );
+  if (opts.insecureNoAuth) {
+    if (!isLoopback(host))
+      throw new CodecServerConfigError(
+        `--insecure-no-auth only on a loopback address, not ${host}: give a token or JWT verification`,
+      );
+    return undefined;
+  }
+  if (token !== undefined) return tokenAuth(token);
+  if (opts.jwt) return jwtAuth(opts.jwt);
+  throw new CodecServerConfigError(
+    `refusing to serve decryption without authentication: any process that reaches ${host} (a local one, a tool ` +
+      `with network host) could read every run. Give a token of at least ${MIN_CODEC_TOKEN_CHARS} characters ` +
+      `(--token-file <file>, or $${CODEC_TOKEN_ENV}) or JWT verification (--jwks <file> or --jwks-url <url>), or ` +
+      '--insecure-no-auth on a loopback address (development only)',
+  );
+}
+
+type Send = (status: number, body?: string, type?: string) => void;
+
+/** CORS: answers 403 for a browser origin not allowed (true), else sets the headers (false). */
+function corsRefused(req: IncomingMessage, res: ServerResponse, origins: Set<string>, send: Send): boolean {
+  const origin = req.headers.origin;
+  res.setHeader('Vary', 'Origin');
+  if (origin === undefined) return false;
+  if (!origins.has(origin)) {
+    send(
+      403,
+      `origin ${origin} is not allowed; start the codec server with --origin ${origin} to let that Web UI call it`,
+    );
+    return true;
+  }
+  res.setHeader('Access-Control-Allow-Origin', origin);
+  res.setHeader('Access-Control-Allow-Credentials', 'true');
+  return false;
+}
+
+/** Path, method, authentication, namespace and `--decode-only` checked: undefined once answered, else the endpoint. */
+async function admitted(
+  req: IncomingMessage,
+  res: ServerResponse,
+  send: Send,
+  opts: CodecServerOptions,
+  auth: CodecAuth | undefined,
+): Promise<'/decode' | '/encode' | undefined> {
+  const path = new URL(req.url ?? '/', 'http://codec').pathname;
+  const endpoint = path === '/decode' || path === '/encode' ? path : undefined;
+  if (req.method === 'OPTIONS') {
+    if (!endpoint) return void send(404, `no such endpoint ${path}: use /encode or /decode`);
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    res.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+    res.setHeader('Access-Control-Max-Age', '600');
+    return void send(204);
+  }
+  if (!endpoint) return void send(404, `no such endpoint ${path}: use POST /encode or POST /decode`);
+  if (req.method !== 'POST') {
+    res.setHeader('Allow', 'POST, OPTIONS');
+    return void send(405, `${path} takes POST`);
+  }
+  const header = req.headers['x-namespace'];
+  const namespace = Array.isArray(header) ? header[0] : header;
+  if (auth) {
+    const verdict = await auth({ authorization: req.headers.authorization, namespace });
+    if (!verdict.ok) {
+      if (verdict.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+      return void send(verdict.status, verdict.text);
+    }
+  }
+  if (opts.namespaces && (namespace === undefined || !opts.namespaces.includes(namespace)))
+    return void send(
+      403,
+      `namespace ${namespace ?? '(no X-Namespace header)'} is not served here (this codec server serves ${opts.namespaces.join(', ')})`,
+    );
+  if (endpoint === '/encode' && opts.decodeOnly)
+    return void send(403, 'this codec server only decodes (--decode-only): /encode is off');
+  return endpoint;
+}
+
 /**
  * Starts a codec server ({@link CodecServerOptions}) and resolves once it listens. Rejects with
- * {@link CodecServerConfigError} when it has no token and `host` is not loopback, or an origin is not scheme://host:port;
- * with the listen error (e.g. EADDRINUSE) when the port is taken.
+ * {@link CodecServerConfigError} when it must not start as configured (no authentication, a short token, plain HTTP
+ * off loopback, an origin that is not scheme://host:port); with the listen error (e.g. EADDRINUSE) when the port is
+ * taken.
  */
 export async function createCodecServer(opts: CodecServerOptions): Promise<CodecServer> {
   const host = opts.host ?? '127.0.0.1';
-  const token = opts.token?.trim() || undefined;
-  if (token === undefined && !isLoopback(host))
-    throw new CodecServerConfigError(
-      `refusing to serve decryption on ${host} without a bearer token: anyone who reaches it could read every run. ` +
-        `Give a token (--token-file <file>, or $${CODEC_TOKEN_ENV}), or listen on 127.0.0.1`,
-    );
+  const auth = authOf(opts, host);
   const origins = new Set((opts.origins ?? []).map(normalizeOrigin));
   const codec = new EncryptionCodec(opts.keyRing);
+  const maxBody = opts.maxBodyBytes ?? MAX_CODEC_BODY_BYTES;
+  const maxConcurrent = opts.maxConcurrent ?? MAX_CODEC_CONCURRENT;
+  const tooLarge = `request body too large: this codec server takes at most ${mib(maxBody)} (${maxBody} bytes)`;
+  let inFlight = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const origin = req.headers.origin;
-    const send = (status: number, body?: string, type = 'text/plain; charset=utf-8') => {
+    const send: Send = (status, body, type = 'text/plain; charset=utf-8') => {
       res.statusCode = status;
       if (body !== undefined) res.setHeader('Content-Type', type);
       res.end(body === undefined ? undefined : body + (type.startsWith('text/') ? '\n' : ''));
     };
-    res.setHeader('Vary', 'Origin');
-    if (origin !== undefined) {
-      if (!origins.has(origin))
+    if (corsRefused(req, res, origins, send)) return;
+    const endpoint = await admitted(req, res, send, opts, auth);
+    if (!endpoint) return;
+    if (Number(req.headers['content-length'] ?? 0) > maxBody) return send(413, tooLarge);
+    if (inFlight >= maxConcurrent) {
+      res.setHeader('Retry-After', '1');
+      return send(503, `busy: ${maxConcurrent} requests are being served; retry in a moment`);
+    }
+    inFlight += 1;
+    try {
+      const raw = await readBody(req, maxBody);
+      if (raw === 'too large') return send(413, tooLarge);
+      let payloads: Payload[];
+      try {
+        payloads = payloadsFromJson(JSON.parse(raw.toString('utf8')));
+      } catch (err) {
         return send(
-          403,
-          `origin ${origin} is not allowed; start the codec server with --origin ${origin} to let that Web UI call it`,
+          400,
+          `bad request: ${err instanceof SyntaxError ? 'the body is not JSON' : (err as Error).message}`,
         );
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Allow-Credentials', 'true');
+      }
+      let out: Payload[];
+      try {
+        out = endpoint === '/decode' ? await codec.decode(payloads) : await codec.encode(payloads);
+      } catch (err) {
+        // DecryptionError: names the key id and what to do, never key material
+        return send(422, (err as Error).message);
+      }
+      send(200, JSON.stringify(payloadsToJson(out)), 'application/json');
+    } finally {
+      inFlight -= 1;
     }
-    const path = new URL(req.url ?? '/', 'http://codec').pathname;
-    const endpoint = path === '/decode' || path === '/encode' ? path : undefined;
-    if (req.method === 'OPTIONS') {
-      if (!endpoint) return send(404, `no such endpoint ${path}: use /encode or /decode`);
-      res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-      res.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-      res.setHeader('Access-Control-Max-Age', '600');
-      return send(204);
-    }
-    if (!endpoint) return send(404, `no such endpoint ${path}: use POST /encode or POST /decode`);
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST, OPTIONS');
-      return send(405, `${path} takes POST`);
-    }
-    if (token !== undefined && !tokenMatches(req.headers.authorization, token)) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      return send(401, 'missing or wrong bearer token: send Authorization: Bearer <the codec server token>');
-    }
-    const raw = await readBody(req);
-    if (raw === 'too large') return send(413, `the body is larger than ${MAX_CODEC_BODY_BYTES} bytes`);
-    let payloads: Payload[];
-    try {
-      payloads = payloadsFromJson(JSON.parse(raw.toString('utf8')));
-    } catch (err) {
-      return send(400, `bad request: ${err instanceof SyntaxError ? 'the body is not JSON' : (err as Error).message}`);
-    }
-    let out: Payload[];
-    try {
-      out = endpoint === '/decode' ? await codec.decode(payloads) : await codec.encode(payloads);
-    } catch (err) {
-      // DecryptionError: names the key id and what to do, never key material
-      return send(422, (err as Error).message);
-    }
-    send(200, JSON.stringify(payloadsToJson(out)), 'application/json');
   };
-
-  const server = createServer((req, res) => {
+  return listen(opts, host, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.statusCode = 500;
       res.end(`internal error: ${(err as Error).message}\n`);
     });
   });
+}
+
+/** Listens (HTTPS with `tls`) and resolves the running server. */
+async function listen(
+  opts: CodecServerOptions,
+  host: string,
+  onRequest: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<CodecServer> {
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new CodecServerConfigError(`--tls-${what} ${file}: cannot read it (${(err as Error).message})`);
+    }
+  };
+  const server: Server = opts.tls
+    ? createTlsServer({ cert: read(opts.tls.certFile, 'cert'), key: read(opts.tls.keyFile, 'key') }, onRequest)
+    : createServer(onRequest);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? DEFAULT_CODEC_SERVER_PORT, host, () => {
@@ -238,7 +349,7 @@ export async function createCodecServer(opts: CodecServerOptions): Promise<Codec
   const urlHost = isIP(host) === 6 ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${urlHost}:${port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
     server,
     close() {

@@ -56,6 +56,12 @@ export interface PendingApproval {
   argsDigest: string;
   requestedAt: number;
   /**
+   * This request for a decision (a nonce from the workflow's deterministic random source, from 0.6.3): a signed
+   * decision's token binds it as `keel_request`, so a token decides this request only, never a later call with the same
+   * id and arguments. Absent for a call that started waiting under 0.6.2 or earlier.
+   */
+  requestId?: string;
+  /**
    * Listed by the tree's root for a call one of its sub-agents waits for (README "Sub-agents", one approval desk): the
    * sub-agent's workflow id, where the decision is made (`AgentRunHandle.approve` on the root sends it there).
    */

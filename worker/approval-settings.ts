@@ -4,7 +4,7 @@
  * (worker/env-approvals.ts), each naming its settings in the texts as it spells them ({@link ApprovalSettingNames}).
  * A refusal is an {@link ApprovalSettingsError}: the CLI exits 2 with it, `npm run worker` prints it and exits 1.
  */
-import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
+import { spanSeconds, type ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
 import { approvalAskers } from './approvals.js';
 
@@ -22,6 +22,8 @@ export interface ApprovalFlags {
   approvalsHmacSecretFile?: string;
   approvalsIssuer?: string;
   approvalsAudience?: string;
+  /** The longest lifetime and age of a token (seconds or `15m`); default 15 minutes. */
+  approvalsMaxTokenAge?: string;
   approvalsUnauthenticated?: boolean;
 }
 
@@ -41,6 +43,7 @@ export interface ApprovalSettingNames {
   hmacSecretFile: string;
   issuer: string;
   audience: string;
+  maxTokenAge: string;
   /** The whole setting (a flag, or `VARIABLE=none`). */
   unauthenticated: string;
   file: string;
@@ -54,6 +57,7 @@ export const APPROVAL_FLAG_NAMES: ApprovalSettingNames = {
   hmacSecretFile: '--approvals-hmac-secret-file',
   issuer: '--approvals-issuer',
   audience: '--approvals-audience',
+  maxTokenAge: '--approvals-max-token-age',
   unauthenticated: '--approvals-unauthenticated',
   file: ' <file>',
   url: ' <url>',
@@ -84,6 +88,7 @@ export function approvalsFromSettings(
   if (sources.length === 0) {
     if (flags.approvalsIssuer !== undefined || flags.approvalsAudience !== undefined)
       throw refuse(`${names.issuer} and ${names.audience} need the keys: ${keys}`);
+    if (flags.approvalsMaxTokenAge !== undefined) throw refuse(`${names.maxTokenAge} needs the keys: ${keys}`);
     const askers = approvalAskers(tools, undefined);
     if (askers.length > 0 && dev) return { authentication: 'none' }; // announced at worker start
     if (askers.length > 0)
@@ -104,8 +109,22 @@ export function approvalsFromSettings(
           : {}),
       ...(flags.approvalsIssuer !== undefined ? { issuer: flags.approvalsIssuer } : {}),
       ...(flags.approvalsAudience !== undefined ? { audience: flags.approvalsAudience } : {}),
+      ...(flags.approvalsMaxTokenAge !== undefined
+        ? { maxTokenAge: maxTokenAge(flags.approvalsMaxTokenAge, names) }
+        : {}),
     },
   };
+}
+
+/** A max token age as given (`900`, `15m`): seconds when all digits; a bad one is refused naming the setting. */
+function maxTokenAge(value: string, names: ApprovalSettingNames): number | string {
+  const given = /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  try {
+    spanSeconds(given, names.maxTokenAge);
+  } catch (err) {
+    throw refuse((err as Error).message);
+  }
+  return given;
 }
 
 /**

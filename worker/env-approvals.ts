@@ -29,6 +29,7 @@ export const APPROVAL_ENV_NAMES: ApprovalSettingNames = {
   hmacSecretFile: 'KEEL_APPROVALS_HMAC_SECRET_FILE',
   issuer: 'KEEL_APPROVALS_ISSUER',
   audience: 'KEEL_APPROVALS_AUDIENCE',
+  maxTokenAge: 'KEEL_APPROVALS_MAX_TOKEN_AGE',
   unauthenticated: 'KEEL_APPROVALS_AUTHENTICATION=none',
   file: '=<file>',
   url: '=<url>',
@@ -58,6 +59,7 @@ export function approvalsFromEnv(
     approvalsHmacSecretFile: value('KEEL_APPROVALS_HMAC_SECRET_FILE'),
     approvalsIssuer: value('KEEL_APPROVALS_ISSUER'),
     approvalsAudience: value('KEEL_APPROVALS_AUDIENCE'),
+    approvalsMaxTokenAge: value('KEEL_APPROVALS_MAX_TOKEN_AGE'),
     approvalsUnauthenticated: authentication === 'none',
   };
   const approvals = approvalsFromSettings(flags, gated, false, APPROVAL_ENV_NAMES);

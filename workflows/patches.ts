@@ -115,4 +115,11 @@ export const PATCH = {
    * start of a batch's first run; a batch started before keeps running unchecked.
    */
   sealedBatchStart: 'keel-0.6.2-sealed-batch-start',
+  /**
+   * 0.6.3: a desk (a root run, a batch) lists a `keelTreeApprovals` report only from a member of its tree: the first
+   * report of a run it does not know yet runs the `checkTreeMember` local activity (the run's memo must name the desk);
+   * any other report is ignored and logged (workflows/agent/tree-approvals.ts). Checked in the signal's handler, for a
+   * well-formed report; a desk replaying an older history lists every report as before.
+   */
+  treeMembers: 'keel-0.6.3-tree-members',
 } as const;

@@ -1,8 +1,10 @@
 /**
  * Signed approvals (README "Who may approve"): the worker's `approvals` option and the `verifyApproval` local
  * activity, which checks a decision's token with `jose` — signature against the issuer's keys (a JWKS file, object or
- * URL; or an HS256 secret), `exp` (required) and `nbf`, `aud`, `iss` when configured, the token's binding to this run,
- * tool call, argsDigest and verb (common/approval-claims.ts) — and then asks the worker's `authorizeApproval` policy.
+ * URL; or an HS256 secret), `exp` and `iat` (required: `iat` not in the future, the token no older and its lifetime
+ * no longer than `maxTokenAge`) and `nbf`, a `sub` that is neither empty nor reserved, `aud`, `iss` when configured,
+ * the token's binding to this run, tool call, argsDigest, verb and request (common/approval-claims.ts) — and then asks
+ * the worker's `authorizeApproval` policy.
  * Every refusal is an exact text the Update answers with; nothing is thrown for a bad token.
  */
 import { readFileSync } from 'node:fs';
@@ -18,6 +20,9 @@ import {
 import {
   APPROVAL_CLAIMS,
   DEFAULT_APPROVAL_AUDIENCE,
+  DEFAULT_CLOCK_TOLERANCE,
+  DEFAULT_MAX_TOKEN_AGE,
+  RESERVED_SUBJECTS,
   type ApprovalVerb,
   type VerifyApprovalInput,
   type VerifyApprovalResult,
@@ -38,6 +43,13 @@ export interface ApprovalAuthentication {
   issuer?: string | string[];
   /** The `aud` tokens must carry; default `keel`. */
   audience?: string;
+  /**
+   * The longest a token may live (`exp` − `iat`) and the oldest it may be (now − `iat`): seconds or a `jose` time span
+   * (`15m`, `1h`); default {@link DEFAULT_MAX_TOKEN_AGE}.
+   */
+  maxTokenAge?: number | string;
+  /** How far `iat`, `exp` and `nbf` may be off this worker's clock: seconds or a time span; default 60 s. */
+  clockTolerance?: number | string;
 }
 
 /** What `authorizeApproval` is asked about: a verified token's claims, and the call it would decide. */
@@ -69,6 +81,15 @@ export type AuthorizeApproval = (input: AuthorizeApprovalInput) => boolean | str
 export interface ApprovalsOptions {
   authentication: 'none' | ApprovalAuthentication;
   authorizeApproval?: AuthorizeApproval;
+}
+
+/** A time span in seconds: a number of seconds, or `<n>s`, `<n>m`, `<n>h`, `<n>d`; a bad one throws naming `setting`. */
+export function spanSeconds(value: number | string, setting: string): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value;
+  const m = typeof value === 'string' ? /^(\d+)\s*(s|m|h|d)?$/.exec(value.trim()) : null;
+  if (!m)
+    throw new TypeError(`${setting} must be seconds or a span such as 90s, 15m, 1h; got ${JSON.stringify(value)}`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
 }
 
 /** The HS256 key needs at least this many bytes (RFC 7518 §3.2). */
@@ -152,6 +173,11 @@ export function createVerifyApproval(
     return async (input) => ({ ok: false, refusal: refusal(input, NOT_VERIFYING) });
   const key = keyOf(auth);
   const audience = auth.audience ?? DEFAULT_APPROVAL_AUDIENCE;
+  const maxAge = spanSeconds(auth.maxTokenAge ?? DEFAULT_MAX_TOKEN_AGE, 'approvals.authentication.maxTokenAge');
+  const tolerance = spanSeconds(
+    auth.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE,
+    'approvals.authentication.clockTolerance',
+  );
   const authorize = approvals?.authorizeApproval;
   return async function verifyApproval(input) {
     const why = (text: string): VerifyApprovalResult => ({ ok: false, refusal: refusal(input, text) });
@@ -161,7 +187,9 @@ export function createVerifyApproval(
       const options = {
         audience,
         ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
-        requiredClaims: ['exp', 'sub'],
+        requiredClaims: ['exp', 'sub', 'iat'],
+        maxTokenAge: maxAge,
+        clockTolerance: tolerance,
         algorithms: key.kind === 'hmac' ? ['HS256'] : ASYMMETRIC,
       };
       const verified =
@@ -171,9 +199,9 @@ export function createVerifyApproval(
       payload = verified.payload;
       kid = verified.protectedHeader.kid;
     } catch (err) {
-      return why(joseRefusal(err, audience, auth.issuer));
+      return why(joseRefusal(err, audience, auth.issuer, maxAge));
     }
-    const binding = bindingProblem(payload, input);
+    const binding = claimsProblem(payload, maxAge, tolerance) ?? bindingProblem(payload, input);
     if (binding) return why(binding);
     const subject = payload.sub!;
     if (authorize) {
@@ -208,13 +236,27 @@ export function refusal(input: Pick<VerifyApprovalInput, 'decision' | 'toolCallI
   return `Cannot ${input.decision} tool call ${input.toolCallId}: ${why}`;
 }
 
-/** The token is for another run, call, digest or verb. */
+/** A lifetime over `maxAge` (`exp` − `iat`), or a `sub` that names nobody or a reserved name. */
+function claimsProblem(payload: JWTPayload, maxAge: number, tolerance: number): string | undefined {
+  const lifetime = payload.exp! - payload.iat!;
+  if (lifetime > maxAge + tolerance)
+    return `the token lives ${lifetime} s (exp − iat); this worker accepts at most ${maxAge} s (approvals maxTokenAge)`;
+  const sub = payload.sub!;
+  if (typeof sub !== 'string' || sub.trim() === '') return "the token's sub is empty: it must name who decides";
+  if (RESERVED_SUBJECTS.includes(sub.trim()))
+    return `the token's sub ${JSON.stringify(sub)} is reserved for the run's own decisions`;
+  return undefined;
+}
+
+/** The token is for another run, call, digest, verb or request. */
 function bindingProblem(payload: JWTPayload, input: VerifyApprovalInput): string | undefined {
   const expected: [string, string][] = [
     [APPROVAL_CLAIMS.run, input.run],
     [APPROVAL_CLAIMS.toolCall, input.toolCallId],
     [APPROVAL_CLAIMS.argsDigest, input.argsDigest],
     [APPROVAL_CLAIMS.decision, input.decision],
+    // a call that started waiting under 0.6.2 has no request nonce to bind
+    ...(input.requestId !== undefined ? [[APPROVAL_CLAIMS.request, input.requestId] as [string, string]] : []),
   ];
   for (const [claim, want] of expected) {
     const got = payload[claim];
@@ -227,10 +269,13 @@ function bindingProblem(payload: JWTPayload, input: VerifyApprovalInput): string
 const iso = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : '?');
 
 /** The refusal for a token `jose` did not accept. */
-function joseRefusal(err: unknown, audience: string, issuer: string | string[] | undefined): string {
+function joseRefusal(err: unknown, audience: string, issuer: string | string[] | undefined, maxAge: number): string {
+  if (err instanceof errors.JWTExpired && err.claim === 'iat')
+    return `the token was issued at ${iso(err.payload.iat)}, more than ${maxAge} s ago (approvals maxTokenAge)`;
   if (err instanceof errors.JWTExpired) return `the token expired at ${iso(err.payload.exp)}`;
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.reason === 'missing') return `the token has no ${err.claim} claim`;
+    if (err.claim === 'iat') return `the token's iat ${iso(err.payload.iat)} is in the future`;
     if (err.claim === 'aud') return `the token's audience is not ${audience}`;
     if (err.claim === 'iss') return `the token's issuer is not ${[issuer].flat().join(' or ')}`;
     if (err.claim === 'nbf') return `the token is not valid before ${iso(err.payload.nbf)}`;

@@ -29,6 +29,10 @@ export function approvalOptions(cmd: Command): Command {
     .option('--approvals-issuer <iss>', 'the issuer (iss) approval tokens must name')
     .option('--approvals-audience <aud>', 'the audience (aud) approval tokens must name (default: keel)')
     .option(
+      '--approvals-max-token-age <span>',
+      'the longest lifetime (exp − iat) and age of an approval token: seconds, or 90s, 15m, 1h (default: 15m)',
+    )
+    .option(
       '--approvals-unauthenticated',
       'accept any approver name, unverified (development only; the default of `keel dev`)',
     );

@@ -23,9 +23,9 @@ import {
   CodecServerConfigError,
   createCodecServer,
   DEFAULT_CODEC_SERVER_PORT,
-  isLoopback,
+  type CodecServerOptions,
 } from '../codec-server.js';
-import { act, CliError, EXIT, usageError, shellWord } from './context.js';
+import { act, CliError, EXIT, intOption, usageError, shellWord } from './context.js';
 
 /** The Web UI origins `keel codec-server` allows when given no --origin: `keel dev`'s UI. */
 export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'];
@@ -118,6 +118,51 @@ export function temporalCodecFlags(url: string, tokenShell?: string): string {
   return `--codec-endpoint ${url}${tokenShell ? ` --codec-auth "Bearer ${tokenShell}"` : ''}`;
 }
 
+interface CodecServerFlags {
+  listen: string;
+  origin?: string[];
+  tokenFile?: string;
+  jwks?: string;
+  jwksUrl?: string;
+  jwtIssuer?: string;
+  jwtAudience?: string;
+  namespaceClaim?: string;
+  namespace?: string[];
+  decodeOnly?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  maxConcurrent: number;
+  maxBodyMib: number;
+  insecureNoAuth?: boolean;
+}
+
+/** `createCodecServer`'s options from the flags (the key ring, address and origins aside). */
+function serverOptions(o: CodecServerFlags, token: string | undefined): Partial<CodecServerOptions> {
+  if ((o.tlsCert === undefined) !== (o.tlsKey === undefined))
+    throw usageError('give --tls-cert and --tls-key together');
+  const jwt = o.jwks !== undefined || o.jwksUrl !== undefined;
+  return {
+    ...(token !== undefined ? { token } : {}),
+    ...(jwt
+      ? {
+          jwt: {
+            ...(o.jwks !== undefined ? { jwks: o.jwks } : {}),
+            ...(o.jwksUrl !== undefined ? { jwksUrl: o.jwksUrl } : {}),
+            ...(o.jwtIssuer !== undefined ? { issuer: o.jwtIssuer } : {}),
+            ...(o.jwtAudience !== undefined ? { audience: o.jwtAudience } : {}),
+            ...(o.namespaceClaim !== undefined ? { namespaceClaim: o.namespaceClaim } : {}),
+          },
+        }
+      : {}),
+    ...(o.insecureNoAuth ? { insecureNoAuth: true } : {}),
+    ...(o.tlsCert !== undefined && o.tlsKey !== undefined ? { tls: { certFile: o.tlsCert, keyFile: o.tlsKey } } : {}),
+    ...(o.namespace ? { namespaces: o.namespace } : {}),
+    ...(o.decodeOnly ? { decodeOnly: true } : {}),
+    maxConcurrent: o.maxConcurrent,
+    maxBodyBytes: o.maxBodyMib * 1024 * 1024,
+  };
+}
+
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
@@ -130,8 +175,9 @@ export function registerEncryptionCommands(program: Command): void {
       "Serves POST /encode and /decode (Temporal's remote codec protocol) with the key ring of --encryption-keys " +
         `(or $${KEYS_FILE_ENV} / $${KEYS_ENV}), so the Web UI (--ui-codec-endpoint, or its Codec Server setting) and ` +
         '`temporal … --codec-endpoint` show encrypted runs decoded. Browsers may call it only from the --origin(s). ' +
-        `With a bearer token (--token-file or $${CODEC_TOKEN_ENV}) every request must carry it; without one it ` +
-        'only listens on a loopback address. Runs until Ctrl-C.',
+        `Every request must carry a bearer token (--token-file or $${CODEC_TOKEN_ENV}, at least 32 characters) or a JWT ` +
+        'the server verifies (--jwks / --jwks-url); --insecure-no-auth (loopback only, announced) takes none. Off ' +
+        'loopback it needs TLS (--tls-cert, --tls-key). Runs until Ctrl-C.',
     )
     .option('--listen <host:port>', 'where to listen', `127.0.0.1:${DEFAULT_CODEC_SERVER_PORT}`)
     .option(
@@ -141,18 +187,30 @@ export function registerEncryptionCommands(program: Command): void {
     )
     .option(
       '--token-file <file>',
-      `file holding the bearer token requests must carry (default: $${CODEC_TOKEN_ENV}); required unless --listen is loopback`,
+      `file holding the bearer token requests must carry, at least 32 characters (default: $${CODEC_TOKEN_ENV})`,
     )
+    .option('--jwks <file>', 'verify bearer JWTs (e.g. the Web UI’s OIDC token) with this JWK Set file')
+    .option('--jwks-url <url>', 'verify bearer JWTs with the JWK Set at this URL')
+    .option('--jwt-issuer <iss>', 'the iss the JWTs must carry')
+    .option('--jwt-audience <aud>', 'the aud the JWTs must carry')
+    .option('--namespace-claim <claim>', 'a JWT claim that must name the request’s X-Namespace')
+    .option('--namespace <ns>', 'serve only this namespace (X-Namespace); repeatable (default: any)', collect)
+    .option('--decode-only', 'serve /decode only (/encode answers 403)')
+    .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate (required off loopback)')
+    .option('--tls-key <file>', 'the PEM private key of --tls-cert')
+    .option('--max-concurrent <n>', 'requests served at once; more get 503', intOption('--max-concurrent'), 2)
+    .option('--max-body-mib <n>', 'the largest request body in MiB; larger gets 413', intOption('--max-body-mib'), 32)
+    .option('--insecure-no-auth', 'take requests without any token (loopback only; development only; announced)')
     .action(
-      act(async (o: { listen: string; origin?: string[]; tokenFile?: string }, cmd: Command) => {
+      act(async (o: CodecServerFlags, cmd: Command) => {
         // the global --encryption-keys (every keel command takes it), else the environment's key ring
         const { ring, source } = keyRingFromFlags(cmd.optsWithGlobals<{ encryptionKeys?: string }>().encryptionKeys);
         const { host, port } = parseListen(o.listen);
-        const token = codecToken(o.tokenFile);
+        const token = o.jwks || o.jwksUrl || o.insecureNoAuth ? undefined : codecToken(o.tokenFile);
         const origins = o.origin ?? DEFAULT_UI_ORIGINS;
         let server;
         try {
-          server = await createCodecServer({ keyRing: ring, host, port, origins, token: token?.token });
+          server = await createCodecServer({ keyRing: ring, host, port, origins, ...serverOptions(o, token?.token) });
         } catch (err) {
           if (err instanceof CodecServerConfigError) throw usageError(err.message);
           const code = (err as NodeJS.ErrnoException).code;
@@ -162,7 +220,7 @@ export function registerEncryptionCommands(program: Command): void {
         }
         process.stdout.write(
           `Keel codec server at ${server.url} · keys ${source} (primary ${ring.primary}, ${ring.keys.size} key${ring.keys.size === 1 ? '' : 's'}) · ` +
-            `${token ? 'bearer token required' : `no token (${isLoopback(host) ? 'loopback only' : host})`} · Ctrl-C to stop\n` +
+            `${token ? 'bearer token required' : o.insecureNoAuth ? `NO AUTHENTICATION (--insecure-no-auth: any process on this machine can decode; development only)` : 'bearer JWT required'}${o.decodeOnly ? ' · decode only' : ''} · Ctrl-C to stop\n` +
             `Web UI origins: ${origins.join(', ')}; point the UI at it: temporal server start-dev --ui-codec-endpoint ${server.url}\n` +
             `Temporal CLI: add ${temporalCodecFlags(server.url, token?.shell)} to temporal workflow show / describe / query\n`,
         );

@@ -14,6 +14,7 @@ import type { AttemptResetEvent, MessageUpdateEvent } from '../../common/stream.
 import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../../common/model-heartbeat.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../../common/run.js';
+import { terminalSafe } from './terminal-text.js';
 
 export interface Sink {
   write(text: string): void;
@@ -54,18 +55,18 @@ export function paint(sink: Pick<Sink, 'color'>, style: Style, text: string): st
   return sink.color ? styleText(style, text, { validateStream: false }) : text;
 }
 
-/** One line, at most `max` characters (an ellipsis when cut). */
+/** One line, at most `max` characters (an ellipsis when cut); control characters escaped (terminal-text.ts). */
 export function oneLine(text: string, max: number): string {
-  const flat = text
+  const flat = terminalSafe(text)
     .replace(/\s*\n\s*/g, ' ⏎ ')
     .replace(/\s+/g, ' ')
     .trim();
   return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
 }
 
-/** The first `lines` lines of `text`, each cut to `width`, with a `(+N more lines)` note. */
+/** The first `lines` lines of `text`, each cut to `width`, with a `(+N more lines)` note; control characters escaped. */
 export function headLines(text: string, lines: number, width: number): string[] {
-  const all = text.replace(/\s+$/, '').split('\n');
+  const all = terminalSafe(text).replace(/\s+$/, '').split('\n');
   const out = all.slice(0, lines).map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l));
   if (all.length > lines) out.push(`(+${all.length - lines} more lines)`);
   return out;
@@ -212,21 +213,21 @@ export class RunRenderer {
       case 'tool_execution_start': {
         this.toolUpdates.delete(e.toolCallId);
         const args = oneLine(JSON.stringify(e.args ?? {}), Math.max(20, this.width - e.toolName.length - 6));
-        this.line(
-          s.tty ? `${paint(s, 'cyan', `→ ${e.toolName}`)} ${paint(s, 'dim', args)}` : `tool_call ${e.toolName} ${args}`,
-        );
+        const name = terminalSafe(e.toolName);
+        this.line(s.tty ? `${paint(s, 'cyan', `→ ${name}`)} ${paint(s, 'dim', args)}` : `tool_call ${name} ${args}`);
         return;
       }
       case 'tool_execution_end': {
         this.toolUpdates.delete(e.toolCallId);
         const text = contentText(e.result?.content);
+        const name = terminalSafe(e.toolName);
         if (s.tty) {
-          const mark = e.isError ? paint(s, 'red', `← ${e.toolName} ✗`) : paint(s, 'green', `← ${e.toolName} ✓`);
+          const mark = e.isError ? paint(s, 'red', `← ${name} ✗`) : paint(s, 'green', `← ${name} ✓`);
           const lines = headLines(text || '(no output)', 4, this.width - 4);
           this.line(`${mark} ${e.isError ? paint(s, 'red', lines[0]) : lines[0]}`);
           for (const l of lines.slice(1)) this.line(paint(s, 'dim', `    ${l}`));
         } else {
-          this.line(`tool_result ${e.toolName} ${e.isError ? 'error' : 'ok'} ${oneLine(text, 200)}`);
+          this.line(`tool_result ${name} ${e.isError ? 'error' : 'ok'} ${oneLine(text, 200)}`);
         }
         return;
       }
@@ -237,7 +238,7 @@ export class RunRenderer {
       case 'turn_end':
         return;
       case 'worker_rehomed':
-        this.line(s.tty ? paint(s, 'yellow', `⚠ ${e.text}`) : `rehomed ${e.text}`);
+        this.line(s.tty ? paint(s, 'yellow', `⚠ ${terminalSafe(e.text)}`) : `rehomed ${terminalSafe(e.text)}`);
         return;
     }
   }
@@ -260,11 +261,13 @@ export class RunRenderer {
     const start = st.textLength - st.tail.length;
     if (this.streaming && this.continues(st.attempt, start, st)) {
       if (st.textLength <= this.shown) return;
-      if (start > this.shown) this.sink.write(`${this.gap(start - this.shown)}${st.tail}`);
-      else this.sink.write(st.tail.slice(this.shown - start));
+      if (start > this.shown) this.sink.write(`${this.gap(start - this.shown)}${terminalSafe(st.tail)}`);
+      else this.sink.write(terminalSafe(st.tail.slice(this.shown - start)));
     } else {
       if (this.streaming) this.line(paint(this.sink, 'yellow', '(model call retried: the reply restarts)'));
-      this.sink.write(`${paint(this.sink, 'bold', 'assistant ›')} ${start > 0 ? this.gap(start) : ''}${st.tail}`);
+      this.sink.write(
+        `${paint(this.sink, 'bold', 'assistant ›')} ${start > 0 ? this.gap(start) : ''}${terminalSafe(st.tail)}`,
+      );
       this.streaming = true;
       this.shown = 0;
       this.shownTail = '';
@@ -294,10 +297,10 @@ export class RunRenderer {
     this.blocks[e.block] = e.replace ? e.delta : (this.blocks[e.block] ?? '') + e.delta;
     const text = this.blocks.join('');
     if (this.streaming && this.continues(this.attempt, 0, { textLength: text.length, tail: text })) {
-      this.sink.write(text.slice(this.shown));
+      this.sink.write(terminalSafe(text.slice(this.shown)));
     } else {
       if (this.streaming) this.line(paint(this.sink, 'yellow', '(the reply restarts)'));
-      this.sink.write(`${paint(this.sink, 'bold', 'assistant ›')} ${text}`);
+      this.sink.write(`${paint(this.sink, 'bold', 'assistant ›')} ${terminalSafe(text)}`);
       this.streaming = true;
       this.shown = 0;
       this.shownTail = '';
@@ -335,15 +338,16 @@ export class RunRenderer {
     const text = assistantText(m);
     if (s.tty) {
       if (this.streaming && this.continues(this.attempt, 0, { textLength: text.length, tail: text })) {
-        s.write(text.slice(this.shown));
+        s.write(terminalSafe(text.slice(this.shown)));
         this.endStream();
       } else if (text) {
-        this.line(`${paint(s, 'bold', 'assistant ›')} ${text}`);
+        this.line(`${paint(s, 'bold', 'assistant ›')} ${terminalSafe(text)}`);
       }
       this.shown = 0;
       this.shownTail = '';
       this.attempt = undefined;
-      if (m.stopReason === 'error') this.line(paint(s, 'red', `model error: ${m.errorMessage ?? 'unknown error'}`));
+      if (m.stopReason === 'error')
+        this.line(paint(s, 'red', `model error: ${terminalSafe(m.errorMessage ?? 'unknown error')}`));
       else if (m.stopReason === 'aborted') this.line(paint(s, 'yellow', 'aborted'));
       else if (m.stopReason === 'length') this.line(paint(s, 'yellow', '(reply cut at the output token limit)'));
     } else {
@@ -360,29 +364,34 @@ export class RunRenderer {
     this.toolUpdates.set(h.toolCallId, h.updates);
     const text = contentText((h.partialResult as { content?: unknown } | undefined)?.content);
     const last = text.replace(/\s+$/, '').split('\n').pop() ?? '';
-    this.line(paint(this.sink, 'dim', `  ⋯ ${h.toolName}: ${oneLine(last, this.width - h.toolName.length - 8)}`));
+    const name = terminalSafe(h.toolName);
+    this.line(paint(this.sink, 'dim', `  ⋯ ${name}: ${oneLine(last, this.width - h.toolName.length - 8)}`));
   }
 
   /** Messages waiting in the run's queues; printed when the counts change. */
   private announced = new Set<string>();
 
   /**
-   * A tool call awaiting approval, once per call, prominently: what it would run and how to decide it. A sub-agent's
-   * call (listed by its root, README "Approvals") names its path; deciding it on the root routes it to the sub-agent.
+   * A tool call awaiting approval, once per request, prominently: its whole arguments (never cut to the terminal:
+   * what is shown is what is approved; control characters escaped) and the commands that decide exactly these
+   * arguments (`--digest`, so a call whose arguments changed meanwhile is refused, not approved). A sub-agent's call
+   * (listed by its root, README "Approvals") names its path; deciding it on the root routes it to the sub-agent.
    */
   approvals(workflowId: string, pending: PendingApproval[]): void {
     for (const p of pending) {
-      const key = `${p.workflowId ?? ''} ${p.toolCallId}`;
+      const key = `${p.workflowId ?? ''} ${p.toolCallId} ${p.requestId ?? p.argsDigest}`;
       if (this.announced.has(key)) continue;
       this.announced.add(key);
       this.endStream();
-      const args = oneLine(`${JSON.stringify(p.args)}${p.path ? ` in ${pathText(p.path)}` : ''}`, this.width - 30);
-      const how = `keel approve ${workflowId} ${p.toolCallId}  |  keel deny ${workflowId} ${p.toolCallId} --reason …`;
+      const args = terminalSafe(`${JSON.stringify(p.args)}${p.path ? ` in ${pathText(p.path)}` : ''}`);
+      const call = `${workflowId} ${terminalSafe(p.toolCallId)} --digest ${p.argsDigest}`;
+      const how = `keel approve ${call}  |  keel deny ${call} --reason …`;
+      const name = terminalSafe(p.toolName);
       if (this.sink.tty)
-        this.line(`${paint(this.sink, 'yellow', `⚠ APPROVAL NEEDED: ${p.toolName}`)} ${args}
+        this.line(`${paint(this.sink, 'yellow', `⚠ APPROVAL NEEDED: ${name}`)} ${args}
   ${paint(this.sink, 'dim', how)}`);
       else
-        this.line(`approval_needed ${p.toolCallId} ${p.toolName} ${args}
+        this.line(`approval_needed ${terminalSafe(p.toolCallId)} ${name} ${args}
   ${how}`);
     }
   }
@@ -412,7 +421,7 @@ export class RunRenderer {
       ];
       this.line();
       this.line(`${mark} ${paint(s, 'dim', '·')} ${parts.join(paint(s, 'dim', ' · '))}`);
-      if (sum.error) this.line(paint(s, 'red', `error: ${sum.error}`));
+      if (sum.error) this.line(paint(s, 'red', `error: ${terminalSafe(sum.error)}`));
       this.line(`${paint(s, 'dim', 'Temporal UI:')} ${sum.url}`);
     } else {
       const d = sum.durationMs !== undefined ? ` duration=${(sum.durationMs / 1000).toFixed(1)}s` : '';

@@ -347,7 +347,9 @@ const SERVER_LOG_LEVELS: ServerLogLevel[] = ['debug', 'info', 'warn', 'error', '
 
 /**
  * `keel dev --encrypt`: the key file (reused, else made), a codec server on 127.0.0.1:`codecPort` that the UI at
- * `uiPort` may call (no token: loopback only), and the key ring the dev worker seals with.
+ * `uiPort` may call, and the key ring the dev worker seals with. The dev UI has no login to forward a token from, so
+ * this codec server runs with `insecureNoAuth` (loopback only) and the ready text says so (README "Reading encrypted
+ * runs: the codec server"); a shared machine runs `keel codec-server` with a token instead.
  */
 async function startDevEncryption(
   uiPort: number,
@@ -363,6 +365,7 @@ async function startDevEncryption(
       keyRing: ring,
       port: codecPort,
       origins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+      insecureNoAuth: true, // announced in the ready text
     });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
@@ -373,6 +376,10 @@ async function startDevEncryption(
   }
   return { keyFile, created, codec, keyRing: ring };
 }
+
+/** `keel dev --encrypt`'s codec server takes no token (the dev UI has no login): said at start, every time. */
+export const DEV_CODEC_NOTICE =
+  '[keel] codec server: no authentication (--insecure-no-auth, loopback only): any process on this machine can decode these runs (development only)';
 
 /** What `keel dev` answers when a port or its SQLite file is taken: the holder, and the flag that avoids it. */
 function inUseHint(err: ResourceInUseError): string {
@@ -549,6 +556,7 @@ export function registerServerCommands(program: Command): void {
               `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}${mcpLine(started.mcpServers)}\n`,
             );
           }
+          if (encryption) process.stderr.write(`${DEV_CODEC_NOTICE}\n`);
           // with --encrypt, a keel command in another shell finds the key file in this server's record (dev-registry.ts)
           process.stdout.write(
             `Keel dev server ready at ${address.replace('127.0.0.1', 'localhost')} · Web UI ${ui}/namespaces/${g.namespace}/workflows\n` +

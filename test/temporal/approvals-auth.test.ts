@@ -35,6 +35,14 @@ const scripts = {
       { toolCalls: [{ id: 'd-1', name: 'danger', arguments: { target: 'y' } }] },
     ],
   },
+  // a provider that repeats call ids (local models, the scripted model): the same call twice, then the end
+  twice: {
+    replies: [
+      { toolCalls: [{ id: 'd-1', name: 'danger', arguments: { target: 'y' } }] },
+      { toolCalls: [{ id: 'd-1', name: 'danger', arguments: { target: 'y' } }] },
+      { text: 'all done' },
+    ],
+  },
 };
 
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
@@ -57,6 +65,11 @@ const authorizeApproval = ({
 
 const timeless = ({ requestedAt: _r, decidedAt: _d, ...rest }: ApprovalRecord) => rest;
 
+/** The nonce of the call `d-1` pending now (`keel_request`). */
+async function requestOf(h: AgentRunHandle): Promise<string> {
+  return (await h.state()).pendingApprovals.find((p) => p.toolCallId === 'd-1')?.requestId ?? 'none pending';
+}
+
 async function pendingOf(h: AgentRunHandle) {
   await until(async () => (await h.state()).pendingApprovals.length === 1, 20_000, 'pending approval');
   return (await h.state()).pendingApprovals;
@@ -73,8 +86,13 @@ describe('approvals with HMAC (HS256) tokens', () => {
   });
   afterAll(() => keel?.stop());
 
-  const mint = (h: AgentRunHandle, argsDigest: string, o: Partial<Parameters<typeof mintApprovalToken>[0]> = {}) =>
+  const mint = async (
+    h: AgentRunHandle,
+    argsDigest: string,
+    o: Partial<Parameters<typeof mintApprovalToken>[0]> = {},
+  ) =>
     mintApprovalToken({
+      requestId: await requestOf(h),
       secret: SECRET,
       subject: 'alice',
       issuer: ISSUER,
@@ -94,19 +112,27 @@ describe('approvals with HMAC (HS256) tokens', () => {
     const approve = async (token?: string) =>
       refusal(h.approve({ toolCallId: 'd-1', argsDigest, ...(token ? { token } : { approver: 'alice' }) }));
     const expiredAt = now() - 60;
-    const expired = await new SignJWT({
+    const claims = {
       keel_run: h.workflowId,
       keel_tool_call: 'd-1',
       keel_args_digest: argsDigest,
       keel_decision: 'approve',
+      keel_request: before[0].requestId,
       role: 'ops',
-    })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject('alice')
-      .setIssuer(ISSUER)
-      .setAudience('keel')
-      .setExpirationTime(expiredAt)
-      .sign(new TextEncoder().encode(SECRET));
+    };
+    const signed = (sub: string, iat: number | undefined, exp: number) => {
+      const jwt = new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(sub)
+        .setIssuer(ISSUER)
+        .setAudience('keel')
+        .setExpirationTime(exp);
+      return (iat === undefined ? jwt : jwt.setIssuedAt(iat)).sign(new TextEncoder().encode(SECRET));
+    };
+    const expired = await signed('alice', expiredAt - 60, expiredAt);
+    const tenYears = 10 * 365 * 86400;
+    const [longAgo, future] = [now() - 3600, now() + 600];
+    const iso = (t: number) => new Date(t * 1000).toISOString();
     const cases: [string, string | undefined, string][] = [
       [
         'unsigned',
@@ -117,6 +143,41 @@ describe('approvals with HMAC (HS256) tokens', () => {
         'expired',
         expired,
         `Cannot approve tool call d-1: the token expired at ${new Date(expiredAt * 1000).toISOString()}`,
+      ],
+      [
+        'ten years to live',
+        await signed('alice', now(), now() + tenYears),
+        `Cannot approve tool call d-1: the token lives ${tenYears} s (exp − iat); this worker accepts at most 900 s (approvals maxTokenAge)`,
+      ],
+      [
+        'issued long ago',
+        await signed('alice', longAgo, now() + 60),
+        `Cannot approve tool call d-1: the token was issued at ${iso(longAgo)}, more than 900 s ago (approvals maxTokenAge)`,
+      ],
+      [
+        'issued in the future',
+        await signed('alice', future, future + 300),
+        `Cannot approve tool call d-1: the token's iat ${iso(future)} is in the future`,
+      ],
+      [
+        'no iat',
+        await signed('alice', undefined, now() + 60),
+        'Cannot approve tool call d-1: the token has no iat claim',
+      ],
+      [
+        'an empty sub',
+        await signed('', now(), now() + 60),
+        "Cannot approve tool call d-1: the token's sub is empty: it must name who decides",
+      ],
+      [
+        'the reserved sub keel',
+        await signed('keel', now(), now() + 60),
+        `Cannot approve tool call d-1: the token's sub "keel" is reserved for the run's own decisions`,
+      ],
+      [
+        'another request',
+        await mint(h, argsDigest, { requestId: 'an-old-request' }),
+        `Cannot approve tool call d-1: the token's keel_request is "an-old-request", not "${before[0].requestId}"`,
       ],
       [
         'another call',
@@ -218,6 +279,34 @@ describe('approvals with HMAC (HS256) tokens', () => {
     expect(ran.get(h.workflowId)).toEqual(['danger y']);
   });
 
+  it('a token decides one request: the same call id and arguments asked again need a new token (issue 33 item 8)', async () => {
+    const h = await keel.start({ model: 'scripted/twice', prompt: 'go', tools: ['danger'] });
+    const [first] = await pendingOf(h);
+    const token = await mint(h, first.argsDigest);
+    await h.approve({ toolCallId: 'd-1', argsDigest: first.argsDigest, token });
+    await until(
+      async () => {
+        const now = (await h.state()).pendingApprovals;
+        return now.length === 1 && now[0].requestId !== first.requestId;
+      },
+      20_000,
+      'the second request',
+    );
+    const [second] = (await h.state()).pendingApprovals;
+    expect([second.toolCallId, second.argsDigest, second.requestId === first.requestId]).toEqual([
+      'd-1',
+      first.argsDigest,
+      false,
+    ]);
+    expect(await refusal(h.approve({ toolCallId: 'd-1', argsDigest: first.argsDigest, token }))).toBe(
+      `Cannot approve tool call d-1: the token's keel_request is "${first.requestId}", not "${second.requestId}"`,
+    );
+    expect(ran.get(h.workflowId)).toEqual(['danger y']);
+    await h.approve({ toolCallId: 'd-1', argsDigest: first.argsDigest, token: await mint(h, first.argsDigest) });
+    expect((await h.result()).status).toBe('completed');
+    expect(ran.get(h.workflowId)).toEqual(['danger y', 'danger y']);
+  });
+
   it('continue-as-new while a call waits: the new run still takes signed decisions only', async () => {
     const h = await keel.start({
       model: 'scripted/auth',
@@ -311,14 +400,16 @@ describe('approvals with a JWKS (RS256, ES256)', () => {
   });
   afterAll(() => keel?.stop());
 
-  const sign = (h: AgentRunHandle, argsDigest: string, key: CryptoKey, alg: string, kid: string) =>
+  const sign = async (h: AgentRunHandle, argsDigest: string, key: CryptoKey, alg: string, kid: string) =>
     new SignJWT({
       keel_run: h.workflowId,
       keel_tool_call: 'd-1',
       keel_args_digest: argsDigest,
       keel_decision: 'approve',
+      keel_request: await requestOf(h),
     })
       .setProtectedHeader({ alg, kid })
+      .setIssuedAt()
       .setSubject(`${kid}-person`)
       .setIssuer('https://login.example.test')
       .setAudience('keel-approvals')
@@ -391,8 +482,10 @@ describe('approvals with a JWKS URL', () => {
       keel_tool_call: 'd-1',
       keel_args_digest: argsDigest,
       keel_decision: 'approve',
+      keel_request: await requestOf(h),
     })
       .setProtectedHeader({ alg: 'ES256', kid: 'url-1' })
+      .setIssuedAt()
       .setSubject('dana')
       .setAudience('keel')
       .setExpirationTime('5m')
@@ -424,6 +517,7 @@ describe('the approvals setting at worker start', () => {
       const token = await mintApprovalToken({
         secret: SECRET,
         subject: 'alice',
+        requestId: await requestOf(h),
         workflowId: h.workflowId,
         toolCallId: 'd-1',
         argsDigest,

@@ -170,6 +170,7 @@ describe('approvals', () => {
       args: { target: 'x' },
       argsDigest: digest('{"target":"x"}'),
       requestedAt: expect.any(Number),
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     await until(
       async () => notation(await allEvents(h)).filter((e) => e === 'TEE(q-1)' || e === 'TEE(q-2)').length === 2,
@@ -581,7 +582,23 @@ describe('approvals', () => {
       `${a.workflowId}  d-1  danger {"target":"y"}\n  since ${new Date(pa.requestedAt).toISOString()} · digest ${pa.argsDigest}\n`,
     );
     await until(async () => watchedSoFar.includes('approval_needed d-1'), 20_000, 'keel watch shows the approval');
-    const approved = await cli(['approve', a.workflowId, 'd-1', '--as', 'erin', '--reason', 'ok']);
+    // approve without --digest: refused, showing the whole arguments and the command that approves exactly them
+    const blind = await cli(['approve', a.workflowId, 'd-1', '--as', 'erin']);
+    expect([blind.code, blind.stderr]).toEqual([
+      2,
+      `keel: approve needs --digest <argsDigest>, the digest of the arguments you approve: d-1 waits with danger {"target":"y"} (digest ${pa.argsDigest}); to approve exactly these: keel approve ${a.workflowId} d-1 --digest ${pa.argsDigest}\n`,
+    ]);
+    const approved = await cli([
+      'approve',
+      a.workflowId,
+      'd-1',
+      '--digest',
+      pa.argsDigest,
+      '--as',
+      'erin',
+      '--reason',
+      'ok',
+    ]);
     expect([approved.code, approved.stdout.split('\n')[0]]).toEqual([
       0,
       'approved d-1 (danger {"target":"y"}) as erin: ok',
@@ -607,7 +624,7 @@ describe('approvals', () => {
     const watched = await watching;
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.stdout).toContain(
-      `approval_needed d-1 danger {"target":"y"}\n  keel approve ${a.workflowId} d-1  |  keel deny ${a.workflowId} d-1 --reason …\n`,
+      `approval_needed d-1 danger {"target":"y"}\n  keel approve ${a.workflowId} d-1 --digest ${pa.argsDigest}  |  keel deny ${a.workflowId} d-1 --digest ${pa.argsDigest} --reason …\n`,
     );
     expect(watched.stdout.split('approval_needed').length).toBe(2);
     expect(await workflowTaskFailures(a)).toEqual([]);

@@ -61,7 +61,8 @@ describe('keel worker --approve', () => {
       const ours = (
         JSON.parse(pending.stdout) as { workflowId: string; pendingApprovals: { toolCallId: string }[] }[]
       ).find((r) => r.workflowId === h.workflowId) as
-        { workflowId: string; pendingApprovals: { toolCallId: string; argsDigest: string }[] } | undefined;
+        | { workflowId: string; pendingApprovals: { toolCallId: string; argsDigest: string; requestId: string }[] }
+        | undefined;
       expect(ours?.pendingApprovals).toEqual([
         {
           toolCallId: 'b1',
@@ -69,9 +70,11 @@ describe('keel worker --approve', () => {
           args: { command: 'echo hi > made.txt' },
           argsDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
           requestedAt: expect.any(Number),
+          requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         },
       ]);
-      const unsigned = await keelCli([...conn, 'approve', h.workflowId, 'b1', '--as', 'alice']);
+      const digest = ours!.pendingApprovals[0].argsDigest;
+      const unsigned = await keelCli([...conn, 'approve', h.workflowId, 'b1', '--digest', digest, '--as', 'alice']);
       expect([unsigned.code, unsigned.stderr]).toEqual([
         2,
         'keel: approve: this run accepts only signed decisions: pass token, a JWT bound to this run, tool call and argsDigest (README "Who may approve")\n',
@@ -83,6 +86,7 @@ describe('keel worker --approve', () => {
           workflowId: h.workflowId,
           toolCallId: 'b1',
           argsDigest: ours!.pendingApprovals[0].argsDigest,
+          requestId: ours!.pendingApprovals[0].requestId,
           decision: 'approve',
         });
       // --token reads $KEEL_APPROVAL_TOKEN; a token for another call is refused
@@ -95,6 +99,7 @@ describe('keel worker --approve', () => {
             workflowId: h.workflowId,
             toolCallId: 'b2',
             argsDigest: ours!.pendingApprovals[0].argsDigest,
+            requestId: ours!.pendingApprovals[0].requestId,
             decision: 'approve',
           }),
         },

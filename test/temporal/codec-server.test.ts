@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { CodecServerConfigError, createCodecServer, type CodecServer } from '../../client/codec-server.js';
 import { EncryptionCodec, newKeyRingJson, parseKeyRing, type KeyRing } from '../../common/encryption.js';
@@ -20,7 +22,7 @@ import { startKeel, type Keel } from './harness.js';
 
 const PROMPT = 'Summarise the orchid-7741 contract for the board';
 const UI_ORIGIN = 'http://localhost:8233';
-const TOKEN = 'codec-test-token-3f9a';
+const TOKEN = 'codec-test-token-3f9a-0123456789abcdef';
 
 type JsonPayload = { metadata: Record<string, string>; data: string };
 const toJson = (p: Payload): JsonPayload => ({
@@ -161,13 +163,144 @@ describe('createCodecServer over HTTP', () => {
     ]);
   });
 
-  it('refuses to start off loopback without a token', async () => {
-    await expect(createCodecServer({ keyRing: ring, host: '0.0.0.0', port: 0 })).rejects.toThrow(
-      new CodecServerConfigError(
-        'refusing to serve decryption on 0.0.0.0 without a bearer token: anyone who reaches it could read every run. ' +
-          'Give a token (--token-file <file>, or $KEEL_CODEC_SERVER_TOKEN), or listen on 127.0.0.1',
-      ),
+  it('refuses to start without authentication, with a short token, or off loopback without TLS (issue 33 item 9)', async () => {
+    const refused = (o: Partial<Parameters<typeof createCodecServer>[0]>) =>
+      createCodecServer({ keyRing: ring, port: 0, ...o }).then(
+        async (s) => {
+          await s.close();
+          return 'started';
+        },
+        (e: Error) => `${e.name}: ${e.message}`,
+      );
+    expect({
+      loopbackNoToken: await refused({}),
+      shortToken: await refused({ token: 'x' }),
+      offLoopbackPlain: await refused({ host: '0.0.0.0', token: TOKEN }),
+      offLoopbackNoAuth: await refused({ host: '0.0.0.0', insecureNoAuth: true, tls: { certFile: 'c', keyFile: 'k' } }),
+      both: await refused({ token: TOKEN, insecureNoAuth: true }),
+      explicitOptOut: await refused({ insecureNoAuth: true }),
+    }).toEqual({
+      loopbackNoToken:
+        'CodecServerConfigError: refusing to serve decryption without authentication: any process that reaches 127.0.0.1 ' +
+        '(a local one, a tool with network host) could read every run. Give a token of at least 32 characters ' +
+        '(--token-file <file>, or $KEEL_CODEC_SERVER_TOKEN) or JWT verification (--jwks <file> or --jwks-url <url>), or ' +
+        '--insecure-no-auth on a loopback address (development only)',
+      shortToken:
+        'CodecServerConfigError: the codec server token has 1 characters; give one of at least 32 (e.g. openssl rand -hex 32 > codec.token)',
+      offLoopbackPlain:
+        'CodecServerConfigError: refusing to serve decryption on 0.0.0.0 over plain HTTP: the token and every decoded ' +
+        'payload would cross the network in clear. Give --tls-cert <file> and --tls-key <file>, or listen on 127.0.0.1',
+      offLoopbackNoAuth:
+        'CodecServerConfigError: --insecure-no-auth only on a loopback address, not 0.0.0.0: give a token or JWT verification',
+      both: 'CodecServerConfigError: give one of a token, --insecure-no-auth; they contradict each other',
+      explicitOptOut: 'started',
+    });
+    expect(CodecServerConfigError.name).toBe('CodecServerConfigError');
+  });
+});
+
+describe('createCodecServer: JWTs per namespace, --decode-only, limits (issue 33 item 9)', () => {
+  let server: CodecServer;
+  let key: CryptoKey;
+  beforeAll(async () => {
+    const pair = await generateKeyPair('ES256');
+    key = pair.privateKey;
+    const jwks = join(dir, 'codec-jwks.json');
+    writeFileSync(
+      jwks,
+      JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'ui-1', alg: 'ES256' }] }),
     );
+    server = await createCodecServer({
+      keyRing: ring,
+      port: 0,
+      jwt: { jwks, issuer: 'https://idp.test', audience: 'temporal-ui', namespaceClaim: 'namespaces' },
+      namespaces: ['default', 'team-a'],
+      decodeOnly: true,
+      maxConcurrent: 2,
+      maxBodyBytes: 1024 * 1024,
+    });
+  });
+  afterAll(() => server?.close());
+
+  const jwt = (claims: Record<string, unknown>, signer: CryptoKey = key) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'ui-1' })
+      .setSubject('alice')
+      .setIssuer('https://idp.test')
+      .setAudience('temporal-ui')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(signer);
+  const call = async (
+    path: string,
+    namespace: string,
+    token: string,
+    body: unknown = { payloads: [toJson(storedInput)] },
+  ) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Namespace': namespace, Authorization: `Bearer ${token}` },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return [res.status, res.status === 200 ? 'ok' : await res.text()];
+  };
+
+  it('a JWT naming the namespace decodes; another namespace, a forged token or /encode are refused with their texts', async () => {
+    const alice = await jwt({ namespaces: ['default'] });
+    const forger = (await generateKeyPair('ES256')).privateKey;
+    expect({
+      decode: await call('/decode', 'default', alice),
+      otherNamespace: await call('/decode', 'team-a', alice),
+      notServed: await call('/decode', 'team-b', await jwt({ namespaces: ['team-b'] })),
+      forged: await call('/decode', 'default', await jwt({ namespaces: ['default'] }, forger)),
+      staticToken: await call('/decode', 'default', TOKEN),
+      encode: await call('/encode', 'default', alice),
+    }).toEqual({
+      decode: [200, 'ok'],
+      otherNamespace: [403, "the token's namespaces claim does not name namespace team-a\n"],
+      notServed: [403, 'namespace team-b is not served here (this codec server serves default, team-a)\n'],
+      forged: [401, 'the bearer token is not accepted: signature verification failed\n'],
+      staticToken: [401, 'the bearer token is not accepted: Invalid Compact JWS\n'],
+      encode: [403, 'this codec server only decodes (--decode-only): /encode is off\n'],
+    });
+  });
+
+  it('a body over the limit gets 413 before it is read; requests beyond maxConcurrent get 503', async () => {
+    const alice = await jwt({ namespaces: ['default'] });
+    expect(await call('/decode', 'default', alice, 'x'.repeat(1024 * 1024 + 1))).toEqual([
+      413,
+      'request body too large: this codec server takes at most 1 MiB (1048576 bytes)\n',
+    ]);
+    // two uploads that never finish hold both slots; a third request is told to come back
+    const { port } = new URL(server.url);
+    const held = [0, 1].map(() => {
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port: Number(port),
+        path: '/decode',
+        method: 'POST',
+        headers: { 'Content-Length': '1000', 'X-Namespace': 'default', Authorization: `Bearer ${alice}` },
+      });
+      req.on('error', () => undefined);
+      req.write('{"payloads":');
+      return req;
+    });
+    try {
+      await vi.waitFor(
+        async () =>
+          expect(await call('/decode', 'default', alice)).toEqual([
+            503,
+            'busy: 2 requests are being served; retry in a moment\n',
+          ]),
+        { timeout: 10_000, interval: 50 },
+      );
+    } finally {
+      for (const r of held) r.destroy();
+    }
+    await vi.waitFor(async () => expect(await call('/decode', 'default', alice)).toEqual([200, 'ok']), {
+      timeout: 10_000,
+      interval: 50,
+    });
   });
 });
 

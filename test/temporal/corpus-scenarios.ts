@@ -533,7 +533,7 @@ export const scenarios: Record<string, Scenario> = {
         id('verified-approval'),
       );
       await until(async () => (await h.state()).pendingApprovals.length === 1, 60_000, 'approval pending');
-      const [{ argsDigest }] = (await h.state()).pendingApprovals;
+      const [{ argsDigest, requestId }] = (await h.state()).pendingApprovals;
       const mint = (toolCallId: string) =>
         mintApprovalToken({
           secret,
@@ -542,6 +542,7 @@ export const scenarios: Record<string, Scenario> = {
           workflowId: h.workflowId,
           toolCallId,
           argsDigest,
+          requestId: requestId ?? '',
           decision: 'approve',
         });
       await h.approve({ toolCallId: 'g-1', argsDigest, token: await mint('g-9') }).catch(() => undefined);

@@ -23,6 +23,7 @@ import {
   NoKeyRingError,
   readKeyRing,
   newKeyRingJson,
+  parseKeyRing,
   type EncryptionOption,
   type KeyRing,
 } from '../../common/encryption.js';
@@ -418,6 +419,41 @@ describe('rotation and a mixed namespace', () => {
     expect((await fresh.result()).finalText).toBe(`${REPLY}, done`);
     expect(keyIds(await rawHistory(fresh.workflowId))).toEqual(new Set(['k2']));
   }, 180_000);
+
+  it('a worker with the wrong key ring: its WorkflowTaskFailed is in clear, naming the key it lacks (issue 33 item 20)', async () => {
+    const taskQueue = `test-${randomUUID()}`;
+    const wrong = await startKeel({
+      scripts,
+      tools: [echo],
+      taskQueue,
+      payloadStorage: { dir: payloadDir },
+      encryption: { keyRing: parseKeyRing(newKeyRingJson('k9'), 'wrong') },
+    });
+    const sealedClient = await AgentClient.connect({
+      address: wrong.address,
+      taskQueue,
+      payloadStorage: { dir: payloadDir },
+      encryption: { keyRing: ring },
+    });
+    try {
+      const run = await sealedClient.start({ model: 'scripted/enc', prompt: PROMPT, tools: ['echo'] });
+      let failures: string[] = [];
+      await until(
+        async () => (failures = await workflowTaskFailures(run)).length > 0,
+        30_000,
+        'a workflow task failure',
+      );
+      // read from the raw history, no key ring at all: the run's owner (ring k1) reads it as anyone does
+      expect(failures[0]).toContain(
+        `payload encrypted with key "k1", which is not in this key ring (k9): add that key to the key file ($KEEL_ENCRYPTION_KEYS_FILE) under its id`,
+      );
+      expect(failures[0]).not.toContain(PROMPT);
+      await run.workflow.terminate('test over');
+    } finally {
+      await sealedClient.close();
+      await wrong.stop();
+    }
+  }, 120_000);
 
   it('a worker without the key ring meets a sealed run: its workflow task fails with a text naming --encryption-keys; given the keys, the run completes', async () => {
     const taskQueue = `test-${randomUUID()}`;

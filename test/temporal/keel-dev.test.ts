@@ -319,6 +319,10 @@ describe('keel dev --encrypt', () => {
         REAL_MODEL,
         '',
       ]);
+      // its codec server takes no token (the dev UI has no login to forward one): said at start
+      expect(dev.out.stderr).toContain(
+        '[keel] codec server: no authentication (--insecure-no-auth, loopback only): any process on this machine can decode these runs (development only)\n',
+      );
       expect(statSync(keyFile).mode & 0o777).toBe(0o600);
       // the UI the dev server serves calls the codec server (its settings, as the browser reads them)
       const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as {

@@ -7,12 +7,13 @@
  * started here as the sub-agent tree contract says (common/tree.ts: `agentWorkflow` with the memo `keelTree`).
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
 import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-client.js';
 import { mintApprovalToken } from '../../client/approval-token.js';
 import type { AgentRunInput } from '../../common/run.js';
+import { treeApprovalsSignal } from '../../workflows/definitions.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
 import { BIN, keelCli } from './cli-child.js';
 import { refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
@@ -96,6 +97,29 @@ async function signalsSent(h: AgentRunHandle): Promise<string[]> {
   });
 }
 
+/** The `checkTreeMember` local activities a desk ran (their markers in its history). */
+async function memberChecks(h: AgentRunHandle): Promise<number> {
+  const { events } = await h.workflow.fetchHistory();
+  const says = (v: unknown): boolean =>
+    v instanceof Uint8Array
+      ? Buffer.from(v).toString('utf8').includes('checkTreeMember')
+      : v !== null && typeof v === 'object' && Object.values(v).some(says);
+  return (events ?? []).filter((e) => e.markerRecordedEventAttributes && says(e.markerRecordedEventAttributes)).length;
+}
+
+/** Waits until the run completed a workflow task after the last signal it received (the signal was handled). */
+async function untilSignalsHandled(h: AgentRunHandle): Promise<void> {
+  await until(
+    async () => {
+      const events = (await h.workflow.fetchHistory()).events ?? [];
+      const last = events.findLastIndex((e) => e.workflowExecutionSignaledEventAttributes);
+      return events.slice(last).some((e) => e.workflowTaskCompletedEventAttributes);
+    },
+    20_000,
+    'the signal handled',
+  );
+}
+
 async function noTaskFailures(...runs: AgentRunHandle[]): Promise<void> {
   for (const r of runs) expect(await workflowTaskFailures(r)).toEqual([]);
 }
@@ -113,6 +137,7 @@ const pendingX = (workflowId: string, path: string[]) => ({
   args: { target: 'x' },
   argsDigest: DIGEST_X,
   requestedAt: expect.any(Number),
+  requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
   workflowId,
   path,
 });
@@ -153,6 +178,7 @@ describe('one approval desk for a sub-agent tree', () => {
         args: { target: 'x' },
         argsDigest: DIGEST_X,
         requestedAt: p.requestedAt,
+        requestId: p.requestId,
       },
     ]);
     expect((await child.state()).pendingApprovals).toEqual([]);
@@ -193,7 +219,17 @@ describe('one approval desk for a sub-agent tree', () => {
     );
     expect(ran.get(grandchild.workflowId)).toBeUndefined();
 
-    const approved = await cli(['approve', root.workflowId, 'd-1', '--as', 'erin', '--reason', 'ok']);
+    const approved = await cli([
+      'approve',
+      root.workflowId,
+      'd-1',
+      '--digest',
+      DIGEST_X,
+      '--as',
+      'erin',
+      '--reason',
+      'ok',
+    ]);
     expect([approved.code, approved.stdout.split('\n')[0]], approved.stderr).toEqual([
       0,
       'approved d-1 (danger {"target":"x"}) in helper › call_r › critic › call_c as erin: ok',
@@ -252,9 +288,54 @@ describe('one approval desk for a sub-agent tree', () => {
     await Promise.all([root.end(), child.end()]);
     expect(await watching.closed, watching.out.stderr).toBe(0);
     expect(watching.out.stdout).toContain(
-      `approval_needed d-1 danger {"target":"x"} in helper › call_r › critic › call_c\n  keel approve ${root.workflowId} d-1  |  keel deny ${root.workflowId} d-1 --reason …\n`,
+      `approval_needed d-1 danger {"target":"x"} in helper › call_r › critic › call_c\n  keel approve ${root.workflowId} d-1 --digest ${DIGEST_X}  |  keel deny ${root.workflowId} d-1 --digest ${DIGEST_X} --reason …\n`,
     );
     await noTaskFailures(root, child, grandchild);
+  });
+
+  it('a keelTreeApprovals signal from outside the tree lists nothing at the root; a member’s still does (issue 33 item 10)', async () => {
+    const tree = await startTree(keel);
+    const [real] = await rootLists(tree.root, 1);
+    const outsider = await keel.start({ model: 'scripted/tree', prompt: 'hello outsider', mode: 'session' });
+    const { runId: outsiderRun } = await outsider.workflow.describe();
+    const fake = (workflowId: string, runKey: string) => ({
+      workflowId,
+      runKey,
+      path: ['pay › call_p'],
+      seq: 99,
+      pending: [
+        {
+          toolCallId: 'pay-1',
+          toolName: 'pay',
+          args: { to: 'mallory', amount: 1000 },
+          argsDigest: 'f'.repeat(64),
+          requestedAt: 0,
+        },
+      ],
+      decided: [],
+    });
+    // a made-up run; a member's workflow id with a run id not its own; a real run outside the tree (no memo)
+    const fakes = [
+      fake('mallory-1', randomUUID()),
+      fake(tree.grandchild.workflowId, randomUUID()),
+      fake(outsider.workflowId, outsiderRun),
+    ];
+    for (const f of fakes) await tree.root.workflow.signal(treeApprovalsSignal, f);
+    // every report handled: the grandchild's check and the three outsiders' (local activity markers)
+    await until(async () => (await memberChecks(tree.root)) === 4, 20_000, 'the root checked every reporter');
+    await untilSignalsHandled(tree.root);
+    expect((await tree.root.state()).pendingApprovals).toEqual([real]);
+    expect(real.workflowId).toBe(tree.grandchild.workflowId);
+    // the outsider sending again is ignored without a new check
+    await tree.root.workflow.signal(treeApprovalsSignal, { ...fakes[2], seq: 100 });
+    await untilSignalsHandled(tree.root);
+    expect((await tree.root.state()).pendingApprovals).toEqual([real]);
+    expect(await memberChecks(tree.root)).toBe(4);
+    await tree.grandchild.approve({ toolCallId: 'd-1', argsDigest: DIGEST_X, approver: 'erin' });
+    expect((await tree.grandchild.result()).status).toBe('completed');
+    await rootLists(tree.root, 0);
+    await outsider.end();
+    await endTree(tree);
   });
 
   it('a run without the memo sends nothing', async () => {
@@ -396,6 +477,7 @@ describe('one approval desk with signed approvals', () => {
         workflowId,
         toolCallId: p.toolCallId,
         argsDigest: p.argsDigest,
+        requestId: p.requestId!,
         decision: 'approve',
       });
     expect(

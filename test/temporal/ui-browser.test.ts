@@ -114,7 +114,12 @@ describe.skipIf(!available)(
     beforeAll(async () => {
       const uiPort = 19233 + Math.floor(Math.random() * 1000);
       // the UI at http://127.0.0.1:<uiPort> calls the codec server from the browser: a cross-origin request
-      codec = await createCodecServer({ keyRing: ring, port: 0, origins: [`http://127.0.0.1:${uiPort}`] });
+      codec = await createCodecServer({
+        keyRing: ring,
+        port: 0,
+        origins: [`http://127.0.0.1:${uiPort}`],
+        insecureNoAuth: true,
+      });
       server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codec.url, log: () => {} });
       worker = await createAgentWorker({
         address: server.address,

@@ -81,7 +81,7 @@ describe('worker/main.ts with approvals from the environment', () => {
       { workflowId: `main-approvals-${randomUUID()}` },
     );
     await until(async () => (await h.state()).pendingApprovals.length === 1, 120_000, 'the bash call waits');
-    const [{ toolCallId, toolName, argsDigest }] = (await h.state()).pendingApprovals;
+    const [{ toolCallId, toolName, argsDigest, requestId }] = (await h.state()).pendingApprovals;
     expect([toolCallId, toolName]).toEqual(['b-1', 'bash']);
 
     expect(await refusal(h.approve({ toolCallId, argsDigest, approver: 'mallory' }))).toBe(
@@ -95,6 +95,7 @@ describe('worker/main.ts with approvals from the environment', () => {
       workflowId: h.workflowId,
       toolCallId,
       argsDigest,
+      requestId: requestId!,
       decision: 'approve',
     });
     await h.approve({ toolCallId, argsDigest, token });

@@ -72,4 +72,19 @@ describe('approvals flags', () => {
       '--approvals-issuer and --approvals-audience need the keys: --approvals-jwks <file>, --approvals-jwks-url <url> or --approvals-hmac-secret-file <file>',
     );
   });
+
+  it('--approvals-max-token-age: seconds or a span, passed on; a bad one or one without keys is refused', () => {
+    expect(approvalsFromFlags({ approvalsJwks: 'k.json', approvalsMaxTokenAge: '300' }, [gated], false)).toEqual({
+      authentication: { jwks: 'k.json', maxTokenAge: 300 },
+    });
+    expect(approvalsFromFlags({ approvalsJwks: 'k.json', approvalsMaxTokenAge: '5m' }, [gated], false)).toEqual({
+      authentication: { jwks: 'k.json', maxTokenAge: '5m' },
+    });
+    expect(
+      refused(() => approvalsFromFlags({ approvalsJwks: 'k.json', approvalsMaxTokenAge: 'soon' }, [], false)),
+    ).toBe('--approvals-max-token-age must be seconds or a span such as 90s, 15m, 1h; got "soon"');
+    expect(refused(() => approvalsFromFlags({ approvalsMaxTokenAge: '5m' }, [gated], true))).toBe(
+      '--approvals-max-token-age needs the keys: --approvals-jwks <file>, --approvals-jwks-url <url> or --approvals-hmac-secret-file <file>',
+    );
+  });
 });

@@ -244,13 +244,67 @@ describe('RunRenderer: pending approvals', () => {
     r.approvals('run-7', [pending]);
     r.approvals('run-7', [pending]);
     expect(sink.text()).toBe(
-      'approval_needed tool-1 bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n',
+      'approval_needed tool-1 bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1 --digest ab12  |  keel deny run-7 tool-1 --digest ab12 --reason …\n',
     );
     const tty = stringSink({ tty: true });
     new RunRenderer(tty).approvals('run-7', [pending]);
     expect(tty.text()).toBe(
-      '⚠ APPROVAL NEEDED: bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1  |  keel deny run-7 tool-1 --reason …\n',
+      '⚠ APPROVAL NEEDED: bash {"command":"rm -rf build"}\n  keel approve run-7 tool-1 --digest ab12  |  keel deny run-7 tool-1 --digest ab12 --reason …\n',
     );
+  });
+
+  it('shows the whole arguments on a narrow terminal, escapes control characters, and names the digest to approve (issue 33 item 11)', () => {
+    const command = `rm -rf build && ${'x'.repeat(200)} \u001b[2J\u001b]0;pwned\u0007\u009b1A`;
+    const tty = stringSink({ tty: true, width: 40 });
+    new RunRenderer(tty).approvals('run-7', [
+      { toolCallId: 'tool-1', toolName: 'bash', args: { command }, argsDigest: 'd'.repeat(64), requestedAt: 0 },
+    ]);
+    const shown = JSON.stringify({ command }).replace('\u009b', '\\x9b');
+    expect(tty.text()).toBe(
+      `⚠ APPROVAL NEEDED: bash ${shown}\n  keel approve run-7 tool-1 --digest ${'d'.repeat(64)}  |  keel deny run-7 tool-1 --digest ${'d'.repeat(64)} --reason …\n`,
+    );
+  });
+});
+
+describe('RunRenderer: model and tool text reach the terminal inert (issue 33 item 11)', () => {
+  const evil = 'ok\u001b[2J\u001b[H\u001b]8;;http://x\u0007link\u009b31m\r\u0000end';
+  const inert = 'ok\\x1b[2J\\x1b[H\\x1b]8;;http://x\\x07link\\x9b31m\\x0d\\x00end';
+  const ev = (e: Record<string, unknown>) => e as unknown as LoggedEvent;
+  const assistant = {
+    role: 'assistant',
+    content: [{ type: 'text', text: evil }],
+    stopReason: 'stop',
+  } as unknown as AssistantMessage;
+
+  it('assistant text, tool results, tool arguments and errors: no control character is written, each is escaped', () => {
+    for (const tty of [true, false]) {
+      const sink = stringSink({ tty });
+      const r = new RunRenderer(sink);
+      r.event(ev({ type: 'message_end', message: assistant }));
+      r.event(ev({ type: 'tool_execution_start', toolCallId: 't', toolName: 'bash', args: { c: '\u009b2J' } }));
+      r.event(
+        ev({
+          type: 'tool_execution_end',
+          toolCallId: 't',
+          toolName: 'bash',
+          isError: false,
+          result: { content: [{ type: 'text', text: evil }] },
+        }),
+      );
+      r.summary({ workflowId: 'w', status: 'failed', turns: 1, usage: emptyUsage(), error: evil, url: 'u' });
+      const out = sink.text();
+      expect(out.match(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)).toBeNull();
+      expect(out.split(inert).length - 1).toBe(3);
+    }
+  });
+
+  it('streamed text (live-stream deltas) is escaped as it streams', () => {
+    const sink = stringSink({ tty: true });
+    const r = new RunRenderer(sink);
+    r.delta({ type: 'message_update', messageIndex: 1, block: 0, kind: 'text', delta: evil.slice(0, 5) });
+    r.delta({ type: 'message_update', messageIndex: 1, block: 0, kind: 'text', delta: evil.slice(5) });
+    r.event(ev({ type: 'message_end', message: assistant }));
+    expect(sink.text()).toBe(`assistant › ${inert}\n`);
   });
 });
 

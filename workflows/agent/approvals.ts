@@ -18,7 +18,7 @@
  * it is decided, times out or is aborted. Approvals pending = requested − decided (README "Observability").
  */
 import { msToNumber } from '@temporalio/common';
-import { condition, metricMeter } from '@temporalio/workflow';
+import { condition, metricMeter, uuid4 } from '@temporalio/workflow';
 import { OPERATION_ABORTED } from '../../common/errors.js';
 import type { ToolCall } from '../../common/messages.js';
 import {
@@ -89,14 +89,15 @@ function findRecord(st: SessionState, toolCallId: string, assistantIndex?: numbe
   return undefined;
 }
 
-/** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt }` each. */
+/** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt, requestId }` each. */
 export function publicPending(st: SessionState): PendingApproval[] {
-  return pendingOf(st).map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
+  return pendingOf(st).map(({ toolCallId, toolName, args, argsDigest, requestedAt, requestId }) => ({
     toolCallId,
     toolName,
     args,
     argsDigest,
     requestedAt,
+    ...(requestId !== undefined ? { requestId } : {}),
   }));
 }
 
@@ -185,6 +186,9 @@ export async function awaitDecision(
       args,
       argsDigest,
       requestedAt,
+      // the nonce a signed decision's token binds (keel_request): deterministic (the workflow's seeded random), no
+      // command, carried across continue-as-new with the pending call
+      requestId: uuid4(),
       assistantIndex,
       expiresAt: requestedAt + msToNumber(timeout),
       timeout: timeoutText(timeout),
@@ -194,6 +198,8 @@ export async function awaitDecision(
       .createCounter('keel_approvals_requested', undefined, 'Tool calls that started waiting for approval')
       .add(1, { tool: call.name });
   }
+  // a call that started waiting under 0.6.2 (carried across continue-as-new) gets its nonce when it resumes here
+  pending.requestId ??= uuid4();
   approvalStatus(st);
   live.publish();
   const decided = () =>

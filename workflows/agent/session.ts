@@ -461,6 +461,7 @@ export class AgentSession implements ToolBatchHost {
             run: this.run.workflowId,
             toolCallId: pending.toolCallId,
             argsDigest: pending.argsDigest,
+            ...(pending.requestId !== undefined ? { requestId: pending.requestId } : {}),
             decision: verb,
             token: input.token ?? '',
             toolName: pending.toolName,

@@ -9,14 +9,25 @@
  *
  * In every run (a root is any run a sub-agent names): the signal's handler keeps the newest list per sub-agent and
  * their decisions (carried across continue-as-new), which `state().pendingApprovals` / `state().approvals` and the
- * current details list with the sub-agent's `workflowId` and `path`. Keeping them is no command. The decision itself
+ * current details list with the sub-agent's `workflowId` and `path`. Keeping them is no command. From 0.6.3 (behind
+ * `patched(PATCH.treeMembers)`) a desk lists a report only from a member of its tree: the first report of each run
+ * runs the `checkTreeMember` local activity (the run's first execution must exist and its memo name this desk as its
+ * root or batch); a report from anyone else — a fake pending call signalled by an outsider — is ignored and logged. The decision itself
  * is made by the sub-agent only: the client routes a decision sent through the root there (`approvalRoute`), and the
  * root's validator refuses one sent to it directly with where to send it. A batch keeps its tasks' (and their
  * sub-agents') lists the same way and shows them in its `progress` query (`pendingApprovals`).
  */
-import { CancellationScope, getExternalWorkflowHandle, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  getExternalWorkflowHandle,
+  log,
+  patched,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { approvalInSubAgent, pathText, type TreeApprovalsReport } from '../../common/tree-approvals.js';
 import { approvalAlreadyDecided, type ApprovalRecord, type PendingApproval } from '../../common/updates.js';
+import { localSetupActivities } from '../activities.js';
 import { treeApprovalsSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
 import type { AgentSession, SessionState } from './session.js';
@@ -27,6 +38,8 @@ import { treeMembership } from './tree.js';
 const MAX_DECIDED = 200;
 /** Sub-agents with nothing pending the root still remembers (their last `seq`, so a late report is ignored). */
 const MAX_IDLE_RUNS = 200;
+/** Runs the desk checked (members and not), the latest kept: a later report of one needs no new check. */
+const MAX_CHECKED = 1000;
 
 /** A sub-agent's last report as its root keeps it. */
 export interface TreeApprovalsRun {
@@ -43,6 +56,10 @@ export interface TreeApprovalsState {
   runs: TreeApprovalsRun[];
   /** The records of its sub-agents' decided calls, each with `workflowId` and `path`; the latest `MAX_DECIDED`. */
   decided: ApprovalRecord[];
+  /** `<workflowId>#<runKey>` of each run `checkTreeMember` found a member of this tree (0.6.3), the latest kept. */
+  members?: string[];
+  /** `<workflowId>#<runKey>` of runs found not to be members, whose reports are ignored without a new check. */
+  outsiders?: string[];
 }
 
 /** What a sub-agent last reported to its root (carried across its continue-as-new). */
@@ -80,12 +97,13 @@ export function reportToRoot(st: SessionState): void {
     runKey: info.firstExecutionRunId,
     path: tree.path,
     seq,
-    pending: pending.map(({ toolCallId, toolName, args, argsDigest, requestedAt }) => ({
+    pending: pending.map(({ toolCallId, toolName, args, argsDigest, requestedAt, requestId }) => ({
       toolCallId,
       toolName,
       args,
       argsDigest,
       requestedAt,
+      ...(requestId !== undefined ? { requestId } : {}),
     })),
     decided,
   };
@@ -120,10 +138,26 @@ export function registerTreeApprovals(s: AgentSession): void {
  * each report updates `desk`, then `changed` runs (the details). `listedIn` names where they are listed.
  */
 export function registerApprovalDesk(desk: ApprovalDesk, changed: () => void, listedIn: string): void {
+  const checking = new Map<string, Promise<boolean>>();
   setHandler(
     treeApprovalsSignal,
     (report: unknown) => {
-      if (receive(desk, report)) changed();
+      if (!isReport(report)) return; // a malformed signal (not from Keel) changes nothing
+      if (!patched(PATCH.treeMembers)) return void (receive(desk, report) && changed());
+      const key = `${report.workflowId}#${report.runKey}`;
+      const t = (desk.treeApprovals ??= { runs: [], decided: [] });
+      if (t.members?.includes(key)) return void (receive(desk, report) && changed());
+      if (t.outsiders?.includes(key)) return ignored(report, 'already found not to be a member');
+      let check = checking.get(key);
+      if (!check) {
+        check = memberCheck(desk, report, key);
+        checking.set(key, check);
+        void check.finally(() => checking.delete(key));
+      }
+      void check.then((member) => {
+        if (!member) return ignored(report, 'its memo does not name this run as its root, or it does not exist');
+        if (receive(desk, report)) changed();
+      });
     },
     {
       description: `From a sub-agent of this run’s tree (or a batch task): its calls awaiting approval, listed in ${listedIn} with its workflowId and path.`,
@@ -131,8 +165,33 @@ export function registerApprovalDesk(desk: ApprovalDesk, changed: () => void, li
   );
 }
 
-function receive(desk: ApprovalDesk, report: unknown): boolean {
-  if (!isReport(report)) return false; // a malformed signal (not from Keel) changes nothing
+/**
+ * Whether the run `report` names belongs to this desk's tree (the `checkTreeMember` local activity), remembered in the
+ * desk either way. A check that fails (the server unreachable after its retries) counts as not a member this time.
+ */
+async function memberCheck(desk: ApprovalDesk, report: TreeApprovalsReport, key: string): Promise<boolean> {
+  const member = await CancellationScope.nonCancellable(() =>
+    localSetupActivities.checkTreeMember.executeWithOptions({ summary: `check tree member ${report.workflowId}` }, [
+      { desk: workflowInfo().workflowId, workflowId: report.workflowId, runKey: report.runKey },
+    ]),
+  ).catch(() => undefined);
+  if (member === undefined) return false;
+  const t = (desk.treeApprovals ??= { runs: [], decided: [] });
+  const list = member ? (t.members ??= []) : (t.outsiders ??= []);
+  if (!list.includes(key)) list.push(key);
+  if (list.length > MAX_CHECKED) list.splice(0, list.length - MAX_CHECKED);
+  return member;
+}
+
+/** A report the desk does not list: logged (replay-aware), nothing else. */
+function ignored(report: TreeApprovalsReport, why: string): void {
+  log.warn(
+    `keelTreeApprovals from ${report.workflowId} (run ${report.runKey}) ignored: not a member of this run's tree (${why})`,
+    { pending: report.pending.map((p) => p.toolCallId) },
+  );
+}
+
+function receive(desk: ApprovalDesk, report: TreeApprovalsReport): boolean {
   const t = (desk.treeApprovals ??= { runs: [], decided: [] });
   const { workflowId, runKey, path } = report;
   for (const d of report.decided) {

@@ -2,10 +2,14 @@
  * `keel pending` (every run awaiting approval, found by `KeelStatus="awaiting-approval"`, with tool and arguments; a
  * sub-agent's calls under its tree's root, with their path), `keel approve <id> <toolCallId>` and `keel deny <id>
  * <toolCallId>` (the `approve` / `deny` Updates; on a root, a sub-agent's call is decided by that sub-agent).
+ * `approve` decides the arguments the person saw: `--digest`, or the digest a signed token binds; never merely what is
+ * pending now. Model and tool text (arguments, reasons) reach the terminal with control characters escaped.
  */
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
+import { decodeJwt } from 'jose';
+import { APPROVAL_CLAIMS } from '../../../common/approval-claims.js';
 import { asTreeMembership, TREE_MEMO_KEY } from '../../../common/tree.js';
 import { approvalRoute, pathText } from '../../../common/tree-approvals.js';
 import type { AgentRunState } from '../../../common/run.js';
@@ -13,6 +17,7 @@ import type { PendingApproval } from '../../../common/updates.js';
 import type { AgentClient } from '../../agent-client.js';
 import { act, globals, printJson, uiLink, usageError, withClient } from '../context.js';
 import { tryState } from '../outcome.js';
+import { terminalSafe } from '../terminal-text.js';
 
 export const AWAITING_APPROVAL_QUERY = 'KeelStatus="awaiting-approval"';
 
@@ -82,6 +87,29 @@ function readToken(o: { tokenFile?: string; token?: boolean }): string | undefin
   return text;
 }
 
+/** The digest a signed approval's token binds (`keel_args_digest`): what its signer was shown. */
+function tokenDigest(token: string | undefined): string | undefined {
+  if (token === undefined) return undefined;
+  try {
+    const digest = decodeJwt(token)[APPROVAL_CLAIMS.argsDigest];
+    return typeof digest === 'string' ? digest : undefined;
+  } catch {
+    return undefined; // not a JWT: the run refuses it with its own text
+  }
+}
+
+/**
+ * `keel approve` without `--digest` (and no token binding one): approving whatever is pending now could run arguments
+ * the person never saw, so the CLI shows them whole and the command that approves exactly them.
+ */
+export function digestRequired(id: string, toolCallId: string, p: PendingApproval): string {
+  return terminalSafe(
+    `approve needs --digest <argsDigest>, the digest of the arguments you approve: ${toolCallId} waits with ` +
+      `${p.toolName} ${JSON.stringify(p.args)} (digest ${p.argsDigest}); to approve exactly these: ` +
+      `keel approve ${id} ${toolCallId} --digest ${p.argsDigest}`,
+  );
+}
+
 function defaultApprover(): string {
   try {
     return process.env.KEEL_APPROVER ?? userInfo().username;
@@ -105,7 +133,9 @@ export function registerApprovalCommands(program: Command): void {
             for (const p of r.pendingApprovals) {
               const where = p.workflowId ? `in ${pathText(p.path ?? [])} (${p.workflowId}) · ` : '';
               process.stdout.write(
-                `${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  ${where}since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`,
+                terminalSafe(
+                  `${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  ${where}since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`,
+                ),
               );
             }
             process.stdout.write(`  ${r.url}\n`);
@@ -136,7 +166,7 @@ export function registerApprovalCommands(program: Command): void {
       .option('--reason <text>', 'why (recorded; a denial shows it to the model)')
       .option(
         '--digest <argsDigest>',
-        "decide only if the arguments still have this digest (default: the pending call's)",
+        "decide only if the arguments have this digest (`keel pending`, `keel watch`); approve needs it unless a token binds one; deny defaults to the pending call's",
       )
       .action(
         act(
@@ -155,11 +185,12 @@ export function registerApprovalCommands(program: Command): void {
               if ('ambiguous' in route) throw usageError(route.ambiguous);
               const pending = route.pending;
               const decidedIn = pending?.workflowId ?? id;
-              const argsDigest = o.digest ?? pending?.argsDigest;
-              if (!argsDigest)
+              const argsDigest = o.digest ?? (name === 'deny' ? pending?.argsDigest : tokenDigest(token));
+              if (!pending && !o.digest)
                 throw usageError(
                   `No tool call ${toolCallId} is awaiting approval in ${id}; \`keel pending\` lists those that are.`,
                 );
+              if (!argsDigest) throw usageError(digestRequired(id, toolCallId, pending!));
               const input = {
                 toolCallId,
                 argsDigest,
@@ -172,7 +203,9 @@ export function registerApprovalCommands(program: Command): void {
               if (g.json) return printJson({ workflowId: decidedIn, ...record, url: uiLink(g, decidedIn) });
               const where = pending?.path ? ` in ${pathText(pending.path)}` : '';
               process.stdout.write(
-                `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''})${where} as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, decidedIn)}\n`,
+                terminalSafe(
+                  `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''})${where} as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, decidedIn)}\n`,
+                ),
               );
             });
           },

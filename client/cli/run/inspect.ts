@@ -25,6 +25,7 @@ import {
 } from '../render.js';
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from '../batch/command.js';
 import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from './tool-queue.js';
+import { terminalSafe } from '../terminal-text.js';
 
 export interface StatusReport {
   workflowId: string;
@@ -112,7 +113,7 @@ function printStatus(r: StatusReport): void {
   const reply = r.result?.finalText || st?.lastReply;
   if (reply) lines.push(`last reply: ${oneLine(reply, sink.width - 12)}`);
   const error = r.result?.error ?? st?.lastError;
-  if (error) lines.push(paint(sink, 'red', `error: ${error}`));
+  if (error) lines.push(paint(sink, 'red', `error: ${terminalSafe(error)}`));
   lines.push(
     `started ${r.startTime}${r.closeTime ? ` · closed ${r.closeTime} · ${formatDuration(r.durationMs ?? 0)}` : ''} · task queue ${r.taskQueue}`,
   );
@@ -246,7 +247,10 @@ export function registerInspectCommands(program: Command): void {
               `[keel] no worker answered the messages query; showing this run's new messages from its result\n`,
             );
           if (o.format === 'json' || g.json) process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
-          else process.stdout.write(`${transcriptMarkdown(messages, `Run ${id}`)}\n<!-- ${uiLink(g, id)} -->\n`);
+          else
+            process.stdout.write(
+              `${terminalSafe(transcriptMarkdown(messages, `Run ${id}`))}\n<!-- ${uiLink(g, id)} -->\n`,
+            );
           if (o.format !== 'json' && !g.json) return;
           process.stderr.write(`${uiLink(g, id)}\n`);
         });
