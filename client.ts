@@ -32,9 +32,11 @@ export {
   recentScheduled,
   SCHEDULE_MEMO_KEY,
   scheduledIdPrefix,
+  triggerSchedule,
   type AgentScheduleMemo,
   type AgentScheduleOptions,
   type ScheduledWorkflow,
+  type ScheduleTrigger,
 } from './client/schedule-client.js';
 export {
   BUILTIN_GRADERS,

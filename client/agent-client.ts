@@ -274,7 +274,10 @@ export class AgentClient {
     return createAgentSchedule(this.client, this.taskQueue, opts);
   }
 
-  /** A handle on an existing schedule (Temporal's `ScheduleHandle`). */
+  /**
+   * A handle on an existing schedule (Temporal's `ScheduleHandle`). Its `trigger()` without a policy starts under
+   * ALLOW_ALL, not the schedule's policy: `triggerSchedule(handle)` (from `keel/client`) uses the schedule's.
+   */
   getSchedule(scheduleId: string): ScheduleHandle {
     return this.client.schedule.getHandle(scheduleId);
   }
