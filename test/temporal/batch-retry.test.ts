@@ -67,7 +67,7 @@ describe('keel batch retry', () => {
     expect(described.stdout.split('\n')).toEqual([
       `${b}  batch completed`,
       expect.stringMatching(/^3\/5 done · 2 failed · /),
-      `First failure (task 1, ${b}-1): scripted failure`,
+      `First failure (${b}-1): scripted failure`,
       `retried in ${r1} (completed): tasks 1, 3`,
       `Temporal UI: ${UI}/namespaces/default/workflows/${b}`,
       '',

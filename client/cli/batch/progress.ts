@@ -79,14 +79,15 @@ export function countsText(c: OutcomeCounts): string {
 }
 
 /**
- * `First failure (task 0, keel-batch-…-0): <error>` of a batch that has failures, its error text cut at 300 characters;
- * undefined when none failed. Every failed task's error is in its result line.
+ * `First failure (keel-batch-…-0): <error>` of a batch that has failures — the one of lowest index the batch kept (it
+ * keeps its first 100) — its error text on one line, cut at 300 characters; undefined when none failed. Every failed
+ * task's error is in its result line.
  */
 export function firstFailure(summary: Pick<AgentBatchResult, 'failed' | 'failures'>): string | undefined {
-  const f = summary.failures[0];
-  if (!summary.failed || !f) return undefined;
+  if (!summary.failed || summary.failures.length === 0) return undefined;
+  const f = summary.failures.reduce((a, b) => (b.index < a.index ? b : a));
   const error = (f.error ?? f.status).replace(/\s+/g, ' ').trim();
-  return `First failure (task ${f.index}, ${f.workflowId}): ${error.length > 300 ? `${error.slice(0, 299)}…` : error}`;
+  return `First failure (${f.workflowId}): ${error.length > 300 ? `${error.slice(0, 299)}…` : error}`;
 }
 
 /** The counts of a batch's `progress` (of a closed batch: its queued tasks never started). */
