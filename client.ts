@@ -14,9 +14,16 @@ export {
   type ConnectOptions,
   type StartOptions,
 } from './client/agent-client.js';
-export { AgentBatchHandle, paginate, startBatchWorkflow, type StartBatchOptions } from './client/batch-client.js';
+export {
+  AgentBatchHandle,
+  paginate,
+  startBatchWorkflow,
+  type StartBatchOptions,
+  type VariantTask,
+} from './client/batch-client.js';
 export {
   BatchRetryError,
+  DEFAULT_RETRY_STATUSES,
   mergedOutcomes,
   retriesOf,
   retryBatchId,
@@ -26,15 +33,18 @@ export {
   type BatchRetryMemo,
   type MergedOutcome,
   type RetryBatchOptions,
+  type RetryStatus,
 } from './client/batch-retry.js';
 export {
   InvalidScheduleError,
   recentScheduled,
   SCHEDULE_MEMO_KEY,
   scheduledIdPrefix,
+  triggerSchedule,
   type AgentScheduleMemo,
   type AgentScheduleOptions,
   type ScheduledWorkflow,
+  type ScheduleTrigger,
 } from './client/schedule-client.js';
 export {
   BUILTIN_GRADERS,

@@ -56,12 +56,17 @@ function texts(expected: unknown, grader: string): string[] {
 
 /** The built-in graders by name. */
 export const BUILTIN_GRADER_DEFINITIONS: Record<string, GraderDefinition['grade']> = {
+  // the whole final text, surrounding whitespace trimmed on both sides (a model's trailing newline is not an answer);
+  // whitespace inside is compared as it is. The reason says when the trimming mattered and, on a failure, that it is done.
   exact: ({ task, result }) => {
     const [want] = texts(task.expected, 'exact');
     const got = result.finalText.trim();
-    return got === want.trim()
-      ? verdict(true, 'exact match')
-      : verdict(false, `expected ${show(want)}, got ${show(got)}`);
+    if (got !== want.trim())
+      return verdict(false, `expected ${show(want)}, got ${show(got)} (compared with surrounding whitespace trimmed)`);
+    return verdict(
+      true,
+      result.finalText === want ? 'exact match' : 'exact match after trimming surrounding whitespace',
+    );
   },
   includes: ({ task, result }) => {
     const missing = texts(task.expected, 'includes').filter((t) => !result.finalText.includes(t));

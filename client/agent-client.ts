@@ -16,7 +16,13 @@ import type { Message } from '../common/messages.js';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import { tooDeep } from '../common/nesting.js';
-import { AgentBatchHandle, batchTaskErrors, startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
+import {
+  AgentBatchHandle,
+  batchTaskErrors,
+  startBatchWorkflow,
+  type StartBatchOptions,
+  type VariantTask,
+} from './batch-client.js';
 import { createAgentSchedule, type AgentScheduleOptions } from './schedule-client.js';
 import {
   incomingMessageErrors,
@@ -242,12 +248,17 @@ export class AgentClient {
 
   /**
    * Starts a durable batch (`agentBatchWorkflow`): task `i` runs as child `<batchId>-<i>`, at most `concurrency` at a
-   * time. Every task is validated first (`InvalidAgentInputError`, each line prefixed `task <i>:`).
+   * time. Every task is validated first (`InvalidAgentInputError`, each line prefixed `task <i>:`), with `variants` as
+   * each variant's child gets it: a task may leave out the `model` every variant names.
    */
-  async startBatch(tasks: AgentRunInput[], opts: StartBatchOptions = {}): Promise<AgentBatchHandle<AgentRunHandle>> {
-    const errors = tasks.flatMap((t, i) => batchTaskErrors(t).map((e) => `task ${i}: ${e}`));
+  async startBatch(
+    tasks: (AgentRunInput | VariantTask)[],
+    opts: StartBatchOptions = {},
+  ): Promise<AgentBatchHandle<AgentRunHandle>> {
+    const errors = tasks.flatMap((t, i) => batchTaskErrors(t, opts.variants).map((e) => `task ${i}: ${e}`));
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
-    return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, tasks, opts), (id) =>
+    const valid = tasks as AgentRunInput[]; // checked: each has a model, its own or every variant's
+    return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, valid, opts), (id) =>
       this.getHandle(id),
     );
   }
@@ -262,19 +273,23 @@ export class AgentClient {
    * client's task queue (client/schedule-client.ts). Every task is validated first (`InvalidAgentInputError`); a bad
    * spec or a task list over ~1 MB of JSON rejects with `InvalidScheduleError`; a taken id with Temporal's
    * `ScheduleAlreadyRunning`. The overlap policy is SKIP unless given. Each batch's id is `keel-batch-<scheduleId>-
-   * <scheduled time>` (`keel-run-…` for a run). Pause, trigger, backfill, describe and delete with the returned
-   * handle (Temporal's `ScheduleHandle`); `recentScheduled` gives the last batches with their outcome counts.
+   * <scheduled time>` (`keel-run-…` for a run). Pause, backfill, describe and delete with the returned handle
+   * (Temporal's `ScheduleHandle`), trigger with `triggerSchedule(handle)` (the handle's own `trigger()` ignores the
+   * schedule's overlap policy); `recentScheduled` gives the last batches with their outcome counts.
    */
   async schedule(opts: AgentScheduleOptions): Promise<ScheduleHandle> {
     const errors = [
-      ...(opts.tasks ?? []).flatMap((t, i) => batchTaskErrors(t).map((e) => `task ${i}: ${e}`)),
+      ...(opts.tasks ?? []).flatMap((t, i) => batchTaskErrors(t, opts.batch?.variants).map((e) => `task ${i}: ${e}`)),
       ...(opts.run ? agentRunInputErrors(opts.run) : []),
     ];
     if (errors.length > 0) throw new InvalidAgentInputError(errors);
     return createAgentSchedule(this.client, this.taskQueue, opts);
   }
 
-  /** A handle on an existing schedule (Temporal's `ScheduleHandle`). */
+  /**
+   * A handle on an existing schedule (Temporal's `ScheduleHandle`). Its `trigger()` without a policy starts under
+   * ALLOW_ALL, not the schedule's policy: `triggerSchedule(handle)` (from `keel/client`) uses the schedule's.
+   */
   getSchedule(scheduleId: string): ScheduleHandle {
     return this.client.schedule.getHandle(scheduleId);
   }

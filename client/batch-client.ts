@@ -5,10 +5,15 @@
  * is built on the same functions.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import type { Budget } from '../common/budget.js';
 import type { AgentRunInput } from '../common/run.js';
-import { BUILTIN_GRADERS, childIdPattern, type BatchVariant } from '../common/grading.js';
+import { BUILTIN_GRADERS, childIdPattern, childTask, type BatchTask, type BatchVariant } from '../common/grading.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import {
   BATCH_PAGE_WORKFLOW_TYPE,
@@ -84,22 +89,41 @@ export function batchInput(tasks: AgentRunInput[] | BatchPageRef, o: StartBatchO
   };
 }
 
+/** A task of a batch with `variants` that leaves its `model` to them (every variant must name one). */
+export type VariantTask = Omit<AgentRunInput, 'model'> & { model?: string };
+
 /**
  * What is wrong with one batch task: an `AgentRunInput` that may also carry the batch's `expected` and `grader`
- * (README "Graded batches"; taken off before its run starts), one line per problem. Empty when it is fine.
+ * (README "Graded batches"; taken off before its run starts), one line per problem. Empty when it is fine. With
+ * `variants` the task is checked as each variant's child gets it (the variant's `model`, `systemPrompt`, `maxTurns`
+ * applied), so a task may leave out what every variant sets — a `model` — and a problem only some variants have is
+ * named with them (`(variant b)`).
  */
-export function batchTaskErrors(task: unknown): string[] {
+export function batchTaskErrors(task: unknown, variants?: readonly BatchVariant[]): string[] {
   if (!task || typeof task !== 'object' || Array.isArray(task)) return agentRunInputErrors(task);
   const { expected: _expected, grader, ...run } = task as Record<string, unknown>;
-  return [
-    ...(grader !== undefined && (typeof grader !== 'string' || !grader)
+  const graderErrors =
+    grader !== undefined && (typeof grader !== 'string' || !grader)
       ? [`grader: must be a grader name (${BUILTIN_GRADERS.join(', ')}, or one the worker registers)`]
-      : []),
-    ...agentRunInputErrors(run),
-  ];
+      : [];
+  if (!variants?.length) return [...graderErrors, ...agentRunInputErrors(run)];
+  // each variant's child: one line per problem, with the variants that have it unless all do
+  const byError = new Map<string, string[]>();
+  for (const v of variants)
+    for (const e of agentRunInputErrors(childTask(run as unknown as BatchTask, v)))
+      byError.set(e, [...(byError.get(e) ?? []), v.name]);
+  const runErrors = [...byError].map(([e, names]) =>
+    names.length === variants.length ? e : `${e} (variant ${names.join(', ')})`,
+  );
+  return [...graderErrors, ...runErrors];
 }
 
-/** Starts `agentBatchWorkflow` (and its page holders, `agentBatchPageWorkflow`s, when the list is big) on `taskQueue`; the tasks are not validated here. */
+/**
+ * Starts `agentBatchWorkflow` (and its page holders, `agentBatchPageWorkflow`s, when the list is big) on `taskQueue`;
+ * the tasks are not validated here. A batch id names one batch: an id a workflow already has, running or closed, is
+ * refused with `WorkflowExecutionAlreadyStartedError` (a second batch under it would mix its retries and results with
+ * the first's), before any page holder starts.
+ */
 export async function startBatchWorkflow(
   client: Client,
   taskQueue: string,
@@ -109,6 +133,7 @@ export async function startBatchWorkflow(
   const batchId = o.batchId ?? `keel-batch-${randomUUID()}`;
   let ref: AgentRunInput[] | BatchPageRef = tasks;
   if (o.pageSize !== undefined || JSON.stringify(tasks).length > INLINE_MAX_CHARS) {
+    await refuseTakenId(client, batchId);
     const pages = paginate(tasks, o.pageSize);
     ref = { pages: [] };
     for (const [n, taskPage] of pages.entries()) {
@@ -130,7 +155,28 @@ export async function startBatchWorkflow(
     staticSummary: o.summary ?? `batch of ${tasks.length} agent runs`,
     staticDetails: `children: ${childIdPattern(batchId, input)} · concurrency ${input.concurrency ?? 8}`,
     ...(o.memo ? { memo: o.memo } : {}),
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
   });
+}
+
+/** Rejects with `WorkflowExecutionAlreadyStartedError` when a workflow (running or closed) has the id `batchId`. */
+async function refuseTakenId(client: Client, batchId: string): Promise<void> {
+  const taken = await client.workflow
+    .getHandle(batchId)
+    .describe()
+    .then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      },
+    );
+  if (taken)
+    throw new WorkflowExecutionAlreadyStartedError(
+      `Workflow execution already started: ${batchId}`,
+      batchId,
+      BATCH_WORKFLOW_TYPE,
+    );
 }
 
 /** One batch: its progress, its compact per-task outcomes, its summary, and each task's own run. */

@@ -117,11 +117,16 @@ export function formatGradeTable(result: AgentBatchResult, rows: GradeRow[]): st
       .trimEnd();
   const out = [line(head), ...body.map(line)];
   if (result.grading?.errors) out.push(`grading errors: ${result.grading.errors} (recorded, not task failures)`);
-  if (result.disagreements)
-    out.push(
-      result.disagreements.length
-        ? `variants disagree on tasks: ${result.disagreements.join(', ')}`
-        : 'variants agree on every task',
-    );
+  if (result.disagreements) out.push(agreementLine(result, rows));
   return out;
+}
+
+/**
+ * Whether the variants agree: the tasks they disagree on, or that they agree — never said of variants of which no run
+ * passed (they "agree" only in failing: `no run of any variant passed`).
+ */
+function agreementLine(result: AgentBatchResult, rows: GradeRow[]): string {
+  if (result.disagreements?.length) return `variants disagree on tasks: ${result.disagreements.join(', ')}`;
+  const passed = rows.some((r) => (r.grading ? r.grading.passed > 0 : r.done > 0));
+  return passed ? 'variants agree on every task' : 'no run of any variant passed: nothing to compare';
 }

@@ -13,7 +13,12 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { Budget } from '../common/budget.js';
 import type { AgentRunInput, RunStatus } from '../common/run.js';
-import { resultsQuery, type AgentBatchInput, type BatchTaskResult } from '../common/batch-definitions.js';
+import {
+  resultsQuery,
+  type AgentBatchInput,
+  type BatchTaskResult,
+  type BatchTaskStatus,
+} from '../common/batch-definitions.js';
 import { startBatchWorkflow, type StartBatchOptions } from './batch-client.js';
 
 /** The memo key of a retry batch. */
@@ -30,10 +35,25 @@ export interface BatchRetryMemo {
 /** The workflow id of retry `k` (1, 2, …) of `batchId`. */
 export const retryBatchId = (batchId: string, k: number): string => `${batchId}-retry-${k}`;
 
+/** An outcome a retry selects by: a run's status, or `queued` for a task its closed batch never started. */
+export type RetryStatus = RunStatus | 'queued';
+
+/**
+ * The default of {@link RetryBatchOptions.statuses}: every task without a result — failed, cancelled, and never started
+ * (`queued` in a batch that closed first, e.g. cancelled), so a retry after a cancel re-runs all the work left.
+ */
+export const DEFAULT_RETRY_STATUSES: readonly RetryStatus[] = ['failed', 'cancelled', 'queued'];
+
+/** `failed, cancelled or never started`: statuses as a reader says them (`queued` is `never started`). */
+export function statusPhrase(statuses: readonly RetryStatus[]): string {
+  const words = statuses.map((s) => (s === 'queued' ? 'never started' : s));
+  return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : words.join('');
+}
+
 /** What a retry is started with. */
 export interface RetryBatchOptions {
-  /** Retry the tasks whose latest outcome is one of these (default `['failed', 'cancelled']`: what the batch counts as failed). */
-  statuses?: RunStatus[];
+  /** Retry the tasks whose latest outcome is one of these (default {@link DEFAULT_RETRY_STATUSES}). */
+  statuses?: readonly RetryStatus[];
   /** Default: the first batch's. Every other field of the first batch's input (task queue, continue-as-new thresholds, …) is kept. */
   concurrency?: number;
   /** Default: the first batch's budget, as a fresh pool for the retry. */
@@ -156,7 +176,7 @@ export class BatchRetryError extends Error {
 
 /**
  * Starts `B-retry-<k>` (the next free k) with the tasks of `batchId` whose latest outcome (over B and its earlier
- * retries) has one of `statuses`, with the same task definitions and, unless overridden, B's concurrency, task queue,
+ * retries) has one of `statuses` (default: every task without a result, never-started ones included), with the same task definitions and, unless overridden, B's concurrency, task queue,
  * budget (a fresh pool) and continue-as-new thresholds, and the memo {@link BatchRetryMemo}. Rejects with
  * `BatchRetryError` while B or a retry runs, for a retry given as B, and when no task has those statuses.
  */
@@ -165,11 +185,13 @@ export async function startRetryBatch(
   batchId: string,
   o: RetryBatchOptions = {},
 ): Promise<{ handle: WorkflowHandle; memo: BatchRetryMemo }> {
-  const statuses = o.statuses ?? ['failed', 'cancelled'];
+  const statuses = o.statuses ?? DEFAULT_RETRY_STATUSES;
   const { outcomes, retries } = await mergedOutcomes(client, batchId);
-  const indices = outcomes.filter((r) => statuses.includes(r.status as RunStatus)).map((r) => r.index);
+  const indices = outcomes
+    .filter((r) => (statuses as readonly BatchTaskStatus[]).includes(r.status))
+    .map((r) => r.index);
   if (indices.length === 0)
-    throw new BatchRetryError(`Nothing to retry: no task of ${batchId} is ${statuses.join(' or ')}.`);
+    throw new BatchRetryError(`Nothing to retry: no task of ${batchId} is ${statusPhrase(statuses)}.`);
   const { input, tasks } = await batchInputOf(client, batchId);
   const taskQueue = (await client.workflow.getHandle(batchId).describe()).taskQueue;
   const workflowId = retryBatchId(batchId, retries.length + 1);
@@ -180,7 +202,7 @@ export async function startRetryBatch(
     inputFields,
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     ...(o.budget ? { budget: o.budget } : {}),
-    summary: `retry of ${indices.length} ${statuses.join('/')} task(s) of batch ${batchId}`,
+    summary: `retry of ${indices.length} ${statusPhrase(statuses)} task(s) of batch ${batchId}`,
     memo: { [RETRY_MEMO_KEY]: memo },
   };
   const handle = await startBatchWorkflow(

@@ -207,3 +207,27 @@ export async function recentScheduled(
   }
   return { memo, workflows };
 }
+
+/** What {@link triggerSchedule} did: the overlap policy the start was sent with, and the workflows running then. */
+export interface ScheduleTrigger {
+  overlap: ScheduleOverlapPolicy;
+  /** Workflow ids the schedule had running when it was triggered (a start under SKIP is skipped while there are). */
+  running: string[];
+}
+
+/**
+ * Starts the schedule's action now (also when paused) under `overlap`, or else under the schedule's own overlap
+ * policy, read with `describe()`. Temporal's `ScheduleHandle.trigger()` without a policy sends ALLOW_ALL, so a trigger
+ * would start a batch beside the running one whatever the schedule says; use this instead (`keel schedule trigger`
+ * does).
+ */
+export async function triggerSchedule(
+  handle: ScheduleHandle,
+  overlap?: ScheduleOverlapPolicy,
+): Promise<ScheduleTrigger> {
+  const d = await handle.describe();
+  // a schedule created without a policy has Temporal's default, SKIP
+  const policy = overlap ?? d.policies.overlap ?? 'SKIP';
+  await handle.trigger(policy);
+  return { overlap: policy, running: d.info.runningActions.map((a) => a.workflow.workflowId) };
+}

@@ -17,8 +17,10 @@ import {
   InvalidScheduleError,
   recentScheduled,
   SCHEDULE_MEMO_KEY,
+  triggerSchedule,
   type AgentScheduleMemo,
   type ScheduledWorkflow,
+  type ScheduleTrigger,
 } from '../schedule-client.js';
 import type { AgentClient } from '../agent-client.js';
 import { act, EXIT, globals, intOption, printJson, usageError, withClient, type GlobalOptions } from './context.js';
@@ -35,6 +37,20 @@ function overlapOption(value: string): ScheduleOverlapPolicy {
   if (!(OVERLAPS as readonly string[]).includes(value))
     throw new InvalidArgumentError(`--overlap takes one of ${OVERLAPS.join(', ')}.`);
   return value.toUpperCase().replace('-', '_') as ScheduleOverlapPolicy;
+}
+
+/** What becomes of a start triggered while the schedule runs a workflow, under SKIP or a buffer (else nothing). */
+function triggerNote(t: ScheduleTrigger): string[] {
+  const [running] = t.running;
+  if (!running) return [];
+  if (t.overlap === 'SKIP')
+    return [
+      `${running} is running, so this start is skipped. Give --overlap allow-all to start one beside it, or buffer-one to start one when it ends.`,
+    ];
+  if (t.overlap === 'BUFFER_ONE')
+    return [`${running} is running: this start waits until it ends (one start waits at most; more are skipped).`];
+  if (t.overlap === 'BUFFER_ALL') return [`${running} is running: this start waits until it ends.`];
+  return [];
 }
 
 /** `SKIP` → `skip`, `BUFFER_ONE` → `buffer-one`. */
@@ -384,12 +400,26 @@ export function registerScheduleCommands(program: Command): void {
     (h, o) => h.unpause(o.note),
     (n) => `Schedule ${n} unpaused.`,
   ).option('--note <text>', 'a note shown with its state');
-  simple(
-    'trigger',
-    'start a batch now (also when paused)',
-    (h, o) => h.trigger(o.overlap),
-    (n) => `Schedule ${n} triggered.`,
-  ).option('--overlap <policy>', `overlap policy of this start (default the schedule's)`, overlapOption);
+  schedule
+    .command('trigger')
+    .summary('start a batch now (also when paused), under the schedule’s overlap policy unless --overlap is given')
+    .argument('<name>')
+    .option('--overlap <policy>', `overlap policy of this start (default the schedule's)`, overlapOption)
+    .action(
+      act(async (name: string, o: { overlap?: ScheduleOverlapPolicy }, cmd: Command) => {
+        const g = globals(cmd);
+        return withClient(g, async (client) => {
+          const t = await triggerSchedule(await existing(client, g, cmd, name), o.overlap);
+          if (g.json)
+            printJson({ scheduleId: name, trigger: true, overlap: overlapName(t.overlap), running: t.running });
+          else
+            process.stdout.write(
+              `${[`Schedule ${name} triggered (overlap ${overlapName(t.overlap)}).`, ...triggerNote(t)].join('\n')}\n`,
+            );
+          return EXIT.ok;
+        });
+      }),
+    );
   simple(
     'delete',
     'delete the schedule (the batches it started are kept)',

@@ -150,7 +150,11 @@ describe('graders', () => {
     ]);
     expect(results.map((r) => [r.workflowId, r.status, r.grade])).toEqual([
       [`${id}-0`, 'completed', { pass: true, score: 1, reason: 'exact match' }],
-      [`${id}-1`, 'completed', { pass: false, score: 0, reason: 'expected "no", got "yes"' }],
+      [
+        `${id}-1`,
+        'completed',
+        { pass: false, score: 0, reason: 'expected "no", got "yes" (compared with surrounding whitespace trimmed)' },
+      ],
       [`${id}-2`, 'completed', { pass: true, score: 1, reason: 'includes every expected text' }],
       [`${id}-3`, 'completed', { pass: false, score: 0, reason: 'missing "x"' }],
       [`${id}-4`, 'completed', { pass: true, score: 1, reason: 'matches /^Y/i' }],
@@ -318,6 +322,22 @@ describe('variants', () => {
     ]);
     expect(result.disagreements).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19]);
     expect(result).toMatchObject({ total: 40, done: 40, tokens: 600, cost: 0.06 });
+  });
+
+  it('AgentClient.startBatch takes tasks without a model when every variant names one (issue 33 item 20)', async () => {
+    const bare = [0, 1].map((i) => ({ prompt: `even task ${i * 2}`, expected: 'ok' }));
+    const batch = await keel.client.startBatch(bare, { batchId: `grade-${randomUUID()}`, variants });
+    const result = await batch.result();
+    expect(result.variants?.map((v) => [v.name, v.runs, v.done])).toEqual([
+      ['a', 2, 2],
+      ['b', 2, 2],
+    ]);
+    // a variant without a model still needs one on the task: named with the variant that lacks it
+    await expect(
+      keel.client.startBatch(bare, { variants: [variants[0], { name: 'c', systemPrompt: 'x' }] }),
+    ).rejects.toThrow(
+      'Invalid AgentRunInput: task 0: model: is required (variant c); task 1: model: is required (variant c)',
+    );
   });
 
   it('one budget for both variants: the pool spent, the last runs of either variant are not started', async () => {

@@ -51,7 +51,7 @@ describe('keel batch retry', () => {
     expect(retry).toEqual({
       code: 0,
       stdout:
-        `Retry ${r1} of ${b}: 2 task(s) that were failed or cancelled (1, 3)\n` +
+        `Retry ${r1} of ${b}: 2 task(s) that were failed, cancelled or never started (1, 3)\n` +
         `Temporal UI: ${UI}/namespaces/default/workflows/${r1}\n` +
         `Follow it with: npx keel --address ${k.address} --task-queue ${k.taskQueue} --ui ${UI} batch --attach ${r1}\n` +
         `Then merge: npx keel --address ${k.address} --task-queue ${k.taskQueue} --ui ${UI} batch results ${b} --merge --out results.jsonl\n`,
@@ -67,6 +67,7 @@ describe('keel batch retry', () => {
     expect(described.stdout.split('\n')).toEqual([
       `${b}  batch completed`,
       expect.stringMatching(/^3\/5 done · 2 failed · /),
+      `First failure (${b}-1): scripted failure`,
       `retried in ${r1} (completed): tasks 1, 3`,
       `Temporal UI: ${UI}/namespaces/default/workflows/${b}`,
       '',
@@ -111,7 +112,7 @@ describe('keel batch retry', () => {
     expect(await keelAt(['batch', 'retry', b], k.address, k.taskQueue)).toEqual({
       code: 2,
       stdout: '',
-      stderr: `keel: Nothing to retry: no task of ${b} is failed or cancelled.\n`,
+      stderr: `keel: Nothing to retry: no task of ${b} is failed, cancelled or never started.\n`,
     });
     expect((await keelAt(['batch', 'retry', r1], k.address, k.taskQueue)).stderr).toBe(
       `keel: ${r1} is a retry of ${b}: give the first batch, ${b}.\n`,
@@ -139,7 +140,7 @@ describe('keel batch retry', () => {
     expect(await first.result()).toMatchObject({ total: 5, done: 3, failed: 2 });
     const retry = await keelAt(['batch', 'retry', b, '-c', '1'], k.address, k.taskQueue);
     expect(retry.stdout.split('\n')[0]).toBe(
-      `Retry ${b}-retry-1 of ${b}: 2 task(s) that were failed or cancelled (1, 4)`,
+      `Retry ${b}-retry-1 of ${b}: 2 task(s) that were failed, cancelled or never started (1, 4)`,
     );
     const { input, tasks: retried } = await batchInputOf(k.client.client, `${b}-retry-1`);
     expect(retried).toEqual([tasks[1], tasks[4]]);

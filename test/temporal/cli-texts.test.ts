@@ -58,7 +58,7 @@ describe('keel CLI texts', () => {
     expect(out.stderr).toBe(`keel: --tools-module ${file}: could not load it: Unexpected token ';'\n`);
   });
 
-  it('keel batch --id naming a running batch says how to follow it, with a command that works pasted', async () => {
+  it('keel batch --id naming a running batch says how to follow it (a command that works pasted); a closed one is refused', async () => {
     const tasks = join(dir, 'tasks.jsonl');
     writeFileSync(tasks, '"one"\n"two"\n');
     const id = `cli-texts-batch-${randomUUID()}`;
@@ -77,6 +77,21 @@ describe('keel CLI texts', () => {
     } finally {
       await client.client.workflow.getHandle(id).terminate('test over');
     }
+    // closed, the id is not taken again: a second batch under it would mix its retries and results with the first's
+    const closed = await keelCli([...conn, 'batch', tasks, '--id', id, '--model', 'scripted/x', '--detach']);
+    expect(closed).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        `keel: Batch ${id} already ran (terminated); a batch id names one batch, so it is not started again.\n` +
+        `Run the tasks without a result again: npx keel --address ${address} --task-queue ${idleQueue} batch retry ${id}\n` +
+        'Or give another --id <new id> to run all the tasks again.\n',
+    });
+    const { executions } = await client.client.workflowService.listWorkflowExecutions({
+      namespace: 'default',
+      query: `WorkflowId = '${id}'`,
+    });
+    expect(executions).toHaveLength(1);
   });
 
   it('keel batch without --model gives its tasks the documented default model', async () => {
@@ -100,6 +115,17 @@ describe('keel CLI texts', () => {
     } finally {
       await client.client.workflow.getHandle(id).terminate('test over');
     }
+  });
+
+  it('keel batch retry --help shows the default of --status as the list to type, not a JSON array', async () => {
+    const r = await keelCli(['batch', 'retry', '--help']);
+    const lines = r.stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('  --status'));
+    expect(lines.slice(at, at + 3)).toEqual([
+      '  --status <statuses>    retry tasks with these outcomes (comma-separated:',
+      '                         completed, stopped, failed, cancelled, queued; queued =',
+      '                         never started) (default: failed,cancelled,queued)',
+    ]);
   });
 
   it("a subcommand's help lists its own options and points to keel --help for the global ones", async () => {

@@ -159,7 +159,7 @@ describe('keel schedule', () => {
     const handle = k.client.getSchedule(name);
     expect(await keelAt(['schedule', 'trigger', name], k.address, k.taskQueue)).toEqual({
       code: 0,
-      stdout: `Schedule ${name} triggered.\n`,
+      stdout: `Schedule ${name} triggered (overlap skip).\n`,
       stderr: '',
     });
     const triggered = await vi.waitFor(

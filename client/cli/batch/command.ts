@@ -4,7 +4,7 @@
  * task, in input order, read back from each child run. The parts live in batch/.
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AgentClient } from '../../agent-client.js';
 import { describeLine, type Budget } from '../../../common/budget.js';
@@ -25,7 +25,8 @@ import {
 } from '../context.js';
 import { formatCost, formatDuration, formatTokens, stdoutSink } from '../render.js';
 import { budgetOptions, taskDefaultOptions } from './options.js';
-import { progressPrinter } from './progress.js';
+import { attachOrRefuse, priorBatch } from './existing.js';
+import { firstFailure, progressPrinter } from './progress.js';
 import { registerBatchRetryCommands } from './retry.js';
 import { OrderedWriter } from './results.js';
 import { batchProgress, startBatch } from './start.js';
@@ -101,17 +102,6 @@ export function budgetOf(o: Pick<BatchFlags, 'maxTokens' | 'maxCostUsd' | 'maxMo
   return Object.keys(b).length ? b : undefined;
 }
 
-/** Whether a workflow with this id exists (running or closed). */
-async function exists(client: AgentClient, workflowId: string): Promise<boolean> {
-  try {
-    await client.client.workflow.getHandle(workflowId).describe();
-    return true;
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false;
-    throw err;
-  }
-}
-
 /** The command that picks a batch up again, with this invocation's connection options and output file. */
 export function resumeCommand(cmd: Command, id: string, o: Pick<BatchFlags, 'out' | 'messages'>): string {
   const parts = ['batch', '--attach', id];
@@ -144,8 +134,10 @@ export function registerBatchCommand(program: Command): void {
             'prompt string. Starts agentBatchWorkflow (children <batchId>-<index>, at most --concurrency at a time; it survives ' +
             'worker restarts and continues-as-new on its own), shows its progress, and writes one line per task, in input order, ' +
             'to --out (default stdout): { index, workflowId, status, finalText, usage, turns, error?, newMessages }. ' +
-            'Exit code 0 when every task completed (or stopped), 1 when some failed. Without --id the batch id derives from the ' +
-            'tasks, so the same command again re-attaches to that batch. Ctrl-C / SIGTERM stops following (the batch goes on) ' +
+            'Exit code 0 when every task completed (or stopped), 1 when some failed (the summary names the first failure). Without ' +
+            '--id the batch id derives from the tasks, so the same command again re-attaches to that batch while it runs or ' +
+            'when it succeeded; a batch id names one batch, so a taken id is otherwise refused with the command to retry what ' +
+            'has no result (`keel batch retry <batchId>`) or to give another --id. Ctrl-C / SIGTERM stops following (the batch goes on) ' +
             'and prints the exact command that resumes.',
         )
         .argument('[tasks.jsonl]', 'task file (- for stdin)')
@@ -153,7 +145,7 @@ export function registerBatchCommand(program: Command): void {
         .option('--out <results.jsonl>', 'result file (one JSON line per task, input order)')
         .option(
           '--id <batchId>',
-          'batch workflow id (default keel-batch-<hash of the tasks>: running the same file again re-attaches)',
+          'batch workflow id, not used before (default keel-batch-<hash of the tasks>: the same file again re-attaches to a running or succeeded batch)',
         )
         .option('--attach <batchId>', 'follow an existing batch instead of starting one')
         .option('--detach', 'start the batch, print its id and link, and return'),
@@ -222,12 +214,16 @@ export function registerBatchCommand(program: Command): void {
         }
         const shape = { variants: o.variant, repeat: o.repeat };
         return withClient(g, async (client) => {
-          // Without --id the id comes from the tasks: a batch these tasks already started is re-attached, not duplicated.
-          const attachTo =
-            o.attach ??
-            (o.id === undefined && (await exists(client, batchIdFor(tasks, shape)))
-              ? batchIdFor(tasks, shape)
-              : undefined);
+          // Without --id the id comes from the tasks: a batch these tasks already started is re-attached while it runs
+          // or when it succeeded; any other taken id is refused with what to do (batch/existing.ts)
+          let attachTo = o.attach;
+          if (!attachTo) {
+            const wanted = o.id ?? batchIdFor(tasks, shape);
+            const prior = await priorBatch(client, wanted);
+            const paste = (args: string[]) => pasteable(cmd, args);
+            if (prior && attachOrRefuse(prior, o.id === undefined, paste, resumeCommand(cmd, wanted, o)))
+              attachTo = wanted;
+          }
           const handle = attachTo
             ? client.client.workflow.getHandle(attachTo)
             : await startBatch(client, g.taskQueue, tasks, {
@@ -347,6 +343,7 @@ export function registerBatchCommand(program: Command): void {
               sink.write(
                 `${summary.failed === 0 ? '✔' : '✘'} ${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · ` +
                   `${formatDuration(ms)}${rate !== undefined ? ` · ${rate.toFixed(0)} tasks/min` : ''} · concurrency ${concurrency} · continued-as-new ${summary.continuedAsNew}×\n` +
+                  (firstFailure(summary) ? `${firstFailure(summary)}\n` : '') +
                   (spent
                     ? `Budget: ${spent.lines.map(describeLine).join(', ')}${spent.spent ? ' — spent: no further task started' : ''}\n`
                     : '') +

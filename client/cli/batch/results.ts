@@ -6,9 +6,13 @@ import type { AgentClient } from '../../agent-client.js';
 import { outcomeOf, withDeadline } from '../outcome.js';
 import { slotChildId, type BatchShape } from '../../../common/grading.js';
 
+/** The `error` of a result line whose task never started (its batch closed first: cancelled, terminated). */
+export const NEVER_STARTED = 'never started: the batch closed before this task began';
+
 /**
  * One output line: the child's full AgentRunResult (or its failure), with its index (`index`, default the task's own)
- * and workflow id.
+ * and workflow id. A task of a closed batch that is still `queued` never started: its line says so (status `queued`,
+ * error {@link NEVER_STARTED}) without looking for a child that does not exist.
  */
 export async function resultLine(
   client: AgentClient,
@@ -16,14 +20,20 @@ export async function resultLine(
   withMessages: boolean,
   index = r.index,
 ): Promise<string> {
+  const neverStarted = { status: r.status, result: { finalText: '', newMessages: [], turns: 0, error: NEVER_STARTED } };
   const out: {
     status: string;
     result: Omit<AgentRunResult, 'usage' | 'status'> & { usage?: AgentRunResult['usage'] };
     failureType?: string;
-  } = await outcomeOf(client.client.workflow.getHandle(r.workflowId), { stateTimeoutMs: 1000 }).catch((err: Error) => ({
-    status: r.status,
-    result: { finalText: '', newMessages: [], turns: r.turns ?? 0, error: r.error ?? err.message },
-  }));
+  } =
+    r.status === 'queued'
+      ? neverStarted
+      : await outcomeOf(client.client.workflow.getHandle(r.workflowId), { stateTimeoutMs: 1000 }).catch(
+          (err: Error) => ({
+            status: r.status,
+            result: { finalText: '', newMessages: [], turns: r.turns ?? 0, error: r.error ?? err.message },
+          }),
+        );
   const { newMessages, ...rest } = out.result;
   return JSON.stringify({
     index,

@@ -4,34 +4,38 @@
  * result file in input order with the retried tasks' results in place of the failed ones (client/batch-retry.ts).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
   BatchRetryError,
   batchOutcomes,
+  DEFAULT_RETRY_STATUSES,
+  statusPhrase,
+  type RetryStatus,
   mergedOutcomes,
   retriesOf,
   RETRY_MEMO_KEY,
   startRetryBatch,
   type BatchRetryMemo,
 } from '../../batch-retry.js';
-import type { RunStatus } from '../../../common/run.js';
 import { act, EXIT, globals, intOption, printJson, uiLink, usageError, withClient } from '../context.js';
 import { budgetOf, pasteable } from './command.js';
 import { budgetOptions } from './options.js';
-import { printBatchStatus } from './progress.js';
+import { countsText, outcomeCounts, printBatchStatus } from './progress.js';
 import { resultLine } from './results.js';
 
-const STATUSES: RunStatus[] = ['completed', 'stopped', 'failed', 'cancelled'];
+const STATUSES: RetryStatus[] = ['completed', 'stopped', 'failed', 'cancelled', 'queued'];
 
-function statusList(value: string): RunStatus[] {
+function statusList(value: string): RetryStatus[] {
   const list = value
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const bad = list.filter((s) => !STATUSES.includes(s as RunStatus));
+  const bad = list.filter((s) => !STATUSES.includes(s as RetryStatus));
   if (list.length === 0 || bad.length)
-    throw new InvalidArgumentError(`--status takes a comma-separated list of ${STATUSES.join(', ')}.`);
-  return list as RunStatus[];
+    throw new InvalidArgumentError(
+      `--status takes a comma-separated list of ${STATUSES.join(', ')} (queued: never started).`,
+    );
+  return list as RetryStatus[];
 }
 
 /** `1, 3, 4` (the first 20, then `… and n more`). */
@@ -61,7 +65,7 @@ function refused<T>(p: Promise<T>): Promise<T> {
 }
 
 interface RetryFlags {
-  status: RunStatus[];
+  status: RetryStatus[];
 }
 
 export function registerBatchRetryCommands(batch: Command): void {
@@ -71,17 +75,22 @@ export function registerBatchRetryCommands(batch: Command): void {
       .summary('start a new batch of just the tasks of a finished batch that failed (linked to it)')
       .description(
         'Starts <batchId>-retry-<k> (the next free k) with the tasks of <batchId> whose latest outcome — over the batch and ' +
-          'its earlier retries — has one of --status (default failed,cancelled), with the same task definitions and the ' +
+          'its earlier retries — has one of --status (default: every task without a result — failed, cancelled, and ' +
+          'queued: never started because the batch closed first, e.g. was cancelled), with the same task definitions and the ' +
           'batch’s options (concurrency, task queue, budget as a fresh pool) unless given here. The retry records ' +
           '{ retryOf, indices } in its memo (keelRetryOf); `keel batch describe <batchId>` lists the retries, and ' +
           '`keel batch results <batchId> --merge` writes one result file with the retried tasks’ results in place. ' +
           'Needs a worker (the outcomes are read with the batch’s `results` query).',
       )
       .argument('<batchId>', 'the first batch (not a retry)')
-      .option('--status <statuses>', 'retry tasks with these outcomes (comma-separated)', statusList, [
-        'failed',
-        'cancelled',
-      ] as RunStatus[])
+      .addOption(
+        new Option(
+          '--status <statuses>',
+          `retry tasks with these outcomes (comma-separated: ${STATUSES.join(', ')}; queued = never started)`,
+        )
+          .argParser(statusList)
+          .default([...DEFAULT_RETRY_STATUSES], DEFAULT_RETRY_STATUSES.join(',')),
+      )
       .option('-c, --concurrency <n>', 'runs at a time (default: the batch’s)', intOption('--concurrency')),
     {
       tokens: 'budget of the retry (default: the batch’s, as a fresh pool)',
@@ -111,7 +120,7 @@ export function registerBatchRetryCommands(batch: Command): void {
           return EXIT.ok;
         }
         process.stdout.write(
-          `Retry ${id} of ${batchId}: ${memo.indices.length} task(s) that were ${o.status.join(' or ')} (${indexList(memo.indices)})\n` +
+          `Retry ${id} of ${batchId}: ${memo.indices.length} task(s) that were ${statusPhrase(o.status)} (${indexList(memo.indices)})\n` +
             `Temporal UI: ${uiLink(g, id)}\n` +
             `Follow it with: ${pasteable(cmd, ['batch', '--attach', id])}\n` +
             `Then merge: ${pasteable(cmd, ['batch', 'results', batchId, '--merge', '--out', 'results.jsonl'])}\n`,
@@ -149,7 +158,6 @@ export function registerBatchRetryCommands(batch: Command): void {
                 return batchOutcomes(handle);
               })();
           const fd = o.out ? openSync(o.out, 'w') : 1;
-          let failed = 0;
           try {
             // a few children read at a time, written in order
             for (let i = 0; i < outcomes.length; i += 16) {
@@ -161,12 +169,13 @@ export function registerBatchRetryCommands(batch: Command): void {
           } finally {
             if (o.out) closeSync(fd);
           }
-          for (const r of outcomes) if (r.status === 'failed' || r.status === 'cancelled') failed += 1;
+          // a task that never started (its batch was cancelled) is not done: it counts apart, and fails the exit code
+          const counts = outcomeCounts(outcomes);
           if (o.out)
             process.stderr.write(
-              `${outcomes.length - failed}/${outcomes.length} done · ${failed} failed${o.merge ? ' (merged with retries)' : ''} · Results: ${o.out}\n`,
+              `${countsText(counts)}${o.merge ? ' (merged with retries)' : ''} · Results: ${o.out}\n`,
             );
-          return failed === 0 ? EXIT.ok : EXIT.runFailed;
+          return counts.done === counts.total ? EXIT.ok : EXIT.runFailed;
         });
       }),
     );
