@@ -4,6 +4,7 @@
  * server `{ url, headers? }`, each with Keel's optional per-tool overrides.
  */
 import { readFileSync } from 'node:fs';
+import { registerWorkerSecretFile } from '../../common/worker-secrets.js';
 
 /** What the worker may override of a tool's defaults (derived from its MCP annotations). */
 export interface McpToolOverride {
@@ -134,6 +135,7 @@ export function checkMcpServers(servers: unknown): McpServers {
 
 /** Reads a `{ "mcpServers": { … } }` file (the format MCP clients use); throws saying what to fix. */
 export function loadMcpConfig(path: string): McpServers {
+  registerWorkerSecretFile(path);
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
