@@ -94,7 +94,9 @@ export function launcher(bwrap: string, args: string[], seccomp: string | undefi
   if (seccomp) script += `${script ? '; ' : ''}exec ${SECCOMP_FD}<"$1" || exit 125`;
   if (pidMax !== undefined)
     script += `${script ? '; ' : ''}exec ${PID_MAX_FD}<<'KEEL_PID_MAX'\n${pidMax}KEEL_PID_MAX\n`;
-  script += `${script && !script.endsWith('\n') ? '; ' : ''}shift; exec "$@"`;
+  // bwrap (and so the sandbox's init, whose /proc/1/environ the command reads) gets PATH only: not the shell's own PWD
+  // (the worker's directory) nor SHLVL (which bash's exec exports again: env removes it)
+  script += `${script && !script.endsWith('\n') ? '; ' : ''}unset PWD OLDPWD _; shift; exec ${wide ? 'env -u SHLVL ' : ''}"$@"`;
   return {
     file: wide ? BASH! : '/bin/sh',
     // --norc: bash started with a socket as stdin would read ~/.bashrc (as under rshd)

@@ -24,7 +24,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
-import { launcher, PID_MAX_FD, SECCOMP_FD, seccompProgramPath } from './sandbox-launch.js';
+import { launcher, PID_MAX_FD, SECCOMP_FD, seccompProgramPath, seccompUnavailable } from './sandbox-launch.js';
 import { hiddenSecretFiles } from '../../../common/worker-secrets.js';
 
 /** Whether a sandboxed process may use the network: `none` (its own empty network namespace) or the host's. */
@@ -359,12 +359,24 @@ export function resolveSandbox(setting: SandboxSetting | undefined): Sandbox | u
   const options = setting === undefined || setting === 'bwrap' ? {} : setting;
   const reason = sandboxUnavailable(options.bwrapPath);
   if (reason) throw new Error(sandboxRefusal(reason));
+  if (options.network === 'host') warnOnce(HOST_NETWORK_WARNING);
+  const noFilter = seccompUnavailable();
+  if (noFilter) warnOnce(`[keel] WARNING: ${noFilter}: tool processes run in the sandbox without a syscall filter.`);
   return new Sandbox(options);
 }
 
-let warned = false;
+/** The warning printed once when tool processes get the host's network (`network: 'host'`). */
+export const HOST_NETWORK_WARNING =
+  "[keel] WARNING: sandbox network 'host': tool processes reach the network and every service listening on this " +
+  "host's loopback — the Temporal frontend, a codec server, local databases — as any local process can. The default " +
+  "'none' gives them no network.";
+
+const warned = new Set<string>();
+function warnOnce(text: string): void {
+  if (warned.has(text)) return;
+  warned.add(text);
+  process.stderr.write(`${text}\n`);
+}
 function warnUnsandboxed(): void {
-  if (warned) return;
-  warned = true;
-  process.stderr.write(`${UNSANDBOXED_WARNING}\n`);
+  warnOnce(UNSANDBOXED_WARNING);
 }
