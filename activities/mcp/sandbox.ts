@@ -156,14 +156,20 @@ export function mcpLaunch(
     return cwd ? arg : p;
   });
   const command = resolveCommand(config.command, cwd ?? workerDir);
-  if (command && path.isAbsolute(command)) readOnly.push(path.dirname(real(command)), ...packageDirs(real(command)));
+  if (!command)
+    throw launchError(
+      `its command ${JSON.stringify(config.command)} is neither a file nor found on the worker's PATH: give its path ` +
+        '(absolute, or relative to "cwd" or else to the worker\'s directory)',
+    );
+  if (path.isAbsolute(command)) readOnly.push(path.dirname(real(command)), ...packageDirs(real(command)));
   const sandbox = new Sandbox({ network: config.network === true ? 'host' : 'none', limits: SERVER_LIMITS });
   // the SDK's default environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) is given to bwrap, not to the server: the
   // server gets the same names with HOME its /tmp (the worker's home is not in the sandbox), then its `env`
   const env = { ...defaultEnv, HOME: '/tmp', ...config.env };
   const mounts = { ...(cwd ? { workspace: cwd } : { cwd: '/tmp' }), readOnly: outermost(readOnly), writable };
-  if (command) checkVisible(config.command, command, [...readOnly, ...rw]);
-  const wrapped = sandbox.wrap(command ?? config.command, args, mounts, env);
+  checkVisible(config.command, command, [...readOnly, ...rw]);
+  // by its real path: a symlink (node_modules/.bin) may sit in a directory the sandbox does not bind
+  const wrapped = sandbox.wrap(real(command), args, mounts, env);
   return {
     command: wrapped.file,
     args: wrapped.args,
