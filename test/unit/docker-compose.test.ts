@@ -31,6 +31,7 @@ interface Service {
   ports?: Port[];
   environment?: Record<string, string>;
   volumes?: string[];
+  security_opt?: string[];
 }
 
 interface Compose {
@@ -108,6 +109,31 @@ describe('docker-compose.yml', () => {
       'temporal-ui 127.0.0.1:8080->8080',
       'temporal-mtls 0.0.0.0:7234->7233',
     ]);
+  });
+
+  it("the tools workers run under Docker's default seccomp profile plus what bubblewrap needs, never unconfined", () => {
+    const compose = load(PASSWORD);
+    const options = Object.entries(compose.services)
+      .filter(([, s]) => s.security_opt)
+      .map(([name, s]) => `${name} ${s.security_opt!.join(' ')}`);
+    expect(options).toEqual(['keel-tools seccomp=./deploy/seccomp-bwrap.json apparmor=unconfined']);
+    const profile = JSON.parse(readFileSync(`${ROOT}deploy/seccomp-bwrap.json`, 'utf8')) as {
+      defaultAction: string;
+      syscalls: { names: string[]; action: string; args?: unknown[]; includes?: unknown; excludes?: unknown }[];
+    };
+    // a deny-by-default allowlist (Docker's), in which only the last rule is Keel's
+    expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
+    const unconditional = (name: string) =>
+      profile.syscalls.some(
+        (r) => r.action === 'SCMP_ACT_ALLOW' && r.names.includes(name) && !r.args && !r.includes && !r.excludes,
+      );
+    const bwrap = ['clone', 'unshare', 'mount', 'umount2', 'pivot_root', 'chroot', 'sethostname', 'setdomainname'];
+    expect(profile.syscalls.at(-1)).toMatchObject({ names: bwrap, action: 'SCMP_ACT_ALLOW' });
+    expect(bwrap.filter(unconditional)).toEqual(bwrap);
+    // still refused to the container, as in Docker's default profile
+    const refused = ['setns', 'keyctl', 'add_key', 'request_key', 'bpf', 'userfaultfd', 'kexec_load', 'init_module'];
+    expect(refused.filter(unconditional)).toEqual([]);
+    expect(profile.syscalls.slice(0, -1).flatMap((r) => r.names)).not.toContain('keyctl');
   });
 
   it('commits no database password: without POSTGRES_PASSWORD it refuses and says how to set it', () => {
