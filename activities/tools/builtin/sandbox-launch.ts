@@ -8,7 +8,7 @@
  *   `--seccomp`, and, as root, the PID namespace's `pid_max` on {@link PID_MAX_FD} for `--file`;
  * - then `exec`s bubblewrap (same PID: `--die-with-parent` and the callers' signals still reach it).
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { seccompFilter } from './seccomp.js';
@@ -41,6 +41,7 @@ export function seccompProgramPath(): string | undefined {
   const dir = mkdtempSync(path.join(tmpdir(), 'keel-seccomp-'));
   programPath = path.join(dir, `filter-${process.arch}.bpf`);
   writeFileSync(programPath, program, { mode: 0o444 });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return programPath;
 }
 
