@@ -72,9 +72,10 @@ describe('what bash can reach inside the sandbox (issue 33 items 6, 7)', () => {
     writeFileSync(hostFile, 'host\n');
     if (isRoot) writeFileSync(etcFile, 'root-only secret\n', { mode: 0o600 });
     const fd = openSync(hostFile, 'a');
-    // descriptor 200 of the worker: the host file, inherited without close-on-exec
-    const stdio: (number | 'ignore' | 'pipe' | 'inherit')[] = ['ignore', 'pipe', 'inherit'];
-    for (let i = 3; i < 200; i++) stdio.push('ignore');
+    // descriptors 3 and 200 of the worker: the host file, inherited without close-on-exec (3 is also the number of
+    // bash's lifeline pipe, which must stay open in the sandbox)
+    const stdio: (number | 'ignore' | 'pipe' | 'inherit')[] = ['ignore', 'pipe', 'inherit', fd];
+    for (let i = 4; i < 200; i++) stdio.push('ignore');
     stdio.push(fd);
     worker = spawn(process.execPath, ['--import', 'tsx', CHILD], {
       env: {

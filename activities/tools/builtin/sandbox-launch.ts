@@ -78,12 +78,20 @@ export function inheritableFds(): number[] {
 const BASH = ['/bin/bash', '/usr/bin/bash'].find((p) => existsSync(p));
 
 /**
- * `bwrap args` started through the launcher shell: the inheritable descriptors closed, the seccomp program at
+ * `bwrap args` started through the launcher shell: the inheritable descriptors closed (but `keep`), the seccomp program at
  * `seccomp` open on {@link SECCOMP_FD}, `pidMax` (root) readable on {@link PID_MAX_FD}. Throws when a descriptor above
  * 9 must be closed and there is no bash (`sh` names only 0-9), saying what to do.
  */
-export function launcher(bwrap: string, args: string[], seccomp: string | undefined, pidMax?: string): WrappedCommand {
-  const fds = inheritableFds();
+export function launcher(
+  bwrap: string,
+  args: string[],
+  seccomp: string | undefined,
+  keep: readonly number[] = [],
+  pidMax?: string,
+): WrappedCommand {
+  // a descriptor the caller maps into the child (spawn's stdio) is that, not the worker's own of the same number
+  const reopened = [...(seccomp ? [SECCOMP_FD] : []), ...(pidMax !== undefined ? [PID_MAX_FD] : [])];
+  const fds = inheritableFds().filter((fd) => !keep.includes(fd) && !reopened.includes(fd));
   const wide = fds.some((fd) => fd > 9);
   if (wide && !BASH)
     throw new Error(

@@ -77,8 +77,16 @@ export interface WrappedCommand {
   env: NodeJS.ProcessEnv;
 }
 
-/** Turns `file args` with environment `env` into the command to spawn (a sandbox's {@link Sandbox.wrapper}). */
-export type ProcessWrapper = (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => WrappedCommand;
+/**
+ * Turns `file args` with environment `env` into the command to spawn (a sandbox's {@link Sandbox.wrapper}); `keep`:
+ * the descriptors above 2 the caller maps into the child (spawn's `stdio[3]` …), which the launcher must not close.
+ */
+export type ProcessWrapper = (
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  keep?: readonly number[],
+) => WrappedCommand;
 
 const DEFAULT_LIMITS: Required<SandboxLimits> = {
   cpuSeconds: 600,
@@ -169,14 +177,20 @@ export class Sandbox {
 
   /** A {@link ProcessWrapper} that runs every command inside this sandbox with `mounts`. */
   wrapper(mounts: SandboxMounts): ProcessWrapper {
-    return (file, args, env) => this.wrap(file, args, mounts, env);
+    return (file, args, env, keep) => this.wrap(file, args, mounts, env, keep);
   }
 
   /**
    * `file args` run inside the sandbox with exactly `env`; bwrap itself is spawned with {@link spawnEnv} only (the
    * sandbox's first process keeps the environment it was started with, and `/proc/1/environ` would show it).
    */
-  wrap(file: string, args: readonly string[], mounts: SandboxMounts, env: NodeJS.ProcessEnv): WrappedCommand {
+  wrap(
+    file: string,
+    args: readonly string[],
+    mounts: SandboxMounts,
+    env: NodeJS.ProcessEnv,
+    keep: readonly number[] = [],
+  ): WrappedCommand {
     const seccomp = seccompProgramPath();
     const b: string[] = [
       '--unshare-user',
@@ -233,7 +247,7 @@ export class Sandbox {
         file,
         ...args,
       ];
-      return launcher(this.bwrap, [...b, '--cap-drop', 'ALL', '--', ...limited], seccomp);
+      return launcher(this.bwrap, [...b, '--cap-drop', 'ALL', '--', ...limited], seccomp, keep);
     }
     // As root the kernel does not count processes against RLIMIT_NPROC: bound the PID namespace instead (pid_max, at
     // least 301, written by bwrap from the launcher's descriptor, then /proc/sys bound read-only over it: the filter
@@ -251,6 +265,7 @@ export class Sandbox {
       this.bwrap,
       [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args],
       seccomp,
+      keep,
       `${pidMax}\n`,
     );
   }
