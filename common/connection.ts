@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
+import { registerWorkerSecretFile } from './worker-secrets.js';
 
 export const DEFAULT_ADDRESS = 'localhost:7233';
 export const DEFAULT_NAMESPACE = 'default';
@@ -59,6 +60,7 @@ export function resolveConnection(
   settings: ConnectionSettings = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedConnection {
+  registerWorkerSecretFile(settings.configFile);
   const profile = loadClientConfigProfile({
     profile: settings.profile,
     ...(settings.configFile ? { configSource: { path: settings.configFile } } : {}),
@@ -105,6 +107,7 @@ export function describeConnection(c: ResolvedConnection): string {
 
 function tlsConfig(t: TlsSettings): TLSConfig | false {
   if (t.disabled) return false;
+  for (const file of [t.caCertPath, t.clientCertPath, t.clientKeyPath]) registerWorkerSecretFile(file);
   if ((t.clientCertPath === undefined) !== (t.clientKeyPath === undefined)) {
     throw new Error('TLS: a client certificate needs its key and a key needs its certificate');
   }

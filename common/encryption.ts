@@ -17,6 +17,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { registerWorkerSecretFile } from './worker-secrets.js';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 
@@ -97,6 +98,7 @@ export function parseKeyRing(text: string, source: string): KeyRing {
 export function readKeyRing(file: string): KeyRing {
   let text: string;
   try {
+    registerWorkerSecretFile(file);
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new Error(

@@ -8,6 +8,7 @@
  * Every refusal is an exact text the Update answers with; nothing is thrown for a bad token.
  */
 import { readFileSync } from 'node:fs';
+import { registerWorkerSecretFile } from '../../common/worker-secrets.js';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -141,6 +142,7 @@ function keyOf(auth: ApprovalAuthentication): Key {
 
 function readJwks(path: string): JSONWebKeySet {
   try {
+    registerWorkerSecretFile(path);
     return JSON.parse(readFileSync(path, 'utf8')) as JSONWebKeySet;
   } catch (err) {
     throw new TypeError(`approvals.authentication.jwks: cannot read a JWK Set from ${path}: ${thrownMessage(err)}`);
@@ -150,6 +152,7 @@ function readJwks(path: string): JSONWebKeySet {
 function readSecretFile(path: string): Uint8Array {
   let text: string;
   try {
+    registerWorkerSecretFile(path);
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new TypeError(`approvals.authentication.hmacSecretFile: cannot read ${path}: ${thrownMessage(err)}`);

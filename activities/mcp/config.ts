@@ -4,6 +4,7 @@
  * server `{ url, headers? }`, each with Keel's optional per-tool overrides.
  */
 import { readFileSync } from 'node:fs';
+import { registerWorkerSecretFile } from '../../common/worker-secrets.js';
 
 /** What the worker may override of a tool's defaults (derived from its MCP annotations). */
 export interface McpToolOverride {
@@ -24,14 +25,14 @@ interface McpServerCommon {
  * A server started by the worker and spoken to over its stdin/stdout. Its environment is an allowlist (`HOME`,
  * `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`, the SDK's default) plus `env`: none of the worker's secrets. It runs in
  * the bubblewrap sandbox of the built-in tools (`sandbox.ts`, docs/tools.md "MCP tools"), one sandbox per server: the
- * system read-only, its `cwd` (default: the worker's directory, then read-only, its `.keel/` and `.env*` hidden), the
- * directories its `args` name and `writablePaths` read-write, `readOnlyPaths` read-only, no network unless `network`.
+ * system read-only, its `cwd` read-write (none: it starts in its empty `/tmp`, no directory of the worker's), what its
+ * `args` name and `readOnlyPaths` read-only, `writablePaths` read-write, no network unless `network`.
  */
 export interface McpStdioServer extends McpServerCommon {
   command: string;
   args?: string[];
   env?: Record<string, string>;
-  /** Working directory, bound read-write in the sandbox. Default: the worker's, bound read-only. */
+  /** Working directory, bound read-write in the sandbox. Default: the sandbox's empty `/tmp`. */
   cwd?: string;
   /** `false`: run the server unsandboxed as the worker's user (announced when the worker starts). Default `true`. */
   sandbox?: boolean;
@@ -43,7 +44,10 @@ export interface McpStdioServer extends McpServerCommon {
   writablePaths?: string[];
 }
 
-/** A server reached over Streamable HTTP. `headers` go with every request (e.g. `Authorization`). */
+/**
+ * A server reached over Streamable HTTP. `headers` go with every request (e.g. `Authorization`); `${NAME}` in a value is
+ * the worker's environment variable NAME (recommended for tokens: the file then holds no secret).
+ */
 export interface McpHttpServer extends McpServerCommon {
   url: string;
   headers?: Record<string, string>;
@@ -134,6 +138,7 @@ export function checkMcpServers(servers: unknown): McpServers {
 
 /** Reads a `{ "mcpServers": { … } }` file (the format MCP clients use); throws saying what to fix. */
 export function loadMcpConfig(path: string): McpServers {
+  registerWorkerSecretFile(path);
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));

@@ -70,13 +70,16 @@ export class McpConnections {
         import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
       ]);
     const client = new Client(this.clientInfo);
-    const transport = isHttpServer(config)
-      ? new StreamableHTTPClientTransport(new URL(config.url), {
-          ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
-        })
-      : // in the server's sandbox unless it says `sandbox: false` (sandbox.ts)
-        new StdioClientTransport({ ...mcpLaunch(config, getDefaultEnvironment()), stderr: 'inherit' });
     try {
+      const transport = isHttpServer(config)
+        ? new StreamableHTTPClientTransport(new URL(config.url), {
+            ...(config.headers ? { requestInit: { headers: expandHeaders(config.headers) } } : {}),
+          })
+        : // in the server's sandbox unless it says `sandbox: false` (sandbox.ts)
+          new StdioClientTransport({
+            ...mcpLaunch(config, getDefaultEnvironment()),
+            stderr: 'inherit',
+          });
       await client.connect(transport);
     } catch (err) {
       await client.close().catch(() => undefined);
@@ -147,6 +150,24 @@ export class McpConnections {
     this.listings.clear();
     await Promise.allSettled(all.map(async (c) => (await c).close()));
   }
+}
+
+/**
+ * `headers` with each `${NAME}` replaced by the worker's environment variable NAME (so a token need not be written in
+ * the configuration file); throws naming the header and the variable when one is not set.
+ */
+export function expandHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([header, value]) => [
+      header,
+      value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+        const v = process.env[name];
+        if (v === undefined || v === '')
+          throw new Error(`its header "${header}" names \${${name}}, which is not set in the worker's environment`);
+        return v;
+      }),
+    ]),
+  );
 }
 
 function isConnectionClosed(err: unknown): boolean {

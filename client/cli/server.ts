@@ -303,6 +303,31 @@ function firstLine(text: string): string {
   return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }
 
+/**
+ * One line per MCP server of `flags` (started or reached here, then closed, as `keel tools` does): how many tools it
+ * lists, or why it cannot start — so `keel dev` never says ready about a server that is broken.
+ */
+async function mcpServerLines(flags: WorkerFlags): Promise<string[]> {
+  const servers = await loadMcpServers(flags);
+  if (!servers) return [];
+  const { McpToolSource } = await import('../../activities/mcp/tool-source.js');
+  const source = new McpToolSource(servers);
+  try {
+    const lines: string[] = [];
+    for (const server of Object.keys(servers)) {
+      const { records, errors } = await source.resolve([`${server}__*`]);
+      lines.push(
+        errors.length
+          ? `[keel] MCP server ${server}: cannot start: ${errors.map((e) => e.replace(/^tools: "[^"]*": /, '')).join('; ')}`
+          : `[keel] MCP server ${server}: ${records.length} tool${records.length === 1 ? '' : 's'}`,
+      );
+    }
+    return lines;
+  } finally {
+    await source.close();
+  }
+}
+
 /** `, MCP servers a, b (…)` for the start line, or nothing. */
 function mcpLine(servers: string[]): string {
   return servers.length ? `, MCP servers ${servers.join(', ')} (tools named <server>__<tool>)` : '';
@@ -555,6 +580,7 @@ export function registerServerCommands(program: Command): void {
             process.stderr.write(
               `[keel] worker on task queue ${g.taskQueue}: tools ${started.tools.map((t) => t.name).join(', ') || '(none)'}, ${describeTools(o)}${mcpLine(started.mcpServers)}\n`,
             );
+            for (const line of await mcpServerLines(o)) process.stderr.write(`${line}\n`);
           }
           if (encryption) process.stderr.write(`${DEV_CODEC_NOTICE}\n`);
           // with --encrypt, a keel command in another shell finds the key file in this server's record (dev-registry.ts)

@@ -6,10 +6,12 @@ const started: ChildProcess[] = [];
 
 /**
  * Starts `fixture` (a worker script that prints "ready" once polling) on the shared dev server and workflow bundle,
- * with `env` added (e.g. KEEL_TASK_QUEUE). Resolves when it is ready.
+ * with `env` added (e.g. KEEL_TASK_QUEUE), in `cwd` (default this process's). Resolves when it is ready.
  */
-export function spawnWorker(fixture: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+export function spawnWorker(fixture: string, env: Record<string, string>, cwd?: string): Promise<ChildProcess> {
+  // tsx by its URL: resolved from this repository whatever the child's directory
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), fixture], {
+    ...(cwd ? { cwd } : {}),
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: inject('temporalAddress'),

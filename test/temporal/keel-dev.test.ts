@@ -6,7 +6,7 @@
  * traces).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,6 +159,31 @@ describe('keel dev hints', () => {
       '[keel] worker on task queue hint queue: tools (none), no built-in tools',
       '[keel] SIGINT: stopping',
       '',
+    ]);
+  }, 120_000);
+});
+
+describe('keel dev --mcp', () => {
+  it('lists each MCP server at start: its tools, or why it cannot start (issue 33 item 20)', async () => {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'keel-dev-mcp-'));
+    const config = join(dir, 'mcp.json');
+    const bin = join(ROOT, 'node_modules/.bin/mcp-server-filesystem');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { files: { command: bin, args: [dir] }, broken: { command: bin, args: [dir, '/proc'] } },
+      }),
+    );
+    const dev = await startDev([...devPorts(port, uiPort), '--no-builtin', '--mcp', config], { cwd: ROOT, env });
+    await stop(dev.child);
+    rmSync(dir, { recursive: true, force: true });
+    const lines = dev.out.stderr.split('\n').filter((l) => l.startsWith('[keel] MCP server '));
+    expect(lines).toEqual([
+      '[keel] MCP server files: 14 tools',
+      '[keel] MCP server broken: cannot start: cannot list the tools of MCP server "broken": cannot connect to MCP ' +
+        'server "broken": its argument "/proc" names /proc, a system directory, which is never bound into its ' +
+        'sandbox: name a narrower directory (to give it the worker\'s directory on purpose, set "cwd")',
     ]);
   }, 120_000);
 });

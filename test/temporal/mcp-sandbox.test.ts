@@ -3,13 +3,13 @@
  * environment nor through /proc), files outside what its configuration names, or the network unless `network: true`.
  * The worker is a child process started with a secret in its environment (fixtures/mcp-worker.ts).
  */
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { keelCli } from './cli-child.js';
@@ -38,18 +38,25 @@ describe('MCP: a stdio server in the tool sandbox', () => {
     await new Promise((r) => tcp.close(r));
   });
 
-  /** The probe's text from a worker whose MCP server has `env` (MCP_NETWORK, MCP_SANDBOX). */
-  async function probe(env: Record<string, string>): Promise<string> {
+  /**
+   * The probe's text from a worker (in `cwd`) whose MCP server has `env` (MCP_NETWORK, MCP_SANDBOX, MCP_READ_ONLY),
+   * reading `target` (default the private file).
+   */
+  async function probe(env: Record<string, string>, target = file, cwd?: string): Promise<string> {
     const taskQueue = `mcp-sandbox-${randomUUID()}`;
     const record = join(dir, `record-${randomUUID()}.log`);
     writeFileSync(record, '');
-    const worker = await spawnWorker(CHILD, {
-      KEEL_TASK_QUEUE: taskQueue,
-      MCP_RECORD: record,
-      KEEL_TEST_SECRET: SECRET,
-      MCP_PROBE_ARGS: JSON.stringify({ secret: SECRET, file, port }),
-      ...env,
-    });
+    const worker = await spawnWorker(
+      CHILD,
+      {
+        KEEL_TASK_QUEUE: taskQueue,
+        MCP_RECORD: record,
+        KEEL_TEST_SECRET: SECRET,
+        MCP_PROBE_ARGS: JSON.stringify({ secret: SECRET, file: target, port }),
+        ...env,
+      },
+      cwd,
+    );
     const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
     try {
       const h = await client.start({ model: 'scripted/durable', prompt: 'probe it', tools: ['t__probe'] });
@@ -73,6 +80,32 @@ describe('MCP: a stdio server in the tool sandbox', () => {
         'connect: ECONNREFUSED',
       ].join('\n'),
     );
+  });
+
+  it("without cwd it sees no file of the worker's directory: keel-keys.json there is not found (issue 33 item 5)", async () => {
+    const workerDir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-mcp-workerdir-')));
+    onTestFinished(() => rmSync(workerDir, { recursive: true, force: true }));
+    writeFileSync(join(workerDir, 'keel-keys.json'), '{"primary":"k1","keys":{"k1":"secret-key-material"}}');
+    expect(await probe({}, join(workerDir, 'keel-keys.json'), workerDir)).toBe(
+      [
+        'env KEEL_TEST_SECRET: absent',
+        "secret in another process's environment: not seen",
+        'read: ENOENT',
+        'connect: ECONNREFUSED',
+      ].join('\n'),
+    );
+  });
+
+  it('a file the worker was given as a secret (a *_FILE variable) is hidden inside a directory it may read', async () => {
+    const shared = realpathSync(mkdtempSync(join(tmpdir(), 'keel-mcp-shared-')));
+    onTestFinished(() => rmSync(shared, { recursive: true, force: true }));
+    writeFileSync(join(shared, 'keys.json'), 'the key ring');
+    const text = await probe(
+      { MCP_READ_ONLY: shared, KEEL_PROBE_TOKEN_FILE: join(shared, 'keys.json') },
+      join(shared, 'keys.json'),
+    );
+    // /dev/null in its place (which cannot be opened there)
+    expect(text.split('\n')[2]).toBe('read: EACCES');
   });
 
   it('"network": true gives it the network, and nothing more', async () => {
@@ -110,6 +143,34 @@ describe('MCP sandbox: refusal and opt-out (CLI)', () => {
         'kernel.unprivileged_userns_clone=1, or a container runtime that permits them), or run the server "files" ' +
         'unsandboxed on purpose: "sandbox": false in the MCP configuration, or keel worker --sandbox none.\n',
     );
+  });
+
+  it("an argument naming /proc fails the server's start, saying what to do (issue 33 item 7)", async () => {
+    const proc = join(dir, 'proc.json');
+    const bin = resolve('node_modules/.bin/mcp-server-filesystem');
+    writeFileSync(proc, JSON.stringify({ mcpServers: { files: { command: bin, args: [dir, '/proc'] } } }));
+    const r = await keelCli(['tools', '--no-builtin', '--mcp', proc]);
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'keel: tools: "files__*": cannot list the tools of MCP server "files": cannot connect to MCP server "files": ' +
+        'its argument "/proc" names /proc, a system directory, which is never bound into its sandbox: name a narrower ' +
+        'directory (to give it the worker\'s directory on purpose, set "cwd")\n',
+    });
+  });
+
+  it('a command under a symlinked node_modules starts (issue 33 item 20)', async () => {
+    const project = realpathSync(mkdtempSync(join(tmpdir(), 'keel-mcp-project-')));
+    onTestFinished(() => rmSync(project, { recursive: true, force: true }));
+    symlinkSync(resolve('node_modules'), join(project, 'node_modules'));
+    const linked = join(dir, 'linked.json');
+    const bin = join(project, 'node_modules/.bin/mcp-server-filesystem');
+    writeFileSync(linked, JSON.stringify({ mcpServers: { files: { command: bin, args: [dir] } } }));
+    const r = await keelCli(['tools', '--no-builtin', '--mcp', linked]);
+    expect(r.stderr).not.toContain('No such file or directory');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('files__read_text_file ');
   });
 
   it('--sandbox none runs the stdio servers unsandboxed too, and says so', async () => {

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/cluster/provision.js';
+import { BWRAP_NEEDS, containerSeccompProfile } from '../../activities/tools/builtin/container-seccomp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FILE = `${ROOT}docker-compose.yml`;
@@ -31,6 +32,7 @@ interface Service {
   ports?: Port[];
   environment?: Record<string, string>;
   volumes?: string[];
+  security_opt?: string[];
 }
 
 interface Compose {
@@ -128,6 +130,24 @@ describe('docker-compose.yml', () => {
       'temporal-ui 127.0.0.1:8080->8080',
       'temporal-mtls 0.0.0.0:7234->7233',
     ]);
+  });
+
+  it("the tools workers run under Keel's seccomp profile (the sandbox's list less what bubblewrap needs), never unconfined", () => {
+    const compose = load(PASSWORD);
+    const options = Object.entries(compose.services)
+      .filter(([, s]) => s.security_opt)
+      .map(([name, s]) => `${name} ${s.security_opt!.join(' ')}`);
+    expect(options).toEqual(['keel-tools seccomp=./deploy/seccomp-bwrap.json apparmor=unconfined']);
+    const profile = JSON.parse(readFileSync(`${ROOT}deploy/seccomp-bwrap.json`, 'utf8')) as unknown;
+    expect(profile, 'deploy/seccomp-bwrap.json is stale: npm run gen-seccomp-profile').toEqual(
+      containerSeccompProfile(),
+    );
+    const refused = containerSeccompProfile().syscalls[0]!.names;
+    // refused to the container: the keyring, bpf, userfaultfd, io_uring, ptrace, modules, setns …
+    for (const name of ['setns', 'keyctl', 'add_key', 'request_key', 'bpf', 'userfaultfd', 'kexec_load', 'init_module'])
+      expect(refused, name).toContain(name);
+    // … but not what bubblewrap needs to build the sandbox (refused again to the tools by the sandbox's own filter)
+    for (const name of BWRAP_NEEDS) expect(refused, name).not.toContain(name);
   });
 
   it('commits no database password: without POSTGRES_PASSWORD it refuses and says how to set it', () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mcpServersErrors } from '../../activities/mcp/config.js';
 import { checkMcpSandbox, mcpLaunch } from '../../activities/mcp/sandbox.js';
+import { expandHeaders } from '../../activities/mcp/connections.js';
 
 describe('MCP server sandbox configuration', () => {
   it('sandbox, network, readOnlyPaths and writablePaths are checked, and only for a stdio server', () => {
@@ -39,45 +40,78 @@ describe('MCP server sandbox configuration', () => {
     ]);
   });
 
-  it('the launch: bwrap around the command, the worker directory read-only, directory arguments read-write', () => {
+  it('the launch: bwrap around the command, no worker directory, arguments read-only and absolute', () => {
     const dir = process.cwd();
     const l = mcpLaunch(
       { command: 'node_modules/.bin/mcp-server-filesystem', args: ['examples', '-v'] },
       { PATH: '/usr/bin' },
     );
-    expect(l.command).toBe('bwrap');
+    // the launcher shell (sandbox-launch.ts) that execs bwrap: bash when a descriptor above 9 must be closed
+    expect(['/bin/sh', '/bin/bash', '/usr/bin/bash']).toContain(l.command);
     expect(l.env).toEqual({ PATH: process.env.PATH });
     const a = l.args.join(' ');
+    expect(a).toContain(' bwrap --unshare-user --disable-userns --seccomp 9 ');
     expect(a).toContain('--unshare-net');
-    expect(a).toContain(`--bind ${dir}/examples ${dir}/examples`);
-    // (then .keel/ and .env* hidden where they exist: this checkout may have a .keel/)
-    expect(a).toContain(`--ro-bind ${dir} ${dir} --bind ${dir}/examples ${dir}/examples `);
-    expect(a).toContain(`--chdir ${dir} `);
+    expect(a).toContain(`--ro-bind ${dir}/examples ${dir}/examples`);
+    expect(a).toContain(`--ro-bind ${dir}/node_modules ${dir}/node_modules`);
+    expect(a).not.toContain(`--ro-bind ${dir} ${dir} `);
+    expect(a).not.toContain(`--bind ${dir}/examples`);
+    expect(a).toContain('--chdir /tmp ');
     expect(a).toContain('--setenv PATH /usr/bin --setenv HOME /tmp');
-    expect(a).toMatch(/node_modules\/\.bin\/mcp-server-filesystem examples -v$/);
+    // the command by its real path, the argument made absolute (the server starts in /tmp)
+    expect(a).toMatch(/server-filesystem\/dist\/index\.js \S+\/examples -v$/);
     expect(mcpLaunch({ command: 'x', args: ['y'], sandbox: false, env: { A: '1' } }, {})).toEqual({
       command: 'x',
       args: ['y'],
       env: { A: '1' },
     });
-    expect(mcpLaunch({ command: 'x', network: true }, {}).args).not.toContain('--unshare-net');
-    // an argument naming the root binds nothing: it would bring back the host's /proc
-    expect(mcpLaunch({ command: 'x', args: ['/'] }, {}).args.join(' ')).not.toContain('--bind / /');
+    expect(mcpLaunch({ command: 'sh', network: true }, {}).args).not.toContain('--unshare-net');
   });
 
-  it("the worker directory's .keel/ and .env files are hidden; a server's own cwd is read-write", () => {
+  it('system directories and the worker directory are refused, saying what to do; a writable path stays writable', () => {
     const worker = mkdtempSync(join(tmpdir(), 'keel-mcp-launch-'));
     try {
-      mkdirSync(join(worker, '.keel'));
-      writeFileSync(join(worker, '.env.local'), 'TOKEN=x');
-      const a = mcpLaunch({ command: 'x' }, {}, worker).args.join(' ');
-      expect(a).toContain(
-        `--ro-bind ${worker} ${worker} --tmpfs ${worker}/.keel --ro-bind /dev/null ${worker}/.env.local --chdir ${worker}`,
+      mkdirSync(join(worker, 'data'));
+      expect(() => mcpLaunch({ command: 'sh', args: ['/'] }, {}, worker)).toThrow(
+        'its argument "/" names /, a system directory, which is never bound into its sandbox: name a narrower ' +
+          'directory (to give it the worker\'s directory on purpose, set "cwd")',
       );
-      const own = mcpLaunch({ command: 'x', cwd: 'srv' }, {}, worker).args.join(' ');
-      expect(own).toContain(`--bind ${worker}/srv ${worker}/srv --chdir ${worker}/srv`);
+      expect(() => mcpLaunch({ command: 'sh', args: ['.'] }, {}, worker)).toThrow(
+        `its argument "." names ${worker}, the worker's directory or one above it, which is never bound`,
+      );
+      expect(() => mcpLaunch({ command: 'sh', readOnlyPaths: ['/sys/kernel'] }, {}, worker)).toThrow(
+        '"readOnlyPaths" names /sys/kernel, a system directory, which is never bound into its sandbox: name a ' +
+          'narrower directory',
+      );
+      expect(() => mcpLaunch({ command: 'no-such-command-here' }, {}, worker)).toThrow(
+        'its command "no-such-command-here" is neither a file nor found on the worker\'s PATH: give its path ' +
+          '(absolute, or relative to "cwd" or else to the worker\'s directory)',
+      );
+      const a = mcpLaunch({ command: 'sh', args: ['data'], writablePaths: ['data'] }, {}, worker).args.join(' ');
+      expect(a).toContain(`--bind ${worker}/data ${worker}/data`);
+      expect(a).not.toContain(`--ro-bind ${worker}/data`);
+      const own = mcpLaunch({ command: 'sh', cwd: 'srv' }, {}, worker).args.join(' ');
+      expect(own).toContain(`--bind ${worker}/srv ${worker}/srv`);
+      expect(own).toContain(`--chdir ${worker}/srv`);
     } finally {
       rmSync(worker, { recursive: true, force: true });
     }
+  });
+});
+
+describe('MCP HTTP headers', () => {
+  it("${NAME} is the worker's environment variable; an unset one is named", () => {
+    process.env.KEEL_TEST_MCP_TOKEN = 't0ken';
+    try {
+      expect(expandHeaders({ Authorization: 'Bearer ${KEEL_TEST_MCP_TOKEN}', 'X-Plain': 'v' })).toEqual({
+        Authorization: 'Bearer t0ken',
+        'X-Plain': 'v',
+      });
+    } finally {
+      delete process.env.KEEL_TEST_MCP_TOKEN;
+    }
+    expect(() => expandHeaders({ Authorization: 'Bearer ${KEEL_TEST_MCP_UNSET}' })).toThrow(
+      'its header "Authorization" names ${KEEL_TEST_MCP_UNSET}, which is not set in the worker\'s environment',
+    );
   });
 });

@@ -93,7 +93,7 @@ export function createLocalBashOperations(localOptions: LocalBashOptions = {}): 
         const watched = shell.args.length === 1 && shell.args[0] === '-c';
         const argv = [...shell.args, watched ? `${WATCHDOG}\n${command}` : command];
         const run = wrap
-          ? wrap(shell.shell, argv, env ?? toolEnvironment())
+          ? wrap(shell.shell, argv, env ?? toolEnvironment(), watched ? [3] : [])
           : { file: shell.shell, args: argv, env: env ?? toolEnvironment() };
         const child = spawn(run.file, run.args, {
           cwd,

@@ -122,6 +122,7 @@ async function findWithNode(
   limit: number,
   top: string,
   signal?: AbortSignal,
+  confine?: (real: string) => Promise<boolean>,
 ): Promise<string[]> {
   let isDirectory = false;
   try {
@@ -143,7 +144,7 @@ async function findWithNode(
   const results: string[] = [];
   await walk(
     searchPath,
-    { ignoreFiles: ['.ignore', '.fdignore'], gitignore: 'always', skipGitDir: true, top, signal },
+    { ignoreFiles: ['.ignore', '.fdignore'], gitignore: 'always', skipGitDir: true, top, signal, confine },
     (entry) => {
       const subject = eff.fullPath ? entry.absolutePath : nodePath.basename(entry.absolutePath);
       if (!regex.test(subject)) return false;
@@ -176,7 +177,9 @@ export function createFindTool(options: FindToolOptions): ToolDefinition<FindArg
       let results = fdPath
         ? await findWithFd(fdPath, pattern, searchPath, effectiveLimit, signal, options.wrap)
         : undefined;
-      results ??= await findWithNode(pattern, searchPath, effectiveLimit, top, signal);
+      results ??= await findWithNode(pattern, searchPath, effectiveLimit, top, signal, (real) =>
+        workspace.containsReal(real),
+      );
       throwIfAborted(signal);
       if (results.length === 0)
         return { content: [{ type: 'text', text: 'No files found matching pattern' }], details: undefined };

@@ -5,6 +5,7 @@ import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
 import { pathExists, type Workspace } from './paths.js';
+import { openConfinedDir } from './search-common.js';
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult, truncateHead } from './truncate.js';
 
 /** The arguments of `ls`, from its schema `lsParameters`. */
@@ -42,10 +43,16 @@ export function createLsTool(options: LsToolOptions): ToolDefinition<LsArgs, LsT
       const effectiveLimit = Math.max(1, Math.floor(limit ?? DEFAULT_LIMIT));
       if (!(await pathExists(dirPath))) throw new Error(`Path not found: ${dirPath}`);
       if (!(await stat(dirPath)).isDirectory()) throw new Error(`Not a directory: ${dirPath}`);
+      // read through a descriptor whose real path is checked again: a directory swapped for a symlink out of the
+      // workspace since it was confined (a parallel bash) is not listed
+      const handle = await openConfinedDir(dirPath, (real) => workspace.containsReal(real));
+      if (!handle) throw new Error(`Cannot read directory: ${dirPath} changed while it was opened`);
+      const via = `/proc/self/fd/${handle.fd}`;
       let entries: string[];
       try {
-        entries = await readdir(dirPath);
+        entries = await readdir(via);
       } catch (error) {
+        await handle.close();
         throw new Error(`Cannot read directory: ${(error as Error).message}`);
       }
       throwIfAborted(signal);
@@ -59,12 +66,13 @@ export function createLsTool(options: LsToolOptions): ToolDefinition<LsArgs, LsT
           break;
         }
         try {
-          const isDir = (await stat(nodePath.join(dirPath, entry))).isDirectory();
+          const isDir = (await stat(nodePath.join(via, entry))).isDirectory();
           results.push(isDir ? `${entry}/` : entry);
         } catch {
           // entries that cannot be stat'ed (dangling links…) are skipped
         }
       }
+      await handle.close();
       if (results.length === 0) return { content: [{ type: 'text', text: '(empty directory)' }], details: undefined };
 
       const truncation = truncateHead(results.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER });

@@ -2,11 +2,16 @@
  * The sandbox every process a built-in tool starts runs in (`bash` commands, `rg`, `fd`): bubblewrap (`bwrap`) with
  * new user, PID, mount, IPC and UTS namespaces (and network, unless `network: 'host'`), so the process
  *
- * - sees a read-only view of the system directories (`/usr`, `/bin`, `/lib*`, `/etc` with its secrets such as
- *   `/etc/shadow` or `/etc/ssl/private` masked), its run's workspace as the only writable path, a
- *   fresh `/tmp` (a tmpfs per command), and the operator's `readOnlyPaths` — not the worker's source tree, home,
- *   `.keel/` or other runs' workspaces;
+ * - sees a read-only view of the system directories (`/usr`, `/bin`, `/lib*`, and of `/etc` only the entries a shell
+ *   and common tools need, {@link ETC_ALLOWED}, with secrets inside them such as `/etc/ssl/private` masked), its run's
+ *   workspace as the only writable path, a fresh `/tmp` (a tmpfs per command), and the operator's `readOnlyPaths` —
+ *   not the worker's source tree, home, `.keel/`, other runs' workspaces, nor a file the worker was given as a secret
+ *   (`worker-secrets.ts`: hidden wherever a bound directory holds it);
  * - has its own `/proc`: no process of the worker (nor its environment) is visible;
+ * - cannot create user namespaces (`--disable-userns`) and runs under the seccomp filter of `seccomp.ts` (no
+ *   namespaces, mounts, keyring, `bpf`, `ptrace`, `io_uring`, netlink, …);
+ * - inherits no file descriptor of the worker but stdin, stdout and stderr (one the worker inherited without
+ *   close-on-exec is closed before bubblewrap starts);
  * - starts from an environment built from an allowlist (`tool-env.ts`), never a copy of the worker's;
  * - runs under limits on CPU time, address space, processes and file size (`prlimit` inside the sandbox; when the
  *   worker runs as root, whose process count the kernel does not limit, the sandbox's PID namespace gets a `pid_max`
@@ -22,6 +27,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { detectCallCgroups, enterScript, type CallCgroup, type CallCgroups } from './call-cgroup.js';
+import { launcher, PID_MAX_FD, SECCOMP_FD, seccompProgramPath, seccompUnavailable } from './sandbox-launch.js';
+import { hiddenSecretFiles } from '../../../common/worker-secrets.js';
 
 /** Whether a sandboxed process may use the network: `none` (its own empty network namespace) or the host's. */
 export type SandboxNetwork = 'none' | 'host';
@@ -63,13 +70,13 @@ export type SandboxSetting = 'bwrap' | 'none' | SandboxOptions;
 
 /** The directories one sandboxed process sees besides the system. */
 export interface SandboxMounts {
-  /** Bound read-write (bash) or read-only (rg, fd) at the same path; the working directory. */
-  workspace: string;
+  /** Bound read-write (bash) or read-only (rg, fd) at the same path; the working directory. None: no such bind. */
+  workspace?: string;
   /** More paths bound read-only at the same path (`allowedRoots`, `readOnlyPaths`). */
   readOnly?: readonly string[];
   /** More paths bound read-write at the same path (`allowedRoots` of bash). */
   writable?: readonly string[];
-  /** Working directory inside; default `workspace`. */
+  /** Working directory inside; default `workspace`, else `/tmp`. */
   cwd?: string;
   /** true: the workspace is bound read-only too (search tools). */
   workspaceReadOnly?: boolean;
@@ -86,8 +93,16 @@ export interface WrappedCommand {
   cgroup?: CallCgroup;
 }
 
-/** Turns `file args` with environment `env` into the command to spawn (a sandbox's {@link Sandbox.wrapper}). */
-export type ProcessWrapper = (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => WrappedCommand;
+/**
+ * Turns `file args` with environment `env` into the command to spawn (a sandbox's {@link Sandbox.wrapper}); `keep`:
+ * the descriptors above 2 the caller maps into the child (spawn's `stdio[3]` …), which the launcher must not close.
+ */
+export type ProcessWrapper = (
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  keep?: readonly number[],
+) => WrappedCommand;
 
 const DEFAULT_LIMITS: Required<SandboxLimits> = {
   cpuSeconds: 600,
@@ -103,29 +118,65 @@ const DEFAULT_LIMITS: Required<SandboxLimits> = {
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 /**
- * What of `/etc` a sandboxed process must not see: it gets `/etc` read-only with these masked (a file by an empty one, a
- * directory by an empty tmpfs). Binding an allowlist entry by entry instead cost about as much again as the sandbox
- * itself (one mount each); a worker that is not root could not read most of these anyway.
+ * The entries of `/etc` a sandboxed process sees (read-only; a symlink is recreated as one): what a shell, the C
+ * library (users, name resolution, TLS roots, time zone, locales) and common tools read. Anything else of `/etc` —
+ * root-only files such as `shadow`, credentials such as `npmrc` or `pip.conf`, a service's configuration — is absent.
  */
-const ETC_SECRETS = [
-  'shadow',
-  'shadow-',
-  'gshadow',
-  'gshadow-',
-  'ssl/private',
-  'ssh',
-  'sudoers',
-  'sudoers.d',
-  'security/opasswd',
-  'npmrc',
-  'pip.conf',
-  'docker',
-  'credstore',
-  'credstore.encrypted',
-  'NetworkManager/system-connections',
-  'wpa_supplicant',
-  'keel',
+export const ETC_ALLOWED = [
+  'alternatives',
+  'bash.bashrc',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'crypto-policies',
+  'debian_version',
+  'environment',
+  'fonts',
+  'gai.conf',
+  'gitconfig',
+  'group',
+  'host.conf',
+  'hostname',
+  'hosts',
+  'inputrc',
+  'issue',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'locale.alias',
+  'locale.conf',
+  'localtime',
+  'login.defs',
+  'lsb-release',
+  'magic',
+  'magic.mime',
+  'mailcap',
+  'mime.types',
+  'mtab',
+  'nanorc',
+  'networks',
+  'nsswitch.conf',
+  'os-release',
+  'passwd',
+  'perl',
+  'pki',
+  'profile',
+  'profile.d',
+  'protocols',
+  'python3',
+  'resolv.conf',
+  'rpc',
+  'services',
+  'shells',
+  'ssl',
+  'terminfo',
+  'timezone',
+  'vim',
+  'wgetrc',
+  'xdg',
 ];
+
+/** Inside the allowed entries of `/etc`, what is masked still (a file by an empty one, a directory by an empty tmpfs). */
+const ETC_SECRETS = ['ssl/private', 'pki/tls/private', 'pki/CA/private'];
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
@@ -149,16 +200,25 @@ export class Sandbox {
 
   /** A {@link ProcessWrapper} that runs every command inside this sandbox with `mounts`. */
   wrapper(mounts: SandboxMounts): ProcessWrapper {
-    return (file, args, env) => this.wrap(file, args, mounts, env);
+    return (file, args, env, keep) => this.wrap(file, args, mounts, env, keep);
   }
 
   /**
    * `file args` run inside the sandbox with exactly `env`; bwrap itself is spawned with {@link spawnEnv} only (the
    * sandbox's first process keeps the environment it was started with, and `/proc/1/environ` would show it).
    */
-  wrap(file: string, args: readonly string[], mounts: SandboxMounts, env: NodeJS.ProcessEnv): WrappedCommand {
+  wrap(
+    file: string,
+    args: readonly string[],
+    mounts: SandboxMounts,
+    env: NodeJS.ProcessEnv,
+    keep: readonly number[] = [],
+  ): WrappedCommand {
+    const seccomp = seccompProgramPath();
     const b: string[] = [
       '--unshare-user',
+      '--disable-userns',
+      ...(seccomp ? ['--seccomp', String(SECCOMP_FD)] : []),
       '--unshare-pid',
       '--unshare-ipc',
       '--unshare-uts',
@@ -179,11 +239,14 @@ export class Sandbox {
     const binds: [string, string][] = [
       ...(mounts.readOnly ?? []).filter((p) => existsSync(p)).map((p): [string, string] => ['--ro-bind', p]),
       ...(mounts.writable ?? []).filter((p) => existsSync(p)).map((p): [string, string] => ['--bind', p]),
-      [mounts.workspaceReadOnly ? '--ro-bind' : '--bind', mounts.workspace],
+      ...(mounts.workspace
+        ? [[mounts.workspaceReadOnly ? '--ro-bind' : '--bind', mounts.workspace] as [string, string]]
+        : []),
     ];
     const depth = (p: string) => path.resolve(p).split(path.sep).length;
     for (const [flag, p] of binds.sort((x, y) => depth(x[1]) - depth(y[1]))) b.push(flag, p, p);
-    for (const p of mounts.hidden ?? []) {
+    const bound = binds.map(([, p]) => p);
+    for (const p of [...(mounts.hidden ?? []), ...hiddenSecretFiles(bound)]) {
       let stat;
       try {
         stat = lstatSync(p);
@@ -193,7 +256,7 @@ export class Sandbox {
       if (stat.isDirectory()) b.push('--tmpfs', p);
       else b.push('--ro-bind', '/dev/null', p);
     }
-    b.push('--chdir', mounts.cwd ?? mounts.workspace, '--clearenv');
+    b.push('--chdir', mounts.cwd ?? mounts.workspace ?? '/tmp', '--clearenv');
     for (const [name, value] of Object.entries(env)) if (value !== undefined) b.push('--setenv', name, value);
     const l = this.limits;
     if (!isRoot) {
@@ -207,22 +270,23 @@ export class Sandbox {
         file,
         ...args,
       ];
-      return this.inCgroup({ file: this.bwrap, args: [...b, '--cap-drop', 'ALL', '--', ...limited], env: spawnEnv() });
+      return this.inCgroup(launcher(this.bwrap, [...b, '--cap-drop', 'ALL', '--', ...limited], seccomp, keep));
     }
     // As root the kernel does not count processes against RLIMIT_NPROC: bound the PID namespace instead (pid_max, at
-    // least 301), make /proc/sys read-only, set the other limits (ulimit: -v in KiB, -f in 512-byte blocks), then drop
+    // least 301, written by bwrap from the launcher's descriptor, then /proc/sys bound read-only over it: the filter
+    // refuses `mount` to the command), set the other limits (ulimit: -v in KiB, -f in 512-byte blocks), then drop
     // every capability (bwrap keeps them for root inside the user namespace) and run the command.
     const pidMax = Math.max(301, l.processes + 1);
     const prelude =
-      `echo ${pidMax} > /proc/sys/kernel/pid_max 2>/dev/null; mount -o bind,ro /proc/sys /proc/sys 2>/dev/null; ` +
       `ulimit -t ${l.cpuSeconds} && ulimit -v ${Math.floor(l.memoryBytes / 1024)} && ` +
       `ulimit -f ${Math.floor(l.fileSizeBytes / 512)} && ` +
       'exec setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all -- "$@"';
-    return this.inCgroup({
-      file: this.bwrap,
-      args: [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args],
-      env: spawnEnv(),
-    });
+    const pid = ['--file', String(PID_MAX_FD), '/proc/sys/kernel/pid_max', '--ro-bind', '/proc/sys', '/proc/sys'];
+    const at = b.indexOf('--proc') + 2;
+    b.splice(at, 0, ...pid);
+    return this.inCgroup(
+      launcher(this.bwrap, [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args], seccomp, keep, `${pidMax}\n`),
+    );
   }
 
   /** `command` started inside a new cgroup of the call (a shell enters it, then execs the command), when there are. */
@@ -259,7 +323,18 @@ function systemBinds(): string[] {
     if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
     else if (stat.isDirectory()) out.push('--ro-bind', dir, dir);
   }
-  out.push('--ro-bind', '/etc', '/etc');
+  out.push('--tmpfs', '/etc');
+  for (const entry of ETC_ALLOWED) {
+    const p = path.join('/etc', entry);
+    let stat;
+    try {
+      stat = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(p), p);
+    else out.push('--ro-bind', p, p);
+  }
   for (const entry of ETC_SECRETS) {
     const p = path.join('/etc', entry);
     let stat;
@@ -271,6 +346,7 @@ function systemBinds(): string[] {
     if (stat.isDirectory()) out.push('--tmpfs', p);
     else out.push('--ro-bind', '/dev/null', p);
   }
+  out.push('--remount-ro', '/etc');
   return out;
 }
 
@@ -293,11 +369,12 @@ export function sandboxUnavailable(bwrapPath = 'bwrap'): string | undefined {
       {},
     );
     const r = spawnSync(file, args, { encoding: 'utf8', env, timeout: 10_000 });
-    if (r.error)
-      reason =
-        (r.error as NodeJS.ErrnoException).code === 'ENOENT'
-          ? `${bwrapPath} is not installed (Debian/Ubuntu: apt-get install bubblewrap)`
-          : `${bwrapPath} failed: ${r.error.message}`;
+    // the launcher shell (sandbox-launch.ts) exits 127 when it cannot exec bwrap
+    if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' || r.status === 127)
+      reason = `${bwrapPath} is not installed (Debian/Ubuntu: apt-get install bubblewrap)`;
+    else if (r.error) reason = `${bwrapPath} failed: ${r.error.message}`;
+    else if (/Unknown option --disable-userns/.test(r.stderr))
+      reason = `${bwrapPath} is older than bubblewrap 0.8.0, which the sandbox needs (--disable-userns)`;
     else if (r.status !== 0)
       reason = `${bwrapPath} cannot create the sandbox's namespaces here: ${(r.stderr || `exit ${r.status}`).trim()}`;
   }
@@ -332,6 +409,9 @@ export function resolveSandbox(setting: SandboxSetting | undefined): Sandbox | u
   const options = setting === undefined || setting === 'bwrap' ? {} : setting;
   const reason = sandboxUnavailable(options.bwrapPath);
   if (reason) throw new Error(sandboxRefusal(reason));
+  if (options.network === 'host') warnOnce(HOST_NETWORK_WARNING);
+  const noFilter = seccompUnavailable();
+  if (noFilter) warnOnce(`[keel] WARNING: ${noFilter}: tool processes run in the sandbox without a syscall filter.`);
   return new Sandbox(options, callCgroups(options.cgroups !== false));
 }
 
@@ -359,9 +439,18 @@ export function noCgroupWarning(reason: string): string {
   );
 }
 
-let warned = false;
+/** The warning printed once when tool processes get the host's network (`network: 'host'`). */
+export const HOST_NETWORK_WARNING =
+  "[keel] WARNING: sandbox network 'host': tool processes reach the network and every service listening on this " +
+  "host's loopback — the Temporal frontend, a codec server, local databases — as any local process can. The default " +
+  "'none' gives them no network.";
+
+const warned = new Set<string>();
+function warnOnce(text: string): void {
+  if (warned.has(text)) return;
+  warned.add(text);
+  process.stderr.write(`${text}\n`);
+}
 function warnUnsandboxed(): void {
-  if (warned) return;
-  warned = true;
-  process.stderr.write(`${UNSANDBOXED_WARNING}\n`);
+  warnOnce(UNSANDBOXED_WARNING);
 }

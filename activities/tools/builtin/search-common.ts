@@ -3,8 +3,8 @@
  * .gitignore / .ignore handling through the `ignore` package, and a globset-compatible glob compiler).
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants as fsConstants, type Dirent } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { accessSync, constants as fsConstants, existsSync, type Dirent } from 'node:fs';
+import { lstat, open, readdir, readFile, readlink, type FileHandle } from 'node:fs/promises';
 import nodePath from 'node:path';
 import ignore from 'ignore';
 import { readRegularFile } from './regular-file.js';
@@ -105,6 +105,12 @@ export interface WalkOptions {
   /** Ignore files of the directories from `top` down to the search directory apply too. */
   top: string;
   signal?: AbortSignal;
+  /**
+   * Whether the real path of the opened search directory is allowed (the workspace's `containsReal`): a directory
+   * swapped for a symlink after the caller confined it yields nothing. Subdirectories are opened without following
+   * symlinks, relative to their parent's descriptor.
+   */
+  confine?: (real: string) => Promise<boolean>;
 }
 
 export interface WalkEntry {
@@ -115,12 +121,12 @@ export interface WalkEntry {
   isSymbolicLink: boolean;
 }
 
-async function loadLayer(dir: string, names: string[]): Promise<IgnoreLayer | undefined> {
+async function loadLayer(dir: string, names: string[], readFrom = dir): Promise<IgnoreLayer | undefined> {
   let ig: Ignore | undefined;
   for (const name of names) {
     let text: string;
     try {
-      text = (await readRegularFile(nodePath.join(dir, name))).toString('utf-8'); // never waits on a FIFO
+      text = (await readRegularFile(nodePath.join(readFrom, name))).toString('utf-8'); // never waits on a FIFO
     } catch {
       continue;
     }
@@ -170,13 +176,16 @@ export async function walk(
   }
 
   let stopped = false;
-  const visitDir = async (dir: string): Promise<void> => {
+  // each directory is read through a descriptor opened without following a symlink, relative to its parent's
+  // (/proc/self/fd/<parent>/<name>): a directory swapped for a symlink meanwhile (a parallel bash) is not entered
+  const visitDir = async (dir: string, handle: FileHandle | undefined): Promise<void> => {
     if (options.signal?.aborted) throw new Error('Operation aborted');
-    const layer = await loadLayer(dir, namesFor(dir));
+    const via = handle ? `/proc/self/fd/${handle.fd}` : dir;
+    const layer = await loadLayer(dir, namesFor(dir), via);
     if (layer) layers.push(layer);
     let entries: Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = await readdir(via, { withFileTypes: true });
     } catch {
       entries = [];
     }
@@ -192,11 +201,57 @@ export async function walk(
         stopped = true;
         break;
       }
-      if (isDirectory) await visitDir(absolutePath);
+      if (!isDirectory) continue;
+      const child = handle ? await openDirNoFollow(nodePath.join(via, entry.name)) : undefined;
+      if (handle && !child) continue;
+      try {
+        await visitDir(absolutePath, child);
+      } finally {
+        await child?.close();
+      }
     }
     if (layer) layers.pop();
   };
-  await visitDir(root);
+  const top = PROC_FD ? await openConfinedDir(root, options.confine) : undefined;
+  if (PROC_FD && !top) return;
+  try {
+    await visitDir(root, top);
+  } finally {
+    await top?.close();
+  }
+}
+
+const PROC_FD = existsSync('/proc/self/fd');
+
+const DIR_FLAGS = fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NONBLOCK;
+
+/** `path` opened as a directory without following a final symlink (undefined when it is not a directory now). */
+async function openDirNoFollow(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, DIR_FLAGS | fsConstants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `dir` opened as a directory, kept only when `confine` accepts the real path of what was opened (a symlink swapped in
+ * after the caller confined the path is caught here); undefined otherwise. Read it through `/proc/self/fd/<fd>`.
+ */
+export async function openConfinedDir(
+  dir: string,
+  confine: ((real: string) => Promise<boolean>) | undefined,
+): Promise<FileHandle | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(dir, DIR_FLAGS);
+  } catch {
+    return undefined;
+  }
+  const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+  if (real !== undefined && (!confine || (await confine(real)))) return handle;
+  await handle.close();
+  return undefined;
 }
 
 function isAtOrBelow(p: string, dir: string): boolean {
