@@ -115,4 +115,20 @@ export const PATCH = {
    * start of a batch's first run; a batch started before keeps running unchecked.
    */
   sealedBatchStart: 'keel-0.6.2-sealed-batch-start',
+  /**
+   * 0.6.3: a tree budget's root (workflows/tree-budget.ts) lets a reservation that only other reservations in flight
+   * keep out wait in its `keelReserveBudget` Update until they settle (was: refused, and the run stopped). Asked only
+   * when the 0.6.0 rule refuses a reservation while the settled spend is below every limit.
+   */
+  treeBudgetWaits: 'keel-0.6.3-tree-budget-waits',
+  /**
+   * 0.6.3: a sub-agent's child run is started with the caller's `modelOptions` under the definition's (README
+   * "Sub-agents"). Checked only at a sub-agent call.
+   */
+  subAgentModelOptions: 'keel-0.6.3-sub-agent-model-options',
+  /**
+   * 0.6.3: a sub-agent is offered only the tools of its definition its tree's bound allows (the root run's `tools`,
+   * memo `keelTree.tools`), unless the definition has `ownTools`. Checked only at a sub-agent call.
+   */
+  subAgentToolBound: 'keel-0.6.3-sub-agent-tool-bound',
 } as const;

@@ -6,6 +6,7 @@
  */
 import { Context, sleep } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { WorkflowUpdateStage } from '@temporalio/client';
 import { ErrorType, thrownMessage } from '../../common/errors.js';
 import type { Usage } from '../../common/messages.js';
 import {
@@ -30,8 +31,12 @@ export function attemptKey(ctx: Context): string {
  * top down). Refused by any of them, the attempt fails with a non-retryable `TreeBudgetExceeded` failure carrying the
  * refusing run's `Budget exceeded: …` text. A run that does not answer (not reachable, or gone) is asked again with
  * backoff while the activity heartbeats; after `RESERVE_PATIENCE_MS` the attempt fails retryably
- * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. Whenever it fails — refused,
- * cancelled, a run not answering — what was granted is released (settled at zero): no provider call was made.
+ * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. A run that accepted the
+ * reservation may hold its answer while other reservations of the tree are in flight (0.6.3, workflows/tree-budget.ts):
+ * the attempt waits, heartbeating, until `WAIT_MARGIN_MS` before its `startToCloseTimeout`, then fails retryably
+ * (`TreeBudgetUnavailable`) and the next attempt waits on. Whenever it fails — refused, cancelled, a run not
+ * answering, waited too long — what was granted or is waiting is released (settled at zero): no provider call was
+ * made.
  */
 export async function reserveFromRoot(ref: TreeBudgetRef, key: string): Promise<BudgetClaim> {
   const ctx = Context.current();
@@ -57,19 +62,37 @@ function reservingRuns(ref: TreeBudgetRef): string[] {
   return [ref.rootWorkflowId, ...(ref.ancestorWorkflowIds ?? []).filter((id) => id !== ref.rootWorkflowId)];
 }
 
+/**
+ * How long before its `startToCloseTimeout` an attempt stops waiting for room in the tree's budget (it then fails
+ * retryably and the next attempt waits on), so a granted request still has time to run.
+ */
+export const WAIT_MARGIN_MS = 120_000;
+
 async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: BudgetClaim): Promise<ReserveAnswer> {
   const ctx = Context.current();
   const handle = ctx.client.workflow.getHandle(workflowId);
-  const giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
+  let giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
+  const waitUntil = Date.now() + Math.max(ctx.info.startToCloseTimeoutMs - WAIT_MARGIN_MS, WAIT_MARGIN_MS / 4);
   let wait = 250;
   for (;;) {
     try {
-      const update = handle.executeUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, { args: [claim] });
-      update.catch(() => undefined); // still pending when the run is cancelled: its end is not ours to report
+      // accepted: the run answered; the answer may wait while other reservations of the tree are in flight (0.6.3)
+      const accepted = handle.startUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, {
+        args: [claim],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      accepted.catch(() => undefined); // still pending when the run is cancelled: its end is not ours to report
       // an Update to a run whose worker is down waits until one polls: a cancel (the run's interrupt) ends the wait
-      return await Promise.race([update, ctx.cancelled]);
+      const update = await Promise.race([accepted, ctx.cancelled]);
+      giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
+      const result = update.result();
+      result.catch(() => undefined);
+      const answer = await waitingAtMost(waitUntil, workflowId, Promise.race([result, ctx.cancelled]));
+      if (answer.granted || !answer.again) return answer;
+      wait = 250; // the run closed or continued as new while this waited: ask its next run
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Operation aborted');
+      if (err instanceof ApplicationFailure && err.type === ErrorType.TreeBudgetUnavailable) throw err;
       if (Date.now() >= giveUpAt)
         throw ApplicationFailure.retryable(
           workflowId === rootWorkflowId
@@ -77,9 +100,31 @@ async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: Bu
             : `The budget of this run's tree could not be reserved from its ancestor ${workflowId}: ${thrownMessage(err)}`,
           ErrorType.TreeBudgetUnavailable,
         );
-      await sleep(wait);
-      wait = Math.min(wait * 2, 10_000);
     }
+    await sleep(wait);
+    wait = Math.min(wait * 2, 10_000);
+  }
+}
+
+/** `answer`, or a retryable failure once this attempt waited for room until `until` (the next attempt reserves again). */
+async function waitingAtMost<T>(until: number, workflowId: string, answer: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tooLong = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          ApplicationFailure.retryable(
+            `This model request waited for room in its tree's budget (run ${workflowId}) until its attempt's time was nearly up; the next attempt waits on`,
+            ErrorType.TreeBudgetUnavailable,
+          ),
+        ),
+      Math.max(0, until - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([answer, tooLong]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

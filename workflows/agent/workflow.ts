@@ -95,7 +95,11 @@ async function session(
   registerQueries(s);
   registerBatchReportHandler(s.state);
   registerTreeApprovals(s);
-  registerTreeBudget(() => rootLedger(s.state));
+  // a reservation still waiting when the run closes or continues as new is answered `again` (before allHandlersFinished)
+  registerTreeBudget(
+    () => rootLedger(s.state),
+    () => s.closed || s.continuing,
+  );
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
