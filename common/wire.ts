@@ -48,7 +48,11 @@ export interface SubAgentRecord {
   /** Absent: the calling run's model. */
   model?: string;
   /** The child's model options; the calling run's are inherited under them, option by option (0.6.3). */
-  modelOptions?: { maxTokens?: number; temperature?: number; reasoning?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' };
+  modelOptions?: {
+    maxTokens?: number;
+    temperature?: number;
+    reasoning?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  };
   /** The child is offered all of `tools`, whatever its tree's bound (0.6.3, `defineAgent({ ownTools })`). */
   ownTools?: true;
   maxTurns?: number;
