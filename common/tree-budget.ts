@@ -37,10 +37,10 @@ export interface BudgetClaim {
 
 /**
  * The root's answer to a reservation: granted, or the `Budget exceeded: … (tree budget)` text the run stops with. With
- * `again` (0.6.3) the root closed or continued as new while the reservation waited: the activity asks again (its
- * `error` is for a 0.6.2 worker, which stops the run with it).
+ * `wait` (0.6.3) only other reservations in flight keep it out: the activity asks again after a pause (its `error` is
+ * for a 0.6.2 worker, which stops the run with it).
  */
-export type ReserveAnswer = { granted: true } | { granted: false; error: string; again?: true };
+export type ReserveAnswer = { granted: true } | { granted: false; error: string; wait?: true };
 
 /** Where a run's model requests reserve from (the `callModel` / `compact` activity input of a run in a tree). */
 export interface TreeBudgetRef {
@@ -170,22 +170,6 @@ export class TreeLedger {
     this.spendLostAttempts(claim.key);
     const line = this.reached();
     if (line) return { granted: false, error: this.text(line) };
-    this.record(claim);
-    return { granted: true };
-  }
-
-  /**
-   * A reservation under the 0.6.3 rule: refused only when the tree's settled spend reached a limit; while it is below
-   * every limit but what is reserved fills one, `'wait'` (the reservations in flight may settle for less); else
-   * granted and recorded as {@link reserve} does.
-   */
-  admit(claim: BudgetClaim): ReserveAnswer | 'wait' {
-    if (!this.budget) return { granted: true };
-    if (this.st.reserved[claim.key]) return { granted: true };
-    this.spendLostAttempts(claim.key);
-    const spent = budgetReached(this.budget, this.settled());
-    if (spent) return { granted: false, error: this.text(spent) };
-    if (this.reached()) return 'wait';
     this.record(claim);
     return { granted: true };
   }

@@ -6,7 +6,6 @@
  */
 import { Context, sleep } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { WorkflowUpdateStage } from '@temporalio/client';
 import { ErrorType, thrownMessage } from '../../common/errors.js';
 import type { Usage } from '../../common/messages.js';
 import {
@@ -31,10 +30,10 @@ export function attemptKey(ctx: Context): string {
  * top down). Refused by any of them, the attempt fails with a non-retryable `TreeBudgetExceeded` failure carrying the
  * refusing run's `Budget exceeded: …` text. A run that does not answer (not reachable, or gone) is asked again with
  * backoff while the activity heartbeats; after `RESERVE_PATIENCE_MS` the attempt fails retryably
- * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. A run that accepted the
- * reservation may hold its answer while other reservations of the tree are in flight (0.6.3, workflows/tree-budget.ts):
- * the attempt waits, heartbeating, until `WAIT_MARGIN_MS` before its `startToCloseTimeout`, then fails retryably
- * (`TreeBudgetUnavailable`) and the next attempt waits on. Whenever it fails — refused, cancelled, a run not
+ * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. A run that answers `wait` (0.6.3,
+ * workflows/tree-budget.ts: only other reservations of the tree in flight keep this one out) is asked again after a
+ * pause (200 ms doubling to 5 s) while the activity heartbeats, until `WAIT_MARGIN_MS` before the attempt's
+ * `startToCloseTimeout`; then the attempt fails retryably (`TreeBudgetUnavailable`) and the next attempt waits on. Whenever it fails — refused, cancelled, a run not
  * answering, waited too long — what was granted or is waiting is released (settled at zero): no provider call was
  * made.
  */
@@ -67,6 +66,9 @@ function reservingRuns(ref: TreeBudgetRef): string[] {
  * retryably and the next attempt waits on), so a granted request still has time to run.
  */
 export const WAIT_MARGIN_MS = 120_000;
+/** The pause before asking again after a `wait` answer: 200 ms, doubling to {@link WAIT_MAX_MS}. */
+export const WAIT_FIRST_MS = 200;
+export const WAIT_MAX_MS = 5_000;
 
 async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: BudgetClaim): Promise<ReserveAnswer> {
   const ctx = Context.current();
@@ -74,22 +76,25 @@ async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: Bu
   let giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
   const waitUntil = Date.now() + Math.max(ctx.info.startToCloseTimeoutMs - WAIT_MARGIN_MS, WAIT_MARGIN_MS / 4);
   let wait = 250;
+  let pause = WAIT_FIRST_MS;
   for (;;) {
     try {
-      // accepted: the run answered; the answer may wait while other reservations of the tree are in flight (0.6.3)
-      const accepted = handle.startUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, {
-        args: [claim],
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      accepted.catch(() => undefined); // still pending when the run is cancelled: its end is not ours to report
+      const update = handle.executeUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, { args: [claim] });
+      update.catch(() => undefined); // still pending when the run is cancelled: its end is not ours to report
       // an Update to a run whose worker is down waits until one polls: a cancel (the run's interrupt) ends the wait
-      const update = await Promise.race([accepted, ctx.cancelled]);
+      const answer = await Promise.race([update, ctx.cancelled]);
+      if (answer.granted || !answer.wait) return answer;
+      // only reservations in flight keep it out (0.6.3): ask again once some may have settled
       giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
-      const result = update.result();
-      result.catch(() => undefined);
-      const answer = await waitingAtMost(waitUntil, workflowId, Promise.race([result, ctx.cancelled]));
-      if (answer.granted || !answer.again) return answer;
-      wait = 250; // the run closed or continued as new while this waited: ask its next run
+      wait = 250;
+      if (Date.now() + pause >= waitUntil)
+        throw ApplicationFailure.retryable(
+          `This model request waited for room in its tree's budget (run ${workflowId}) until its attempt's time was nearly up; the next attempt waits on`,
+          ErrorType.TreeBudgetUnavailable,
+        );
+      await sleep(pause);
+      pause = Math.min(pause * 2, WAIT_MAX_MS);
+      continue;
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Operation aborted');
       if (err instanceof ApplicationFailure && err.type === ErrorType.TreeBudgetUnavailable) throw err;
@@ -103,28 +108,6 @@ async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: Bu
     }
     await sleep(wait);
     wait = Math.min(wait * 2, 10_000);
-  }
-}
-
-/** `answer`, or a retryable failure once this attempt waited for room until `until` (the next attempt reserves again). */
-async function waitingAtMost<T>(until: number, workflowId: string, answer: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const tooLong = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          ApplicationFailure.retryable(
-            `This model request waited for room in its tree's budget (run ${workflowId}) until its attempt's time was nearly up; the next attempt waits on`,
-            ErrorType.TreeBudgetUnavailable,
-          ),
-        ),
-      Math.max(0, until - Date.now()),
-    );
-  });
-  try {
-    return await Promise.race([answer, tooLong]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

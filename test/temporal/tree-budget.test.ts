@@ -394,20 +394,35 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
   });
   afterAll(() => keel?.stop());
 
-  /** The root's reservation Updates and settlements, in history order: `reserve`, `granted`/`refused`, `settle`. */
+  /**
+   * The root's reservations and settlements, in history order: `reserve <workflowId>` (an Update accepted), its answer
+   * `granted <workflowId>` / `wait <workflowId>` / `refused <workflowId>`, and `settle`.
+   */
   async function ledgerEvents(root: AgentRunHandle): Promise<string[]> {
     const events = (await root.workflow.fetchHistory()).events ?? [];
+    const asker = new Map<string, string>();
     return events.flatMap((e) => {
-      if (e.workflowExecutionUpdateAcceptedEventAttributes) return ['reserve'];
+      const asked = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+      if (asked) {
+        const claim = defaultPayloadConverter.fromPayload(asked.input!.args!.payloads![0] as never) as { key: string };
+        asker.set(asked.meta!.updateId!, claim.key.split('/')[0]);
+        return [`reserve ${claim.key.split('/')[0]}`];
+      }
       const done = e.workflowExecutionUpdateCompletedEventAttributes;
       if (done) {
         const payload = done.outcome?.success?.payloads?.[0];
         const answer = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ReserveAnswer) : undefined;
-        return [answer?.granted ? 'granted' : 'refused'];
+        const kind = answer?.granted ? 'granted' : answer && 'wait' in answer ? 'wait' : 'refused';
+        return [`${kind} ${asker.get(done.meta!.updateId!)}`];
       }
       return e.workflowExecutionSignaledEventAttributes?.signalName === 'keelSettleBudget' ? ['settle'] : [];
     });
   }
+
+  /** The runs whose reservations reached the root so far. */
+  const askers = (events: string[]) => new Set(events.filter((e) => e.startsWith('reserve ')).map((e) => e.slice(8)));
+  /** The events without their run: `granted`, `settle`, … */
+  const kinds = (events: string[]) => events.map((e) => e.split(' ')[0]);
 
   async function fanOut(input: Partial<AgentRunInput>): Promise<{ root: AgentRunHandle; events: string[] }> {
     let open!: () => void;
@@ -421,7 +436,7 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
       ...input,
     });
     // the four children's first reservations reached the root while the first child's request is held
-    await until(async () => (await ledgerEvents(root)).filter((e) => e === 'reserve').length === 4, 30_000, '4 asked');
+    await until(async () => askers(await ledgerEvents(root)).size === 4, 30_000, '4 asked');
     g.open();
     const r = await root.result();
     expect([r.status, r.finalText, r.error]).toEqual(['completed', 'fan done', undefined]);
@@ -440,7 +455,7 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
   it('four children that each reserve 4,1xx tokens of 2,400: they run one after another, all complete', async () => {
     const { root, events } = await fanOut({});
     // one reservation in flight at a time: each grant follows the settlement of the one before
-    expect(events.filter((e) => e !== 'reserve')).toEqual([
+    expect(kinds(events).filter((e) => e === 'granted' || e === 'settle')).toEqual([
       'granted',
       'settle',
       'granted',
@@ -450,12 +465,21 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
       'granted',
       'settle',
     ]);
-    // three of them were asked before the first settled: they waited
-    expect(events.indexOf('settle')).toBeGreaterThan(events.lastIndexOf('reserve'));
+    // the three others asked before the first settled, were told to wait (none refused), and asked again
+    const beforeSettle = events.slice(0, events.indexOf('settle'));
+    expect(askers(beforeSettle).size).toBe(4);
+    expect(new Set(beforeSettle.filter((e) => e.startsWith('wait '))).size).toBe(3);
+    expect(kinds(events).filter((e) => e === 'refused')).toEqual([]);
     // each child's request reserved its context + 4,096 (no model options anywhere) and was sent with none
     const parts = requests.filter((q) => q.modelId === 'part' && q.systemPrompt === 'You do a part.');
     expect(parts.slice(-4).map((q) => q.options)).toEqual([1, 2, 3, 4].map(() => ({ temperature: 0 })));
-    console.log(`tree budget, 4 sub-agents of a 2,400-token root (no maxTokens): ${events.join(' ')}`);
+    console.log(
+      `tree budget, 4 sub-agents of a 2,400-token root (no maxTokens): ${kinds(events).filter((e) => e === 'wait').length} wait answers; ${kinds(
+        events,
+      )
+        .filter((e) => e === 'granted' || e === 'settle')
+        .join(' ')}`,
+    );
     void root;
   }, 120_000);
 
@@ -469,18 +493,11 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
       tools: ['part'],
       budget: { maxTokens: 2400 },
     });
-    const asked = async () => {
-      const events = (await root.workflow.fetchHistory()).events ?? [];
-      const done = new Set(events.map((e) => e.workflowExecutionUpdateCompletedEventAttributes?.meta?.updateId));
-      return events.flatMap((e) => {
-        const a = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
-        if (!a) return [];
-        const claim = defaultPayloadConverter.fromPayload(a.input!.args!.payloads![0] as never) as { key: string };
-        return [{ workflowId: claim.key.split('/')[0], granted: done.has(a.meta!.updateId) }];
-      });
-    };
-    await until(async () => (await asked()).length === 4, 30_000, '4 asked');
-    const waiting = (await asked()).find((a) => !a.granted)!.workflowId;
+    await until(async () => askers(await ledgerEvents(root)).size === 4, 30_000, '4 asked');
+    // the child granted first is the one whose Update was answered `granted`: any other waits
+    const events = await ledgerEvents(root);
+    const first = events.find((e) => e.startsWith('granted '))!.slice(8);
+    const waiting = [...askers(events)].find((id) => id !== first)!;
     const child = keel.client.getHandle(waiting);
     expect(await child.interrupt()).toMatchObject({ interrupted: true });
     const c = (await child.result()) as AgentRunResult;
@@ -501,7 +518,7 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
     requests.length = 0;
     const { root, events } = await fanOut({ modelOptions: { maxTokens: 500, temperature: 0.7 } });
     // 400 spent + four reservations of ≈ 505: each granted while the others were still in flight
-    expect(events.filter((e) => e !== 'reserve')).toEqual([
+    expect(kinds(events).filter((e) => e !== 'reserve')).toEqual([
       'granted',
       'granted',
       'granted',

@@ -57,20 +57,24 @@ describe('TreeLedger', () => {
     expect(st).toEqual(emptyLedger());
   });
 
-  it('admit (0.6.3): waits while only reservations fill the limit; refuses once the settled spend reaches it', () => {
+  it('onlyReserved (0.6.3): true while only reservations fill the limit, false once the settled spend reaches it', () => {
     const st = emptyLedger();
     const ledger = new TreeLedger({ maxTokens: 1000 }, st, zero, 'tree budget');
-    expect(ledger.admit(claim('a/r/1/1', 4099))).toEqual({ granted: true });
-    expect(ledger.onlyReserved()).toBe(true);
-    expect(ledger.admit(claim('b/r/1/1', 4099))).toBe('wait'); // 0 spent: the reservation in flight may settle for less
+    expect(ledger.reserve(claim('a/r/1/1', 4099))).toEqual({ granted: true });
+    expect(ledger.reserve(claim('b/r/1/1', 4099))).toEqual({
+      granted: false,
+      error: 'Budget exceeded: tokens 0 spent, 4,099 reserved of 1,000 (tree budget)',
+    });
+    expect(ledger.onlyReserved()).toBe(true); // 0 spent: the reservation in flight may settle for less
     ledger.settle(claim('a/r/1/1', 400));
     expect(ledger.onlyReserved()).toBe(false);
-    expect(ledger.admit(claim('b/r/1/1', 4099))).toEqual({ granted: true });
+    expect(ledger.reserve(claim('b/r/1/1', 4099))).toEqual({ granted: true });
     ledger.settle(claim('b/r/1/1', 700)); // 1,100 spent: no room whatever settles
-    expect(ledger.admit(claim('c/r/1/1', 10))).toEqual({
+    expect(ledger.reserve(claim('c/r/1/1', 10))).toEqual({
       granted: false,
       error: 'Budget exceeded: tokens 1,100 spent, 0 reserved of 1,000 (tree budget)',
     });
+    expect(ledger.onlyReserved()).toBe(false);
     expect(st).toEqual({ spent: { tokens: 1100, costUsd: 0, modelCalls: 2 }, reserved: {} });
   });
 

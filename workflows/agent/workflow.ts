@@ -95,11 +95,7 @@ async function session(
   registerQueries(s);
   registerBatchReportHandler(s.state);
   registerTreeApprovals(s);
-  // a reservation still waiting when the run closes or continues as new is answered `again` (before allHandlersFinished)
-  registerTreeBudget(
-    () => rootLedger(s.state),
-    () => s.closed || s.continuing,
-  );
+  registerTreeBudget(() => rootLedger(s.state));
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
