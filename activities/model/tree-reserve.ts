@@ -33,9 +33,9 @@ export function attemptKey(ctx: Context): string {
  * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. A run that answers `wait` (0.6.3,
  * workflows/tree-budget.ts: only other reservations of the tree in flight keep this one out) is asked again after a
  * pause (200 ms doubling to 5 s) while the activity heartbeats, until `WAIT_MARGIN_MS` before the attempt's
- * `startToCloseTimeout`; then the attempt fails retryably (`TreeBudgetUnavailable`) and the next attempt waits on. Whenever it fails — refused, cancelled, a run not
- * answering, waited too long — what was granted or is waiting is released (settled at zero): no provider call was
- * made.
+ * `startToCloseTimeout`; then the attempt fails retryably (`TreeBudgetUnavailable`) and the next attempt waits on.
+ * Whenever it fails — refused, cancelled, a run not answering, waited too long — what was granted is released
+ * (settled at zero): no provider call was made.
  */
 export async function reserveFromRoot(ref: TreeBudgetRef, key: string): Promise<BudgetClaim> {
   const ctx = Context.current();
