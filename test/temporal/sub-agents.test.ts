@@ -174,6 +174,7 @@ describe('sub-agents', () => {
         toolCallId: c,
         depth: 1,
         path: [`researcher › ${c}`],
+        tools: ['researcher'], // the root run's tools bound the tree
       });
       expect(await d.staticSummary()).toBe(`sub-agent researcher: ${topic}`);
       expect(await d.staticDetails()).toContain(`**sub-agent** researcher · tool call ${c} of ${id}`);
