@@ -353,7 +353,7 @@ async function untilModelCall(
 /**
  * Issue 33 item 12 — the README's 2,400-token tree budget, four sub-agents called in one parallel batch through a real
  * sub-agent tool (nothing sets `maxTokens`, so each request reserves its context + 4,096 tokens). A reservation that
- * only the others in flight keep out waits in the root's Update until they settle; nobody is stopped while the tree
+ * only the others in flight keep out is answered `wait` and asked again until they settle; nobody is stopped while the tree
  * has room. The children's model requests are held (a gate) until all four reservations reached the root.
  */
 describe('tree budget: parallel sub-agents wait for room instead of stopping', () => {
@@ -483,7 +483,7 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
     void root;
   }, 120_000);
 
-  it('an interrupt of a child whose reservation waits at the root withdraws it; the others go on', async () => {
+  it('an interrupt of a child whose reservation waits for room ends its wait; the others go on', async () => {
     let open!: () => void;
     gate = { open: () => open(), opened: new Promise<void>((r) => (open = r)) };
     const g = gate;
@@ -510,7 +510,7 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
         .filter((m: Message) => m.role === 'toolResult')
         .map((m: Message) => (m as { isError: boolean }).isError),
     ).toEqual([1, 2, 3, 4].map((i) => `${root.workflowId}-p${i}` === waiting));
-    // the withdrawn reservation was never granted: the three others and the root's two requests spent 2,000
+    // the interrupted child's reservation was never granted: the three others and the root's two requests spent 2,000
     expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 2000, reserved: 0, limit: 2400 }]);
   }, 120_000);
 
