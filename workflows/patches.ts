@@ -116,8 +116,8 @@ export const PATCH = {
    */
   sealedBatchStart: 'keel-0.6.2-sealed-batch-start',
   /**
-   * 0.6.3: a tree budget's root (workflows/tree-budget.ts) lets a reservation that only other reservations in flight
-   * keep out wait in its `keelReserveBudget` Update until they settle (was: refused, and the run stopped). Asked only
+   * 0.6.3: a tree budget's root (workflows/tree-budget.ts) answers a reservation that only other reservations in
+   * flight keep out with `wait` (the activity asks again) instead of refusing it (was: the run stopped). Asked only
    * when the 0.6.0 rule refuses a reservation while the settled spend is below every limit.
    */
   treeBudgetWaits: 'keel-0.6.3-tree-budget-waits',
