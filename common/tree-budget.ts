@@ -35,8 +35,12 @@ export interface BudgetClaim {
   modelCalls: number;
 }
 
-/** The root's answer to a reservation: granted, or the `Budget exceeded: … (tree budget)` text the run stops with. */
-export type ReserveAnswer = { granted: true } | { granted: false; error: string };
+/**
+ * The root's answer to a reservation: granted, or the `Budget exceeded: … (tree budget)` text the run stops with. With
+ * `wait` (0.6.3) only other reservations in flight keep it out: the activity asks again after a pause (its `error` is
+ * for a 0.6.2 worker, which stops the run with it).
+ */
+export type ReserveAnswer = { granted: true } | { granted: false; error: string; wait?: true };
 
 /** Where a run's model requests reserve from (the `callModel` / `compact` activity input of a run in a tree). */
 export interface TreeBudgetRef {
@@ -70,6 +74,18 @@ export interface TreeLedgerState {
 /** Output tokens reserved for a request whose `modelOptions.maxTokens` is not set. */
 export const DEFAULT_RESERVED_OUTPUT_TOKENS = 4096;
 
+/** `12,345` for an integer (US dollar amounts as they are). */
+export function grouped(n: number): string {
+  if (!Number.isInteger(n)) return String(n);
+  const digits = String(Math.abs(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return n < 0 ? `-${digits}` : digits;
+}
+
+/** `Budget exceeded: tokens 0 spent, 4,099 reserved of 250 (batch budget)`: a tree budget's refusal, spend and reservations apart. */
+export function treeBudgetExceededText(line: TreeBudgetLine, scope: string): string {
+  return `Budget exceeded: ${line.kind} ${grouped(line.spent)} spent, ${grouped(line.reserved)} reserved of ${grouped(line.limit)} (${scope})`;
+}
+
 export function emptyLedger(): TreeLedgerState {
   return { spent: { tokens: 0, costUsd: 0, modelCalls: 0 }, reserved: {} };
 }
@@ -94,7 +110,7 @@ function add(a: Spent, b: Omit<BudgetClaim, 'key'>): Spent {
 }
 
 /** `<workflowId>/<runId>/<activityId>` and the attempt of a claim's key. */
-function splitKey(key: string): { request: string; attempt: number } {
+export function splitKey(key: string): { request: string; attempt: number } {
   const slash = key.lastIndexOf('/');
   return { request: key.slice(0, slash), attempt: Number(key.slice(slash + 1)) };
 }
@@ -133,32 +149,51 @@ export class TreeLedger {
     return budgetReached(this.budget, this.committed());
   }
 
-  /** The refusal text of a reached limit: `Budget exceeded: tokens 1050 of 1000 (tree budget)` (settled + reserved). */
+  /**
+   * The refusal text of a reached limit, with the tree's settled spend and what is reserved of that kind:
+   * `Budget exceeded: tokens 2,450 spent, 0 reserved of 2,400 (tree budget)` (0.6.3; was `tokens 2450 of 2400`).
+   */
   text(line: BudgetLine): string {
-    return budgetExceededText(line, this.scope);
+    const l = this.lines().find((x) => x.kind === line.kind);
+    return l ? treeBudgetExceededText(l, this.scope) : budgetExceededText(line, this.scope);
   }
 
   /**
-   * A reservation: granted (and recorded) while no limit is reached by settled + reserved. Earlier attempts of the same
-   * request still reserved were lost (their worker died before settling): they become spent at their reservation —
-   * never under-counted. Idempotent: a key already reserved is granted again (a retried Update).
+   * A reservation under the 0.6.0 rule: granted (and recorded) while no limit is reached by settled + reserved, else
+   * refused. Earlier attempts of the same request still reserved were lost (their worker died before settling): they
+   * become spent at their reservation — never under-counted. Idempotent: a key already reserved is granted again (a
+   * retried Update).
    */
   reserve(claim: BudgetClaim): ReserveAnswer {
     if (!this.budget) return { granted: true };
     if (this.st.reserved[claim.key]) return { granted: true };
-    const { request, attempt } = splitKey(claim.key);
-    for (const [key, r] of Object.entries(this.st.reserved)) {
-      const other = splitKey(key);
+    this.spendLostAttempts(claim.key);
+    const line = this.reached();
+    if (line) return { granted: false, error: this.text(line) };
+    this.record(claim);
+    return { granted: true };
+  }
+
+  /** True while only reservations fill a limit: settled + reserved reached one, the settled spend alone none. */
+  onlyReserved(): boolean {
+    return this.budget !== undefined && !budgetReached(this.budget, this.settled()) && this.reached() !== undefined;
+  }
+
+  /** Earlier attempts of `key`'s request still reserved were lost: spent at their reservation. */
+  private spendLostAttempts(key: string): void {
+    const { request, attempt } = splitKey(key);
+    for (const [k, r] of Object.entries(this.st.reserved)) {
+      const other = splitKey(k);
       if (other.request === request && other.attempt < attempt) {
-        delete this.st.reserved[key];
+        delete this.st.reserved[k];
         this.st.spent = add(this.st.spent, r);
       }
     }
-    const line = this.reached();
-    if (line) return { granted: false, error: this.text(line) };
+  }
+
+  private record(claim: BudgetClaim): void {
     const { key, ...amount } = claim;
     this.st.reserved[key] = amount;
-    return { granted: true };
   }
 
   /** A settlement: the attempt's reservation becomes its real usage. Unknown keys (refused, settled) are ignored. */

@@ -22,6 +22,12 @@ export interface TreeMembership {
    * spend counts against every budgeted ancestor (common/tree-budget.ts).
    */
   budgetedAncestors?: string[];
+  /**
+   * The tool names this run's tree allows (0.6.3): its root run's `tools`, widened by an ancestor whose definition has
+   * `ownTools`. A sub-agent of this run is offered only the tools of its definition within it. Absent (a memo set
+   * before 0.6.3): this run's own `tools` bound its subtree.
+   */
+  tools?: string[];
 }
 
 /** The memo key holding a sub-agent's `TreeMembership`. */
@@ -38,7 +44,8 @@ export function asTreeMembership(value: unknown): TreeMembership | undefined {
     Array.isArray(m.path) &&
     m.path.every((p) => typeof p === 'string') &&
     (m.budgetedAncestors === undefined ||
-      (Array.isArray(m.budgetedAncestors) && m.budgetedAncestors.every((a) => typeof a === 'string')))
+      (Array.isArray(m.budgetedAncestors) && m.budgetedAncestors.every((a) => typeof a === 'string'))) &&
+    (m.tools === undefined || (Array.isArray(m.tools) && m.tools.every((a) => typeof a === 'string')))
     ? (m as TreeMembership)
     : undefined;
 }

@@ -48,7 +48,7 @@ import { piAiProvider } from '../activities/model/pi-ai.js';
 import type { ModelRegistry } from '../activities/model/provider.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import type { ToolDefinition } from '../activities/tools/define-tool.js';
-import type { AgentDefinition } from '../activities/agents/define-agent.js';
+import { ownToolsWarning, type AgentDefinition } from '../activities/agents/define-agent.js';
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { ErrorType } from '../common/errors.js';
 import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
@@ -237,6 +237,8 @@ export class KeelPlugin extends SimplePlugin {
     const approvals = resolveApprovals({ approvals: opts.approvals, tools: opts.tools, hooks: opts.hooks, role });
     const ledger = new ToolLedger();
     const mcpServers = opts.mcpServers && checkMcpServers(opts.mcpServers);
+    const ownTools = ownToolsWarning(opts.agents);
+    if (ownTools) process.stderr.write(ownTools); // an opt-out of the tree's tool bound, announced
     const mcp =
       mcpServers && Object.keys(mcpServers).length > 0
         ? new RunMcpTools(new McpToolSource(mcpServers, (t) => withLedger([t], ledger)[0]), (workflowId) =>

@@ -122,4 +122,20 @@ export const PATCH = {
    * well-formed report; a desk replaying an older history lists every report as before.
    */
   treeMembers: 'keel-0.6.3-tree-members',
+  /**
+   * 0.6.3: a tree budget's root (workflows/tree-budget.ts) answers a reservation that only other reservations in
+   * flight keep out with `wait` (the activity asks again) instead of refusing it (was: the run stopped). Asked only
+   * when the 0.6.0 rule refuses a reservation while the settled spend is below every limit.
+   */
+  treeBudgetWaits: 'keel-0.6.3-tree-budget-waits',
+  /**
+   * 0.6.3: a sub-agent's child run is started with the caller's `modelOptions` under the definition's (README
+   * "Sub-agents"). Checked only at a sub-agent call.
+   */
+  subAgentModelOptions: 'keel-0.6.3-sub-agent-model-options',
+  /**
+   * 0.6.3: a sub-agent is offered only the tools of its definition its tree's bound allows (the root run's `tools`,
+   * memo `keelTree.tools`), unless the definition has `ownTools`. Checked only at a sub-agent call.
+   */
+  subAgentToolBound: 'keel-0.6.3-sub-agent-tool-bound',
 } as const;

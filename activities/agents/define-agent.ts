@@ -6,6 +6,7 @@
  */
 import type { TSchema } from 'typebox';
 import type { Budget } from '../../common/budget.js';
+import type { AgentRunInput } from '../../common/run.js';
 import { subAgentPrompt } from '../../common/sub-agents.js';
 import type { SubAgentRecord } from '../../common/wire.js';
 import type { JsonSchema, ToolDefinition } from '../tools/define-tool.js';
@@ -18,10 +19,24 @@ export interface AgentDefinition {
   description: string;
   /** The child run's system prompt. */
   systemPrompt: string;
-  /** The child run's tools (names registered on the worker: tools, MCP tools, other sub-agents). */
+  /**
+   * The child run's tools (names registered on the worker: tools, MCP tools, other sub-agents). The child is offered
+   * only those its tree's root run was given too (README "Sub-agents": the root's `tools` bound its tree), unless
+   * `ownTools` is set.
+   */
   tools: string[];
+  /**
+   * The child is offered every tool of `tools`, whatever its tree's root was given: the worker that registers this
+   * definition vouches for them (announced when it starts). Default false.
+   */
+  ownTools?: boolean;
   /** The child's model (`provider/model-id`); default: the calling run's model. */
   model?: string;
+  /**
+   * The child run's model options. The calling run's `modelOptions` are inherited, option by option; an option set
+   * here wins (so `{ maxTokens: 500 }` caps the child's output, and what its requests reserve of a tree budget).
+   */
+  modelOptions?: AgentRunInput['modelOptions'];
   /** The child run's `maxTurns`. */
   maxTurns?: number;
   /** The child run's own budget (README "Budgets"). */
@@ -64,10 +79,33 @@ export function defineAgent(agent: AgentDefinition): AgentDefinition {
     throw new TypeError(`defineAgent(${name}): systemPrompt must be a string`);
   if (!Array.isArray(agent.tools) || !agent.tools.every((t) => typeof t === 'string' && t))
     throw new TypeError(`defineAgent(${name}): tools must be an array of tool names`);
+  if (agent.ownTools !== undefined && typeof agent.ownTools !== 'boolean')
+    throw new TypeError(`defineAgent(${name}): ownTools must be a boolean`);
+  checkModelOptions(name, agent.modelOptions);
   for (const key of ['input', 'output'] as const)
     if (agent[key] !== undefined && (typeof agent[key] !== 'object' || agent[key] === null))
       throw new TypeError(`defineAgent(${name}): ${key} must be a JSON Schema object`);
   return agent;
+}
+
+const REASONING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
+/** `modelOptions` as the run input allows them (common/run-input-schema.ts), else a `TypeError` naming the option. */
+function checkModelOptions(name: string, options: unknown): void {
+  if (options === undefined) return;
+  const bad = (what: string) => new TypeError(`defineAgent(${name}): modelOptions.${what}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError(`defineAgent(${name}): modelOptions must be an object`);
+  for (const [key, value] of Object.entries(options)) {
+    if (key === 'maxTokens' && !(Number.isInteger(value) && (value as number) >= 1))
+      throw bad('maxTokens must be an integer >= 1');
+    else if (key === 'temperature' && !(typeof value === 'number' && value >= 0))
+      throw bad('temperature must be a number >= 0');
+    else if (key === 'reasoning' && !REASONING.includes(value as string))
+      throw bad(`reasoning must be one of ${REASONING.join(', ')}`);
+    else if (!['maxTokens', 'temperature', 'reasoning'].includes(key))
+      throw bad(`${key} is not a model option (maxTokens, temperature, reasoning)`);
+  }
 }
 
 /**
@@ -90,12 +128,30 @@ export function agentTool(agent: AgentDefinition): AgentTool {
       systemPrompt: agent.systemPrompt,
       tools: [...agent.tools],
       ...(agent.model !== undefined ? { model: agent.model } : {}),
+      ...(agent.modelOptions !== undefined ? { modelOptions: { ...agent.modelOptions } } : {}),
+      ...(agent.ownTools === true ? { ownTools: true as const } : {}),
       ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
       ...(agent.budget !== undefined ? { budget: agent.budget } : {}),
       ...(agent.output !== undefined ? { output: agent.output as JsonSchema } : {}),
       ...(agent.input !== undefined ? { typedInput: true } : {}),
     },
   };
+}
+
+/**
+ * The warning a worker prints at start for sub-agents whose tools are not bounded by their tree (`ownTools`), or
+ * undefined when it has none: `[keel] WARNING: sub-agent "helper" is offered all its tools whatever its tree's root run
+ * was given (ownTools): secret, tick`.
+ */
+export function ownToolsWarning(agents: readonly AgentDefinition[] | undefined): string | undefined {
+  const open = (agents ?? []).filter((a) => a.ownTools === true);
+  if (!open.length) return undefined;
+  return open
+    .map(
+      (a) =>
+        `[keel] WARNING: sub-agent "${a.name}" is offered all its tools whatever its tree's root run was given (ownTools): ${a.tools.join(', ') || '(none)'}\n`,
+    )
+    .join('');
 }
 
 /** True for a registry entry that is a sub-agent. */

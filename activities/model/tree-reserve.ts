@@ -30,8 +30,12 @@ export function attemptKey(ctx: Context): string {
  * top down). Refused by any of them, the attempt fails with a non-retryable `TreeBudgetExceeded` failure carrying the
  * refusing run's `Budget exceeded: …` text. A run that does not answer (not reachable, or gone) is asked again with
  * backoff while the activity heartbeats; after `RESERVE_PATIENCE_MS` the attempt fails retryably
- * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. Whenever it fails — refused,
- * cancelled, a run not answering — what was granted is released (settled at zero): no provider call was made.
+ * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. A run that answers `wait` (0.6.3,
+ * workflows/tree-budget.ts: only other reservations of the tree in flight keep this one out) is asked again after a
+ * pause (200 ms doubling to 5 s) while the activity heartbeats, until `WAIT_MARGIN_MS` before the attempt's
+ * `startToCloseTimeout`; then the attempt fails retryably (`TreeBudgetUnavailable`) and the next attempt waits on.
+ * Whenever it fails — refused, cancelled, a run not answering, waited too long — what was granted is released
+ * (settled at zero): no provider call was made.
  */
 export async function reserveFromRoot(ref: TreeBudgetRef, key: string): Promise<BudgetClaim> {
   const ctx = Context.current();
@@ -57,19 +61,43 @@ function reservingRuns(ref: TreeBudgetRef): string[] {
   return [ref.rootWorkflowId, ...(ref.ancestorWorkflowIds ?? []).filter((id) => id !== ref.rootWorkflowId)];
 }
 
+/**
+ * How long before its `startToCloseTimeout` an attempt stops waiting for room in the tree's budget (it then fails
+ * retryably and the next attempt waits on), so a granted request still has time to run.
+ */
+export const WAIT_MARGIN_MS = 120_000;
+/** The pause before asking again after a `wait` answer: 200 ms, doubling to {@link WAIT_MAX_MS}. */
+export const WAIT_FIRST_MS = 200;
+export const WAIT_MAX_MS = 5_000;
+
 async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: BudgetClaim): Promise<ReserveAnswer> {
   const ctx = Context.current();
   const handle = ctx.client.workflow.getHandle(workflowId);
-  const giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
+  let giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
+  const waitUntil = Date.now() + Math.max(ctx.info.startToCloseTimeoutMs - WAIT_MARGIN_MS, WAIT_MARGIN_MS / 4);
   let wait = 250;
+  let pause = WAIT_FIRST_MS;
   for (;;) {
     try {
       const update = handle.executeUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE, { args: [claim] });
       update.catch(() => undefined); // still pending when the run is cancelled: its end is not ours to report
       // an Update to a run whose worker is down waits until one polls: a cancel (the run's interrupt) ends the wait
-      return await Promise.race([update, ctx.cancelled]);
+      const answer = await Promise.race([update, ctx.cancelled]);
+      if (answer.granted || !answer.wait) return answer;
+      // only reservations in flight keep it out (0.6.3): ask again once some may have settled
+      giveUpAt = Date.now() + RESERVE_PATIENCE_MS;
+      wait = 250;
+      if (Date.now() + pause >= waitUntil)
+        throw ApplicationFailure.retryable(
+          `This model request waited for room in its tree's budget (run ${workflowId}) until its attempt's time was nearly up; the next attempt waits on`,
+          ErrorType.TreeBudgetUnavailable,
+        );
+      await sleep(pause);
+      pause = Math.min(pause * 2, WAIT_MAX_MS);
+      continue;
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Operation aborted');
+      if (err instanceof ApplicationFailure && err.type === ErrorType.TreeBudgetUnavailable) throw err;
       if (Date.now() >= giveUpAt)
         throw ApplicationFailure.retryable(
           workflowId === rootWorkflowId
@@ -77,9 +105,9 @@ async function reserveFrom(workflowId: string, rootWorkflowId: string, claim: Bu
             : `The budget of this run's tree could not be reserved from its ancestor ${workflowId}: ${thrownMessage(err)}`,
           ErrorType.TreeBudgetUnavailable,
         );
-      await sleep(wait);
-      wait = Math.min(wait * 2, 10_000);
     }
+    await sleep(wait);
+    wait = Math.min(wait * 2, 10_000);
   }
 }
 

@@ -347,7 +347,7 @@ describe('variants', () => {
       [15, 16, 17, 18, 19].flatMap((i) => [`${id}-a-${i}`, `${id}-b-${i}`]),
     );
     expect(new Set(stopped.map((r) => r.error))).toEqual(
-      new Set(['Budget exceeded: model calls 30 of 30 (batch budget)']),
+      new Set(['Budget exceeded: model calls 30 spent, 0 reserved of 30 (batch budget)']),
     );
     expect(result.variants?.map((v) => [v.name, v.grading?.graded, v.tokens])).toEqual([
       ['a', 15, 150],

@@ -5,7 +5,10 @@
  * spend 3× the limit stop within the limit plus one request's worst case.
  */
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ModelProvider } from '../../activities/model/provider.js';
+import { scriptedModel } from '../../activities/model/scripted.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { estimateContext } from '../../common/compaction.js';
 import type { Message } from '../../common/messages.js';
@@ -76,8 +79,12 @@ describe('batch budget', () => {
     const { results } = await handle.query(resultsQuery, {});
     // the task's sixth request is refused by the batch (was: by its own budget tightened to the pool at its start)
     expect(results.map((t) => [t.status, t.tokens, t.error])).toEqual([
-      ['stopped', 2000, 'Budget exceeded: tokens 2000 of 2000 (batch budget)'],
-      ...Array.from({ length: 4 }, () => ['stopped', 0, 'Budget exceeded: tokens 2000 of 2000 (batch budget)']),
+      ['stopped', 2000, 'Budget exceeded: tokens 2,000 spent, 0 reserved of 2,000 (batch budget)'],
+      ...Array.from({ length: 4 }, () => [
+        'stopped',
+        0,
+        'Budget exceeded: tokens 2,000 spent, 0 reserved of 2,000 (batch budget)',
+      ]),
     ]);
     const progress = await handle.query(progressQuery);
     expect(progress.budget).toEqual({
@@ -106,7 +113,7 @@ describe('batch budget', () => {
     expect(r).toMatchObject({ total: 2, done: 2, byStatus: { completed: 1, stopped: 1 }, tokens: 900 });
     const { results } = await handle.query(resultsQuery, {});
     expect(results.map((t) => [t.status, t.tokens, t.error])).toEqual([
-      ['stopped', 100, 'Budget exceeded: tokens 900 of 900 (batch budget)'],
+      ['stopped', 100, 'Budget exceeded: tokens 900 spent, 0 reserved of 900 (batch budget)'],
       ['completed', 800, undefined],
     ]);
     const progress = await handle.query(progressQuery);
@@ -169,7 +176,8 @@ describe('batch budget', () => {
     expect(progress.budget!.tree).toEqual([{ kind: 'tokens', spent: r.tokens, reserved: 0, limit }]);
     const stopped = results.filter((t) => t.status === 'stopped');
     expect(stopped.length).toBeGreaterThan(0);
-    for (const t of stopped) expect(t.error).toMatch(/^Budget exceeded: tokens \d+ of 8000 \(batch budget\)$/);
+    for (const t of stopped)
+      expect(t.error).toMatch(/^Budget exceeded: tokens [\d,]+ spent, [\d,]+ reserved of 8,000 \(batch budget\)$/);
     expect(
       results.filter((t) => t.status !== 'stopped').every((t) => t.status === 'completed' && t.tokens === 1200),
     ).toBe(true);
@@ -177,4 +185,61 @@ describe('batch budget', () => {
       `tree budget bound (batch of 20): spent ${r.tokens} of ${limit}, over by ${r.tokens - limit}; largest worst case ${worst}; ${replies} replies; ${stopped.length} tasks stopped`,
     );
   });
+});
+
+/**
+ * Issue 33 items 12 and 20 — a batch task that has spent nothing is not stopped because another task's reservation
+ * (context + 4,096 tokens, more than the 250-token pool) is in flight: its reservation waits until that one settles.
+ * Both tasks' requests are held (a gate) until both reservations reached the batch.
+ */
+describe('batch budget: a task kept out only by a reservation in flight waits', () => {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  const inner = scriptedModel({ small: { rules: [{ text: 'small done', usage: tokens(100) }] } });
+  const gated: ModelProvider = {
+    checkModel: inner.checkModel,
+    async stream(request, signal, onPartial) {
+      await opened;
+      return inner.stream(request, signal, onPartial);
+    },
+  };
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ models: { scripted: gated } });
+  });
+  afterAll(async () => {
+    open();
+    await keel?.stop();
+  });
+
+  it('two tasks of a 250-token batch, each reserving 4,1xx: the second waits for the first, both complete', async () => {
+    const tasks: AgentRunInput[] = [0, 1].map((i) => ({ model: 'scripted/small', prompt: `task ${i}` }));
+    const handle = await keel.client.client.workflow.start('agentBatchWorkflow', {
+      taskQueue: keel.taskQueue,
+      workflowId: `budget-batch-wait-${randomUUID()}`,
+      args: [{ tasks, concurrency: 2, budget: { maxTokens: 250 } } satisfies AgentBatchInput],
+    });
+    // the runs whose reservations reached the batch
+    const asked = async () =>
+      new Set(
+        ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
+          const a = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+          const claim =
+            a && (defaultPayloadConverter.fromPayload(a.input!.args!.payloads![0] as never) as { key: string });
+          return claim ? [claim.key.split('/')[0]] : [];
+        }),
+      ).size;
+    await until(async () => (await asked()) === 2, 30_000, 'both reservations asked');
+    open();
+    const r = (await handle.result()) as AgentBatchResult;
+    expect(r).toMatchObject({ total: 2, done: 2, failed: 0, byStatus: { completed: 2 }, tokens: 200 });
+    const { results } = await handle.query(resultsQuery, {});
+    expect(results.map((t) => [t.status, t.tokens, t.error])).toEqual([
+      ['completed', 100, undefined],
+      ['completed', 100, undefined],
+    ]);
+    expect((await handle.query(progressQuery)).budget?.tree).toEqual([
+      { kind: 'tokens', spent: 200, reserved: 0, limit: 250 },
+    ]);
+  }, 120_000);
 });

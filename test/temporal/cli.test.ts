@@ -346,7 +346,7 @@ describe('keel CLI', () => {
     ).toEqual([
       ['completed', 1000, null],
       ['completed', 1000, null],
-      ['stopped', 0, 'Budget exceeded: tokens 2000 of 1500 (batch budget)'],
+      ['stopped', 0, 'Budget exceeded: tokens 2,000 spent, 0 reserved of 1,500 (batch budget)'],
     ]);
   });
 

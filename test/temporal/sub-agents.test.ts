@@ -174,6 +174,7 @@ describe('sub-agents', () => {
         toolCallId: c,
         depth: 1,
         path: [`researcher › ${c}`],
+        tools: ['researcher'], // the root run's tools bound the tree
       });
       expect(await d.staticSummary()).toBe(`sub-agent researcher: ${topic}`);
       expect(await d.staticDetails()).toContain(`**sub-agent** researcher · tool call ${c} of ${id}`);
@@ -287,7 +288,7 @@ describe('sub-agents', () => {
   it('a grandchild is in the same tree; past the depth limit a call gets a clear error result', async () => {
     const deep = await startKeel({ scripts, agents, maxAgentDepth: 1 });
     try {
-      const h = await deep.start({ model: 'scripted/parent', prompt: 'go deep', tools: ['delegator'] });
+      const h = await deep.start({ model: 'scripted/parent', prompt: 'go deep', tools: ['delegator', 'researcher'] });
       expect((await h.result()).status).toBe('completed');
       const child = deep.client.getHandle(`${h.workflowId}-d1`);
       expect(strip(await child.allMessages())[2]).toEqual(
@@ -306,7 +307,8 @@ describe('sub-agents', () => {
       await deep.stop();
     }
     // default limit 3: the grandchild runs, with the root and path in its memo
-    const h = await keel.start({ model: 'scripted/parent', prompt: 'go deep', tools: ['delegator'] });
+    // the root's tools bound its tree: it lists what its sub-agents use
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'go deep', tools: ['delegator', 'researcher'] });
     expect((await h.result()).status).toBe('completed');
     const grandchild = keel.client.getHandle(`${h.workflowId}-d1-r1`);
     expect((await grandchild.workflow.describe()).memo?.keelTree).toEqual({
@@ -315,6 +317,7 @@ describe('sub-agents', () => {
       toolCallId: 'r1',
       depth: 2,
       path: ['delegator › d1', 'researcher › r1'],
+      tools: ['delegator', 'researcher'],
     });
     expect(strip(await h.allMessages())[2]).toEqual(
       result('d1', 'delegator', 'delegated', { childWorkflowId: `${h.workflowId}-d1` }),
@@ -325,7 +328,7 @@ describe('sub-agents', () => {
     const h = await keel.start({
       model: 'scripted/parent',
       prompt: 'loop please',
-      tools: ['looper'],
+      tools: ['looper', 'blob'],
       continueAsNewAfterBytes: 65536, // the child takes the caller's history limits
     });
     expect((await h.result()).status).toBe('completed');
@@ -339,6 +342,7 @@ describe('sub-agents', () => {
       toolCallId: 'l1',
       depth: 1,
       path: ['looper › l1'],
+      tools: ['looper', 'blob'],
     });
   });
 
@@ -364,6 +368,7 @@ describe('sub-agents', () => {
       toolCallId: 't1',
       depth: 1,
       path: ['counter › t1'],
+      tools: ['counter'],
     });
   });
 
@@ -465,7 +470,7 @@ describe('sub-agents: worker killed while children run', () => {
     const h = await client.start({
       model: 'scripted/treeParent',
       prompt: 'launch three',
-      tools: ['tasker'],
+      tools: ['tasker', 'launch'],
       heartbeatTimeout: '2s',
     });
     await until(() => lines(sideEffects).length === 3, 60_000, 'three children launched');

@@ -543,7 +543,7 @@ describe('one approval desk for sub-agents defineAgent started (root › manager
   afterAll(() => keel?.stop());
 
   it('the worker’s call is listed at the root with its path, approved through the root, runs once; every level completes', async () => {
-    const root = await keel.start({ model: 'scripted/root', prompt: 'go', tools: ['manager'] });
+    const root = await keel.start({ model: 'scripted/root', prompt: 'go', tools: ['manager', 'worker', 'danger'] });
     const workerId = `${root.workflowId}-m1-w1`;
     const [p] = await rootLists(root, 1);
     expect([p.toolCallId, p.toolName, p.workflowId, p.path]).toEqual([

@@ -10,15 +10,20 @@
  *   after the limit is refused without calling the provider.
  */
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { estimateContext } from '../../common/compaction.js';
+import { grouped, type ReserveAnswer } from '../../common/tree-budget.js';
+import type { ModelProvider, ModelRequest } from '../../activities/model/provider.js';
+import { scriptedModel } from '../../activities/model/scripted.js';
+import { result } from './loop-fixtures.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
 import { killAllWorkers, killWorker } from './child-worker.js';
-import { startKeel, until, type Keel } from './harness.js';
+import { startKeel, strip, until, type Keel } from './harness.js';
 import {
   CHILD_WORKER,
   crashLoopStart,
@@ -131,7 +136,8 @@ describe('tree budget', () => {
     expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent, reserved: 0, limit }]);
     const stopped = results.filter((r) => r.status === 'stopped');
     expect(stopped.length).toBeGreaterThan(0);
-    for (const r of stopped) expect(r.error).toMatch(/^Budget exceeded: tokens \d+ of 2400 \(tree budget\)$/);
+    for (const r of stopped)
+      expect(r.error).toMatch(/^Budget exceeded: tokens [\d,]+ spent, [\d,]+ reserved of 2,400 \(tree budget\)$/);
     for (const r of results.filter((x) => x.status !== 'stopped')) expect(r.usage.totalTokens).toBe(1200);
     console.log(
       `tree budget bound (6 sub-agents): spent ${spent} of ${limit}, over by ${spent - limit}; largest worst case ${worst}; ${stopped.length} children stopped`,
@@ -140,7 +146,7 @@ describe('tree budget', () => {
     await root.followUp({ role: 'user', content: 'and now you' });
     const r = await root.result();
     expect(r.status).toBe('stopped');
-    expect(r.error).toBe(`Budget exceeded: tokens ${spent} of ${limit} (tree budget)`);
+    expect(r.error).toBe(`Budget exceeded: tokens ${grouped(spent)} spent, 0 reserved of 2,400 (tree budget)`);
     expect(r.usage.totalTokens).toBe(0);
   }, 120_000);
 
@@ -148,14 +154,14 @@ describe('tree budget', () => {
     const root = await keel.start({
       model: 'scripted/top',
       prompt: 'go',
-      tools: ['lead'],
+      tools: ['lead', 'helper', 'tick'], // the root's tools bound its tree
       budget: { maxTokens: 100_000 },
     });
     const r = await root.result();
     const leadId = `${root.workflowId}-l1`;
     const helperId = `${leadId}-h1`;
     // lead 100; helper 2000 + 2000 + 2000, each granted while the lead's tree had spent less than 5000; the fourth refused
-    const refused = `Budget exceeded: tokens 6100 of ${LEAD_LIMIT} (tree budget)`;
+    const refused = 'Budget exceeded: tokens 6,100 spent, 0 reserved of 5,000 (tree budget)';
     const helperRun = (await keel.client.getHandle(helperId).result()) as AgentRunResult;
     expect([helperRun.status, helperRun.error, helperRun.usage.totalTokens]).toEqual(['stopped', refused, 6000]);
     const leadRun = (await keel.client.getHandle(leadId).result()) as AgentRunResult;
@@ -311,7 +317,9 @@ describe('tree budget', () => {
     });
     const r = await child.result();
     expect(r.status).toBe('stopped');
-    expect(r.error).toBe(`Budget exceeded: tokens ${limit} of ${limit} (tree budget)`);
+    expect(r.error).toBe(
+      `Budget exceeded: tokens ${grouped(limit)} spent, 0 reserved of ${grouped(limit)} (tree budget)`,
+    );
     expect(r.usage.totalTokens).toBe(900); // what the three lost attempts streamed, as the child counts it
     expect(r.modelCalls).toBe(1);
     expect(r.newMessages).toHaveLength(1); // the prompt: the fourth attempt never called the provider
@@ -341,3 +349,192 @@ async function untilModelCall(
     what,
   );
 }
+
+/**
+ * Issue 33 item 12 — the README's 2,400-token tree budget, four sub-agents called in one parallel batch through a real
+ * sub-agent tool (nothing sets `maxTokens`, so each request reserves its context + 4,096 tokens). A reservation that
+ * only the others in flight keep out is answered `wait` and asked again until they settle; nobody is stopped while the tree
+ * has room. The children's model requests are held (a gate) until all four reservations reached the root.
+ */
+describe('tree budget: parallel sub-agents wait for room instead of stopping', () => {
+  const part = defineAgent({
+    name: 'part',
+    description: 'Does one part.',
+    systemPrompt: 'You do a part.',
+    tools: [],
+    model: 'scripted/part',
+    modelOptions: { temperature: 0 },
+  });
+  const fanScripts = {
+    fan: {
+      rules: [
+        { match: 'toolResult:', text: 'fan done', usage: tokens(400) },
+        {
+          toolCalls: [1, 2, 3, 4].map((i) => ({ id: `p${i}`, name: 'part', arguments: { task: `part ${i}` } })),
+          usage: tokens(400),
+        },
+      ],
+    },
+    part: { rules: [{ text: 'part done', usage: tokens(400) }] },
+  };
+  const requests: ModelRequest[] = [];
+  let gate: { open: () => void; opened: Promise<void> } | undefined;
+  const inner = scriptedModel(fanScripts);
+  const gated: ModelProvider = {
+    checkModel: inner.checkModel,
+    async stream(request, signal, onPartial) {
+      requests.push(structuredClone(request));
+      if (request.modelId === 'part' && gate) await gate.opened; // until the four reservations reached the root
+      return inner.stream(request, signal, onPartial);
+    },
+  };
+  let keel: Keel;
+  beforeAll(async () => {
+    keel = await startKeel({ models: { scripted: gated }, agents: [part] });
+  });
+  afterAll(() => keel?.stop());
+
+  /**
+   * The root's reservations and settlements, in history order: `reserve <workflowId>` (an Update accepted), its answer
+   * `granted <workflowId>` / `wait <workflowId>` / `refused <workflowId>`, and `settle`.
+   */
+  async function ledgerEvents(root: AgentRunHandle): Promise<string[]> {
+    const events = (await root.workflow.fetchHistory()).events ?? [];
+    const asker = new Map<string, string>();
+    return events.flatMap((e) => {
+      const asked = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+      if (asked) {
+        const claim = defaultPayloadConverter.fromPayload(asked.input!.args!.payloads![0] as never) as { key: string };
+        asker.set(asked.meta!.updateId!, claim.key.split('/')[0]);
+        return [`reserve ${claim.key.split('/')[0]}`];
+      }
+      const done = e.workflowExecutionUpdateCompletedEventAttributes;
+      if (done) {
+        const payload = done.outcome?.success?.payloads?.[0];
+        const answer = payload ? (defaultPayloadConverter.fromPayload(payload as never) as ReserveAnswer) : undefined;
+        const kind = answer?.granted ? 'granted' : answer && 'wait' in answer ? 'wait' : 'refused';
+        return [`${kind} ${asker.get(done.meta!.updateId!)}`];
+      }
+      return e.workflowExecutionSignaledEventAttributes?.signalName === 'keelSettleBudget' ? ['settle'] : [];
+    });
+  }
+
+  /** The runs whose reservations reached the root so far. */
+  const askers = (events: string[]) => new Set(events.filter((e) => e.startsWith('reserve ')).map((e) => e.slice(8)));
+  /** The events without their run: `granted`, `settle`, … */
+  const kinds = (events: string[]) => events.map((e) => e.split(' ')[0]);
+
+  async function fanOut(input: Partial<AgentRunInput>): Promise<{ root: AgentRunHandle; events: string[] }> {
+    let open!: () => void;
+    gate = { open: () => open(), opened: new Promise<void>((r) => (open = r)) };
+    const g = gate;
+    const root = await keel.start({
+      model: 'scripted/fan',
+      prompt: 'four parts',
+      tools: ['part'],
+      budget: { maxTokens: 2400 },
+      ...input,
+    });
+    // the four children's first reservations reached the root while the first child's request is held
+    await until(async () => askers(await ledgerEvents(root)).size === 4, 30_000, '4 asked');
+    g.open();
+    const r = await root.result();
+    expect([r.status, r.finalText, r.error]).toEqual(['completed', 'fan done', undefined]);
+    expect(strip(r.newMessages).slice(2, 6)).toEqual(
+      [1, 2, 3, 4].map((i) => result(`p${i}`, 'part', 'part done', { childWorkflowId: `${root.workflowId}-p${i}` })),
+    );
+    for (const i of [1, 2, 3, 4]) {
+      const child = (await keel.client.getHandle(`${root.workflowId}-p${i}`).result()) as AgentRunResult;
+      expect([child.status, child.usage.totalTokens]).toEqual(['completed', 400]);
+    }
+    // the root's 800 and the children's 1,600: exactly the limit, nothing reserved
+    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 2400, reserved: 0, limit: 2400 }]);
+    return { root, events: await ledgerEvents(root) };
+  }
+
+  it('four children that each reserve 4,1xx tokens of 2,400: they run one after another, all complete', async () => {
+    const { root, events } = await fanOut({});
+    // one reservation in flight at a time: each grant follows the settlement of the one before
+    expect(kinds(events).filter((e) => e === 'granted' || e === 'settle')).toEqual([
+      'granted',
+      'settle',
+      'granted',
+      'settle',
+      'granted',
+      'settle',
+      'granted',
+      'settle',
+    ]);
+    // the three others asked before the first settled, were told to wait (none refused), and asked again
+    const beforeSettle = events.slice(0, events.indexOf('settle'));
+    expect(askers(beforeSettle).size).toBe(4);
+    expect(new Set(beforeSettle.filter((e) => e.startsWith('wait '))).size).toBe(3);
+    expect(kinds(events).filter((e) => e === 'refused')).toEqual([]);
+    // each child's request reserved its context + 4,096 (no model options anywhere) and was sent with none
+    const parts = requests.filter((q) => q.modelId === 'part' && q.systemPrompt === 'You do a part.');
+    expect(parts.slice(-4).map((q) => q.options)).toEqual([1, 2, 3, 4].map(() => ({ temperature: 0 })));
+    console.log(
+      `tree budget, 4 sub-agents of a 2,400-token root (no maxTokens): ${kinds(events).filter((e) => e === 'wait').length} wait answers; ${kinds(
+        events,
+      )
+        .filter((e) => e === 'granted' || e === 'settle')
+        .join(' ')}`,
+    );
+    void root;
+  }, 120_000);
+
+  it('an interrupt of a child whose reservation waits for room ends its wait; the others go on', async () => {
+    let open!: () => void;
+    gate = { open: () => open(), opened: new Promise<void>((r) => (open = r)) };
+    const g = gate;
+    const root = await keel.start({
+      model: 'scripted/fan',
+      prompt: 'four parts',
+      tools: ['part'],
+      budget: { maxTokens: 2400 },
+    });
+    await until(async () => askers(await ledgerEvents(root)).size === 4, 30_000, '4 asked');
+    // the child granted first is the one whose Update was answered `granted`: any other waits
+    const events = await ledgerEvents(root);
+    const first = events.find((e) => e.startsWith('granted '))!.slice(8);
+    const waiting = [...askers(events)].find((id) => id !== first)!;
+    const child = keel.client.getHandle(waiting);
+    expect(await child.interrupt()).toMatchObject({ interrupted: true });
+    const c = (await child.result()) as AgentRunResult;
+    expect([c.status, c.usage.totalTokens, c.newMessages.at(-1)?.role]).toEqual(['stopped', 0, 'assistant']);
+    g.open();
+    const r = await root.result();
+    expect([r.status, r.finalText]).toEqual(['completed', 'fan done']);
+    expect(
+      r.newMessages
+        .filter((m: Message) => m.role === 'toolResult')
+        .map((m: Message) => (m as { isError: boolean }).isError),
+    ).toEqual([1, 2, 3, 4].map((i) => `${root.workflowId}-p${i}` === waiting));
+    // the interrupted child's reservation was never granted: the three others and the root's two requests spent 2,000
+    expect((await root.state()).treeBudget).toEqual([{ kind: 'tokens', spent: 2000, reserved: 0, limit: 2400 }]);
+  }, 120_000);
+
+  it('the caller’s model options are inherited (the definition’s win): with maxTokens 500 all four run at once', async () => {
+    requests.length = 0;
+    const { root, events } = await fanOut({ modelOptions: { maxTokens: 500, temperature: 0.7 } });
+    // 400 spent + four reservations of ≈ 505: each granted while the others were still in flight
+    expect(kinds(events).filter((e) => e !== 'reserve')).toEqual([
+      'granted',
+      'granted',
+      'granted',
+      'granted',
+      'settle',
+      'settle',
+      'settle',
+      'settle',
+    ]);
+    const options = requests.map((q) => [q.modelId, q.options]);
+    expect(options).toEqual([
+      ['fan', { maxTokens: 500, temperature: 0.7 }],
+      ...[1, 2, 3, 4].map(() => ['part', { maxTokens: 500, temperature: 0 }]),
+      ['fan', { maxTokens: 500, temperature: 0.7 }],
+    ]);
+    const child = await keel.client.getHandle(`${root.workflowId}-p1`).workflow.describe();
+    expect(child.memo?.keelTree).toMatchObject({ tools: ['part'] });
+  }, 120_000);
+});

@@ -10,6 +10,7 @@ import {
   ChildWorkflowCancellationType,
   isCancellation,
   ParentClosePolicy,
+  patched,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -17,7 +18,9 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ToolCall } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import {
+  boundedTools,
   childWorkflowId,
+  inheritedModelOptions,
   subAgentCancelled,
   subAgentFailed,
   subAgentPrompt,
@@ -28,6 +31,7 @@ import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
 import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import { localSetupActivities, subAgentActivities } from '../activities.js';
 import { childRunOutcome } from '../failure-outcomes.js';
+import { PATCH } from '../patches.js';
 import { workflowNow } from '../clock.js';
 import { batchMembership } from './report-to-batch.js';
 import type { SessionState } from './session.js';
@@ -53,8 +57,9 @@ export function subAgentChildId(call: ToolCall): string {
 /**
  * The child's place in the tree: a child of this run, one level deeper. A batch's task has its batch as root. When
  * this run is not the root and has a budget of its own (`budgeted`), it joins the child's `budgetedAncestors`.
+ * `toolBound` (0.6.3): the tools the child's tree allows, carried down in the memo.
  */
-export function childMembership(call: ToolCall, budgeted: boolean): TreeMembership {
+export function childMembership(call: ToolCall, budgeted: boolean, toolBound?: string[]): TreeMembership {
   const own = treeMembership();
   const parentWorkflowId = workflowInfo().workflowId;
   const rootWorkflowId = own?.rootWorkflowId ?? batchMembership()?.workflowId ?? parentWorkflowId;
@@ -69,20 +74,49 @@ export function childMembership(call: ToolCall, budgeted: boolean): TreeMembersh
     depth: (own?.depth ?? 0) + 1,
     path: [...(own?.path ?? []), `${call.name} › ${call.id}`],
     ...(budgetedAncestors.length ? { budgetedAncestors } : {}),
+    ...(toolBound ? { tools: toolBound } : {}),
   };
+}
+
+/** What a sub-agent's child is started with since 0.6.3: inherited model options, its tools within the tree's bound. */
+export interface ChildStart {
+  modelOptions?: AgentRunInput['modelOptions'];
+  /** The child's tools and the bound its memo carries. */
+  bounded?: { tools: string[]; bound: string[] };
+}
+
+/**
+ * Since 0.6.3 (each behind its patch, asked only when a child is started): the child gets the caller's
+ * `modelOptions` under the definition's, option by option, and only the tools of its definition that its tree's bound
+ * allows — the bound this run's memo carries, else this run's own `tools` (README "Sub-agents").
+ */
+export function childStart(config: SessionState['config'], agent: SubAgentRecord): ChildStart {
+  const modelOptions = patched(PATCH.subAgentModelOptions)
+    ? inheritedModelOptions(config.modelOptions, agent.modelOptions)
+    : undefined;
+  const bounded = patched(PATCH.subAgentToolBound)
+    ? boundedTools(agent.tools, treeMembership()?.tools ?? config.tools ?? [], agent.ownTools === true)
+    : undefined;
+  return { ...(modelOptions ? { modelOptions } : {}), ...(bounded ? { bounded } : {}) };
 }
 
 /**
  * The child run's input: the agent's prompt, tools and limits; the caller's model unless the agent names its own; the
- * caller's labels (`metadata`), model retry, heartbeat timeout and history limits.
+ * caller's labels (`metadata`), model retry, heartbeat timeout and history limits; what `start` adds (0.6.3).
  */
-export function childInput(config: SessionState['config'], agent: SubAgentRecord, args: unknown): AgentRunInput {
+export function childInput(
+  config: SessionState['config'],
+  agent: SubAgentRecord,
+  args: unknown,
+  start: ChildStart = {},
+): AgentRunInput {
   return {
     model: agent.model ?? config.model,
     prompt: subAgentPrompt(args, agent.typedInput === true),
     systemPrompt: agent.systemPrompt,
-    tools: agent.tools,
+    tools: start.bounded?.tools ?? agent.tools,
     mode: 'task',
+    ...(start.modelOptions ? { modelOptions: start.modelOptions } : {}),
     ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
     ...(agent.budget !== undefined ? { budget: agent.budget } : {}),
     ...(config.metadata !== undefined ? { metadata: config.metadata } : {}),
@@ -113,11 +147,12 @@ export async function runSubAgent(
   args: unknown,
 ): Promise<ToolOutcome> {
   const agent = info.agent;
-  const membership = childMembership(call, h.config.budget !== undefined);
-  if (membership.depth > agent.maxDepth)
-    return loopErrorOutcome(subAgentTooDeep(call.name, membership.depth, agent.maxDepth));
+  const depth = childMembership(call, false).depth;
+  if (depth > agent.maxDepth) return loopErrorOutcome(subAgentTooDeep(call.name, depth, agent.maxDepth));
+  const start = childStart(h.config, agent);
+  const membership = childMembership(call, h.config.budget !== undefined, start.bounded?.bound);
   const id = subAgentChildId(call);
-  const input = childInput(h.config, agent, args);
+  const input = childInput(h.config, agent, args, start);
   const task = typeof input.prompt === 'string' ? input.prompt : '';
   h.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   h.publishDetails();

@@ -85,9 +85,12 @@ export class BatchBudget {
     return budgetReached(this.budget, this.spentSoFar());
   }
 
-  /** The `error` of a task not started, and the `budgetStop` text: `Budget exceeded: tokens 2000 of 2000 (batch budget)`. */
+  /**
+   * The `error` of a task not started: with a ledger `Budget exceeded: tokens 2,000 spent, 0 reserved of 2,000 (batch
+   * budget)`; the old pool's (and its `budgetStop` text) `Budget exceeded: tokens 2000 of 2000 (batch budget)`.
+   */
   text(line: BudgetLine): string {
-    return budgetExceededText(line, 'batch budget');
+    return this.ledger ? this.ledger.text(line) : budgetExceededText(line, 'batch budget');
   }
 
   /** A task's input: its own budget tightened to what is left of the pool (unchanged without a batch budget). */
