@@ -230,9 +230,41 @@ export const DIFF_TIMEOUT_MS = 50;
  * exact diff, only not the shortest; its cost is linear in the texts.
  */
 export function lineChanges(oldContent: string, newContent: string): { changes: Change[]; minimal: boolean } {
-  const minimal = diffLines(oldContent, newContent, { maxEditLength: MAX_DIFF_EDIT_LINES, timeout: DIFF_TIMEOUT_MS });
-  if (minimal) return { changes: minimal, minimal: true };
-  return { changes: regionChanges(oldContent, newContent), minimal: false };
+  const region = changedRegion(oldContent, newContent);
+  // a line of one side that the other side's region lacks must be removed or added: when there are more such lines
+  // than the bound, the minimal diff would give up anyway, after ~300² steps (skipped, same result)
+  if (mustChange(region) <= MAX_DIFF_EDIT_LINES) {
+    const minimal = diffLines(oldContent, newContent, { maxEditLength: MAX_DIFF_EDIT_LINES, timeout: DIFF_TIMEOUT_MS });
+    if (minimal) return { changes: minimal, minimal: true };
+  }
+  return { changes: regionChanges(region), minimal: false };
+}
+
+/** The two texts' lines and how many lines they start and end with alike (the region between them changed). */
+interface Region {
+  a: string[];
+  b: string[];
+  head: number;
+  tail: number;
+}
+
+function changedRegion(oldContent: string, newContent: string): Region {
+  const a = linesOf(oldContent);
+  const b = linesOf(newContent);
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  return { a, b, head, tail };
+}
+
+/** Lines of the region that no line diff can keep (not in the other side's region at all): a lower bound of its edits. */
+function mustChange({ a, b, head, tail }: Region): number {
+  const oldLines = a.slice(head, a.length - tail);
+  const newLines = b.slice(head, b.length - tail);
+  const inOld = new Set(oldLines);
+  const inNew = new Set(newLines);
+  return oldLines.filter((l) => !inNew.has(l)).length + newLines.filter((l) => !inOld.has(l)).length;
 }
 
 /** A text's lines, each with its `\n` (the last without one when the text does not end with one), as `diff` cuts them. */
@@ -248,13 +280,7 @@ function linesOf(text: string): string[] {
 }
 
 /** The changed region whole (see {@link lineChanges}), in the shape of `diffLines`' result. */
-function regionChanges(oldContent: string, newContent: string): Change[] {
-  const a = linesOf(oldContent);
-  const b = linesOf(newContent);
-  let head = 0;
-  while (head < a.length && head < b.length && a[head] === b[head]) head++;
-  let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+function regionChanges({ a, b, head, tail }: Region): Change[] {
   const part = (lines: string[], kind: { added: boolean; removed: boolean }): Change[] =>
     lines.length ? [{ value: lines.join(''), count: lines.length, ...kind }] : [];
   const same = { added: false, removed: false };
