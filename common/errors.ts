@@ -46,6 +46,21 @@ export const cannotContinueFrom = (role: string): string => `Cannot continue fro
 export const malformedModelOutput = (problem: string): string =>
   `The model returned a malformed message (${problem}); the call is treated as failed.`;
 
+/**
+ * Most characters a model reply may stream (its text, thinking and tool-call arguments as JSON text, all blocks
+ * together), and most bytes its final message may have as JSON: the `callModel` result is one Temporal payload (at most
+ * 2 MB, 2,097,152 bytes, on the server by default), and this leaves room for the rest of the result.
+ */
+export const MAX_REPLY_SIZE = 2_000_000;
+
+/**
+ * A model reply over {@link MAX_REPLY_SIZE}: `what` is `the arguments of tool call "<name>" passed 2,000,000 characters`
+ * (or `its text`, `its thinking`) while streaming, or `the message is <n> bytes of JSON` for a reply that was not
+ * streamed. The run ends `failed` with this text (docs/errors.md).
+ */
+export const replyTooLarge = (what: string): string =>
+  `Model reply too large: ${what}; a reply must fit one Temporal payload (2 MB). It was refused and no tool ran: ask for less at once (e.g. a large file in several writes).`;
+
 /** `agentWorkflow` was started with a second argument (that slot carries Keel's state across continue-as-new). */
 export const UNEXPECTED_SECOND_ARGUMENT =
   'agentWorkflow takes one argument, the AgentRunInput; the second argument is the state Keel carries across continue-as-new and must not be given by callers';
@@ -132,6 +147,11 @@ export const ErrorType = {
   ModelProgrammingError: 'ModelError.ProgrammingError',
   /** The provider returned something that is not a well-formed assistant message; non-retryable. */
   ModelInvalidResponse: 'ModelError.InvalidResponse',
+  /**
+   * The reply streamed more than {@link MAX_REPLY_SIZE} characters, or its message is more than that many bytes of
+   * JSON: more than one Temporal payload carries. `callModel` stopped the request; non-retryable.
+   */
+  ModelResponseTooLarge: 'ModelError.ResponseTooLarge',
   /** Any other failure that the provider does not call transient; non-retryable. */
   ModelUnknown: 'ModelError.Unknown',
   /** The scripted model has no reply for the request, or a scripted `fail` gave no type; non-retryable. */

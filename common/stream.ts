@@ -58,16 +58,38 @@ export function blockText(b: AssistantMessage['content'][number]): string {
 }
 
 /**
+ * What a provider's snapshot added to the one before it, when the provider knows (activities/model/provider.ts): the
+ * streamed text of content block `block` (its text, its thinking, or a tool call's arguments as JSON text) grew by
+ * `text` at its end. The recorder then takes `text` as the block's delta instead of comparing the block's whole text
+ * with the last snapshot's, so a delta costs O(text), whatever the size of the block.
+ */
+export interface PartialGrowth {
+  block: number;
+  text: string;
+}
+
+/**
  * Records one call's delta items from the provider's partial snapshots (each block's new text against the last
  * snapshot's), keeping the last {@link STREAM_WINDOW_CHARS} characters of them for the heartbeat. `start` is the
  * number the earlier attempts reached (their last heartbeat's `end`); a retried attempt (`attempt` > 1) begins with a
  * reset item.
+ *
+ * Cost per snapshot: O(blocks) plus, for a block that changed, O(its delta) when the provider says how it grew
+ * ({@link PartialGrowth}), else O(its text) (the comparison with the last snapshot). A tool call whose arguments are an
+ * object is serialised once per arguments object (a provider builds a new object when they change, as pi-ai does),
+ * not once per snapshot; a block's text held as a string (the scripted model's and pi-ai's streaming tool calls, every
+ * text and thinking block) is never copied.
  */
 export class DeltaRecorder {
-  private readonly items: DeltaItem[] = [];
+  /** The window: `items[head…]` (the items before `head` left it; they are dropped in batches, see `push`). */
+  private items: (DeltaItem | undefined)[] = [];
+  private head = 0;
   private chars = 0;
   private end: number;
   private readonly last: string[] = [];
+  /** The arguments object each tool-call block's text in `last` was serialised from. */
+  private readonly args: unknown[] = [];
+  private total = 0;
 
   constructor(
     private readonly messageIndex: number,
@@ -78,33 +100,66 @@ export class DeltaRecorder {
     if (attempt > 1) this.push({ t: 'reset', attempt });
   }
 
-  /** Adds the items that take the last snapshot to `partial`. */
-  snapshot(partial: AssistantMessage): void {
+  /** Adds the items that take the last snapshot to `partial`; `grew`: what the provider says it added. */
+  snapshot(partial: AssistantMessage, grew?: PartialGrowth): void {
     partial.content.forEach((block, b) => {
-      const text = blockText(block);
+      const text = this.textOf(block, b);
       const before = this.last[b];
       if (text === before) return;
       this.last[b] = text;
+      this.total += text.length - (before?.length ?? 0);
       const k = block.type;
       const tool = block.type === 'toolCall' ? { id: block.id, name: block.name } : {};
-      if (before !== undefined && !text.startsWith(before)) this.push({ t: 'delta', b, k, d: text, r: true, ...tool });
+      if (grew?.block === b && before !== undefined && text.length === before.length + grew.text.length)
+        this.push({ t: 'delta', b, k, d: grew.text, ...tool });
+      else if (before !== undefined && !text.startsWith(before))
+        this.push({ t: 'delta', b, k, d: text, r: true, ...tool });
       else this.push({ t: 'delta', b, k, d: text.slice(before?.length ?? 0), ...tool });
     });
+  }
+
+  /** Block `b`'s streamed text; an arguments object already serialised for this block is not serialised again. */
+  private textOf(block: AssistantMessage['content'][number], b: number): string {
+    if (block.type === 'toolCall' && typeof block.arguments === 'object' && block.arguments !== null) {
+      if (this.args[b] === block.arguments && this.last[b] !== undefined) return this.last[b];
+      this.args[b] = block.arguments;
+    } else this.args[b] = undefined;
+    return blockText(block);
+  }
+
+  /** Characters of the last snapshot's blocks (text, thinking, tool-call arguments as JSON text), all blocks together. */
+  get streamedChars(): number {
+    return this.total;
+  }
+
+  /** The block of the last snapshot with the most characters, and its length. */
+  largestBlock(): { block: number; chars: number } {
+    let best = { block: 0, chars: -1 };
+    this.last.forEach((t, b) => {
+      if (t !== undefined && t.length > best.chars) best = { block: b, chars: t.length };
+    });
+    return best;
   }
 
   private push(item: DeltaItem): void {
     this.items.push(item);
     this.end += 1;
     this.chars += item.t === 'delta' ? item.d.length : 0;
-    while (this.chars > STREAM_WINDOW_CHARS && this.items.length > 1) {
-      const gone = this.items.shift()!;
+    while (this.chars > STREAM_WINDOW_CHARS && this.items.length - this.head > 1) {
+      const gone = this.items[this.head]!;
+      this.items[this.head++] = undefined;
       this.chars -= gone.t === 'delta' ? gone.d.length : 0;
+    }
+    // drop what left the window in one copy now and then (Array#shift per item was O(window) at times)
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
     }
   }
 
   /** The heartbeat part: a copy of the window. */
   detail(): HeartbeatDeltas {
-    return { messageIndex: this.messageIndex, end: this.end, items: [...this.items] };
+    return { messageIndex: this.messageIndex, end: this.end, items: this.items.slice(this.head) as DeltaItem[] };
   }
 
   /** The number the next attempt goes on from. */

@@ -1,11 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { heartbeatUsage, type ModelHeartbeat } from '../../common/events.js';
-import { ErrorType } from '../../common/errors.js';
+import { ErrorType, MAX_REPLY_SIZE, replyTooLarge } from '../../common/errors.js';
 import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelContext } from '../../common/compaction.js';
 import { modelHeartbeat } from '../../common/model-heartbeat.js';
-import { DeltaRecorder } from '../../common/stream.js';
+import { DeltaRecorder, type PartialGrowth } from '../../common/stream.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -13,7 +13,7 @@ import { parametersSchema, type ToolDefinition } from '../tools/define-tool.js';
 import type { TranscriptCache } from '../transcript.js';
 import { assistantMessageErrors } from '../../common/validate-messages.js';
 import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails } from './classify-error.js';
-import type { ModelProvider, ModelRegistry } from './provider.js';
+import { REPLY_TOO_LARGE, type ModelProvider, type ModelRegistry } from './provider.js';
 import type { RunMcpTools } from '../mcp/run-tools.js';
 import type { RunSubAgents } from '../agents/run-agents.js';
 import type { BudgetClaim, TreeBudgetRef } from '../../common/tree-budget.js';
@@ -129,7 +129,7 @@ function toolSummaries(
  * `usage.cost.total` a string): the workflow would otherwise crash on it. Not normalised: wrong types are a provider
  * bug that a retry repeats, and guessing numbers would make the run's usage silently wrong; the error names each field.
  */
-function checkResponse(message: unknown): void {
+function checkResponse(message: unknown): asserts message is AssistantMessage {
   const errors = assistantMessageErrors(message);
   if (errors.length === 0) return;
   throw ApplicationFailure.create({
@@ -140,6 +140,47 @@ function checkResponse(message: unknown): void {
   });
 }
 
+/** What a reply over {@link MAX_REPLY_SIZE} is refused with (non-retryable: the same request gives the same reply). */
+function tooLargeFailure(what: string, usage: Usage | undefined): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: replyTooLarge(what),
+    type: ErrorType.ModelResponseTooLarge,
+    nonRetryable: true,
+    details: [{ usage: usage ?? emptyUsage() } satisfies ModelErrorDetails],
+  });
+}
+
+/** The part of a streamed reply that took it over the limit (its largest block), as the refusal names it. */
+function largestPart(partial: AssistantMessage, recorder: DeltaRecorder): string {
+  const block = partial.content[recorder.largestBlock().block];
+  const part =
+    block?.type === 'toolCall'
+      ? `the arguments of tool call ${JSON.stringify(block.name)}`
+      : block?.type === 'thinking'
+        ? 'its thinking'
+        : 'its text';
+  return `${part} passed ${thousands(MAX_REPLY_SIZE)} characters`;
+}
+
+/** A streamed reply this long is finished in steps, each after a turn of the event loop (each step costs O(reply)). */
+const LARGE_REPLY_CHARS = 256 * 1024;
+
+const loopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A reply that was not refused while streaming is still refused when its message is over the limit as JSON. */
+function checkReplySize(message: AssistantMessage): void {
+  // a UTF-16 unit is at most 3 bytes of UTF-8: a short JSON text needs no byte count
+  const json = JSON.stringify(message);
+  if (json.length <= MAX_REPLY_SIZE / 3) return;
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_REPLY_SIZE) throw tooLargeFailure(`the message is ${thousands(bytes)} bytes of JSON`, message.usage);
+}
+
+/** `2000000` as `2,000,000` (without Intl, whose first use loads locale data for tens of ms). */
+function thousands(n: number): string {
+  return String(Math.round(n)).replace(/\B(?=(\d{3})+$)/g, ',');
+}
+
 /**
  * One attempt of a model request with Keel's usage accounting (shared by `callModel` and `compact`): the earlier
  * attempts' usage is read from the heartbeat details (lost attempts included) and heartbeated on with every snapshot
@@ -148,13 +189,21 @@ function checkResponse(message: unknown): void {
  * at once (non-retryable `BudgetExceeded`) without calling the provider. In a tree (`tree`), the attempt reserves
  * its worst case from the root first (refused: non-retryable `TreeBudgetExceeded`) and settles its real usage after,
  * whether it succeeded or failed (activities/model/tree-reserve.ts).
+ *
+ * A reply over {@link MAX_REPLY_SIZE} is refused (non-retryable `ModelError.ResponseTooLarge`): a streamed one as soon
+ * as its blocks pass that many characters (the request is aborted through the signal the provider was given), any
+ * other when its final message is over that many bytes of JSON. Each snapshot costs O(blocks + delta) here when the
+ * provider says how it grew (common/stream.ts `PartialGrowth`).
  */
 export async function accountedAttempt(
   budgetLeft: CallModelInput['budgetLeft'],
-  request: (onPartial: (partial: AssistantMessage) => void, signal: AbortSignal) => Promise<AssistantMessage>,
+  request: (
+    onPartial: (partial: AssistantMessage, grew?: PartialGrowth) => void,
+    signal: AbortSignal,
+  ) => Promise<AssistantMessage>,
   stream?: { messageIndex: number },
   tree?: TreeBudgetRef,
-): Promise<{ message: AssistantMessage; prior?: Usage }> {
+): Promise<{ message: AssistantMessage; prior?: Usage; large?: true }> {
   const ctx = Context.current();
   const prior = heartbeatUsage(ctx.info.heartbeatDetails);
   const carried = prior ? { failedUsage: prior } : {};
@@ -174,6 +223,12 @@ export async function accountedAttempt(
   // the usage this attempt last streamed: counted when it then throws without reporting its own
   let streamed: Usage | undefined;
   let claim: BudgetClaim | undefined;
+  // the provider's signal: the activity's cancellation, or a reply over the size limit (`tooLarge` says which part)
+  const stop = new AbortController();
+  const cancelled = () => stop.abort(ctx.cancellationSignal.reason);
+  if (ctx.cancellationSignal.aborted) cancelled();
+  else ctx.cancellationSignal.addEventListener('abort', cancelled, { once: true });
+  let tooLarge: string | undefined;
   // Everything that can fail is inside: a failure of the last attempt must still carry the earlier attempts' usage.
   try {
     const over = prior && budgetLeft ? overBudget(prior, budgetLeft) : undefined;
@@ -184,17 +239,32 @@ export async function accountedAttempt(
       );
     if (tree) claim = await reserveFromRoot(tree, attemptKey(ctx));
     const at = { attempt: ctx.info.attempt, seq: 0, ...carried };
-    const message = await request((partial) => {
+    const message = await request((partial, grew) => {
+      if (tooLarge !== undefined) return; // stopped: what the provider still sends is not recorded
       at.seq += 1;
       streamed = partial.usage;
-      recorder?.snapshot(partial);
+      recorder?.snapshot(partial, grew);
+      if (recorder && recorder.streamedChars > MAX_REPLY_SIZE) {
+        tooLarge = largestPart(partial, recorder);
+        stop.abort(REPLY_TOO_LARGE);
+        return;
+      }
       // built only when sent
       heartbeat.update(() => modelHeartbeat(partial, recorder ? { ...at, deltas: recorder.detail() } : at));
-    }, ctx.cancellationSignal);
+    }, stop.signal).catch((error: unknown) => {
+      if (tooLarge === undefined) throw error;
+      return undefined; // a provider that threw on the abort: the refusal says why
+    });
+    if (tooLarge !== undefined) throw tooLargeFailure(tooLarge, streamed);
+    // the checks below and the result's serialisation each take O(reply): a large reply gives the loop a turn first
+    const large = (recorder?.streamedChars ?? 0) > LARGE_REPLY_CHARS;
+    if (large) await loopTurn();
     checkResponse(message);
+    checkReplySize(message);
+    if (large) await loopTurn();
     heartbeat.stop();
     if (claim) await settleWithRoot(tree!, claim, message.usage);
-    return { message, ...(prior ? { prior } : {}) };
+    return { message, ...(prior ? { prior } : {}), ...(large ? { large } : {}) };
   } catch (thrown) {
     heartbeat.stop();
     // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
@@ -209,6 +279,8 @@ export async function accountedAttempt(
         ...(recorder ? { deltas: { messageIndex: stream!.messageIndex, end: recorder.next, items: [] } } : {}),
       } satisfies ModelHeartbeat);
     throw error;
+  } finally {
+    ctx.cancellationSignal.removeEventListener('abort', cancelled);
   }
 }
 
@@ -247,7 +319,7 @@ export function requireProvider(
  */
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
-    const { message, prior } = await accountedAttempt(
+    const { message, prior, large } = await accountedAttempt(
       input.budgetLeft,
       async (onPartial, signal) => {
         const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
@@ -281,6 +353,7 @@ export function createCallModel(deps: CallModelDeps) {
     );
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);
+    if (large) await loopTurn(); // then Temporal serialises the result: O(reply) again
     const named = new Map(deps.tools);
     for (const c of toolCallsOf(message))
       if (!named.has(c.name)) {

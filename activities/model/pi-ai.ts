@@ -27,7 +27,7 @@
  *
  * Streaming. Provider SDK retries are off (`maxRetries: 0`); Temporal retries, as classified by
  * `classify-error.ts`. `onPartial` gets a snapshot on every text / thinking / tool-argument delta (it carries pi-ai's
- * stopReason `pending`). The result is pi-ai's final message as plain JSON (thinking blocks and signatures kept). On
+ * stopReason `pending`; a tool call's `arguments` in it are the JSON text received so far) and what the delta added. The result is pi-ai's final message as plain JSON (thinking blocks and signatures kept). On
  * abort the HTTP request is aborted and the call resolves at once with stopReason `aborted`, errorMessage
  * `Request was aborted` and the content received so far. A final message with stopReason `error` is thrown as an
  * `ApplicationFailure` whose message is the provider's and whose `details[0].usage` is the attempt's usage.
@@ -45,10 +45,10 @@ import type {
 import { ApplicationFailure } from '@temporalio/common';
 import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
 import { classifyModelError, type ModelErrorDetails } from './classify-error.js';
-import { capturingFetch, lowerCaseKeys, type AttemptCapture } from './pi-ai-fetch.js';
+import { BODY_YIELD_AFTER_MS, capturingFetch, lowerCaseKeys, type AttemptCapture } from './pi-ai-fetch.js';
 import { PartialMirror, abortedMessage, emptyMessage, snapshot, toKeelMessage } from './pi-ai-messages.js';
 import { checkCredentials, createPiAiCatalog, type PiAiProviderOptions } from './pi-ai-models.js';
-import type { ModelProvider, ModelRequest } from './provider.js';
+import { REPLY_TOO_LARGE, type ModelProvider, type ModelRequest, type PartialGrowth } from './provider.js';
 import { ErrorType } from '../../common/errors.js';
 
 export { keelEnvName } from './pi-ai-models.js';
@@ -62,7 +62,7 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
   async function stream(
     request: ModelRequest,
     signal: AbortSignal,
-    onPartial: (partial: AssistantMessage) => void,
+    onPartial: (partial: AssistantMessage, grew?: PartialGrowth) => void,
   ): Promise<AssistantMessage> {
     const found = resolve(request.provider, request.modelId);
     if ('error' in found) {
@@ -119,11 +119,18 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
     const consume = (async () => {
       const events = models.streamSimple(model, context, options);
       const mirror = new PartialMirror();
+      let since = performance.now();
       for await (const event of events) {
         if (event.type === 'done' || event.type === 'error') continue;
         latest = event.partial;
-        mirror.apply(event);
-        if (DELTA_EVENTS.has(event.type) && !signal.aborted) onPartial(mirror.snapshot(event.partial));
+        const grew = mirror.apply(event);
+        if (DELTA_EVENTS.has(event.type) && !signal.aborted) onPartial(mirror.snapshot(event.partial), grew);
+        // events queued faster than they are handled are handled in one chain of promise callbacks: give the event
+        // loop a turn now and then (as the body does, pi-ai-fetch.ts), so a long reply does not hold up the worker
+        if (performance.now() - since > BODY_YIELD_AFTER_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          since = performance.now();
+        }
       }
       return events.result();
     })();
@@ -138,6 +145,8 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
       const outcome = await Promise.race([consume, abortWait]);
       if (outcome === 'aborted' || signal.aborted) {
         consume.catch(() => {});
+        // a reply stopped for its size is not recorded: no need to copy what it streamed
+        if (signal.reason === REPLY_TOO_LARGE) return abortedMessage(empty, secrets);
         return abortedMessage(latest ? snapshot(latest) : empty, secrets);
       }
       const final = toKeelMessage(outcome, secrets);
@@ -153,7 +162,8 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
       return final;
     } catch (error) {
       if (error instanceof ApplicationFailure) throw error;
-      if (signal.aborted) return abortedMessage(latest ? snapshot(latest) : empty, secrets);
+      if (signal.aborted)
+        return abortedMessage(latest && signal.reason !== REPLY_TOO_LARGE ? snapshot(latest) : empty, secrets);
       throw classifyModelError({
         error,
         response: capture.response,

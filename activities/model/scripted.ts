@@ -15,7 +15,7 @@ import {
 } from '../../common/messages.js';
 import { estimateTokens } from '../../common/compaction.js';
 import { ErrorType, thrownMessage } from '../../common/errors.js';
-import type { ModelProvider, ModelRequest } from './provider.js';
+import type { ModelProvider, ModelRequest, PartialGrowth } from './provider.js';
 
 export interface ScriptedToolCall {
   name: string;
@@ -160,7 +160,7 @@ async function streamReply(
   reply: ScriptedReply,
   request: ModelRequest,
   signal: AbortSignal,
-  onPartial: (m: AssistantMessage) => void,
+  onPartial: (m: AssistantMessage, grew?: PartialGrowth) => void,
 ): Promise<AssistantMessage> {
   const n = request.messages.filter((m) => m.role === 'assistant').length + 1;
   const calls = reply.toolCalls ?? (reply.toolCall ? [reply.toolCall] : []);
@@ -176,13 +176,28 @@ async function streamReply(
     timestamp: Date.now(),
   };
   const aborted = (): AssistantMessage => ({ ...message, stopReason: 'aborted', errorMessage: 'Operation aborted' });
+  // A snapshot that later chunks do not change: the message and its blocks copied, their strings shared (immutable).
+  // O(blocks) per chunk, whatever the length of the text so far (a deep clone of the message was quadratic).
+  const snapshot = (): AssistantMessage => ({
+    ...message,
+    content: message.content.map((b) => ({ ...b })),
+    usage: { ...message.usage, cost: { ...message.usage.cost } },
+  });
+  // Without a chunk delay, a long block streams without waiting: the event loop is given back every few ms, so a large
+  // reply does not hold up the worker's other activities, queries and heartbeats.
+  let workedSince = performance.now();
   // each block streams in 8-character chunks, as a provider's deltas (tool-call arguments as their JSON text)
   const streamed = async (full: string, grow: (chunk: string) => void): Promise<boolean> => {
+    const block = message.content.length - 1;
     for (const chunk of chunks(full)) {
       if (reply.chunkDelayMs) await delay(reply.chunkDelayMs, signal);
+      else if (performance.now() - workedSince > YIELD_AFTER_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        workedSince = performance.now();
+      }
       if (signal.aborted) return false;
       grow(chunk);
-      onPartial(structuredClone(message));
+      onPartial(snapshot(), { block, text: chunk });
     }
     return true;
   };
@@ -215,10 +230,13 @@ async function streamReply(
   return message;
 }
 
-function chunks(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += 8) out.push(text.slice(i, i + 8));
-  return out.length ? out : [''];
+/** Most ms a reply streams without a chunk delay before it lets the event loop run. */
+const YIELD_AFTER_MS = 10;
+
+/** `text` in 8-character pieces (one empty piece for an empty text). */
+function* chunks(text: string): Generator<string> {
+  if (text.length === 0) yield '';
+  for (let i = 0; i < text.length; i += 8) yield text.slice(i, i + 8);
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

@@ -3,7 +3,7 @@
  * `content_block_start` / `content_block_delta` / `content_block_stop` per block (text, thinking + `signature_delta`,
  * tool_use + `input_json_delta`), `message_delta` with the stop reason and usage, `message_stop`.
  */
-import { argumentsText, chunks, type MockProtocol, type MockReply, sse, stopOf, usageOf } from './script.js';
+import { argumentsText, pieces, type MockProtocol, type MockReply, sse, stopOf, usageOf } from './script.js';
 
 const STOP_REASONS = { stop: 'end_turn', toolUse: 'tool_use', length: 'max_tokens' } as const;
 
@@ -18,12 +18,12 @@ const ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-function frames(reply: MockReply, model: string): string[] {
+/** The frames one at a time, as the server sends them: a long reply is never built whole. */
+function* frames(reply: MockReply, model: string): Generator<string> {
   const size = reply.chunkSize;
   const usage = usageOf(reply);
-  const out: string[] = [];
-  const ev = (type: string, data: Record<string, unknown>) => out.push(sse({ type, ...data }, type));
-  ev('message_start', {
+  const ev = (type: string, data: Record<string, unknown>) => sse({ type, ...data }, type);
+  yield ev('message_start', {
     message: {
       id: 'msg_mock_1',
       type: 'message',
@@ -40,37 +40,36 @@ function frames(reply: MockReply, model: string): string[] {
       },
     },
   });
-  reply.blocks.forEach((block, index) => {
+  for (const [index, block] of reply.blocks.entries()) {
     if (block.type === 'text') {
-      ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of chunks(block.text, size)) {
-        ev('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      yield ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (const piece of pieces(block.text, size)) {
+        yield ev('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
       }
     } else if (block.type === 'thinking') {
-      ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-      for (const piece of chunks(block.thinking, size)) {
-        ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
+      yield ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      for (const piece of pieces(block.thinking, size)) {
+        yield ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
       }
-      ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
+      yield ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
     } else {
-      ev('content_block_start', {
+      yield ev('content_block_start', {
         index,
         content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
       });
-      for (const piece of chunks(argumentsText(block), size)) {
-        ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
+      for (const piece of pieces(argumentsText(block), size)) {
+        yield ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
       }
     }
     // A reply cut off by the token limit leaves its last block open, as the real API does.
     const cutOff = stopOf(reply) === 'length' && index === reply.blocks.length - 1;
-    if (!cutOff) ev('content_block_stop', { index });
-  });
-  ev('message_delta', {
+    if (!cutOff) yield ev('content_block_stop', { index });
+  }
+  yield ev('message_delta', {
     delta: { stop_reason: STOP_REASONS[stopOf(reply)], stop_sequence: null },
     usage: { output_tokens: usage.output },
   });
-  ev('message_stop', {});
-  return out;
+  yield ev('message_stop', {});
 }
 
 export const anthropicProtocol: MockProtocol = {

@@ -72,6 +72,11 @@ export function chunks(text: string, size = 4): string[] {
   return out;
 }
 
+/** {@link chunks}, one piece at a time (a long text is never held in pieces all at once). */
+export function* pieces(text: string, size = 4): Generator<string> {
+  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+}
+
 /** One SSE frame. `event` is omitted for protocols that send only `data:` lines. */
 export function sse(data: unknown, event?: string): string {
   const payload = typeof data === 'string' ? data : JSON.stringify(data);
@@ -94,7 +99,7 @@ export function openaiErrorBody(status: number, message: string): unknown {
 export interface MockProtocol {
   name: 'anthropic-messages' | 'openai-chat-completions' | 'openai-responses';
   /** The SSE frames of one streamed reply. `model` is the model id the request asked for. */
-  frames(reply: MockReply, model: string): string[];
+  frames(reply: MockReply, model: string): Iterable<string>;
   /** The protocol's JSON error body for a failure with this status and message. */
   errorBody(status: number, message: string): unknown;
 }

@@ -141,7 +141,7 @@ async function stream(
   res: ServerResponse,
   record: RecordedRequest,
   step: MockStreamStep,
-  frames: string[],
+  frames: Iterable<string>,
 ): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream',
@@ -157,6 +157,9 @@ async function stream(
       return;
     }
     if (step.delayMs) await sleep(step.delayMs);
+    // a write's callback comes as a microtask while the socket takes data: give the event loop a turn now and then, so
+    // a long reply does not hold up the test process (which often hosts the worker too)
+    else if (record.framesSent % 64 === 63) await new Promise((resolve) => setImmediate(resolve));
     if (res.destroyed || res.writableEnded) return;
     // Wait until the frame is handed to the socket, so a following drop cannot swallow it.
     await new Promise<void>((resolve) => res.write(frame, () => resolve()));

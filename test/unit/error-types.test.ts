@@ -35,6 +35,7 @@ describe('ErrorType', () => {
       ModelUnknownModel: 'ModelError.UnknownModel',
       ModelProgrammingError: 'ModelError.ProgrammingError',
       ModelInvalidResponse: 'ModelError.InvalidResponse',
+      ModelResponseTooLarge: 'ModelError.ResponseTooLarge',
       ModelUnknown: 'ModelError.Unknown',
       ModelScripted: 'ModelError.Scripted',
     });

@@ -4,7 +4,7 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';
 import { throwIfAborted } from './abort.js';
-import { computeEdits, type Edit, generateDiffString, generatePatch } from './edit-diff.js';
+import { computeEdits, diffEdit, type Edit, generateDiffString } from './edit-diff.js';
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
 import { readConfined, writeConfined } from './confined-io.js';
@@ -145,8 +145,7 @@ export function createEditTool(options: EditToolOptions): ToolDefinition<EditArg
         const { finalContent, before, after } = computeEdits(raw, edits, path);
         await ops.writeFile(absolutePath, finalContent);
         throwIfAborted(signal);
-        const { diff, firstChangedLine } = generateDiffString(before, after);
-        const patch = generatePatch(path, before, after);
+        const { diff, patch, firstChangedLine } = diffEdit(path, before, after);
         return {
           content: [{ type: 'text', text: `Successfully replaced ${edits.length} block(s) in ${path}.` }],
           details: { diff, patch, firstChangedLine },
