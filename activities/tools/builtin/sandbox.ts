@@ -285,7 +285,13 @@ export class Sandbox {
     const at = b.indexOf('--proc') + 2;
     b.splice(at, 0, ...pid);
     return this.inCgroup(
-      launcher(this.bwrap, [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args], seccomp, keep, `${pidMax}\n`),
+      launcher(
+        this.bwrap,
+        [...b, '--', '/bin/sh', '-c', prelude, 'keel-sandbox', file, ...args],
+        seccomp,
+        keep,
+        `${pidMax}\n`,
+      ),
     );
   }
 
