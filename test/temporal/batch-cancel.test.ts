@@ -114,7 +114,7 @@ describe('keel cancel on a batch', () => {
       '--detach',
       '--model',
       'scripted/b',
-      '-t',
+      '--tools',
       'wait',
     ]);
     expect(started).toEqual({ code: 0, stdout: `${b}\n${UI}/namespaces/default/workflows/${b}\n`, stderr: '' });

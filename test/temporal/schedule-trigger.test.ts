@@ -69,7 +69,7 @@ describe('keel schedule trigger: the schedule’s overlap policy unless --overla
     writeFileSync(file, `"hold ${policy}"\n`);
     const args = ['schedule', 'create', name, file, '--cron', '0 2 1 1 *', '--paused', '--model', 'scripted/t'];
     const created = await keelAt(
-      [...args, '-t', 'hold', ...(withFlag ? ['--overlap', policy] : [])],
+      [...args, '--tools', 'hold', ...(withFlag ? ['--overlap', policy] : [])],
       k.address,
       k.taskQueue,
     );
