@@ -2,7 +2,7 @@
  * Issue 33 item 13 — a run's `tools` bound its sub-agents (README "Sub-agents"): every run of a tree is offered only
  * tools its root run lists, unless the sub-agent's definition sets `ownTools` (announced when the worker starts). A
  * run given only `helper`, whose definition lists `secret`: the child is not offered `secret` (its model request's
- * tool list is empty) and its call of it gets the unknown-tool result; `secret` never runs.
+ * tool list is empty) and its call of it gets the not-enabled result; `secret` never runs.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
@@ -87,7 +87,13 @@ describe('sub-agents: a run’s tools bound its tree', () => {
     expect(strip(await keel.client.getHandle(childId).allMessages())).toEqual([
       user('read it'),
       toolUse([call('s1', 'secret', {})]),
-      result('s1', 'secret', 'Tool secret not found', {}, true),
+      result(
+        's1',
+        'secret',
+        'secret is registered on this worker but not enabled for this run: add --tools secret',
+        {},
+        true,
+      ),
       reply('helper done'),
     ]);
     expect(secretRuns).toEqual([]);
