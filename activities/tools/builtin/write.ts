@@ -6,12 +6,15 @@ import { throwIfAborted } from './abort.js';
 import { mkdirConfined, writeConfined } from './confined-io.js';
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
+import { fileBytes, withNotice, type WorkspaceSize } from './workspace-size.js';
 
 /** The arguments of `write`, from its schema `writeParameters`. */
 export type WriteArgs = Static<typeof writeParameters>;
 
 export interface WriteToolOptions {
   workspace: Workspace;
+  /** The workspace's size limit (`workspace-size.ts`): refused while over it, its own delta added after writing. */
+  size?: WorkspaceSize;
 }
 
 export const writeParameters = Type.Object({
@@ -20,7 +23,7 @@ export const writeParameters = Type.Object({
 });
 
 export function createWriteTool(options: WriteToolOptions): ToolDefinition<WriteArgs, undefined> {
-  const { workspace } = options;
+  const { workspace, size } = options;
   return defineTool<typeof writeParameters, undefined>({
     name: 'write',
     label: 'write',
@@ -40,15 +43,19 @@ export function createWriteTool(options: WriteToolOptions): ToolDefinition<Write
         // Checked again before anything is created (the path may have changed while the call waited its turn); each
         // missing parent is created only inside; then the file actually opened is checked before writing through it.
         await workspace.confine(absolutePath, path);
+        await size?.refuseWhenOver();
         await mkdirConfined(workspace, nodePath.dirname(absolutePath), path);
         throwIfAborted(signal);
         await workspace.confine(absolutePath, path);
+        const before = size ? await fileBytes(absolutePath) : 0;
         await writeConfined(workspace, absolutePath, path, content);
+        size?.add(Buffer.byteLength(content, 'utf-8') - before);
         throwIfAborted(signal);
-        return {
-          content: [{ type: 'text', text: `Successfully wrote ${content.length} bytes to ${path}` }],
+        const result = {
+          content: [{ type: 'text' as const, text: `Successfully wrote ${content.length} bytes to ${path}` }],
           details: undefined,
         };
+        return withNotice(result, size?.notice());
       });
     },
   });
