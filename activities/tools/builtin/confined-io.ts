@@ -137,7 +137,12 @@ export async function mkdirConfined(workspace: Workspace, dir: string, given: st
     .relative(root, dir)
     .split(path.sep)
     .filter((n) => n !== '');
-  let current = await openDirectory(workspace, root, given);
+  // The root is the operator's (bash runs inside it and cannot swap it); a missing one is created, as before.
+  let current = await openDirectory(workspace, root, given).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(root, { recursive: true });
+    return openDirectory(workspace, root, given);
+  });
   try {
     for (const name of names) {
       const child = `/proc/self/fd/${current.fd}/${name}`;
