@@ -1,4 +1,8 @@
-/** `write` (Pi reference §C.4): creates parent directories, overwrites, UTF-8. */
+/**
+ * `write` (Pi reference §C.4): creates parent directories (through directory descriptors, never outside the workspace:
+ * `confined-io.ts`), overwrites, UTF-8. With a `size`, refused while the workspace is over its size limit, and its own
+ * change is added to the figure (`workspace-size.ts`).
+ */
 import nodePath from 'node:path';
 import { Type, type Static } from 'typebox';
 import { defineTool, type ToolDefinition } from '../define-tool.js';

@@ -5,13 +5,16 @@
  * measurement is a child process: the event loop serves other calls while it runs.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../../activities/tools/define-tool.js';
 import { builtinTools } from '../../../activities/tools/builtin/index.js';
+import { createEditTool } from '../../../activities/tools/builtin/edit.js';
+import { Workspace } from '../../../activities/tools/builtin/paths.js';
 import { WorkspaceSize } from '../../../activities/tools/builtin/workspace-size.js';
+import { createWriteTool } from '../../../activities/tools/builtin/write.js';
 import { context, errorOf, run, tempDir, text, tools } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -109,5 +112,25 @@ describe('the workspace size limit', () => {
     expect(warnings).toEqual([
       `[keel] WARNING: the size of workspace ${dir} could not be measured (sh took longer than 200 ms); its size limit is not checked until a measurement succeeds.`,
     ]);
+  });
+
+  it('write and edit add their own change to the figure: the workspace is measured once, not per call', async () => {
+    const dir = tempDir('keel-size-delta-');
+    const count = path.join(tempDir('keel-size-count-'), 'count');
+    // the measuring command notes each run, then runs du
+    const command = ['sh', '-c', 'echo run >> "$0"; exec du -sb --one-file-system "$1"', count];
+    const size = new WorkspaceSize(dir, { limitBytes: MiB, command });
+    const workspace = new Workspace(dir);
+    const write = createWriteTool({ workspace, size });
+    const edit = createEditTool({ workspace, size });
+    await run(write, { path: 'a.txt', content: 'x'.repeat(1000) });
+    const first = size.bytes!;
+    await run(write, { path: 'a.txt', content: 'x'.repeat(400) });
+    expect(size.bytes).toBe(first - 600);
+    await run(write, { path: 'd/b.txt', content: 'y'.repeat(50) });
+    expect(size.bytes).toBe(first - 550);
+    await run(edit, { path: 'd/b.txt', edits: [{ oldText: 'y'.repeat(50), newText: 'z' }] });
+    expect(size.bytes).toBe(first - 599);
+    expect(readFileSync(count, 'utf8')).toBe('run\n');
   });
 });
