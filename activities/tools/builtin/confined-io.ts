@@ -14,7 +14,8 @@
  *   {@link hardLinkError}: its other name may be outside the workspace, and no path check can tell;
  * - every open is `O_NONBLOCK` and anything but a regular file (a FIFO, socket, device) is refused with
  *   `Path "<given>" is not a regular file` (`regular-file.ts`): an open never waits for a FIFO's other end;
- * - parent directories are created one at a time ({@link mkdirConfined}), each after its parent was found inside.
+ * - parent directories are created one at a time through the descriptor of the directory before them
+ *   ({@link mkdirConfined}), each opened directory found inside before anything is created in it.
  */
 import { constants, readlinkSync } from 'node:fs';
 import { mkdir, open, readlink, realpath, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -113,12 +114,63 @@ export function hardLinkError(workspace: Workspace, given: string, nlink: number
 }
 
 /**
- * Creates directory `dir` (already confined by path) and its missing parents, one at a time: each only after the real
- * path of what it is created in was found inside the workspace, and each checked again once created (a directory
- * that landed outside, its parent swapped for a symlink meanwhile, is removed again). Throws
- * `workspace.outsideError(given)` before creating anything outside.
+ * Creates directory `dir` (already confined by path) and its missing parents, never outside the workspace (issue 33
+ * item 7: a parallel `bash` that swaps a component for a symlink to a host directory between a check and a `mkdir`).
+ *
+ * Where `/proc/self/fd` exists (Linux), the components are walked with directory descriptors: the workspace root that
+ * contains `dir` is opened, and each component is created (`mkdir`) and then opened through the descriptor of the
+ * directory before it (`/proc/self/fd/<fd>/<name>`), never by a path a swap could redirect. A component may be a
+ * symlink (followed); each opened directory's real path must be inside the workspace's real roots before anything is
+ * created in it, else the walk stops with `workspace.outsideError(given)`. So a directory is only ever created in a
+ * directory that was verified inside, and nothing outside is created or removed.
+ *
+ * Elsewhere (no `/proc`), the components are created by path, one at a time, each checked before and after, and one
+ * this call created that landed outside is removed again.
+ *
+ * Errors of a component that is not a directory (ENOTDIR, EEXIST of a file) are thrown as they are.
  */
 export async function mkdirConfined(workspace: Workspace, dir: string, given: string): Promise<void> {
+  if (!PROC_FD) return mkdirByPath(workspace, dir, given);
+  const root = await workspace.containingRoot(dir);
+  if (root === undefined) throw workspace.outsideError(given);
+  const names = path
+    .relative(root, dir)
+    .split(path.sep)
+    .filter((n) => n !== '');
+  // The root is the operator's (bash runs inside it and cannot swap it); a missing one is created, as before.
+  let current = await openDirectory(workspace, root, given).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(root, { recursive: true });
+    return openDirectory(workspace, root, given);
+  });
+  try {
+    for (const name of names) {
+      const child = `/proc/self/fd/${current.fd}/${name}`;
+      try {
+        await mkdir(child);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const next = await openDirectory(workspace, child, given);
+      await current.close();
+      current = next;
+    }
+  } finally {
+    await current.close();
+  }
+}
+
+/** Opens `p` as a directory (symlinks followed) and returns it only when its real path is inside the workspace. */
+async function openDirectory(workspace: Workspace, p: string, given: string): Promise<FileHandle> {
+  const handle = await open(p, constants.O_RDONLY | constants.O_DIRECTORY);
+  const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+  if (real !== undefined && (await workspace.containsReal(real))) return handle;
+  await handle.close();
+  throw workspace.outsideError(given);
+}
+
+/** {@link mkdirConfined} without `/proc/self/fd`: by path, each directory checked before and after it is created. */
+async function mkdirByPath(workspace: Workspace, dir: string, given: string): Promise<void> {
   const missing: string[] = [];
   for (let p = dir; !(await isDirectory(p)); p = path.dirname(p)) {
     missing.unshift(p);
@@ -126,14 +178,16 @@ export async function mkdirConfined(workspace: Workspace, dir: string, given: st
   }
   for (const d of missing) {
     await workspace.confine(d, given);
+    let created = false;
     try {
       await mkdir(d);
+      created = true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const real = await realpath(d);
     if (!(await workspace.containsReal(real))) {
-      await rmdir(real).catch(() => {});
+      if (created) await rmdir(real).catch(() => {});
       throw workspace.outsideError(given);
     }
   }

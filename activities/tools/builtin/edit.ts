@@ -8,6 +8,7 @@ import { computeEdits, diffEdit, type Edit, generateDiffString } from './edit-di
 import { withFileMutationQueue } from './file-mutation-queue.js';
 import { realResolve, type Workspace } from './paths.js';
 import { readConfined, writeConfined } from './confined-io.js';
+import { withNotice, type WorkspaceSize } from './workspace-size.js';
 import { thrownMessage } from '../../../common/errors.js';
 
 /** The arguments of `edit`, from its schema `editParameters`. */
@@ -48,6 +49,8 @@ export function confinedEditOperations(workspace: Workspace, given: string): Edi
 export interface EditToolOptions {
   workspace: Workspace;
   operations?: EditOperations;
+  /** The workspace's size limit (`workspace-size.ts`): refused while over it, its own delta added after writing. */
+  size?: WorkspaceSize;
 }
 
 export const editParameters = Type.Object({
@@ -112,7 +115,7 @@ function toText(content: string | Buffer): string {
 }
 
 export function createEditTool(options: EditToolOptions): ToolDefinition<EditArgs, EditToolDetails> {
-  const { workspace } = options;
+  const { workspace, size } = options;
   return defineTool<typeof editParameters, EditToolDetails>({
     name: 'edit',
     label: 'edit',
@@ -134,6 +137,7 @@ export function createEditTool(options: EditToolOptions): ToolDefinition<EditArg
       const key = await realResolve(absolutePath).catch(() => absolutePath);
       return withFileMutationQueue(key, async () => {
         throwIfAborted(signal);
+        await size?.refuseWhenOver();
         try {
           await ops.access(absolutePath);
         } catch (error) {
@@ -144,12 +148,14 @@ export function createEditTool(options: EditToolOptions): ToolDefinition<EditArg
         throwIfAborted(signal);
         const { finalContent, before, after } = computeEdits(raw, edits, path);
         await ops.writeFile(absolutePath, finalContent);
+        size?.add(Buffer.byteLength(finalContent, 'utf-8') - Buffer.byteLength(raw, 'utf-8'));
         throwIfAborted(signal);
         const { diff, patch, firstChangedLine } = diffEdit(path, before, after);
-        return {
-          content: [{ type: 'text', text: `Successfully replaced ${edits.length} block(s) in ${path}.` }],
+        const result = {
+          content: [{ type: 'text' as const, text: `Successfully replaced ${edits.length} block(s) in ${path}.` }],
           details: { diff, patch, firstChangedLine },
         };
+        return withNotice(result, size?.notice());
       });
     },
   });

@@ -16,6 +16,7 @@ import { RunWorkspaces, type RunDirs, type RunWorkspacesOptions } from './run-wo
 import { resolveSandbox, type Sandbox, type SandboxSetting } from './sandbox.js';
 import { createWriteTool } from './write.js';
 import type { ToolEnvOptions } from './tool-env.js';
+import { DEFAULT_WORKSPACE_BYTES, measuredAfterEachCall, WorkspaceSize } from './workspace-size.js';
 
 export interface BuiltinToolsOptions {
   /**
@@ -61,8 +62,13 @@ export interface BuiltinToolsOptions {
    * the limits documented there. Default false: every call is a regular activity.
    */
   localReadTools?: boolean;
-  /** Limits of the tools' own files (docs/tools.md "Limits"): `outputLogBytes`, the most a `bash` full-output log keeps (its tail; default 64 MiB). */
-  limits?: { outputLogBytes?: number };
+  /**
+   * Limits of the tools' own files (docs/tools.md "What one call may use"): `outputLogBytes`, the most a `bash`
+   * full-output log keeps (its tail; default 64 MiB); `workspaceBytes`, the total size of a conversation's workspace
+   * (`workspace-size.ts`: default 4 GiB; `Infinity` turns it off). With a shared `cwd` the size limit applies only when
+   * `workspaceBytes` is given, to the shared directory as a whole.
+   */
+  limits?: { outputLogBytes?: number; workspaceBytes?: number };
   /**
    * `true` for a worker with role `model` (README "Worker roles"): it registers the tools for their names and schemas
    * and never runs them, so no sandbox is checked or announced and no workspace is made; a call that reaches `execute`
@@ -97,6 +103,7 @@ export function builtinTools(opts: BuiltinToolsOptions = {}): ToolDefinition[] {
   const placed = (tool: ToolDefinition): ToolDefinition =>
     opts.localReadTools === true && READ_ONLY_TOOLS.includes(tool.name) ? { ...tool, localActivity: true } : tool;
 
+  const sizeFor = workspaceSizes(opts);
   const cache = new Map<string, Map<string, ToolDefinition>>();
   workspaces.onRemoved((id) => cache.delete(id));
   const toolsFor = (dirs: RunDirs): Map<string, ToolDefinition> => {
@@ -106,7 +113,7 @@ export function builtinTools(opts: BuiltinToolsOptions = {}): ToolDefinition[] {
       cache.set(dirs.workflowId, tools);
       return tools;
     }
-    tools = new Map(buildTools(dirs, opts, readOnlyPaths, sandbox).map((t) => [t.name, t]));
+    tools = new Map(buildTools(dirs, opts, readOnlyPaths, sandbox, sizeFor(dirs)).map((t) => [t.name, t]));
     cache.set(dirs.workflowId, tools);
     if (cache.size > MAX_CACHED_RUNS) cache.delete(cache.keys().next().value as string);
     return tools;
@@ -134,6 +141,21 @@ export function builtinTools(opts: BuiltinToolsOptions = {}): ToolDefinition[] {
   });
 }
 
+/**
+ * The size figure each run's tools share ({@link BuiltinToolsOptions.limits} `workspaceBytes`): a new one per
+ * conversation's workspace (default 4 GiB), or, with a shared `cwd`, one for every run, only when `workspaceBytes` is
+ * given. Undefined: no size limit.
+ */
+function workspaceSizes(opts: BuiltinToolsOptions): (dirs: RunDirs) => WorkspaceSize | undefined {
+  const given = opts.limits?.workspaceBytes;
+  if (given === Infinity) return () => undefined;
+  if (opts.cwd !== undefined) {
+    const shared = given === undefined ? undefined : new WorkspaceSize(opts.cwd, { limitBytes: given });
+    return () => shared;
+  }
+  return (dirs) => new WorkspaceSize(dirs.workspace, { limitBytes: given ?? DEFAULT_WORKSPACE_BYTES });
+}
+
 /** The tools' definitions for a worker that never runs them ({@link BuiltinToolsOptions.definitionsOnly}). */
 function definitionsOnly(opts: BuiltinToolsOptions): ToolDefinition[] {
   const placeholder = opts.cwd ?? '/nonexistent';
@@ -154,6 +176,7 @@ function buildTools(
   opts: BuiltinToolsOptions,
   readOnlyPaths: readonly string[],
   sandbox: Sandbox | undefined,
+  size?: WorkspaceSize,
 ): ToolDefinition[] {
   const workspace = new Workspace(dirs.workspace, opts.allowedRoots, dirs.tmpDir);
   const readable = new Workspace(dirs.workspace, [...(opts.allowedRoots ?? []), ...readOnlyPaths], dirs.tmpDir);
@@ -164,19 +187,20 @@ function buildTools(
     workspaceReadOnly: true,
     readOnly: [...allowed, ...readOnlyPaths],
   });
+  const bash = createBashTool({
+    cwd: dirs.workspace,
+    tmpDir: dirs.tmpDir,
+    inheritEnv: opts.env,
+    readOnlyPaths,
+    writablePaths: allowed,
+    ...(sandbox ? { sandbox } : {}),
+    ...(opts.limits?.outputLogBytes !== undefined ? { outputLogBytes: opts.limits.outputLogBytes } : {}),
+  });
   return [
     createReadTool({ workspace: readable }),
-    createBashTool({
-      cwd: dirs.workspace,
-      tmpDir: dirs.tmpDir,
-      inheritEnv: opts.env,
-      readOnlyPaths,
-      writablePaths: allowed,
-      ...(sandbox ? { sandbox } : {}),
-      ...(opts.limits?.outputLogBytes !== undefined ? { outputLogBytes: opts.limits.outputLogBytes } : {}),
-    }),
-    createEditTool({ workspace }),
-    createWriteTool({ workspace }),
+    size ? measuredAfterEachCall(bash, size) : bash,
+    createEditTool({ workspace, ...(size ? { size } : {}) }),
+    createWriteTool({ workspace, ...(size ? { size } : {}) }),
     createGrepTool({ workspace: readable, useExternalSearch: external, ...(search ? { wrap: search } : {}) }),
     createFindTool({ workspace: readable, useExternalSearch: external, ...(search ? { wrap: search } : {}) }),
     createLsTool({ workspace: readable }),
@@ -204,6 +228,8 @@ export { createLsTool } from './ls.js';
 export { Workspace, expandPath, resolveToCwd } from './paths.js';
 export { createReadTool } from './read.js';
 export { createWriteTool } from './write.js';
+export { DEFAULT_WORKSPACE_BYTES, WorkspaceSize, workspaceFullError, workspaceOverNotice } from './workspace-size.js';
+export type { WorkspaceSizeOptions } from './workspace-size.js';
 export * from './truncate.js';
 export { PROVIDER_CREDENTIAL_ENV, TOOL_ENV_ALLOWLIST, isWithheldEnvName, toolEnvironment } from './tool-env.js';
 export { RunWorkspaces, defaultWorkspaceRoot, runDirName } from './run-workspaces.js';
