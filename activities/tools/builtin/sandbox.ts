@@ -24,7 +24,7 @@
  * instead say `sandbox: 'none'`, which is announced, never a silent fallback.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { detectCallCgroups, enterScript, type CallCgroup, type CallCgroups } from './call-cgroup.js';
 import { launcher, PID_MAX_FD, SECCOMP_FD, seccompProgramPath, seccompUnavailable } from './sandbox-launch.js';
@@ -320,35 +320,23 @@ export function spawnEnv(): NodeJS.ProcessEnv {
 function systemBinds(): string[] {
   const out: string[] = [];
   for (const dir of SYSTEM_DIRS) {
-    let stat;
-    try {
-      stat = lstatSync(dir);
-    } catch {
-      continue;
-    }
+    const stat = lstatOrUndefined(dir);
+    if (!stat) continue;
     if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
     else if (stat.isDirectory()) out.push('--ro-bind', dir, dir);
   }
   out.push('--tmpfs', '/etc');
   for (const entry of ETC_ALLOWED) {
     const p = path.join('/etc', entry);
-    let stat;
-    try {
-      stat = lstatSync(p);
-    } catch {
-      continue;
-    }
+    const stat = lstatOrUndefined(p);
+    if (!stat) continue;
     if (stat.isSymbolicLink()) out.push('--symlink', readlinkSync(p), p);
     else out.push('--ro-bind', p, p);
   }
   for (const entry of ETC_SECRETS) {
     const p = path.join('/etc', entry);
-    let stat;
-    try {
-      stat = lstatSync(p);
-    } catch {
-      continue;
-    }
+    const stat = lstatOrUndefined(p);
+    if (!stat) continue;
     if (stat.isDirectory()) out.push('--tmpfs', p);
     else out.push('--ro-bind', '/dev/null', p);
   }
@@ -459,4 +447,13 @@ function warnOnce(text: string): void {
 }
 function warnUnsandboxed(): void {
   warnOnce(UNSANDBOXED_WARNING);
+}
+
+/** `lstat` of `p`, or undefined when it does not exist (or cannot be read). */
+function lstatOrUndefined(p: string): Stats | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
 }
