@@ -68,7 +68,7 @@ export {
   PayloadStoreMissingError,
   type PayloadStorageOption,
   type S3PayloadStorage,
-} from './common/payload-storage.js';
+} from './node-common/payload-storage.js';
 export {
   DecryptionError,
   EncryptionCodec,
@@ -77,14 +77,14 @@ export {
   readKeyRing,
   type EncryptionOption,
   type KeyRing,
-} from './common/encryption.js';
+} from './node-common/encryption.js';
 export {
   resolveConnection,
   connectOptions,
   type ConnectionSettings,
   type ResolvedConnection,
   type TlsSettings,
-} from './common/connection.js';
+} from './node-common/connection.js';
 export { DEFAULT_TASK_QUEUE } from './common/task-queues.js';
 export { mintApprovalToken, type MintApprovalTokenOptions } from './client/approval-token.js';
 export { APPROVAL_CLAIMS, DEFAULT_APPROVAL_AUDIENCE, type ApprovalVerb } from './common/approval-claims.js';

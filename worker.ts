@@ -72,7 +72,7 @@ export {
 export { keelPlugin, KeelPlugin, WORKFLOWS_PATH, type KeelPluginOptions } from './worker/plugin.js';
 export { SEALED_FAILURES_PATH } from './worker/workflow-code.js';
 export { DEFAULT_TASK_QUEUE, toolTaskQueue, WORKER_ROLES, type WorkerRole } from './common/task-queues.js';
-export { keelDataConverter, type PayloadStorageOption, type S3PayloadStorage } from './common/payload-storage.js';
+export { keelDataConverter, type PayloadStorageOption, type S3PayloadStorage } from './node-common/payload-storage.js';
 export {
   DecryptionError,
   EncryptionCodec,
@@ -81,5 +81,5 @@ export {
   readKeyRing,
   type EncryptionOption,
   type KeyRing,
-} from './common/encryption.js';
+} from './node-common/encryption.js';
 export { startDevServer } from './client/dev-server.js';

@@ -11,7 +11,7 @@ import type { AgentHooks } from './hooks.js';
 import { createCallModel } from './model/call-model.js';
 import { createCompact } from './model/compact.js';
 import type { ModelRegistry } from './model/provider.js';
-import { UNSEALED_BATCH_START } from '../common/encryption.js';
+import { UNSEALED_BATCH_START } from '../node-common/encryption.js';
 import { createStartRun } from './start-run.js';
 import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';

@@ -6,7 +6,7 @@
  */
 import { AgentClient } from '../client/agent-client.js';
 import type { Payload } from '@temporalio/common';
-import { EncryptionCodec, isEncrypted, newKeyRingJson, parseKeyRing } from '../common/encryption.js';
+import { EncryptionCodec, isEncrypted, newKeyRingJson, parseKeyRing } from '../node-common/encryption.js';
 import { ROUNDS, type Bench } from './context.js';
 import { keelInput, keelRun } from './runs.js';
 import { fmt, pairedRatio, summarize, type Summary } from './stats.js';

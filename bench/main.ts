@@ -55,7 +55,7 @@ import { AgentClient } from '../client/agent-client.js';
 import { startDevServer } from '../client/dev-server.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 import { WORKFLOWS_PATH } from '../worker/create-worker.js';
-import { keelDataConverter } from '../common/payload-storage.js';
+import { keelDataConverter } from '../node-common/payload-storage.js';
 import { QUEUE } from './fixtures.js';
 import { WorkerProcess } from './workers.js';
 import type { WorkerProcessConfig } from './worker-process.js';

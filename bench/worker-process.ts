@@ -12,7 +12,7 @@ import { Client, Connection, WorkflowClient } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { scriptedModel } from '../activities/model/scripted.js';
 import { createAgentWorker, type AgentWorker } from '../worker/create-worker.js';
-import { parseKeyRing } from '../common/encryption.js';
+import { parseKeyRing } from '../node-common/encryption.js';
 import type { McpServers } from '../activities/mcp/config.js';
 import { createBenchActivities } from './bench-activities.js';
 import { BENCH_AGENTS, BENCH_TOOLS, READ_FILE, READ_FILE_TEXT, readTools, SCRIPTS } from './fixtures.js';

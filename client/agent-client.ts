@@ -9,7 +9,7 @@ import {
 } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { ApplicationFailure } from '@temporalio/common';
-import { connectOptions, resolveConnection, type ConnectionSettings } from '../common/connection.js';
+import { connectOptions, resolveConnection, type ConnectionSettings } from '../node-common/connection.js';
 import { ErrorType } from '../common/errors.js';
 import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
@@ -48,8 +48,8 @@ import {
   steerSignal,
   steerUpdate,
 } from '../workflows/definitions.js';
-import { keelClientDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
-import type { EncryptionOption } from '../common/encryption.js';
+import { keelClientDataConverter, type PayloadStorageOption } from '../node-common/payload-storage.js';
+import type { EncryptionOption } from '../node-common/encryption.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { runSummary } from '../common/run-summary.js';

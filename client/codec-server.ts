@@ -24,7 +24,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import { isIP } from 'node:net';
 import type { Payload } from '@temporalio/common';
-import { EncryptionCodec, type KeyRing } from '../common/encryption.js';
+import { EncryptionCodec, type KeyRing } from '../node-common/encryption.js';
 import {
   CodecServerConfigError,
   jwtAuth,

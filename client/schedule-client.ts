@@ -25,7 +25,7 @@ import {
 } from '../common/batch-definitions.js';
 import { batchInput, INLINE_MAX_CHARS, type StartBatchOptions } from './batch-client.js';
 import { runSummary } from '../common/run-summary.js';
-import { MISSING_STORE_DRIVER_TYPE } from '../common/payload-storage.js';
+import { MISSING_STORE_DRIVER_TYPE } from '../node-common/payload-storage.js';
 
 /** Whether `client` offloads large payloads to a store of its own (Keel's stand-ins for stores it lacks do not count). */
 function storesPayloads(client: Client): boolean {

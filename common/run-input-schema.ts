@@ -120,7 +120,7 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
     continueAsNewAfterBytes: Type.Optional(Type.Integer({ minimum: 65536 })),
     /**
      * When the transcript is too large to carry into a continued run (over 1.5 MB, only with payload storage off — see
-     * common/payload-storage.ts), history keeps growing; past this size the run stops (status `stopped`, with an error
+     * node-common/payload-storage.ts), history keeps growing; past this size the run stops (status `stopped`, with an error
      * saying what to do) before Temporal's 50 MB limit. Default 40 MiB.
      */
     maxHistoryBytes: Type.Optional(Type.Integer({ minimum: 65536, maximum: 48 * 1024 * 1024 })),

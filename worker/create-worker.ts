@@ -1,6 +1,6 @@
 /**
  * `createAgentWorker()`: a Temporal worker that runs Keel and nothing else — a thin wrapper that resolves the
- * connection (common/connection.ts: address, TLS, API key, envconfig profile), connects, and calls `Worker.create`
+ * connection (node-common/connection.ts: address, TLS, API key, envconfig profile), connects, and calls `Worker.create`
  * with `keelPlugin()` (worker/plugin.ts). Services that run their own workflows too use the plugin directly.
  */
 import { Client } from '@temporalio/client';
@@ -23,14 +23,14 @@ import {
   describeConnection,
   resolveConnection,
   type ConnectionSettings,
-} from '../common/connection.js';
+} from '../node-common/connection.js';
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 import { keelPlugin } from './plugin.js';
 import type { McpServers } from '../activities/mcp/config.js';
 import { SEALED_FAILURES_PATH, sealingFailures, workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
-import { keelDataConverter, type PayloadStorageOption } from '../common/payload-storage.js';
-import type { EncryptionOption } from '../common/encryption.js';
+import { keelDataConverter, type PayloadStorageOption } from '../node-common/payload-storage.js';
+import type { EncryptionOption } from '../node-common/encryption.js';
 import { DEFAULT_TASK_QUEUE, type WorkerRole } from '../common/task-queues.js';
 
 export { WORKFLOWS_PATH } from './plugin.js';

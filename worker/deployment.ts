@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
-import { PACKAGE_ROOT as ROOT, packageVersion } from '../common/package-version.js';
+import { PACKAGE_ROOT as ROOT, packageVersion } from '../node-common/package-version.js';
 
 export const DEFAULT_DEPLOYMENT_NAME = 'keel';
 

@@ -2,7 +2,7 @@
  * `npm run worker` / the docker-compose worker (`node dist/worker/main.js`): a Keel worker with the built-in tools on a
  * workspace directory and the default model providers (scripted rule files, pi-ai). Configuration from the
  * environment only: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default), TLS / API key / profile
- * through the standard TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (common/connection.ts),
+ * through the standard TEMPORAL_TLS_*, TEMPORAL_API_KEY, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (node-common/connection.ts),
  * KEEL_TASK_QUEUE (keel), KEEL_DEPLOYMENT_NAME (the Worker Deployment, default keel: give each application in a
  * namespace its own) and KEEL_BUILD_ID (default <package version>+<git sha>),
  * KEEL_WORKSPACE_ROOT (where each conversation's workspace is made; default <tmpdir>/keel-workspaces-<uid>),

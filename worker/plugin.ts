@@ -55,8 +55,8 @@ import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
-import { encrypts, withKeelCodec, type StoreRetry } from '../common/payload-storage.js';
-import type { EncryptionOption } from '../common/encryption.js';
+import { encrypts, withKeelCodec, type StoreRetry } from '../node-common/payload-storage.js';
+import type { EncryptionOption } from '../node-common/encryption.js';
 import { unsealedStartOfCurrentRun } from './sealed-start.js';
 import { storeFinishedOutcomes } from './store-finished-outcome.js';
 import { sealingFailures, WORKFLOWS_PATH } from './workflow-code.js';
@@ -98,7 +98,7 @@ export interface KeelPluginOptions {
   /** Graders for graded batches (`defineGrader`), besides the built-ins (README "Graded batches"). */
   graders?: GraderDefinition[];
   /**
-   * The worker's data converter offloads large payloads (`keelDataConverter()`, common/payload-storage.ts): runs may
+   * The worker's data converter offloads large payloads (`keelDataConverter()`, node-common/payload-storage.ts): runs may
    * then carry transcripts over 1.5 MB across continue-as-new. Default false.
    */
   largePayloads?: boolean;

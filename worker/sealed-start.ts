@@ -11,7 +11,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { StorageDriverClaim, type ExternalStorage, type Payload } from '@temporalio/common';
 import { decodeReferencePayload, isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { isEncrypted, UNSEALED_START } from '../common/encryption.js';
+import { isEncrypted, UNSEALED_START } from '../node-common/encryption.js';
 
 export { UNSEALED_START };
 

@@ -27,7 +27,7 @@ import {
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import proto from '@temporalio/proto';
 import type { StoreHeartbeat } from '../common/events.js';
-import type { StoreRetry } from '../common/payload-storage.js';
+import type { StoreRetry } from '../node-common/payload-storage.js';
 
 // a CommonJS module: named imports fail under plain Node ESM
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -85,7 +85,7 @@ async function storeDurably(
   maximum: number,
 ): Promise<void> {
   // what the SDK stores: the payload after the worker's codecs (encryption: Keel's codec seals a large payload to the
-  // same bytes when the SDK encodes it again, common/encryption.ts), so the store never holds it in clear
+  // same bytes when the SDK encodes it again, node-common/encryption.ts), so the store never holds it in clear
   let payload: Payload = defaultPayloadConverter.toPayload(result);
   for (const codec of codecs) [payload] = await codec.encode([payload]);
   // the SDK's test (the payload's protobuf size; its metadata adds well under 1 KiB to the data)

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import type { WorkerOptions } from '@temporalio/worker';
-import { encrypts } from '../common/payload-storage.js';
+import { encrypts } from '../node-common/payload-storage.js';
 
 const sourceEntry = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 

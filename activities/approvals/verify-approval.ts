@@ -8,7 +8,7 @@
  * Every refusal is an exact text the Update answers with; nothing is thrown for a bad token.
  */
 import { readFileSync } from 'node:fs';
-import { registerWorkerSecretFile } from '../../common/worker-secrets.js';
+import { registerWorkerSecretFile } from '../../node-common/worker-secrets.js';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,

@@ -4,7 +4,7 @@
  * server `{ url, headers? }`, each with Keel's optional per-tool overrides.
  */
 import { readFileSync } from 'node:fs';
-import { registerWorkerSecretFile } from '../../common/worker-secrets.js';
+import { registerWorkerSecretFile } from '../../node-common/worker-secrets.js';
 
 /** What the worker may override of a tool's defaults (derived from its MCP annotations). */
 export interface McpToolOverride {

@@ -12,7 +12,7 @@
  * - read-write: `writablePaths` (an argument inside one is writable through it);
  * - never a system directory (`/`, `/proc`, `/sys`, `/dev`, `/run`, `/etc`, `/boot`) nor, from an argument, the worker's
  *   directory or one above it: naming one fails the server's start saying what to do; nor a file the worker was given
- *   as a secret (`common/worker-secrets.ts`: hidden wherever a bound directory holds it);
+ *   as a secret (`node-common/worker-secrets.ts`: hidden wherever a bound directory holds it);
  * - no network (its own empty network namespace) unless `network: true`;
  * - the sandbox's limits on processes and file size (not on CPU time and address space: {@link SERVER_LIMITS}).
  *

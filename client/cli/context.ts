@@ -17,10 +17,10 @@ import {
   resolveConnection,
   type ConnectionSettings,
   type ResolvedConnection,
-} from '../../common/connection.js';
+} from '../../node-common/connection.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
 import { recordedDevKeys, recordedDevUi } from './dev-registry.js';
-import { keelClientDataConverter } from '../../common/payload-storage.js';
+import { keelClientDataConverter } from '../../node-common/payload-storage.js';
 import {
   DecryptionError,
   KEYS_ENV,
@@ -28,7 +28,7 @@ import {
   keyRingOf,
   NoKeyRingError,
   type EncryptionOption,
-} from '../../common/encryption.js';
+} from '../../node-common/encryption.js';
 import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { thrownMessage } from '../../common/errors.js';
 
@@ -79,7 +79,7 @@ export interface GlobalOptions {
   encryption: EncryptionOption;
 }
 
-/** The connection flags every command takes (common/connection.ts resolves them with the environment and profile). */
+/** The connection flags every command takes (node-common/connection.ts resolves them with the environment and profile). */
 export function addConnectionOptions(program: Command): Command {
   return program
     .addOption(new Option('--tls', 'connect with TLS (implied by the other --tls-* flags and by --api-key)'))

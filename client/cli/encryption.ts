@@ -17,7 +17,7 @@ import {
   parseKeyRing,
   readKeyRing,
   type KeyRing,
-} from '../../common/encryption.js';
+} from '../../node-common/encryption.js';
 import {
   CODEC_TOKEN_ENV,
   CodecServerConfigError,

@@ -17,7 +17,7 @@ import { registerListCommand } from './list.js';
 import { registerScheduleCommands } from './schedule.js';
 import { registerRunCommands } from './run/start.js';
 import { registerServerCommands } from './server.js';
-import { packageVersion } from '../../common/package-version.js';
+import { packageVersion } from '../../node-common/package-version.js';
 
 /** The last line of every subcommand's help. */
 export const GLOBAL_OPTIONS_LINE =

@@ -10,8 +10,8 @@ import type { AgentDefinition } from '../../activities/agents/define-agent.js';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import type { ModelRegistry } from '../../activities/model/provider.js';
 import type { Script } from '../../activities/model/scripted.js';
-import { resolveConnection, type ConnectionSettings } from '../../common/connection.js';
-import type { KeyRing } from '../../common/encryption.js';
+import { resolveConnection, type ConnectionSettings } from '../../node-common/connection.js';
+import type { KeyRing } from '../../node-common/encryption.js';
 import { DEFAULT_TASK_QUEUE, WORKER_ROLES, type WorkerRole } from '../../common/task-queues.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import {

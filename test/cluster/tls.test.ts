@@ -13,7 +13,7 @@ import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
-import { connectOptions, resolveConnection, type TlsSettings } from '../../common/connection.js';
+import { connectOptions, resolveConnection, type TlsSettings } from '../../node-common/connection.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { quietRuntime } from '../temporal/harness.js';
 

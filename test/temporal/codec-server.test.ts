@@ -15,7 +15,7 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { CodecServerConfigError, createCodecServer, type CodecServer } from '../../client/codec-server.js';
-import { EncryptionCodec, newKeyRingJson, parseKeyRing, type KeyRing } from '../../common/encryption.js';
+import { EncryptionCodec, newKeyRingJson, parseKeyRing, type KeyRing } from '../../node-common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { spawnUntil, stopChild } from './cli-child.js';
 import { startKeel, type Keel } from './harness.js';

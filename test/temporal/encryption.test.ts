@@ -26,10 +26,10 @@ import {
   parseKeyRing,
   type EncryptionOption,
   type KeyRing,
-} from '../../common/encryption.js';
+} from '../../node-common/encryption.js';
 import type { Message } from '../../common/messages.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
-import { UNSEALED_BATCH_START, UNSEALED_START } from '../../common/encryption.js';
+import { UNSEALED_BATCH_START, UNSEALED_START } from '../../node-common/encryption.js';
 import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 import type { MessageUpdateEvent } from '../../common/stream.js';
 

@@ -18,8 +18,8 @@ import type { AgentDefinition } from '../../activities/agents/define-agent.js';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput } from '../../common/run.js';
-import type { PayloadStorageOption } from '../../common/payload-storage.js';
-import type { EncryptionOption } from '../../common/encryption.js';
+import type { PayloadStorageOption } from '../../node-common/payload-storage.js';
+import type { EncryptionOption } from '../../node-common/encryption.js';
 import { wakeSignal } from '../../workflows/definitions.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 
@@ -68,7 +68,7 @@ export async function startKeel(
     maxCachedWorkflows?: number;
     taskQueue?: string;
     workerOptions?: PassThroughWorkerOptions;
-    /** Default Keel's filesystem driver (common/payload-storage.ts); `false`: every payload inline. */
+    /** Default Keel's filesystem driver (node-common/payload-storage.ts); `false`: every payload inline. */
     payloadStorage?: PayloadStorageOption;
     /** Payload encryption of the worker and the client (default: the environment's, i.e. none in tests). */
     encryption?: EncryptionOption;

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
-import { PayloadStoreMissingError } from '../../common/payload-storage.js';
+import { PayloadStoreMissingError } from '../../node-common/payload-storage.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { MOTO_VERSION, startMotoServer } from '../../scripts/moto-server.mjs';
 import type { Message } from '../../common/messages.js';

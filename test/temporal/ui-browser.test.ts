@@ -13,7 +13,7 @@ import { startDevServer, type DevServer } from '../../client/dev-server.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { Client, Connection } from '@temporalio/client';
 import { createCodecServer, type CodecServer } from '../../client/codec-server.js';
-import { EncryptionCodec, newKeyRingJson, parseKeyRing } from '../../common/encryption.js';
+import { EncryptionCodec, newKeyRingJson, parseKeyRing } from '../../node-common/encryption.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));

@@ -1,12 +1,12 @@
 /**
- * common/connection.ts: how explicit settings, TEMPORAL_* variables and an envconfig profile (temporal.toml) combine
+ * node-common/connection.ts: how explicit settings, TEMPORAL_* variables and an envconfig profile (temporal.toml) combine
  * into the options every Keel connection (client, worker, CLI) uses.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connectOptions, describeConnection, resolveConnection } from '../../common/connection.js';
+import { connectOptions, describeConnection, resolveConnection } from '../../node-common/connection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'keel-conn-'));
 const pem = (name: string, text: string) => {

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { packageVersion } from '../../common/package-version.js';
+import { packageVersion } from '../../node-common/package-version.js';
 import { defaultBuildId, workerDeploymentOptions } from '../../worker/deployment.js';
 
 const ROOT = new URL('../../', import.meta.url);

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EncryptionCodec, readKeyRing } from '../../common/encryption.js';
+import { EncryptionCodec, readKeyRing } from '../../node-common/encryption.js';
 import { keelCli } from '../temporal/cli-child.js';
 
 const keyMaterial = (file: string) =>

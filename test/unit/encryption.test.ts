@@ -11,8 +11,8 @@ import {
   NoKeyRingCodec,
   newKeyRingJson,
   parseKeyRing,
-} from '../../common/encryption.js';
-import { encrypts, FileStorageDriver, keelDataConverter, withKeelCodec } from '../../common/payload-storage.js';
+} from '../../node-common/encryption.js';
+import { encrypts, FileStorageDriver, keelDataConverter, withKeelCodec } from '../../node-common/payload-storage.js';
 
 const ring = (primary: string, ...ids: string[]) =>
   parseKeyRing(
@@ -78,7 +78,7 @@ describe('payload encryption: AES-256-GCM over a key ring', () => {
   });
 });
 
-describe("Keel's data converter with encryption (common/payload-storage.ts)", () => {
+describe("Keel's data converter with encryption (node-common/payload-storage.ts)", () => {
   const keys = ring('k1', 'k1');
   const marker: PayloadCodec = {
     encode: async (ps) => ps.map((p) => ({ ...p, metadata: { ...p.metadata, marked: Buffer.from('1') } })),

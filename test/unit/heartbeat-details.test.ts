@@ -9,7 +9,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
 import { HeartbeatDetailsDecoder } from '../../client/heartbeat-details.js';
-import { EncryptionCodec, parseKeyRing } from '../../common/encryption.js';
+import { EncryptionCodec, parseKeyRing } from '../../node-common/encryption.js';
 
 const ring = parseKeyRing(JSON.stringify({ primary: 'k1', keys: { k1: randomBytes(32).toString('base64') } }), 'test');
 const codec = new EncryptionCodec(ring);

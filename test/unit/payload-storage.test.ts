@@ -1,17 +1,17 @@
-/** Keel's filesystem storage driver (common/payload-storage.ts): content-addressed, round-trips payloads exactly. */
+/** Keel's filesystem storage driver (node-common/payload-storage.ts): content-addressed, round-trips payloads exactly. */
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StorageDriverClaim } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { NoKeyRingCodec } from '../../common/encryption.js';
+import { NoKeyRingCodec } from '../../node-common/encryption.js';
 import {
   FileStorageDriver,
   keelClientDataConverter,
   keelDataConverter,
   payloadStorageFromEnv,
   PayloadStoreMissingError,
-} from '../../common/payload-storage.js';
+} from '../../node-common/payload-storage.js';
 
 const payload = (text: string) => ({
   metadata: { encoding: new TextEncoder().encode('json/plain') },

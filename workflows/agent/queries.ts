@@ -12,7 +12,7 @@ import type { AgentSession } from './session.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
 const MAX_PAGE_CHARS = 1_000_000;
-/** … when the workers offload large payloads (common/payload-storage.ts): a page goes to storage, not the reply. */
+/** … when the workers offload large payloads (node-common/payload-storage.ts): a page goes to storage, not the reply. */
 const MAX_OFFLOADED_PAGE_CHARS = 16 * 1024 * 1024;
 
 export function registerQueries(s: AgentSession): void {

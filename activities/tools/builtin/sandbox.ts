@@ -28,7 +28,7 @@ import { existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { detectCallCgroups, enterScript, type CallCgroup, type CallCgroups } from './call-cgroup.js';
 import { launcher, PID_MAX_FD, SECCOMP_FD, seccompProgramPath, seccompUnavailable } from './sandbox-launch.js';
-import { hiddenSecretFiles } from '../../../common/worker-secrets.js';
+import { hiddenSecretFiles } from '../../../node-common/worker-secrets.js';
 
 /** Whether a sandboxed process may use the network: `none` (its own empty network namespace) or the host's. */
 export type SandboxNetwork = 'none' | 'host';

@@ -10,7 +10,7 @@
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { LoggedEvent } from '../../../common/events.js';
-import { resolveConnection } from '../../../common/connection.js';
+import { resolveConnection } from '../../../node-common/connection.js';
 import { DEFAULT_TASK_QUEUE, toolTaskQueue } from '../../../common/task-queues.js';
 import type { AgentClient } from '../../agent-client.js';
 import { shellWord, type GlobalOptions } from '../context.js';

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 
-/** The package root: `../` from `common/` in a checkout, `../../` from `dist/common/` in a compiled package. */
+/** The package root: `../` from `node-common/` in a checkout, `../../` from `dist/node-common/` in a compiled package. */
 export const PACKAGE_ROOT: URL =
   [new URL('../', import.meta.url), new URL('../../', import.meta.url)].find((u) =>
     existsSync(new URL('package.json', u)),

@@ -228,7 +228,7 @@ export function externalStorageOf(given: PayloadStorageOption | undefined): Exte
 
 /** What Keel's data converter is made of besides the payload store. */
 export interface KeelConverterParts {
-  /** Payload encryption (common/encryption.ts, README "Encryption"); default: the key ring the environment names. */
+  /** Payload encryption (node-common/encryption.ts, README "Encryption"); default: the key ring the environment names. */
   encryption?: EncryptionOption;
   /**
    * The caller's own data converter (`workerOptions.dataConverter`), kept: its `payloadConverterPath` and
