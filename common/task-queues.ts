@@ -20,3 +20,16 @@ export const WORKER_ROLES: readonly WorkerRole[] = ['model', 'tools', 'all'];
 export function toolTaskQueue(taskQueue: string): string {
   return `${taskQueue}-tools`;
 }
+
+/**
+ * The activities that go to the tool queue (`toolTaskQueue`): what a `tools` worker runs, and what an `all` worker runs
+ * on its second queue. A `model` worker registers stand-ins that refuse them (worker/plugin.ts).
+ */
+export const TOOL_QUEUE_ACTIVITIES = ['prepareToolCalls', 'executeToolCall', 'runToolCall', 'workerHome'] as const;
+
+/**
+ * The activities that run one tool call and return its outcome (`runToolCall` wraps it, `executeToolCall` returns it
+ * bare): the ones whose outcome the worker records — the telemetry span and metrics (worker/activity-telemetry.ts) and
+ * the durable store of a finished outcome (worker/store-finished-outcome.ts).
+ */
+export const TOOL_CALL_ACTIVITIES: ReadonlySet<string> = new Set(['runToolCall', 'executeToolCall']);

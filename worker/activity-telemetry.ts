@@ -23,8 +23,8 @@ import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetr
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult, RunToolCallResult, ToolCallRef, ToolOutcome } from '../common/wire.js';
+import { TOOL_CALL_ACTIVITIES } from '../common/task-queues.js';
 
-const TOOL_ACTIVITIES = new Set(['runToolCall', 'executeToolCall']);
 
 export const keelActivityTelemetry: ActivityInterceptorsFactory = (ctx) => ({
   inbound: new KeelActivityTelemetry(ctx),
@@ -40,7 +40,7 @@ class KeelActivityTelemetry implements ActivityInboundCallsInterceptor {
     const type = this.ctx.info.activityType;
     if (type === 'callModel')
       return this.observe(input.args[0] as CallModelInput, next.bind(undefined, input), modelCall);
-    if (TOOL_ACTIVITIES.has(type))
+    if (TOOL_CALL_ACTIVITIES.has(type))
       return this.observe(input.args[0] as ToolCallRef, next.bind(undefined, input), toolCall);
     return next(input);
   }
@@ -127,7 +127,7 @@ const toolCall: Kind<ToolCallRef> = {
     'keel.workflow_id': a.run.workflowId,
   }),
   end: (a, result) => {
-    const outcome = outcomeOf(result);
+    const outcome = toolOutcomeOf(result);
     const server = mcpServerOf(a.toolName, outcome.details);
     return { 'keel.tool.is_error': outcome.isError, ...(server ? { 'keel.mcp.server': server } : {}) };
   },
@@ -135,7 +135,7 @@ const toolCall: Kind<ToolCallRef> = {
     const meter = ctx.metricMeter.withTags({ tool: a.toolName });
     meter
       .createCounter('keel_tool_calls', 'calls', 'Tool calls')
-      .add(1, { is_error: String(outcomeOf(result).isError) });
+      .add(1, { is_error: String(toolOutcomeOf(result).isError) });
     meter.createHistogram('keel_tool_latency', 'int', 'ms', 'Duration of each tool call').record(Math.round(ms));
   },
 };
@@ -147,7 +147,7 @@ function mcpServerOf(toolName: string, details: unknown): string | undefined {
 }
 
 /** `executeToolCall` returns the outcome, `runToolCall` wraps it. */
-function outcomeOf(result: unknown): ToolOutcome {
+function toolOutcomeOf(result: unknown): ToolOutcome {
   const r = result as RunToolCallResult | ToolOutcome;
   return 'outcome' in r && r.outcome ? r.outcome : (r as ToolOutcome);
 }

@@ -52,7 +52,7 @@ import { ownToolsWarning, type AgentDefinition } from '../activities/agents/defi
 import { queryTranscriptSource } from '../activities/transcript.js';
 import { ErrorType } from '../common/errors.js';
 import { keelSearchAttributesRegistered } from '../common/search-attributes.js';
-import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
+import { type TOOL_QUEUE_ACTIVITIES, toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { keelActivityTelemetry } from './activity-telemetry.js';
 import { ToolLedger, withLedger } from './tool-ledger.js';
 import { encrypts, withKeelCodec, type StoreRetry } from '../node-common/payload-storage.js';
@@ -134,8 +134,7 @@ export interface KeelPluginOptions {
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
-const TOOL_ACTIVITIES = ['prepareToolCalls', 'executeToolCall', 'runToolCall', 'workerHome'] as const;
-type ToolActivities = Pick<ReturnType<typeof createActivities>, (typeof TOOL_ACTIVITIES)[number]>;
+type ToolActivities = Pick<ReturnType<typeof createActivities>, (typeof TOOL_QUEUE_ACTIVITIES)[number]>;
 
 /**
  * A `model` worker's stand-ins for the tool activities (it runs none). As a local activity (a run carrying local tool

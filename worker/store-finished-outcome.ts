@@ -28,11 +28,10 @@ import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } fro
 import proto from '@temporalio/proto';
 import type { StoreHeartbeat } from '../common/events.js';
 import type { StoreRetry } from '../node-common/payload-storage.js';
+import { TOOL_CALL_ACTIVITIES } from '../common/task-queues.js';
 
 // a CommonJS module: named imports fail under plain Node ESM
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
-
-const TOOL_ACTIVITIES = new Set(['runToolCall', 'executeToolCall']);
 
 type Execute = NonNullable<ActivityInboundCallsInterceptor['execute']>;
 
@@ -49,7 +48,7 @@ export function storeFinishedOutcomes(
       async execute(input: Parameters<Execute>[0], next: Parameters<Execute>[1]): Promise<unknown> {
         const result = await next(input);
         const store = storage();
-        if (!store || ctx.info.isLocal || !TOOL_ACTIVITIES.has(ctx.info.activityType)) return result;
+        if (!store || ctx.info.isLocal || !TOOL_CALL_ACTIVITIES.has(ctx.info.activityType)) return result;
         await storeDurably(ctx, store, codecs(), result, initial, maximum);
         return result;
       },
