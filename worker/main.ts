@@ -11,7 +11,7 @@
  * KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as local activities, docs/local-tools.md; default off),
  * KEEL_WORKER_ROLE (model, tools or all, the default: README "Worker roles"), provider keys such as ANTHROPIC_API_KEY
  * or ANTHROPIC_API_KEY_FILE (a file holding the key).
- * Approvals (README "Who may approve"; worker/env-approvals.ts), as `keel worker`'s flags: KEEL_APPROVE=bash,write
+ * Approvals (README "Who may approve"; worker/approvals/env.ts), as `keel worker`'s flags: KEEL_APPROVE=bash,write
  * (tools whose every call waits for approval) and who may approve: KEEL_APPROVALS_JWKS_FILE, KEEL_APPROVALS_JWKS_URL
  * or KEEL_APPROVALS_HMAC_SECRET_FILE (the secret in a file), with KEEL_APPROVALS_ISSUER / KEEL_APPROVALS_AUDIENCE, or
  * KEEL_APPROVALS_AUTHENTICATION=none (any approver name, announced at start). KEEL_APPROVE without either refuses to
@@ -22,8 +22,8 @@
 import { builtinTools, defaultWorkspaceRoot, type SandboxNetwork } from '../activities/tools/builtin/index.js';
 import { toolTaskQueue, WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import { createAgentWorker } from './create-worker.js';
-import { approvalsFromEnv } from './env-approvals.js';
-import { approvalAskers } from './approvals.js';
+import { approvalsFromEnv } from './approvals/env.js';
+import { approvalAskers } from './approvals/resolve.js';
 import { thrownMessage } from '../common/errors.js';
 
 async function main(): Promise<void> {

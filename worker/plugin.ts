@@ -60,7 +60,7 @@ import type { EncryptionOption } from '../node-common/encryption.js';
 import { unsealedStartOfCurrentRun } from './sealed-start.js';
 import { storeFinishedOutcomes } from './store-finished-outcome.js';
 import { sealingFailures, WORKFLOWS_PATH } from './workflow-code.js';
-import { resolveApprovals } from './approvals.js';
+import { resolveApprovals } from './approvals/resolve.js';
 import type { ApprovalsOptions } from '../activities/approvals/verify-approval.js';
 import { checkMcpServers, type McpServers } from '../activities/mcp/config.js';
 import { McpToolSource } from '../activities/mcp/tool-source.js';

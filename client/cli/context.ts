@@ -31,6 +31,7 @@ import {
 } from '../../node-common/encryption.js';
 import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import { thrownMessage } from '../../common/errors.js';
+import { ApprovalSettingsError } from '../../worker/approvals/settings.js';
 
 /** The comma-separated list option parser (`--tools read,bash` → ['read', 'bash']). */
 export { commaList } from '../../common/comma-list.js';
@@ -276,6 +277,7 @@ export async function withClient<T>(g: GlobalOptions, fn: (client: AgentClient) 
 /** Maps an error to an exit code and a one-paragraph message. */
 export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliError {
   if (err instanceof CliError) return err;
+  if (err instanceof ApprovalSettingsError) return usageError(err.message);
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
   if (err instanceof UpdateRejectedError) return usageError(err.message);
   // a sealed run read without (the right) keys: the command needs --encryption-keys

@@ -31,7 +31,7 @@ import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspa
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
 import type { CodecServer } from '../codec-server.js';
 import type { ServerLogLevel } from '../dev-server.js';
-import { approvalOptions, approvalsFromFlags, withApproval, type ApprovalFlags } from './approval-flags.js';
+import { approvalOptions, approvalsFromFlags, withApproval, type ApprovalFlags } from '../../worker/approvals/flags.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 
 interface WorkerFlags extends ApprovalFlags {

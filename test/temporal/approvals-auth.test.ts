@@ -20,7 +20,7 @@ import type { AgentRunHandle } from '../../client/agent-client.js';
 import { mintApprovalToken } from '../../client/approval-token.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import { createAgentWorker } from '../../worker/create-worker.js';
-import { APPROVALS_UNAUTHENTICATED_NOTICE } from '../../worker/approvals.js';
+import { APPROVALS_UNAUTHENTICATED_NOTICE } from '../../worker/approvals/resolve.js';
 import { steerSignal } from '../../workflows/definitions.js';
 import { refusal, startKeel, strip, until, untilContinuedAsNew, workflowTaskFailures, type Keel } from './harness.js';
 import { dangerTool, ranLog } from './approval-fixtures.js';

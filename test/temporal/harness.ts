@@ -7,7 +7,7 @@ import { bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { AgentClient, UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker, type PassThroughWorkerOptions } from '../../worker/create-worker.js';
-import { approvalAskers } from '../../worker/approvals.js';
+import { approvalAskers } from '../../worker/approvals/resolve.js';
 import { SEALED_FAILURES_PATH, WORKFLOWS_PATH } from '../../worker/workflow-code.js';
 import type { ApprovalsOptions } from '../../activities/approvals/verify-approval.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';

@@ -1,6 +1,6 @@
 /**
  * `npm run worker` / the compose worker (worker/main.ts) takes its approval settings from the environment
- * (worker/env-approvals.ts, README "Production-like topology"): with `KEEL_APPROVE=bash` and
+ * (worker/approvals/env.ts, README "Production-like topology"): with `KEEL_APPROVE=bash` and
  * `KEEL_APPROVALS_HMAC_SECRET_FILE`, a run's bash call waits; an unsigned decision is refused with the run's exact text
  * and changes nothing; a decision signed with the file's secret runs the call once, recorded under the token's subject.
  */

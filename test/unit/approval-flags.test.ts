@@ -1,11 +1,11 @@
 /**
- * `keel worker` / `keel dev` approvals flags (client/cli/approval-flags.ts, README "Who may approve"): one key source,
+ * `keel worker` / `keel dev` approvals flags (worker/approvals/flags.ts, README "Who may approve"): one key source,
  * the secret from a file or the environment (never argv), contradictions refused with exact texts, and the defaults —
  * `keel dev` unauthenticated when a tool asks for approval, `keel worker` refusing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
-import { approvalsFromFlags, HMAC_SECRET_ENV } from '../../client/cli/approval-flags.js';
+import { approvalsFromFlags, HMAC_SECRET_ENV } from '../../worker/approvals/flags.js';
 
 const gated = defineTool({
   name: 'gated',

@@ -4,10 +4,10 @@
  * `authentication: 'none'`. Secure by default: a worker whose tools or hooks can ask for approval and that was given
  * no `approvals` refuses to start, naming both choices.
  */
-import type { AgentHooks } from '../activities/hooks.js';
-import { createVerifyApproval, type ApprovalsOptions } from '../activities/approvals/verify-approval.js';
-import type { ToolDefinition } from '../activities/tools/define-tool.js';
-import type { WorkerRole } from '../common/task-queues.js';
+import type { AgentHooks } from '../../activities/hooks.js';
+import { createVerifyApproval, type ApprovalsOptions } from '../../activities/approvals/verify-approval.js';
+import type { ToolDefinition } from '../../activities/tools/define-tool.js';
+import type { WorkerRole } from '../../common/task-queues.js';
 
 /** Printed (stderr) when a worker starts with `approvals: { authentication: 'none' }`. */
 export const APPROVALS_UNAUTHENTICATED_NOTICE =

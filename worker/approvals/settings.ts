@@ -1,12 +1,13 @@
 /**
  * Who may approve, and which tools always wait, decided from a worker's settings (README "Who may approve"): one set of
- * rules for `keel worker` / `keel dev`'s flags (client/cli/approval-flags.ts) and `npm run worker`'s environment
- * (worker/env-approvals.ts), each naming its settings in the texts as it spells them ({@link ApprovalSettingNames}).
+ * rules for `keel worker` / `keel dev`'s flags (flags.ts) and `npm run worker`'s environment (env.ts), each naming its
+ * settings in the texts as it spells them (names.ts {@link ApprovalSettingNames}).
  * A refusal is an {@link ApprovalSettingsError}: the CLI exits 2 with it, `npm run worker` prints it and exits 1.
  */
-import { spanSeconds, type ApprovalsOptions } from '../activities/approvals/verify-approval.js';
-import type { ToolDefinition } from '../activities/tools/define-tool.js';
-import { approvalAskers } from './approvals.js';
+import { spanSeconds, type ApprovalsOptions } from '../../activities/approvals/verify-approval.js';
+import type { ToolDefinition } from '../../activities/tools/define-tool.js';
+import { HMAC_SECRET_ENV, type ApprovalFlags, type ApprovalSettingNames } from './names.js';
+import { approvalAskers } from './resolve.js';
 
 /** Settings that are missing, unknown or contradict each other; the message says which and what to give. */
 export class ApprovalSettingsError extends Error {
@@ -14,54 +15,6 @@ export class ApprovalSettingsError extends Error {
 }
 
 const refuse = (message: string) => new ApprovalSettingsError(message);
-
-/** The settings, as `keel worker`'s flags name them (commander's option keys). */
-export interface ApprovalFlags {
-  approvalsJwks?: string;
-  approvalsJwksUrl?: string;
-  approvalsHmacSecretFile?: string;
-  approvalsIssuer?: string;
-  approvalsAudience?: string;
-  /** The longest lifetime and age of a token (seconds or `15m`); default 15 minutes. */
-  approvalsMaxTokenAge?: string;
-  approvalsUnauthenticated?: boolean;
-}
-
-/** The environment variable holding an HS256 secret (prefer `--approvals-hmac-secret-file`). */
-export const HMAC_SECRET_ENV = 'KEEL_APPROVAL_HMAC_SECRET';
-
-/**
- * How each approval setting is spelled where it is given, for the texts that name them: `keel worker`'s flags
- * ({@link APPROVAL_FLAG_NAMES}) or the environment of `npm run worker` (worker/env-approvals.ts). `file` and `url` are
- * what follows a key setting in a hint (` <file>` after a flag, `=<file>` after a variable).
- */
-export interface ApprovalSettingNames {
-  /** What precedes a list of tool names: `--approve ` or `KEEL_APPROVE=`. */
-  approve: string;
-  jwks: string;
-  jwksUrl: string;
-  hmacSecretFile: string;
-  issuer: string;
-  audience: string;
-  maxTokenAge: string;
-  /** The whole setting (a flag, or `VARIABLE=none`). */
-  unauthenticated: string;
-  file: string;
-  url: string;
-}
-
-export const APPROVAL_FLAG_NAMES: ApprovalSettingNames = {
-  approve: '--approve ',
-  jwks: '--approvals-jwks',
-  jwksUrl: '--approvals-jwks-url',
-  hmacSecretFile: '--approvals-hmac-secret-file',
-  issuer: '--approvals-issuer',
-  audience: '--approvals-audience',
-  maxTokenAge: '--approvals-max-token-age',
-  unauthenticated: '--approvals-unauthenticated',
-  file: ' <file>',
-  url: ' <url>',
-};
 
 /**
  * The worker's `approvals` from its settings. Nothing given while a tool can ask for approval: `keel dev` (`dev`) is
@@ -131,7 +84,7 @@ function maxTokenAge(value: string, names: ApprovalSettingNames): number | strin
  * `--approve` (or `KEEL_APPROVE`): the named tools (built-in or from a tools module) need approval for every call
  * (README "Approvals"). A name that is not one of `tools` is refused, listing them.
  */
-export function withApproval(
+export function requireApproval(
   tools: ToolDefinition[],
   approve: string[],
   names: Pick<ApprovalSettingNames, 'approve'>,

@@ -3,7 +3,7 @@
  * exactly its arguments. Runs in the preparation activity, after validation and `beforeToolCall`.
  */
 import { createHash } from 'node:crypto';
-import type { CallScope } from './run-tool.js';
+import type { CallScope } from '../tools/run-tool.js';
 
 /**
  * The tool's `approval` (`'always'`, or its predicate on the prepared arguments) decides, unless the worker's
