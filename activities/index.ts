@@ -17,6 +17,7 @@ import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import type { RunMcpTools } from './mcp/run-tools.js';
 import { createToolActivities } from './tools/tool-activities.js';
+import { ToolLookup } from './tools/tool-lookup.js';
 import { agentTool, type AgentDefinition } from './agents/define-agent.js';
 import { checkSubAgentOutput } from './agents/check-output.js';
 import { createAwaitSubAgentRun } from './agents/await-run.js';
@@ -68,13 +69,28 @@ export interface KeelActivityDeps {
   mcp?: RunMcpTools;
 }
 
-export function createActivities(deps: KeelActivityDeps) {
+/** The worker's own tools and sub-agents by name; two of one name are refused. */
+function ownTools(deps: KeelActivityDeps): Map<string, ToolDefinition> {
   const tools = new Map<string, ToolDefinition>();
   for (const t of [...(deps.tools ?? []), ...(deps.agents ?? []).map(agentTool)]) {
     if (tools.has(t.name))
       throw new Error(`Two tools or sub-agents are named "${t.name}"; names must be unique on a worker.`);
     tools.set(t.name, t);
   }
+  return tools;
+}
+
+/** The worker's client for `activity`, which throws (naming it) on a worker built without one. */
+function clientFor(deps: KeelActivityDeps, activity: string): () => Client {
+  return () => {
+    if (!deps.client) throw new Error(`${activity} needs a Temporal client: this worker was built without one`);
+    return deps.client();
+  };
+}
+
+export function createActivities(deps: KeelActivityDeps) {
+  const tools = ownTools(deps);
+  const lookup = new ToolLookup(tools, deps.mcp, deps.recordedAgents);
   const models = deps.models ?? {};
   const hooks = deps.hooks ?? {};
   const transcript = new TranscriptCache(deps.transcript);
@@ -92,16 +108,9 @@ export function createActivities(deps: KeelActivityDeps) {
       ...(deps.maxAgentDepth !== undefined ? { maxAgentDepth: deps.maxAgentDepth } : {}),
       approvalHook: hooks.needsApproval !== undefined,
     }),
-    callModel: createCallModel({ models, tools, hooks, transcript, mcp: deps.mcp, agents: deps.recordedAgents }),
+    callModel: createCallModel({ models, tools: lookup, hooks, transcript }),
     compact: createCompact({ models, transcript }),
-    ...createToolActivities({
-      tools,
-      hooks,
-      transcript,
-      homeQueue: deps.homeQueue,
-      mcp: deps.mcp,
-      agents: deps.recordedAgents,
-    }),
+    ...createToolActivities({ tools: lookup, hooks, transcript, homeQueue: deps.homeQueue }),
     /**
      * Activity `checkBatchStart`, at a batch's first start (since 0.6.2): on an encrypting worker, the line a batch
      * started without encryption fails with (its task list is in clear in history), else undefined. Runs again on
@@ -134,15 +143,9 @@ export function createActivities(deps: KeelActivityDeps) {
      * Local activity `checkTreeMember`: whether the run a `keelTreeApprovals` report names belongs to the desk's tree
      * (its memo names the desk; activities/agents/check-tree-member.ts).
      */
-    checkTreeMember: createCheckTreeMember(() => {
-      if (!deps.client) throw new Error('checkTreeMember needs a Temporal client: this worker was built without one');
-      return deps.client();
-    }),
+    checkTreeMember: createCheckTreeMember(clientFor(deps, 'checkTreeMember')),
     /** Activity `awaitSubAgentRun`: a sub-agent call attaches to the run already holding its child id. */
-    awaitSubAgentRun: createAwaitSubAgentRun(() => {
-      if (!deps.client) throw new Error('awaitSubAgentRun needs a Temporal client: this worker was built without one');
-      return deps.client();
-    }),
+    awaitSubAgentRun: createAwaitSubAgentRun(clientFor(deps, 'awaitSubAgentRun')),
     /**
      * Activity `requestCancel`: a `cancel` signal ends the run as Canceled. Temporal closes a workflow as Canceled
      * only after a cancellation request, and a workflow may not request its own, so an activity asks for it.
@@ -163,10 +166,7 @@ export function createActivities(deps: KeelActivityDeps) {
      */
     gradeBatchTask: createGradeBatchTask({
       graders: deps.graders,
-      client: () => {
-        if (!deps.client) throw new Error('gradeBatchTask needs a Temporal client: this worker was built without one');
-        return deps.client();
-      },
+      client: clientFor(deps, 'gradeBatchTask'),
     }),
   };
 }

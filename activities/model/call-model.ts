@@ -14,20 +14,16 @@ import type { TranscriptCache } from '../transcript.js';
 import { assistantMessageErrors } from '../../common/validate-messages.js';
 import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails } from './classify-error.js';
 import { REPLY_TOO_LARGE, type ModelProvider, type ModelRegistry } from './provider.js';
-import type { RunMcpTools } from '../mcp/run-tools.js';
-import type { RunSubAgents } from '../agents/run-agents.js';
+import type { ToolLookup } from '../tools/tool-lookup.js';
 import type { BudgetClaim, TreeBudgetRef } from '../../common/tree-budget.js';
 import { attemptKey, reserveFromRoot, settleWithRoot } from './tree-reserve.js';
 
 export interface CallModelDeps {
   models: ModelRegistry;
-  tools: Map<string, ToolDefinition>;
+  /** The tools a run names: own, MCP, recorded sub-agents (activities/tools/tool-lookup.ts). */
+  tools: ToolLookup;
   hooks: AgentHooks;
   transcript: TranscriptCache;
-  /** The run's recorded MCP tools (activities/mcp/), looked up after the worker's own tools. */
-  mcp?: RunMcpTools;
-  /** The run's recorded sub-agents, for a worker that does not register them (activities/agents/run-agents.ts). */
-  agents?: RunSubAgents;
 }
 
 /**
@@ -331,14 +327,7 @@ export function createCallModel(deps: CallModelDeps) {
             turn: input.turn,
           });
         }
-        const found = await Promise.all(
-          input.tools.map(
-            async (name) =>
-              deps.tools.get(name) ??
-              (await deps.mcp?.tool(input.run.workflowId, name)) ??
-              (await deps.agents?.tool(input.run.workflowId, name)),
-          ),
-        );
+        const found = await Promise.all(input.tools.map((name) => deps.tools.tool(input.run.workflowId, name)));
         const tools = found.flatMap((t) =>
           t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [],
         );
@@ -354,10 +343,10 @@ export function createCallModel(deps: CallModelDeps) {
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);
     if (large) await loopTurn(); // then Temporal serialises the result: O(reply) again
-    const named = new Map(deps.tools);
+    const named = new Map(deps.tools.own);
     for (const c of toolCallsOf(message))
       if (!named.has(c.name)) {
-        const t = await deps.mcp?.tool(input.run.workflowId, c.name).catch(() => undefined);
+        const t = await deps.tools.mcpTool(input.run.workflowId, c.name);
         if (t) named.set(c.name, t);
       }
     return { message, ...(prior ? { failedAttemptsUsage: prior } : {}), ...toolSummaries(named, message) };

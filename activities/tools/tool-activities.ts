@@ -14,24 +14,19 @@ import type {
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
 import type { TranscriptCache } from '../transcript.js';
-import type { ToolDefinition } from './define-tool.js';
-import type { RunMcpTools } from '../mcp/run-tools.js';
-import type { RunSubAgents } from '../agents/run-agents.js';
+import type { ToolLookup } from './tool-lookup.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
 import { withApproval } from '../../common/updates.js';
 import { ErrorType } from '../../common/errors.js';
 
 export interface ToolActivityDeps {
-  tools: Map<string, ToolDefinition>;
+  /** The tools a run names: own, MCP, recorded sub-agents (tool-lookup.ts). */
+  tools: ToolLookup;
   hooks: AgentHooks;
   transcript: TranscriptCache;
   /** This worker's home queue (worker affinity): a local call whose `home` is another queue is refused. */
   homeQueue?: () => string | undefined;
-  /** The run's recorded MCP tools (activities/mcp/), looked up after the worker's own tools. */
-  mcp?: RunMcpTools;
-  /** The run's recorded sub-agents, for a worker that does not register them (activities/agents/run-agents.ts). */
-  agents?: RunSubAgents;
 }
 
 type PositionedScope = CallScope & { position: number };
@@ -100,10 +95,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     }
     const name = calls[position].name;
     return {
-      tool:
-        deps.tools.get(name) ??
-        (await deps.mcp?.tool(ref.run.workflowId, name)) ??
-        (await deps.agents?.tool(ref.run.workflowId, name)),
+      tool: await deps.tools.tool(ref.run.workflowId, name),
       call: calls[position],
       position,
       assistantMessage: assistant,
