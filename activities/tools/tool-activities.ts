@@ -62,95 +62,97 @@ function changedArgs(args: unknown, raw: unknown): { args?: unknown } {
   return JSON.stringify(args) === JSON.stringify(raw) ? {} : { args };
 }
 
+/**
+ * A local activity (docs/local-tools.md) with a `home` runs only on that home's worker: elsewhere it is refused with
+ * `KeelNotHome` before anything is read or run, and the workflow schedules the call as an activity on the home queue.
+ */
+function checkHome(deps: ToolActivityDeps, home: string | undefined): void {
+  if (home === undefined || !Context.current().info.isLocal) return;
+  const own = deps.homeQueue?.();
+  if (own !== home)
+    throw ApplicationFailure.nonRetryable(
+      `Tool call refused as a local activity: this worker's home queue is ${own ?? '(none)'}, not ${home}`,
+      ErrorType.NotHome,
+    );
+}
+
+async function scope(
+  deps: ToolActivityDeps,
+  ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>,
+  toolCallId: string,
+  callIndex: number | undefined,
+): Promise<PositionedScope> {
+  const ctx = Context.current();
+  const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex, ref.digest)) as AssistantMessage;
+  const calls = assistant?.role === 'assistant' ? toolCallsOf(assistant) : [];
+  const position = locateCall(calls, toolCallId, callIndex);
+  if (position === undefined) {
+    const at = callIndex === undefined ? '' : ` at position ${callIndex}`;
+    throw ApplicationFailure.nonRetryable(
+      `Tool call ${toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`,
+      ErrorType.Internal,
+    );
+  }
+  const name = calls[position].name;
+  return {
+    tool: await deps.tools.tool(ref.run.workflowId, name),
+    call: calls[position],
+    position,
+    assistantMessage: assistant,
+    hooks: deps.hooks,
+    signal: ctx.cancellationSignal,
+    context: {
+      workflowId: ref.run.workflowId,
+      runId: ctx.info.workflowExecution?.runId ?? '',
+      idempotencyKey: idempotencyKey(ref.run.workflowId, calls, position),
+      attempt: ctx.info.attempt,
+      metadata: ref.metadata,
+    },
+  };
+}
+
+/**
+ * The workflow appends results in source order right after the assistant message, so the k-th call's result lands at
+ * assistantIndex + 1 + k (unless an abort cut the batch short, which the next digest check detects).
+ */
+function remember(deps: ToolActivityDeps, ref: ToolCallRef, s: PositionedScope, outcome: ToolOutcome): void {
+  deps.transcript.remember(ref.run, ref.assistantIndex + 1 + s.position, toolResultMessage(s.call, outcome));
+}
+
+/** Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details. */
+async function heartbeating<T>(
+  fn: (onProgress: (s: CallScope, partialResult: unknown) => void) => Promise<T>,
+): Promise<T> {
+  let updates = 0;
+  // a local activity cannot heartbeat (docs/local-tools.md): its progress updates are dropped
+  if (Context.current().info.isLocal) return fn(() => undefined);
+  const heartbeat = startHeartbeat(Context.current());
+  try {
+    return await fn((s, partialResult) => {
+      updates += 1;
+      heartbeat.update({
+        kind: 'tool',
+        toolCallId: s.call.id,
+        toolName: s.call.name,
+        args: s.call.arguments,
+        partialResult,
+        updates,
+      } satisfies ToolHeartbeat);
+    });
+  } finally {
+    heartbeat.stop();
+  }
+}
+
+/** The tool activities over `deps`: prepareToolCalls, executeToolCall and runToolCall. */
 export function createToolActivities(deps: ToolActivityDeps) {
-  /**
-   * A local activity (docs/local-tools.md) with a `home` runs only on that home's worker: elsewhere it is refused with
-   * `KeelNotHome` before anything is read or run, and the workflow schedules the call as an activity on the home queue.
-   */
-  function checkHome(home: string | undefined): void {
-    if (home === undefined || !Context.current().info.isLocal) return;
-    const own = deps.homeQueue?.();
-    if (own !== home)
-      throw ApplicationFailure.nonRetryable(
-        `Tool call refused as a local activity: this worker's home queue is ${own ?? '(none)'}, not ${home}`,
-        ErrorType.NotHome,
-      );
-  }
-
-  async function scope(
-    ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>,
-    toolCallId: string,
-    callIndex: number | undefined,
-  ): Promise<PositionedScope> {
-    const ctx = Context.current();
-    const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex, ref.digest)) as AssistantMessage;
-    const calls = assistant?.role === 'assistant' ? toolCallsOf(assistant) : [];
-    const position = locateCall(calls, toolCallId, callIndex);
-    if (position === undefined) {
-      const at = callIndex === undefined ? '' : ` at position ${callIndex}`;
-      throw ApplicationFailure.nonRetryable(
-        `Tool call ${toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`,
-        ErrorType.Internal,
-      );
-    }
-    const name = calls[position].name;
-    return {
-      tool: await deps.tools.tool(ref.run.workflowId, name),
-      call: calls[position],
-      position,
-      assistantMessage: assistant,
-      hooks: deps.hooks,
-      signal: ctx.cancellationSignal,
-      context: {
-        workflowId: ref.run.workflowId,
-        runId: ctx.info.workflowExecution?.runId ?? '',
-        idempotencyKey: idempotencyKey(ref.run.workflowId, calls, position),
-        attempt: ctx.info.attempt,
-        metadata: ref.metadata,
-      },
-    };
-  }
-
-  /**
-   * The workflow appends results in source order right after the assistant message, so the k-th call's result lands at
-   * assistantIndex + 1 + k (unless an abort cut the batch short, which the next digest check detects).
-   */
-  function remember(ref: ToolCallRef, s: PositionedScope, outcome: ToolOutcome): void {
-    deps.transcript.remember(ref.run, ref.assistantIndex + 1 + s.position, toolResultMessage(s.call, outcome));
-  }
-
-  /** Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details. */
-  async function heartbeating<T>(
-    fn: (onProgress: (s: CallScope, partialResult: unknown) => void) => Promise<T>,
-  ): Promise<T> {
-    let updates = 0;
-    // a local activity cannot heartbeat (docs/local-tools.md): its progress updates are dropped
-    if (Context.current().info.isLocal) return fn(() => undefined);
-    const heartbeat = startHeartbeat(Context.current());
-    try {
-      return await fn((s, partialResult) => {
-        updates += 1;
-        heartbeat.update({
-          kind: 'tool',
-          toolCallId: s.call.id,
-          toolName: s.call.name,
-          args: s.call.arguments,
-          partialResult,
-          updates,
-        } satisfies ToolHeartbeat);
-      });
-    } finally {
-      heartbeat.stop();
-    }
-  }
-
   return {
     /** Prepares the calls strictly in source order (lookup, prepareArguments, validation, beforeToolCall); stops at an abort. */
     async prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedCall[]> {
       return heartbeating(async () => {
         const out: PreparedCall[] = [];
         for (const { toolCallId, callIndex } of input.calls) {
-          const s = await scope(input, toolCallId, callIndex);
+          const s = await scope(deps, input, toolCallId, callIndex);
           const p = await prepareCall(s);
           const id = { toolCallId, ...(callIndex !== undefined ? { callIndex } : {}) };
           if (p.status === 'immediate') out.push({ ...id, ...p });
@@ -170,9 +172,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
 
     /** Executes one prepared call and finalises it (afterToolCall). */
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
-      checkHome(input.home);
+      checkHome(deps, input.home);
       return heartbeating(async (progress) => {
-        const s = await scope(input, input.toolCallId, input.callIndex);
+        const s = await scope(deps, input, input.toolCallId, input.callIndex);
         const executed = await executeCall(
           { ...s, tool: s.tool! },
           input.args === undefined ? s.call.arguments : input.args,
@@ -181,7 +183,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
         const outcome = input.approval
           ? { ...executed, details: withApproval(executed.details, input.approval) }
           : executed;
-        remember(input, s, outcome);
+        remember(deps, input, s, outcome);
         return outcome;
       });
     },
@@ -191,9 +193,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
      * approval is only prepared (`prepared: 'approval'`); the workflow runs it with `executeToolCall` once approved.
      */
     async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
-      checkHome(input.home);
+      checkHome(deps, input.home);
       return heartbeating(async (progress) => {
-        const s = await scope(input, input.toolCallId, input.callIndex);
+        const s = await scope(deps, input, input.toolCallId, input.callIndex);
         const p = await prepareCall(s);
         if (p.status === 'runnable' && p.approval)
           return {
@@ -208,7 +210,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
                 prepared: 'executed' as const,
                 outcome: await executeCall({ ...s, tool: s.tool! }, p.args, (u) => progress(s, u)),
               };
-        remember(input, s, result.outcome);
+        remember(deps, input, s, result.outcome);
         return result;
       });
     },
