@@ -232,6 +232,58 @@ async function searchFiles(req: SearchRequest, matcher: LineMatcher): Promise<Se
   return { matches, matchLimitReached };
 }
 
+/**
+ * The output lines of `matches`: `path:line: text` for a match, `path-line- text` for its context lines, paths relative
+ * to `searchPath` when it is a directory; and whether a long line was cut.
+ */
+async function matchLines(
+  matches: readonly { filePath: string; lineNumber: number }[],
+  searchPath: string,
+  isDirectory: boolean,
+  contextValue: number,
+): Promise<{ output: string[]; linesTruncated: boolean }> {
+  const formatPath = (filePath: string): string => {
+    if (isDirectory) {
+      const relative = nodePath.relative(searchPath, filePath);
+      if (relative && !relative.startsWith('..')) return relative.split(nodePath.sep).join('/');
+    }
+    return nodePath.basename(filePath);
+  };
+  const cache = new Map<string, string[]>();
+  const fileLines = async (filePath: string): Promise<string[]> => {
+    let lines = cache.get(filePath);
+    if (!lines) {
+      try {
+        const text = (await readRegularFile(filePath)).toString('utf-8');
+        lines = text.replace(/\r\n/g, '\n').replace(/\r/g, '\n').split('\n');
+      } catch {
+        lines = [];
+      }
+      cache.set(filePath, lines);
+    }
+    return lines;
+  };
+
+  let linesTruncated = false;
+  const output: string[] = [];
+  for (const { filePath, lineNumber } of matches) {
+    const shown = formatPath(filePath);
+    const lines = await fileLines(filePath);
+    if (!lines.length) {
+      output.push(`${shown}:${lineNumber}: (unable to read file)`);
+      continue;
+    }
+    const start = contextValue > 0 ? Math.max(1, lineNumber - contextValue) : lineNumber;
+    const end = contextValue > 0 ? Math.min(lines.length, lineNumber + contextValue) : lineNumber;
+    for (let current = start; current <= end; current++) {
+      const { text, wasTruncated } = truncateLine((lines[current - 1] ?? '').replace(/\r/g, ''));
+      if (wasTruncated) linesTruncated = true;
+      output.push(current === lineNumber ? `${shown}:${current}: ${text}` : `${shown}-${current}- ${text}`);
+    }
+  }
+  return { output, linesTruncated };
+}
+
 export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArgs, GrepToolDetails | undefined> {
   const { workspace } = options;
   return defineTool<typeof grepParameters, GrepToolDetails | undefined>({
@@ -278,46 +330,7 @@ export function createGrepTool(options: GrepToolOptions): ToolDefinition<GrepArg
       throwIfAborted(signal);
       if (matches.length === 0) return { content: [{ type: 'text', text: 'No matches found' }], details: undefined };
 
-      const formatPath = (filePath: string): string => {
-        if (isDirectory) {
-          const relative = nodePath.relative(searchPath, filePath);
-          if (relative && !relative.startsWith('..')) return relative.split(nodePath.sep).join('/');
-        }
-        return nodePath.basename(filePath);
-      };
-      const cache = new Map<string, string[]>();
-      const fileLines = async (filePath: string): Promise<string[]> => {
-        let lines = cache.get(filePath);
-        if (!lines) {
-          try {
-            const text = (await readRegularFile(filePath)).toString('utf-8');
-            lines = text.replace(/\r\n/g, '\n').replace(/\r/g, '\n').split('\n');
-          } catch {
-            lines = [];
-          }
-          cache.set(filePath, lines);
-        }
-        return lines;
-      };
-
-      let linesTruncated = false;
-      const output: string[] = [];
-      for (const { filePath, lineNumber } of matches) {
-        const shown = formatPath(filePath);
-        const lines = await fileLines(filePath);
-        if (!lines.length) {
-          output.push(`${shown}:${lineNumber}: (unable to read file)`);
-          continue;
-        }
-        const start = contextValue > 0 ? Math.max(1, lineNumber - contextValue) : lineNumber;
-        const end = contextValue > 0 ? Math.min(lines.length, lineNumber + contextValue) : lineNumber;
-        for (let current = start; current <= end; current++) {
-          const { text, wasTruncated } = truncateLine((lines[current - 1] ?? '').replace(/\r/g, ''));
-          if (wasTruncated) linesTruncated = true;
-          output.push(current === lineNumber ? `${shown}:${current}: ${text}` : `${shown}-${current}- ${text}`);
-        }
-      }
-
+      const { output, linesTruncated } = await matchLines(matches, searchPath, isDirectory, contextValue);
       const truncation = truncateHead(output.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER });
       let text = truncation.content;
       const details: GrepToolDetails = {};
