@@ -64,6 +64,30 @@ export interface PiAiCatalog {
   checkModel(name: string): string | undefined;
 }
 
+/** The model `modelId` of the OpenAI-compatible server `provider` at `baseUrl`, with settings most local servers accept. */
+function compatServerModel(provider: string, modelId: string, baseUrl: string): Model<Api> {
+  const model: Model<'openai-completions'> = {
+    id: modelId,
+    name: `${modelId} (${provider})`,
+    api: 'openai-completions',
+    provider,
+    baseUrl,
+    reasoning: false,
+    input: ['text', 'image'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 128_000,
+    maxTokens: 16_384,
+    // Conservative settings most local servers accept: `system` role, no `store` / `reasoning_effort`, `max_tokens`.
+    compat: {
+      supportsDeveloperRole: false,
+      supportsReasoningEffort: false,
+      supportsStore: false,
+      maxTokensField: 'max_tokens',
+    },
+  };
+  return model as Model<Api>;
+}
+
 export function createPiAiCatalog(opts: PiAiProviderOptions = {}): PiAiCatalog {
   /** Every API key seen or configured; redacted from messages and failures. */
   const secrets = new Set<string>(Object.values(opts.apiKeys ?? {}));
@@ -112,26 +136,7 @@ export function createPiAiCatalog(opts: PiAiProviderOptions = {}): PiAiCatalog {
       );
       compatProviders.set(provider, baseUrl);
     }
-    const model: Model<'openai-completions'> = {
-      id: modelId,
-      name: `${modelId} (${provider})`,
-      api: 'openai-completions',
-      provider,
-      baseUrl,
-      reasoning: false,
-      input: ['text', 'image'],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-      contextWindow: 128_000,
-      maxTokens: 16_384,
-      // Conservative settings most local servers accept: `system` role, no `store` / `reasoning_effort`, `max_tokens`.
-      compat: {
-        supportsDeveloperRole: false,
-        supportsReasoningEffort: false,
-        supportsStore: false,
-        maxTokensField: 'max_tokens',
-      },
-    };
-    return model as Model<Api>;
+    return compatServerModel(provider, modelId, baseUrl);
   }
 
   function resolve(provider: string, modelId: string): { model: Model<Api> } | { error: string } {

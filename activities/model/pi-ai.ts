@@ -47,7 +47,7 @@ import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
 import { classifyModelError, type ModelErrorDetails } from './classify-error.js';
 import { BODY_YIELD_AFTER_MS, capturingFetch, lowerCaseKeys, type AttemptCapture } from './pi-ai-fetch.js';
 import { PartialMirror, abortedMessage, emptyMessage, snapshot, toKeelMessage } from './pi-ai-messages.js';
-import { checkCredentials, createPiAiCatalog, type PiAiProviderOptions } from './pi-ai-models.js';
+import { checkCredentials, createPiAiCatalog, type PiAiCatalog, type PiAiProviderOptions } from './pi-ai-models.js';
 import { REPLY_TOO_LARGE, type ModelProvider, type ModelRequest, type PartialGrowth } from './provider.js';
 import { ErrorType } from '../../common/errors.js';
 
@@ -86,34 +86,8 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
     const onAbort = () => inner.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
 
-    const options: SimpleStreamOptions = {
-      signal: inner.signal,
-      maxRetries: 0,
-      ...(apiKey !== undefined ? { apiKey } : {}),
-      ...(opts.env ? { env: stringRecord(opts.env) } : {}),
-      ...(request.options.maxTokens !== undefined ? { maxTokens: request.options.maxTokens } : {}),
-      ...(request.options.temperature !== undefined ? { temperature: request.options.temperature } : {}),
-      ...(request.options.reasoning && request.options.reasoning !== 'off'
-        ? { reasoning: request.options.reasoning as ThinkingLevel }
-        : {}),
-      fetch: capturingFetch(capture, secrets),
-      onResponse: (response: ProviderResponse) => {
-        capture.response = { status: response.status, headers: lowerCaseKeys(response.headers) };
-      },
-    };
-    const context: Context = {
-      ...(request.systemPrompt ? { systemPrompt: request.systemPrompt } : {}),
-      messages: request.messages as unknown as PiMessage[],
-      ...(request.tools.length > 0
-        ? {
-            tools: request.tools.map((t): PiTool => ({
-              name: t.name,
-              description: t.description,
-              parameters: t.parameters as object,
-            })),
-          }
-        : {}),
-    };
+    const options = streamOptions(request, opts, apiKey, inner.signal, capture, secrets);
+    const context = piContext(request);
 
     let latest: PiAssistantMessage | undefined;
     const consume = (async () => {
@@ -134,12 +108,7 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
       }
       return events.result();
     })();
-    let removeAbortWait = () => {};
-    const abortWait = new Promise<'aborted'>((resolveAbort) => {
-      const handler = () => resolveAbort('aborted');
-      signal.addEventListener('abort', handler, { once: true });
-      removeAbortWait = () => signal.removeEventListener('abort', handler);
-    });
+    const { aborted: abortWait, remove: removeAbortWait } = abortWaiter(signal);
 
     try {
       const outcome = await Promise.race([consume, abortWait]);
@@ -177,13 +146,7 @@ export function piAiProvider(opts: PiAiProviderOptions = {}): ModelProvider {
     }
   }
 
-  /** The catalog's context window (an OpenAI-compatible server's assumed 128k included). */
-  function contextWindow(name: string): number | undefined {
-    const slash = name.indexOf('/');
-    const found = slash > 0 ? resolve(name.slice(0, slash), name.slice(slash + 1)) : undefined;
-    if (found && 'model' in found) return found.model.contextWindow;
-    return models.getModels().find((m) => m.id === name)?.contextWindow; // a bare id (registered under its prefix)
-  }
+  const contextWindow = (name: string) => contextWindowOf(models, resolve, name);
 
   return { stream, checkModel, contextWindow };
 }
@@ -192,4 +155,70 @@ function stringRecord(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (typeof value === 'string') out[key] = value;
   return out;
+}
+
+/** pi-ai's options for one request: no retries of its own (Temporal retries), the key, the request's settings. */
+function streamOptions(
+  request: ModelRequest,
+  opts: PiAiProviderOptions,
+  apiKey: string | undefined,
+  signal: AbortSignal,
+  capture: AttemptCapture,
+  secrets: Set<string>,
+): SimpleStreamOptions {
+  return {
+    signal,
+    maxRetries: 0,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(opts.env ? { env: stringRecord(opts.env) } : {}),
+    ...(request.options.maxTokens !== undefined ? { maxTokens: request.options.maxTokens } : {}),
+    ...(request.options.temperature !== undefined ? { temperature: request.options.temperature } : {}),
+    ...(request.options.reasoning && request.options.reasoning !== 'off'
+      ? { reasoning: request.options.reasoning as ThinkingLevel }
+      : {}),
+    fetch: capturingFetch(capture, secrets),
+    onResponse: (response: ProviderResponse) => {
+      capture.response = { status: response.status, headers: lowerCaseKeys(response.headers) };
+    },
+  };
+}
+
+/** pi-ai's context of a request: system prompt, messages and tools. */
+function piContext(request: ModelRequest): Context {
+  return {
+    ...(request.systemPrompt ? { systemPrompt: request.systemPrompt } : {}),
+    messages: request.messages as unknown as PiMessage[],
+    ...(request.tools.length > 0
+      ? {
+          tools: request.tools.map((t): PiTool => ({
+            name: t.name,
+            description: t.description,
+            parameters: t.parameters as object,
+          })),
+        }
+      : {}),
+  };
+}
+
+/** A promise that resolves `'aborted'` when `signal` aborts, and how to stop listening. */
+function abortWaiter(signal: AbortSignal): { aborted: Promise<'aborted'>; remove: () => void } {
+  let remove = () => {};
+  const aborted = new Promise<'aborted'>((resolveAbort) => {
+    const handler = () => resolveAbort('aborted');
+    signal.addEventListener('abort', handler, { once: true });
+    remove = () => signal.removeEventListener('abort', handler);
+  });
+  return { aborted, remove };
+}
+
+/** The catalog's context window (an OpenAI-compatible server's assumed 128k included). */
+function contextWindowOf(
+  models: PiAiCatalog['models'],
+  resolve: PiAiCatalog['resolve'],
+  name: string,
+): number | undefined {
+  const slash = name.indexOf('/');
+  const found = slash > 0 ? resolve(name.slice(0, slash), name.slice(slash + 1)) : undefined;
+  if (found && 'model' in found) return found.model.contextWindow;
+  return models.getModels().find((m) => m.id === name)?.contextWindow; // a bare id (registered under its prefix)
 }
