@@ -11,9 +11,17 @@ import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));
 
-/** The message of every sandbox-floor error (workflows/ and common/). */
-const SANDBOX =
-  'workflows/ and common/ run in (or are imported by) the deterministic sandbox: no Node builtins, Node-only packages, process or Buffer; Node-shared code lives in node-common/.';
+/** The sandbox floor's messages for `folder`: a Node builtin; a Node-only package or folder, `process` or `Buffer`. */
+function sandboxMessages(folder) {
+  const where =
+    folder === 'workflows/'
+      ? 'workflows/ runs in the deterministic sandbox'
+      : `${folder} is imported by workflows/ (the deterministic sandbox)`;
+  return {
+    builtin: `${where}: no Node builtins.`,
+    nodeOnly: `${where}: no Node-only packages or folders (node-common/, worker/, client/, cli/), no process or Buffer.`,
+  };
+}
 
 /** Packages that need Node (a type-only import of them is fine: it is erased). */
 const NODE_ONLY_PACKAGES = [
@@ -32,23 +40,30 @@ const NODE_ONLY_PACKAGE_PATTERNS = [
   '@modelcontextprotocol/*',
 ];
 
-/** The sandbox floor's import rule, with `extra` patterns (workflows/ adds its activities rule). */
-function sandboxImports(extra = []) {
+/** The sandbox floor's import rule for `folder`, with `extra` patterns (workflows/ adds its activities rule). */
+function sandboxImports(folder, extra = []) {
+  const { builtin, nodeOnly } = sandboxMessages(folder);
   return [
     'error',
     {
       paths: [
-        ...nodeBuiltins.map((name) => ({ name, message: SANDBOX })),
-        ...NODE_ONLY_PACKAGES.map((name) => ({ name, allowTypeImports: true, message: SANDBOX })),
+        ...nodeBuiltins.map((name) => ({ name, message: builtin })),
+        ...NODE_ONLY_PACKAGES.map((name) => ({ name, allowTypeImports: true, message: nodeOnly })),
       ],
       patterns: [
-        { group: ['node:*'], message: SANDBOX },
-        { group: NODE_ONLY_PACKAGE_PATTERNS, allowTypeImports: true, message: SANDBOX },
-        { group: upTo(['node-common', 'worker', 'client', 'cli']), allowTypeImports: true, message: SANDBOX },
+        { group: ['node:*'], message: builtin },
+        { group: NODE_ONLY_PACKAGE_PATTERNS, allowTypeImports: true, message: nodeOnly },
+        { group: upTo(['node-common', 'worker', 'client', 'cli']), allowTypeImports: true, message: nodeOnly },
         ...extra,
       ],
     },
   ];
+}
+
+/** The sandbox floor's globals rule for `folder`: no `process`, no `Buffer`. */
+function sandboxGlobals(folder) {
+  const { nodeOnly } = sandboxMessages(folder);
+  return ['error', { name: 'process', message: nodeOnly }, { name: 'Buffer', message: nodeOnly }];
 }
 
 /** `../folder`, `../folder/**`, `../../folder`, `../../folder/**` for each folder: relative imports of those folders. */
@@ -87,23 +102,23 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts', 'common/**/*.ts'],
+    files: ['common/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': sandboxImports(),
-      'no-restricted-globals': ['error', { name: 'process', message: SANDBOX }, { name: 'Buffer', message: SANDBOX }],
+      '@typescript-eslint/no-restricted-imports': sandboxImports('common/'),
+      'no-restricted-globals': sandboxGlobals('common/'),
     },
   },
   {
-    // Later in the list, so it replaces the import rule above for workflows/ (flat config does not merge a rule's options).
     files: ['workflows/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': sandboxImports([
+      '@typescript-eslint/no-restricted-imports': sandboxImports('workflows/', [
         {
           group: upTo(['activities']),
           allowTypeImports: true,
           message: 'workflows/ may use activities only through `import type` (and proxyActivities).',
         },
       ]),
+      'no-restricted-globals': sandboxGlobals('workflows/'),
     },
   },
 );
