@@ -40,7 +40,7 @@ import type { ToolOutcome } from '../../common/wire.js';
 import { toolSummary } from '../activities.js';
 import { workflowNow } from '../clock.js';
 import { subAgentRefusal } from './tree-approvals.js';
-import type { AbortKind, AgentSession, SessionState, StoredApprovalRecord, StoredPendingApproval } from './session.js';
+import type { AbortKind, SessionState, StoredApprovalRecord, StoredPendingApproval } from './state.js';
 import { reject } from './update-guards.js';
 
 const DEFAULT_APPROVAL_TIMEOUT = '24h';

@@ -19,7 +19,7 @@ import {
 import { addUsage, type Usage } from '../../common/messages.js';
 import type { AgentEvent } from '../../common/events.js';
 import type { CallModelInput } from '../../common/wire.js';
-import type { SessionState } from './session.js';
+import type { SessionState } from './state.js';
 import { estimateContext } from '../../common/compaction.js';
 import {
   DEFAULT_RESERVED_OUTPUT_TOKENS,

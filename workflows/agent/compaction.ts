@@ -17,8 +17,8 @@ import { modelActivities } from '../activities.js';
 import { compactionFailure } from '../failure-outcomes.js';
 import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCall, treeRefused } from './budget.js';
 import { workflowNow } from '../clock.js';
-import type { ModelContext } from './model-step.js';
-import type { SessionState } from './session.js';
+import type { ModelContext } from './model-context.js';
+import type { SessionState } from './state.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
 export const COMPACTION_PATCH = 'keel-compaction';

@@ -1,6 +1,6 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
 import { PATCH } from '../patches.js';
-import type { SessionState } from './session.js';
+import type { SessionState } from './state.js';
 
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */
 const MAX_CARRIED_CHARS = 1_500_000;

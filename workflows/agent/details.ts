@@ -1,7 +1,7 @@
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
 import { toolSummary } from '../activities.js';
 import { budgetDetails } from './budget.js';
-import type { RunningTool, SessionState } from './session.js';
+import type { RunningTool, SessionState } from './state.js';
 import { treeDetails } from './tree-approvals.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {

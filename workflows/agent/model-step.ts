@@ -9,17 +9,7 @@ import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCa
 import { workflowNow } from '../clock.js';
 import { compact, compactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
-import type { AgentSession } from './session.js';
-
-/**
- * What a model step needs of the session (Pi's `context`, `signal` and `emit`): the state it reads and counts usage in,
- * the run's identity and transcript digests, the abort, and how to append, log, run an activity cancellably and show a
- * running model call.
- */
-export type ModelContext = Pick<
-  AgentSession,
-  'state' | 'run' | 'digests' | 'abort' | 'emit' | 'append' | 'runCancellable' | 'modelCalling'
->;
+import type { ModelContext } from './model-context.js';
 
 /** The assistant message of a model step, with the activity summaries of its tool calls (for the tool batch). */
 export interface ModelStep {

@@ -26,7 +26,7 @@ import {
 } from '../batch/definitions.js';
 import { closingRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
-import type { SessionState } from './session.js';
+import type { SessionState } from './state.js';
 
 /** The batch this run belongs to, from its memo (undefined for a run not started by a sliding-window batch). */
 export function batchMembership(): BatchMembership | undefined {

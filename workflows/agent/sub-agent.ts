@@ -34,7 +34,7 @@ import { childRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import { workflowNow } from '../clock.js';
 import { batchMembership } from './report-to-batch.js';
-import type { SessionState } from './session.js';
+import type { SessionState } from './state.js';
 import { loopErrorOutcome, type ToolTracking } from './tool-tracking.js';
 import { treeMembership } from './tree.js';
 

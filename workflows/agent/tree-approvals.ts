@@ -25,12 +25,18 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { approvalInSubAgent, pathText, type TreeApprovalsReport } from '../../common/tree-approvals.js';
+import {
+  approvalInSubAgent,
+  pathText,
+  type TreeApprovalsReport,
+  type TreeApprovalsRun,
+  type TreeApprovalsState,
+} from '../../common/tree-approvals.js';
 import { approvalAlreadyDecided, type ApprovalRecord, type PendingApproval } from '../../common/updates.js';
 import { localSetupActivities } from '../activities.js';
 import { treeApprovalsSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
-import type { AgentSession, SessionState } from './session.js';
+import type { SessionState } from './state.js';
 import { batchMembership } from './report-to-batch.js';
 import { treeMembership } from './tree.js';
 
@@ -40,34 +46,6 @@ const MAX_DECIDED = 200;
 const MAX_IDLE_RUNS = 200;
 /** Runs the desk checked (members and not), the latest kept: a later report of one needs no new check. */
 const MAX_CHECKED = 1000;
-
-/** A sub-agent's last report as its root keeps it. */
-export interface TreeApprovalsRun {
-  workflowId: string;
-  runKey: string;
-  path: string[];
-  seq: number;
-  pending: PendingApproval[];
-}
-
-/** What a root keeps of its sub-agents' approvals (carried across continue-as-new). */
-export interface TreeApprovalsState {
-  /** The newest report per sub-agent, the most recently changed last. */
-  runs: TreeApprovalsRun[];
-  /** The records of its sub-agents' decided calls, each with `workflowId` and `path`; the latest `MAX_DECIDED`. */
-  decided: ApprovalRecord[];
-  /** `<workflowId>#<runKey>` of each run `checkTreeMember` found a member of this tree (0.6.3), the latest kept. */
-  members?: string[];
-  /** `<workflowId>#<runKey>` of runs found not to be members, whose reports are ignored without a new check. */
-  outsiders?: string[];
-}
-
-/** What a sub-agent last reported to its root (carried across its continue-as-new). */
-export interface TreeReported {
-  seq: number;
-  /** `<toolCallId>#<assistantIndex>` of each call reported as pending. */
-  calls: string[];
-}
 
 // --- the sub-agent ----------------------------------------------------------------------------------------------------
 
@@ -129,7 +107,7 @@ export interface ApprovalDesk {
 }
 
 /** Registers the `keelTreeApprovals` handler: this run keeps its sub-agents' pending calls (no command). */
-export function registerTreeApprovals(s: AgentSession): void {
+export function registerTreeApprovals(s: { readonly state: SessionState; publishDetails(): void }): void {
   registerApprovalDesk(s.state, () => s.publishDetails(), 'state().pendingApprovals');
 }
 

@@ -6,7 +6,8 @@ import { toolCallsOf, type AssistantMessage, type UserMessage } from '../../comm
 import { drain, restore } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
-import type { AgentSession, LoopPosition, SessionState } from './session.js';
+import type { AgentSession } from './session.js';
+import type { LoopPosition, SessionState } from './state.js';
 
 export type RunStart =
   { prompts: UserMessage[]; suppressSteeringPoll?: boolean } | { continue: true } | { resume: LoopPosition };

@@ -2,7 +2,7 @@
 import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
 import { PATCH } from '../patches.js';
-import type { AgentSession, SessionState } from './session.js';
+import type { SessionState } from './state.js';
 
 /** Search attribute values last upserted. */
 export interface Published {

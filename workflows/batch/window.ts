@@ -99,7 +99,8 @@ import { PATCH } from '../patches.js';
 import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
-import { registerApprovalDesk, treePending, type TreeApprovalsState } from '../agent/tree-approvals.js';
+import { registerApprovalDesk, treePending } from '../agent/tree-approvals.js';
+import type { TreeApprovalsState } from '../../common/tree-approvals.js';
 
 /** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
 const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
