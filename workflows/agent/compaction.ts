@@ -15,7 +15,6 @@ import {
 } from '../../common/compaction.js';
 import { modelActivities } from '../activities.js';
 import { compactionFailure } from '../failure-outcomes.js';
-import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCall, treeRefused } from './budget.js';
 import { workflowNow } from '../clock.js';
 import type { ModelContext } from './model-context.js';
 import type { SessionState } from './state.js';
@@ -68,11 +67,10 @@ export function compactionDue(st: SessionState, reason: 'threshold' | 'overflow'
 export async function compact(s: ModelContext, { reason, plan, tokens }: CompactionDue): Promise<CompactionOutcome> {
   const st = s.state;
   const { transcript, config } = st;
-  const emit = s.emit;
-  if (stopBeforeModelCall(st, emit)) return 'budget';
+  if (s.budget.stopBeforeModelCall()) return 'budget';
   const summarized = plan.keepFrom - plan.from;
-  const left = budgetLeft(st);
-  holdOwnRequest(st);
+  const left = s.budget.left();
+  s.budget.holdOwnRequest();
   try {
     const result = await s.runCancellable(() =>
       modelActivities(config).compact.executeWithOptions(
@@ -92,8 +90,8 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
         ],
       ),
     );
-    releaseOwnRequest(st);
-    spend(st, emit, result.usage, result.failedAttemptsUsage);
+    s.budget.releaseOwnRequest();
+    s.budget.spend(result.usage, result.failedAttemptsUsage);
     s.append(
       compactionEntry(result.summary, { firstKept: plan.keepFrom, tokensBefore: tokens, reason }, workflowNow()),
     );
@@ -101,10 +99,10 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
     return 'compacted';
   } catch (err) {
     const failure = compactionFailure(err);
-    releaseOwnRequest(st);
-    spend(st, emit, failure.usage);
-    if (failure.treeBudget) treeRefused(st, failure.treeBudget);
-    if ((failure.budgetExceeded || failure.treeBudget) && stopBeforeModelCall(st, emit)) return 'budget';
+    s.budget.releaseOwnRequest();
+    s.budget.spend(failure.usage);
+    if (failure.treeBudget) s.budget.stopWith(failure.treeBudget);
+    if ((failure.budgetExceeded || failure.treeBudget) && s.budget.stopBeforeModelCall()) return 'budget';
     if (s.abort) return 'skipped';
     s.emit({
       type: 'compaction',

@@ -2,6 +2,7 @@
 import type { AgentEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { RunRef } from '../../common/wire.js';
+import type { RunBudget } from './budget.js';
 import type { AbortKind, SessionState } from './state.js';
 
 /**
@@ -15,6 +16,8 @@ export interface ModelContext {
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (common/transcript-digest.ts). */
   readonly digests: number[];
   readonly abort?: AbortKind;
+  /** The run's budget: checked before each request, spent after it. */
+  readonly budget: RunBudget;
   /** Logs an agent event. */
   readonly emit: (event: AgentEvent) => void;
   /** Appends a message to the transcript; returns its index. */

@@ -5,7 +5,6 @@ import { modelCallFailure } from '../failure-outcomes.js';
 import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
 import { emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelActivities } from '../activities.js';
-import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCall, treeRefused } from './budget.js';
 import { workflowNow } from '../clock.js';
 import { compact, compactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
@@ -43,10 +42,10 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
   const st = ctx.state;
   const { config, transcript } = st;
   const turn = st.turns + 1;
-  if (stopBeforeModelCall(st, ctx.emit)) return undefined;
+  if (ctx.budget.stopBeforeModelCall()) return undefined;
   ctx.modelCalling(workflowNow());
-  const left = budgetLeft(st);
-  holdOwnRequest(st);
+  const left = ctx.budget.left();
+  ctx.budget.holdOwnRequest();
   try {
     const result = await ctx.runCancellable(() =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
@@ -71,18 +70,18 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
       (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
     if (problem && patched(PATCH.malformedModelOutput))
       return { message: errorMessage(config.model, malformedModelOutput(problem), emptyUsage(), false) };
-    spend(st, ctx.emit, result.message.usage, result.failedAttemptsUsage);
+    ctx.budget.spend(result.message.usage, result.failedAttemptsUsage);
     return { message: result.message, toolSummaries: result.toolSummaries ?? {} };
   } catch (err) {
     const failure = modelCallFailure(err);
-    releaseOwnRequest(st);
-    spend(st, ctx.emit, failure.usage);
-    if (failure.treeBudget) treeRefused(st, failure.treeBudget);
-    if ((failure.budgetExceeded || failure.treeBudget) && stopBeforeModelCall(st, ctx.emit)) return undefined;
+    ctx.budget.releaseOwnRequest();
+    ctx.budget.spend(failure.usage);
+    if (failure.treeBudget) ctx.budget.stopWith(failure.treeBudget);
+    if ((failure.budgetExceeded || failure.treeBudget) && ctx.budget.stopBeforeModelCall()) return undefined;
     const message = errorMessage(config.model, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
     return { message, ...(failure.contextOverflow ? { overflow: true } : {}) };
   } finally {
-    releaseOwnRequest(st);
+    ctx.budget.releaseOwnRequest();
     ctx.modelCalling(undefined);
   }
 }

@@ -37,14 +37,7 @@ import type {
 } from '../../common/updates.js';
 import { runClosed } from '../../common/updates.js';
 import { PATCH } from '../patches.js';
-import {
-  awaitDecision,
-  decidePending,
-  findPending,
-  pendingOrRefuse,
-  publicRecord,
-  type ApprovalWait,
-} from './approvals.js';
+import { ApprovalDesk, publicRecord, type ApprovalWait } from './approvals.js';
 import { localSetupActivities } from '../activities.js';
 import { RunHome } from './tool-placement.js';
 import type { ToolBatchHost } from './tool-batch.js';
@@ -56,6 +49,7 @@ import { enqueue } from './queues.js';
 import { closedWhy, isFinal, reject } from './update-guards.js';
 import { publishAttributes, turnEndUpsertDue, type Published } from './visibility.js';
 import { reportToRoot } from './tree-approvals.js';
+import { RunBudget } from './budget.js';
 import type { AbortKind, RunningTool, SessionState, StoredPendingApproval } from './state.js';
 
 /**
@@ -102,6 +96,10 @@ export class AgentSession implements ToolBatchHost {
   readonly historyAtStart: number;
   /** Where worker-local tool calls run (tool-placement.ts): the home queue is carried state, a move under way is not. */
   readonly home: RunHome;
+  /** The run's budget (budget.ts): it owns the usage, model calls and ledger in the state. */
+  readonly budget: RunBudget;
+  /** The run's approvals (approvals.ts): it owns the pending calls and decided records in the state. */
+  readonly desk: ApprovalDesk;
 
   /** Call in the workflow's root scope, at its start: the run's identity and history size are read here. */
   constructor(readonly state: SessionState) {
@@ -112,6 +110,8 @@ export class AgentSession implements ToolBatchHost {
     this.workflowScope = CancellationScope.current();
     this.endRequested = state.endRequested === true;
     this.home = new RunHome(state);
+    this.budget = new RunBudget(state, this.emit);
+    this.desk = new ApprovalDesk(state);
   }
 
   /** The run's configuration (the tool batch reads it through `ToolBatchHost`). */
@@ -131,7 +131,7 @@ export class AgentSession implements ToolBatchHost {
 
   /** The call of message `assistantIndex` awaits approval here (a batch resumed after continue-as-new). */
   isPending(toolCallId: string, assistantIndex: number): StoredPendingApproval | undefined {
-    return findPending(this.state, toolCallId, assistantIndex);
+    return this.desk.findPending(toolCallId, assistantIndex);
   }
 
   // --- the transcript, events and what the Temporal UI shows ---------------------------------------------------------
@@ -151,7 +151,12 @@ export class AgentSession implements ToolBatchHost {
   /** The current details (Markdown) of this session, as the Temporal UI shows them. */
   details(): string {
     const turn = this.turnOpen ? this.state.turns + 1 : this.state.turns;
-    return renderDetails(this.state, { turn, modelCallSince: this.modelCallSince, runningTools: this.runningTools });
+    return renderDetails(this.state, {
+      turn,
+      modelCallSince: this.modelCallSince,
+      runningTools: this.runningTools,
+      budget: this.budget.details(),
+    });
   }
 
   /** Republishes only the current details (not a command): when a model call or a tool starts or ends. */
@@ -244,7 +249,7 @@ export class AgentSession implements ToolBatchHost {
    * already is (a batch resumed after continue-as-new). See approvals.ts.
    */
   awaitApproval(call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait> {
-    return awaitDecision(this.state, this, call, assistantIndex, args, argsDigest);
+    return this.desk.awaitDecision(this, call, assistantIndex, args, argsDigest);
   }
 
   /** Continue-as-new may suspend a waiting approval: due only when nothing else of the batch is running. */
@@ -326,7 +331,7 @@ export class AgentSession implements ToolBatchHost {
   }
 
   private decideNow(decision: ApprovalVerdict, input: ApprovalDecisionInput): ApprovalRecord {
-    const record = decidePending(this.state, decision, input);
+    const record = this.desk.decidePending(decision, input);
     this.publish();
     return publicRecord(record);
   }
@@ -343,7 +348,7 @@ export class AgentSession implements ToolBatchHost {
     await Promise.resolve();
     const verb = decision === 'approved' ? 'approve' : 'deny';
     this.refuseIfClosed(verb);
-    const pending = pendingOrRefuse(this.state, input.toolCallId);
+    const pending = this.desk.pendingOrRefuse(input.toolCallId);
     pending.verifying = (pending.verifying ?? 0) + 1;
     let verdict;
     try {
@@ -369,7 +374,7 @@ export class AgentSession implements ToolBatchHost {
     if (!verdict.ok) reject(verdict.refusal);
     this.refuseIfClosed(verb);
     const { subject, issuer, keyId } = verdict;
-    const record = decidePending(this.state, decision, input, {
+    const record = this.desk.decidePending(decision, input, {
       subject,
       ...(issuer !== undefined ? { issuer } : {}),
       ...(keyId !== undefined ? { keyId } : {}),
@@ -380,7 +385,7 @@ export class AgentSession implements ToolBatchHost {
 
   /** A budget above this run's (a batch's) is spent: stop before the next model call with this text. */
   budgetStop(text: string): void {
-    this.state.budgetStop ??= text;
+    this.budget.stopWith(text);
   }
 
   /** Nothing: the signal's workflow task refreshes `workflowInfo()`, which an idle session re-checks (deploys). */

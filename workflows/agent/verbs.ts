@@ -24,7 +24,6 @@ import {
   steerUpdate,
   wakeSignal,
 } from '../definitions.js';
-import { validateDecision } from './approvals.js';
 import type { AgentSession } from './session.js';
 import { reject } from './update-guards.js';
 
@@ -130,7 +129,7 @@ function table(s: AgentSession): Verb[] {
       method: (input) => (name === 'approve' ? s.approve(input) : s.deny(input)),
       update: {
         def: name === 'approve' ? approveUpdate : denyUpdate,
-        validator: (input: unknown) => (s.refuseIfClosed(name), validateDecision(s.state, name, input)),
+        validator: (input: unknown) => (s.refuseIfClosed(name), s.desk.validateDecision(name, input)),
         description: `Decide a tool call awaiting approval: { toolCallId, argsDigest, approver, reason?, token? } (token: a signed decision, required when the run verifies approvals) → the decision record.`,
       },
     })),

@@ -42,7 +42,6 @@ import { registerVerbs } from './verbs.js';
 import { registerTreeApprovals } from './tree-approvals.js';
 import { treeMemo } from './sub-agent.js';
 import { registerTreeBudget } from '../tree-budget.js';
-import { rootLedger } from './budget.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -96,7 +95,7 @@ async function session(
   registerQueries(s);
   registerBatchReportHandler(s.state);
   registerTreeApprovals(s);
-  registerTreeBudget(() => rootLedger(s.state));
+  registerTreeBudget(() => s.budget.ledger());
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
