@@ -39,7 +39,7 @@ import {
 import type { ToolOutcome } from '../../common/wire.js';
 import { toolSummary } from '../activities.js';
 import { workflowNow } from '../clock.js';
-import { subAgentRefusal } from './tree-approvals.js';
+import { reportToRoot, subAgentRefusal } from './tree-approvals.js';
 import type { AbortKind, SessionState, StoredApprovalRecord, StoredPendingApproval } from './state.js';
 import { reject } from './update-guards.js';
 
@@ -132,6 +132,12 @@ export class ApprovalDesk {
         return list[i];
     }
     return undefined;
+  }
+
+  /** After every status change: a sub-agent (or a batch's task) whose pending calls changed tells its tree's root. */
+  reportToRoot(): void {
+    const reported = reportToRoot(this.pending(), this.records(), this.st.treeReported);
+    if (reported !== this.st.treeReported) this.st.treeReported = reported;
   }
 
   /** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt, requestId }` each. */

@@ -17,7 +17,7 @@ import { modelActivities } from '../activities.js';
 import { compactionFailure } from '../failure-outcomes.js';
 import { workflowNow } from '../clock.js';
 import type { ModelContext } from './model-context.js';
-import type { SessionState } from './state.js';
+import type { RunConfig, SessionState } from './state.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
 export const COMPACTION_PATCH = 'keel-compaction';
@@ -25,10 +25,12 @@ export const COMPACTION_PATCH = 'keel-compaction';
 /** `compacted`: an entry was appended; `budget`: the budget allowed no summary request (the run must stop). */
 export type CompactionOutcome = 'compacted' | 'skipped' | 'budget';
 
-function settings(st: SessionState): { window: number; reserve: number; keep: number } | undefined {
-  const c = st.config.compaction;
+function settings(
+  c: RunConfig['compaction'],
+  contextWindow: number | undefined,
+): { window: number; reserve: number; keep: number } | undefined {
   if (c === false) return undefined;
-  const window = c?.contextWindow ?? st.contextWindow;
+  const window = c?.contextWindow ?? contextWindow;
   if (!window) return undefined;
   return {
     window,
@@ -49,8 +51,12 @@ export interface CompactionDue {
  * `reason` is `overflow` (the last call was refused as too long) or the estimated context exceeds `window - reserve`,
  * and there is something to summarise (the patch check included). Undefined: no compaction.
  */
-export function compactionDue(st: SessionState, reason: 'threshold' | 'overflow'): CompactionDue | undefined {
-  const cfg = settings(st);
+export function compactionDue(
+  ctx: Pick<ModelContext, 'state'>,
+  reason: 'threshold' | 'overflow',
+): CompactionDue | undefined {
+  const st = ctx.state;
+  const cfg = settings(st.config.compaction, st.contextWindow);
   if (!cfg) return undefined;
   const { transcript, config } = st;
   const tokens = estimateContext(transcript, config.systemPrompt ?? '');

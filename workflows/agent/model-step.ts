@@ -26,11 +26,11 @@ export interface ModelStep {
  * The usage of every request counts in `ctx.state` (the budget checks it before the next one).
  */
 export async function streamAssistant(ctx: ModelContext): Promise<ModelStep | undefined> {
-  const due = compactionDue(ctx.state, 'threshold');
+  const due = compactionDue(ctx, 'threshold');
   if (due && (await compact(ctx, due)) === 'budget') return undefined;
   const first = await callOnce(ctx);
   if (!first?.overflow) return first;
-  const overflow = compactionDue(ctx.state, 'overflow');
+  const overflow = compactionDue(ctx, 'overflow');
   const compacted = overflow ? await compact(ctx, overflow) : 'skipped';
   if (compacted === 'budget') return undefined;
   if (compacted === 'skipped') return { message: first.message };

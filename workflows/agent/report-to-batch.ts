@@ -42,8 +42,11 @@ export function batchMemo(): { memo?: Record<string, unknown> } {
   return m ? { memo: { [BATCH_MEMO_KEY]: m } } : {};
 }
 
+/** What the report to a batch reads of the carried state: whether it was asked for, and the usage and turns. */
+export type BatchReportState = Pick<SessionState, 'reportToBatch' | 'usage' | 'turns' | 'modelCalls'>;
+
 /** A batch's child answers the batch's request to report by signal (nothing for a run outside a batch). */
-export function registerBatchReportHandler(state: SessionState): void {
+export function registerBatchReportHandler(state: BatchReportState): void {
   if (!batchMembership()) return;
   setHandler(reportBySignalSignal, () => void (state.reportToBatch = true), {
     description: 'From this run’s batch: report how this run closes by signal (the batch continues-as-new).',
@@ -57,7 +60,7 @@ export function registerBatchReportHandler(state: SessionState): void {
 export async function reportToBatch(
   result: AgentRunResult | undefined,
   err: unknown,
-  state: SessionState | undefined,
+  state: BatchReportState | undefined,
 ): Promise<void> {
   const m = batchMembership();
   if (!m || !state?.reportToBatch || !patched(PATCH.slidingWindowBatch)) return;

@@ -48,9 +48,8 @@ import { toUserMessages } from './incoming.js';
 import { enqueue } from './queues.js';
 import { closedWhy, isFinal, reject } from './update-guards.js';
 import { publishAttributes, turnEndUpsertDue, type Published } from './visibility.js';
-import { reportToRoot } from './tree-approvals.js';
 import { RunBudget } from './budget.js';
-import type { AbortKind, RunningTool, SessionState, StoredPendingApproval } from './state.js';
+import type { AbortKind, RunConfig, RunningTool, SessionState, StoredPendingApproval } from './state.js';
 
 /**
  * One agent session in this run of `agentWorkflow`: the carried `state` and the live parts around it. The loop
@@ -115,7 +114,7 @@ export class AgentSession implements ToolBatchHost {
   }
 
   /** The run's configuration (the tool batch reads it through `ToolBatchHost`). */
-  get config(): SessionState['config'] {
+  get config(): RunConfig {
     return this.state.config;
   }
 
@@ -168,7 +167,7 @@ export class AgentSession implements ToolBatchHost {
   publish(): void {
     setCurrentDetails(this.details());
     this.published = publishAttributes(this.state, this.published);
-    reportToRoot(this.state); // a sub-agent whose pending approvals changed tells its root
+    this.desk.reportToRoot(); // a sub-agent whose pending approvals changed tells its root
   }
 
   /** At every turn end: the details, and the search attributes every `TURN_UPSERT_STRIDE` turns (visibility.ts). */

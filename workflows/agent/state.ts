@@ -51,7 +51,7 @@ export interface StoredApprovalRecord extends ApprovalRecord {
 
 /** Everything `agentWorkflow` carries across continue-as-new. Plain JSON. */
 export interface SessionState {
-  config: Omit<AgentRunInput, 'prompt' | 'messages'>;
+  config: RunConfig;
   /** A batch's child asked to report its outcome by signal as it closes (workflows/agent/report-to-batch.ts). */
   reportToBatch?: true;
   transcript: Message[];
@@ -109,6 +109,9 @@ export interface SessionState {
   /** A root run's tree-budget ledger (common/tree-budget.ts), once a run of its tree reserved from it. */
   treeLedger?: TreeLedgerState;
 }
+
+/** The run's configuration: its input without the prompt and messages (those start the transcript). */
+export type RunConfig = Omit<AgentRunInput, 'prompt' | 'messages'>;
 
 export type AbortKind = 'interrupt' | 'cancel';
 

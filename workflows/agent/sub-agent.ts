@@ -34,13 +34,13 @@ import { childRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import { workflowNow } from '../clock.js';
 import { batchMembership } from './report-to-batch.js';
-import type { SessionState } from './state.js';
+import type { RunConfig } from './state.js';
 import { loopErrorOutcome, type ToolTracking } from './tool-tracking.js';
 import { treeMembership } from './tree.js';
 
 /** What a sub-agent call needs of the session: its config and the running-tools tracking. */
 export interface SubAgentHost extends ToolTracking {
-  readonly config: SessionState['config'];
+  readonly config: RunConfig;
 }
 
 /** The memo to carry across this run's continue-as-new: its place in a tree (`{}` for a root run). */
@@ -90,7 +90,7 @@ export interface ChildStart {
  * `modelOptions` under the definition's, option by option, and only the tools of its definition that its tree's bound
  * allows — the bound this run's memo carries, else this run's own `tools` (README "Sub-agents").
  */
-export function childStart(config: SessionState['config'], agent: SubAgentRecord): ChildStart {
+export function childStart(config: RunConfig, agent: SubAgentRecord): ChildStart {
   const modelOptions = patched(PATCH.subAgentModelOptions)
     ? inheritedModelOptions(config.modelOptions, agent.modelOptions)
     : undefined;
@@ -105,7 +105,7 @@ export function childStart(config: SessionState['config'], agent: SubAgentRecord
  * caller's labels (`metadata`), model retry, heartbeat timeout and history limits; what `start` adds (0.6.3).
  */
 export function childInput(
-  config: SessionState['config'],
+  config: RunConfig,
   agent: SubAgentRecord,
   args: unknown,
   start: ChildStart = {},
