@@ -19,7 +19,7 @@ import type { RunMcpTools } from '../mcp/run-tools.js';
 import type { RunSubAgents } from '../agents/run-agents.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
-import { withApproval } from '../../common/updates.js';
+import { detailsWithApproval } from '../../common/updates.js';
 import { ErrorType } from '../../common/errors.js';
 
 export interface ToolActivityDeps {
@@ -187,7 +187,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
           (p) => progress(s, p),
         );
         const outcome = input.approval
-          ? { ...executed, details: withApproval(executed.details, input.approval) }
+          ? { ...executed, details: detailsWithApproval(executed.details, input.approval) }
           : executed;
         remember(input, s, outcome);
         return outcome;
