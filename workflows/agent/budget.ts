@@ -30,7 +30,7 @@ import {
   type TreeBudgetRef,
 } from '../../common/tree-budget.js';
 import { treeMembership } from './tree.js';
-import { batchMembership } from './report-to-batch.js';
+import { batchMembership } from '../batch-protocol.js';
 
 /** How the budget reports `budget_warning` / `budget_exceeded` (the session's `emit`). */
 export type Emit = (event: AgentEvent) => void;

@@ -33,7 +33,7 @@ import { localSetupActivities, subAgentActivities } from '../activities.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import { workflowNow } from '../clock.js';
-import { batchMembership } from './report-to-batch.js';
+import { batchMembership } from '../batch-protocol.js';
 import type { RunConfig } from './state.js';
 import { loopErrorOutcome, type ToolTracking } from './tool-tracking.js';
 import { treeMembership } from './tree.js';
@@ -189,7 +189,7 @@ export async function runSubAgent(
     h.runningTools.delete(call.id);
     h.publishDetails();
   }
-  return outcomeOf(h, call, agent, id, result, failure);
+  return childToolOutcome(h, call, agent, id, result, failure);
 }
 
 /** Marks a run that `attach` found closed without a result: its text is the error result. */
@@ -219,7 +219,8 @@ async function attach(h: SubAgentHost, call: ToolCall, id: string): Promise<Agen
   throw new ClosedWithout(awaited.closed, awaited.error);
 }
 
-async function outcomeOf(
+/** The tool result of a finished sub-agent run: its output (checked against the agent's schema) or why it has none. */
+async function childToolOutcome(
   h: SubAgentHost,
   call: ToolCall,
   agent: SubAgentRecord,

@@ -38,7 +38,7 @@ import { localSetupActivities } from '../activities.js';
 import { treeApprovalsSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
 import type { StoredApprovalRecord, StoredPendingApproval } from './state.js';
-import { batchMembership } from './report-to-batch.js';
+import { batchMembership } from '../batch-protocol.js';
 import { treeMembership } from './tree.js';
 
 /** Decisions of sub-agents' calls the root keeps (the latest). */

@@ -36,7 +36,8 @@ import { AgentSession } from './session.js';
 import type { LoopPosition, SessionState } from './state.js';
 import { nestedTooDeep, tooDeep } from '../../common/nesting.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
-import { batchMemo, registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
+import { batchMemo } from '../batch-protocol.js';
+import { registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
 import { registerQueries } from './queries.js';
 import { registerVerbs } from './verbs.js';
 import { registerApprovalDesk } from './tree-approvals.js';
@@ -73,16 +74,7 @@ async function session(
   carried: SessionState | undefined,
   opened: { session?: AgentSession },
 ): Promise<AgentRunResult> {
-  // the state is Keel's own, carried by continue-as-new: a first run given one (a raw start) is refused
-  const raw = carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined;
-  if (carried !== undefined && (!isSessionState(carried) || (raw && patched(PATCH.carriedStateOnlyByContinue)))) {
-    throw ApplicationFailure.create({
-      type: ErrorType.InvalidAgentInput,
-      message: UNEXPECTED_SECOND_ARGUMENT,
-      nonRetryable: true,
-      details: [[UNEXPECTED_SECOND_ARGUMENT]],
-    });
-  }
+  refuseForeignState(carried);
   const s = new AgentSession(carried ?? initialState(input));
   opened.session = s;
   let temporalCancelled = false;
@@ -167,6 +159,19 @@ async function session(
     if (!arrived || s.endRequested) return closeRun(s, 'completed');
     s.abort = undefined;
     start = nextStart(st);
+  }
+}
+
+/** The state is Keel's own, carried by continue-as-new: a first run given one (a raw start) is refused. */
+function refuseForeignState(carried: unknown): void {
+  const raw = carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined;
+  if (carried !== undefined && (!isSessionState(carried) || (raw && patched(PATCH.carriedStateOnlyByContinue)))) {
+    throw ApplicationFailure.create({
+      type: ErrorType.InvalidAgentInput,
+      message: UNEXPECTED_SECOND_ARGUMENT,
+      nonRetryable: true,
+      details: [[UNEXPECTED_SECOND_ARGUMENT]],
+    });
   }
 }
 

@@ -39,17 +39,19 @@ import {
 import type { TaskOutcome } from '../../common/task-outcome.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import {
-  BATCH_MEMO_KEY,
   progressQuery,
-  reportBySignalSignal,
   resultsQuery,
-  taskFinishedSignal,
   type AgentBatchInput,
   type AgentBatchResult,
-  type BatchMembership,
   type BatchProgress,
-  type BatchTaskReport,
 } from './definitions.js';
+import {
+  BATCH_MEMO_KEY,
+  reportBySignalSignal,
+  taskFinishedSignal,
+  type BatchMembership,
+  type BatchTaskReport,
+} from '../batch-protocol.js';
 import { BatchBudget, type BatchBudgetCarried } from './budget.js';
 import { emptyLedger, TreeLedger } from '../../common/tree-budget.js';
 import { registerTreeBudget } from '../tree-budget.js';
