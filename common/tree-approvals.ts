@@ -62,3 +62,31 @@ export function approvalRoute(
   if (decided.length === 0 || decided.some((r) => r.workflowId === undefined)) return { workflowId };
   return { workflowId: decided[decided.length - 1].workflowId! };
 }
+
+/** A sub-agent's last report as its root keeps it. */
+export interface TreeApprovalsRun {
+  workflowId: string;
+  runKey: string;
+  path: string[];
+  seq: number;
+  pending: PendingApproval[];
+}
+
+/** What a root keeps of its sub-agents' approvals (carried across continue-as-new). */
+export interface TreeApprovalsState {
+  /** The newest report per sub-agent, the most recently changed last. */
+  runs: TreeApprovalsRun[];
+  /** The records of its sub-agents' decided calls, each with `workflowId` and `path`; the latest 200 (workflows/agent/tree-approvals.ts). */
+  decided: ApprovalRecord[];
+  /** `<workflowId>#<runKey>` of each run `checkTreeMember` found a member of this tree (0.6.3), the latest kept. */
+  members?: string[];
+  /** `<workflowId>#<runKey>` of runs found not to be members, whose reports are ignored without a new check. */
+  outsiders?: string[];
+}
+
+/** What a sub-agent last reported to its root (carried across its continue-as-new). */
+export interface TreeReported {
+  seq: number;
+  /** `<toolCallId>#<assistantIndex>` of each call reported as pending. */
+  calls: string[];
+}

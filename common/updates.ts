@@ -171,7 +171,7 @@ export function approvalInputErrors(value: unknown): string[] {
  * A result's details with the approval decision added as `details.approval`: an object's fields are kept, any other
  * value moves to `details.value`.
  */
-export function withApproval(details: unknown, approval: ApprovalRecord): Record<string, unknown> {
+export function detailsWithApproval(details: unknown, approval: ApprovalRecord): Record<string, unknown> {
   if (details === undefined || details === null) return { approval };
   if (typeof details === 'object' && !Array.isArray(details))
     return { ...(details as Record<string, unknown>), approval };

@@ -116,13 +116,14 @@ export function toolSummary(name: string, args: unknown): string {
   if (args && typeof args === 'object') {
     const values = Object.entries(args as Record<string, unknown>);
     const text = values.find(([, v]) => typeof v === 'string')?.[1] as string | undefined;
-    if (text !== undefined) parts.push(oneLine(text, 80));
+    if (text !== undefined) parts.push(firstLineClipped(text, 80));
     for (const [key, v] of values) if (Array.isArray(v)) parts.push(`(${v.length} ${key})`);
   }
   return parts.join(' ');
 }
 
-function oneLine(text: string, max: number): string {
+/** The first line of `text`, at most `max` characters; `…` marks a cut or a dropped rest. */
+function firstLineClipped(text: string, max: number): string {
   const first = text.split('\n', 1)[0];
   return first.length > max || text.includes('\n') ? `${first.slice(0, max)}…` : first;
 }

@@ -17,7 +17,7 @@ export interface CheckTreeMemberInput {
   runKey: string;
 }
 
-/** The memo key of a batch task's membership (workflows/batch/definitions.ts `BATCH_MEMO_KEY`). */
+/** The memo key of a batch task's membership (workflows/batch-protocol.ts `BATCH_MEMO_KEY`). */
 const BATCH_MEMO = 'keelBatch';
 
 export function createCheckTreeMember(client: () => Client) {

@@ -17,7 +17,7 @@ import type { TranscriptCache } from '../transcript.js';
 import type { ToolLookup } from './tool-lookup.js';
 import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
-import { withApproval } from '../../common/updates.js';
+import { detailsWithApproval } from '../../common/updates.js';
 import { ErrorType } from '../../common/errors.js';
 
 export interface ToolActivityDeps {
@@ -181,7 +181,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
           (p) => progress(s, p),
         );
         const outcome = input.approval
-          ? { ...executed, details: withApproval(executed.details, input.approval) }
+          ? { ...executed, details: detailsWithApproval(executed.details, input.approval) }
           : executed;
         remember(deps, input, s, outcome);
         return outcome;

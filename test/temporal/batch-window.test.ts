@@ -12,11 +12,11 @@ import type { AgentRunInput } from '../../common/run.js';
 import {
   progressQuery,
   resultsQuery,
-  taskFinishedSignal,
   type AgentBatchInput,
   type AgentBatchResult,
   type BatchProgress,
 } from '../../workflows/batch/definitions.js';
+import { taskFinishedSignal } from '../../workflows/batch-protocol.js';
 import type { WindowCarried } from '../../workflows/batch/window.js';
 import { startBatchWorkflow } from '../../client/batch-client.js';
 import { chainHistories, gate, startKeel, workflowTaskFailures, type Keel } from './harness.js';

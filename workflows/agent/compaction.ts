@@ -15,10 +15,9 @@ import {
 } from '../../common/compaction.js';
 import { modelActivities } from '../activities.js';
 import { compactionFailure } from '../failure-outcomes.js';
-import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCall, treeRefused } from './budget.js';
 import { workflowNow } from '../clock.js';
-import type { ModelContext } from './model-step.js';
-import type { SessionState } from './session.js';
+import type { ModelContext } from './model-context.js';
+import type { RunConfig, SessionState } from './state.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
 export const COMPACTION_PATCH = 'keel-compaction';
@@ -26,10 +25,12 @@ export const COMPACTION_PATCH = 'keel-compaction';
 /** `compacted`: an entry was appended; `budget`: the budget allowed no summary request (the run must stop). */
 export type CompactionOutcome = 'compacted' | 'skipped' | 'budget';
 
-function settings(st: SessionState): { window: number; reserve: number; keep: number } | undefined {
-  const c = st.config.compaction;
+function settings(
+  c: RunConfig['compaction'],
+  contextWindow: number | undefined,
+): { window: number; reserve: number; keep: number } | undefined {
   if (c === false) return undefined;
-  const window = c?.contextWindow ?? st.contextWindow;
+  const window = c?.contextWindow ?? contextWindow;
   if (!window) return undefined;
   return {
     window,
@@ -50,8 +51,12 @@ export interface CompactionDue {
  * `reason` is `overflow` (the last call was refused as too long) or the estimated context exceeds `window - reserve`,
  * and there is something to summarise (the patch check included). Undefined: no compaction.
  */
-export function compactionDue(st: SessionState, reason: 'threshold' | 'overflow'): CompactionDue | undefined {
-  const cfg = settings(st);
+export function compactionDue(
+  ctx: Pick<ModelContext, 'state'>,
+  reason: 'threshold' | 'overflow',
+): CompactionDue | undefined {
+  const st = ctx.state;
+  const cfg = settings(st.config.compaction, st.contextWindow);
   if (!cfg) return undefined;
   const { transcript, config } = st;
   const tokens = estimateContext(transcript, config.systemPrompt ?? '');
@@ -68,11 +73,10 @@ export function compactionDue(st: SessionState, reason: 'threshold' | 'overflow'
 export async function compact(s: ModelContext, { reason, plan, tokens }: CompactionDue): Promise<CompactionOutcome> {
   const st = s.state;
   const { transcript, config } = st;
-  const emit = s.emit;
-  if (stopBeforeModelCall(st, emit)) return 'budget';
+  if (s.budget.stopBeforeModelCall()) return 'budget';
   const summarized = plan.keepFrom - plan.from;
-  const left = budgetLeft(st);
-  holdOwnRequest(st);
+  const left = s.budget.left();
+  s.budget.holdOwnRequest();
   try {
     const result = await s.runCancellable(() =>
       modelActivities(config).compact.executeWithOptions(
@@ -92,8 +96,8 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
         ],
       ),
     );
-    releaseOwnRequest(st);
-    spend(st, emit, result.usage, result.failedAttemptsUsage);
+    s.budget.releaseOwnRequest();
+    s.budget.spend(result.usage, result.failedAttemptsUsage);
     s.append(
       compactionEntry(result.summary, { firstKept: plan.keepFrom, tokensBefore: tokens, reason }, workflowNow()),
     );
@@ -101,10 +105,10 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
     return 'compacted';
   } catch (err) {
     const failure = compactionFailure(err);
-    releaseOwnRequest(st);
-    spend(st, emit, failure.usage);
-    if (failure.treeBudget) treeRefused(st, failure.treeBudget);
-    if ((failure.budgetExceeded || failure.treeBudget) && stopBeforeModelCall(st, emit)) return 'budget';
+    s.budget.releaseOwnRequest();
+    s.budget.spend(failure.usage);
+    if (failure.treeBudget) s.budget.stopWith(failure.treeBudget);
+    if ((failure.budgetExceeded || failure.treeBudget) && s.budget.stopBeforeModelCall()) return 'budget';
     if (s.abort) return 'skipped';
     s.emit({
       type: 'compaction',

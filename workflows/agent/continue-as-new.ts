@@ -1,6 +1,6 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
 import { PATCH } from '../patches.js';
-import type { SessionState } from './session.js';
+import type { SessionState } from './state.js';
 
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */
 const MAX_CARRIED_CHARS = 1_500_000;
@@ -15,8 +15,8 @@ export const LARGE_PAYLOADS_PATCH = 'keel-large-payloads';
  * The workers offload large payloads (README "Large transcripts"), so the continue-as-new input and the result may be
  * of any size: they go to external storage and history holds a reference. Behind `patched('keel-large-payloads')`.
  */
-export function unboundedPayloads(st: SessionState): boolean {
-  return st.largePayloads === true && patched(LARGE_PAYLOADS_PATCH);
+export function unboundedPayloads(largePayloads: boolean | undefined): boolean {
+  return largePayloads === true && patched(LARGE_PAYLOADS_PATCH);
 }
 
 export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kind: 'full'; message: string };
@@ -42,7 +42,7 @@ export function historyDecision(
     due = false;
   if (!due || (info.historySize < retryAt && info.historySize < max)) return { kind: 'ok' };
   const carried = JSON.stringify(st).length;
-  if (carried <= MAX_CARRIED_CHARS || unboundedPayloads(st)) return { kind: 'continueAsNew' };
+  if (carried <= MAX_CARRIED_CHARS || unboundedPayloads(st.largePayloads)) return { kind: 'continueAsNew' };
   const next = info.historySize + limit;
   if (info.historySize < max) return { kind: 'ok', retryAt: next };
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);

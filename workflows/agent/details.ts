@@ -1,7 +1,6 @@
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
 import { toolSummary } from '../activities.js';
-import { budgetDetails } from './budget.js';
-import type { RunningTool, SessionState } from './session.js';
+import type { RunningTool, SessionState } from './state.js';
 import { treeDetails } from './tree-approvals.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
@@ -21,6 +20,8 @@ export interface LiveDetails {
   turn: number;
   modelCallSince?: number;
   runningTools: ReadonlyMap<string, RunningTool>;
+  /** The budget's lines (`RunBudget.details`). */
+  budget: string[];
 }
 
 /** Markdown shown as the workflow's current details in the Temporal UI (docs/architecture.md#visibility). */
@@ -43,7 +44,7 @@ export function renderDetails(st: SessionState, live: LiveDetails): string {
   if (st.steering.length || st.followUps.length)
     lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
-  lines.push(...budgetDetails(st));
+  lines.push(...live.budget);
   if (st.rehomed) lines.push(`⚠ ${st.rehomed}`);
   if (st.lastError) lines.push(`error: ${st.lastError}`);
   const last = lastAssistant(st.transcript);

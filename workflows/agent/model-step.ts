@@ -5,21 +5,10 @@ import { modelCallFailure } from '../failure-outcomes.js';
 import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
 import { emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelActivities } from '../activities.js';
-import { budgetLeft, holdOwnRequest, releaseOwnRequest, spend, stopBeforeModelCall, treeRefused } from './budget.js';
 import { workflowNow } from '../clock.js';
 import { compact, compactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
-import type { AgentSession } from './session.js';
-
-/**
- * What a model step needs of the session (Pi's `context`, `signal` and `emit`): the state it reads and counts usage in,
- * the run's identity and transcript digests, the abort, and how to append, log, run an activity cancellably and show a
- * running model call.
- */
-export type ModelContext = Pick<
-  AgentSession,
-  'state' | 'run' | 'digests' | 'abort' | 'emit' | 'append' | 'runCancellable' | 'modelCalling'
->;
+import type { ModelContext } from './model-context.js';
 
 /** The assistant message of a model step, with the activity summaries of its tool calls (for the tool batch). */
 export interface ModelStep {
@@ -37,11 +26,11 @@ export interface ModelStep {
  * The usage of every request counts in `ctx.state` (the budget checks it before the next one).
  */
 export async function streamAssistant(ctx: ModelContext): Promise<ModelStep | undefined> {
-  const due = compactionDue(ctx.state, 'threshold');
+  const due = compactionDue(ctx, 'threshold');
   if (due && (await compact(ctx, due)) === 'budget') return undefined;
   const first = await callOnce(ctx);
   if (!first?.overflow) return first;
-  const overflow = compactionDue(ctx.state, 'overflow');
+  const overflow = compactionDue(ctx, 'overflow');
   const compacted = overflow ? await compact(ctx, overflow) : 'skipped';
   if (compacted === 'budget') return undefined;
   if (compacted === 'skipped') return { message: first.message };
@@ -53,10 +42,10 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
   const st = ctx.state;
   const { config, transcript } = st;
   const turn = st.turns + 1;
-  if (stopBeforeModelCall(st, ctx.emit)) return undefined;
+  if (ctx.budget.stopBeforeModelCall()) return undefined;
   ctx.modelCalling(workflowNow());
-  const left = budgetLeft(st);
-  holdOwnRequest(st);
+  const left = ctx.budget.left();
+  ctx.budget.holdOwnRequest();
   try {
     const result = await ctx.runCancellable(() =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
@@ -81,18 +70,18 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
       (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
     if (problem && patched(PATCH.malformedModelOutput))
       return { message: errorMessage(config.model, malformedModelOutput(problem), emptyUsage(), false) };
-    spend(st, ctx.emit, result.message.usage, result.failedAttemptsUsage);
+    ctx.budget.spend(result.message.usage, result.failedAttemptsUsage);
     return { message: result.message, toolSummaries: result.toolSummaries ?? {} };
   } catch (err) {
     const failure = modelCallFailure(err);
-    releaseOwnRequest(st);
-    spend(st, ctx.emit, failure.usage);
-    if (failure.treeBudget) treeRefused(st, failure.treeBudget);
-    if ((failure.budgetExceeded || failure.treeBudget) && stopBeforeModelCall(st, ctx.emit)) return undefined;
+    ctx.budget.releaseOwnRequest();
+    ctx.budget.spend(failure.usage);
+    if (failure.treeBudget) ctx.budget.stopWith(failure.treeBudget);
+    if ((failure.budgetExceeded || failure.treeBudget) && ctx.budget.stopBeforeModelCall()) return undefined;
     const message = errorMessage(config.model, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
     return { message, ...(failure.contextOverflow ? { overflow: true } : {}) };
   } finally {
-    releaseOwnRequest(st);
+    ctx.budget.releaseOwnRequest();
     ctx.modelCalling(undefined);
   }
 }

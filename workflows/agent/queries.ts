@@ -4,8 +4,6 @@ import type { EventsPage } from '../../common/events.js';
 import { messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery, subAgentsQuery } from '../definitions.js';
-import { publicApprovals, publicPending } from './approvals.js';
-import { budgetState, treeBudgetState } from './budget.js';
 import { lastAssistant } from './details.js';
 import { treeDecided, treePending } from './tree-approvals.js';
 import type { AgentSession } from './session.js';
@@ -101,10 +99,9 @@ function runState(s: AgentSession): AgentRunState {
       : {}),
     ...(reply ? { lastReply: messageText(reply).slice(0, 500) } : {}),
     continuedAsNew: st.continuedAsNew,
-    pendingApprovals: [...publicPending(st), ...treePending(st)],
-    approvals: [...publicApprovals(st), ...treeDecided(st)],
-    ...budgetState(st),
-    ...treeBudgetState(st),
+    pendingApprovals: [...s.desk.publicPending(), ...treePending(st)],
+    approvals: [...s.desk.publicApprovals(), ...treeDecided(st)],
+    ...s.budget.state(),
   };
 }
 

@@ -1,5 +1,30 @@
 import type { QueueMode } from '../../common/run.js';
 import type { UserMessage } from '../../common/messages.js';
+import type { RunConfig } from './state.js';
+
+/** A session's two queues (carried state) and the modes they are drained in. */
+export interface SessionQueues {
+  steering: UserMessage[];
+  followUps: UserMessage[];
+  config: Pick<RunConfig, 'steeringMode' | 'followUpMode'>;
+}
+
+/** Messages are waiting in either queue. */
+export function hasQueued(q: SessionQueues): boolean {
+  return q.steering.length > 0 || q.followUps.length > 0;
+}
+
+/** Drains the steering or follow-up queue per the run's queue mode. */
+export function drainQueue(q: SessionQueues, from: 'steering' | 'followUp'): UserMessage[] {
+  const queue = from === 'steering' ? q.steering : q.followUps;
+  return drain(queue, (from === 'steering' ? q.config.steeringMode : q.config.followUpMode) ?? 'one-at-a-time');
+}
+
+/** Pi's `Agent.continue()` from an assistant tail: steering first (initial steering poll suppressed), else follow-ups. */
+export function nextStart(q: SessionQueues): { prompts: UserMessage[]; suppressSteeringPoll?: true } {
+  if (q.steering.length > 0) return { prompts: drainQueue(q, 'steering'), suppressSteeringPoll: true };
+  return { prompts: drainQueue(q, 'followUp') };
+}
 
 /** Drain per Pi's queue modes: `all` takes everything queued, `one-at-a-time` only the oldest. */
 export function drain(queue: UserMessage[], mode: QueueMode): UserMessage[] {

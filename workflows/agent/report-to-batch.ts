@@ -17,33 +17,16 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentRunResult } from '../../common/run.js';
-import {
-  BATCH_MEMO_KEY,
-  reportBySignalSignal,
-  taskFinishedSignal,
-  type BatchMembership,
-  type BatchTaskReport,
-} from '../batch/definitions.js';
+import { batchMembership, reportBySignalSignal, taskFinishedSignal, type BatchTaskReport } from '../batch-protocol.js';
 import { closingRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
-import type { SessionState } from './session.js';
+import type { SessionState } from './state.js';
 
-/** The batch this run belongs to, from its memo (undefined for a run not started by a sliding-window batch). */
-export function batchMembership(): BatchMembership | undefined {
-  const m = workflowInfo().memo?.[BATCH_MEMO_KEY] as Partial<BatchMembership> | undefined;
-  return m && typeof m.workflowId === 'string' && Number.isInteger(m.index)
-    ? { workflowId: m.workflowId, index: m.index as number, ...(m.treeBudget === true ? { treeBudget: true } : {}) }
-    : undefined;
-}
-
-/** The memo to carry across this run's continue-as-new (`{}` for a run outside a batch: nothing changes). */
-export function batchMemo(): { memo?: Record<string, unknown> } {
-  const m = batchMembership();
-  return m ? { memo: { [BATCH_MEMO_KEY]: m } } : {};
-}
+/** What the report to a batch reads of the carried state: whether it was asked for, and the usage and turns. */
+export type BatchReportState = Pick<SessionState, 'reportToBatch' | 'usage' | 'turns' | 'modelCalls'>;
 
 /** A batch's child answers the batch's request to report by signal (nothing for a run outside a batch). */
-export function registerBatchReportHandler(state: SessionState): void {
+export function registerBatchReportHandler(state: BatchReportState): void {
   if (!batchMembership()) return;
   setHandler(reportBySignalSignal, () => void (state.reportToBatch = true), {
     description: 'From this run’s batch: report how this run closes by signal (the batch continues-as-new).',
@@ -57,7 +40,7 @@ export function registerBatchReportHandler(state: SessionState): void {
 export async function reportToBatch(
   result: AgentRunResult | undefined,
   err: unknown,
-  state: SessionState | undefined,
+  state: BatchReportState | undefined,
 ): Promise<void> {
   const m = batchMembership();
   if (!m || !state?.reportToBatch || !patched(PATCH.slidingWindowBatch)) return;

@@ -13,8 +13,6 @@ import {
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BudgetKind } from '../../common/budget.js';
-import type { TreeLedgerState } from '../../common/tree-budget.js';
 import type { AgentEvent } from '../../common/events.js';
 import type {
   AssistantMessage,
@@ -39,14 +37,7 @@ import type {
 } from '../../common/updates.js';
 import { runClosed } from '../../common/updates.js';
 import { PATCH } from '../patches.js';
-import {
-  awaitDecision,
-  decidePending,
-  findPending,
-  pendingOrRefuse,
-  publicRecord,
-  type ApprovalWait,
-} from './approvals.js';
+import { ApprovalDesk, publicRecord, type ApprovalWait } from './approvals.js';
 import { localSetupActivities } from '../activities.js';
 import { RunHome } from './tool-placement.js';
 import type { ToolBatchHost } from './tool-batch.js';
@@ -57,114 +48,8 @@ import { toUserMessages } from './incoming.js';
 import { enqueue } from './queues.js';
 import { closedWhy, isFinal, reject } from './update-guards.js';
 import { publishAttributes, turnEndUpsertDue, type Published } from './visibility.js';
-import { reportToRoot, type TreeApprovalsState, type TreeReported } from './tree-approvals.js';
-
-/** Where an agent run stands between two turns; carried across continue-as-new so the run resumes there. */
-export interface LoopPosition {
-  /** Index in the transcript of this run's first new message (agent_end.messages = transcript.slice(runStart)). */
-  runStart: number;
-  turnsInRun: number;
-  /** Messages polled from a queue and not yet injected. */
-  pending: UserMessage[];
-  /** The queue `pending` was drained from, so an abort can put it back. */
-  pendingFrom: 'steering' | 'followUp';
-  moreToolCalls: boolean;
-  /** The last turn's tool batch terminated (all results asked to stop). */
-  terminated?: boolean;
-  /** Set when continue-as-new happened while a call of this turn's tool batch awaited approval. */
-  batch?: SuspendedBatch;
-}
-
-/** A tool batch carried across continue-as-new while calls await approval (workflows/agent/approvals.ts). */
-export interface SuspendedBatch {
-  assistantIndex: number;
-  /** Calls that finished before the suspension (their `tool_execution_end` was emitted), by id. */
-  done: Record<string, ToolOutcome>;
-}
-
-/** A pending approval as the workflow keeps it: where the call is, and when it times out. */
-export interface StoredPendingApproval extends PendingApproval {
-  assistantIndex: number;
-  /** Signed decisions on this call whose verification is under way (not in `state().pendingApprovals`). */
-  verifying?: number;
-  /** Workflow time (ms) at which the call gets the not-approved result. */
-  expiresAt: number;
-  /** The timeout as given (`24h`), for the result text. */
-  timeout: string;
-}
-
-export interface StoredApprovalRecord extends ApprovalRecord {
-  assistantIndex: number;
-}
-
-/** Everything `agentWorkflow` carries across continue-as-new. Plain JSON. */
-export interface SessionState {
-  config: Omit<AgentRunInput, 'prompt' | 'messages'>;
-  /** A batch's child asked to report its outcome by signal as it closes (workflows/agent/report-to-batch.ts). */
-  reportToBatch?: true;
-  transcript: Message[];
-  /** Index of this workflow's first new message (result.newMessages = transcript.slice(newFrom)). */
-  newFrom: number;
-  steering: UserMessage[];
-  followUps: UserMessage[];
-  tools: ToolInfo[];
-  usage: Usage;
-  turns: number;
-  runs: number;
-  status: SessionStatus;
-  lastError?: string;
-  /** The last agent run ended with a model error (a session then shows `failed` and ends Failed). */
-  lastRunFailed?: boolean;
-  continuedAsNew: number;
-  eventSeq: number;
-  /** Counts every message received by signal; a waiting session starts a run when it grows. */
-  received: number;
-  /** Set when continue-as-new happened inside an agent run. */
-  position?: LoopPosition;
-  /** The namespace has Keel's search attributes (checked once by `startRun`). */
-  searchAttributes?: boolean;
-  /** Tool calls awaiting approval (absent in state carried by 0.1.0). */
-  pendingApprovals?: StoredPendingApproval[];
-  /** Decided approvals, the latest 200. */
-  approvals?: StoredApprovalRecord[];
-  /**
-   * The worker that started the run verifies approvals (from `startRun`; README "Who may approve"): every decision
-   * carries a token the `verifyApproval` local activity must accept before it applies. Absent: free-text approvers.
-   */
-  verifiedApprovals?: true;
-  /** The worker's tools this run did not enable (from `startRun`, 0.6.3): the text a call of one gets. */
-  otherTools?: string[];
-  /** An `end` was requested before continue-as-new: the new run completes once idle. */
-  endRequested?: boolean;
-  /** Model requests made (absent in state carried by 0.1.0). */
-  modelCalls?: number;
-  /** Budget limits whose 80 % warning was given. */
-  budgetWarned?: BudgetKind[];
-  /** The workers offload large payloads (from `startRun`): the carried state and the result have no size cap. */
-  largePayloads?: boolean;
-  /** The model's context window from its catalog (from `startRun`), for compaction. */
-  contextWindow?: number;
-  /** The task queue of the run's home worker (worker affinity): worker-local tools run there; `''`: no worker has one. */
-  homeQueue?: string;
-  /** The last move of the run to a new home worker (`homeWorkerLost` text), shown in the details. */
-  rehomed?: string;
-  /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
-  budgetStop?: string;
-  /** A sub-agent: the pending calls it last reported to its tree's root (tree-approvals.ts). */
-  treeReported?: TreeReported;
-  /** A root: its sub-agents' calls awaiting approval and their decisions (tree-approvals.ts). */
-  treeApprovals?: TreeApprovalsState;
-  /** A root run's tree-budget ledger (common/tree-budget.ts), once a run of its tree reserved from it. */
-  treeLedger?: TreeLedgerState;
-}
-
-export type AbortKind = 'interrupt' | 'cancel';
-
-/** A tool call whose activity is running: its tool and its start (workflow time, ms). */
-export interface RunningTool {
-  toolName: string;
-  since: number;
-}
+import { RunBudget } from './budget.js';
+import type { AbortKind, RunConfig, RunningTool, SessionState, StoredPendingApproval } from './state.js';
 
 /**
  * One agent session in this run of `agentWorkflow`: the carried `state` and the live parts around it. The loop
@@ -210,6 +95,10 @@ export class AgentSession implements ToolBatchHost {
   readonly historyAtStart: number;
   /** Where worker-local tool calls run (tool-placement.ts): the home queue is carried state, a move under way is not. */
   readonly home: RunHome;
+  /** The run's budget (budget.ts): it owns the usage, model calls and ledger in the state. */
+  readonly budget: RunBudget;
+  /** The run's approvals (approvals.ts): it owns the pending calls and decided records in the state. */
+  readonly desk: ApprovalDesk;
 
   /** Call in the workflow's root scope, at its start: the run's identity and history size are read here. */
   constructor(readonly state: SessionState) {
@@ -220,10 +109,12 @@ export class AgentSession implements ToolBatchHost {
     this.workflowScope = CancellationScope.current();
     this.endRequested = state.endRequested === true;
     this.home = new RunHome(state);
+    this.budget = new RunBudget(state, this.emit);
+    this.desk = new ApprovalDesk(state);
   }
 
   /** The run's configuration (the tool batch reads it through `ToolBatchHost`). */
-  get config(): SessionState['config'] {
+  get config(): RunConfig {
     return this.state.config;
   }
 
@@ -239,7 +130,7 @@ export class AgentSession implements ToolBatchHost {
 
   /** The call of message `assistantIndex` awaits approval here (a batch resumed after continue-as-new). */
   isPending(toolCallId: string, assistantIndex: number): StoredPendingApproval | undefined {
-    return findPending(this.state, toolCallId, assistantIndex);
+    return this.desk.findPending(toolCallId, assistantIndex);
   }
 
   // --- the transcript, events and what the Temporal UI shows ---------------------------------------------------------
@@ -259,7 +150,12 @@ export class AgentSession implements ToolBatchHost {
   /** The current details (Markdown) of this session, as the Temporal UI shows them. */
   details(): string {
     const turn = this.turnOpen ? this.state.turns + 1 : this.state.turns;
-    return renderDetails(this.state, { turn, modelCallSince: this.modelCallSince, runningTools: this.runningTools });
+    return renderDetails(this.state, {
+      turn,
+      modelCallSince: this.modelCallSince,
+      runningTools: this.runningTools,
+      budget: this.budget.details(),
+    });
   }
 
   /** Republishes only the current details (not a command): when a model call or a tool starts or ends. */
@@ -271,7 +167,7 @@ export class AgentSession implements ToolBatchHost {
   publish(): void {
     setCurrentDetails(this.details());
     this.published = publishAttributes(this.state, this.published);
-    reportToRoot(this.state); // a sub-agent whose pending approvals changed tells its root
+    this.desk.reportToRoot(); // a sub-agent whose pending approvals changed tells its root
   }
 
   /** At every turn end: the details, and the search attributes every `TURN_UPSERT_STRIDE` turns (visibility.ts). */
@@ -352,7 +248,7 @@ export class AgentSession implements ToolBatchHost {
    * already is (a batch resumed after continue-as-new). See approvals.ts.
    */
   awaitApproval(call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait> {
-    return awaitDecision(this.state, this, call, assistantIndex, args, argsDigest);
+    return this.desk.awaitDecision(this, call, assistantIndex, args, argsDigest);
   }
 
   /** Continue-as-new may suspend a waiting approval: due only when nothing else of the batch is running. */
@@ -434,7 +330,7 @@ export class AgentSession implements ToolBatchHost {
   }
 
   private decideNow(decision: ApprovalVerdict, input: ApprovalDecisionInput): ApprovalRecord {
-    const record = decidePending(this.state, decision, input);
+    const record = this.desk.decidePending(decision, input);
     this.publish();
     return publicRecord(record);
   }
@@ -451,7 +347,7 @@ export class AgentSession implements ToolBatchHost {
     await Promise.resolve();
     const verb = decision === 'approved' ? 'approve' : 'deny';
     this.refuseIfClosed(verb);
-    const pending = pendingOrRefuse(this.state, input.toolCallId);
+    const pending = this.desk.pendingOrRefuse(input.toolCallId);
     pending.verifying = (pending.verifying ?? 0) + 1;
     let verdict;
     try {
@@ -477,7 +373,7 @@ export class AgentSession implements ToolBatchHost {
     if (!verdict.ok) reject(verdict.refusal);
     this.refuseIfClosed(verb);
     const { subject, issuer, keyId } = verdict;
-    const record = decidePending(this.state, decision, input, {
+    const record = this.desk.decidePending(decision, input, {
       subject,
       ...(issuer !== undefined ? { issuer } : {}),
       ...(keyId !== undefined ? { keyId } : {}),
@@ -488,7 +384,7 @@ export class AgentSession implements ToolBatchHost {
 
   /** A budget above this run's (a batch's) is spent: stop before the next model call with this text. */
   budgetStop(text: string): void {
-    this.state.budgetStop ??= text;
+    this.budget.stopWith(text);
   }
 
   /** Nothing: the signal's workflow task refreshes `workflowInfo()`, which an idle session re-checks (deploys). */

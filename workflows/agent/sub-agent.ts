@@ -33,14 +33,14 @@ import { localSetupActivities, subAgentActivities } from '../activities.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import { workflowNow } from '../clock.js';
-import { batchMembership } from './report-to-batch.js';
-import type { SessionState } from './session.js';
+import { batchMembership } from '../batch-protocol.js';
+import type { RunConfig } from './state.js';
 import { loopErrorOutcome, type ToolTracking } from './tool-tracking.js';
 import { treeMembership } from './tree.js';
 
 /** What a sub-agent call needs of the session: its config and the running-tools tracking. */
 export interface SubAgentHost extends ToolTracking {
-  readonly config: SessionState['config'];
+  readonly config: RunConfig;
 }
 
 /** The memo to carry across this run's continue-as-new: its place in a tree (`{}` for a root run). */
@@ -90,7 +90,7 @@ export interface ChildStart {
  * `modelOptions` under the definition's, option by option, and only the tools of its definition that its tree's bound
  * allows — the bound this run's memo carries, else this run's own `tools` (README "Sub-agents").
  */
-export function childStart(config: SessionState['config'], agent: SubAgentRecord): ChildStart {
+export function childStart(config: RunConfig, agent: SubAgentRecord): ChildStart {
   const modelOptions = patched(PATCH.subAgentModelOptions)
     ? inheritedModelOptions(config.modelOptions, agent.modelOptions)
     : undefined;
@@ -105,7 +105,7 @@ export function childStart(config: SessionState['config'], agent: SubAgentRecord
  * caller's labels (`metadata`), model retry, heartbeat timeout and history limits; what `start` adds (0.6.3).
  */
 export function childInput(
-  config: SessionState['config'],
+  config: RunConfig,
   agent: SubAgentRecord,
   args: unknown,
   start: ChildStart = {},
@@ -189,7 +189,7 @@ export async function runSubAgent(
     h.runningTools.delete(call.id);
     h.publishDetails();
   }
-  return outcomeOf(h, call, agent, id, result, failure);
+  return childToolOutcome(h, call, agent, id, result, failure);
 }
 
 /** Marks a run that `attach` found closed without a result: its text is the error result. */
@@ -219,7 +219,8 @@ async function attach(h: SubAgentHost, call: ToolCall, id: string): Promise<Agen
   throw new ClosedWithout(awaited.closed, awaited.error);
 }
 
-async function outcomeOf(
+/** The tool result of a finished sub-agent run: its output (checked against the agent's schema) or why it has none. */
+async function childToolOutcome(
   h: SubAgentHost,
   call: ToolCall,
   agent: SubAgentRecord,

@@ -17,7 +17,7 @@ import {
 import { toolResultMessage } from '../../common/tool-result.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import { PATCH } from '../patches.js';
-import type { SuspendedBatch, StoredPendingApproval } from './session.js';
+import type { SuspendedBatch, StoredPendingApproval } from './state.js';
 import {
   approveThenExecute,
   execute,

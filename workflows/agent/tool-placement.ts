@@ -13,7 +13,7 @@ import type { ToolInfo, ToolOutcome } from '../../common/wire.js';
 import { localToolActivityOptions, setupActivities, toolActivityOptions } from '../activities.js';
 import { isNotHome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
-import type { AbortKind, SessionState } from './session.js';
+import type { AbortKind, SessionState } from './state.js';
 import { HOME_LOST, loopErrorOutcome, track, type ToolTracking } from './tool-tracking.js';
 
 /**

@@ -5,13 +5,8 @@
 import type { ToolCall } from '../../common/messages.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import { workflowNow } from '../clock.js';
+import type { RunningTool } from './state.js';
 import { isHomeLost, toolCallFailureText } from '../failure-outcomes.js';
-
-/** A tool call whose activity is running: its tool and start (workflow time, ms). */
-export interface RunningTool {
-  toolName: string;
-  since: number;
-}
 
 /** What tracking needs of the session: the running-tools list it keeps, the details, the activity scope. */
 export interface ToolTracking {

@@ -25,13 +25,20 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { approvalInSubAgent, pathText, type TreeApprovalsReport } from '../../common/tree-approvals.js';
+import {
+  approvalInSubAgent,
+  pathText,
+  type TreeApprovalsReport,
+  type TreeApprovalsRun,
+  type TreeApprovalsState,
+  type TreeReported,
+} from '../../common/tree-approvals.js';
 import { approvalAlreadyDecided, type ApprovalRecord, type PendingApproval } from '../../common/updates.js';
 import { localSetupActivities } from '../activities.js';
 import { treeApprovalsSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
-import type { AgentSession, SessionState } from './session.js';
-import { batchMembership } from './report-to-batch.js';
+import type { StoredApprovalRecord, StoredPendingApproval } from './state.js';
+import { batchMembership } from '../batch-protocol.js';
 import { treeMembership } from './tree.js';
 
 /** Decisions of sub-agents' calls the root keeps (the latest). */
@@ -41,46 +48,20 @@ const MAX_IDLE_RUNS = 200;
 /** Runs the desk checked (members and not), the latest kept: a later report of one needs no new check. */
 const MAX_CHECKED = 1000;
 
-/** A sub-agent's last report as its root keeps it. */
-export interface TreeApprovalsRun {
-  workflowId: string;
-  runKey: string;
-  path: string[];
-  seq: number;
-  pending: PendingApproval[];
-}
-
-/** What a root keeps of its sub-agents' approvals (carried across continue-as-new). */
-export interface TreeApprovalsState {
-  /** The newest report per sub-agent, the most recently changed last. */
-  runs: TreeApprovalsRun[];
-  /** The records of its sub-agents' decided calls, each with `workflowId` and `path`; the latest `MAX_DECIDED`. */
-  decided: ApprovalRecord[];
-  /** `<workflowId>#<runKey>` of each run `checkTreeMember` found a member of this tree (0.6.3), the latest kept. */
-  members?: string[];
-  /** `<workflowId>#<runKey>` of runs found not to be members, whose reports are ignored without a new check. */
-  outsiders?: string[];
-}
-
-/** What a sub-agent last reported to its root (carried across its continue-as-new). */
-export interface TreeReported {
-  seq: number;
-  /** `<toolCallId>#<assistantIndex>` of each call reported as pending. */
-  calls: string[];
-}
-
 // --- the sub-agent ----------------------------------------------------------------------------------------------------
 
 /** After every status change (`AgentSession.publish`): a sub-agent whose pending calls changed tells its root. */
-export function reportToRoot(st: SessionState): void {
+export function reportToRoot(
+  pending: readonly StoredPendingApproval[],
+  records: readonly StoredApprovalRecord[],
+  reported: TreeReported | undefined,
+): TreeReported | undefined {
   const tree = deskOf();
-  if (!tree) return;
-  const pending = st.pendingApprovals ?? [];
+  if (!tree) return reported;
   const calls = pending.map((p) => `${p.toolCallId}#${p.assistantIndex}`);
-  const before = st.treeReported?.calls ?? [];
-  if (calls.length === before.length && calls.every((c, i) => c === before[i])) return;
-  if (!patched(PATCH.treeApprovals)) return;
-  const records = st.approvals ?? [];
+  const before = reported?.calls ?? [];
+  if (calls.length === before.length && calls.every((c, i) => c === before[i])) return reported;
+  if (!patched(PATCH.treeApprovals)) return reported;
   const decided = before
     .filter((c) => !calls.includes(c))
     .flatMap((c) => {
@@ -89,8 +70,7 @@ export function reportToRoot(st: SessionState): void {
       const { assistantIndex: _i, ...record } = r;
       return [record];
     });
-  const seq = (st.treeReported?.seq ?? 0) + 1;
-  st.treeReported = { seq, calls };
+  const seq = (reported?.seq ?? 0) + 1;
   const info = workflowInfo();
   const report: TreeApprovalsReport = {
     workflowId: info.workflowId,
@@ -111,6 +91,7 @@ export function reportToRoot(st: SessionState): void {
   void CancellationScope.nonCancellable(() =>
     getExternalWorkflowHandle(tree.rootWorkflowId).signal(treeApprovalsSignal, report),
   ).catch(() => undefined);
+  return { seq, calls };
 }
 
 /** Where this run reports: its tree's root (memo `keelTree`), else the batch it is a task of (memo `keelBatch`). */
@@ -124,20 +105,15 @@ function deskOf(): { rootWorkflowId: string; path: string[] } | undefined {
 // --- the root ---------------------------------------------------------------------------------------------------------
 
 /** Where a root keeps its sub-agents' approvals: an agent run's `SessionState`, a batch's carried state. */
-export interface ApprovalDesk {
+export interface TreeDeskState {
   treeApprovals?: TreeApprovalsState;
-}
-
-/** Registers the `keelTreeApprovals` handler: this run keeps its sub-agents' pending calls (no command). */
-export function registerTreeApprovals(s: AgentSession): void {
-  registerApprovalDesk(s.state, () => s.publishDetails(), 'state().pendingApprovals');
 }
 
 /**
  * Registers the `keelTreeApprovals` handler of a root (an agent run, or a batch for its tasks and their sub-agents):
  * each report updates `desk`, then `changed` runs (the details). `listedIn` names where they are listed.
  */
-export function registerApprovalDesk(desk: ApprovalDesk, changed: () => void, listedIn: string): void {
+export function registerApprovalDesk(desk: TreeDeskState, changed: () => void, listedIn: string): void {
   const checking = new Map<string, Promise<boolean>>();
   setHandler(
     treeApprovalsSignal,
@@ -169,7 +145,7 @@ export function registerApprovalDesk(desk: ApprovalDesk, changed: () => void, li
  * Whether the run `report` names belongs to this desk's tree (the `checkTreeMember` local activity), remembered in the
  * desk either way. A check that fails (the server unreachable after its retries) counts as not a member this time.
  */
-async function memberCheck(desk: ApprovalDesk, report: TreeApprovalsReport, key: string): Promise<boolean> {
+async function memberCheck(desk: TreeDeskState, report: TreeApprovalsReport, key: string): Promise<boolean> {
   const member = await CancellationScope.nonCancellable(() =>
     localSetupActivities.checkTreeMember.executeWithOptions({ summary: `check tree member ${report.workflowId}` }, [
       { desk: workflowInfo().workflowId, workflowId: report.workflowId, runKey: report.runKey },
@@ -191,7 +167,7 @@ function ignored(report: TreeApprovalsReport, why: string): void {
   );
 }
 
-function receive(desk: ApprovalDesk, report: TreeApprovalsReport): boolean {
+function receive(desk: TreeDeskState, report: TreeApprovalsReport): boolean {
   const t = (desk.treeApprovals ??= { runs: [], decided: [] });
   const { workflowId, runKey, path } = report;
   for (const d of report.decided) {
@@ -229,19 +205,19 @@ function isReport(r: unknown): r is TreeApprovalsReport {
 }
 
 /** The sub-agents' pending calls, for `state().pendingApprovals` (after the run's own). */
-export function treePending(st: ApprovalDesk): PendingApproval[] {
+export function treePending(st: TreeDeskState): PendingApproval[] {
   return (st.treeApprovals?.runs ?? []).flatMap((r) =>
     r.pending.map((p) => ({ ...p, workflowId: r.workflowId, path: r.path })),
   );
 }
 
 /** The sub-agents' decisions, for `state().approvals` (after the run's own). */
-export function treeDecided(st: SessionState): ApprovalRecord[] {
+export function treeDecided(st: TreeDeskState): ApprovalRecord[] {
   return st.treeApprovals?.decided ?? [];
 }
 
 /** Lines of the current details: each sub-agent's call awaiting approval, with its path. */
-export function treeDetails(st: SessionState): string[] {
+export function treeDetails(st: TreeDeskState): string[] {
   return treePending(st).map(
     (p) =>
       `⚠ awaiting approval in ${pathText(p.path!)}: ${p.toolName} ${JSON.stringify(p.args).slice(0, 200)} (${p.toolCallId} in ${p.workflowId}, digest ${p.argsDigest.slice(0, 12)}…)`,
@@ -252,7 +228,7 @@ export function treeDetails(st: SessionState): string[] {
  * The root's refusal of an `approve` / `deny` sent to it for a sub-agent's call: where to send it while the call
  * waits, `already approved by …` once the sub-agent decided it; undefined when no sub-agent has such a call.
  */
-export function subAgentRefusal(st: SessionState, toolCallId: string): string | undefined {
+export function subAgentRefusal(st: TreeDeskState, toolCallId: string): string | undefined {
   const waiting = treePending(st).find((p) => p.toolCallId === toolCallId);
   if (waiting) return approvalInSubAgent(toolCallId, { workflowId: waiting.workflowId!, path: waiting.path! });
   const done = [...treeDecided(st)].reverse().find((r) => r.toolCallId === toolCallId);

@@ -3,10 +3,11 @@
  * Aborts are checked before every iteration, before each injected message and before each model call.
  */
 import { toolCallsOf, type AssistantMessage, type UserMessage } from '../../common/messages.js';
-import { drain, restore } from './queues.js';
+import { drainQueue, restore, type SessionQueues } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
-import type { AgentSession, LoopPosition, SessionState } from './session.js';
+import type { AgentSession } from './session.js';
+import type { LoopPosition, SessionState } from './state.js';
 
 export type RunStart =
   { prompts: UserMessage[]; suppressSteeringPoll?: boolean } | { continue: true } | { resume: LoopPosition };
@@ -84,12 +85,8 @@ export async function runAgentLoop(s: AgentSession, start: RunStart): Promise<Ru
 }
 
 /** Drains the steering or follow-up queue into `pos.pending`, per the run's queue mode. */
-function poll(st: SessionState, pos: LoopPosition, from: 'steering' | 'followUp'): void {
-  const queue = from === 'steering' ? st.steering : st.followUps;
-  pos.pending = drain(
-    queue,
-    (from === 'steering' ? st.config.steeringMode : st.config.followUpMode) ?? 'one-at-a-time',
-  );
+function poll(q: SessionQueues, pos: LoopPosition, from: 'steering' | 'followUp'): void {
+  pos.pending = drainQueue(q, from);
   pos.pendingFrom = from;
 }
 

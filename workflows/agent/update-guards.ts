@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import type { RunStatus, SessionStatus } from '../../common/run.js';
 import { ErrorType } from '../../common/errors.js';
 import type { UpdateName } from '../../common/updates.js';
-import type { AgentSession } from './session.js';
+import type { AbortKind, SessionState } from './state.js';
 
 const FINAL: readonly SessionStatus[] = ['completed', 'stopped', 'cancelled', 'failed'];
 
@@ -17,7 +17,16 @@ export function reject(message: string): never {
 }
 
 /** What the guard reads of the session. */
-export type Guarded = Pick<AgentSession, 'closed' | 'state' | 'abort' | 'endRequested' | 'cancelling'>;
+export interface Guarded {
+  /** The workflow is closing with its final status. */
+  readonly closed: boolean;
+  readonly state: Pick<SessionState, 'status'>;
+  readonly abort?: AbortKind;
+  /** `end` was received: complete once idle. */
+  readonly endRequested: boolean;
+  /** A `cancel` or Temporal cancellation is under way. */
+  readonly cancelling: boolean;
+}
 
 /**
  * Why the run takes no more `update` requests (`is completed`, `is being cancelled`, `is ending`,

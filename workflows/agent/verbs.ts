@@ -1,13 +1,12 @@
 /**
- * The verbs of `agentWorkflow`, each registered once: one entry per verb, naming its signal and / or its Update and the
- * one `AgentSession` method both call (session.ts). `followUp`, `steer`, `interrupt`, `end` and `cancel` are a signal
+ * The verbs of `agentWorkflow`, each registered once: one `setHandler` per signal and per Update, calling the one
+ * `AgentSession` method both share (session.ts). `followUp`, `steer`, `interrupt`, `end` and `cancel` are a signal
  * (fire and forget) and an Update of the same name (validated, acknowledged; `end` and `cancel` answer once the run has
  * closed); `approve` / `deny` are Updates only; `wake` and `budgetStop` signals only. Each validator refuses a
  * malformed argument or a run that takes no more requests, with a text from common/updates.ts.
  */
-import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { setHandler } from '@temporalio/workflow';
-import { cancelReasonErrors, incomingMessageErrors, type UpdateName } from '../../common/updates.js';
+import { cancelReasonErrors, incomingMessageErrors } from '../../common/updates.js';
 import {
   approveUpdate,
   budgetStopSignal,
@@ -24,38 +23,69 @@ import {
   steerUpdate,
   wakeSignal,
 } from '../definitions.js';
-import { validateDecision } from './approvals.js';
 import type { AgentSession } from './session.js';
 import { reject } from './update-guards.js';
 
-interface Verb<Args extends any[] = any[], Ret = any> {
-  signal?: { def: SignalDefinition<Args>; description: string };
-  update?: {
-    def: UpdateDefinition<Ret, Args>;
-    description: string;
-    validator(...args: Args): void;
-    /** What the Update answers after the method ran (default: what the method returned). */
-    answer?: () => Promise<Ret>;
-  };
-  /** The session's method for this verb. */
-  method(...args: Args): unknown;
-}
+/** What the Temporal UI lists for each handler. */
+const DESCRIBE = {
+  followUp: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.',
+  followUpUpdate: 'As the followUp signal, validated: answers { queued: { steering, followUp } }.',
+  steer: 'Queue a user message injected after the current tool batch, before the next model call.',
+  steerUpdate: 'As the steer signal, validated: answers { queued: { steering, followUp } }.',
+  interrupt: 'Abort the current agent run at the next boundary; a session then waits for input.',
+  interruptUpdate:
+    'As the interrupt signal: answers { interrupted, next } (interrupted false when no agent run was running; next: answers-queued | waits | stops).',
+  end: 'Finish a session once idle: the workflow completes with status completed.',
+  endUpdate: 'As the end signal: answers { status } once the run has closed.',
+  cancel: 'Abort the current agent run and end the workflow as Canceled.',
+  cancelUpdate: 'As the cancel signal: answers { status: "cancelled" } once the run has closed.',
+  decide:
+    'Decide a tool call awaiting approval: { toolCallId, argsDigest, approver, reason?, token? } (token: a signed decision, required when the run verifies approvals) → the decision record.',
+  wake: 'An idle session moves to the current deployment version, if it changed.',
+  budgetStop: 'A budget above this run is spent: stop before the next model call (status stopped, error = the text).',
+} as const;
 
-/** Registers every verb of session `s`. */
+/**
+ * Registers every verb of session `s`: signals first, then Updates — the order the messages buffered in a run's first
+ * workflow task were delivered in. A malformed cancel reason (a signal cannot be refused) reads `cancelled`; the
+ * `wake` signal itself is the point (its workflow task refreshes workflowInfo(), which an idle session re-checks).
+ */
 export function registerVerbs(s: AgentSession): void {
-  const verbs = table(s);
-  // signals first, then Updates: the order the messages buffered in a run's first workflow task were delivered in
-  for (const { signal, method } of verbs)
-    if (signal) setHandler(signal.def, (...args: any[]) => void method(...args), { description: signal.description });
-  for (const { update, method } of verbs) {
-    if (!update) continue;
-    const { answer } = update;
-    const handler = answer ? (...args: any[]) => (method(...args), answer()) : method;
-    setHandler(update.def, handler as (...args: any[]) => any, {
-      validator: update.validator,
-      description: update.description,
-    });
-  }
+  setHandler(followUpSignal, (m) => void s.followUp(m), { description: DESCRIBE.followUp });
+  setHandler(steerSignal, (m) => void s.steer(m), { description: DESCRIBE.steer });
+  setHandler(interruptSignal, () => void s.interrupt(), { description: DESCRIBE.interrupt });
+  setHandler(endSignal, () => s.end(), { description: DESCRIBE.end });
+  setHandler(cancelSignal, (reason?: unknown) => s.cancel(reason), { description: DESCRIBE.cancel });
+  setHandler(wakeSignal, () => s.wake(), { description: DESCRIBE.wake });
+  setHandler(budgetStopSignal, (text) => s.budgetStop(text), { description: DESCRIBE.budgetStop });
+  setHandler(followUpUpdate, (m) => s.followUp(m), {
+    validator: messageValidator(s, 'followUp'),
+    description: DESCRIBE.followUpUpdate,
+  });
+  setHandler(steerUpdate, (m) => s.steer(m), {
+    validator: messageValidator(s, 'steer'),
+    description: DESCRIBE.steerUpdate,
+  });
+  setHandler(interruptUpdate, () => s.interrupt(), {
+    validator: () => s.refuseIfClosed('interrupt'),
+    description: DESCRIBE.interruptUpdate,
+  });
+  setHandler(endUpdate, () => (s.end(), s.whenClosed()), {
+    validator: () => s.refuseIfClosed('end'),
+    description: DESCRIBE.endUpdate,
+  });
+  setHandler(cancelUpdate, (reason?: unknown) => (s.cancel(reason), s.whenClosed()), {
+    validator: cancelValidator(s),
+    description: DESCRIBE.cancelUpdate,
+  });
+  setHandler(approveUpdate, (input) => s.approve(input), {
+    validator: decisionValidator(s, 'approve'),
+    description: DESCRIBE.decide,
+  });
+  setHandler(denyUpdate, (input) => s.deny(input), {
+    validator: decisionValidator(s, 'deny'),
+    description: DESCRIBE.decide,
+  });
 }
 
 /** Refuses a malformed argument with the errors of its check (common/updates.ts), in the client's words. */
@@ -63,92 +93,17 @@ function refuseWith(errors: string[]): void {
   if (errors.length > 0) reject(errors.join('; '));
 }
 
-function table(s: AgentSession): Verb[] {
-  const refuseIfClosed = (update: UpdateName) => () => s.refuseIfClosed(update);
-  return [
-    {
-      method: (m) => s.followUp(m),
-      signal: {
-        def: followUpSignal,
-        description: 'Queue a user message for when the agent would stop; starts a new agent run in a waiting session.',
-      },
-      update: {
-        def: followUpUpdate,
-        validator: (m: unknown) => (s.refuseIfClosed('followUp'), refuseWith(incomingMessageErrors('followUp', m))),
-        description: 'As the followUp signal, validated: answers { queued: { steering, followUp } }.',
-      },
-    },
-    {
-      method: (m) => s.steer(m),
-      signal: {
-        def: steerSignal,
-        description: 'Queue a user message injected after the current tool batch, before the next model call.',
-      },
-      update: {
-        def: steerUpdate,
-        validator: (m: unknown) => (s.refuseIfClosed('steer'), refuseWith(incomingMessageErrors('steer', m))),
-        description: 'As the steer signal, validated: answers { queued: { steering, followUp } }.',
-      },
-    },
-    {
-      method: () => s.interrupt(),
-      signal: {
-        def: interruptSignal,
-        description: 'Abort the current agent run at the next boundary; a session then waits for input.',
-      },
-      update: {
-        def: interruptUpdate,
-        validator: refuseIfClosed('interrupt'),
-        description:
-          'As the interrupt signal: answers { interrupted, next } (interrupted false when no agent run was running; next: answers-queued | waits | stops).',
-      },
-    },
-    {
-      method: () => s.end(),
-      signal: {
-        def: endSignal,
-        description: 'Finish a session once idle: the workflow completes with status completed.',
-      },
-      update: {
-        def: endUpdate,
-        validator: refuseIfClosed('end'),
-        answer: () => s.whenClosed(),
-        description: 'As the end signal: answers { status } once the run has closed.',
-      },
-    },
-    {
-      method: (reason?: unknown) => s.cancel(reason), // a malformed reason (a signal cannot be refused) reads `cancelled`
-      signal: { def: cancelSignal, description: 'Abort the current agent run and end the workflow as Canceled.' },
-      update: {
-        def: cancelUpdate,
-        validator: (reason?: unknown) => (s.refuseIfClosed('cancel'), refuseWith(cancelReasonErrors(reason))),
-        answer: () => s.whenClosed(),
-        description: 'As the cancel signal: answers { status: "cancelled" } once the run has closed.',
-      },
-    },
-    ...(['approve', 'deny'] as const).map((name): Verb => ({
-      method: (input) => (name === 'approve' ? s.approve(input) : s.deny(input)),
-      update: {
-        def: name === 'approve' ? approveUpdate : denyUpdate,
-        validator: (input: unknown) => (s.refuseIfClosed(name), validateDecision(s.state, name, input)),
-        description: `Decide a tool call awaiting approval: { toolCallId, argsDigest, approver, reason?, token? } (token: a signed decision, required when the run verifies approvals) → the decision record.`,
-      },
-    })),
-    {
-      // the signal itself is the point: its workflow task refreshes workflowInfo(), which an idle session re-checks
-      method: () => s.wake(),
-      signal: {
-        def: wakeSignal,
-        description: 'An idle session moves to the current deployment version, if it changed.',
-      },
-    },
-    {
-      method: (text: string) => s.budgetStop(text),
-      signal: {
-        def: budgetStopSignal,
-        description:
-          'A budget above this run is spent: stop before the next model call (status stopped, error = the text).',
-      },
-    },
-  ];
+/** `followUp` / `steer`: a run that takes messages, and a well-formed message (or list). */
+function messageValidator(s: AgentSession, name: 'followUp' | 'steer'): (m: unknown) => void {
+  return (m) => (s.refuseIfClosed(name), refuseWith(incomingMessageErrors(name, m)));
+}
+
+/** `cancel`: a run not closed yet, and a reason that is a string if given. */
+function cancelValidator(s: AgentSession): (reason?: unknown) => void {
+  return (reason) => (s.refuseIfClosed('cancel'), refuseWith(cancelReasonErrors(reason)));
+}
+
+/** `approve` / `deny`: a run that takes decisions, and a well-formed decision for a pending call. */
+function decisionValidator(s: AgentSession, name: 'approve' | 'deny'): (input: unknown) => void {
+  return (input) => (s.refuseIfClosed(name), s.desk.validateDecision(name, input));
 }

@@ -2,7 +2,12 @@
 import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
 import { PATCH } from '../patches.js';
-import type { AgentSession, SessionState } from './session.js';
+import type { SessionState } from './state.js';
+
+/** What the search attributes show of the carried state. */
+export type VisibleState = Pick<SessionState, 'status' | 'turns' | 'usage' | 'searchAttributes'> & {
+  config: Pick<SessionState['config'], 'model'>;
+};
 
 /** Search attribute values last upserted. */
 export interface Published {
@@ -22,7 +27,7 @@ export const TURN_UPSERT_STRIDE = 10;
  * At a turn end: whether the search attributes are due (`AgentSession.publishTurnEnd`), else the details alone are
  * republished. Due every `TURN_UPSERT_STRIDE` turns and at a status change.
  */
-export function turnEndUpsertDue(st: SessionState, published: Published | undefined): boolean {
+export function turnEndUpsertDue(st: VisibleState, published: Published | undefined): boolean {
   const statusUnchanged = published?.status === st.status && published.model === st.config.model;
   return !(
     st.searchAttributes &&
@@ -36,7 +41,7 @@ export function turnEndUpsertDue(st: SessionState, published: Published | undefi
  * At every status change (and, before 0.3.0, every turn end; `AgentSession.publish`): upserts the search attributes
  * that changed since `last` (each upsert is a history event). Returns what is published now.
  */
-export function publishAttributes(st: SessionState, last: Published | undefined): Published | undefined {
+export function publishAttributes(st: VisibleState, last: Published | undefined): Published | undefined {
   if (!st.searchAttributes) return last;
   const now = {
     status: st.status,

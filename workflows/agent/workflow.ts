@@ -22,7 +22,7 @@ import {
   UNEXPECTED_SECOND_ARGUMENT,
   workflowBug,
 } from '../../common/errors.js';
-import { emptyUsage, messageText } from '../../common/messages.js';
+import { emptyUsage, messageText, type Message } from '../../common/messages.js';
 import { prefixDigests } from '../../common/transcript-digest.js';
 import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
@@ -31,17 +31,18 @@ import { PATCH } from '../patches.js';
 import { publishFailedEnd } from './visibility.js';
 import { unboundedPayloads } from './continue-as-new.js';
 import { toUserMessages } from './incoming.js';
-import { drain } from './queues.js';
-import { AgentSession, type SessionState } from './session.js';
+import { hasQueued, nextStart } from './queues.js';
+import { AgentSession } from './session.js';
+import type { LoopPosition, SessionState } from './state.js';
 import { nestedTooDeep, tooDeep } from '../../common/nesting.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
-import { batchMemo, registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
+import { batchMemo } from '../batch-protocol.js';
+import { registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
 import { registerQueries } from './queries.js';
 import { registerVerbs } from './verbs.js';
-import { registerTreeApprovals } from './tree-approvals.js';
+import { registerApprovalDesk } from './tree-approvals.js';
 import { treeMemo } from './sub-agent.js';
 import { registerTreeBudget } from '../tree-budget.js';
-import { rootLedger } from './budget.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -73,16 +74,7 @@ async function session(
   carried: SessionState | undefined,
   opened: { session?: AgentSession },
 ): Promise<AgentRunResult> {
-  // the state is Keel's own, carried by continue-as-new: a first run given one (a raw start) is refused
-  const raw = carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined;
-  if (carried !== undefined && (!isSessionState(carried) || (raw && patched(PATCH.carriedStateOnlyByContinue)))) {
-    throw ApplicationFailure.create({
-      type: ErrorType.InvalidAgentInput,
-      message: UNEXPECTED_SECOND_ARGUMENT,
-      nonRetryable: true,
-      details: [[UNEXPECTED_SECOND_ARGUMENT]],
-    });
-  }
+  refuseForeignState(carried);
   const s = new AgentSession(carried ?? initialState(input));
   opened.session = s;
   let temporalCancelled = false;
@@ -94,14 +86,14 @@ async function session(
   registerVerbs(s);
   registerQueries(s);
   registerBatchReportHandler(s.state);
-  registerTreeApprovals(s);
-  registerTreeBudget(() => rootLedger(s.state));
+  registerApprovalDesk(s.state, () => s.publishDetails(), 'state().pendingApprovals');
+  registerTreeBudget(() => s.budget.ledger());
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;
   if (!carried) {
     s.publishDetails();
-    start = await firstRun(st, input); // validates before anything reads the transcript
+    start = await firstRun(s, input); // validates before anything reads the transcript
   }
   if (!carried && !start) start = hasQueued(st) ? nextStart(st) : undefined; // a session created by its first message
   s.digests = prefixDigests(st.transcript);
@@ -141,7 +133,7 @@ async function session(
       start = nextStart(st); // a waiting session with queued messages answers them
       continue;
     }
-    if (s.endRequested) return closeRun(s, endStatus(st));
+    if (s.endRequested) return closeRun(s, endStatus(st.lastRunFailed));
     st.status = st.lastRunFailed ? 'failed' : 'waiting';
     s.publish();
     const seen = st.received;
@@ -161,12 +153,25 @@ async function session(
     }
     if (s.cancelRequested) return cancelled(s, temporalCancelled);
     if (patched(PATCH.answerQueued)) {
-      if (!arrived) return closeRun(s, endStatus(st)); // idle timeout
+      if (!arrived) return closeRun(s, endStatus(st.lastRunFailed)); // idle timeout
       continue; // queued messages are answered first, then `end` finishes
     }
     if (!arrived || s.endRequested) return closeRun(s, 'completed');
     s.abort = undefined;
     start = nextStart(st);
+  }
+}
+
+/** The state is Keel's own, carried by continue-as-new: a first run given one (a raw start) is refused. */
+function refuseForeignState(carried: unknown): void {
+  const raw = carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined;
+  if (carried !== undefined && (!isSessionState(carried) || (raw && patched(PATCH.carriedStateOnlyByContinue)))) {
+    throw ApplicationFailure.create({
+      type: ErrorType.InvalidAgentInput,
+      message: UNEXPECTED_SECOND_ARGUMENT,
+      nonRetryable: true,
+      details: [[UNEXPECTED_SECOND_ARGUMENT]],
+    });
   }
 }
 
@@ -203,8 +208,8 @@ function isContinueAsNew(err: unknown): boolean {
 }
 
 /** How an idle session ends (`end`, idle timeout): Failed when its last agent run ended in a model error. */
-function endStatus(st: SessionState): RunStatus {
-  return st.lastRunFailed && patched(PATCH.sessionFailed) ? 'failed' : 'completed';
+function endStatus(lastRunFailed: boolean | undefined): RunStatus {
+  return lastRunFailed && patched(PATCH.sessionFailed) ? 'failed' : 'completed';
 }
 
 function initialState(input: AgentRunInput): SessionState {
@@ -231,7 +236,8 @@ function initialState(input: AgentRunInput): SessionState {
  * Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. Undefined:
  * a session with neither prompt nor messages, which waits for its first message (update-with-start, README).
  */
-async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStart | undefined> {
+async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart | undefined> {
+  const st = s.state;
   // an input nested thousands deep (a raw start) could not even be sent to the check: refused here, no activity
   const deep = tooDeep(input);
   const check =
@@ -240,7 +246,7 @@ async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStar
       : await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
-  if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(st, input)) {
+  if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(st.transcript, input)) {
     st.tools = check.tools;
     st.searchAttributes = check.searchAttributes;
     if (check.homeQueue) st.homeQueue = check.homeQueue;
@@ -273,19 +279,8 @@ async function firstRun(st: SessionState, input: AgentRunInput): Promise<RunStar
   return prompts.length > 0 ? { prompts } : { continue: true };
 }
 
-/** Pi's `Agent.continue()` from an assistant tail: steering first (initial steering poll suppressed), else follow-ups. */
-function nextStart(st: SessionState): RunStart {
-  const { steering, followUps, config } = st;
-  if (steering.length > 0)
-    return { prompts: drain(steering, config.steeringMode ?? 'one-at-a-time'), suppressSteeringPoll: true };
-  return { prompts: drain(followUps, config.followUpMode ?? 'one-at-a-time') };
-}
-
-function hasQueued(st: SessionState): boolean {
-  return st.steering.length > 0 || st.followUps.length > 0;
-}
-
-function result(st: SessionState, status: RunStatus): AgentRunResult {
+function result(s: AgentSession, status: RunStatus): AgentRunResult {
+  const st = s.state;
   const newMessages = st.transcript.slice(st.newFrom);
   const last = lastAssistant(st.transcript, st.newFrom);
   const base: AgentRunResult = {
@@ -298,7 +293,7 @@ function result(st: SessionState, status: RunStatus): AgentRunResult {
     ...(st.lastError ? { error: st.lastError } : {}),
     ...(hasQueued(st) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
   };
-  if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(st)) return base;
+  if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(st.largePayloads)) return base;
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
 }
 
@@ -308,7 +303,7 @@ async function closeRun(s: AgentSession, status: RunStatus): Promise<AgentRunRes
   s.closed = true;
   s.publish();
   await beforeClose();
-  const r = result(s.state, status);
+  const r = result(s, status);
   if (status === 'failed') {
     throw ApplicationFailure.create({
       type: ErrorType.AgentRunFailed,
@@ -349,7 +344,7 @@ async function cancelled(s: AgentSession, temporalCancelled: boolean): Promise<n
 async function continueWith(
   s: AgentSession,
   input: AgentRunInput,
-  position: SessionState['position'],
+  position: LoopPosition | undefined,
   upgrade = false,
 ): Promise<never> {
   const st = s.state;
@@ -384,7 +379,7 @@ async function beforeClose(): Promise<void> {
  * can create a conversation with update-with-start: its `followUp` is the first message). Behind
  * `patched(PATCH.sessionAwaitsFirstMessage)`: 0.1.0 failed such a run with `InvalidAgentInput`.
  */
-function awaitsFirstMessage(st: SessionState, input: AgentRunInput): boolean {
-  const empty = input.prompt === undefined && st.transcript.length === 0 && (input.mode ?? 'task') === 'session';
+function awaitsFirstMessage(transcript: readonly Message[], input: AgentRunInput): boolean {
+  const empty = input.prompt === undefined && transcript.length === 0 && (input.mode ?? 'task') === 'session';
   return empty && patched(PATCH.sessionAwaitsFirstMessage);
 }

@@ -56,17 +56,7 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
   const info = workflowInfo();
   const batchId = info.workflowId;
   const concurrency = input.concurrency ?? DEFAULT_CONCURRENCY;
-  const st: BatchCarried = carried ?? {
-    next: 0,
-    done: 0,
-    failed: 0,
-    byStatus: {},
-    tokens: 0,
-    cost: 0,
-    continuedAsNew: 0,
-    outcomes: [],
-    failures: [],
-  };
+  const st: BatchCarried = carried ?? emptyCarried();
   const tasks = new BatchTasks(input, batchId, concurrency, () => st.next);
   const total = tasks.total;
   const budget = new BatchBudget(input.budget, st);
@@ -85,23 +75,7 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
     });
   const publish = () => setCurrentDetails(batchDetails(progress(), batchId, budget.details()));
 
-  setHandler(progressQuery, progress, {
-    description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
-  });
-  setHandler(
-    resultsQuery,
-    (opts) =>
-      resultsPage(opts, total, {
-        workflowId: (i) => `${batchId}-${i}`,
-        outcome: (i) => st.outcomes[i],
-        error: (i) => st.outcomes[i]?.[4],
-        running: (i) => running.has(i),
-      }),
-    {
-      description:
-        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; full results are the children’s.',
-    },
-  );
+  registerQueries(progress, st, total, batchId, running);
 
   // --- children -------------------------------------------------------------------------------------------------------
   const record = (i: number, result: AgentRunResult | undefined, err: unknown) => {
@@ -120,13 +94,7 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
   };
   const launch = (i: number, task: AgentRunInput) => {
     running.add(i);
-    executeChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
-      workflowId: `${batchId}-${i}`,
-      args: [budget.taskInput(task)],
-      ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
-      staticSummary: runSummary(task, `#${i}`),
-      staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
-    })
+    startChild(input, batchId, i, task, budget.taskInput(task), total)
       .then(
         (r) => record(i, r, undefined),
         (err) => record(i, undefined, err),
@@ -179,4 +147,63 @@ export async function runDrainingBatch(input: AgentBatchInput, carried?: BatchCa
   }
   publish();
   return batchResult(total, st);
+}
+
+function emptyCarried(): BatchCarried {
+  return {
+    next: 0,
+    done: 0,
+    failed: 0,
+    byStatus: {},
+    tokens: 0,
+    cost: 0,
+    continuedAsNew: 0,
+    outcomes: [],
+    failures: [],
+  };
+}
+
+/** The batch's `progress` and `results` queries (no command). */
+function registerQueries(
+  progress: () => BatchProgress,
+  st: BatchCarried,
+  total: number,
+  batchId: string,
+  running: ReadonlySet<number>,
+): void {
+  setHandler(progressQuery, progress, {
+    description: 'Batch progress: total, done, failed, running, queued, tokens, cost.',
+  });
+  setHandler(
+    resultsQuery,
+    (opts) =>
+      resultsPage(opts, total, {
+        workflowId: (i) => `${batchId}-${i}`,
+        outcome: (i) => st.outcomes[i],
+        error: (i) => st.outcomes[i]?.[4],
+        running: (i) => running.has(i),
+      }),
+    {
+      description:
+        'Compact per-task outcomes { from = 0, limit = 1000 } → { results: [{ index, workflowId, status, turns, tokens, cost, error? }], total }; full results are the children’s.',
+    },
+  );
+}
+
+/** Starts task `i` as the child run `<batchId>-<i>` with `args` (the task's input as the budget passes it on). */
+function startChild(
+  input: AgentBatchInput,
+  batchId: string,
+  i: number,
+  task: AgentRunInput,
+  args: AgentRunInput,
+  total: number,
+): Promise<AgentRunResult> {
+  return executeChild<(input: AgentRunInput) => Promise<AgentRunResult>>('agentWorkflow', {
+    workflowId: `${batchId}-${i}`,
+    args: [args],
+    ...(input.taskQueue ? { taskQueue: input.taskQueue } : {}),
+    staticSummary: runSummary(task, `#${i}`),
+    staticDetails: `batch ${batchId} · task ${i} of ${total} · model ${task.model}`,
+  });
 }

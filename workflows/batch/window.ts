@@ -39,17 +39,19 @@ import {
 import type { TaskOutcome } from '../../common/task-outcome.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
 import {
-  BATCH_MEMO_KEY,
   progressQuery,
-  reportBySignalSignal,
   resultsQuery,
-  taskFinishedSignal,
   type AgentBatchInput,
   type AgentBatchResult,
-  type BatchMembership,
   type BatchProgress,
-  type BatchTaskReport,
 } from './definitions.js';
+import {
+  BATCH_MEMO_KEY,
+  reportBySignalSignal,
+  taskFinishedSignal,
+  type BatchMembership,
+  type BatchTaskReport,
+} from '../batch-protocol.js';
 import { BatchBudget, type BatchBudgetCarried } from './budget.js';
 import { emptyLedger, TreeLedger } from '../../common/tree-budget.js';
 import { registerTreeBudget } from '../tree-budget.js';
@@ -99,7 +101,8 @@ import { PATCH } from '../patches.js';
 import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
-import { registerApprovalDesk, treePending, type TreeApprovalsState } from '../agent/tree-approvals.js';
+import { registerApprovalDesk, treePending } from '../agent/tree-approvals.js';
+import type { TreeApprovalsState } from '../../common/tree-approvals.js';
 
 /** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
 const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
