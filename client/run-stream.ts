@@ -12,7 +12,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { EventsPage, LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../common/events.js';
 import { eventsQuery } from '../workflows/definitions.js';
-import { isUnreachable } from './cli/reconnect.js';
+import { isUnreachable } from './reconnect.js';
 import { HeartbeatDetailsDecoder } from './heartbeat-details.js';
 import type { AssistantMessage } from '../common/messages.js';
 import {

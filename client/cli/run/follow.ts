@@ -2,7 +2,7 @@
  * Follows a run live: reads its event stream (`AgentRunHandle.stream()`, client/run-stream.ts: the durable events, the
  * model's deltas as they arrive, tool progress; docs/architecture.md#live-output) and polls the `state` query (queues,
  * approvals, a session waiting), and feeds a {@link RunRenderer}. Ends when the workflow closes, or (optionally) when a
- * session is waiting for input. Keeps following through a Temporal outage (reconnect.ts).
+ * session is waiting for input. Keeps following through a Temporal outage (client/reconnect.ts).
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -12,7 +12,7 @@ import { durableOffset } from '../../../common/stream.js';
 import { stateQuery } from '../../../workflows/definitions.js';
 import { streamRun } from '../../run-stream.js';
 import { withDeadline } from '../outcome.js';
-import { throughOutage } from '../reconnect.js';
+import { throughOutage } from '../../reconnect.js';
 import type { RunRenderer } from '../render.js';
 
 export interface FollowOptions {

@@ -1,5 +1,5 @@
 /**
- * Following a run through a Temporal outage: `throughOutage(fn)` retries `fn` while Temporal cannot be reached
+ * Following a run through a Temporal outage (library code: `AgentRunHandle.stream()` and the CLI use it): `throughOutage(fn)` retries `fn` while Temporal cannot be reached
  * (gRPC UNAVAILABLE or DEADLINE_EXCEEDED, directly or as a ServiceError's cause), with backoff from 250 ms to 5 s,
  * and says so on stderr once per outage ("reconnecting…", then "reconnected after N s").
  *
