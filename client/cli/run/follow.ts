@@ -4,9 +4,8 @@
  * approvals, a session waiting), and feeds a {@link RunRenderer}. Ends when the workflow closes, or (optionally) when a
  * session is waiting for input. Keeps following through a Temporal outage (client/reconnect.ts).
  */
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../../common/events.js';
+import type { LoggedEvent } from '../../../common/events.js';
 import type { AgentRunState } from '../../../common/run.js';
 import { durableOffset } from '../../../common/stream.js';
 import { stateQuery } from '../../../workflows/definitions.js';
@@ -33,26 +32,6 @@ export interface FollowEnd {
   closed: boolean;
   lastSeq: number;
   state?: AgentRunState;
-}
-
-/** Decoded heartbeat details of the run's pending activities. */
-export function heartbeatsOf(raw: {
-  pendingActivities?:
-    | { activityType?: { name?: string | null } | null; heartbeatDetails?: { payloads?: unknown[] | null } | null }[]
-    | null;
-}): (ModelHeartbeat | ToolHeartbeat)[] {
-  const out: (ModelHeartbeat | ToolHeartbeat)[] = [];
-  for (const a of raw.pendingActivities ?? []) {
-    const payload = a.heartbeatDetails?.payloads?.[0];
-    if (!payload) continue;
-    try {
-      const d = defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat | ToolHeartbeat | undefined;
-      if (d && (d.kind === 'model' || d.kind === 'tool')) out.push(d);
-    } catch {
-      // not ours, or not JSON: ignore
-    }
-  }
-  return out;
 }
 
 /** Temporal rejects queries until the first workflow task ran, and while no worker polls: both are transient here. */
