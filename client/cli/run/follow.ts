@@ -7,7 +7,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { LoggedEvent } from '../../../common/events.js';
 import type { AgentRunState } from '../../../common/run.js';
-import { durableOffset } from '../../../common/stream.js';
+import { StreamOffset } from '../../../common/stream.js';
 import { stateQuery } from '../../../workflows/definitions.js';
 import { streamRun } from '../../run-stream.js';
 import { withDeadline } from '../outcome.js';
@@ -80,7 +80,7 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
   let closed = false;
   try {
     const stream = streamRun(handle, {
-      from: durableOffset(seq),
+      from: StreamOffset.durable(seq).value,
       signal: stop.signal,
       describe: (fn) => throughOutage(fn, { signal: stop.signal }),
       closedReadTimeoutMs: 5000, // the outcome comes from history; the last events need a worker
