@@ -113,6 +113,8 @@ export type { StreamOptions } from './client/run-stream.js';
 export {
   StreamView,
   STREAM_OFFSET_SCALE,
+  StreamOffset,
+  type StreamOffsetKind,
   type StreamEvent,
   type MessageUpdateEvent,
   type AttemptResetEvent,

@@ -25,7 +25,7 @@ import { emptyUsage, type AssistantMessage } from '../common/messages.js';
 import type { Bench } from './context.js';
 import { fetchChain, eventBytes } from './history.js';
 import { percentile } from './stats.js';
-import { STREAM_OFFSET_SCALE, STREAM_TAIL_BASE } from '../common/stream.js';
+import { StreamOffset } from '../common/stream.js';
 
 export interface Percentiles {
   n: number;
@@ -164,7 +164,7 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
           arrived[i] = now;
           if (profiling) continue;
           streamMs.push(now - sent.get(id)![i]);
-          if (e.type === 'message_end' || (e.offset ?? 0) % STREAM_OFFSET_SCALE >= STREAM_TAIL_BASE) viaMessageEnd += 1;
+          if (e.type === 'message_end' || StreamOffset.parse(e.offset ?? 0).kind === 'tail') viaMessageEnd += 1;
         }
       }
       done = true;

@@ -87,19 +87,25 @@ export interface EventsPage {
 }
 
 /**
- * A heartbeat detail of the `callModel` activity (built by common/model-heartbeat.ts `modelHeartbeat`): how much text
- * the attempt has streamed and the end of it, the attempt's streamed usage, and the usage of earlier failed attempts.
- * Before the attempt's first delta only `failedUsage` is set; after a retry the text starts again (a new `attempt`).
+ * A heartbeat detail of the `callModel` activity (built by common/model-heartbeat.ts `modelHeartbeat`): the call's
+ * delta window (the streamed text, once), the attempt's streamed usage, and the usage of earlier failed attempts.
+ * Before the attempt's first delta only `failedUsage` (and a retry's `deltas`) is set; after a retry the text starts
+ * again (a new `attempt`, an `attempt_reset` item).
  */
 export interface ModelHeartbeat {
   kind: 'model';
+  /** The shape's version: 2 from 0.6.4 on (the text only in `deltas`); absent before (common/model-heartbeat.ts). */
+  v?: number;
   /** The activity attempt that streamed the text (1 = first). */
   attempt?: number;
   /** Counts this attempt's streamed snapshots; grows with every heartbeat of the attempt. */
   seq?: number;
-  /** Characters (UTF-16 code units) of the attempt's text so far: its text blocks joined. */
+  /**
+   * @deprecated The 0.3–0.6.3 shape: characters (UTF-16 code units) of the attempt's text so far (its text blocks
+   * joined). No longer sent (the text travels once, in `deltas`); still read from a run in flight during a deploy.
+   */
   textLength?: number;
-  /** The last ≤ 2048 characters of that text: text[textLength − tail.length, textLength). */
+  /** @deprecated The 0.3–0.6.3 shape: the last ≤ 2048 characters of that text. No longer sent; still read. */
   tail?: string;
   /** The call's delta log window (common/stream.ts), read by `AgentRunHandle.stream()`; `callModel` only. */
   deltas?: HeartbeatDeltas;

@@ -1,68 +1,69 @@
 /**
  * The `callModel` heartbeat detail (docs/architecture.md#heartbeats): built by the activity from each streamed
- * snapshot, read by the next attempt (its usage), by the workflow (a lost last attempt's usage) and by `keel run` /
- * `keel watch` (the streamed text). Bounded: a detail carries the length of the text so far and only its last
- * {@link MODEL_HEARTBEAT_TAIL_CHARS} characters, never the whole message, so a long reply costs O(n) heartbeat bytes in
- * all rather than O(n²).
+ * snapshot, read by the next attempt (its usage and where its delta log goes on), by the workflow (a lost last
+ * attempt's usage) and by the live stream (`AgentRunHandle.stream()`, which `keel run` / `keel watch` read: the
+ * deltas). Bounded: the streamed text travels once, in the delta log's window (`deltas`, common/stream.ts).
  *
- * Until 0.3 the detail carried the whole partial message (`partial`); runs in flight during a deploy may still hold
- * such details, so every reader here also reads that shape.
+ * Shapes (`v`). Version 2 (0.6.4 on) carries the text only in `deltas`. 0.3–0.6.3 also carried the text's length and
+ * its last 2048 characters (`textLength`, `tail`), and until 0.3 the whole partial message (`partial`); runs in flight
+ * during a deploy may still hold such details, so every reader here also reads those shapes.
  */
 import type { ModelHeartbeat } from './events.js';
 import type { AssistantMessage, Usage } from './messages.js';
 import type { HeartbeatDeltas } from './stream.js';
 
-/** Most characters of the streamed text a heartbeat carries (its end). */
-export const MODEL_HEARTBEAT_TAIL_CHARS = 2048;
+/** The version of the detail {@link modelHeartbeat} builds (absent in the details of workers before 0.6.4). */
+export const MODEL_HEARTBEAT_VERSION = 2;
 
-/**
- * The detail for an attempt's snapshot `partial`: the text blocks joined (as the CLI shows them) are described by
- * their length and their last ≤ {@link MODEL_HEARTBEAT_TAIL_CHARS} characters (never starting inside a surrogate
- * pair); `usage` is the snapshot's. Cost O(blocks + tail), whatever the length of the text.
- */
+/** The detail for an attempt's snapshot `partial`: its usage, and the call's delta window when it streams. O(1). */
 export function modelHeartbeat(
   partial: AssistantMessage,
   at: { attempt: number; seq: number; failedUsage?: Usage; deltas?: HeartbeatDeltas },
 ): ModelHeartbeat {
-  let textLength = 0;
-  const texts: string[] = [];
-  for (const b of partial.content) {
-    if (b.type !== 'text') continue;
-    textLength += b.text.length;
-    texts.push(b.text);
-  }
-  let tail = '';
-  for (let i = texts.length - 1; i >= 0 && tail.length < MODEL_HEARTBEAT_TAIL_CHARS; i--) {
-    const need = MODEL_HEARTBEAT_TAIL_CHARS - tail.length;
-    tail = (texts[i].length > need ? texts[i].slice(texts[i].length - need) : texts[i]) + tail;
-  }
-  const first = tail.charCodeAt(0);
-  if (first >= 0xdc00 && first <= 0xdfff) tail = tail.slice(1); // the low half of a pair cut at the start
   return {
     kind: 'model',
+    v: MODEL_HEARTBEAT_VERSION,
     attempt: at.attempt,
     seq: at.seq,
-    textLength,
-    tail,
     usage: partial.usage,
     ...(at.failedUsage ? { failedUsage: at.failedUsage } : {}),
     ...(at.deltas ? { deltas: at.deltas } : {}),
   };
 }
 
-/** The streamed text a model heartbeat shows: `tail` is text[textLength − tail.length, textLength). */
+/**
+ * The streamed text a model heartbeat shows: `tail` is text[textLength − tail.length, textLength); `textLength` is
+ * absent when the delta window no longer reaches back to the attempt's start (the length is then unknown).
+ */
 export interface StreamedText {
   /** The attempt that streamed it (absent in 0.3 details). */
   attempt?: number;
-  textLength: number;
+  textLength?: number;
   tail: string;
 }
 
-/** The streamed text of a model heartbeat of either shape; undefined before the attempt's first delta. */
+/**
+ * The streamed text (text blocks joined) of a model heartbeat of any shape; undefined before the attempt's first
+ * delta. From a version 2 detail: what the delta window holds of the current attempt.
+ */
 export function streamedText(h: ModelHeartbeat): StreamedText | undefined {
   if (typeof h.textLength === 'number' && typeof h.tail === 'string')
     return { attempt: h.attempt, textLength: h.textLength, tail: h.tail };
+  if (h.deltas && Array.isArray(h.deltas.items)) return windowText(h.deltas, h.attempt);
   if (!h.partial || !Array.isArray(h.partial.content)) return undefined;
   const text = h.partial.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
   return { textLength: text.length, tail: text };
+}
+
+/** The text of the current attempt in a delta window (from its last reset on). */
+function windowText(deltas: HeartbeatDeltas, attempt: number | undefined): StreamedText | undefined {
+  const reset = deltas.items.findLastIndex((it) => it.t === 'reset');
+  const items = deltas.items.slice(reset + 1);
+  if (!items.some((it) => it.t === 'delta')) return undefined;
+  const complete = reset >= 0 || deltas.end === deltas.items.length;
+  const blocks: string[] = [];
+  for (const it of items)
+    if (it.t === 'delta' && it.k === 'text') blocks[it.b] = it.r ? it.d : (blocks[it.b] ?? '') + it.d;
+  const tail = blocks.join('');
+  return { ...(attempt !== undefined ? { attempt } : {}), ...(complete ? { textLength: tail.length } : {}), tail };
 }

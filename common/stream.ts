@@ -3,12 +3,12 @@
  * model's deltas, which travel in the `callModel` heartbeat (never in history), each with an offset a reader resumes
  * from.
  *
- * Offsets. A durable event's offset is `seq × STREAM_OFFSET_SCALE`; the k-th (1-based) delta item of the model call that
+ * Offsets ({@link StreamOffset}, the one place that computes them). A durable event's offset is `seq × STREAM_OFFSET_SCALE`; the k-th (1-based) delta item of the model call that
  * runs after durable event `seq` has offset `seq × STREAM_OFFSET_SCALE + k`. No durable event is emitted while a model
  * call runs, so every reader numbers the same item alike; `seq` goes on across continue-as-new, so offsets do too.
  * Delta items are numbered across the attempts of one call: a retried attempt goes on from the last number the server
- * received from the attempt before, starting with an `attempt_reset`. The numbers from {@link STREAM_TAIL_BASE} up are
- * the call's tail: before the assistant message's `message_start` (durable event `seq + 1`), the reader sends, per
+ * received from the attempt before, starting with an `attempt_reset`. The numbers from `STREAM_TAIL_BASE` (999,000) up
+ * are the call's tail: before the assistant message's `message_start` (durable event `seq + 1`), the reader sends, per
  * content block `b` at `seq × STREAM_OFFSET_SCALE + STREAM_TAIL_BASE + b`, what its consumer still lacks of the final
  * block (an appending delta, or a replacing one when the reader cannot know what the consumer holds), so the deltas
  * applied in order always give the final text, even when a call completed between two heartbeats or two polls.
@@ -24,10 +24,82 @@ export const STREAM_OFFSET_SCALE = 1_000_000;
  * each running tool (a tool heartbeat) at the next number after durable event `seq`, only once it has sent every
  * durable event before the `describe` that showed it (so after the tool's `tool_execution_start`, before its end).
  */
-export const STREAM_TOOL_BASE = 500_000;
+const STREAM_TOOL_BASE = 500_000;
 
 /** Delta numbers from here up are a call's tail (one per content block), sent by the reader from the final message. */
-export const STREAM_TAIL_BASE = 999_000;
+const STREAM_TAIL_BASE = 999_000;
+
+/** What an offset stands for: a durable event, a delta item of a model call, a tool update, or a block of a tail. */
+export type StreamOffsetKind = 'durable' | 'delta' | 'tool' | 'tail';
+
+/**
+ * A stream offset: durable event `seq`, or the `n`-th number after it (a delta item, a tool update, a tail block).
+ * Offsets compare as numbers; `value` is the number a consumer stores and resumes `from`.
+ */
+export class StreamOffset {
+  private constructor(
+    /** The durable event it is, or follows. */
+    readonly seq: number,
+    /** The number after `seq` (0: the durable event itself). */
+    private readonly n: number,
+  ) {}
+
+  /** Durable event `seq`. */
+  static durable(seq: number): StreamOffset {
+    return new StreamOffset(seq, 0);
+  }
+
+  /** The `k`-th (from 1) delta item of the model call after durable event `seq`; undefined past a call's numbers. */
+  static delta(seq: number, k: number): StreamOffset | undefined {
+    return k >= 1 && k < STREAM_TOOL_BASE ? new StreamOffset(seq, k) : undefined;
+  }
+
+  /** The `k`-th (from 1) tool update after durable event `seq`; undefined past the tool updates' numbers. */
+  static tool(seq: number, k: number): StreamOffset | undefined {
+    return k >= 1 && STREAM_TOOL_BASE + k < STREAM_TAIL_BASE ? new StreamOffset(seq, STREAM_TOOL_BASE + k) : undefined;
+  }
+
+  /** The tail of content block `block` of the call after durable event `seq`; undefined past the tail's numbers. */
+  static tail(seq: number, block: number): StreamOffset | undefined {
+    return block >= 0 && STREAM_TAIL_BASE + block < STREAM_OFFSET_SCALE
+      ? new StreamOffset(seq, STREAM_TAIL_BASE + block)
+      : undefined;
+  }
+
+  /** The offset a number stands for (a negative or fractional one is taken as its floor, at least 0). */
+  static parse(offset: number): StreamOffset {
+    const o = Math.max(0, Math.floor(offset));
+    return new StreamOffset(Math.floor(o / STREAM_OFFSET_SCALE), o % STREAM_OFFSET_SCALE);
+  }
+
+  get kind(): StreamOffsetKind {
+    if (this.n === 0) return 'durable';
+    if (this.n < STREAM_TOOL_BASE) return 'delta';
+    return this.n < STREAM_TAIL_BASE ? 'tool' : 'tail';
+  }
+
+  /** Which one of its kind after `seq` it is: the delta's or tool update's number (from 1), the tail's block; 0. */
+  get index(): number {
+    const kind = this.kind;
+    return kind === 'delta'
+      ? this.n
+      : kind === 'tool'
+        ? this.n - STREAM_TOOL_BASE
+        : kind === 'tail'
+          ? this.n - STREAM_TAIL_BASE
+          : 0;
+  }
+
+  /** The offset as the number a stream event carries. */
+  get value(): number {
+    return this.seq * STREAM_OFFSET_SCALE + this.n;
+  }
+
+  /** Whether this offset comes after `other`. */
+  after(other: StreamOffset): boolean {
+    return this.value > other.value;
+  }
+}
 
 /** Most characters of delta text one heartbeat carries (the live window; an attempt's older items drop out). */
 export const STREAM_WINDOW_CHARS = 16_384;
@@ -211,15 +283,6 @@ export interface ToolExecutionUpdateEvent {
 export type StreamEvent =
   | (LoggedEvent & { offset: number })
   | ((MessageUpdateEvent | AttemptResetEvent | ToolExecutionUpdateEvent) & { offset: number });
-
-/** The offset of durable event `seq`. */
-export const durableOffset = (seq: number): number => seq * STREAM_OFFSET_SCALE;
-
-/** The durable sequence number and the delta number (0: none) within it of `offset`. */
-export function splitOffset(offset: number): { seq: number; delta: number } {
-  const o = Math.max(0, Math.floor(offset));
-  return { seq: Math.floor(o / STREAM_OFFSET_SCALE), delta: o % STREAM_OFFSET_SCALE };
-}
 
 /** A heartbeat delta item as a stream event, at its offset. */
 export function deltaEvent(

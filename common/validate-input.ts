@@ -5,7 +5,7 @@
  * malformed prompt entry reads as the same message sent by `followUp` does (`prompt.0.content: is required`).
  */
 import type { ErrorObject } from 'ajv';
-import { validateAgentRunInput, validateMessage } from './input-validator.generated.js';
+import { validateAgentRunInput } from './input-validator.generated.js';
 import { nestedTooDeep, tooDeep } from './nesting.js';
 import { check } from './validate-errors.js';
 
@@ -17,12 +17,6 @@ export function agentRunInputErrors(input: unknown): string[] {
   const deep = tooDeep(input);
   if (deep !== undefined) return [nestedTooDeep(deep)]; // before anything recursive: no RangeError
   return check(validateAgentRunInput, input, { wording: inputWording, userContent: /^prompt(\.\d+)?\.content\.\d+$/ });
-}
-
-/** A transcript (prior `messages`, carried state): a list of user, assistant and toolResult messages. */
-export function transcriptErrors(value: unknown, label = 'messages'): string[] {
-  if (!Array.isArray(value)) return [`${label}: must be array`];
-  return value.flatMap((m, i) => check(validateMessage, m, { label: `${label}.${i}` }));
 }
 
 /** Fields that take a duration: one line for them instead of the branches of their `anyOf`. */

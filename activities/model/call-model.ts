@@ -4,7 +4,7 @@ import { heartbeatUsage, type ModelHeartbeat } from '../../common/events.js';
 import { ErrorType, MAX_REPLY_SIZE, replyTooLarge } from '../../common/errors.js';
 import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelContext } from '../../common/compaction.js';
-import { modelHeartbeat } from '../../common/model-heartbeat.js';
+import { MODEL_HEARTBEAT_VERSION, modelHeartbeat } from '../../common/model-heartbeat.js';
 import { DeltaRecorder, type PartialGrowth } from '../../common/stream.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
@@ -213,7 +213,12 @@ export async function accountedAttempt(
     : undefined;
   const initial =
     prior || (recorder && ctx.info.attempt > 1)
-      ? ({ kind: 'model', ...carried, ...(recorder ? { deltas: recorder.detail() } : {}) } satisfies ModelHeartbeat)
+      ? ({
+          kind: 'model',
+          v: MODEL_HEARTBEAT_VERSION,
+          ...carried,
+          ...(recorder ? { deltas: recorder.detail() } : {}),
+        } satisfies ModelHeartbeat)
       : undefined;
   const heartbeat = startHeartbeat(ctx, initial, recorder ? STREAM_HEARTBEAT_MS : undefined);
   // the usage this attempt last streamed: counted when it then throws without reporting its own
@@ -271,6 +276,7 @@ export async function accountedAttempt(
     if (total || recorder)
       ctx.heartbeat({
         kind: 'model',
+        v: MODEL_HEARTBEAT_VERSION,
         ...(total ? { failedUsage: total } : {}),
         ...(recorder ? { deltas: { messageIndex: stream!.messageIndex, end: recorder.next, items: [] } } : {}),
       } satisfies ModelHeartbeat);

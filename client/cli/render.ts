@@ -9,9 +9,8 @@ import { styleText } from 'node:util';
 import type { PendingApproval } from '../../common/updates.js';
 import { pathText } from '../../common/tree-approvals.js';
 import type { BatchProgress } from '../../common/batch-definitions.js';
-import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
+import type { LoggedEvent, ToolHeartbeat } from '../../common/events.js';
 import type { AttemptResetEvent, MessageUpdateEvent } from '../../common/stream.js';
-import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../../common/model-heartbeat.js';
 import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../../common/run.js';
 import { terminalSafe } from './terminal-text.js';
@@ -126,19 +125,21 @@ export function summaryFromResult(
   return { workflowId, status: r.status, turns: r.turns, usage: r.usage, error: r.error, url, durationMs };
 }
 
+/** How much of the end of the text shown while streaming is kept to check that the next text goes on from it. */
+const SHOWN_TAIL_CHARS = 2048;
+
 /**
- * Renders one run's live progress. Feed it events (from the `events` query), model/tool heartbeats (from describe),
+ * Renders one run's live progress. Feed it the live stream (`AgentRunHandle.stream()`: events, deltas, tool updates),
  * the queue sizes (from the `state` query), and finally a summary.
  */
 export class RunRenderer {
   private turn = 0;
   /**
    * The current assistant message as shown so far (TTY streaming): `shown` characters of it, of which the last ones
-   * (≤ MODEL_HEARTBEAT_TAIL_CHARS) are `shownTail`; `attempt` is the model call's attempt that streamed them.
+   * (≤ {@link SHOWN_TAIL_CHARS}) are `shownTail`.
    */
   private shown = 0;
   private shownTail = '';
-  private attempt: number | undefined;
   private streaming = false;
   private toolUpdates = new Map<string, number>();
   /** The text blocks of the message being streamed (`delta`), by block index, and that message's index. */
@@ -250,33 +251,6 @@ export class RunRenderer {
   }
 
   /**
-   * A model heartbeat: prints the part of the streamed text not shown yet (TTY only: the plain output shows whole
-   * messages), located by offset (`textLength − tail.length`). When more text arrived since the last poll than the
-   * heartbeat's tail holds, the text in between is never seen: a dim `[… N characters …]` marks the gap and the tail
-   * follows. A new attempt, or text that does not continue what is shown, says the reply restarts.
-   */
-  partial(h: ModelHeartbeat): void {
-    const st = streamedText(h);
-    if (!this.sink.tty || !st || st.textLength === 0) return;
-    const start = st.textLength - st.tail.length;
-    if (this.streaming && this.continues(st.attempt, start, st)) {
-      if (st.textLength <= this.shown) return;
-      if (start > this.shown) this.sink.write(`${this.gap(start - this.shown)}${terminalSafe(st.tail)}`);
-      else this.sink.write(terminalSafe(st.tail.slice(this.shown - start)));
-    } else {
-      if (this.streaming) this.line(paint(this.sink, 'yellow', '(model call retried: the reply restarts)'));
-      this.sink.write(
-        `${paint(this.sink, 'bold', 'assistant ›')} ${start > 0 ? this.gap(start) : ''}${terminalSafe(st.tail)}`,
-      );
-      this.streaming = true;
-      this.shown = 0;
-      this.shownTail = '';
-    }
-    this.attempt = st.attempt;
-    this.remember(st.textLength, st.tail);
-  }
-
-  /**
    * A delta of the live stream (`AgentRunHandle.stream()`, common/stream.ts): on a TTY the reply's text as it grows
    * (text blocks only; the plain output shows whole messages). `attempt_reset` (a retried model call), or a replacing
    * delta that does not go on from what is shown, says the reply restarts.
@@ -296,7 +270,7 @@ export class RunRenderer {
     if (e.kind !== 'text') return;
     this.blocks[e.block] = e.replace ? e.delta : (this.blocks[e.block] ?? '') + e.delta;
     const text = this.blocks.join('');
-    if (this.streaming && this.continues(this.attempt, 0, { textLength: text.length, tail: text })) {
+    if (this.streaming && this.continues(text)) {
       this.sink.write(terminalSafe(text.slice(this.shown)));
     } else {
       if (this.streaming) this.line(paint(this.sink, 'yellow', '(the reply restarts)'));
@@ -305,39 +279,25 @@ export class RunRenderer {
       this.shown = 0;
       this.shownTail = '';
     }
-    this.remember(text.length, text.slice(-MODEL_HEARTBEAT_TAIL_CHARS));
+    this.remember(text);
   }
 
-  /** Whether text[start, …) of attempt `attempt` goes on from what is shown (same attempt, matching overlap). */
-  private continues(attempt: number | undefined, start: number, st: { textLength: number; tail: string }): boolean {
-    if (attempt !== this.attempt || st.textLength < this.shown) return false;
-    const from = Math.max(start, this.shown - this.shownTail.length);
-    if (from >= this.shown) return true;
-    return (
-      st.tail.slice(from - start, this.shown - start) ===
-      this.shownTail.slice(from - (this.shown - this.shownTail.length))
-    );
+  /** Whether the message's text `text` goes on from what is shown (it ends as what is shown does, at `shown`). */
+  private continues(text: string): boolean {
+    return text.length >= this.shown && text.slice(this.shown - this.shownTail.length, this.shown) === this.shownTail;
   }
 
-  private gap(chars: number): string {
-    return paint(this.sink, 'dim', `[… ${chars} characters …]`);
-  }
-
-  /** What is shown now ends at `length` with `tail` (text[length − tail.length, length)). */
-  private remember(length: number, tail: string): void {
-    const start = length - tail.length;
-    const shownStart = this.shown - this.shownTail.length;
-    // the part of the old tail before the new one, when they meet
-    const before = start >= shownStart && start <= this.shown ? this.shownTail.slice(0, start - shownStart) : '';
-    this.shown = length;
-    this.shownTail = (before + tail).slice(-MODEL_HEARTBEAT_TAIL_CHARS);
+  /** What is shown now is `text`. */
+  private remember(text: string): void {
+    this.shown = text.length;
+    this.shownTail = text.slice(-SHOWN_TAIL_CHARS);
   }
 
   private assistantEnd(m: AssistantMessage): void {
     const s = this.sink;
     const text = assistantText(m);
     if (s.tty) {
-      if (this.streaming && this.continues(this.attempt, 0, { textLength: text.length, tail: text })) {
+      if (this.streaming && this.continues(text)) {
         s.write(terminalSafe(text.slice(this.shown)));
         this.endStream();
       } else if (text) {
@@ -345,7 +305,6 @@ export class RunRenderer {
       }
       this.shown = 0;
       this.shownTail = '';
-      this.attempt = undefined;
       if (m.stopReason === 'error')
         this.line(paint(s, 'red', `model error: ${terminalSafe(m.errorMessage ?? 'unknown error')}`));
       else if (m.stopReason === 'aborted') this.line(paint(s, 'yellow', 'aborted'));

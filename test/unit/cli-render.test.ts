@@ -10,10 +10,7 @@ import {
   stringSink,
   transcriptMarkdown,
 } from '../../client/cli/render.js';
-import { heartbeatsOf } from '../../client/cli/run/follow.js';
 import { homeWorkerLost } from '../../common/errors.js';
-import { MODEL_HEARTBEAT_TAIL_CHARS, modelHeartbeat } from '../../common/model-heartbeat.js';
-import { defaultPayloadConverter } from '@temporalio/common';
 
 const assistant = (
   content: AssistantMessage['content'],
@@ -118,9 +115,9 @@ describe('RunRenderer', () => {
     const sink = stringSink({ tty: true, width: 80 });
     const r = new RunRenderer(sink);
     r.event(events[1]);
-    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Six' }]) });
-    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Six fi' }]) });
-    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Six fi' }]) });
+    const d = (delta: string) => r.delta({ type: 'message_update', messageIndex: 2, block: 0, kind: 'text', delta });
+    d('Six');
+    d(' fi');
     r.event(events[7]);
     r.event(events[5]);
     expect(sink.text()).toBe(
@@ -140,8 +137,9 @@ describe('RunRenderer', () => {
   it('says so when a retried model call restarts its reply, and shows model errors', () => {
     const sink = stringSink({ tty: true });
     const r = new RunRenderer(sink);
-    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Hello wor' }]) });
-    r.partial({ kind: 'model', partial: assistant([{ type: 'text', text: 'Hel' }]) });
+    r.delta({ type: 'message_update', messageIndex: 1, block: 0, kind: 'text', delta: 'Hello wor' });
+    r.delta({ type: 'attempt_reset', messageIndex: 1, attempt: 2 });
+    r.delta({ type: 'message_update', messageIndex: 1, block: 0, kind: 'text', delta: 'Hel' });
     r.event({
       seq: 1,
       type: 'message_end',
@@ -150,35 +148,6 @@ describe('RunRenderer', () => {
     expect(sink.text()).toBe(
       'assistant › Hello wor\n(model call retried: the reply restarts)\nassistant › Hello\nmodel error: rate limited\n',
     );
-  });
-
-  it('streams from bounded heartbeats by offset: only the new part, a marked gap, the end from message_end', () => {
-    const text = Array.from({ length: 800 }, (_, i) => `w${i}`).join(' '); // 3889 characters
-    const beat = (upTo: number, attempt = 1) =>
-      modelHeartbeat(assistant([{ type: 'text', text: text.slice(0, upTo) }]), { attempt, seq: upTo });
-    const sink = stringSink({ tty: true });
-    const r = new RunRenderer(sink);
-    r.partial(beat(10));
-    r.partial(beat(10));
-    r.partial(beat(30)); // overlaps what is shown: only characters 10..30
-    r.partial(beat(3000)); // more arrived than a tail holds: 30..952 were never seen
-    r.partial(beat(3500));
-    r.event({ seq: 1, type: 'message_end', message: assistant([{ type: 'text', text }]) });
-    const gap = 3000 - MODEL_HEARTBEAT_TAIL_CHARS - 30;
-    expect(sink.text()).toBe(
-      `assistant › ${text.slice(0, 30)}[… ${gap} characters …]${text.slice(3000 - MODEL_HEARTBEAT_TAIL_CHARS)}\n`,
-    );
-  });
-
-  it('a bounded heartbeat of a new attempt restarts the reply, even when its text extends what is shown', () => {
-    const beat = (text: string, attempt: number) =>
-      modelHeartbeat(assistant([{ type: 'text', text }]), { attempt, seq: 1 });
-    const sink = stringSink({ tty: true });
-    const r = new RunRenderer(sink);
-    r.partial(beat('Hello', 1));
-    r.partial(beat('Hello wo', 2));
-    r.event({ seq: 1, type: 'message_end', message: assistant([{ type: 'text', text: 'Hello world' }]) });
-    expect(sink.text()).toBe('assistant › Hello\n(model call retried: the reply restarts)\nassistant › Hello world\n');
   });
 
   it('streams the live stream deltas as they arrive: text blocks only, a retried attempt restarts the reply', () => {
@@ -205,12 +174,6 @@ describe('RunRenderer', () => {
         'assistant › Next',
       ].join('\n'),
     );
-  });
-
-  it('a heartbeat first seen mid-reply starts with the gap marker', () => {
-    const sink = stringSink({ tty: true });
-    new RunRenderer(sink).partial({ kind: 'model', attempt: 1, seq: 9, textLength: 5000, tail: 'the end' });
-    expect(sink.text()).toBe('assistant › [… 4993 characters …]the end');
   });
 
   it('shows tool progress once per update on a TTY', () => {
@@ -313,24 +276,6 @@ describe('helpers', () => {
     expect(oneLine('a\nb   c', 100)).toBe('a ⏎ b c');
     expect(oneLine('x'.repeat(20), 10)).toBe(`${'x'.repeat(9)}…`);
     expect(headLines('1\n2\n3\n', 2, 10)).toEqual(['1', '2', '(+1 more lines)']);
-  });
-
-  it('decodes heartbeat details of pending activities', () => {
-    const partial = assistant([{ type: 'text', text: 'so far' }]);
-    const raw = {
-      pendingActivities: [
-        {
-          activityType: { name: 'callModel' },
-          heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ kind: 'model', partial })] },
-        },
-        {
-          activityType: { name: 'other' },
-          heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ something: 'else' })] },
-        },
-        { activityType: { name: 'x' } },
-      ],
-    };
-    expect(heartbeatsOf(raw as never)).toEqual([{ kind: 'model', partial }]);
   });
 
   it('renders the transcript as Markdown', () => {

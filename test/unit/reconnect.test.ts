@@ -1,6 +1,6 @@
-/** client/cli/reconnect.ts: which errors mean "Temporal unreachable", and retrying through them. */
+/** client/reconnect.ts: which errors mean "Temporal unreachable", and retrying through them. */
 import { describe, expect, it } from 'vitest';
-import { isUnreachable, throughOutage } from '../../client/cli/reconnect.js';
+import { isUnreachable, throughOutage } from '../../client/reconnect.js';
 
 const grpcError = (code: number) => Object.assign(new Error(`${code} grpc`), { code, details: '', metadata: {} });
 const serviceError = (cause: unknown) => Object.assign(new Error('service'), { name: 'ServiceError', cause });

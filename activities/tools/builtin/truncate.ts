@@ -49,14 +49,6 @@ export function splitLines(text: string): string[] {
   return lines;
 }
 
-/** Line count (MAIN): `""` → 0, `"a\nb\n"` → 2, `"a\nb"` → 2. */
-export function countLines(text: string): number {
-  if (text === '') return 0;
-  let n = 0;
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
-  return text.endsWith('\n') ? n : n + 1;
-}
-
 function untruncated(
   content: string,
   totalLines: number,

@@ -2,17 +2,16 @@
  * Follows a run live: reads its event stream (`AgentRunHandle.stream()`, client/run-stream.ts: the durable events, the
  * model's deltas as they arrive, tool progress; docs/architecture.md#live-output) and polls the `state` query (queues,
  * approvals, a session waiting), and feeds a {@link RunRenderer}. Ends when the workflow closes, or (optionally) when a
- * session is waiting for input. Keeps following through a Temporal outage (reconnect.ts).
+ * session is waiting for input. Keeps following through a Temporal outage (client/reconnect.ts).
  */
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../../common/events.js';
+import type { LoggedEvent } from '../../../common/events.js';
 import type { AgentRunState } from '../../../common/run.js';
-import { durableOffset } from '../../../common/stream.js';
+import { StreamOffset } from '../../../common/stream.js';
 import { stateQuery } from '../../../workflows/definitions.js';
 import { streamRun } from '../../run-stream.js';
 import { withDeadline } from '../outcome.js';
-import { throughOutage } from '../reconnect.js';
+import { throughOutage } from '../../reconnect.js';
 import type { RunRenderer } from '../render.js';
 
 export interface FollowOptions {
@@ -33,26 +32,6 @@ export interface FollowEnd {
   closed: boolean;
   lastSeq: number;
   state?: AgentRunState;
-}
-
-/** Decoded heartbeat details of the run's pending activities. */
-export function heartbeatsOf(raw: {
-  pendingActivities?:
-    | { activityType?: { name?: string | null } | null; heartbeatDetails?: { payloads?: unknown[] | null } | null }[]
-    | null;
-}): (ModelHeartbeat | ToolHeartbeat)[] {
-  const out: (ModelHeartbeat | ToolHeartbeat)[] = [];
-  for (const a of raw.pendingActivities ?? []) {
-    const payload = a.heartbeatDetails?.payloads?.[0];
-    if (!payload) continue;
-    try {
-      const d = defaultPayloadConverter.fromPayload(payload as never) as ModelHeartbeat | ToolHeartbeat | undefined;
-      if (d && (d.kind === 'model' || d.kind === 'tool')) out.push(d);
-    } catch {
-      // not ours, or not JSON: ignore
-    }
-  }
-  return out;
 }
 
 /** Temporal rejects queries until the first workflow task ran, and while no worker polls: both are transient here. */
@@ -101,7 +80,7 @@ export async function followRun(handle: WorkflowHandle, r: RunRenderer, opts: Fo
   let closed = false;
   try {
     const stream = streamRun(handle, {
-      from: durableOffset(seq),
+      from: StreamOffset.durable(seq).value,
       signal: stop.signal,
       describe: (fn) => throughOutage(fn, { signal: stop.signal }),
       closedReadTimeoutMs: 5000, // the outcome comes from history; the last events need a worker

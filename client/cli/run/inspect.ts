@@ -11,7 +11,7 @@ import type { AgentClient } from '../../agent-client.js';
 import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from '../context.js';
 import { followRun } from './follow.js';
 import { exitCodeOf, outcomeOf, temporalStatus, tryState, withDeadline, type Outcome } from '../outcome.js';
-import { throughOutage } from '../reconnect.js';
+import { throughOutage } from '../../reconnect.js';
 import {
   formatCost,
   formatDuration,

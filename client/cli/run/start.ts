@@ -21,7 +21,7 @@ import {
 import { followRun } from './follow.js';
 import { toolQueueWatch } from './tool-queue.js';
 import { exitCodeOf, outcomeOf, tryState, type Outcome } from '../outcome.js';
-import { throughOutage } from '../reconnect.js';
+import { throughOutage } from '../../reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
 
 export const DEFAULT_MODEL = 'anthropic/claude-sonnet-4-5';

@@ -3,9 +3,16 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { queuedMutations, withFileMutationQueue } from '../../../activities/tools/builtin/file-mutation-queue.js';
+import { withFileMutationQueue } from '../../../activities/tools/builtin/file-mutation-queue.js';
+import type * as FileMutationQueue from '../../../activities/tools/builtin/file-mutation-queue.js';
 import { expandPath, resolveToCwd } from '../../../activities/tools/builtin/paths.js';
 import { errorOf, run, tempDir, text, tools, trackLog } from './helpers.js';
+
+// the mutation queue, watched: a test waits until a tool has queued behind a held mutation
+vi.mock('../../../activities/tools/builtin/file-mutation-queue.js', async (original) => {
+  const queue = await original<typeof FileMutationQueue>();
+  return { ...queue, withFileMutationQueue: vi.fn(queue.withFileMutationQueue) };
+});
 
 const refusal = (given: string, root: string) =>
   `Path "${given}" is outside the workspace ${root}. Use a path inside ${root}.`;
@@ -170,7 +177,8 @@ describe('workspace confinement', () => {
     let release!: () => void;
     const held = withFileMutationQueue(file, () => new Promise<void>((r) => (release = r)));
     const write = errorOf(run(t.write, { path: 'd/new/f.txt', content: 'x' }));
-    await vi.waitFor(() => expect(queuedMutations(file)).toBe(2));
+    const queued = () => vi.mocked(withFileMutationQueue).mock.calls.filter(([p]) => p === file).length;
+    await vi.waitFor(() => expect(queued()).toBe(2));
     renameSync(path.join(ws, 'd'), path.join(ws, 'd-moved'));
     symlinkSync(outside, path.join(ws, 'd'));
     release();

@@ -3,13 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withFileMutationQueue } from '../../../activities/tools/builtin/file-mutation-queue.js';
 import { builtinTools, DEFAULT_ACTIVE_TOOLS } from '../../../activities/tools/builtin/index.js';
-import {
-  countLines,
-  formatSize,
-  truncateHead,
-  truncateLine,
-  truncateTail,
-} from '../../../activities/tools/builtin/truncate.js';
+import { formatSize, truncateHead, truncateLine, truncateTail } from '../../../activities/tools/builtin/truncate.js';
 import { run, tempDir, tools } from './helpers.js';
 
 describe('builtinTools', () => {
@@ -126,14 +120,6 @@ describe('truncation (C.0)', () => {
     expect(formatSize(51200)).toBe('50.0KB');
     expect(formatSize(1024 * 1024)).toBe('1.0MB');
     expect(formatSize(1.5 * 1024 * 1024)).toBe('1.5MB');
-  });
-
-  it('line counting: empty is 0, a trailing newline adds no line', () => {
-    expect(countLines('')).toBe(0);
-    expect(countLines('a')).toBe(1);
-    expect(countLines('a\nb\n')).toBe(2);
-    expect(countLines('a\nb')).toBe(2);
-    expect(countLines('\n')).toBe(1);
   });
 
   it('head truncation', () => {

@@ -1,7 +1,8 @@
 /**
- * Following a run through a Temporal outage: `throughOutage(fn)` retries `fn` while Temporal cannot be reached
- * (gRPC UNAVAILABLE or DEADLINE_EXCEEDED, directly or as a ServiceError's cause), with backoff from 250 ms to 5 s,
- * and says so on stderr once per outage ("reconnecting…", then "reconnected after N s").
+ * Following a run through a Temporal outage (library code: `AgentRunHandle.stream()` and the CLI use it):
+ * `throughOutage(fn)` retries `fn` while Temporal cannot be reached (gRPC UNAVAILABLE or DEADLINE_EXCEEDED, directly
+ * or as a ServiceError's cause), with backoff from 250 ms to 5 s, and says so on stderr once per outage
+ * ("reconnecting…", then "reconnected after N s").
  *
  * Contract: any other error is rethrown at once; after `maxOutageMs` (default `$KEEL_RECONNECT_TIMEOUT` seconds, 900)
  * of one outage the last error is rethrown (the CLI then exits 3); an aborted `signal` ends the wait with that error.

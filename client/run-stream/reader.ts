@@ -1,0 +1,311 @@
+/**
+ * The reader behind `AgentRunHandle.stream()` (client/run-stream.ts): polls `describe`, reads the durable events beside
+ * the polls, and sends each event once, in order, at its offset (common/stream.ts `StreamOffset`).
+ *
+ * Placing a model call. Its deltas follow the last durable event emitted before it started, and none is emitted while
+ * it runs. So a call that a poll showed pending before the last page of an `events` read was asked, and a poll
+ * started after the answer came still showed pending, ran throughout that read: it follows the read's last event.
+ * A call seen only while a read was in flight goes right before its message's `message_start` (its `messageIndex`).
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { LoggedEvent, ToolHeartbeat } from '../../common/events.js';
+import type { AssistantMessage } from '../../common/messages.js';
+import {
+  blockText,
+  deltaEvent,
+  StreamOffset,
+  type DeltaItem,
+  type HeartbeatDeltas,
+  type StreamEvent,
+} from '../../common/stream.js';
+import { HeartbeatDetailsDecoder } from '../heartbeat-details.js';
+import { isUnreachable } from '../reconnect.js';
+import type { StreamOptions } from '../run-stream.js';
+import { DurableRead, type PollCount } from './durable-read.js';
+import { pendingOf, type Pending } from './pending.js';
+
+/** A model call as the polls saw it: the delta items its heartbeats carried, and where it goes once that is known. */
+interface Call {
+  runId: string;
+  messageIndex?: number;
+  /** The first and last poll (by number) that showed it pending. */
+  first: number;
+  last: number;
+  /** Items seen and not yet sent, by number. */
+  items: Map<number, DeltaItem>;
+  /** The durable event it follows, once known. */
+  base?: number;
+}
+
+/** What one `describe` showed (undefined: none this time, poll again). */
+interface Poll {
+  /** Its number. */
+  tick: number;
+  runId: string;
+  /** `runId/historyLength`: the history the durable events read after it must cover. */
+  at: string;
+  closed: boolean;
+  pending: Pending;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+
+export class RunStreamReader {
+  /** The position: the last offset sent (or the one resumed from). */
+  private at: StreamOffset;
+  /**
+   * What the consumer holds of the blocks of the call after `at.seq` (undefined: unknown, it resumed in the middle of
+   * one), from which the call's tail is computed.
+   */
+  private held: string[] | undefined;
+  private readonly calls = new Map<string, Call>();
+  /** The `updates` count of each tool's last update sent. */
+  private readonly toolUpdates = new Map<string, number>();
+  private readonly polls: PollCount = { started: 0, finished: 0 };
+  /** The read in flight, the last completed one, and the history (`runId/historyLength`) whose events were sent. */
+  private read: DurableRead | undefined;
+  private lastRead: DurableRead | undefined;
+  private readAt = '';
+  /** The heartbeat details of the last polls, decoded (the unchanged ones are not parsed again). */
+  private readonly details: HeartbeatDetailsDecoder;
+  /** The highest transcript index of the messages sent. */
+  private sentIndex = -1;
+  /** When a describe first found the run closed. */
+  private closedSince: number | undefined;
+  private readonly pollMs: number;
+
+  constructor(
+    private readonly handle: WorkflowHandle,
+    private readonly opts: StreamOptions = {},
+  ) {
+    this.pollMs = opts.pollMs ?? 25;
+    this.at = StreamOffset.parse(opts.from ?? 0);
+    this.held = this.at.kind === 'durable' ? [] : undefined;
+    this.details = new HeartbeatDetailsDecoder(handle.client.options.loadedDataConverter);
+  }
+
+  /** The stream (see `streamRun`). */
+  async *events(): AsyncGenerator<StreamEvent> {
+    for (;;) {
+      if (this.opts.signal?.aborted) return;
+      const poll = await this.poll();
+      if (!poll) continue;
+      this.notePending(poll);
+      yield* this.emitToolUpdates(poll);
+      if (this.read?.done) {
+        if (this.readTimedOut(poll)) return;
+        yield* this.emitRead();
+      }
+      this.forgetCalls(poll.tick);
+      yield* this.emitDeltas();
+      if (!this.read && poll.at !== this.readAt)
+        this.read = new DurableRead(this.handle, poll.runId, poll.at, this.at.seq, this.polls);
+      if (poll.closed && !this.read && this.readAt === poll.at) return;
+      // the next poll, or sooner when the read in flight is answered
+      const next = sleep(this.pollMs, this.opts.signal);
+      await (this.read ? Promise.race([next, this.read.promise]) : next);
+    }
+  }
+
+  /** One `describe` of the run (undefined after a pause: Temporal unreachable, or a run that continued as new). */
+  private async poll(): Promise<Poll | undefined> {
+    const { describe } = this.opts;
+    const tick = ++this.polls.started;
+    let desc;
+    try {
+      desc = await (describe ? describe(() => this.handle.describe()) : this.handle.describe());
+    } catch (err) {
+      if (describe || !isUnreachable(err)) throw err;
+      await sleep(this.pollMs * 10, this.opts.signal);
+      return undefined;
+    }
+    this.polls.finished = tick;
+    // a run that continued as new is not the end: the next describe finds its successor
+    if (desc.status.name === 'CONTINUED_AS_NEW') {
+      await sleep(this.pollMs, this.opts.signal);
+      return undefined;
+    }
+    const closed = desc.status.name !== 'RUNNING';
+    if (closed) this.closedSince ??= Date.now();
+    const pending = closed ? { tools: [] } : await pendingOf(desc.runId, desc.raw, this.details);
+    return { tick, runId: desc.runId, at: `${desc.runId}/${desc.historyLength}`, closed, pending };
+  }
+
+  /** Keeps what the poll showed of the pending model call: that it runs, and its delta items not sent yet. */
+  private notePending({ pending, runId, tick }: Poll): void {
+    if (!pending.model) return;
+    const { key, deltas } = pending.model;
+    let c = this.calls.get(key);
+    if (!c) this.calls.set(key, (c = { runId, first: tick, last: tick, items: new Map() }));
+    c.last = tick;
+    if (deltas) this.keepItems(c, deltas);
+  }
+
+  private keepItems(c: Call, deltas: HeartbeatDeltas): void {
+    c.messageIndex = deltas.messageIndex;
+    const first = deltas.end - deltas.items.length;
+    const past = c.base === this.at.seq ? this.deltasPassed() : 0;
+    deltas.items.forEach((item, i) => {
+      if (first + i + 1 > past) c.items.set(first + i + 1, item);
+    });
+  }
+
+  /** The delta numbers after `at.seq` already passed: all of them once a tool update or a tail was sent. */
+  private deltasPassed(): number {
+    const kind = this.at.kind;
+    return kind === 'durable' ? 0 : kind === 'delta' ? this.at.index : Infinity;
+  }
+
+  /**
+   * Tool updates, when every durable event before this describe was sent (the tool's start was, its end was not; no
+   * model call runs beside a tool, and a delta of the call before it not sent yet is left to its tail).
+   */
+  private *emitToolUpdates(poll: Poll): Generator<StreamEvent> {
+    if (this.read || poll.at !== this.readAt) return;
+    for (const t of poll.pending.tools) {
+      if (this.toolUpdates.get(t.toolCallId) === t.updates) continue;
+      const next = this.nextToolOffset();
+      if (!next) continue;
+      this.toolUpdates.set(t.toolCallId, t.updates);
+      this.at = next;
+      yield { ...toolUpdate(t), offset: next.value };
+    }
+  }
+
+  private nextToolOffset(): StreamOffset | undefined {
+    const { kind, seq, index } = this.at;
+    if (kind === 'tail') return undefined;
+    return StreamOffset.tool(seq, kind === 'tool' ? index + 1 : 1);
+  }
+
+  /** Whether to end without the last events: the run closed and no worker answered the read for too long. */
+  private readTimedOut(poll: Poll): boolean {
+    const timeout = this.opts.closedReadTimeoutMs ?? Infinity;
+    return !this.read!.events && poll.closed && Date.now() - this.closedSince! >= timeout;
+  }
+
+  /** The events of the completed read (none when it failed: it is asked again). */
+  private *emitRead(): Generator<StreamEvent> {
+    const read = this.read!;
+    this.read = undefined;
+    if (!read.events) return;
+    this.readAt = read.at;
+    this.lastRead = read;
+    yield* this.emitDurable(read.events);
+  }
+
+  /** Places the calls that ran throughout the last read; forgets those that can no longer be sent. */
+  private forgetCalls(tick: number): void {
+    const last = this.lastRead;
+    for (const [key, c] of this.calls) {
+      if (c.base === undefined && last && c.runId === last.runId && c.first <= last.queryTick && c.last > last.doneTick)
+        c.base = last.lastSeq;
+      const gone =
+        c.last < tick &&
+        (c.base !== undefined
+          ? c.base < this.at.seq
+          : c.messageIndex !== undefined
+            ? c.messageIndex <= this.sentIndex
+            : last !== undefined && last.doneTick >= c.last);
+      if (gone) this.calls.delete(key);
+    }
+  }
+
+  /** The call placed after durable event `at.seq`, if any. */
+  private callHere(): Call | undefined {
+    return [...this.calls.values()].find((c) => c.base === this.at.seq);
+  }
+
+  /** Sends what is held of the call after `at.seq`, from the next number on (a gap waits for the tail, a reset skips it). */
+  private *emitDeltas(): Generator<StreamEvent> {
+    const c = this.callHere();
+    if (!c || c.messageIndex === undefined) return;
+    for (;;) {
+      const next = this.nextDelta(c);
+      if (!next) return;
+      const item = c.items.get(next.index)!;
+      c.items.delete(next.index);
+      if (item.t === 'reset') this.held = [];
+      else if (this.held) this.held[item.b] = item.r ? item.d : (this.held[item.b] ?? '') + item.d;
+      this.at = next;
+      yield deltaEvent(item, c.messageIndex, next.value);
+    }
+  }
+
+  /**
+   * The offset of the next item of `c` to send: the next number, or past a gap the first reset (the items before the
+   * oldest held one left the heartbeat's window unseen: only a reset, which clears the message, can follow such a gap
+   * without garbling it; else the tail completes the message). Undefined: none now, or past a call's numbers.
+   */
+  private nextDelta(c: Call): StreamOffset | undefined {
+    if (this.at.kind !== 'durable' && this.at.kind !== 'delta') return undefined; // its tail completes it
+    let n = this.at.index + 1;
+    if (!c.items.has(n)) {
+      const reset = [...c.items.entries()].filter(([k, it]) => k > n && it.t === 'reset').map(([k]) => k);
+      if (reset.length === 0) return undefined;
+      n = Math.min(...reset);
+    }
+    return StreamOffset.delta(this.at.seq, n);
+  }
+
+  /** Before an assistant message's `message_start`: what the consumer lacks of each final block. */
+  private *emitTail(message: AssistantMessage, messageIndex: number): Generator<StreamEvent> {
+    for (const [b, block] of message.content.entries()) {
+      const offset = StreamOffset.tail(this.at.seq, b);
+      if (!offset?.after(this.at)) continue;
+      const text = blockText(block);
+      const had = this.held?.[b] ?? (this.held ? '' : undefined);
+      this.at = offset;
+      if (had === text) continue;
+      const tool = block.type === 'toolCall' ? { id: block.id, name: block.name } : {};
+      const item: DeltaItem =
+        had !== undefined && text.startsWith(had)
+          ? { t: 'delta', b, k: block.type, d: text.slice(had.length), ...tool }
+          : { t: 'delta', b, k: block.type, d: text, r: true, ...tool };
+      yield deltaEvent(item, messageIndex, offset.value);
+    }
+  }
+
+  /** Durable events, each preceded by what is held of the call before it. */
+  private *emitDurable(events: LoggedEvent[]): Generator<StreamEvent> {
+    for (const e of events) {
+      const start = e.type === 'message_start' && e.message.role === 'assistant' ? e : undefined;
+      if (start?.messageIndex !== undefined) this.placeSlowCall(start.messageIndex);
+      yield* this.emitDeltas();
+      const index = start && (start.messageIndex ?? this.callHere()?.messageIndex);
+      if (start && index !== undefined) yield* this.emitTail(start.message as AssistantMessage, index);
+      if ((e.type === 'message_start' || e.type === 'message_end') && e.messageIndex !== undefined)
+        this.sentIndex = Math.max(this.sentIndex, e.messageIndex);
+      this.at = StreamOffset.durable(e.seq);
+      this.held = [];
+      yield { ...e, offset: this.at.value };
+    }
+  }
+
+  /** A call that began and ended while a read was slow: what the polls kept of it goes before its message. */
+  private placeSlowCall(messageIndex: number): void {
+    const c = [...this.calls.values()].findLast((c) => c.messageIndex === messageIndex && c.base === undefined);
+    if (c && !this.callHere()) c.base = this.at.seq;
+  }
+}
+
+/** A tool heartbeat as a stream event (its offset aside). */
+function toolUpdate(t: ToolHeartbeat) {
+  return {
+    type: 'tool_execution_update' as const,
+    toolCallId: t.toolCallId,
+    toolName: t.toolName,
+    args: t.args,
+    partialResult: t.partialResult,
+    updates: t.updates,
+  };
+}
