@@ -6,13 +6,18 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpAgent, type BaseEvent, type Message as AgUiMessage } from '@ag-ui/client';
+import { HttpAgent, type BaseEvent, type Interrupt, type Message as AgUiMessage } from '@ag-ui/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agUiHandler, type AgUiOptions } from '../../client/ag-ui/http.js';
 import { transcriptMessages } from '../../client/ag-ui/messages.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import { ranLog, dangerTool } from './approval-fixtures.js';
-import { startKeel, until, type Keel } from './harness.js';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { messageText } from '../../common/messages.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
+import { startKeel, type Keel } from './harness.js';
 import { blobTool } from './tool-fixtures.js';
 import { calc } from '../../examples/tools.js';
 
@@ -54,6 +59,9 @@ const streamed = (messages: AgUiMessage[]) =>
 async function expected(h: AgentRunHandle) {
   return transcriptMessages(await h.allMessages()).filter((m) => m.role !== 'user');
 }
+
+const STREAM_WORKER = fileURLToPath(new URL('./fixtures/stream-worker.ts', import.meta.url));
+afterAll(killAllWorkers);
 
 const offsetOf = (e: BaseEvent) => (e.metadata as { keel?: { offset: number } } | undefined)?.keel?.offset;
 
@@ -144,5 +152,139 @@ describe('AG-UI endpoint', () => {
     ]);
     expect(streamed(agent.messages)).toEqual(await expected(keel.client.getHandle(threadId)));
     await keel.client.getHandle(threadId).cancel();
+  });
+
+  it('a bad RunAgentInput gets RUN_ERROR saying what is wrong, and no workflow starts', async () => {
+    const threadId = `agui-bad-${randomUUID()}`;
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ threadId, messages: [{ id: 'u1', role: 'user', content: 'hi' }] }),
+    });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(await res.text()).toBe(
+      `data: ${JSON.stringify({ type: 'RUN_ERROR', message: 'Invalid RunAgentInput: runId: Invalid input: expected string, received undefined', code: 'INVALID_INPUT' })}\n\n`,
+    );
+    // HttpAgent with no user message to send
+    const agent = new HttpAgent({ url, threadId });
+    const { events } = await run(agent);
+    expect(events).toEqual([
+      {
+        type: 'RUN_ERROR',
+        message:
+          'Invalid RunAgentInput: messages: the last message must be the user\'s new message (role "user"), or give resume or forwardedProps.keel.from',
+        code: 'INVALID_INPUT',
+      },
+    ]);
+    await expect(keel.client.getHandle(threadId).workflow.describe()).rejects.toThrow(/not found/);
+    const listed = [];
+    for await (const w of keel.client.client.workflow.list({ query: `WorkflowId = "${threadId}"` })) listed.push(w);
+    expect(listed).toEqual([]);
+  });
+
+  it('an approval is an interrupt; answered through the endpoint (a wrong digest refused), the call runs once', async () => {
+    const threadId = `agui-approve-${randomUUID()}`;
+    const agent = new HttpAgent({ url, threadId });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'do it' });
+    const first = await run(agent, { forwardedProps: { script: 'danger' } });
+    const fin = first.events.at(-1) as BaseEvent & { outcome: { type: string; interrupts: Interrupt[] } };
+    expect(fin.type).toBe('RUN_FINISHED');
+    expect(fin.outcome.type).toBe('interrupt');
+    const [interrupt] = fin.outcome.interrupts;
+    const { argsDigest } = (interrupt.metadata as { keel: { argsDigest: string } }).keel;
+    expect(interrupt).toMatchObject({ id: 'd-1', toolCallId: 'd-1', reason: 'keel:tool_approval' });
+    expect(agent.pendingInterrupts.map((i) => i.id)).toEqual(['d-1']);
+    expect(ran.get(threadId)).toBeUndefined();
+    const from = offsetOf(fin);
+    const wrong = await run(agent, {
+      resume: [{ interruptId: 'd-1', status: 'resolved', payload: { approved: true, argsDigest: 'f'.repeat(64) } }],
+      forwardedProps: { keel: { from } },
+    });
+    expect(wrong.events).toEqual([
+      {
+        type: 'RUN_ERROR',
+        message: `argsDigest ${'f'.repeat(64)} does not match the arguments of tool call d-1 awaiting approval; read them (and their digest) with the state query`,
+        code: 'UpdateRejectedError',
+      },
+    ]);
+    expect(ran.get(threadId)).toBeUndefined();
+    const second = await run(agent, {
+      resume: [{ interruptId: 'd-1', status: 'resolved', payload: { approved: true, argsDigest, approver: 'alice' } }],
+      forwardedProps: { keel: { from } },
+    });
+    expect(second.error).toBeUndefined();
+    expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    expect(second.types).toContain('TOOL_CALL_RESULT');
+    expect(ran.get(threadId)).toEqual(['danger prod']);
+    const h = keel.client.getHandle(threadId);
+    expect((await h.state()).approvals).toMatchObject([{ toolCallId: 'd-1', decision: 'approved', approver: 'alice' }]);
+    expect(streamed(agent.messages)).toEqual(await expected(h));
+    await h.cancel();
+  });
+
+  it('across continue-as-new, a client that reconnects mid-run with its last offset ends with the transcript, nothing twice', async () => {
+    const threadId = `agui-long-${randomUUID()}`;
+    const agent = new HttpAgent({ url, threadId });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'go' });
+    let results = 0;
+    const first = await run(agent, { forwardedProps: { script: 'long' } }, (e) => {
+      if (e.type === 'TOOL_CALL_RESULT' && ++results === 2) agent.abortRun();
+    });
+    expect(first.types).not.toContain('RUN_FINISHED');
+    // the client's own RUN_ERROR for the abort carries no offset: the last event from the endpoint does
+    const from = first.events.map(offsetOf).findLast((o) => o !== undefined);
+    expect(from).toBeGreaterThan(0);
+    const second = await run(agent, { forwardedProps: { keel: { from } } });
+    expect(second.error).toBeUndefined();
+    expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    const h = keel.client.getHandle(threadId);
+    expect((await h.state()).continuedAsNew).toBeGreaterThanOrEqual(1);
+    expect(streamed(agent.messages)).toEqual(await expected(h));
+    // no text sent twice: the deltas of both connections add up to the transcript's texts, character for character
+    const sent = [...first.events, ...second.events]
+      .flatMap((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? [(e as BaseEvent & { delta: string }).delta] : []))
+      .join('');
+    const texts = (await expected(h)).flatMap((m) => (m.role === 'assistant' && m.content ? [m.content] : []));
+    expect(sent).toBe(texts.join(''));
+    await h.cancel();
+  });
+});
+
+describe('AG-UI endpoint, a worker killed mid model attempt', () => {
+  it('the retried attempt replaces the first one: the assembled text is the transcript, exactly', async () => {
+    const taskQueue = `agui-stream-${randomUUID()}`;
+    const first = await spawnWorker(STREAM_WORKER, { KEEL_TASK_QUEUE: taskQueue, KEEL_CHUNK_MS: '150' });
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    const { url, server } = await serveAgUi({ client, runInput: { model: 'scripted/stream', heartbeatTimeout: '2s' } });
+    const threadId = `agui-retry-${randomUUID()}`;
+    const agent = new HttpAgent({ url, threadId });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'stream please' });
+    let deltas = 0;
+    let killed: Promise<unknown> | undefined;
+    const { events, error } = await run(agent, {}, (e) => {
+      if (e.type === 'TEXT_MESSAGE_CONTENT' && ++deltas === 5)
+        killed = killWorker(first).then(() =>
+          spawnWorker(STREAM_WORKER, { KEEL_TASK_QUEUE: taskQueue, KEEL_CHUNK_MS: '30' }),
+        );
+    });
+    await killed;
+    expect(error).toBeUndefined();
+    expect(events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    // the first attempt's text ended and went (a snapshot of the transcript before it), then the retry streamed
+    const types = events.map((e) => e.type as string);
+    expect(types.slice(types.indexOf('MESSAGES_SNAPSHOT') - 1, types.indexOf('MESSAGES_SNAPSHOT') + 2)).toEqual([
+      'TEXT_MESSAGE_END',
+      'MESSAGES_SNAPSHOT',
+      'TEXT_MESSAGE_START',
+    ]);
+    const h = client.getHandle(threadId);
+    expect(streamed(agent.messages)).toEqual(await expected(h));
+    expect(streamed(agent.messages)).toEqual([
+      { id: 'keel-1-0', role: 'assistant', content: messageText((await h.allMessages())[1]) },
+    ]);
+    await h.cancel();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await client.close();
   });
 });
