@@ -6,7 +6,8 @@
  * after a reload from the last offset it applied. Needs a Temporal server on localhost:7233 (`npx keel dev`), then
  * `npx tsx examples/ag-ui-server.ts [port]` and open http://localhost:<port>/ (it starts a worker with the scripted
  * model of examples/rules.json and the calc tool, whose calls wait for approval; pass
- * KEEL_MODEL=anthropic/claude-sonnet-4-5 to ask a real model). No authentication: put yours in front of it.
+ * KEEL_MODEL=anthropic/claude-sonnet-4-5 to ask a real model; KEEL_AG_UI_PAGE=<file.html> serves that page instead).
+ * No authentication: put yours in front of it.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -30,15 +31,19 @@ async function clientBundle(): Promise<string> {
   return out.outputFiles[0].text;
 }
 
-/** The server (not listening yet): the page, the client bundle and the AG-UI endpoint. */
-export async function createAgUiServer(opts: AgUiOptions): Promise<Server> {
+/**
+ * The server (not listening yet): the page (`page`: another HTML file to serve at `/`, e.g. the minimal page of
+ * docs/live-output.md), the client bundle and the AG-UI endpoint.
+ */
+export async function createAgUiServer(opts: AgUiOptions & { page?: string }): Promise<Server> {
+  const page = opts.page ?? PAGE;
   const bundle = await clientBundle();
   const endpoint = agUiHandler(opts);
   return createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === '/agui') return void endpoint(req, res);
     if (req.method === 'GET' && path === '/')
-      return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(readFileSync(PAGE));
+      return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(readFileSync(page));
     if (req.method === 'GET' && path === '/ag-ui-client.js')
       return void res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
     res.writeHead(404, { 'content-type': 'text/plain' }).end(`no route ${req.method} ${path}\n`);
@@ -62,7 +67,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   void worker.run();
   const client = await AgentClient.connect({ taskQueue });
   const model = process.env.KEEL_MODEL ?? 'scripted/examples/rules.json';
-  const server = await createAgUiServer({ client, runInput: { model, tools: ['calc'] } });
+  const page = process.env.KEEL_AG_UI_PAGE;
+  const server = await createAgUiServer({ client, runInput: { model, tools: ['calc'] }, ...(page ? { page } : {}) });
   const port = Number(process.argv[2] ?? 8080);
   server.listen(port, () => console.log(`open http://localhost:${port}/`));
 }
