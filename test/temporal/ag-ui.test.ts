@@ -248,6 +248,24 @@ describe('AG-UI endpoint', () => {
     expect(sent).toBe(texts.join(''));
     await h.cancel();
   });
+
+  it('interrupt and cancel through forwardedProps.keel.command: each run finishes cancelled', async () => {
+    const threadId = `agui-cmd-${randomUUID()}`;
+    const agent = new HttpAgent({ url, threadId });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'go' });
+    const first = await run(agent, { forwardedProps: { script: 'long' } }, (e) => {
+      if (e.type === 'TOOL_CALL_RESULT') agent.abortRun();
+    });
+    const from = first.events.map(offsetOf).findLast((o) => o !== undefined);
+    const interrupted = await run(agent, { forwardedProps: { keel: { from, command: 'interrupt' } } });
+    expect(interrupted.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    const h = keel.client.getHandle(threadId);
+    expect((await h.state()).status).toBe('waiting');
+    const cancelled = await run(agent, { forwardedProps: { keel: { command: 'cancel' } } });
+    expect(cancelled.types).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
+    expect(cancelled.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+    expect((await h.workflow.describe()).status.name).toBe('CANCELLED');
+  });
 });
 
 describe('AG-UI endpoint, a worker killed mid model attempt', () => {
