@@ -11,7 +11,7 @@
  * are), so the client's text is always a prefix of the final one, and at the end exactly it.
  */
 import { EventType, type BaseEvent, type Message as AgUiMessage } from '@ag-ui/core';
-import { addUsage, messageText, type Message, type Usage } from '../../common/messages.js';
+import { addUsage, messageText, type AssistantMessage, type Message, type Usage } from '../../common/messages.js';
 import type { MessageUpdateEvent, StreamEvent } from '../../common/stream.js';
 import { argsText, assistantMessages, blockId, messageId, transcriptMessages } from './messages.js';
 
@@ -135,17 +135,13 @@ export class AgUiTranslator {
   /** MESSAGES_SNAPSHOT of the transcript before message `i`, with (`withCurrent`) its blocks as this connection knows them. */
   private async snapshot(i: number, withCurrent: boolean): Promise<BaseEvent> {
     const before = transcriptMessages((await this.transcript(i)).slice(0, i));
-    const blocks = this.blocks.get(i) ?? [];
-    const content = blocks.map((b) =>
-      b.kind === 'text'
-        ? { type: 'text' as const, text: b.text }
-        : b.kind === 'thinking'
-          ? { type: 'thinking' as const, thinking: b.text }
-          : { type: 'toolCall' as const, id: '', name: '', arguments: {} },
-    );
-    const current: AgUiMessage[] = withCurrent
-      ? assistantMessages(i, { content: content.filter((c) => c.type !== 'toolCall') })
-      : [];
+    // the message's text and thinking blocks as this connection knows them, at their indexes (tool calls: at its end)
+    const content: AssistantMessage['content'] = [];
+    (this.blocks.get(i) ?? []).forEach((b, k) => {
+      if (b.kind === 'text') content[k] = { type: 'text', text: b.text };
+      else if (b.kind === 'thinking') content[k] = { type: 'thinking', thinking: b.text };
+    });
+    const current: AgUiMessage[] = withCurrent ? assistantMessages(i, { content }) : [];
     return { type: EventType.MESSAGES_SNAPSHOT, messages: [...before, ...current] } as BaseEvent;
   }
 
