@@ -120,3 +120,4 @@ export {
   type AttemptResetEvent,
   type ToolExecutionUpdateEvent,
 } from './common/stream.js';
+export { agUiFetchHandler, agUiHandler, type AgUiOptions } from './client/ag-ui/http.js';
