@@ -1,12 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
+// Test files run at once in the `unit` and `temporal` projects (one group). vitest's default is cores − 1: one file at a
+// time on a 2-core machine, while most temporal files spend their time waiting on the server, timers and child
+// processes (their CPU seconds are a fraction of their wall time: docs/development.md#test-run). KEEL_TEST_WORKERS
+// overrides it (1 for the old one-at-a-time run).
+const workers = Number(process.env.KEEL_TEST_WORKERS) || 3;
+
 export default defineConfig({
   test: {
     setupFiles: ['test/print-node-version.ts'],
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 30_000 },
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 30_000, maxWorkers: workers },
       },
       {
         extends: true,
@@ -17,6 +23,7 @@ export default defineConfig({
           globalSetup: ['test/temporal/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
+          maxWorkers: workers,
         },
       },
       {
