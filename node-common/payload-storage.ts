@@ -15,7 +15,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
@@ -28,6 +27,7 @@ import {
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { EncryptionCodec, isKeelCodec, keelCodecOf, type EncryptionOption } from './encryption.js';
+import { requireOptional } from './optional-packages.js';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3StorageDriver } from '@temporalio/external-storage-s3';
 import type { AwsSdkS3StorageDriverClient } from '@temporalio/external-storage-s3-aws-sdk';
@@ -106,9 +106,6 @@ export function payloadStorageFromEnv(env: NodeJS.ProcessEnv = process.env): Exc
   return { s3: { bucket, ...(pathStyle === '1' || pathStyle === 'true' ? { forcePathStyle: true } : {}) } };
 }
 
-// loaded only when S3 is chosen (CommonJS packages; the AWS SDK takes a while to load)
-const requireCjs = createRequire(import.meta.url);
-
 /**
  * The SDK's S3 driver (`@temporalio/external-storage-s3` with its `@aws-sdk/client-s3` adapter). Keys follow the
  * SDK's cross-language layout, `v0/ns/<namespace>/wt/<workflow type>/wi/<workflow id>/ri/<run id>/d/sha256/<hex>`
@@ -117,13 +114,14 @@ const requireCjs = createRequire(import.meta.url);
  */
 export function s3StorageDriver(o: S3PayloadStorage): StorageDriver {
   if (!o.bucket) throw new Error('payloadStorage.s3.bucket: a bucket name is required');
-  const { S3Client: Client } = requireCjs('@aws-sdk/client-s3') as { S3Client: new (c: S3ClientConfig) => S3Client };
-  const { S3StorageDriver: Driver } = requireCjs('@temporalio/external-storage-s3') as {
-    S3StorageDriver: typeof S3StorageDriver;
-  };
-  const { AwsSdkS3StorageDriverClient: Adapter } = requireCjs('@temporalio/external-storage-s3-aws-sdk') as {
+  // loaded only when S3 is chosen (optional CommonJS packages; the AWS SDK takes a while to load)
+  const { S3Client: Client } = requireOptional<{ S3Client: new (c: S3ClientConfig) => S3Client }>('@aws-sdk/client-s3');
+  const { S3StorageDriver: Driver } = requireOptional<{ S3StorageDriver: typeof S3StorageDriver }>(
+    '@temporalio/external-storage-s3',
+  );
+  const { AwsSdkS3StorageDriverClient: Adapter } = requireOptional<{
     AwsSdkS3StorageDriverClient: typeof AwsSdkS3StorageDriverClient;
-  };
+  }>('@temporalio/external-storage-s3-aws-sdk');
   const client =
     o.client ??
     new Client({

@@ -4,7 +4,11 @@
  * connects again (a stdio server is started again), and closed when the worker shuts down.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type * as McpClientModule from '@modelcontextprotocol/sdk/client/index.js';
+import type * as McpStdioModule from '@modelcontextprotocol/sdk/client/stdio.js';
+import type * as McpHttpModule from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { importOptional } from '../../common/optional-packages.js';
 import { isHttpServer, type McpServerConfig, type McpServers } from './config.js';
 import { checkMcpSandbox, mcpLaunch } from './sandbox.js';
 
@@ -12,6 +16,8 @@ import { checkMcpSandbox, mcpLaunch } from './sandbox.js';
 export class McpTransportError extends Error {
   override name = 'McpTransportError';
 }
+
+const MCP_SDK = '@modelcontextprotocol/sdk';
 
 /** No request times out in the client: the activity's start-to-close timeout bounds a call. */
 const NO_TIMEOUT = 2_147_483_647;
@@ -63,11 +69,12 @@ export class McpConnections {
 
   private async connect(server: string, config: McpServerConfig): Promise<Client> {
     // loaded on first use: a worker without MCP servers never loads the SDK
+    // (an optional package: without it, one line says what to install)
     const [{ Client }, { StdioClientTransport, getDefaultEnvironment }, { StreamableHTTPClientTransport }] =
       await Promise.all([
-        import('@modelcontextprotocol/sdk/client/index.js'),
-        import('@modelcontextprotocol/sdk/client/stdio.js'),
-        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+        importOptional<typeof McpClientModule>(MCP_SDK, `${MCP_SDK}/client/index.js`),
+        importOptional<typeof McpStdioModule>(MCP_SDK, `${MCP_SDK}/client/stdio.js`),
+        importOptional<typeof McpHttpModule>(MCP_SDK, `${MCP_SDK}/client/streamableHttp.js`),
       ]);
     const client = new Client(this.clientInfo);
     try {

@@ -5,7 +5,9 @@
  * second time against the real cluster (frontend, history, matching and worker as separate processes, PostgreSQL)
  * only when what it proves depends on how the server behaves — persistence, visibility, matching and versioning,
  * timers, retries and timeouts, signals and Updates between workflows, schedules, history replay — not when it proves
- * Keel's own logic in the worker, the activities or the CLI, which is the same on any server. Every file of the project
+ * Keel's own logic in the worker, the activities or the CLI, which is the same on any server. Where several files use
+ * the same server feature (Updates, child workflows, heartbeat details), the cluster runs the one that proves it, and
+ * Keel's logic built on it (tree budgets and approvals, the verbs, streaming) runs on the dev server only. Every file of the project
  * is in exactly one of the two tables (test/unit/cluster-suites.test.ts), each with its reason, so a new file is
  * classified when it is added.
  */
@@ -17,7 +19,6 @@ export const CLUSTER_SUITES: Record<string, string> = {
   'batch-cancel.test.ts': 'cancelling a batch and its abandoned children across workflows',
   'batch-retry.test.ts': 'child workflows found again by id and re-run',
   'batch-window.test.ts': 'children that outlive the batch continue-as-new and report by signal',
-  'budget-batch.test.ts': 'one budget across a batch and its children (signals, Updates)',
   'budget-crash-loop.test.ts': 'activity retries of a crashing worker',
   'cancellation.test.ts': 'workflow and activity cancellation as the server delivers it',
   'cli-list.test.ts': 'visibility queries (SQL visibility on the cluster)',
@@ -35,14 +36,9 @@ export const CLUSTER_SUITES: Record<string, string> = {
   'schedule-trigger.test.ts': 'a triggered Schedule start under each overlap policy',
   'signals.test.ts': 'signal delivery between turns',
   'smoke.test.ts': 'one run end to end',
-  'stream.test.ts': 'heartbeat details polled through describe while a call streams',
   'sub-agents.test.ts': 'child workflows, their results and cancellation',
-  'sub-agents-tools.test.ts': 'the tool bound carried to child workflows in their memo',
-  'tree-approvals.test.ts': 'approvals routed between workflows of a tree',
-  'tree-budget.test.ts': 'reservations between workflows of a tree',
   'updates.test.ts': 'Update acceptance, validation and results',
   'upgrade.test.ts': 'Worker Deployment Versioning across a deploy',
-  'verbs.test.ts': 'each verb as signal and as Update',
   'visibility.test.ts': 'search attributes and list filters (SQL visibility on the cluster)',
   'worker-affinity.test.ts': 'home task queues and schedule-to-start timeouts in matching',
 };
@@ -104,6 +100,18 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
   'worker-main-approvals.test.ts': 'worker settings from the environment',
   'worker-output.test.ts': 'what the worker prints',
   'worker-roles.test.ts': 'worker roles and their task queues',
+  'budget-batch.test.ts':
+    "one budget across a batch and its children: Keel's reservations over signals and Updates (updates.test.ts and batch-window.test.ts cover the server's part on the cluster)",
+  'stream.test.ts':
+    "the streaming call's heartbeat details (progress.test.ts reads them back through describe on the cluster)",
+  'sub-agents-tools.test.ts':
+    'the tool bound a child carries in its memo (sub-agents.test.ts runs child workflows on the cluster)',
+  'tree-approvals.test.ts':
+    "Keel's routing of approvals in a tree (approvals.test.ts and sub-agents.test.ts cover Updates, timers and children on the cluster)",
+  'tree-budget.test.ts':
+    "Keel's reservations in a tree (updates.test.ts and sub-agents.test.ts cover Updates and children on the cluster)",
+  'verbs.test.ts':
+    "each verb's own logic (updates.test.ts and signals.test.ts cover Update and signal delivery on the cluster)",
 };
 
 /** The vitest file filters of the cluster phase: the cluster suites of `test/temporal/` and all of `test/cluster/`. */
