@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import type { ApprovalsOptions } from '../../activities/approvals/verify-approval.js';
 import type { ToolDefinition } from '../../activities/tools/define-tool.js';
 import * as settings from '../../worker/approval-settings.js';
-import { usageError } from './context.js';
+import { usageError } from '../../cli/context.js';
 
 export { HMAC_SECRET_ENV, type ApprovalFlags } from '../../worker/approval-settings.js';
 

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { AgentClient } from '../../client/agent-client.js';
-import { devServerPids } from '../../client/dev-server-lifeline.js';
+import { devServerPids } from '../../dev/dev-server-lifeline.js';
 import { EncryptionCodec, readKeyRing } from '../../common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { BIN, ROOT, runProcess, stopChild, type CliResult } from './cli-child.js';

@@ -2,15 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LoggedEvent } from '../../common/events.js';
 import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
-import {
-  headLines,
-  oneLine,
-  progressLine,
-  RunRenderer,
-  stringSink,
-  transcriptMarkdown,
-} from '../../client/cli/render.js';
-import { heartbeatsOf } from '../../client/cli/run/follow.js';
+import { headLines, oneLine, progressLine, RunRenderer, stringSink, transcriptMarkdown } from '../../cli/render.js';
+import { heartbeatsOf } from '../../cli/run/follow.js';
 import { homeWorkerLost } from '../../common/errors.js';
 import { MODEL_HEARTBEAT_TAIL_CHARS, modelHeartbeat } from '../../common/model-heartbeat.js';
 import { defaultPayloadConverter } from '@temporalio/common';

@@ -1,10 +1,10 @@
 /** The result lines of `keel batch`: each child's outcome, written in input order as tasks finish. */
 import type { WorkflowHandle } from '@temporalio/client';
-import type { AgentRunResult } from '../../../common/run.js';
-import { resultsQuery, type BatchTaskResult } from '../../../common/batch-definitions.js';
-import type { AgentClient } from '../../agent-client.js';
+import type { AgentRunResult } from '../../common/run.js';
+import { resultsQuery, type BatchTaskResult } from '../../common/batch-definitions.js';
+import type { AgentClient } from '../../client/agent-client.js';
 import { outcomeOf, withDeadline } from '../outcome.js';
-import { slotChildId, type BatchShape } from '../../../common/grading.js';
+import { slotChildId, type BatchShape } from '../../common/grading.js';
 
 /** The `error` of a result line whose task never started (its batch closed first: cancelled, terminated). */
 export const NEVER_STARTED = 'never started: the batch closed before this task began';

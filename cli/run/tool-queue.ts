@@ -9,10 +9,10 @@
  * of the check is swallowed.
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
-import type { LoggedEvent } from '../../../common/events.js';
-import { resolveConnection } from '../../../common/connection.js';
-import { DEFAULT_TASK_QUEUE, toolTaskQueue } from '../../../common/task-queues.js';
-import type { AgentClient } from '../../agent-client.js';
+import type { LoggedEvent } from '../../common/events.js';
+import { resolveConnection } from '../../common/connection.js';
+import { DEFAULT_TASK_QUEUE, toolTaskQueue } from '../../common/task-queues.js';
+import type { AgentClient } from '../../client/agent-client.js';
 import { shellWord, type GlobalOptions } from '../context.js';
 import { LIVE_POLL_SECONDS } from './pinned.js';
 

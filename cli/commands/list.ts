@@ -6,10 +6,10 @@
 import { Option, type Command } from 'commander';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
-import { AGENT_WORKFLOW_TYPE } from '../agent-client.js';
+import { AGENT_WORKFLOW_TYPE } from '../../client/agent-client.js';
 import { BATCH_WORKFLOW_TYPE } from '../../common/batch-definitions.js';
-import { act, globals, intOption, printJson, uiLink, withClient } from './context.js';
-import { formatCost } from './render.js';
+import { act, globals, intOption, printJson, uiLink, withClient } from '../context.js';
+import { formatCost } from '../render.js';
 
 /** The values of `--status`: KeelStatus as the workflow publishes it. */
 export const LIST_STATUSES = [

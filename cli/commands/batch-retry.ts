@@ -16,12 +16,12 @@ import {
   RETRY_MEMO_KEY,
   startRetryBatch,
   type BatchRetryMemo,
-} from '../../batch-retry.js';
+} from '../../client/batch-retry.js';
 import { act, EXIT, globals, intOption, printJson, uiLink, usageError, withClient } from '../context.js';
-import { budgetOf, pasteable } from './command.js';
-import { budgetOptions } from './options.js';
-import { countsText, outcomeCounts, printBatchStatus } from './progress.js';
-import { resultLine } from './results.js';
+import { budgetOf, pasteable } from './batch.js';
+import { budgetOptions } from '../batch/options.js';
+import { countsText, outcomeCounts, printBatchStatus } from '../batch/progress.js';
+import { resultLine } from '../batch/results.js';
 
 const STATUSES: RetryStatus[] = ['completed', 'stopped', 'failed', 'cancelled', 'queued'];
 

@@ -3,15 +3,15 @@
  * printing the run's acknowledgement (a refusal is a usage error with the run's own words).
  */
 import type { Command } from 'commander';
-import type { AgentClient, AgentRunHandle } from '../../agent-client.js';
+import type { AgentClient, AgentRunHandle } from '../../client/agent-client.js';
 import { act, EXIT, globals, printJson, uiLink, usageError, withClient, type GlobalOptions } from '../context.js';
-import { followRun } from './follow.js';
-import { refuseStranded } from './pinned.js';
+import { followRun } from '../run/follow.js';
+import { refuseStranded } from '../run/pinned.js';
 import { exitCodeOf, outcomeOf, temporalStatus } from '../outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
-import { eventsQuery } from '../../../workflows/definitions.js';
-import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../../common/batch-definitions.js';
-import type { ClosedAck, InterruptAck, QueuedAck } from '../../../common/updates.js';
+import { eventsQuery } from '../../workflows/definitions.js';
+import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../common/batch-definitions.js';
+import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 
 /** The run's handle, after checking it exists and is still running (a signal to a closed run is a usage error). */
 async function runningHandle(client: AgentClient, id: string, g: GlobalOptions): Promise<AgentRunHandle> {

@@ -6,14 +6,14 @@
  * line, `key value …`, easy to grep. Pure: everything goes through a `Sink`, so tests render into a string.
  */
 import { styleText } from 'node:util';
-import type { PendingApproval } from '../../common/updates.js';
-import { pathText } from '../../common/tree-approvals.js';
-import type { BatchProgress } from '../../common/batch-definitions.js';
-import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
-import type { AttemptResetEvent, MessageUpdateEvent } from '../../common/stream.js';
-import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../../common/model-heartbeat.js';
-import type { AssistantMessage, Message, Usage } from '../../common/messages.js';
-import type { AgentRunResult, RunStatus } from '../../common/run.js';
+import type { PendingApproval } from '../common/updates.js';
+import { pathText } from '../common/tree-approvals.js';
+import type { BatchProgress } from '../common/batch-definitions.js';
+import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../common/events.js';
+import type { AttemptResetEvent, MessageUpdateEvent } from '../common/stream.js';
+import { MODEL_HEARTBEAT_TAIL_CHARS, streamedText } from '../common/model-heartbeat.js';
+import type { AssistantMessage, Message, Usage } from '../common/messages.js';
+import type { AgentRunResult, RunStatus } from '../common/run.js';
 import { terminalSafe } from './terminal-text.js';
 
 export interface Sink {

@@ -7,8 +7,8 @@
  */
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { Command } from 'commander';
-import { BATCH_WORKFLOW_TYPE, type AgentBatchResult } from '../../../common/batch-definitions.js';
-import type { AgentClient } from '../../agent-client.js';
+import { BATCH_WORKFLOW_TYPE, type AgentBatchResult } from '../../common/batch-definitions.js';
+import type { AgentClient } from '../../client/agent-client.js';
 import { usageError } from '../context.js';
 import { temporalStatus } from '../outcome.js';
 import { countsText, progressCounts } from './progress.js';

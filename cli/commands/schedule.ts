@@ -21,15 +21,15 @@ import {
   type AgentScheduleMemo,
   type ScheduledWorkflow,
   type ScheduleTrigger,
-} from '../schedule-client.js';
-import type { AgentClient } from '../agent-client.js';
-import { act, EXIT, globals, intOption, printJson, usageError, withClient, type GlobalOptions } from './context.js';
-import { formatCost, formatDuration, formatTokens } from './render.js';
-import { budgetOf, pasteable, variantOption } from './batch/command.js';
-import { budgetOptions, taskDefaultOptions } from './batch/options.js';
+} from '../../client/schedule-client.js';
+import type { AgentClient } from '../../client/agent-client.js';
+import { act, EXIT, globals, intOption, printJson, usageError, withClient, type GlobalOptions } from '../context.js';
+import { formatCost, formatDuration, formatTokens } from '../render.js';
+import { budgetOf, pasteable, variantOption } from './batch.js';
+import { budgetOptions, taskDefaultOptions } from '../batch/options.js';
 import type { BatchVariant } from '../../common/grading.js';
-import { MAX_TASKS, parseTasks } from './batch/tasks.js';
-import { DEFAULT_MODEL } from './run/start.js';
+import { MAX_TASKS, parseTasks } from '../batch/tasks.js';
+import { DEFAULT_MODEL } from './run.js';
 
 const OVERLAPS = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
 

@@ -2,10 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import type { AgentRunInput } from '../../../common/run.js';
-import { ErrorType } from '../../../common/errors.js';
-import { InvalidAgentInputError, type AgentClient } from '../../agent-client.js';
-import { agentRunInputErrors } from '../../../common/validate-input.js';
+import type { AgentRunInput } from '../../common/run.js';
+import { ErrorType } from '../../common/errors.js';
+import { InvalidAgentInputError, type AgentClient } from '../../client/agent-client.js';
+import { agentRunInputErrors } from '../../common/validate-input.js';
 import {
   act,
   commaList,
@@ -18,10 +18,10 @@ import {
   withClient,
   type GlobalOptions,
 } from '../context.js';
-import { followRun } from './follow.js';
-import { toolQueueWatch } from './tool-queue.js';
+import { followRun } from '../run/follow.js';
+import { toolQueueWatch } from '../run/tool-queue.js';
 import { exitCodeOf, outcomeOf, tryState, type Outcome } from '../outcome.js';
-import { throughOutage } from '../reconnect.js';
+import { throughOutage } from '../../client/cli/reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
 
 export const DEFAULT_MODEL = 'anthropic/claude-sonnet-4-5';

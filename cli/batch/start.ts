@@ -1,9 +1,9 @@
 /** Starting `agentBatchWorkflow` (with page holders for big lists) and reading its `progress` query. */
 import type { WorkflowHandle } from '@temporalio/client';
-import type { AgentRunInput } from '../../../common/run.js';
-import { progressQuery, type BatchProgress } from '../../../common/batch-definitions.js';
-import { startBatchWorkflow, type StartBatchOptions } from '../../batch-client.js';
-import type { AgentClient } from '../../agent-client.js';
+import type { AgentRunInput } from '../../common/run.js';
+import { progressQuery, type BatchProgress } from '../../common/batch-definitions.js';
+import { startBatchWorkflow, type StartBatchOptions } from '../../client/batch-client.js';
+import type { AgentClient } from '../../client/agent-client.js';
 import { withDeadline } from '../outcome.js';
 import { batchIdFor } from './tasks.js';
 

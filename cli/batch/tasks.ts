@@ -3,10 +3,10 @@
  * from the tasks when `--id` is not given.
  */
 import { hash } from 'node:crypto';
-import type { AgentRunInput } from '../../../common/run.js';
+import type { AgentRunInput } from '../../common/run.js';
 import { usageError } from '../context.js';
-import type { BatchShape } from '../../../common/grading.js';
-import { batchTaskErrors } from '../../batch-client.js';
+import type { BatchShape } from '../../common/grading.js';
+import { batchTaskErrors } from '../../client/batch-client.js';
 
 /** Inline task lists above this many JSON characters go by page reference (one payload must stay under 2 MB). */
 /** One batch carries ~20 bytes per task across continue-as-new (2 MB payload limit). */
@@ -60,7 +60,7 @@ export function parseTasks(text: string, defaults: TaskDefaults = {}): AgentRunI
   return tasks;
 }
 
-export { paginate } from '../../batch-client.js';
+export { paginate } from '../../client/batch-client.js';
 
 /**
  * The batch id of a task list when `--id` is not given: `keel-batch-<first 16 hex digits of the SHA-256 of the tasks>`

@@ -24,8 +24,8 @@ import {
   createCodecServer,
   DEFAULT_CODEC_SERVER_PORT,
   type CodecServerOptions,
-} from '../codec-server.js';
-import { act, CliError, EXIT, intOption, usageError, shellWord } from './context.js';
+} from '../../client/codec-server.js';
+import { act, CliError, EXIT, intOption, usageError, shellWord } from '../context.js';
 
 /** The Web UI origins `keel codec-server` allows when given no --origin: `keel dev`'s UI. */
 export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'];

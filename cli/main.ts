@@ -7,17 +7,17 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_UI, EXIT } from './context.js';
-import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
-import { registerApprovalCommands } from './run/approvals.js';
-import { registerBatchCommand } from './batch/command.js';
-import { registerControlCommands } from './run/control.js';
-import { registerEncryptionCommands } from './encryption.js';
-import { registerInspectCommands } from './run/inspect.js';
-import { registerListCommand } from './list.js';
-import { registerScheduleCommands } from './schedule.js';
-import { registerRunCommands } from './run/start.js';
-import { registerServerCommands } from './server.js';
-import { packageVersion } from '../../common/package-version.js';
+import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
+import { registerApprovalCommands } from './commands/approvals.js';
+import { registerBatchCommand } from './commands/batch.js';
+import { registerControlCommands } from './commands/control.js';
+import { registerEncryptionCommands } from './commands/encryption.js';
+import { registerInspectCommands } from './commands/inspect.js';
+import { registerListCommand } from './commands/list.js';
+import { registerScheduleCommands } from './commands/schedule.js';
+import { registerRunCommands } from './commands/run.js';
+import { registerServerCommands } from './commands/server.js';
+import { packageVersion } from '../common/package-version.js';
 
 /** The last line of every subcommand's help. */
 export const GLOBAL_OPTIONS_LINE =

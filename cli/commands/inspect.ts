@@ -1,17 +1,17 @@
 /** `keel status`, `keel watch`, `keel transcript`: reading a run. */
-import { ChildFollower } from './children.js';
-import { childWorkflowId } from '../../../common/sub-agents.js';
-import { refuseStranded } from './pinned.js';
+import { ChildFollower } from '../run/children.js';
+import { childWorkflowId } from '../../common/sub-agents.js';
+import { refuseStranded } from '../run/pinned.js';
 import { Option, type Command } from 'commander';
-import type { LoggedEvent } from '../../../common/events.js';
-import type { Message } from '../../../common/messages.js';
-import type { AgentRunState, MessagesPage } from '../../../common/run.js';
-import { messagesQuery } from '../../../workflows/definitions.js';
-import type { AgentClient } from '../../agent-client.js';
+import type { LoggedEvent } from '../../common/events.js';
+import type { Message } from '../../common/messages.js';
+import type { AgentRunState, MessagesPage } from '../../common/run.js';
+import { messagesQuery } from '../../workflows/definitions.js';
+import type { AgentClient } from '../../client/agent-client.js';
 import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from '../context.js';
-import { followRun } from './follow.js';
+import { followRun } from '../run/follow.js';
 import { exitCodeOf, outcomeOf, temporalStatus, tryState, withDeadline, type Outcome } from '../outcome.js';
-import { throughOutage } from '../reconnect.js';
+import { throughOutage } from '../../client/cli/reconnect.js';
 import {
   formatCost,
   formatDuration,
@@ -23,8 +23,8 @@ import {
   summaryFromResult,
   transcriptMarkdown,
 } from '../render.js';
-import { BATCH_WORKFLOW_TYPE, printBatchStatus } from '../batch/command.js';
-import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from './tool-queue.js';
+import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
+import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from '../run/tool-queue.js';
 import { terminalSafe } from '../terminal-text.js';
 
 export interface StatusReport {

@@ -1,7 +1,7 @@
 /** What `keel batch` shows while it follows a batch (a bar on a TTY, plain lines otherwise) and `keel status <batch>`. */
-import type { AgentBatchResult, BatchProgress } from '../../../common/batch-definitions.js';
-import { BATCH_WORKFLOW_TYPE } from '../../../common/batch-definitions.js';
-import type { AgentClient } from '../../agent-client.js';
+import type { AgentBatchResult, BatchProgress } from '../../common/batch-definitions.js';
+import { BATCH_WORKFLOW_TYPE } from '../../common/batch-definitions.js';
+import type { AgentClient } from '../../client/agent-client.js';
 import { EXIT, printJson, uiLink, type GlobalOptions } from '../context.js';
 import { temporalStatus } from '../outcome.js';
 import { formatCost, formatTokens, progressLine, stdoutSink, type Sink } from '../render.js';

@@ -6,10 +6,10 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { AgentClient } from '../../agent-client.js';
-import { describeLine, type Budget } from '../../../common/budget.js';
-import type { AgentRunInput } from '../../../common/run.js';
-import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../../common/batch-definitions.js';
+import type { AgentClient } from '../../client/agent-client.js';
+import { describeLine, type Budget } from '../../common/budget.js';
+import type { AgentRunInput } from '../../common/run.js';
+import { BATCH_WORKFLOW_TYPE, type AgentBatchResult, type BatchProgress } from '../../common/batch-definitions.js';
 import {
   act,
   CliError,
@@ -24,21 +24,21 @@ import {
   shellWord,
 } from '../context.js';
 import { formatCost, formatDuration, formatTokens, stdoutSink } from '../render.js';
-import { budgetOptions, taskDefaultOptions } from './options.js';
-import { attachOrRefuse, priorBatch } from './existing.js';
-import { firstFailure, progressPrinter } from './progress.js';
-import { registerBatchRetryCommands } from './retry.js';
-import { OrderedWriter } from './results.js';
-import { batchProgress, startBatch } from './start.js';
-import { batchIdFor, MAX_TASKS, parseTasks } from './tasks.js';
-import { DEFAULT_MODEL } from '../run/start.js';
-import { VARIANT_NAME, type BatchVariant } from '../../../common/grading.js';
-import { formatGradeTable, gradeRows, variantDurations } from '../../batch-report.js';
+import { budgetOptions, taskDefaultOptions } from '../batch/options.js';
+import { attachOrRefuse, priorBatch } from '../batch/existing.js';
+import { firstFailure, progressPrinter } from '../batch/progress.js';
+import { registerBatchRetryCommands } from './batch-retry.js';
+import { OrderedWriter } from '../batch/results.js';
+import { batchProgress, startBatch } from '../batch/start.js';
+import { batchIdFor, MAX_TASKS, parseTasks } from '../batch/tasks.js';
+import { DEFAULT_MODEL } from './run.js';
+import { VARIANT_NAME, type BatchVariant } from '../../common/grading.js';
+import { formatGradeTable, gradeRows, variantDurations } from '../../client/batch-report.js';
 
 export { BATCH_WORKFLOW_TYPE };
-export { printBatchStatus } from './progress.js';
-export { batchProgress, startBatch, type StartBatchOptions } from './start.js';
-export { batchIdFor, paginate, parseTasks, type TaskDefaults } from './tasks.js';
+export { printBatchStatus } from '../batch/progress.js';
+export { batchProgress, startBatch, type StartBatchOptions } from '../batch/start.js';
+export { batchIdFor, paginate, parseTasks, type TaskDefaults } from '../batch/tasks.js';
 
 interface BatchFlags {
   concurrency: number;

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { commaList, intOption } from '../context.js';
-import { DEFAULT_MODEL } from '../run/start.js';
+import { DEFAULT_MODEL } from '../commands/run.js';
 
 /** `--max-cost-usd`: US dollars, a finite number > 0. */
 export function usdOption(value: string): number {

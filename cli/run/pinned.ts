@@ -9,7 +9,7 @@
  * time, so a build that stopped is recognised at most about 70 s after its last poll.
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
-import type { AgentClient } from '../../agent-client.js';
+import type { AgentClient } from '../../client/agent-client.js';
 import { CliError, EXIT, type GlobalOptions } from '../context.js';
 
 /** How recent a poll must be for the build to count as served (the server's 60 s long poll, plus a margin). */

@@ -24,14 +24,19 @@ import {
   usageError,
   type GlobalOptions,
   shellWord,
-} from './context.js';
-import { recordDevServer } from './dev-registry.js';
-import { ResourceInUseError } from '../resource-holder.js';
+} from '../context.js';
+import { recordDevServer } from '../dev-registry.js';
+import { ResourceInUseError } from '../../client/resource-holder.js';
 import { defaultWorkspaceRoot } from '../../activities/tools/builtin/run-workspaces.js';
 import type { SandboxSetting } from '../../activities/tools/builtin/sandbox.js';
-import type { CodecServer } from '../codec-server.js';
-import type { ServerLogLevel } from '../dev-server.js';
-import { approvalOptions, approvalsFromFlags, withApproval, type ApprovalFlags } from './approval-flags.js';
+import type { CodecServer } from '../../client/codec-server.js';
+import type { ServerLogLevel } from '../../dev/dev-server.js';
+import {
+  approvalOptions,
+  approvalsFromFlags,
+  withApproval,
+  type ApprovalFlags,
+} from '../../client/cli/approval-flags.js';
 import type { McpServers } from '../../activities/mcp/config.js';
 
 interface WorkerFlags extends ApprovalFlags {
@@ -239,7 +244,7 @@ async function loadModels(flags: WorkerFlags): Promise<ModelRegistry> {
 /** The Temporal runtime: quiet logs (client/cli/worker-log.ts), and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
 async function quietRuntime(metrics?: { host: string; port: number }): Promise<void> {
   const { Runtime, DefaultLogger } = await import('@temporalio/worker');
-  const { keelLogFunction, keelLogLevel } = await import('./worker-log.js');
+  const { keelLogFunction, keelLogLevel } = await import('../worker-log.js');
   const level = keelLogLevel();
   try {
     Runtime.install({
@@ -381,7 +386,7 @@ async function startDevEncryption(
   codecPort: number,
 ): Promise<{ keyFile: string; created: boolean; codec: CodecServer; keyRing: KeyRing }> {
   const { ensureKeyFile } = await import('./encryption.js');
-  const { createCodecServer } = await import('../codec-server.js');
+  const { createCodecServer } = await import('../../client/codec-server.js');
   const keyFile = resolve(DEV_KEY_FILE);
   const { ring, created } = ensureKeyFile(keyFile);
   let codec: CodecServer;
@@ -536,7 +541,7 @@ export function registerServerCommands(program: Command): void {
         const g = globals(cmd);
         const port = o.port ?? portOf(g.address) ?? 7233;
         await quietRuntime();
-        const { startDevServer } = await import('../dev-server.js');
+        const { startDevServer } = await import('../../dev/dev-server.js');
         const dbFilename = o.inMemory ? undefined : resolve(o.db);
         if (dbFilename) mkdirSync(dirname(dbFilename), { recursive: true });
         const encryption = o.encrypt ? await startDevEncryption(o.uiPort, o.codecPort) : undefined;
@@ -636,7 +641,7 @@ export function registerServerCommands(program: Command): void {
         await quietRuntime(o.metricsPort ? { host: o.metricsHost, port: o.metricsPort } : undefined);
         const loaded = await loadTools(o); // a bad --tools-module or --approve: exit 2 before connecting
         approvalsFromFlags(o, loaded, false); // so are approval flags that contradict, or are missing
-        const { connect } = await import('./context.js');
+        const { connect } = await import('../context.js');
         const probe = await connect(g); // exit 3 early when Temporal is down
         await probe.close();
         const { worker, tools, agents, mcpServers } = await startWorker(g, o, g.settings, loaded);

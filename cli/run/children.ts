@@ -4,7 +4,7 @@
  * as `  <sub-agent> › <toolCallId> │ …`, and its own sub-agents one level further in.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import type { LoggedEvent } from '../../../common/events.js';
+import type { LoggedEvent } from '../../common/events.js';
 import { sleep } from '../context.js';
 import { RunRenderer, type Sink } from '../render.js';
 import { followRun } from './follow.js';

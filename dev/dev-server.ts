@@ -8,7 +8,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { KEEL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 import { devServerPids, killWithThisProcess } from './dev-server-lifeline.js';
-import { describeHolder, fileHolder, portHolder, portIsFree, ResourceInUseError } from './resource-holder.js';
+import { describeHolder, fileHolder, portHolder, portIsFree, ResourceInUseError } from '../client/resource-holder.js';
 
 export { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../common/search-attributes.js';
 

@@ -17,10 +17,10 @@ import {
   resolveConnection,
   type ConnectionSettings,
   type ResolvedConnection,
-} from '../../common/connection.js';
-import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../agent-client.js';
+} from '../common/connection.js';
+import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../client/agent-client.js';
 import { recordedDevKeys, recordedDevUi } from './dev-registry.js';
-import { keelClientDataConverter } from '../../common/payload-storage.js';
+import { keelClientDataConverter } from '../common/payload-storage.js';
 import {
   DecryptionError,
   KEYS_ENV,
@@ -28,12 +28,12 @@ import {
   keyRingOf,
   NoKeyRingError,
   type EncryptionOption,
-} from '../../common/encryption.js';
-import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
-import { thrownMessage } from '../../common/errors.js';
+} from '../common/encryption.js';
+import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
+import { thrownMessage } from '../common/errors.js';
 
 /** The comma-separated list option parser (`--tools read,bash` → ['read', 'bash']). */
-export { commaList } from '../../common/comma-list.js';
+export { commaList } from '../common/comma-list.js';
 
 /** Exit codes of every command (docs/cli.md#exit-codes). */
 export const EXIT = {
