@@ -31,6 +31,7 @@ import {
 } from '../common/encryption.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { thrownMessage } from '../common/errors.js';
+import { WorkerModulesError } from '../worker/load-modules.js';
 
 /** The comma-separated list option parser (`--tools read,bash` → ['read', 'bash']). */
 export { commaList } from '../common/comma-list.js';
@@ -278,6 +279,7 @@ export function classify(err: unknown, g?: Pick<GlobalOptions, 'address'>): CliE
   if (err instanceof CliError) return err;
   if (err instanceof InvalidAgentInputError) return usageError(`Invalid AgentRunInput:\n  ${err.errors.join('\n  ')}`);
   if (err instanceof UpdateRejectedError) return usageError(err.message);
+  if (err instanceof WorkerModulesError) return usageError(err.message); // a flag of `keel dev` / `worker` / `tools`
   // a sealed run read without (the right) keys: the command needs --encryption-keys
   if (err instanceof NoKeyRingError || err instanceof DecryptionError) return usageError(err.message);
   if (err instanceof WorkflowNotFoundError) return usageError(`No run found: ${err.message}`);

@@ -1,7 +1,8 @@
 /**
  * The `keel` command line (docs/cli.md). `bin/keel.mjs` loads this file (compiled from dist/, else through tsx).
- * A run's commands are in run/, `keel batch` in batch/, `keel dev` / `worker` / `demo` in server.ts, `keel list` in
- * list.ts; what they share (options, connection, exit codes, rendering, a run's outcome) is beside this file.
+ * One file per command in commands/ (`keel dev`, `worker`, `tools`, `demo`, `run`, `batch`, `schedule`, `list`, …), each
+ * with its `register(program)`; what they share (options, connection, exit codes, rendering, a run's outcome) is
+ * beside this file, a run's helpers in run/, a batch's in batch/.
  *
  * Exit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.
  */
@@ -16,7 +17,10 @@ import { registerInspectCommands } from './commands/inspect.js';
 import { registerListCommand } from './commands/list.js';
 import { registerScheduleCommands } from './commands/schedule.js';
 import { registerRunCommands } from './commands/run.js';
-import { registerServerCommands } from './commands/server.js';
+import * as dev from './commands/dev.js';
+import * as worker from './commands/worker.js';
+import * as tools from './commands/tools.js';
+import * as demo from './commands/demo.js';
 import { packageVersion } from '../common/package-version.js';
 
 /** The last line of every subcommand's help. */
@@ -53,7 +57,10 @@ export function buildProgram(): Command {
       '\nExit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.\n' +
         'Start here: `npx keel dev` (local Temporal + UI + worker), then `npx keel run "…" --model …`.',
     );
-  registerServerCommands(program);
+  dev.register(program);
+  worker.register(program);
+  tools.register(program);
+  demo.register(program);
   registerRunCommands(program);
   registerControlCommands(program);
   registerApprovalCommands(program);

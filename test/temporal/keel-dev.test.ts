@@ -19,7 +19,7 @@ import { EncryptionCodec, readKeyRing } from '../../common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { BIN, ROOT, runProcess, stopChild, type CliResult } from './cli-child.js';
 
-/** What `scripted/hello` answers (client/cli/server.ts HELLO_SCRIPT). */
+/** What `scripted/hello` answers (worker/load-modules.ts HELLO_SCRIPT). */
 const HELLO = 'Hello from Keel: a scripted model answered (offline, no API key).';
 
 /** Commands run to their end here get up to 90 s (a dev server starts inside some). */
