@@ -48,7 +48,6 @@ export const EXIT = {
   unreachable: 3,
 } as const;
 
-export const DEFAULT_ADDRESS = 'localhost:7233';
 export const DEFAULT_UI = 'http://localhost:8233';
 
 /** An error that ends the command with `exitCode` and `message` on stderr (no stack). */

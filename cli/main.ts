@@ -7,7 +7,8 @@
  * Exit codes: 0 done, 1 run failed, 2 usage error, 3 cannot reach Temporal.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { addConnectionOptions, classify, DEFAULT_ADDRESS, DEFAULT_UI, EXIT } from './context.js';
+import { DEFAULT_ADDRESS } from '../common/connection.js';
+import { addConnectionOptions, classify, DEFAULT_UI, EXIT } from './context.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { registerApprovalCommands } from './commands/approvals.js';
 import { registerBatchCommand } from './commands/batch.js';

@@ -7,7 +7,7 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure
 import { ErrorType } from '../common/errors.js';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunResult, AgentRunState } from '../common/run.js';
-import { stateQuery } from '../workflows/definitions.js';
+import { stateQuery } from '../client.js';
 
 /** Temporal's execution status, lower-case: running, completed, failed, cancelled, terminated, timed_out, continued_as_new. */
 export function temporalStatus(d: WorkflowExecutionDescription): string {
@@ -38,7 +38,10 @@ export async function tryState(handle: WorkflowHandle, ms = 3000): Promise<Agent
 }
 
 /** The outcome of a closed run (follows the continue-as-new chain). */
-export async function outcomeOf(handle: WorkflowHandle, opts: { stateTimeoutMs?: number } = {}): Promise<Outcome> {
+export async function closedRunOutcome(
+  handle: WorkflowHandle,
+  opts: { stateTimeoutMs?: number } = {},
+): Promise<Outcome> {
   try {
     const result = (await handle.result()) as AgentRunResult;
     return { status: result.status, result };

@@ -56,7 +56,7 @@ export function paint(sink: Pick<Sink, 'color'>, style: Style, text: string): st
 }
 
 /** One line, at most `max` characters (an ellipsis when cut); control characters escaped (terminal-text.ts). */
-export function oneLine(text: string, max: number): string {
+export function terminalLine(text: string, max: number): string {
   const flat = terminalSafe(text)
     .replace(/\s*\n\s*/g, ' ⏎ ')
     .replace(/\s+/g, ' ')
@@ -212,7 +212,7 @@ export class RunRenderer {
         return;
       case 'tool_execution_start': {
         this.toolUpdates.delete(e.toolCallId);
-        const args = oneLine(JSON.stringify(e.args ?? {}), Math.max(20, this.width - e.toolName.length - 6));
+        const args = terminalLine(JSON.stringify(e.args ?? {}), Math.max(20, this.width - e.toolName.length - 6));
         const name = terminalSafe(e.toolName);
         this.line(s.tty ? `${paint(s, 'cyan', `→ ${name}`)} ${paint(s, 'dim', args)}` : `tool_call ${name} ${args}`);
         return;
@@ -227,7 +227,7 @@ export class RunRenderer {
           this.line(`${mark} ${e.isError ? paint(s, 'red', lines[0]) : lines[0]}`);
           for (const l of lines.slice(1)) this.line(paint(s, 'dim', `    ${l}`));
         } else {
-          this.line(`tool_result ${name} ${e.isError ? 'error' : 'ok'} ${oneLine(text, 200)}`);
+          this.line(`tool_result ${name} ${e.isError ? 'error' : 'ok'} ${terminalLine(text, 200)}`);
         }
         return;
       }
@@ -245,8 +245,8 @@ export class RunRenderer {
 
   private userMessage(m: Message): void {
     const text = contentText((m as { content: unknown }).content);
-    if (this.sink.tty) this.line(`${paint(this.sink, 'magenta', 'you ›')} ${oneLine(text, this.width - 6)}`);
-    else this.line(`user ${oneLine(text, 500)}`);
+    if (this.sink.tty) this.line(`${paint(this.sink, 'magenta', 'you ›')} ${terminalLine(text, this.width - 6)}`);
+    else this.line(`user ${terminalLine(text, 500)}`);
   }
 
   /**
@@ -351,8 +351,8 @@ export class RunRenderer {
       else if (m.stopReason === 'aborted') this.line(paint(s, 'yellow', 'aborted'));
       else if (m.stopReason === 'length') this.line(paint(s, 'yellow', '(reply cut at the output token limit)'));
     } else {
-      if (text) this.line(`assistant ${oneLine(text, 2000)}`);
-      if (m.stopReason === 'error') this.line(`model_error ${oneLine(m.errorMessage ?? 'unknown error', 500)}`);
+      if (text) this.line(`assistant ${terminalLine(text, 2000)}`);
+      if (m.stopReason === 'error') this.line(`model_error ${terminalLine(m.errorMessage ?? 'unknown error', 500)}`);
       else if (m.stopReason !== 'stop' && m.stopReason !== 'toolUse') this.line(`stop_reason ${m.stopReason}`);
     }
   }
@@ -365,7 +365,7 @@ export class RunRenderer {
     const text = contentText((h.partialResult as { content?: unknown } | undefined)?.content);
     const last = text.replace(/\s+$/, '').split('\n').pop() ?? '';
     const name = terminalSafe(h.toolName);
-    this.line(paint(this.sink, 'dim', `  ⋯ ${name}: ${oneLine(last, this.width - h.toolName.length - 8)}`));
+    this.line(paint(this.sink, 'dim', `  ⋯ ${name}: ${terminalLine(last, this.width - h.toolName.length - 8)}`));
   }
 
   /** Messages waiting in the run's queues; printed when the counts change. */
@@ -428,7 +428,7 @@ export class RunRenderer {
       this.line(
         `done status=${sum.status} turns=${sum.turns} tokens=${u.totalTokens} input=${u.input} output=${u.output} cost=${u.cost.total.toFixed(6)}${d}`,
       );
-      if (sum.error) this.line(`error ${oneLine(sum.error, 1000)}`);
+      if (sum.error) this.line(`error ${terminalLine(sum.error, 1000)}`);
       this.line(`ui ${sum.url}`);
     }
   }

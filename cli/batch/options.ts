@@ -26,7 +26,7 @@ export function taskDefaultOptions(cmd: Command): Command {
     .option('--max-turns <n>', 'maxTurns of tasks that set none', intOption('--max-turns'));
 }
 
-/** Adds `--max-tokens`, `--max-cost-usd` and `--max-model-calls` (read with `budgetOf`), with these help texts. */
+/** Adds `--max-tokens`, `--max-cost-usd` and `--max-model-calls` (read with `budgetFromFlags`), with these help texts. */
 export function budgetOptions(cmd: Command, help: { tokens: string; costUsd: string; modelCalls: string }): Command {
   return cmd
     .option('--max-tokens <n>', help.tokens, intOption('--max-tokens'))

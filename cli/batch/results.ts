@@ -3,7 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { AgentRunResult } from '../../common/run.js';
 import { resultsQuery, type BatchTaskResult } from '../../common/batch-definitions.js';
 import type { AgentClient } from '../../client/agent-client.js';
-import { outcomeOf, withDeadline } from '../outcome.js';
+import { closedRunOutcome, withDeadline } from '../outcome.js';
 import { slotChildId, type BatchShape } from '../../common/grading.js';
 
 /** The `error` of a result line whose task never started (its batch closed first: cancelled, terminated). */
@@ -28,7 +28,7 @@ export async function resultLine(
   } =
     r.status === 'queued'
       ? neverStarted
-      : await outcomeOf(client.client.workflow.getHandle(r.workflowId), { stateTimeoutMs: 1000 }).catch(
+      : await closedRunOutcome(client.client.workflow.getHandle(r.workflowId), { stateTimeoutMs: 1000 }).catch(
           (err: Error) => ({
             status: r.status,
             result: { finalText: '', newMessages: [], turns: r.turns ?? 0, error: r.error ?? err.message },

@@ -18,7 +18,7 @@ import {
   type BatchRetryMemo,
 } from '../../client/batch-retry.js';
 import { act, EXIT, globals, intOption, printJson, uiLink, usageError, withClient } from '../context.js';
-import { budgetOf, pasteable } from './batch.js';
+import { budgetFromFlags, pasteable } from './batch.js';
 import { budgetOptions } from '../batch/options.js';
 import { countsText, outcomeCounts, printBatchStatus } from '../batch/progress.js';
 import { resultLine } from '../batch/results.js';
@@ -101,7 +101,7 @@ export function registerBatchRetryCommands(batch: Command): void {
     act(async (batchId: string, o: RetryFlags, cmd: Command) => {
       const g = globals(cmd);
       const concurrency = flag<number>(cmd, 'concurrency');
-      const budget = budgetOf({
+      const budget = budgetFromFlags({
         maxTokens: flag(cmd, 'maxTokens'),
         maxCostUsd: flag(cmd, 'maxCostUsd'),
         maxModelCalls: flag(cmd, 'maxModelCalls'),

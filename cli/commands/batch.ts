@@ -93,7 +93,7 @@ export function variantOption(value: string, previous: BatchVariant[] = []): Bat
 }
 
 /** The batch budget the flags give, if any. */
-export function budgetOf(o: Pick<BatchFlags, 'maxTokens' | 'maxCostUsd' | 'maxModelCalls'>): Budget | undefined {
+export function budgetFromFlags(o: Pick<BatchFlags, 'maxTokens' | 'maxCostUsd' | 'maxModelCalls'>): Budget | undefined {
   const b: Budget = {
     ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
     ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
@@ -187,7 +187,7 @@ export function registerBatchCommand(program: Command): void {
       act(async (file: string | undefined, o: BatchFlags, cmd: Command) => {
         const g = globals(cmd);
         if (!file && !o.attach) throw usageError('Give a task file (`keel batch tasks.jsonl`) or --attach <batchId>.');
-        const budget = budgetOf(o);
+        const budget = budgetFromFlags(o);
         if (budget && o.attach)
           throw usageError(
             '--max-tokens, --max-cost-usd and --max-model-calls set the budget of a new batch; --attach follows a batch with the budget it started with.',

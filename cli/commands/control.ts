@@ -7,9 +7,9 @@ import type { AgentClient, AgentRunHandle } from '../../client/agent-client.js';
 import { act, EXIT, globals, printJson, uiLink, usageError, withClient, type GlobalOptions } from '../context.js';
 import { followRun } from '../run/follow.js';
 import { refuseStranded } from '../run/pinned.js';
-import { exitCodeOf, outcomeOf, temporalStatus } from '../outcome.js';
+import { exitCodeOf, closedRunOutcome, temporalStatus } from '../outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
-import { eventsQuery } from '../../workflows/definitions.js';
+import { eventsQuery } from '../../client.js';
 import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../common/batch-definitions.js';
 import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 
@@ -27,7 +27,7 @@ async function followAfterSignal(handle: AgentRunHandle, g: GlobalOptions, after
   const url = uiLink(g, handle.workflowId);
   const end = await followRun(handle.workflow, r, { after, stopWhenWaiting: true });
   if (end.closed) {
-    const out = await outcomeOf(handle.workflow);
+    const out = await closedRunOutcome(handle.workflow);
     r.summary({ ...summaryFromResult(handle.workflowId, out.result, url), status: out.status });
     return exitCodeOf(out.status);
   }
@@ -159,7 +159,7 @@ export function registerControlCommands(program: Command): void {
           }
           const handle = await runningHandle(client, id, g);
           const ack = await handle.cancel(o.reason); // answers once the run's status is final
-          if (o.wait) await outcomeOf(handle.workflow);
+          if (o.wait) await closedRunOutcome(handle.workflow);
           report(g, id, 'cancel', ack);
         });
       }),

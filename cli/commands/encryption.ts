@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { randomBytes } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { PassThroughWorkerOptions } from '../../worker/create-worker.js';
+import type { PassThroughWorkerOptions } from '../../worker.js';
 import {
   EncryptionCodec,
   KEYS_ENV,

@@ -6,17 +6,17 @@ import { Option, type Command } from 'commander';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
-import { messagesQuery } from '../../workflows/definitions.js';
+import { messagesQuery } from '../../client.js';
 import type { AgentClient } from '../../client/agent-client.js';
 import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from '../context.js';
 import { followRun } from '../run/follow.js';
-import { exitCodeOf, outcomeOf, temporalStatus, tryState, withDeadline, type Outcome } from '../outcome.js';
+import { exitCodeOf, closedRunOutcome, temporalStatus, tryState, withDeadline, type Outcome } from '../outcome.js';
 import { throughOutage } from '../../client/cli/reconnect.js';
 import {
   formatCost,
   formatDuration,
   formatTokens,
-  oneLine,
+  terminalLine,
   paint,
   RunRenderer,
   stdoutSink,
@@ -70,7 +70,7 @@ export async function statusOf(client: AgentClient, g: GlobalOptions, id: string
     }
     return report;
   }
-  const out = await outcomeOf(handle, { stateTimeoutMs: 2000 });
+  const out = await closedRunOutcome(handle, { stateTimeoutMs: 2000 });
   const { newMessages, ...rest } = out.result;
   report.status = out.status;
   report.result = { ...rest, newMessageCount: newMessages.length };
@@ -111,7 +111,7 @@ function printStatus(r: StatusReport): void {
     lines.push(`queued: ${st.queued.steering} steering, ${st.queued.followUp} follow-up`);
   if (st?.runningTools.length) lines.push(`running tools: ${st.runningTools.map((t) => t.toolName).join(', ')}`);
   const reply = r.result?.finalText || st?.lastReply;
-  if (reply) lines.push(`last reply: ${oneLine(reply, sink.width - 12)}`);
+  if (reply) lines.push(`last reply: ${terminalLine(reply, sink.width - 12)}`);
   const error = r.result?.error ?? st?.lastError;
   if (error) lines.push(paint(sink, 'red', `error: ${terminalSafe(error)}`));
   lines.push(
@@ -143,7 +143,7 @@ export async function transcriptOf(
         EXIT.runFailed,
         `Could not read the transcript of ${id}: ${(err as Error).message} (is a worker running on task queue ${d.taskQueue}?)`,
       );
-    const outcome = await outcomeOf(handle, { stateTimeoutMs: 1000 });
+    const outcome = await closedRunOutcome(handle, { stateTimeoutMs: 1000 });
     return { messages: outcome.result.newMessages, complete: false };
   }
 }
@@ -212,7 +212,7 @@ export function registerInspectCommands(program: Command): void {
             });
             await children?.done();
             if (!end.closed) return 130;
-            const out = await throughOutage(() => outcomeOf(handle.workflow));
+            const out = await throughOutage(() => closedRunOutcome(handle.workflow));
             const d2 = await throughOutage(() => handle.workflow.describe());
             const durationMs = d2.closeTime ? d2.closeTime.getTime() - d2.startTime.getTime() : undefined;
             const summary = { ...summaryFromResult(id, out.result, url, durationMs), status: out.status };

@@ -20,7 +20,7 @@ import {
 } from '../context.js';
 import { followRun } from '../run/follow.js';
 import { toolQueueWatch } from '../run/tool-queue.js';
-import { exitCodeOf, outcomeOf, tryState, type Outcome } from '../outcome.js';
+import { exitCodeOf, closedRunOutcome, tryState, type Outcome } from '../outcome.js';
 import { throughOutage } from '../../client/cli/reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
 
@@ -164,7 +164,7 @@ export function registerRunCommands(program: Command): void {
         const { input, handle, workflowId, url } = await start(client, g, runInput, o);
         await warnIfNoWorker(client, g);
         if (g.json) {
-          const out = await throughOutage(() => outcomeOf(handle.workflow));
+          const out = await throughOutage(() => closedRunOutcome(handle.workflow));
           printJson({
             workflowId,
             url,
@@ -187,7 +187,7 @@ export function registerRunCommands(program: Command): void {
             onEvent: toolQueueWatch(client, g, g.taskQueue), // a tool call nobody takes: say so
           });
           if (end.closed) {
-            const out = await throughOutage(() => outcomeOf(handle.workflow));
+            const out = await throughOutage(() => closedRunOutcome(handle.workflow));
             r.summary({ ...summaryFromResult(workflowId, out.result, url, Date.now() - began), status: out.status });
             return runExitCode(out);
           }

@@ -25,7 +25,7 @@ import {
 import type { AgentClient } from '../../client/agent-client.js';
 import { act, EXIT, globals, intOption, printJson, usageError, withClient, type GlobalOptions } from '../context.js';
 import { formatCost, formatDuration, formatTokens } from '../render.js';
-import { budgetOf, pasteable, variantOption } from './batch.js';
+import { budgetFromFlags, pasteable, variantOption } from './batch.js';
 import { budgetOptions, taskDefaultOptions } from '../batch/options.js';
 import type { BatchVariant } from '../../common/grading.js';
 import { MAX_TASKS, parseTasks } from '../batch/tasks.js';
@@ -231,7 +231,7 @@ export function registerScheduleCommands(program: Command): void {
             );
           run = parseTasks(JSON.stringify(o.prompt), defaults)[0];
         }
-        const budget = budgetOf(o);
+        const budget = budgetFromFlags(o);
         // a single run's budget is its own (README "Budgets")
         if (run && budget) run = { ...run, budget };
         return withClient(g, async (client) => {

@@ -54,11 +54,11 @@ async function toolQueuePolled(client: AgentClient, namespace: string, taskQueue
 }
 
 /** The activities a run schedules on its tool queue (workflows/agent/tool-call.ts, tool-placement.ts). */
-const TOOL_ACTIVITIES = new Set(['prepareToolCalls', 'runToolCall', 'executeToolCall', 'workerHome']);
+const TOOL_QUEUE_ACTIVITIES = new Set(['prepareToolCalls', 'runToolCall', 'executeToolCall', 'workerHome']);
 
 /** The run has a tool activity scheduled or running (a call in progress, or waiting for a worker to take it). */
 export function awaitsToolActivity(d: WorkflowExecutionDescription): boolean {
-  return (d.raw.pendingActivities ?? []).some((a) => TOOL_ACTIVITIES.has(a.activityType?.name ?? ''));
+  return (d.raw.pendingActivities ?? []).some((a) => TOOL_QUEUE_ACTIVITIES.has(a.activityType?.name ?? ''));
 }
 
 /** Writes the warning on stderr when no worker polls the tool queue of a run on `taskQueue`. */

@@ -2,7 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import type { LoggedEvent } from '../../common/events.js';
 import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
-import { headLines, oneLine, progressLine, RunRenderer, stringSink, transcriptMarkdown } from '../../cli/render.js';
+import {
+  headLines,
+  terminalLine,
+  progressLine,
+  RunRenderer,
+  stringSink,
+  transcriptMarkdown,
+} from '../../cli/render.js';
 import { heartbeatsOf } from '../../cli/run/follow.js';
 import { homeWorkerLost } from '../../common/errors.js';
 import { MODEL_HEARTBEAT_TAIL_CHARS, modelHeartbeat } from '../../common/model-heartbeat.js';
@@ -302,9 +309,9 @@ describe('RunRenderer: model and tool text reach the terminal inert (issue 33 it
 });
 
 describe('helpers', () => {
-  it('oneLine and headLines cut for the terminal', () => {
-    expect(oneLine('a\nb   c', 100)).toBe('a ⏎ b c');
-    expect(oneLine('x'.repeat(20), 10)).toBe(`${'x'.repeat(9)}…`);
+  it('terminalLine and headLines cut for the terminal', () => {
+    expect(terminalLine('a\nb   c', 100)).toBe('a ⏎ b c');
+    expect(terminalLine('x'.repeat(20), 10)).toBe(`${'x'.repeat(9)}…`);
     expect(headLines('1\n2\n3\n', 2, 10)).toEqual(['1', '2', '(+1 more lines)']);
   });
 
