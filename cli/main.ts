@@ -16,7 +16,7 @@ import { registerControlCommands } from './commands/control.js';
 import { registerEncryptionCommands } from './commands/encryption.js';
 import { registerInspectCommands } from './commands/inspect.js';
 import { registerListCommand } from './commands/list.js';
-import { registerScheduleCommands } from './commands/schedule.js';
+import * as schedule from './commands/schedule.js';
 import { registerRunCommands } from './commands/run.js';
 import * as dev from './commands/dev.js';
 import * as worker from './commands/worker.js';
@@ -69,7 +69,7 @@ export function buildProgram(): Command {
   registerListCommand(program);
   registerBatchCommand(program);
   registerEncryptionCommands(program);
-  registerScheduleCommands(program);
+  schedule.register(program);
   // the connection and output options are listed once, in `keel --help`; each command's help points there
   const globalLine = (cmd: Command) => {
     cmd.addHelpText('after', `\n${GLOBAL_OPTIONS_LINE}`);

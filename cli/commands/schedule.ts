@@ -28,6 +28,7 @@ import { formatCost, formatDuration, formatTokens } from '../render.js';
 import { budgetFromFlags, pasteable, variantOption } from './batch.js';
 import { budgetOptions, taskDefaultOptions } from '../batch/options.js';
 import type { BatchVariant } from '../../common/grading.js';
+import type { Budget } from '../../common/budget.js';
 import { MAX_TASKS, parseTasks } from '../batch/tasks.js';
 import { DEFAULT_MODEL } from './run.js';
 
@@ -140,7 +141,7 @@ interface CreateFlags {
   variant?: BatchVariant[];
 }
 
-export function registerScheduleCommands(program: Command): void {
+export function register(program: Command): void {
   const schedule = program
     .command('schedule')
     .summary('recurring batches: Temporal Schedules that start a batch (or a run) by cron or interval')
@@ -149,8 +150,23 @@ export function registerScheduleCommands(program: Command): void {
         'interval time; batch ids are keel-batch-<name>-<scheduled time, UTC>. While a batch runs, a due one is skipped ' +
         '(--overlap). Pause, trigger, backfill and delete it here or in the Web UI.',
     );
+  createCommand(schedule).action(act(createSchedule));
+  schedule
+    .command('list')
+    .summary('the Keel schedules of the namespace: state, spec, what they run, next start')
+    .action(act(listSchedules));
+  schedule
+    .command('describe')
+    .summary('spec, state, next starts, and the last batches with their outcome counts')
+    .argument('<name>')
+    .option('--last <n>', 'how many recent batches (at most 10: what Temporal keeps)', intOption('--last'), 5)
+    .action(act(describeSchedule));
+  registerVerbs(schedule);
+}
 
-  budgetOptions(
+/** `keel schedule create`'s arguments and options. */
+function createCommand(schedule: Command): Command {
+  return budgetOptions(
     taskDefaultOptions(
       schedule
         .command('create')
@@ -191,182 +207,193 @@ export function registerScheduleCommands(program: Command): void {
       '--variant <name:model=…,system=…>',
       'run each task once per variant in each batch (repeatable), as keel batch --variant',
       variantOption,
+    );
+}
+
+/** `keel schedule create`: a schedule of a batch (a task file) or of one run (--prompt). */
+async function createSchedule(name: string, file: string | undefined, o: CreateFlags, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  if ((o.cron === undefined) === (o.every === undefined))
+    throw usageError('Give one of --cron "<expression>" and --every <duration> (e.g. --cron "0 2 * * *").');
+  if ((file === undefined) === (o.prompt === undefined))
+    throw usageError('Give a task file (a batch) or --prompt "<text>" (one run), not both.');
+  const { tasks, run: scheduled } = scheduledWork(file, o);
+  let run = scheduled;
+  const budget = budgetFromFlags(o);
+  // a single run's budget is its own (README "Budgets")
+  if (run && budget) run = { ...run, budget };
+  return withClient(g, (client) => createIn(client, g, cmd, name, file, o, { tasks, run, budget }));
+}
+
+/** The tasks of `file` (a batch), or the one run of `--prompt`; batch-only options on a --prompt schedule are refused. */
+function scheduledWork(file: string | undefined, o: CreateFlags): { tasks?: AgentRunInput[]; run?: AgentRunInput } {
+  const defaults = {
+    model: o.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL,
+    tools: o.tools,
+    system: o.system,
+    maxTurns: o.maxTurns,
+  };
+  let tasks: AgentRunInput[] | undefined;
+  let run: AgentRunInput | undefined;
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file === '-' ? 0 : file, 'utf8');
+    } catch (err) {
+      throw usageError(`${file}: ${(err as Error).message}`);
+    }
+    tasks = parseTasks(text, defaults);
+    if (tasks.length === 0) throw usageError(`${file}: no tasks`);
+    if (tasks.length > MAX_TASKS)
+      throw usageError(`${file}: ${tasks.length} tasks; split them into schedules of at most ${MAX_TASKS}.`);
+  } else {
+    if (
+      o.concurrency !== undefined ||
+      o.canAfterTasks !== undefined ||
+      o.canAfterEvents !== undefined ||
+      o.repeat !== undefined ||
+      o.variant !== undefined
     )
-    .action(
-      act(async (name: string, file: string | undefined, o: CreateFlags, cmd: Command) => {
-        const g = globals(cmd);
-        if ((o.cron === undefined) === (o.every === undefined))
-          throw usageError('Give one of --cron "<expression>" and --every <duration> (e.g. --cron "0 2 * * *").');
-        if ((file === undefined) === (o.prompt === undefined))
-          throw usageError('Give a task file (a batch) or --prompt "<text>" (one run), not both.');
-        const defaults = {
-          model: o.model ?? process.env.KEEL_MODEL ?? DEFAULT_MODEL,
-          tools: o.tools,
-          system: o.system,
-          maxTurns: o.maxTurns,
-        };
-        let tasks: AgentRunInput[] | undefined;
-        let run: AgentRunInput | undefined;
-        if (file !== undefined) {
-          let text: string;
-          try {
-            text = readFileSync(file === '-' ? 0 : file, 'utf8');
-          } catch (err) {
-            throw usageError(`${file}: ${(err as Error).message}`);
-          }
-          tasks = parseTasks(text, defaults);
-          if (tasks.length === 0) throw usageError(`${file}: no tasks`);
-          if (tasks.length > MAX_TASKS)
-            throw usageError(`${file}: ${tasks.length} tasks; split them into schedules of at most ${MAX_TASKS}.`);
-        } else {
-          if (
-            o.concurrency !== undefined ||
-            o.canAfterTasks !== undefined ||
-            o.canAfterEvents !== undefined ||
-            o.repeat !== undefined ||
-            o.variant !== undefined
+      throw usageError(
+        '--concurrency, --can-after-*, --repeat and --variant are options of a batch; a --prompt schedule starts one run.',
+      );
+    run = parseTasks(JSON.stringify(o.prompt), defaults)[0];
+  }
+  return { tasks, run };
+}
+
+/** Creates the schedule and prints what it starts, its ids and links. */
+async function createIn(
+  client: AgentClient,
+  g: GlobalOptions,
+  cmd: Command,
+  name: string,
+  file: string | undefined,
+  o: CreateFlags,
+  { tasks, run, budget }: { tasks?: AgentRunInput[]; run?: AgentRunInput; budget?: Budget },
+): Promise<number> {
+  try {
+    await client.schedule({
+      scheduleId: name,
+      ...(o.cron !== undefined ? { cron: o.cron } : { every: o.every }),
+      ...(tasks ? { tasks } : { run }),
+      batch: {
+        ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+        ...(o.canAfterTasks !== undefined ? { continueAsNewAfterTasks: o.canAfterTasks } : {}),
+        ...(o.canAfterEvents !== undefined ? { continueAsNewAfterEvents: o.canAfterEvents } : {}),
+        ...(budget ? { budget } : {}),
+        ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
+        ...(o.variant ? { variants: o.variant } : {}),
+      },
+      ...(o.overlap ? { overlap: o.overlap } : {}),
+      ...(o.catchupWindow ? { catchupWindow: o.catchupWindow } : {}),
+      ...(o.paused ? { paused: true } : {}),
+      ...(o.note ? { note: o.note } : {}),
+      ...(file !== undefined && file !== '-' ? { source: file } : {}),
+    });
+  } catch (err) {
+    if (err instanceof InvalidScheduleError) throw usageError(err.message);
+    if (err instanceof ScheduleAlreadyRunning)
+      throw usageError(
+        `Schedule ${name} already exists. See it with: ${pasteable(cmd, ['schedule', 'describe', name])}`,
+      );
+    throw err;
+  }
+  const spec = o.cron !== undefined ? `cron ${o.cron}` : `every ${o.every}`;
+  const prefix = tasks ? `keel-batch-${name}` : `keel-run-${name}`;
+  if (g.json) {
+    printJson({ scheduleId: name, spec, workflowIdPrefix: prefix, url: scheduleLink(g, name) });
+    return EXIT.ok;
+  }
+  process.stdout.write(
+    `Schedule ${name} created${o.paused ? ' (paused)' : ''}: ${spec} · ${tasks ? `batch of ${tasks.length} task(s)${file !== '-' ? ` from ${file}` : ''}` : 'one run'} · overlap ${overlapName(o.overlap)}\n` +
+      `${tasks ? 'Batch' : 'Run'} ids: ${prefix}-<scheduled time, UTC, e.g. 2026-12-03T02:00:00Z>\n` +
+      `Temporal UI: ${scheduleLink(g, name)}\n` +
+      `Describe it with: ${pasteable(cmd, ['schedule', 'describe', name])}\n`,
+  );
+  return EXIT.ok;
+}
+
+/** `keel schedule list`: Keel's schedules (those with its memo), one line each. */
+async function listSchedules(_o: unknown, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const rows: { scheduleId: string; paused: boolean; memo: AgentScheduleMemo; next?: string }[] = [];
+    for await (const s of client.client.schedule.list()) {
+      const memo = s.memo?.[SCHEDULE_MEMO_KEY] as AgentScheduleMemo | undefined;
+      if (!memo) continue; // not Keel's
+      rows.push({
+        scheduleId: s.scheduleId,
+        paused: s.state.paused,
+        memo,
+        ...(s.info.nextActionTimes[0] ? { next: s.info.nextActionTimes[0].toISOString() } : {}),
+      });
+    }
+    rows.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
+    if (g.json) printJson(rows);
+    else if (rows.length === 0) process.stdout.write('No Keel schedules.\n');
+    else
+      process.stdout.write(
+        rows
+          .map(
+            (r) =>
+              `${r.scheduleId}  ${r.paused ? 'paused' : 'active'}  ${r.memo.spec}  ${runsText(r.memo)}` +
+              (r.next && !r.paused ? `  next ${r.next}` : ''),
           )
-            throw usageError(
-              '--concurrency, --can-after-*, --repeat and --variant are options of a batch; a --prompt schedule starts one run.',
-            );
-          run = parseTasks(JSON.stringify(o.prompt), defaults)[0];
-        }
-        const budget = budgetFromFlags(o);
-        // a single run's budget is its own (README "Budgets")
-        if (run && budget) run = { ...run, budget };
-        return withClient(g, async (client) => {
-          try {
-            await client.schedule({
-              scheduleId: name,
-              ...(o.cron !== undefined ? { cron: o.cron } : { every: o.every }),
-              ...(tasks ? { tasks } : { run }),
-              batch: {
-                ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-                ...(o.canAfterTasks !== undefined ? { continueAsNewAfterTasks: o.canAfterTasks } : {}),
-                ...(o.canAfterEvents !== undefined ? { continueAsNewAfterEvents: o.canAfterEvents } : {}),
-                ...(budget ? { budget } : {}),
-                ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
-                ...(o.variant ? { variants: o.variant } : {}),
-              },
-              ...(o.overlap ? { overlap: o.overlap } : {}),
-              ...(o.catchupWindow ? { catchupWindow: o.catchupWindow } : {}),
-              ...(o.paused ? { paused: true } : {}),
-              ...(o.note ? { note: o.note } : {}),
-              ...(file !== undefined && file !== '-' ? { source: file } : {}),
-            });
-          } catch (err) {
-            if (err instanceof InvalidScheduleError) throw usageError(err.message);
-            if (err instanceof ScheduleAlreadyRunning)
-              throw usageError(
-                `Schedule ${name} already exists. See it with: ${pasteable(cmd, ['schedule', 'describe', name])}`,
-              );
-            throw err;
-          }
-          const spec = o.cron !== undefined ? `cron ${o.cron}` : `every ${o.every}`;
-          const prefix = tasks ? `keel-batch-${name}` : `keel-run-${name}`;
-          if (g.json) {
-            printJson({ scheduleId: name, spec, workflowIdPrefix: prefix, url: scheduleLink(g, name) });
-            return EXIT.ok;
-          }
-          process.stdout.write(
-            `Schedule ${name} created${o.paused ? ' (paused)' : ''}: ${spec} · ${tasks ? `batch of ${tasks.length} task(s)${file !== '-' ? ` from ${file}` : ''}` : 'one run'} · overlap ${overlapName(o.overlap)}\n` +
-              `${tasks ? 'Batch' : 'Run'} ids: ${prefix}-<scheduled time, UTC, e.g. 2026-12-03T02:00:00Z>\n` +
-              `Temporal UI: ${scheduleLink(g, name)}\n` +
-              `Describe it with: ${pasteable(cmd, ['schedule', 'describe', name])}\n`,
-          );
-          return EXIT.ok;
-        });
-      }),
-    );
+          .join('\n') + '\n',
+      );
+    return EXIT.ok;
+  });
+}
 
-  schedule
-    .command('list')
-    .summary('the Keel schedules of the namespace: state, spec, what they run, next start')
-    .action(
-      act(async (_o: unknown, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const rows: { scheduleId: string; paused: boolean; memo: AgentScheduleMemo; next?: string }[] = [];
-          for await (const s of client.client.schedule.list()) {
-            const memo = s.memo?.[SCHEDULE_MEMO_KEY] as AgentScheduleMemo | undefined;
-            if (!memo) continue; // not Keel's
-            rows.push({
-              scheduleId: s.scheduleId,
-              paused: s.state.paused,
-              memo,
-              ...(s.info.nextActionTimes[0] ? { next: s.info.nextActionTimes[0].toISOString() } : {}),
-            });
-          }
-          rows.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
-          if (g.json) printJson(rows);
-          else if (rows.length === 0) process.stdout.write('No Keel schedules.\n');
-          else
-            process.stdout.write(
-              rows
-                .map(
-                  (r) =>
-                    `${r.scheduleId}  ${r.paused ? 'paused' : 'active'}  ${r.memo.spec}  ${runsText(r.memo)}` +
-                    (r.next && !r.paused ? `  next ${r.next}` : ''),
-                )
-                .join('\n') + '\n',
-            );
-          return EXIT.ok;
-        });
-      }),
-    );
+/** `keel schedule describe`: spec, state, next starts and the recent batches. */
+async function describeSchedule(name: string, o: { last: number }, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const handle = await existing(client, g, cmd, name);
+    const d = await handle.describe();
+    const { memo, workflows } = await recentScheduled(client.client, handle, Math.min(o.last, 10));
+    if (g.json) {
+      printJson({
+        scheduleId: name,
+        ...(memo ? { memo } : {}),
+        paused: d.state.paused,
+        ...(d.state.note ? { note: d.state.note } : {}),
+        overlap: overlapName(d.policies.overlap),
+        catchupWindowMs: d.policies.catchupWindow,
+        nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
+        actionsTaken: d.info.numActionsTaken,
+        skippedOverlap: d.info.numActionsSkippedOverlap,
+        recent: workflows.map((w) => ({ ...w, scheduledAt: w.scheduledAt.toISOString() })),
+        url: scheduleLink(g, name),
+      });
+      return EXIT.ok;
+    }
+    const lines = [
+      `Schedule ${name} · ${d.state.paused ? 'paused' : 'active'}${d.state.note ? ` (${d.state.note})` : ''}`,
+      `Runs: ${runsText(memo)}`,
+      `Spec: ${memo?.spec ?? '?'} · overlap ${overlapName(d.policies.overlap)} · catch-up window ${formatDuration(d.policies.catchupWindow)}`,
+      ...(memo ? [`Ids: ${memo.workflowIdPrefix}-<scheduled time, UTC>`] : []),
+      `Next: ${
+        d.state.paused
+          ? '(paused)'
+          : d.info.nextActionTimes
+              .slice(0, 3)
+              .map((t) => t.toISOString())
+              .join(', ') || '(none)'
+      }`,
+      `Started ${d.info.numActionsTaken} · skipped while one ran ${d.info.numActionsSkippedOverlap} · missed the catch-up window ${d.info.numActionsMissedCatchupWindow}`,
+      workflows.length ? `Last ${workflows.length}:` : 'Nothing started yet.',
+      ...workflows.map(scheduledLine),
+      `Temporal UI: ${scheduleLink(g, name)}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return EXIT.ok;
+  });
+}
 
-  schedule
-    .command('describe')
-    .summary('spec, state, next starts, and the last batches with their outcome counts')
-    .argument('<name>')
-    .option('--last <n>', 'how many recent batches (at most 10: what Temporal keeps)', intOption('--last'), 5)
-    .action(
-      act(async (name: string, o: { last: number }, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const handle = await existing(client, g, cmd, name);
-          const d = await handle.describe();
-          const { memo, workflows } = await recentScheduled(client.client, handle, Math.min(o.last, 10));
-          if (g.json) {
-            printJson({
-              scheduleId: name,
-              ...(memo ? { memo } : {}),
-              paused: d.state.paused,
-              ...(d.state.note ? { note: d.state.note } : {}),
-              overlap: overlapName(d.policies.overlap),
-              catchupWindowMs: d.policies.catchupWindow,
-              nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
-              actionsTaken: d.info.numActionsTaken,
-              skippedOverlap: d.info.numActionsSkippedOverlap,
-              recent: workflows.map((w) => ({ ...w, scheduledAt: w.scheduledAt.toISOString() })),
-              url: scheduleLink(g, name),
-            });
-            return EXIT.ok;
-          }
-          const lines = [
-            `Schedule ${name} · ${d.state.paused ? 'paused' : 'active'}${d.state.note ? ` (${d.state.note})` : ''}`,
-            `Runs: ${runsText(memo)}`,
-            `Spec: ${memo?.spec ?? '?'} · overlap ${overlapName(d.policies.overlap)} · catch-up window ${formatDuration(d.policies.catchupWindow)}`,
-            ...(memo ? [`Ids: ${memo.workflowIdPrefix}-<scheduled time, UTC>`] : []),
-            `Next: ${
-              d.state.paused
-                ? '(paused)'
-                : d.info.nextActionTimes
-                    .slice(0, 3)
-                    .map((t) => t.toISOString())
-                    .join(', ') || '(none)'
-            }`,
-            `Started ${d.info.numActionsTaken} · skipped while one ran ${d.info.numActionsSkippedOverlap} · missed the catch-up window ${d.info.numActionsMissedCatchupWindow}`,
-            workflows.length ? `Last ${workflows.length}:` : 'Nothing started yet.',
-            ...workflows.map(scheduledLine),
-            `Temporal UI: ${scheduleLink(g, name)}`,
-          ];
-          process.stdout.write(`${lines.join('\n')}\n`);
-          return EXIT.ok;
-        });
-      }),
-    );
-
+/** `keel schedule pause`, `unpause`, `trigger`, `delete` and `backfill`. */
+function registerVerbs(schedule: Command): void {
   const simple = (
     verb: string,
     summary: string,
@@ -405,28 +432,13 @@ export function registerScheduleCommands(program: Command): void {
     .summary('start a batch now (also when paused), under the schedule’s overlap policy unless --overlap is given')
     .argument('<name>')
     .option('--overlap <policy>', `overlap policy of this start (default the schedule's)`, overlapOption)
-    .action(
-      act(async (name: string, o: { overlap?: ScheduleOverlapPolicy }, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const t = await triggerSchedule(await existing(client, g, cmd, name), o.overlap);
-          if (g.json)
-            printJson({ scheduleId: name, trigger: true, overlap: overlapName(t.overlap), running: t.running });
-          else
-            process.stdout.write(
-              `${[`Schedule ${name} triggered (overlap ${overlapName(t.overlap)}).`, ...triggerNote(t)].join('\n')}\n`,
-            );
-          return EXIT.ok;
-        });
-      }),
-    );
+    .action(act(triggerNow));
   simple(
     'delete',
     'delete the schedule (the batches it started are kept)',
     (h) => h.delete(),
     (n) => `Schedule ${n} deleted; the batches it started are kept.`,
   );
-
   schedule
     .command('backfill')
     .summary('start the batches the schedule would have started between two times')
@@ -434,21 +446,40 @@ export function registerScheduleCommands(program: Command): void {
     .requiredOption('--from <time>', 'start of the range, e.g. 2026-12-01T00:00:00Z', dateOption('--from'))
     .requiredOption('--to <time>', 'end of the range', dateOption('--to'))
     .option('--overlap <policy>', `overlap policy of these starts (default the schedule's)`, overlapOption)
-    .action(
-      act(async (name: string, o: { from: Date; to: Date; overlap?: ScheduleOverlapPolicy }, cmd: Command) => {
-        const g = globals(cmd);
-        if (o.to <= o.from) throw usageError('--to must be after --from.');
-        return withClient(g, async (client) => {
-          const handle = await existing(client, g, cmd, name);
-          await handle.backfill({ start: o.from, end: o.to, ...(o.overlap ? { overlap: o.overlap } : {}) });
-          if (g.json) printJson({ scheduleId: name, from: o.from.toISOString(), to: o.to.toISOString() });
-          else
-            process.stdout.write(
-              `Schedule ${name}: backfilling ${o.from.toISOString()} to ${o.to.toISOString()}` +
-                `${o.overlap ? ` (overlap ${overlapName(o.overlap)})` : ''}.\n`,
-            );
-          return EXIT.ok;
-        });
-      }),
-    );
+    .action(act(backfill));
+}
+
+/** `keel schedule trigger`: a start now, under the schedule's overlap policy or --overlap. */
+async function triggerNow(name: string, o: { overlap?: ScheduleOverlapPolicy }, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const t = await triggerSchedule(await existing(client, g, cmd, name), o.overlap);
+    if (g.json) printJson({ scheduleId: name, trigger: true, overlap: overlapName(t.overlap), running: t.running });
+    else
+      process.stdout.write(
+        `${[`Schedule ${name} triggered (overlap ${overlapName(t.overlap)}).`, ...triggerNote(t)].join('\n')}\n`,
+      );
+    return EXIT.ok;
+  });
+}
+
+/** `keel schedule backfill`: the starts the schedule would have made between --from and --to. */
+async function backfill(
+  name: string,
+  o: { from: Date; to: Date; overlap?: ScheduleOverlapPolicy },
+  cmd: Command,
+): Promise<number> {
+  const g = globals(cmd);
+  if (o.to <= o.from) throw usageError('--to must be after --from.');
+  return withClient(g, async (client) => {
+    const handle = await existing(client, g, cmd, name);
+    await handle.backfill({ start: o.from, end: o.to, ...(o.overlap ? { overlap: o.overlap } : {}) });
+    if (g.json) printJson({ scheduleId: name, from: o.from.toISOString(), to: o.to.toISOString() });
+    else
+      process.stdout.write(
+        `Schedule ${name}: backfilling ${o.from.toISOString()} to ${o.to.toISOString()}` +
+          `${o.overlap ? ` (overlap ${overlapName(o.overlap)})` : ''}.\n`,
+      );
+    return EXIT.ok;
+  });
 }
