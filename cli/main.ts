@@ -11,7 +11,7 @@ import { DEFAULT_ADDRESS } from '../common/connection.js';
 import { addConnectionOptions, classify, DEFAULT_UI, EXIT } from './context.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { registerApprovalCommands } from './commands/approvals.js';
-import { registerBatchCommand } from './commands/batch.js';
+import * as batch from './commands/batch.js';
 import { registerControlCommands } from './commands/control.js';
 import { registerEncryptionCommands } from './commands/encryption.js';
 import { registerInspectCommands } from './commands/inspect.js';
@@ -67,7 +67,7 @@ export function buildProgram(): Command {
   registerApprovalCommands(program);
   registerInspectCommands(program);
   registerListCommand(program);
-  registerBatchCommand(program);
+  batch.register(program);
   registerEncryptionCommands(program);
   schedule.register(program);
   // the connection and output options are listed once, in `keel --help`; each command's help points there
