@@ -142,69 +142,69 @@ export function registerBatchRetryCommands(batch: Command): void {
     .option('--merge', 'replace retried tasks’ lines by their latest retry’s')
     .option('--out <results.jsonl>', 'result file')
     .option('--no-messages', 'leave newMessages out of the result lines')
-    .action(
-      act(async (batchId: string, opts: { merge?: boolean }, cmd: Command) => {
-        const g = globals(cmd);
-        const o = { ...opts, out: flag<string>(cmd, 'out'), messages: flag<boolean>(cmd, 'messages') !== false };
-        return withClient(g, async (client) => {
-          const outcomes = o.merge
-            ? (await refused(mergedOutcomes(client.client, batchId))).outcomes
-            : await (async () => {
-                const handle = client.client.workflow.getHandle(batchId);
-                if ((await handle.describe()).status.name === 'RUNNING')
-                  throw usageError(
-                    `Batch ${batchId} is still running; follow it with: ${pasteable(cmd, ['batch', '--attach', batchId])}`,
-                  );
-                return batchOutcomes(handle);
-              })();
-          const fd = o.out ? openSync(o.out, 'w') : 1;
-          try {
-            // a few children read at a time, written in order
-            for (let i = 0; i < outcomes.length; i += 16) {
-              const lines = await Promise.all(
-                outcomes.slice(i, i + 16).map((r) => resultLine(client, r, o.messages, r.index)),
-              );
-              for (const line of lines) writeSync(fd, `${line}\n`);
-            }
-          } finally {
-            if (o.out) closeSync(fd);
-          }
-          // a task that never started (its batch was cancelled) is not done: it counts apart, and fails the exit code
-          const counts = outcomeCounts(outcomes);
-          if (o.out)
-            process.stderr.write(
-              `${countsText(counts)}${o.merge ? ' (merged with retries)' : ''} · Results: ${o.out}\n`,
-            );
-          return counts.done === counts.total ? EXIT.ok : EXIT.runFailed;
-        });
-      }),
-    );
+    .action(act(printResults));
 
   batch
     .command('describe')
     .summary('a batch’s state and summary, and its retries (or the batch it retries)')
     .argument('<batchId>')
-    .action(
-      act(async (batchId: string, _o: unknown, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const d = await client.client.workflow.getHandle(batchId).describe();
-          const memo = d.memo?.[RETRY_MEMO_KEY] as BatchRetryMemo | undefined;
-          if (memo)
-            return printBatchStatus(client, g, batchId, {
-              json: { retryOf: memo.retryOf, indices: memo.indices },
-              lines: [`retry of ${memo.retryOf}: its tasks ${indexList(memo.indices)}`],
-            });
-          const retries = await retriesOf(client.client, batchId);
-          return printBatchStatus(client, g, batchId, {
-            json: {
-              retries: retries.map((r) => ({ workflowId: r.workflowId, status: r.status, indices: r.memo.indices })),
-            },
-            lines: retries.length
-              ? retries.map((r) => `retried in ${r.workflowId} (${r.status}): tasks ${indexList(r.memo.indices)}`)
-              : [],
-          });
-        });
-      }),
-    );
+    .action(act(describeBatch));
+}
+
+/** `keel batch results`: the batch's result lines (merged with its retries' with --merge). */
+async function printResults(batchId: string, opts: { merge?: boolean }, cmd: Command) {
+  const g = globals(cmd);
+  const o = { ...opts, out: flag<string>(cmd, 'out'), messages: flag<boolean>(cmd, 'messages') !== false };
+  return withClient(g, async (client) => {
+    const outcomes = o.merge
+      ? (await refused(mergedOutcomes(client.client, batchId))).outcomes
+      : await (async () => {
+          const handle = client.client.workflow.getHandle(batchId);
+          if ((await handle.describe()).status.name === 'RUNNING')
+            throw usageError(
+              `Batch ${batchId} is still running; follow it with: ${pasteable(cmd, ['batch', '--attach', batchId])}`,
+            );
+          return batchOutcomes(handle);
+        })();
+    const fd = o.out ? openSync(o.out, 'w') : 1;
+    try {
+      // a few children read at a time, written in order
+      for (let i = 0; i < outcomes.length; i += 16) {
+        const lines = await Promise.all(
+          outcomes.slice(i, i + 16).map((r) => resultLine(client, r, o.messages, r.index)),
+        );
+        for (const line of lines) writeSync(fd, `${line}\n`);
+      }
+    } finally {
+      if (o.out) closeSync(fd);
+    }
+    // a task that never started (its batch was cancelled) is not done: it counts apart, and fails the exit code
+    const counts = outcomeCounts(outcomes);
+    if (o.out)
+      process.stderr.write(`${countsText(counts)}${o.merge ? ' (merged with retries)' : ''} · Results: ${o.out}\n`);
+    return counts.done === counts.total ? EXIT.ok : EXIT.runFailed;
+  });
+}
+
+/** `keel batch describe`: the batch and its retries. */
+async function describeBatch(batchId: string, _o: unknown, cmd: Command) {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const d = await client.client.workflow.getHandle(batchId).describe();
+    const memo = d.memo?.[RETRY_MEMO_KEY] as BatchRetryMemo | undefined;
+    if (memo)
+      return printBatchStatus(client, g, batchId, {
+        json: { retryOf: memo.retryOf, indices: memo.indices },
+        lines: [`retry of ${memo.retryOf}: its tasks ${indexList(memo.indices)}`],
+      });
+    const retries = await retriesOf(client.client, batchId);
+    return printBatchStatus(client, g, batchId, {
+      json: {
+        retries: retries.map((r) => ({ workflowId: r.workflowId, status: r.status, indices: r.memo.indices })),
+      },
+      lines: retries.length
+        ? retries.map((r) => `retried in ${r.workflowId} (${r.status}): tasks ${indexList(r.memo.indices)}`)
+        : [],
+    });
+  });
 }

@@ -201,34 +201,7 @@ export function registerEncryptionCommands(program: Command): void {
     .option('--max-concurrent <n>', 'requests served at once; more get 503', intOption('--max-concurrent'), 2)
     .option('--max-body-mib <n>', 'the largest request body in MiB; larger gets 413', intOption('--max-body-mib'), 32)
     .option('--insecure-no-auth', 'take requests without any token (loopback only; development only; announced)')
-    .action(
-      act(async (o: CodecServerFlags, cmd: Command) => {
-        // the global --encryption-keys (every keel command takes it), else the environment's key ring
-        const { ring, source } = keyRingFromFlags(cmd.optsWithGlobals<{ encryptionKeys?: string }>().encryptionKeys);
-        const { host, port } = parseListen(o.listen);
-        const token = o.jwks || o.jwksUrl || o.insecureNoAuth ? undefined : codecToken(o.tokenFile);
-        const origins = o.origin ?? DEFAULT_UI_ORIGINS;
-        let server;
-        try {
-          server = await createCodecServer({ keyRing: ring, host, port, origins, ...serverOptions(o, token?.token) });
-        } catch (err) {
-          if (err instanceof CodecServerConfigError) throw usageError(err.message);
-          const code = (err as NodeJS.ErrnoException).code;
-          if (code === 'EADDRINUSE')
-            throw new CliError(EXIT.usage, `${host}:${port} is in use: choose another with --listen <host:port>`);
-          throw err;
-        }
-        process.stdout.write(
-          `Keel codec server at ${server.url} · keys ${source} (primary ${ring.primary}, ${ring.keys.size} key${ring.keys.size === 1 ? '' : 's'}) · ` +
-            `${token ? 'bearer token required' : o.insecureNoAuth ? `NO AUTHENTICATION (--insecure-no-auth: any process on this machine can decode; development only)` : 'bearer JWT required'}${o.decodeOnly ? ' · decode only' : ''} · Ctrl-C to stop\n` +
-            `Web UI origins: ${origins.join(', ')}; point the UI at it: temporal server start-dev --ui-codec-endpoint ${server.url}\n` +
-            `Temporal CLI: add ${temporalCodecFlags(server.url, token?.shell)} to temporal workflow show / describe / query\n`,
-        );
-        const signal = await untilSignal();
-        process.stderr.write(`[keel] ${signal}: stopping\n`);
-        await server.close();
-      }),
-    );
+    .action(act(runCodecServer));
 
   const encryption = program
     .command('encryption')
@@ -245,37 +218,7 @@ export function registerEncryptionCommands(program: Command): void {
     .option('--id <id>', "the new key's id (default k-<yyyymmdd>-<4 hex>)")
     .option('--out <file>', 'the key file to create (refused if it exists; use --add-to to rotate)', 'keel-keys.json')
     .option('--add-to <file>', 'add the new key to this key file and make it primary')
-    .action(
-      act(async (o: { id?: string; out: string; addTo?: string }) => {
-        const id = o.id ?? newKeyId();
-        if (o.addTo !== undefined) {
-          const file = resolve(o.addTo);
-          let existing: KeyRing;
-          try {
-            existing = readKeyRing(file);
-          } catch (err) {
-            throw usageError((err as Error).message);
-          }
-          if (existing.keys.has(id))
-            throw usageError(`${file} already has a key ${JSON.stringify(id)}: choose another --id`);
-          writeSecretFile(file, checkedRing(newKeyRingJson(id, existing), file));
-          process.stdout.write(
-            `Added key ${id} to ${file} as primary (keys: ${[...existing.keys.keys(), id].join(', ')}; mode 0600). ` +
-              'Restart workers and clients with it; keep the old keys while runs sealed with them may be read.\n',
-          );
-          return;
-        }
-        const file = resolve(o.out);
-        if (existsSync(file))
-          throw usageError(
-            `${file} exists: to rotate, add a key with --add-to ${shellWord(o.out)}; else choose another --out`,
-          );
-        writeSecretFile(file, checkedRing(newKeyRingJson(id), file));
-        process.stdout.write(
-          `Wrote ${file} (primary key ${id}, mode 0600). Use it: export ${KEYS_FILE_ENV}=${shellWord(file)}\n`,
-        );
-      }),
-    );
+    .action(act(keygen));
 }
 
 /** The new file's text, after checking that it parses (an invalid --id is refused before anything is written). */
@@ -286,4 +229,62 @@ function checkedRing(text: string, file: string): string {
     throw usageError((err as Error).message);
   }
   return text;
+}
+
+/** `keel codec-server`: serves the key ring's codec until Ctrl-C. */
+async function runCodecServer(o: CodecServerFlags, cmd: Command) {
+  // the global --encryption-keys (every keel command takes it), else the environment's key ring
+  const { ring, source } = keyRingFromFlags(cmd.optsWithGlobals<{ encryptionKeys?: string }>().encryptionKeys);
+  const { host, port } = parseListen(o.listen);
+  const token = o.jwks || o.jwksUrl || o.insecureNoAuth ? undefined : codecToken(o.tokenFile);
+  const origins = o.origin ?? DEFAULT_UI_ORIGINS;
+  let server;
+  try {
+    server = await createCodecServer({ keyRing: ring, host, port, origins, ...serverOptions(o, token?.token) });
+  } catch (err) {
+    if (err instanceof CodecServerConfigError) throw usageError(err.message);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      throw new CliError(EXIT.usage, `${host}:${port} is in use: choose another with --listen <host:port>`);
+    throw err;
+  }
+  process.stdout.write(
+    `Keel codec server at ${server.url} · keys ${source} (primary ${ring.primary}, ${ring.keys.size} key${ring.keys.size === 1 ? '' : 's'}) · ` +
+      `${token ? 'bearer token required' : o.insecureNoAuth ? `NO AUTHENTICATION (--insecure-no-auth: any process on this machine can decode; development only)` : 'bearer JWT required'}${o.decodeOnly ? ' · decode only' : ''} · Ctrl-C to stop\n` +
+      `Web UI origins: ${origins.join(', ')}; point the UI at it: temporal server start-dev --ui-codec-endpoint ${server.url}\n` +
+      `Temporal CLI: add ${temporalCodecFlags(server.url, token?.shell)} to temporal workflow show / describe / query\n`,
+  );
+  const signal = await untilSignal();
+  process.stderr.write(`[keel] ${signal}: stopping\n`);
+  await server.close();
+}
+
+/** `keel encryption keygen`: a new key file, or a new key added to one. */
+async function keygen(o: { id?: string; out: string; addTo?: string }) {
+  const id = o.id ?? newKeyId();
+  if (o.addTo !== undefined) {
+    const file = resolve(o.addTo);
+    let existing: KeyRing;
+    try {
+      existing = readKeyRing(file);
+    } catch (err) {
+      throw usageError((err as Error).message);
+    }
+    if (existing.keys.has(id)) throw usageError(`${file} already has a key ${JSON.stringify(id)}: choose another --id`);
+    writeSecretFile(file, checkedRing(newKeyRingJson(id, existing), file));
+    process.stdout.write(
+      `Added key ${id} to ${file} as primary (keys: ${[...existing.keys.keys(), id].join(', ')}; mode 0600). ` +
+        'Restart workers and clients with it; keep the old keys while runs sealed with them may be read.\n',
+    );
+    return;
+  }
+  const file = resolve(o.out);
+  if (existsSync(file))
+    throw usageError(
+      `${file} exists: to rotate, add a key with --add-to ${shellWord(o.out)}; else choose another --out`,
+    );
+  writeSecretFile(file, checkedRing(newKeyRingJson(id), file));
+  process.stdout.write(
+    `Wrote ${file} (primary key ${id}, mode 0600). Use it: export ${KEYS_FILE_ENV}=${shellWord(file)}\n`,
+  );
 }

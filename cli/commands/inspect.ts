@@ -156,75 +156,14 @@ export function registerInspectCommands(program: Command): void {
       "Prints the run's status. Exit code: 0 running/waiting/completed/stopped, 1 failed (also an open session whose last agent run failed)/cancelled/terminated.",
     )
     .argument('<workflowId>', 'the run (or batch)')
-    .action(
-      act(async (id: string, _o: unknown, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const d = await client.getHandle(id).workflow.describe();
-          if (d.type === BATCH_WORKFLOW_TYPE) return printBatchStatus(client, g, id);
-          await refuseStranded(client, g, d); // its queries would fail with no word of why
-          const r = await statusOf(client, g, id);
-          if (g.json) printJson(r);
-          else printStatus(r);
-          // a tool call in progress that no worker can take (roles split, the tools worker stopped)
-          if (r.temporalStatus === 'running' && awaitsToolActivity(d)) await warnIfNoToolWorker(client, g, r.taskQueue);
-          if (r.temporalStatus === 'running') return r.status === 'failed' ? EXIT.runFailed : EXIT.ok; // an idle session after a model error
-          return exitCodeOf(r.status);
-        });
-      }),
-    );
+    .action(act(showStatus));
 
   program
     .command('watch')
     .summary('follow a run live until it ends (Ctrl-C to stop watching)')
     .argument('<workflowId>', 'the run')
     .option('--tail', 'only what happens from now on (default: from the beginning)')
-    .action(
-      act(async (id: string, o: { tail?: boolean }, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const handle = client.getHandle(id);
-          const d = await handle.workflow.describe();
-          const url = uiLink(g, id);
-          const sink = stdoutSink();
-          const r = new RunRenderer(g.json ? { ...sink, write: () => undefined } : sink);
-          if (!g.json) r.header(id, url, temporalStatus(d));
-          let after = 0;
-          if (o.tail) after = (await handle.events({ after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ?? 0;
-          const abort = new AbortController();
-          const onSigint = () => abort.abort();
-          process.once('SIGINT', onSigint);
-          // sub-agents' runs nested under their calls (children.ts)
-          const children = g.json
-            ? undefined
-            : new ChildFollower((c) => client.getHandle(c).workflow, sink, abort.signal);
-          // a running run's tool call that no worker can take: said once, at its first tool call seen
-          const toolQueue = d.status.name === 'RUNNING' ? toolQueueWatch(client, g, d.taskQueue) : undefined;
-          try {
-            const end = await followRun(handle.workflow, r, {
-              after,
-              signal: abort.signal,
-              onEvent: (e: LoggedEvent) => {
-                toolQueue?.(e);
-                if (g.json) process.stdout.write(`${JSON.stringify(e)}\n`);
-                else children?.onEvent(e);
-              },
-            });
-            await children?.done();
-            if (!end.closed) return 130;
-            const out = await throughOutage(() => closedRunOutcome(handle.workflow));
-            const d2 = await throughOutage(() => handle.workflow.describe());
-            const durationMs = d2.closeTime ? d2.closeTime.getTime() - d2.startTime.getTime() : undefined;
-            const summary = { ...summaryFromResult(id, out.result, url, durationMs), status: out.status };
-            if (g.json) process.stdout.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
-            else r.summary(summary);
-            return exitCodeOf(out.status);
-          } finally {
-            process.off('SIGINT', onSigint);
-          }
-        });
-      }),
-    );
+    .action(act(watchRun));
 
   program
     .command('transcript')
@@ -236,24 +175,84 @@ export function registerInspectCommands(program: Command): void {
       'the transcript of the sub-agent the run started for this tool call (README "Sub-agents"); repeat it to go down the tree: --child call_1 --child call_2',
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .action(
-      act(async (root: string, o: { format: 'md' | 'json'; child?: string[] }, cmd: Command) => {
-        const g = globals(cmd);
-        const id = (o.child ?? []).reduce(childWorkflowId, root);
-        return withClient(g, async (client) => {
-          const { messages, complete } = await transcriptOf(client, id);
-          if (!complete)
-            process.stderr.write(
-              `[keel] no worker answered the messages query; showing this run's new messages from its result\n`,
-            );
-          if (o.format === 'json' || g.json) process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
-          else
-            process.stdout.write(
-              `${terminalSafe(transcriptMarkdown(messages, `Run ${id}`))}\n<!-- ${uiLink(g, id)} -->\n`,
-            );
-          if (o.format !== 'json' && !g.json) return;
-          process.stderr.write(`${uiLink(g, id)}\n`);
-        });
-      }),
-    );
+    .action(act(printTranscript));
+}
+
+/** `keel status`: the run's (or batch's) status; exits 1 for a failed run. */
+async function showStatus(id: string, _o: unknown, cmd: Command) {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const d = await client.getHandle(id).workflow.describe();
+    if (d.type === BATCH_WORKFLOW_TYPE) return printBatchStatus(client, g, id);
+    await refuseStranded(client, g, d); // its queries would fail with no word of why
+    const r = await statusOf(client, g, id);
+    if (g.json) printJson(r);
+    else printStatus(r);
+    // a tool call in progress that no worker can take (roles split, the tools worker stopped)
+    if (r.temporalStatus === 'running' && awaitsToolActivity(d)) await warnIfNoToolWorker(client, g, r.taskQueue);
+    if (r.temporalStatus === 'running') return r.status === 'failed' ? EXIT.runFailed : EXIT.ok; // an idle session after a model error
+    return exitCodeOf(r.status);
+  });
+}
+
+/** `keel watch`: follows the run (and its sub-agents) live to its end; 130 when Ctrl-C stops watching. */
+async function watchRun(id: string, o: { tail?: boolean }, cmd: Command) {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const handle = client.getHandle(id);
+    const d = await handle.workflow.describe();
+    const url = uiLink(g, id);
+    const sink = stdoutSink();
+    const r = new RunRenderer(g.json ? { ...sink, write: () => undefined } : sink);
+    if (!g.json) r.header(id, url, temporalStatus(d));
+    let after = 0;
+    if (o.tail) after = (await handle.events({ after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ?? 0;
+    const abort = new AbortController();
+    const onSigint = () => abort.abort();
+    process.once('SIGINT', onSigint);
+    // sub-agents' runs nested under their calls (children.ts)
+    const children = g.json ? undefined : new ChildFollower((c) => client.getHandle(c).workflow, sink, abort.signal);
+    // a running run's tool call that no worker can take: said once, at its first tool call seen
+    const toolQueue = d.status.name === 'RUNNING' ? toolQueueWatch(client, g, d.taskQueue) : undefined;
+    try {
+      const end = await followRun(handle.workflow, r, {
+        after,
+        signal: abort.signal,
+        onEvent: (e: LoggedEvent) => {
+          toolQueue?.(e);
+          if (g.json) process.stdout.write(`${JSON.stringify(e)}\n`);
+          else children?.onEvent(e);
+        },
+      });
+      await children?.done();
+      if (!end.closed) return 130;
+      const out = await throughOutage(() => closedRunOutcome(handle.workflow));
+      const d2 = await throughOutage(() => handle.workflow.describe());
+      const durationMs = d2.closeTime ? d2.closeTime.getTime() - d2.startTime.getTime() : undefined;
+      const summary = { ...summaryFromResult(id, out.result, url, durationMs), status: out.status };
+      if (g.json) process.stdout.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
+      else r.summary(summary);
+      return exitCodeOf(out.status);
+    } finally {
+      process.off('SIGINT', onSigint);
+    }
+  });
+}
+
+/** `keel transcript`: the run's (or a sub-agent's, --child) messages as Markdown or JSON. */
+async function printTranscript(root: string, o: { format: 'md' | 'json'; child?: string[] }, cmd: Command) {
+  const g = globals(cmd);
+  const id = (o.child ?? []).reduce(childWorkflowId, root);
+  return withClient(g, async (client) => {
+    const { messages, complete } = await transcriptOf(client, id);
+    if (!complete)
+      process.stderr.write(
+        `[keel] no worker answered the messages query; showing this run's new messages from its result\n`,
+      );
+    if (o.format === 'json' || g.json) process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
+    else
+      process.stdout.write(`${terminalSafe(transcriptMarkdown(messages, `Run ${id}`))}\n<!-- ${uiLink(g, id)} -->\n`);
+    if (o.format !== 'json' && !g.json) return;
+    process.stderr.write(`${uiLink(g, id)}\n`);
+  });
 }
