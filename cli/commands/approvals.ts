@@ -118,7 +118,7 @@ function defaultApprover(): string {
   }
 }
 
-export function registerApprovalCommands(program: Command): void {
+export function register(program: Command): void {
   program
     .command('pending')
     .summary('list every tool call awaiting approval (runs with KeelStatus="awaiting-approval")')

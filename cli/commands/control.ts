@@ -97,7 +97,7 @@ async function cancelBatch(client: AgentClient, g: GlobalOptions, id: string): P
   process.stdout.write(`cancel → batch ${id} (${status})${tasks}\n${url}\n`);
 }
 
-export function registerControlCommands(program: Command): void {
+export function register(program: Command): void {
   for (const [name, signal, summary] of [
     ['send', 'followUp', 'queue a follow-up message (Pi followUp); a waiting session starts a new agent run'],
     ['steer', 'steer', 'queue a steering message, injected after the current tool batch'],

@@ -167,7 +167,7 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-export function registerEncryptionCommands(program: Command): void {
+export function register(program: Command): void {
   program
     .command('codec-server')
     .summary("decode sealed runs for the Temporal Web UI and CLI (Temporal's codec-server protocol)")

@@ -148,7 +148,7 @@ export async function transcriptOf(
   }
 }
 
-export function registerInspectCommands(program: Command): void {
+export function register(program: Command): void {
   program
     .command('status')
     .summary("a run's status, turns, usage, queues and last reply (a batch's progress)")

@@ -83,7 +83,7 @@ function table(runs: ListedRun[]): string {
   return rows.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
 }
 
-export function registerListCommand(program: Command): void {
+export function register(program: Command): void {
   program
     .command('list')
     .summary('the runs and batches on the task queue, newest first (a batch’s children with --batch)')

@@ -145,7 +145,7 @@ export function runExitCode(out: Outcome): number {
   return out.failureType === ErrorType.InvalidAgentInput ? EXIT.usage : exitCodeOf(out.status);
 }
 
-export function registerRunCommands(program: Command): void {
+export function register(program: Command): void {
   startOptions(
     program
       .command('run')
