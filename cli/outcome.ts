@@ -7,7 +7,7 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure
 import { ErrorType } from '../common/errors.js';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunResult, AgentRunState } from '../common/run.js';
-import { stateQuery } from '../client.js';
+import { stateQuery } from '../workflows/definitions.js';
 
 /** Temporal's execution status, lower-case: running, completed, failed, cancelled, terminated, timed_out, continued_as_new. */
 export function temporalStatus(d: WorkflowExecutionDescription): string {

@@ -9,7 +9,7 @@ import { followRun } from '../run/follow.js';
 import { refuseStranded } from '../run/pinned.js';
 import { exitCodeOf, closedRunOutcome, temporalStatus } from '../outcome.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
-import { eventsQuery } from '../../client.js';
+import { eventsQuery } from '../../workflows/definitions.js';
 import { BATCH_WORKFLOW_TYPE, progressQuery, type BatchProgress } from '../../common/batch-definitions.js';
 import type { ClosedAck, InterruptAck, QueuedAck } from '../../common/updates.js';
 

@@ -6,13 +6,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import {
-  DEFAULT_TASK_QUEUE,
-  resolveConnection,
-  type CodecServer,
-  type EncryptionOption,
-  type KeyRing,
-} from '../../client.js';
+import type { CodecServer, EncryptionOption, KeyRing } from '../../client.js';
+import { resolveConnection } from '../../common/connection.js';
+import { DEFAULT_TASK_QUEUE } from '../../common/task-queues.js';
 import type { DevServer, ServerLogLevel } from '../../dev.js';
 import { ResourceInUseError } from '../../client/resource-holder.js';
 import { act, CliError, EXIT, globals, intOption, usageError, shellWord, type GlobalOptions } from '../context.js';

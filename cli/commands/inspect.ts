@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
-import { messagesQuery } from '../../client.js';
+import { messagesQuery } from '../../workflows/definitions.js';
 import type { AgentClient } from '../../client/agent-client.js';
 import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from '../context.js';
 import { followRun } from '../run/follow.js';

@@ -9,7 +9,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { LoggedEvent, ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
 import type { AgentRunState } from '../../common/run.js';
 import { durableOffset } from '../../common/stream.js';
-import { stateQuery } from '../../client.js';
+import { stateQuery } from '../../workflows/definitions.js';
 import { streamRun } from '../../client/run-stream.js';
 import { withDeadline } from '../outcome.js';
 import { throughOutage } from '../../client/cli/reconnect.js';
