@@ -98,6 +98,8 @@ export type {
   PendingApproval,
   QueuedAck,
 } from './common/updates.js';
+/** The run's query definitions, for `handle.query(stateQuery)` (the `keel` CLI reads runs through them). */
+export { eventsQuery, messagesQuery, stateQuery } from './workflows/definitions.js';
 export { AGENT_RUN_INPUT_SCHEMA } from './common/run.js';
 export type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from './common/run.js';
 export type * from './common/messages.js';

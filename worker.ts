@@ -2,7 +2,8 @@
  * `keel/worker`: what a process that runs agents needs — `createAgentWorker` (or `keelPlugin` for a `Worker` of your
  * own), tools (`defineTool`, the built-ins), models (`scriptedModel`, `piAiProvider`), hooks and worker roles. It
  * loads `@temporalio/worker` (the native runtime and the workflow bundler); a service that only starts runs imports
- * `keel/client` instead. `startDevServer` is here too: it runs Temporal's dev server through `@temporalio/testing`.
+ * `keel/client` instead. Temporal's dev server (`startDevServer`) is in `keel/dev`: a production worker does not load
+ * `@temporalio/testing` nor the Temporal CLI provisioning scripts.
  */
 export { defineTool } from './activities/tools/define-tool.js';
 export { defineAgent, type AgentDefinition } from './activities/agents/define-agent.js';
@@ -82,4 +83,3 @@ export {
   type EncryptionOption,
   type KeyRing,
 } from './node-common/encryption.js';
-export { startDevServer } from './client/dev-server.js';

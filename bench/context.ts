@@ -1,7 +1,7 @@
 /** What every bench section shares: the server, the clients, the worker processes, the settings, the log. */
 import type { Client } from '@temporalio/client';
 import type { AgentClient } from '../client/agent-client.js';
-import type { DevServer } from '../client/dev-server.js';
+import type { DevServer } from '../dev/dev-server.js';
 import type { WorkerProcess } from './workers.js';
 import type { WorkerProcessConfig } from './worker-process.js';
 

@@ -52,7 +52,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client.js';
-import { startDevServer } from '../client/dev-server.js';
+import { startDevServer } from '../dev/dev-server.js';
 import { ensureTemporalCli } from '../scripts/temporal-cli.mjs';
 import { WORKFLOWS_PATH } from '../worker/create-worker.js';
 import { keelDataConverter } from '../node-common/payload-storage.js';

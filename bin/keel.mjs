@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
-const checkout = existsSync(new URL('../client/cli/main.ts', import.meta.url));
+const checkout = existsSync(new URL('../cli/main.ts', import.meta.url));
 if ((major < 22 || (major === 22 && minor < 19)) && ['dev', 'worker', 'demo'].includes(command ?? '')) {
   // In a source checkout `npx keel` runs on the project's Node 22 (the pinned `node` devDependency); run through npx
   // already (npm_command=exec), or in a project that installed the package, there is no Node 22 to point at.
@@ -30,9 +30,7 @@ for (const stream of [process.stdout, process.stderr]) {
 // tsx also lets `--tools-module` and `scripted/` paths name .ts files in the installed package
 const { register } = await import('tsx/esm/api');
 register();
-const entry = checkout
-  ? new URL('../client/cli/main.ts', import.meta.url)
-  : new URL('../dist/client/cli/main.js', import.meta.url);
+const entry = checkout ? new URL('../cli/main.ts', import.meta.url) : new URL('../dist/cli/main.js', import.meta.url);
 const { main } = await import(entry.href);
 const code = await main(process.argv.slice(2));
 // exit explicitly: open gRPC channels or timers must not keep a finished command alive; but only once stdout and stderr

@@ -11,7 +11,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { piAiProvider } from '../activities/model/pi-ai.js';
 import { scriptedModel } from '../activities/model/scripted.js';
 import { AgentClient, type AgentRunHandle } from '../client/agent-client.js';
-import { startDevServer } from '../client/dev-server.js';
+import { startDevServer } from '../dev/dev-server.js';
 import { ResourceInUseError } from '../client/resource-holder.js';
 import type { LoggedEvent } from '../common/events.js';
 import { messageText } from '../common/messages.js';

@@ -25,7 +25,6 @@ import type { Context } from '@temporalio/activity';
 import type { CallModelInput, CallModelResult, RunToolCallResult, ToolCallRef, ToolOutcome } from '../common/wire.js';
 import { TOOL_CALL_ACTIVITIES } from '../common/task-queues.js';
 
-
 export const keelActivityTelemetry: ActivityInterceptorsFactory = (ctx) => ({
   inbound: new KeelActivityTelemetry(ctx),
 });

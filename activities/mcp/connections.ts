@@ -8,7 +8,7 @@ import type * as McpClientModule from '@modelcontextprotocol/sdk/client/index.js
 import type * as McpStdioModule from '@modelcontextprotocol/sdk/client/stdio.js';
 import type * as McpHttpModule from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { importOptional } from '../../common/optional-packages.js';
+import { importOptional } from '../../node-common/optional-packages.js';
 import { isHttpServer, type McpServerConfig, type McpServers } from './config.js';
 import { checkMcpSandbox, mcpLaunch } from './sandbox.js';
 

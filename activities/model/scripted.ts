@@ -67,7 +67,7 @@ export function matchKey(messages: Message[]): string {
   return last.role === 'toolResult' ? `toolResult:${last.toolName} ${messageText(last)}` : messageText(last);
 }
 
-/** Said when `scripted/hello` is unknown: only `keel dev` and `keel worker` register it (client/cli/server.ts). */
+/** Said when `scripted/hello` is unknown: only `keel dev` and `keel worker` register it (worker/load-modules.ts). */
 export const HELLO_ELSEWHERE =
   'scripted/hello exists only in the workers of `keel dev` and `keel worker`: run against one of them, or give this worker a script named hello (scriptedModel({ hello: { rules: [...] } })).';
 

@@ -8,7 +8,7 @@
 import { EventType, type BaseEvent, type RunAgentInput } from '@ag-ui/core';
 import type { AgentClient, AgentRunHandle } from '../agent-client.js';
 import type { AgentRunInput, AgentRunState } from '../../common/run.js';
-import { durableOffset, type StreamEvent } from '../../common/stream.js';
+import { StreamOffset, type StreamEvent } from '../../common/stream.js';
 import { answerInterrupts, approvalInterrupt } from './approvals.js';
 import { parseRunAgentInput, type AgUiRequest } from './input.js';
 import { AgUiTranslator } from './translate.js';
@@ -78,7 +78,7 @@ async function currentOffset(handle: AgentRunHandle): Promise<number> {
   if (!running) return 0;
   for (let after = 0; ;) {
     const page = await handle.events({ after, limit: 500 });
-    if (page.events.length === 0) return durableOffset(after);
+    if (page.events.length === 0) return StreamOffset.durable(after).value;
     after = page.lastSeq;
   }
 }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBatchWorkflow } from '../../client/batch-client.js';
-import { formatCost, formatTokens } from '../../client/cli/render.js';
+import { formatCost, formatTokens } from '../../cli/render.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { progressQuery } from '../../workflows/batch/definitions.js';
 import { gate, startKeel, workflowTaskFailures, type Keel } from './harness.js';

@@ -12,7 +12,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
-import { startBatch } from '../../client/cli/batch/command.js';
+import { startBatch } from '../../cli/commands/batch.js';
 import type { AgentRunInput } from '../../common/run.js';
 import {
   progressQuery,

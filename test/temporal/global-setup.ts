@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { startDevServer } from '../../client/dev-server.js';
+import { startDevServer } from '../../dev/dev-server.js';
 import { WORKFLOWS_PATH } from '../../worker/create-worker.js';
 
 declare module 'vitest' {

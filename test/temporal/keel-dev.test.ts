@@ -14,12 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { AgentClient } from '../../client/agent-client.js';
-import { devServerPids } from '../../client/dev-server-lifeline.js';
+import { devServerPids } from '../../dev/dev-server-lifeline.js';
 import { EncryptionCodec, readKeyRing } from '../../node-common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { BIN, ROOT, runProcess, stopChild, type CliResult } from './cli-child.js';
 
-/** What `scripted/hello` answers (client/cli/server.ts HELLO_SCRIPT). */
+/** What `scripted/hello` answers (worker/load-modules.ts HELLO_SCRIPT). */
 const HELLO = 'Hello from Keel: a scripted model answered (offline, no API key).';
 
 /** Commands run to their end here get up to 90 s (a dev server starts inside some). */

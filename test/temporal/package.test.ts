@@ -1,7 +1,7 @@
 /**
  * The installable package: `npm pack` (which builds dist/ first: compiled JS, .d.ts, the prebuilt workflow bundle),
  * `npm install <tarball>` into a fresh project (once, for every test here), then a scripted run through the installed
- * package's own exports and its `keel` bin, and the entries by runtime (`keel/client`, `keel/worker`,
+ * package's own exports and its `keel` bin, and the entries by runtime (`keel/client`, `keel/worker`, `keel/dev`,
  * `keel/workflow`) as a consumer imports them. The workflows' compiled entry is removed from the installed copy, so
  * the run only works when the worker loads the prebuilt bundle.
  */
@@ -158,7 +158,7 @@ console.log(JSON.stringify({ exports: Object.keys(m).sort(), packages: [...packa
 /** What only a worker needs: the SDK's worker (native runtime), its workflow bundler, the test server. */
 const WORKER_ONLY = ['@temporalio/worker', '@temporalio/core-bridge', '@temporalio/testing', 'webpack', '@swc/core'];
 
-describe('entry points by runtime (keel/client, keel/worker, keel/workflow)', () => {
+describe('entry points by runtime (keel/client, keel/worker, keel/dev, keel/workflow)', () => {
   it('keel/client does not load @temporalio/worker; keel/worker does, so the check sees such a load', async (ctx) => {
     const { app } = await consumerApp(ctx);
     const client = await importInChild(app, 'keel/client');
@@ -171,10 +171,17 @@ describe('entry points by runtime (keel/client, keel/worker, keel/workflow)', ()
     const worker = await importInChild(app, 'keel/worker');
     expect(worker.exports).toEqual(expect.arrayContaining(['createAgentWorker', 'defineTool', 'keelPlugin']));
     expect(worker.packages).toEqual(expect.arrayContaining(['@temporalio/worker', 'webpack']));
+    // a production worker carries no dev server: that is keel/dev's
+    expect(worker.packages).not.toContain('@temporalio/testing');
+    expect(worker.exports).not.toContain('startDevServer');
 
-    // the package root keeps exporting both sides
+    const dev = await importInChild(app, 'keel/dev');
+    expect(dev.exports).toEqual(expect.arrayContaining(['startDevServer', 'DEFAULT_UI_PORT']));
+    expect(dev.packages).toContain('@temporalio/testing');
+
+    // the package root keeps exporting all of it
     const root = await importInChild(app, 'keel');
-    expect(root.exports).toEqual(expect.arrayContaining([...client.exports, ...worker.exports]));
+    expect(root.exports).toEqual(expect.arrayContaining([...client.exports, ...worker.exports, ...dev.exports]));
   }, 600_000);
 
   it('keel/workflow loads only sandbox-safe packages and bundles into workflow code of your own', async (ctx) => {

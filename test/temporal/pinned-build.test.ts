@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import { AgentClient } from '../../client/agent-client.js';
-import { LIVE_POLL_SECONDS } from '../../client/cli/run/pinned.js';
+import { LIVE_POLL_SECONDS } from '../../cli/run/pinned.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { quietRuntime, until, workflowTaskFailures } from './harness.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AgentBatchResult } from '../../common/batch-definitions.js';
-import { formatCost, formatDuration, formatTokens } from '../../client/cli/render.js';
+import { formatCost, formatDuration, formatTokens } from '../../cli/render.js';
 import { SCHEDULE_MEMO_KEY } from '../../client/schedule-client.js';
 import { gate, startKeel, type Keel } from './harness.js';
 import { keelAt, TEST_UI as UI } from './cli-child.js';

@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import { AgentClient } from '../../client/agent-client.js';
-import { startDevServer, type DevServer } from '../../client/dev-server.js';
+import { startDevServer, type DevServer } from '../../dev/dev-server.js';
 import { createAgentWorker, type AgentWorker } from '../../worker/create-worker.js';
 import { Client, Connection } from '@temporalio/client';
 import { createCodecServer, type CodecServer } from '../../client/codec-server.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addConnectionOptions, globals, type GlobalOptions } from '../../client/cli/context.js';
+import { addConnectionOptions, globals, type GlobalOptions } from '../../cli/context.js';
 
 const KEY = 'tcld-KEEL-TEST-api-key-0123456789';
 

@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { buildInput } from '../../client/cli/run/start.js';
-import { paginate, parseTasks } from '../../client/cli/batch/command.js';
-import { main } from '../../client/cli/main.js';
-import { CliError, uiLink } from '../../client/cli/context.js';
+import { buildInput } from '../../cli/commands/run.js';
+import { paginate, parseTasks } from '../../cli/commands/batch.js';
+import { main } from '../../cli/main.js';
+import { CliError, uiLink } from '../../cli/context.js';
 
 describe('keel run/start input', () => {
   it('builds an AgentRunInput from the prompt and flags', () => {

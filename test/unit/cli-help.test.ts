@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
-import { buildProgram } from '../../client/cli/main.js';
+import { buildProgram } from '../../cli/main.js';
 
 /** Every command below `cmd`, with its path (`batch retry`). */
 function commands(cmd: Command, path: string[] = []): { path: string; cmd: Command }[] {

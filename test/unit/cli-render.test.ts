@@ -4,12 +4,12 @@ import type { LoggedEvent } from '../../common/events.js';
 import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
 import {
   headLines,
-  oneLine,
+  terminalLine,
   progressLine,
   RunRenderer,
   stringSink,
   transcriptMarkdown,
-} from '../../client/cli/render.js';
+} from '../../cli/render.js';
 import { homeWorkerLost } from '../../common/errors.js';
 
 const assistant = (
@@ -272,9 +272,9 @@ describe('RunRenderer: model and tool text reach the terminal inert (issue 33 it
 });
 
 describe('helpers', () => {
-  it('oneLine and headLines cut for the terminal', () => {
-    expect(oneLine('a\nb   c', 100)).toBe('a ⏎ b c');
-    expect(oneLine('x'.repeat(20), 10)).toBe(`${'x'.repeat(9)}…`);
+  it('terminalLine and headLines cut for the terminal', () => {
+    expect(terminalLine('a\nb   c', 100)).toBe('a ⏎ b c');
+    expect(terminalLine('x'.repeat(20), 10)).toBe(`${'x'.repeat(9)}…`);
     expect(headLines('1\n2\n3\n', 2, 10)).toEqual(['1', '2', '(+1 more lines)']);
   });
 

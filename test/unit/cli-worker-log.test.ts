@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, LogTimestamp } from '@temporalio/worker';
-import { keelLogFunction, keelLogLevel } from '../../client/cli/worker-log.js';
+import { keelLogFunction, keelLogLevel } from '../../cli/worker-log.js';
 
 /** What the SDK passes with 'Activity failed' (activityLogAttributes, then the error and duration). */
 function failedAttempt() {

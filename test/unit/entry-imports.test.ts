@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The project files (relative to the root) and the bare specifiers (packages, `node:` modules) `entry` loads. */
+/** The project files (.ts, and the .mjs of scripts/; relative to the root) and the bare specifiers (packages, `node:` modules) `entry` loads. */
 function importGraph(entry: string): { files: string[]; bare: string[] } {
   const files = new Set<string>();
   const bare = new Set<string>();
@@ -39,7 +39,7 @@ function importGraph(entry: string): { files: string[]; bare: string[] } {
         continue;
       }
       const target = relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts');
-      if (target.endsWith('.ts')) visit(target);
+      if (target.endsWith('.ts') || target.endsWith('.mjs')) visit(target); // scripts/ are .mjs
     }
   };
   visit(entry);
@@ -64,12 +64,26 @@ describe('entries by runtime, from the sources', () => {
     expect(bare).toEqual(expect.arrayContaining(['@temporalio/workflow']));
   });
 
-  it('keel/worker and the worker process (npm run worker) reach nothing of the keel CLI (client/cli/) nor commander', () => {
+  it('keel/worker and the worker process (npm run worker) reach nothing of the keel CLI (cli/) nor commander', () => {
     for (const entry of ['worker.ts', 'worker/main.ts']) {
       const { files, bare } = importGraph(entry);
-      expect(files.filter((f) => f.startsWith('client/cli/'))).toEqual([]);
+      expect(files.filter((f) => f.startsWith('cli/') || f.startsWith('client/cli/'))).toEqual([]);
       expect(bare).not.toContain('commander');
     }
+  });
+
+  it('keel/worker and the worker process load no dev server: no dev/ or scripts/ file, no @temporalio/testing', () => {
+    for (const entry of ['worker.ts', 'worker/main.ts']) {
+      const { files, bare } = importGraph(entry);
+      expect(files.filter((f) => f.startsWith('dev/') || f.startsWith('scripts/'))).toEqual([]);
+      expect(bare).not.toContain('@temporalio/testing');
+    }
+  });
+
+  it('the check sees a dev-server import: keel/dev reaches @temporalio/testing and scripts/temporal-cli.mjs', () => {
+    const { files, bare } = importGraph('dev.ts');
+    expect(bare).toContain('@temporalio/testing');
+    expect(files).toContain('scripts/temporal-cli.mjs');
   });
 
   it('the check sees a worker import: keel/worker reaches @temporalio/worker', () => {

@@ -10,7 +10,7 @@ import {
   MissingOptionalPackageError,
   OPTIONAL_PACKAGES,
   requireOptional,
-} from '../../common/optional-packages.js';
+} from '../../node-common/optional-packages.js';
 import pkg from '../../package.json' with { type: 'json' };
 
 // a directory with no node_modules above it (tmpdir holds none): every package is missing there
