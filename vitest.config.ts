@@ -8,8 +8,10 @@ const workers = Number(process.env.KEEL_TEST_WORKERS) || 3;
 
 // The `heavy` project: files that need the machine to themselves, run one at a time after the others. batch and
 // large-transcript are CPU-bound (thousands of child workflows, a 2,000-turn run); large-arguments measures this
-// process's event-loop delay (p99 ≤ 100 ms), which other files burning CPU beside it would add to.
+// process's event-loop delay (p99 ≤ 100 ms), which other files burning CPU beside it would add to; so does edit-diff
+// (a unit file: the diff of a large edit must not block the loop).
 const HEAVY = [
+  'test/unit/builtin/edit-diff.test.ts',
   'test/temporal/batch.test.ts',
   'test/temporal/large-transcript.test.ts',
   'test/temporal/large-arguments.test.ts',
@@ -21,7 +23,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 30_000, maxWorkers: workers },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: HEAVY,
+          testTimeout: 30_000,
+          maxWorkers: workers,
+        },
       },
       {
         extends: true,
