@@ -87,6 +87,12 @@ describe('keel CLI', () => {
               toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'ping' } }],
             },
             { match: 'break', text: 'cannot', stopReason: 'error', errorMessage: 'scripted model failure' },
+            // streams for ~30 s (75 chunks): long enough that a spawned `keel interrupt` finds it running on a loaded machine
+            {
+              match: 'interrupt me',
+              text: 'a reply that streams until it is interrupted… '.repeat(13),
+              chunkDelayMs: 400,
+            },
             { match: 'slow', text: 'a slow reply that streams for a while…', chunkDelayMs: 400 },
             { match: 'spend', text: 'Spent.', usage: { input: 1000, output: 0, totalTokens: 1000 } },
             { match: 'second', text: 'Second answer.' },
@@ -416,7 +422,7 @@ describe('keel CLI', () => {
   it('watch follows a run to its end; interrupt and cancel; a cancelled run exits 1', async () => {
     const id = `cli-watch-${Date.now()}`;
     expect(
-      (await keel(['start', 'slow please', '--model', 'scripted/cli', '--mode', 'session', '--id', id])).code,
+      (await keel(['start', 'interrupt me', '--model', 'scripted/cli', '--mode', 'session', '--id', id])).code,
     ).toBe(0);
     const watcher = spawnKeel(['--address', k.address, '--task-queue', k.taskQueue, 'watch', id]);
     let seen = '';
@@ -437,7 +443,7 @@ describe('keel CLI', () => {
     expect(cancelled.stdout).toContain(`cancel → ${id} (cancelled)`);
     const w = await watching;
     expect(w.code).toBe(1);
-    expect(w.stdout).toContain('user slow please');
+    expect(w.stdout).toContain('user interrupt me');
     expect(w.stdout).toMatch(/done status=cancelled turns=1/);
     // the interrupt and the wait that followed have their lines, in that order
     expect(w.stdout).toMatch(/\ninterrupted\nwaiting for input\n/);
