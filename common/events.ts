@@ -94,7 +94,7 @@ export interface EventsPage {
  */
 export interface ModelHeartbeat {
   kind: 'model';
-  /** The shape's version: 2 from 0.6.4 on (the text only in `deltas`); absent before (common/model-heartbeat.ts). */
+  /** The shape's version: 2 from 0.7.0 on (the text only in `deltas`); absent before (common/model-heartbeat.ts). */
   v?: number;
   /** The activity attempt that streamed the text (1 = first). */
   attempt?: number;

@@ -4,7 +4,7 @@
  * attempt's usage) and by the live stream (`AgentRunHandle.stream()`, which `keel run` / `keel watch` read: the
  * deltas). Bounded: the streamed text travels once, in the delta log's window (`deltas`, common/stream.ts).
  *
- * Shapes (`v`). Version 2 (0.6.4 on) carries the text only in `deltas`. 0.3–0.6.3 also carried the text's length and
+ * Shapes (`v`). Version 2 (0.7.0 on) carries the text only in `deltas`. 0.3–0.6.3 also carried the text's length and
  * its last 2048 characters (`textLength`, `tail`), and until 0.3 the whole partial message (`partial`); runs in flight
  * during a deploy may still hold such details, so every reader here also reads those shapes.
  */
@@ -12,7 +12,7 @@ import type { ModelHeartbeat } from './events.js';
 import type { AssistantMessage, Usage } from './messages.js';
 import type { HeartbeatDeltas } from './stream.js';
 
-/** The version of the detail {@link modelHeartbeat} builds (absent in the details of workers before 0.6.4). */
+/** The version of the detail {@link modelHeartbeat} builds (absent in the details of workers before 0.7.0). */
 export const MODEL_HEARTBEAT_VERSION = 2;
 
 /** The detail for an attempt's snapshot `partial`: its usage, and the call's delta window when it streams. O(1). */
