@@ -39,7 +39,7 @@ import {
 import type { ToolOutcome } from '../../common/wire.js';
 import { toolSummary } from '../activities.js';
 import { workflowNow } from '../clock.js';
-import { reportToRoot, subAgentRefusal } from './tree-approvals.js';
+import { reportToRoot, subAgentRefusal } from '../tree/approvals.js';
 import type { AbortKind, SessionState, StoredApprovalRecord, StoredPendingApproval } from './state.js';
 import { reject } from './update-guards.js';
 

@@ -28,8 +28,8 @@ import {
   TreeLedger,
   type TreeBudgetLine,
   type TreeBudgetRef,
-} from '../../common/tree-budget.js';
-import { treeMembership } from './tree.js';
+} from '../../common/tree/budget.js';
+import { treeMembership } from '../tree/membership.js';
 import { batchMembership } from '../batch-protocol.js';
 
 /** How the budget reports `budget_warning` / `budget_exceeded` (the session's `emit`). */
@@ -80,7 +80,7 @@ export class RunBudget {
   }
 
   /**
-   * The ledger of a root run (common/tree-budget.ts): its own usage and model calls, plus what the runs of its tree
+   * The ledger of a root run (common/tree/budget.ts): its own usage and model calls, plus what the runs of its tree
    * settled and reserve. Created by the first reservation a run of its tree makes (a run without one carries none).
    */
   ledger(): TreeLedger {

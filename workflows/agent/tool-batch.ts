@@ -30,7 +30,7 @@ import {
   type ToolCallHost,
 } from './tool-call.js';
 import { loopErrorOutcome } from './tool-tracking.js';
-import { subAgentChildId } from './sub-agent.js';
+import { subAgentChildId } from '../tree/sub-agent.js';
 
 /** What a tool batch needs of the session: `AgentSession` implements it (workflows/agent/session.ts), and the loop passes it. */
 export interface ToolBatchHost extends ToolCallHost {

@@ -8,7 +8,7 @@ import { OPERATION_ABORTED, toolNotEnabled, toolNotFound } from '../../common/er
 import type { ToolCall } from '../../common/messages.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import type { PreparedCall, RunRef, SubAgentRecord, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
-import { runSubAgent } from './sub-agent.js';
+import { runSubAgent } from '../tree/sub-agent.js';
 import {
   localPreparationOptions,
   localToolActivities,
