@@ -8,7 +8,7 @@ import { thrownMessage } from '../common/errors.js';
 import { Context } from '@temporalio/activity';
 import type { RunMcpTools } from './mcp/run-tools.js';
 import { isAgentTool } from './agents/define-agent.js';
-import { DEFAULT_MAX_AGENT_DEPTH } from '../common/sub-agents.js';
+import { DEFAULT_MAX_AGENT_DEPTH } from '../common/tree/sub-agents.js';
 
 const activityWorkflowId = (): string => Context.current().info.workflowExecution?.workflowId ?? '';
 

@@ -7,7 +7,7 @@
  */
 import { styleText } from 'node:util';
 import type { PendingApproval } from '../common/updates.js';
-import { pathText } from '../common/tree-approvals.js';
+import { pathText } from '../common/tree/approvals.js';
 import type { BatchProgress } from '../common/batch-definitions.js';
 import type { LoggedEvent, ToolHeartbeat } from '../common/events.js';
 import type { AttemptResetEvent, MessageUpdateEvent } from '../common/stream.js';

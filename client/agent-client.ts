@@ -53,7 +53,7 @@ import type { EncryptionOption } from '../node-common/encryption.js';
 import { keelSearchAttributesRegistered, startSearchAttributes } from '../common/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from '../common/task-queues.js';
 import { runSummary } from '../common/run-summary.js';
-import { approvalRoute } from '../common/tree-approvals.js';
+import { approvalRoute } from '../common/tree/approvals.js';
 import type { StreamEvent } from '../common/stream.js';
 import { streamRun, type StreamOptions } from './run-stream.js';
 

@@ -9,7 +9,7 @@ import { defineQuery } from '@temporalio/workflow';
 import type { Static } from 'typebox';
 import type { AGENT_BATCH_INPUT_SCHEMA, BATCH_PAGE_REF_SCHEMA } from './batch-input-schema.js';
 import type { BudgetLine } from './budget.js';
-import type { TreeBudgetLine } from './tree-budget.js';
+import type { TreeBudgetLine } from './tree/budget.js';
 import type { RunStatus } from './run.js';
 import type { GradingSummary, VariantSummary } from './grading.js';
 import type { PendingApproval } from './updates.js';

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { BudgetLine } from './budget.js';
-import type { TreeBudgetLine } from './tree-budget.js';
+import type { TreeBudgetLine } from './tree/budget.js';
 import type { INCOMING_MESSAGE_SCHEMA as INCOMING_SCHEMA } from './message-schemas.js';
 import type { AssistantMessage, Message, ToolResultMessage, Usage, UserMessage } from './messages.js';
 import type { AGENT_RUN_INPUT_SCHEMA } from './run-input-schema.js';

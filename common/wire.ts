@@ -5,7 +5,7 @@
 import type { AssistantMessage, ImageContent, TextContent, Usage } from './messages.js';
 import type { AgentRunInput, DurationInput } from './run.js';
 import type { ApprovalRecord } from './updates.js';
-import type { TreeBudgetRef } from './tree-budget.js';
+import type { TreeBudgetRef } from './tree/budget.js';
 
 /** Which workflow's transcript an activity reads. `runKey` is the first run id of the continue-as-new chain. */
 export interface RunRef {

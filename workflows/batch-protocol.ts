@@ -17,7 +17,7 @@ export interface BatchMembership {
   /** The batch's workflow id (signals go to its current run). */
   workflowId: string;
   index: number;
-  /** The batch keeps a tree-budget ledger: the task's model requests reserve from it (common/tree-budget.ts). */
+  /** The batch keeps a tree-budget ledger: the task's model requests reserve from it (common/tree/budget.ts). */
   treeBudget?: true;
 }
 

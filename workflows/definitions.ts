@@ -8,7 +8,7 @@ import type { EventsPage } from '../common/events.js';
 import type { McpToolRecord, SubAgentRecord } from '../common/wire.js';
 import type { AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import type { ApprovalDecisionInput, ApprovalRecord, ClosedAck, InterruptAck, QueuedAck } from '../common/updates.js';
-import type { TreeApprovalsReport } from '../common/tree-approvals.js';
+import type { TreeApprovalsReport } from '../common/tree/approvals.js';
 
 /** Queue a message for when the agent would otherwise stop (Pi `followUp`). Starts a new agent run in a waiting session. */
 export const followUpSignal = defineSignal<[IncomingMessage | IncomingMessage[]]>('followUp');

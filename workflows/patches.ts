@@ -92,7 +92,7 @@ export const PATCH = {
   batchGrading: 'keel-0.5.0-batch-grading',
   /**
    * 0.6.0: a sub-agent (memo `keelTree`) or a batch's task (memo `keelBatch`) whose calls awaiting approval change
-   * signals `keelTreeApprovals` to its tree's root or its batch (workflows/agent/tree-approvals.ts), which lists them.
+   * signals `keelTreeApprovals` to its tree's root or its batch (workflows/tree/approvals.ts), which lists them.
    * Checked only in such a run, when its list changes.
    */
   treeApprovals: 'keel-0.6.0-tree-approvals',
@@ -103,7 +103,7 @@ export const PATCH = {
    */
   subAgents: 'keel-0.6.0-sub-agents',
   /**
-   * 0.6.0: a budgeted batch keeps a tree-budget ledger (common/tree-budget.ts): its tasks (memo `keelBatch` with
+   * 0.6.0: a budgeted batch keeps a tree-budget ledger (common/tree/budget.ts): its tasks (memo `keelBatch` with
    * `treeBudget`) reserve each model request from it, so it no longer tightens their budgets nor signals `budgetStop`.
    * Checked once, at the start of a budgeted batch's first run; a 0.5.0 batch keeps the old pool across its
    * continues-as-new.
@@ -118,12 +118,12 @@ export const PATCH = {
   /**
    * 0.6.3: a desk (a root run, a batch) lists a `keelTreeApprovals` report only from a member of its tree: the first
    * report of a run it does not know yet runs the `checkTreeMember` local activity (the run's memo must name the desk);
-   * any other report is ignored and logged (workflows/agent/tree-approvals.ts). Checked in the signal's handler, for a
+   * any other report is ignored and logged (workflows/tree/approvals.ts). Checked in the signal's handler, for a
    * well-formed report; a desk replaying an older history lists every report as before.
    */
   treeMembers: 'keel-0.6.3-tree-members',
   /**
-   * 0.6.3: a tree budget's root (workflows/tree-budget.ts) answers a reservation that only other reservations in
+   * 0.6.3: a tree budget's root (workflows/tree/budget.ts) answers a reservation that only other reservations in
    * flight keep out with `wait` (the activity asks again) instead of refusing it (was: the run stopped). Asked only
    * when the 0.6.0 rule refuses a reservation while the settled spend is below every limit.
    */

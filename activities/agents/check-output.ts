@@ -3,7 +3,7 @@
  * `output` schema with ajv (the same validator and error lines as tool arguments; no ajv in the workflow).
  */
 import type { ValidateFunction } from 'ajv';
-import { subAgentOutputInvalid, subAgentOutputNotJson } from '../../common/sub-agents.js';
+import { subAgentOutputInvalid, subAgentOutputNotJson } from '../../common/tree/sub-agents.js';
 import type { CheckSubAgentOutputInput, CheckSubAgentOutputResult } from '../../common/wire.js';
 import { getEntry } from '../tools/argument-schemas.js';
 import { formatValidationErrors } from '../tools/validation-errors.js';

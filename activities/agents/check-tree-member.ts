@@ -1,6 +1,6 @@
 /**
  * Local activity `checkTreeMember` (issue 33 item 10): whether a run that reported its calls awaiting approval to a
- * desk (signal `keelTreeApprovals`, workflows/agent/tree-approvals.ts) is a member of that desk's tree. The desk cannot
+ * desk (signal `keelTreeApprovals`, workflows/tree/approvals.ts) is a member of that desk's tree. The desk cannot
  * see who sent a signal, so it asks the server about the run the report names: the first run (`runKey`) of workflow
  * `workflowId` must exist and its memo, set by the parent that started it, must name the desk as its tree's root
  * (`keelTree.rootWorkflowId`) or, for a batch's task, as its batch (`keelBatch.workflowId`). A report naming a run that
@@ -8,7 +8,7 @@
  * without also starting a run whose memo names the root.
  */
 import type { Client } from '@temporalio/client';
-import { asTreeMembership, TREE_MEMO_KEY } from '../../common/tree.js';
+import { asTreeMembership, TREE_MEMO_KEY } from '../../common/tree/membership.js';
 
 /** The desk (a root run or a batch) and the run a report names. */
 export interface CheckTreeMemberInput {

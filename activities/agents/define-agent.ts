@@ -1,13 +1,13 @@
 /**
  * Sub-agents (README "Sub-agents"): `defineAgent` describes a typed child agent that a run can name in `tools` like a
  * tool. The model sees it as a tool (its `description`, its `input` schema or `{ task: string }`); a call is validated
- * like any tool call, then the run's workflow starts a child `agentWorkflow` for it (workflows/agent/sub-agent.ts) and
+ * like any tool call, then the run's workflow starts a child `agentWorkflow` for it (workflows/tree/sub-agent.ts) and
  * the child's final text — or its `output`, validated — is the call's result.
  */
 import type { TSchema } from 'typebox';
 import type { Budget } from '../../common/budget.js';
 import type { AgentRunInput } from '../../common/run.js';
-import { subAgentPrompt } from '../../common/sub-agents.js';
+import { subAgentPrompt } from '../../common/tree/sub-agents.js';
 import type { SubAgentRecord } from '../../common/wire.js';
 import type { JsonSchema, ToolDefinition } from '../tools/define-tool.js';
 

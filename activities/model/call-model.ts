@@ -15,8 +15,8 @@ import { assistantMessageErrors } from '../../common/validate-messages.js';
 import { isProgrammingError, programmingErrorFailure, type ModelErrorDetails } from './classify-error.js';
 import { REPLY_TOO_LARGE, type ModelProvider, type ModelRegistry } from './provider.js';
 import type { ToolLookup } from '../tools/tool-lookup.js';
-import type { BudgetClaim, TreeBudgetRef } from '../../common/tree-budget.js';
-import { attemptKey, reserveFromRoot, settleWithRoot } from './tree-reserve.js';
+import type { BudgetClaim, TreeBudgetRef } from '../../common/tree/budget.js';
+import { attemptKey, reserveFromRoot, settleWithRoot } from '../agents/tree-reserve.js';
 
 export interface CallModelDeps {
   models: ModelRegistry;
@@ -184,7 +184,7 @@ function thousands(n: number): string {
  * a failure carries the sum in its `details[0].usage`. When the earlier attempts spent `budgetLeft`, the attempt fails
  * at once (non-retryable `BudgetExceeded`) without calling the provider. In a tree (`tree`), the attempt reserves
  * its worst case from the root first (refused: non-retryable `TreeBudgetExceeded`) and settles its real usage after,
- * whether it succeeded or failed (activities/model/tree-reserve.ts).
+ * whether it succeeded or failed (activities/agents/tree-reserve.ts).
  *
  * A reply over {@link MAX_REPLY_SIZE} is refused (non-retryable `ModelError.ResponseTooLarge`): a streamed one as soon
  * as its blocks pass that many characters (the request is aborted through the signal the provider was given), any

@@ -1,6 +1,6 @@
 /** `keel status`, `keel watch`, `keel transcript`: reading a run. */
 import { ChildFollower } from '../run/children.js';
-import { childWorkflowId } from '../../common/sub-agents.js';
+import { childWorkflowId } from '../../common/tree/sub-agents.js';
 import { refuseStranded } from '../run/pinned.js';
 import { Option, type Command } from 'commander';
 import type { LoggedEvent } from '../../common/events.js';

@@ -14,7 +14,7 @@ import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-cli
 import { BATCH_WORKFLOW_TYPE, type AgentBatchInput } from '../../workflows/batch/definitions.js';
 import { steerSignal } from '../../workflows/definitions.js';
 import { emptyUsage } from '../../common/messages.js';
-import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
+import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree/membership.js';
 import { mintApprovalToken } from '../../client/approval-token.js';
 import {
   allEvents,

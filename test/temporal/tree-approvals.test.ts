@@ -4,7 +4,7 @@
  * details and in `keel pending`; approving it through the root (`AgentRunHandle.approve`, `keel approve <root>`)
  * runs it exactly once, decided by the sub-agent as at top level (digest, deny, timeout, `already …`, the audit
  * record, signed tokens bound to the sub-agent's run); the root's list empties once it is decided. The sub-agents are
- * started here as the sub-agent tree contract says (common/tree.ts: `agentWorkflow` with the memo `keelTree`).
+ * started here as the sub-agent tree contract says (common/tree/membership.ts: `agentWorkflow` with the memo `keelTree`).
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -14,7 +14,7 @@ import { AGENT_WORKFLOW_TYPE, type AgentRunHandle } from '../../client/agent-cli
 import { mintApprovalToken } from '../../client/approval-token.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { treeApprovalsSignal } from '../../workflows/definitions.js';
-import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
+import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree/membership.js';
 import { BIN, keelCli } from './cli-child.js';
 import { refusal, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 import { dangerTool, ranLog } from './approval-fixtures.js';

@@ -1,5 +1,5 @@
 /**
- * One budget for a tree of runs (README "Budgets", common/tree-budget.ts). A root `agentWorkflow` with a budget; its
+ * One budget for a tree of runs (README "Budgets", common/tree/budget.ts). A root `agentWorkflow` with a budget; its
  * sub-agents are child `agentWorkflow`s started here with the memo `keelTree` (as a parent's tool call starts them).
  * Every model request attempt of a child reserves its worst case (estimated context + maxTokens) from the root before
  * it calls the provider, and settles its real usage after:
@@ -15,13 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
 import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { estimateContext } from '../../common/compaction.js';
-import { grouped, type ReserveAnswer } from '../../common/tree-budget.js';
+import { grouped, type ReserveAnswer } from '../../common/tree/budget.js';
 import type { ModelProvider, ModelRequest } from '../../activities/model/provider.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import { result } from './loop-fixtures.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput, AgentRunResult } from '../../common/run.js';
-import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
+import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree/membership.js';
 import { killAllWorkers, killWorker } from './child-worker.js';
 import { startKeel, strip, until, type Keel } from './harness.js';
 import {

@@ -1,10 +1,10 @@
 /**
- * Where a decision sent to a tree's root goes (common/tree-approvals.ts `approvalRoute`, README "Approvals", one
+ * Where a decision sent to a tree's root goes (common/tree/approvals.ts `approvalRoute`, README "Approvals", one
  * approval desk): the root's own call first, then the one sub-agent waiting with that call id, then whoever decided it;
  * a call id several sub-agents wait for is refused naming them, with a command that works when pasted.
  */
 import { describe, expect, it } from 'vitest';
-import { approvalRoute } from '../../common/tree-approvals.js';
+import { approvalRoute } from '../../common/tree/approvals.js';
 import type { ApprovalRecord, PendingApproval } from '../../common/updates.js';
 
 const call = (toolCallId: string, where?: { workflowId: string; path: string[] }): PendingApproval => ({

@@ -1,6 +1,6 @@
-/** The tree-budget ledger (common/tree-budget.ts): grants, refusals, settlements, lost attempts, the bound. */
+/** The tree-budget ledger (common/tree/budget.ts): grants, refusals, settlements, lost attempts, the bound. */
 import { describe, expect, it } from 'vitest';
-import { asClaim, emptyLedger, grouped, TreeLedger, type TreeLedgerState } from '../../common/tree-budget.js';
+import { asClaim, emptyLedger, grouped, TreeLedger, type TreeLedgerState } from '../../common/tree/budget.js';
 
 const zero = () => ({ tokens: 0, costUsd: 0, modelCalls: 0 });
 const claim = (key: string, tokens: number, modelCalls = 1) => ({ key, tokens, costUsd: 0, modelCalls });

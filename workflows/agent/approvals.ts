@@ -39,7 +39,7 @@ import {
 import type { ToolOutcome } from '../../common/wire.js';
 import { toolSummary } from '../activities.js';
 import { workflowNow } from '../clock.js';
-import { reportToRoot, subAgentRefusal } from './tree-approvals.js';
+import type { RunTree } from '../tree/context.js';
 import type { AbortKind, SessionState, StoredApprovalRecord, StoredPendingApproval } from './state.js';
 import { reject } from './update-guards.js';
 
@@ -104,7 +104,10 @@ function refused(text: string, record: StoredApprovalRecord): ApprovalWait {
  * `deny` handlers read and decide through it.
  */
 export class ApprovalDesk {
-  constructor(private readonly st: SessionState) {}
+  constructor(
+    private readonly st: SessionState,
+    private readonly tree: RunTree,
+  ) {}
 
   /** The calls awaiting approval (created on first use: absent in state carried by 0.1.0). */
   private pending(): StoredPendingApproval[] {
@@ -136,8 +139,7 @@ export class ApprovalDesk {
 
   /** After every status change: a sub-agent (or a batch's task) whose pending calls changed tells its tree's root. */
   reportToRoot(): void {
-    const reported = reportToRoot(this.pending(), this.records(), this.st.treeReported);
-    if (reported !== this.st.treeReported) this.st.treeReported = reported;
+    this.tree.reportPending(this.pending(), this.records());
   }
 
   /** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt, requestId }` each. */
@@ -279,9 +281,7 @@ export class ApprovalDesk {
     if (!pending) {
       const done = this.findRecord(toolCallId);
       // a sub-agent's call (one approval desk, tree-approvals.ts): the sub-agent decides it; the client routes it there
-      reject(
-        done ? approvalAlreadyDecided(done) : (subAgentRefusal(this.st, toolCallId) ?? approvalUnknown(toolCallId)),
-      );
+      reject(done ? approvalAlreadyDecided(done) : (this.tree.refusalFor(toolCallId) ?? approvalUnknown(toolCallId)));
     }
     if (pending.argsDigest !== argsDigest) reject(approvalDigestMismatch(toolCallId, argsDigest));
     // a run started on a worker that verifies approvals takes signed decisions only (README "Who may approve")

@@ -27,10 +27,8 @@ import {
   emptyLedger,
   TreeLedger,
   type TreeBudgetLine,
-  type TreeBudgetRef,
-} from '../../common/tree-budget.js';
-import { treeMembership } from './tree.js';
-import { batchMembership } from '../batch-protocol.js';
+} from '../../common/tree/budget.js';
+import type { RunTree } from '../tree/context.js';
 
 /** How the budget reports `budget_warning` / `budget_exceeded` (the session's `emit`). */
 export type Emit = (event: AgentEvent) => void;
@@ -46,6 +44,7 @@ export class RunBudget {
   constructor(
     private readonly st: SessionState,
     private readonly emit: Emit,
+    private readonly tree: RunTree,
   ) {}
 
   /**
@@ -63,7 +62,7 @@ export class RunBudget {
     if (external !== undefined || line) {
       const error = external ?? (ledger ? ledger.text(line!) : budgetExceededText(line!));
       st.lastError = error;
-      this.emit({ type: 'budget_exceeded', kind: line?.kind ?? (treeMembership() ? 'tree' : 'batch'), error });
+      this.emit({ type: 'budget_exceeded', kind: line?.kind ?? (this.tree.isSubAgent() ? 'tree' : 'batch'), error });
       return true;
     }
     st.modelCalls = (st.modelCalls ?? 0) + 1;
@@ -72,7 +71,7 @@ export class RunBudget {
 
   /** What a model request may still spend, for the activity to stop retrying once its failed attempts spent it. */
   left(): Pick<CallModelInput, 'budgetLeft' | 'treeBudget'> {
-    const tree = this.treeBudgetRef();
+    const tree = this.tree.budgetRef(() => this.worstTokens());
     const budget = this.limits();
     if (!budget || (budget.maxTokens === undefined && budget.maxCostUsd === undefined)) return tree;
     const spent = this.st.treeLedger ? this.ledger().committed() : this.spent();
@@ -80,7 +79,7 @@ export class RunBudget {
   }
 
   /**
-   * The ledger of a root run (common/tree-budget.ts): its own usage and model calls, plus what the runs of its tree
+   * The ledger of a root run (common/tree/budget.ts): its own usage and model calls, plus what the runs of its tree
    * settled and reserve. Created by the first reservation a run of its tree makes (a run without one carries none).
    */
   ledger(): TreeLedger {
@@ -173,20 +172,4 @@ export class RunBudget {
     const output = this.st.config.modelOptions?.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
     return estimateContext(this.st.transcript, this.st.config.systemPrompt ?? '') + output;
   }
-
-  /**
-   * Where this run's model requests reserve from: the root of its sub-agent tree (memo `keelTree`), or its batch when
-   * the batch keeps a ledger (memo `keelBatch` with `treeBudget`); nothing for a root run.
-   */
-  private treeBudgetRef(): { treeBudget?: TreeBudgetRef } {
-    const tree = treeMembership();
-    const root = tree?.rootWorkflowId ?? treeBatchRoot();
-    const ancestors = tree?.budgetedAncestors?.length ? { ancestorWorkflowIds: tree.budgetedAncestors } : {};
-    return root ? { treeBudget: { rootWorkflowId: root, ...ancestors, worstTokens: this.worstTokens() } } : {};
-  }
-}
-
-function treeBatchRoot(): string | undefined {
-  const m = batchMembership();
-  return m?.treeBudget ? m.workflowId : undefined;
 }

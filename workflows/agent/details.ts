@@ -1,7 +1,7 @@
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
 import { toolSummary } from '../activities.js';
 import type { RunningTool, SessionState } from './state.js';
-import { treeDetails } from './tree-approvals.js';
+import { treeDetails } from '../tree/approvals.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
   for (let i = transcript.length - 1; i >= from; i--)

@@ -5,7 +5,7 @@ import { messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery, subAgentsQuery } from '../definitions.js';
 import { lastAssistant } from './details.js';
-import { treeDecided, treePending } from './tree-approvals.js';
+import { treeDecided, treePending } from '../tree/approvals.js';
 import type { AgentSession } from './session.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */

@@ -49,6 +49,7 @@ import { enqueue } from './queues.js';
 import { closedWhy, isFinal, reject } from './update-guards.js';
 import { publishAttributes, turnEndUpsertDue, type Published } from './visibility.js';
 import { RunBudget } from './budget.js';
+import { RunTree } from '../tree/context.js';
 import type { AbortKind, RunConfig, RunningTool, SessionState, StoredPendingApproval } from './state.js';
 
 /**
@@ -99,6 +100,8 @@ export class AgentSession implements ToolBatchHost {
   readonly budget: RunBudget;
   /** The run's approvals (approvals.ts): it owns the pending calls and decided records in the state. */
   readonly desk: ApprovalDesk;
+  /** This run's place in a sub-agent tree (workflows/tree/context.ts): budget reference, root desk, sub-agent calls. */
+  readonly tree: RunTree;
 
   /** Call in the workflow's root scope, at its start: the run's identity and history size are read here. */
   constructor(readonly state: SessionState) {
@@ -109,8 +112,9 @@ export class AgentSession implements ToolBatchHost {
     this.workflowScope = CancellationScope.current();
     this.endRequested = state.endRequested === true;
     this.home = new RunHome(state);
-    this.budget = new RunBudget(state, this.emit);
-    this.desk = new ApprovalDesk(state);
+    this.tree = new RunTree(state);
+    this.budget = new RunBudget(state, this.emit, this.tree);
+    this.desk = new ApprovalDesk(state, this.tree);
   }
 
   /** The run's configuration (the tool batch reads it through `ToolBatchHost`). */

@@ -6,8 +6,8 @@
 import type { BudgetKind } from '../../common/budget.js';
 import type { Message, Usage, UserMessage } from '../../common/messages.js';
 import type { AgentRunInput, SessionStatus } from '../../common/run.js';
-import type { TreeApprovalsState, TreeReported } from '../../common/tree-approvals.js';
-import type { TreeLedgerState } from '../../common/tree-budget.js';
+import type { TreeApprovalsState, TreeReported } from '../../common/tree/approvals.js';
+import type { TreeLedgerState } from '../../common/tree/budget.js';
 import type { ApprovalRecord, PendingApproval } from '../../common/updates.js';
 import type { ToolInfo, ToolOutcome } from '../../common/wire.js';
 
@@ -106,7 +106,7 @@ export interface SessionState {
   treeReported?: TreeReported;
   /** A root: its sub-agents' calls awaiting approval and their decisions (tree-approvals.ts). */
   treeApprovals?: TreeApprovalsState;
-  /** A root run's tree-budget ledger (common/tree-budget.ts), once a run of its tree reserved from it. */
+  /** A root run's tree-budget ledger (common/tree/budget.ts), once a run of its tree reserved from it. */
   treeLedger?: TreeLedgerState;
 }
 

@@ -30,7 +30,6 @@ import {
   type ToolCallHost,
 } from './tool-call.js';
 import { loopErrorOutcome } from './tool-tracking.js';
-import { subAgentChildId } from './sub-agent.js';
 
 /** What a tool batch needs of the session: `AgentSession` implements it (workflows/agent/session.ts), and the loop passes it. */
 export interface ToolBatchHost extends ToolCallHost {
@@ -245,7 +244,7 @@ function startedChild(outcome: ToolOutcome): { childWorkflowId?: string } {
 
 /** `{ childWorkflowId }` for a sub-agent call (the id its child run gets when it starts), else nothing. */
 function childOf(h: ToolBatchHost, call: ToolCall): { childWorkflowId?: string } {
-  return toolInfo(h.tools, call.name)?.agent ? { childWorkflowId: subAgentChildId(call) } : {};
+  return toolInfo(h.tools, call.name)?.agent ? { childWorkflowId: h.tree.childId(call) } : {};
 }
 
 /** Settles one tool call: emits its `tool_execution_end` and builds its result message (appended in source order). */

@@ -8,7 +8,7 @@ import { OPERATION_ABORTED, toolNotEnabled, toolNotFound } from '../../common/er
 import type { ToolCall } from '../../common/messages.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import type { PreparedCall, RunRef, SubAgentRecord, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
-import { runSubAgent } from './sub-agent.js';
+import type { RunTree } from '../tree/context.js';
 import {
   localPreparationOptions,
   localToolActivities,
@@ -26,6 +26,8 @@ import { loopErrorOutcome } from './tool-tracking.js';
 export interface ToolCallHost extends ToolPlacement {
   readonly tools: ToolInfo[];
   readonly run: RunRef;
+  /** This run's place in a sub-agent tree: a sub-agent call runs through it. */
+  readonly tree: RunTree;
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (common/transcript-digest.ts). */
   readonly digests: number[];
   /** Activity summaries of the current message's tool calls (from `callModel`). */
@@ -145,7 +147,7 @@ export async function execute(
   approval?: ApprovalRecord,
 ): Promise<ToolOutcome> {
   const info = toolInfo(h.tools, call.name);
-  if (info && isSubAgent(info)) return runSubAgent(h, call, info, args ?? call.arguments);
+  if (info && isSubAgent(info)) return h.tree.runSubAgent(h, call, info, args ?? call.arguments);
   const input = {
     ...callRef(h, call, assistantIndex),
     ...(args === undefined ? {} : { args }),
@@ -177,7 +179,7 @@ async function prepareThenStartChild(
   if (!p) return loopErrorOutcome(OPERATION_ABORTED);
   if (p.status === 'immediate') return p.outcome;
   if (p.status === 'approval') return approveThenExecute(h, call, assistantIndex, p.args, p.argsDigest);
-  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : runSubAgent(h, call, info, p.args ?? call.arguments);
+  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : h.tree.runSubAgent(h, call, info, p.args ?? call.arguments);
 }
 
 /** The activity summary of a call: the tool's own (computed by `callModel` with the tool's `summary`), else a generic one. */

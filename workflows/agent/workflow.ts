@@ -40,9 +40,9 @@ import { batchMemo } from '../batch-protocol.js';
 import { registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
 import { registerQueries } from './queries.js';
 import { registerVerbs } from './verbs.js';
-import { registerApprovalDesk } from './tree-approvals.js';
-import { treeMemo } from './sub-agent.js';
-import { registerTreeBudget } from '../tree-budget.js';
+import { registerApprovalDesk } from '../tree/approvals.js';
+import { treeMemo } from '../tree/sub-agent.js';
+import { registerTreeBudget } from '../tree/budget.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;

@@ -2,7 +2,7 @@
  * A batch's budget (README "Budgets"): one pool for all its tasks.
  *
  * Since 0.6.0 (`PATCH.treeBudget`, decided at the start of a budgeted batch's first run and carried): the batch is the
- * root of a tree budget (common/tree-budget.ts). It keeps a ledger; its tasks (memo `keelBatch` with `treeBudget`)
+ * root of a tree budget (common/tree/budget.ts). It keeps a ledger; its tasks (memo `keelBatch` with `treeBudget`)
  * reserve each model request's worst case from it and settle the real usage after, so running tasks together pass the
  * limit by at most what was reserved when it was reached. Spent = the tasks' settled attempts plus graders' usage.
  * Once the settled spend reaches a limit no further task starts (the rest are recorded `stopped`); a running task's
@@ -29,7 +29,7 @@ import type { BatchBudgetProgress } from '../../common/batch-definitions.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { budgetStopSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
-import { emptyLedger, TreeLedger, type TreeLedgerState } from '../../common/tree-budget.js';
+import { emptyLedger, TreeLedger, type TreeLedgerState } from '../../common/tree/budget.js';
 
 export const BATCH_BUDGET_PATCH = 'keel-batch-budget';
 

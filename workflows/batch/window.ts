@@ -53,8 +53,8 @@ import {
   type BatchTaskReport,
 } from '../batch-protocol.js';
 import { BatchBudget, type BatchBudgetCarried } from './budget.js';
-import { emptyLedger, TreeLedger } from '../../common/tree-budget.js';
-import { registerTreeBudget } from '../tree-budget.js';
+import { emptyLedger, TreeLedger } from '../../common/tree/budget.js';
+import { registerTreeBudget } from '../tree/budget.js';
 
 /** What a batch without a ledger answers its tasks' reservations with: granted, nothing recorded. */
 const NO_LEDGER = new TreeLedger(
@@ -101,8 +101,8 @@ import { PATCH } from '../patches.js';
 import { runSummary } from '../../common/run-summary.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
-import { registerApprovalDesk, treePending } from '../agent/tree-approvals.js';
-import type { TreeApprovalsState } from '../../common/tree-approvals.js';
+import { registerApprovalDesk, treePending } from '../tree/approvals.js';
+import type { TreeApprovalsState } from '../../common/tree/approvals.js';
 
 /** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
 const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
@@ -120,7 +120,7 @@ export interface WindowCarried
   errors: PackedErrors;
   /** A graded batch, or one with variants or repeats (from 0.5.0): its verdicts (workflows/batch/grading.ts). */
   verdicts?: GradingCarried;
-  /** Its tasks' (and their sub-agents') calls awaiting approval (from 0.6.0, workflows/agent/tree-approvals.ts). */
+  /** Its tasks' (and their sub-agents') calls awaiting approval (from 0.6.0, workflows/tree/approvals.ts). */
   treeApprovals?: TreeApprovalsState;
 }
 

@@ -1,7 +1,7 @@
 /**
  * A sub-agent call (README "Sub-agents", docs/architecture.md#sub-agents): the tool call of a sub-agent the run recorded
  * at its start (`ToolInfo.agent`) starts a child `agentWorkflow` — workflow id `<parentWorkflowId>-<toolCallId>`, parent
- * close policy REQUEST_CANCEL, the `keelTree` memo (common/tree.ts), the parent's task queue — and its final text (or
+ * close policy REQUEST_CANCEL, the `keelTree` memo (common/tree/membership.ts), the parent's task queue — and its final text (or
  * its `output`, checked by the `checkSubAgentOutput` local activity) is the call's result. The child is started in the
  * run's activity scope, so an `interrupt` or `cancel` of the parent (and Temporal cancellation) cancels it, and
  * through it its own children and in-flight model requests; a child that fails or is cancelled gives an error result.
@@ -26,17 +26,17 @@ import {
   subAgentPrompt,
   subAgentStopped,
   subAgentTooDeep,
-} from '../../common/sub-agents.js';
-import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree.js';
+} from '../../common/tree/sub-agents.js';
+import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree/membership.js';
 import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import { localSetupActivities, subAgentActivities } from '../activities.js';
 import { childRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import { workflowNow } from '../clock.js';
 import { batchMembership } from '../batch-protocol.js';
-import type { RunConfig } from './state.js';
-import { loopErrorOutcome, type ToolTracking } from './tool-tracking.js';
-import { treeMembership } from './tree.js';
+import type { RunConfig } from '../agent/state.js';
+import { loopErrorOutcome, type ToolTracking } from '../agent/tool-tracking.js';
+import { treeMembership } from './membership.js';
 
 /** What a sub-agent call needs of the session: its config and the running-tools tracking. */
 export interface SubAgentHost extends ToolTracking {

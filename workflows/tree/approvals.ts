@@ -1,5 +1,5 @@
 /**
- * One approval desk for a sub-agent tree (README "Sub-agents"; common/tree-approvals.ts).
+ * One approval desk for a sub-agent tree (README "Sub-agents"; common/tree/approvals.ts).
  *
  * In a sub-agent (memo `keelTree`), or a batch's task (memo `keelBatch`: the batch is its root, its path `task <i>`):
  * whenever its list of calls awaiting approval changes (a call starts waiting, is decided, times out or is aborted),
@@ -32,14 +32,14 @@ import {
   type TreeApprovalsRun,
   type TreeApprovalsState,
   type TreeReported,
-} from '../../common/tree-approvals.js';
+} from '../../common/tree/approvals.js';
 import { approvalAlreadyDecided, type ApprovalRecord, type PendingApproval } from '../../common/updates.js';
 import { localSetupActivities } from '../activities.js';
 import { treeApprovalsSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
-import type { StoredApprovalRecord, StoredPendingApproval } from './state.js';
+import type { StoredApprovalRecord, StoredPendingApproval } from '../agent/state.js';
 import { batchMembership } from '../batch-protocol.js';
-import { treeMembership } from './tree.js';
+import { treeMembership } from './membership.js';
 
 /** Decisions of sub-agents' calls the root keeps (the latest). */
 const MAX_DECIDED = 200;

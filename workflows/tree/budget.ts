@@ -1,5 +1,5 @@
 /**
- * The root's side of a tree budget (common/tree-budget.ts): the `keelReserveBudget` Update and the `keelSettleBudget`
+ * The root's side of a tree budget (common/tree/budget.ts): the `keelReserveBudget` Update and the `keelSettleBudget`
  * signal, answered from the root's ledger. Registered by `agentWorkflow` (a sub-agent tree's root) and
  * `agentBatchWorkflow` (its tasks' root). Registering handlers issues no command; an Update or a signal received is
  * an event of the root's history, so only runs that have children reserving from them see any.
@@ -18,8 +18,8 @@ import {
   type BudgetClaim,
   type ReserveAnswer,
   type TreeLedger,
-} from '../common/tree-budget.js';
-import { PATCH } from './patches.js';
+} from '../../common/tree/budget.js';
+import { PATCH } from '../patches.js';
 
 export const reserveBudgetUpdate = defineUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE);
 export const settleBudgetSignal = defineSignal<[BudgetClaim]>(SETTLE_BUDGET_SIGNAL);

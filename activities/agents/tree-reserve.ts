@@ -1,6 +1,6 @@
 /**
  * A model request attempt of a run in a tree reserves its worst case from the tree's root before it calls the provider,
- * and settles its real usage after (common/tree-budget.ts, README "Budgets"). Both go through the worker's client
+ * and settles its real usage after (common/tree/budget.ts, README "Budgets"). Both go through the worker's client
  * (`Context.current().client`): the `keelReserveBudget` Update, the `keelSettleBudget` signal. No workflow command of
  * the run changes: this happens inside its existing `callModel` / `compact` activity.
  */
@@ -14,7 +14,7 @@ import {
   type BudgetClaim,
   type ReserveAnswer,
   type TreeBudgetRef,
-} from '../../common/tree-budget.js';
+} from '../../common/tree/budget.js';
 
 /** How long a reservation waits for a root that does not answer (a bad minute of the store or the network). */
 export const RESERVE_PATIENCE_MS = 120_000;
@@ -31,7 +31,7 @@ export function attemptKey(ctx: Context): string {
  * refusing run's `Budget exceeded: …` text. A run that does not answer (not reachable, or gone) is asked again with
  * backoff while the activity heartbeats; after `RESERVE_PATIENCE_MS` the attempt fails retryably
  * (`TreeBudgetUnavailable`), and Temporal's retries of the model call go on asking. A run that answers `wait` (0.6.3,
- * workflows/tree-budget.ts: only other reservations of the tree in flight keep this one out) is asked again after a
+ * workflows/tree/budget.ts: only other reservations of the tree in flight keep this one out) is asked again after a
  * pause (200 ms doubling to 5 s) while the activity heartbeats, until `WAIT_MARGIN_MS` before the attempt's
  * `startToCloseTimeout`; then the attempt fails retryably (`TreeBudgetUnavailable`) and the next attempt waits on.
  * Whenever it fails — refused, cancelled, a run not answering, waited too long — what was granted is released

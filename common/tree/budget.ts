@@ -16,7 +16,7 @@ import {
   type BudgetKind,
   type BudgetLine,
   type Spent,
-} from './budget.js';
+} from '../budget.js';
 
 /** The Update a child's `callModel` activity sends its tree's root before each attempt of a model request. */
 export const RESERVE_BUDGET_UPDATE = 'keelReserveBudget';

@@ -5,7 +5,7 @@
  * which alone decides (its digest rules, verification and audit record). Plain JSON; shared by the workflow, the
  * client and the CLI.
  */
-import type { ApprovalRecord, PendingApproval } from './updates.js';
+import type { ApprovalRecord, PendingApproval } from '../updates.js';
 
 /** Sub-agent → root: its pending calls now (the whole list, replacing the last), and the calls decided since. */
 export interface TreeApprovalsReport {
@@ -76,7 +76,7 @@ export interface TreeApprovalsRun {
 export interface TreeApprovalsState {
   /** The newest report per sub-agent, the most recently changed last. */
   runs: TreeApprovalsRun[];
-  /** The records of its sub-agents' decided calls, each with `workflowId` and `path`; the latest 200 (workflows/agent/tree-approvals.ts). */
+  /** The records of its sub-agents' decided calls, each with `workflowId` and `path`; the latest 200 (workflows/tree/approvals.ts). */
   decided: ApprovalRecord[];
   /** `<workflowId>#<runKey>` of each run `checkTreeMember` found a member of this tree (0.6.3), the latest kept. */
   members?: string[];

@@ -19,7 +19,7 @@ export interface TreeMembership {
   /**
    * The workflow ids of this run's ancestors below the root that have a budget of their own, from the top down (absent:
    * none). Each of this run's model requests reserves from each of them as well as from the root, so a sub-agent's
-   * spend counts against every budgeted ancestor (common/tree-budget.ts).
+   * spend counts against every budgeted ancestor (common/tree/budget.ts).
    */
   budgetedAncestors?: string[];
   /**

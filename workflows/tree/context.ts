@@ -1,0 +1,75 @@
+/**
+ * `RunTree`: what the session's loop asks of the sub-agent tree (README "Sub-agents"), in one object the session holds
+ * (`AgentSession.tree`). The turn loop, the model step, the tool batch, the budget and the approval desk ask it instead
+ * of reading the tree's memos (`keelTree`, a batch's `keelBatch`) or calling the tree room's files themselves. Every
+ * answer is read from the run's memo when asked (deterministic; no command), as before this object existed.
+ */
+import type { ToolCall } from '../../common/messages.js';
+import type { TreeBudgetRef } from '../../common/tree/budget.js';
+import type { TreeMembership } from '../../common/tree/membership.js';
+import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
+import type { SessionState, StoredApprovalRecord, StoredPendingApproval } from '../agent/state.js';
+import { batchMembership } from '../batch-protocol.js';
+import { reportToRoot, subAgentRefusal } from './approvals.js';
+import { treeMembership } from './membership.js';
+import { runSubAgent, subAgentChildId, type SubAgentHost } from './sub-agent.js';
+
+/** This run's place in a tree and the few operations its session needs of it. */
+export class RunTree {
+  /** `st`: the session's carried state, of which the tree owns `treeReported` and reads the root's desk slice. */
+  constructor(private readonly st: SessionState) {}
+
+  /** The tree this run belongs to as a sub-agent (memo `keelTree`), or undefined for a root run. */
+  membership(): TreeMembership | undefined {
+    return treeMembership();
+  }
+
+  /** Whether this run is a sub-agent of a tree (a root run, or a batch's task, is not). */
+  isSubAgent(): boolean {
+    return this.membership() !== undefined;
+  }
+
+  /**
+   * Where this run's model requests reserve from: the root of its sub-agent tree (memo `keelTree`), or its batch when
+   * the batch keeps a ledger (memo `keelBatch` with `treeBudget`); nothing for a root run. `worstTokens`: the
+   * request's worst case.
+   */
+  budgetRef(worstTokens: () => number): { treeBudget?: TreeBudgetRef } {
+    const tree = this.membership();
+    const root = tree?.rootWorkflowId ?? treeBatchRoot();
+    const ancestors = tree?.budgetedAncestors?.length ? { ancestorWorkflowIds: tree.budgetedAncestors } : {};
+    return root ? { treeBudget: { rootWorkflowId: root, ...ancestors, worstTokens: worstTokens() } } : {};
+  }
+
+  /** A sub-agent (or a batch's task) whose pending calls changed tells its tree's root (records what it reported). */
+  reportPending(pending: readonly StoredPendingApproval[], records: readonly StoredApprovalRecord[]): void {
+    const reported = reportToRoot(pending, records, this.st.treeReported);
+    if (reported !== this.st.treeReported) this.st.treeReported = reported;
+  }
+
+  /** The root's refusal of a decision sent to it for a sub-agent's call; undefined when no sub-agent has that call. */
+  refusalFor(toolCallId: string): string | undefined {
+    return subAgentRefusal(this.st, toolCallId);
+  }
+
+  /** Runs a sub-agent call as a child run (workflows/tree/sub-agent.ts); never throws. */
+  runSubAgent(
+    h: SubAgentHost,
+    call: ToolCall,
+    info: ToolInfo & { agent: SubAgentRecord },
+    args: unknown,
+  ): Promise<ToolOutcome> {
+    return runSubAgent(h, call, info, args);
+  }
+
+  /** The child workflow id of a sub-agent call. */
+  childId(call: ToolCall): string {
+    return subAgentChildId(call);
+  }
+}
+
+/** The batch this task reserves from, when the batch keeps a tree-budget ledger. */
+function treeBatchRoot(): string | undefined {
+  const m = batchMembership();
+  return m?.treeBudget ? m.workflowId : undefined;
+}
