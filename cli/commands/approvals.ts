@@ -118,98 +118,126 @@ function defaultApprover(): string {
   }
 }
 
-export function register(program: Command): void {
-  program
-    .command('pending')
-    .summary('list every tool call awaiting approval (runs with KeelStatus="awaiting-approval")')
-    .action(
-      act(async (_o: unknown, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const runs = await pendingRuns(client, (id) => uiLink(g, id));
-          if (g.json) return printJson(runs);
-          if (runs.length === 0) return void process.stdout.write('No tool call is awaiting approval.\n');
-          for (const r of runs) {
-            for (const p of r.pendingApprovals) {
-              const where = p.workflowId ? `in ${pathText(p.path ?? [])} (${p.workflowId}) · ` : '';
-              process.stdout.write(
-                terminalSafe(
-                  `${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  ${where}since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`,
-                ),
-              );
-            }
-            process.stdout.write(`  ${r.url}\n`);
-          }
-        });
-      }),
-    );
+/** What `keel approve` / `keel deny` take besides the run and the call. */
+interface DecideOptions {
+  as?: string;
+  reason?: string;
+  digest?: string;
+  tokenFile?: string;
+  token?: boolean;
+}
 
+export function register(program: Command): void {
+  registerPending(program);
   for (const [name, verb] of [
     ['approve', 'approved'],
     ['deny', 'denied'],
-  ] as const) {
-    program
-      .command(name)
-      .summary(
-        name === 'approve'
-          ? 'let a tool call awaiting approval run'
-          : 'refuse a tool call awaiting approval (the model gets the reason)',
-      )
-      .argument('<workflowId>', 'the run')
-      .argument('<toolCallId>', 'the call (see `keel pending`)')
-      .option('--as <name>', 'who decides (default $KEEL_APPROVER or your user name; with a token: its subject)')
-      .option(
-        '--token-file <file>',
-        'a signed approval token (JWT) in this file, for workers that verify approvals (README "Who may approve")',
-      )
-      .option('--token', `the signed approval token is in $${TOKEN_ENV}`)
-      .option('--reason <text>', 'why (recorded; a denial shows it to the model)')
-      .option(
-        '--digest <argsDigest>',
-        "decide only if the arguments have this digest (`keel pending`, `keel watch`); approve needs it unless a token binds one; deny defaults to the pending call's",
-      )
-      .action(
-        act(
-          async (
-            id: string,
-            toolCallId: string,
-            o: { as?: string; reason?: string; digest?: string; tokenFile?: string; token?: boolean },
-            cmd: Command,
-          ) => {
-            const g = globals(cmd);
-            const token = readToken(o);
-            return withClient(g, async (client) => {
-              const handle = client.getHandle(id);
-              // the run's own call, or one of its sub-agents' (decided by the sub-agent: AgentRunHandle routes it)
-              const route = approvalRoute(id, await handle.state(), toolCallId);
-              if ('ambiguous' in route) throw usageError(route.ambiguous);
-              const pending = route.pending;
-              const decidedIn = pending?.workflowId ?? id;
-              const argsDigest = o.digest ?? (name === 'deny' ? pending?.argsDigest : tokenDigest(token));
-              if (!pending && !o.digest)
-                throw usageError(
-                  `No tool call ${toolCallId} is awaiting approval in ${id}; \`keel pending\` lists those that are.`,
-                );
-              if (!argsDigest) throw usageError(digestRequired(id, toolCallId, pending!));
-              const input = {
-                toolCallId,
-                argsDigest,
-                // a signed decision's approver is the token's subject
-                ...(token === undefined || o.as !== undefined ? { approver: o.as ?? defaultApprover() } : {}),
-                ...(o.reason !== undefined ? { reason: o.reason } : {}),
-                ...(token !== undefined ? { token } : {}),
-              };
-              const record = name === 'approve' ? await handle.approve(input) : await handle.deny(input);
-              if (g.json) return printJson({ workflowId: decidedIn, ...record, url: uiLink(g, decidedIn) });
-              const where = pending?.path ? ` in ${pathText(pending.path)}` : '';
-              process.stdout.write(
-                terminalSafe(
-                  `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''})${where} as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, decidedIn)}\n`,
-                ),
-              );
-            });
-          },
-        ),
+  ] as const)
+    registerDecision(program, name, verb);
+}
+
+/** `keel pending`. */
+function registerPending(program: Command): void {
+  program
+    .command('pending')
+    .summary('list every tool call awaiting approval (runs with KeelStatus="awaiting-approval")')
+    .action(act(listPending));
+}
+
+/** `keel pending`'s action: every call awaiting approval, with its run's link (or JSON). */
+async function listPending(_o: unknown, cmd: Command): Promise<number | void> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const runs = await pendingRuns(client, (id) => uiLink(g, id));
+    if (g.json) return printJson(runs);
+    if (runs.length === 0) return void process.stdout.write('No tool call is awaiting approval.\n');
+    for (const r of runs) {
+      for (const p of r.pendingApprovals) {
+        const where = p.workflowId ? `in ${pathText(p.path ?? [])} (${p.workflowId}) · ` : '';
+        process.stdout.write(
+          terminalSafe(
+            `${r.workflowId}  ${p.toolCallId}  ${p.toolName} ${JSON.stringify(p.args)}\n  ${where}since ${new Date(p.requestedAt).toISOString()} · digest ${p.argsDigest}\n`,
+          ),
+        );
+      }
+      process.stdout.write(`  ${r.url}\n`);
+    }
+  });
+}
+
+/** `keel approve` or `keel deny` (`verb`: what the output says was done). */
+function registerDecision(program: Command, name: 'approve' | 'deny', verb: 'approved' | 'denied'): void {
+  const cmd = program
+    .command(name)
+    .summary(
+      name === 'approve'
+        ? 'let a tool call awaiting approval run'
+        : 'refuse a tool call awaiting approval (the model gets the reason)',
+    )
+    .argument('<workflowId>', 'the run')
+    .argument('<toolCallId>', 'the call (see `keel pending`)');
+  decisionOptions(cmd).action(
+    act((id: string, toolCallId: string, o: DecideOptions, c: Command) =>
+      approveOrDeny(name, verb, id, toolCallId, o, c),
+    ),
+  );
+}
+
+/** The options of `keel approve` / `keel deny`, in `--help` order. */
+function decisionOptions(cmd: Command): Command {
+  return cmd
+    .option('--as <name>', 'who decides (default $KEEL_APPROVER or your user name; with a token: its subject)')
+    .option(
+      '--token-file <file>',
+      'a signed approval token (JWT) in this file, for workers that verify approvals (README "Who may approve")',
+    )
+    .option('--token', `the signed approval token is in $${TOKEN_ENV}`)
+    .option('--reason <text>', 'why (recorded; a denial shows it to the model)')
+    .option(
+      '--digest <argsDigest>',
+      "decide only if the arguments have this digest (`keel pending`, `keel watch`); approve needs it unless a token binds one; deny defaults to the pending call's",
+    );
+}
+
+/** `keel approve` / `keel deny`'s action: send the decision (to the sub-agent whose call it is) and print it. */
+async function approveOrDeny(
+  name: 'approve' | 'deny',
+  verb: 'approved' | 'denied',
+  id: string,
+  toolCallId: string,
+  o: DecideOptions,
+  cmd: Command,
+): Promise<number | void> {
+  const g = globals(cmd);
+  const token = readToken(o);
+  return withClient(g, async (client) => {
+    const handle = client.getHandle(id);
+    // the run's own call, or one of its sub-agents' (decided by the sub-agent: AgentRunHandle routes it)
+    const route = approvalRoute(id, await handle.state(), toolCallId);
+    if ('ambiguous' in route) throw usageError(route.ambiguous);
+    const pending = route.pending;
+    const decidedIn = pending?.workflowId ?? id;
+    const argsDigest = o.digest ?? (name === 'deny' ? pending?.argsDigest : tokenDigest(token));
+    if (!pending && !o.digest)
+      throw usageError(
+        `No tool call ${toolCallId} is awaiting approval in ${id}; \`keel pending\` lists those that are.`,
       );
-  }
+    if (!argsDigest) throw usageError(digestRequired(id, toolCallId, pending!));
+    const input = {
+      toolCallId,
+      argsDigest,
+      // a signed decision's approver is the token's subject
+      ...(token === undefined || o.as !== undefined ? { approver: o.as ?? defaultApprover() } : {}),
+      ...(o.reason !== undefined ? { reason: o.reason } : {}),
+      ...(token !== undefined ? { token } : {}),
+    };
+    const record = name === 'approve' ? await handle.approve(input) : await handle.deny(input);
+    if (g.json) return printJson({ workflowId: decidedIn, ...record, url: uiLink(g, decidedIn) });
+    const where = pending?.path ? ` in ${pathText(pending.path)}` : '';
+    process.stdout.write(
+      terminalSafe(
+        `${verb} ${toolCallId} (${record.toolName}${pending ? ` ${JSON.stringify(pending.args)}` : ''})${where} as ${record.approver}${record.reason ? `: ${record.reason}` : ''}\n${uiLink(g, decidedIn)}\n`,
+      ),
+    );
+  });
 }

@@ -69,20 +69,33 @@ interface RetryFlags {
 }
 
 export function registerBatchRetryCommands(batch: Command): void {
-  budgetOptions(
-    batch
-      .command('retry')
-      .summary('start a new batch of just the tasks of a finished batch that failed (linked to it)')
-      .description(
-        'Starts <batchId>-retry-<k> (the next free k) with the tasks of <batchId> whose latest outcome — over the batch and ' +
-          'its earlier retries — has one of --status (default: every task without a result — failed, cancelled, and ' +
-          'queued: never started because the batch closed first, e.g. was cancelled), with the same task definitions and the ' +
-          'batch’s options (concurrency, task queue, budget as a fresh pool) unless given here. The retry records ' +
-          '{ retryOf, indices } in its memo (keelRetryOf); `keel batch describe <batchId>` lists the retries, and ' +
-          '`keel batch results <batchId> --merge` writes one result file with the retried tasks’ results in place. ' +
-          'Needs a worker (the outcomes are read with the batch’s `results` query).',
-      )
-      .argument('<batchId>', 'the first batch (not a retry)')
+  registerRetry(batch);
+  registerResults(batch);
+  registerDescribe(batch);
+}
+
+/** `keel batch retry`. */
+function registerRetry(batch: Command): void {
+  const cmd = batch
+    .command('retry')
+    .summary('start a new batch of just the tasks of a finished batch that failed (linked to it)')
+    .description(
+      'Starts <batchId>-retry-<k> (the next free k) with the tasks of <batchId> whose latest outcome — over the batch and ' +
+        'its earlier retries — has one of --status (default: every task without a result — failed, cancelled, and ' +
+        'queued: never started because the batch closed first, e.g. was cancelled), with the same task definitions and the ' +
+        'batch’s options (concurrency, task queue, budget as a fresh pool) unless given here. The retry records ' +
+        '{ retryOf, indices } in its memo (keelRetryOf); `keel batch describe <batchId>` lists the retries, and ' +
+        '`keel batch results <batchId> --merge` writes one result file with the retried tasks’ results in place. ' +
+        'Needs a worker (the outcomes are read with the batch’s `results` query).',
+    )
+    .argument('<batchId>', 'the first batch (not a retry)');
+  retryOptions(cmd).action(act(startRetry));
+}
+
+/** The options of `keel batch retry`, in `--help` order. */
+function retryOptions(cmd: Command): Command {
+  return budgetOptions(
+    cmd
       .addOption(
         new Option(
           '--status <statuses>',
@@ -97,39 +110,43 @@ export function registerBatchRetryCommands(batch: Command): void {
       costUsd: 'budget of the retry: US dollars',
       modelCalls: 'budget of the retry: model requests',
     },
-  ).action(
-    act(async (batchId: string, o: RetryFlags, cmd: Command) => {
-      const g = globals(cmd);
-      const concurrency = flag<number>(cmd, 'concurrency');
-      const budget = budgetFromFlags({
-        maxTokens: flag(cmd, 'maxTokens'),
-        maxCostUsd: flag(cmd, 'maxCostUsd'),
-        maxModelCalls: flag(cmd, 'maxModelCalls'),
-      });
-      return withClient(g, async (client) => {
-        const { handle, memo } = await refused(
-          startRetryBatch(client.client, batchId, {
-            statuses: o.status,
-            ...(concurrency !== undefined ? { concurrency } : {}),
-            ...(budget ? { budget } : {}),
-          }),
-        );
-        const id = handle.workflowId;
-        if (g.json) {
-          printJson({ workflowId: id, retryOf: batchId, indices: memo.indices, url: uiLink(g, id) });
-          return EXIT.ok;
-        }
-        process.stdout.write(
-          `Retry ${id} of ${batchId}: ${memo.indices.length} task(s) that were ${statusPhrase(o.status)} (${indexList(memo.indices)})\n` +
-            `Temporal UI: ${uiLink(g, id)}\n` +
-            `Follow it with: ${pasteable(cmd, ['batch', '--attach', id])}\n` +
-            `Then merge: ${pasteable(cmd, ['batch', 'results', batchId, '--merge', '--out', 'results.jsonl'])}\n`,
-        );
-        return EXIT.ok;
-      });
-    }),
   );
+}
 
+/** `keel batch retry`'s action: start the retry batch and say how to follow and merge it. */
+async function startRetry(batchId: string, o: RetryFlags, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  const concurrency = flag<number>(cmd, 'concurrency');
+  const budget = budgetFromFlags({
+    maxTokens: flag(cmd, 'maxTokens'),
+    maxCostUsd: flag(cmd, 'maxCostUsd'),
+    maxModelCalls: flag(cmd, 'maxModelCalls'),
+  });
+  return withClient(g, async (client) => {
+    const { handle, memo } = await refused(
+      startRetryBatch(client.client, batchId, {
+        statuses: o.status,
+        ...(concurrency !== undefined ? { concurrency } : {}),
+        ...(budget ? { budget } : {}),
+      }),
+    );
+    const id = handle.workflowId;
+    if (g.json) {
+      printJson({ workflowId: id, retryOf: batchId, indices: memo.indices, url: uiLink(g, id) });
+      return EXIT.ok;
+    }
+    process.stdout.write(
+      `Retry ${id} of ${batchId}: ${memo.indices.length} task(s) that were ${statusPhrase(o.status)} (${indexList(memo.indices)})\n` +
+        `Temporal UI: ${uiLink(g, id)}\n` +
+        `Follow it with: ${pasteable(cmd, ['batch', '--attach', id])}\n` +
+        `Then merge: ${pasteable(cmd, ['batch', 'results', batchId, '--merge', '--out', 'results.jsonl'])}\n`,
+    );
+    return EXIT.ok;
+  });
+}
+
+/** `keel batch results`. */
+function registerResults(batch: Command): void {
   batch
     .command('results')
     .summary('write the result lines of a finished batch, in input order (--merge: with its retries’ results)')
@@ -143,7 +160,10 @@ export function registerBatchRetryCommands(batch: Command): void {
     .option('--out <results.jsonl>', 'result file')
     .option('--no-messages', 'leave newMessages out of the result lines')
     .action(act(printResults));
+}
 
+/** `keel batch describe`. */
+function registerDescribe(batch: Command): void {
   batch
     .command('describe')
     .summary('a batch’s state and summary, and its retries (or the batch it retries)')

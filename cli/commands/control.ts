@@ -101,80 +101,107 @@ export function register(program: Command): void {
   for (const [name, signal, summary] of [
     ['send', 'followUp', 'queue a follow-up message (Pi followUp); a waiting session starts a new agent run'],
     ['steer', 'steer', 'queue a steering message, injected after the current tool batch'],
-  ] as const) {
-    program
-      .command(name)
-      .summary(summary)
-      .argument('<workflowId>', 'the run')
-      .argument('<message...>', 'the message text')
-      .option('-f, --follow', 'then follow the run live until the agent stops (or the run ends)')
-      .action(
-        act(async (id: string, words: string[], o: { follow?: boolean }, cmd: Command) => {
-          const g = globals(cmd);
-          return withClient(g, async (client) => {
-            const handle = await runningHandle(client, id, g);
-            const text = words.join(' ');
-            const after = o.follow
-              ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ??
-                0)
-              : 0;
-            const ack = signal === 'followUp' ? await handle.followUp(text) : await handle.steer(text);
-            report(g, id, signal, ack, { message: text });
-            return o.follow && !g.json ? followAfterSignal(handle, g, after) : EXIT.ok;
-          });
-        }),
-      );
-  }
+  ] as const)
+    registerMessage(program, name, signal, summary);
+  registerInterrupt(program);
+  registerCancel(program);
+  registerEnd(program);
+}
 
+/** `keel send` or `keel steer` (`signal`: the Update that queues the message). */
+function registerMessage(program: Command, name: string, signal: 'followUp' | 'steer', summary: string): void {
+  program
+    .command(name)
+    .summary(summary)
+    .argument('<workflowId>', 'the run')
+    .argument('<message...>', 'the message text')
+    .option('-f, --follow', 'then follow the run live until the agent stops (or the run ends)')
+    .action(
+      act((id: string, words: string[], o: { follow?: boolean }, cmd: Command) =>
+        sendMessage(signal, id, words, o, cmd),
+      ),
+    );
+}
+
+/** `keel send` / `keel steer`'s action: queue the message, print the run's acknowledgement, follow it with -f. */
+async function sendMessage(
+  signal: 'followUp' | 'steer',
+  id: string,
+  words: string[],
+  o: { follow?: boolean },
+  cmd: Command,
+): Promise<number> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const handle = await runningHandle(client, id, g);
+    const text = words.join(' ');
+    const after = o.follow
+      ? ((await handle.workflow.query(eventsQuery, { after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ?? 0)
+      : 0;
+    const ack = signal === 'followUp' ? await handle.followUp(text) : await handle.steer(text);
+    report(g, id, signal, ack, { message: text });
+    return o.follow && !g.json ? followAfterSignal(handle, g, after) : EXIT.ok;
+  });
+}
+
+/** `keel interrupt`. */
+function registerInterrupt(program: Command): void {
   program
     .command('interrupt')
     .summary('abort the current agent run; a session then waits for input, a task ends stopped')
     .argument('<workflowId>', 'the run')
-    .action(
-      act(async (id: string, _o: unknown, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          report(g, id, 'interrupt', await (await runningHandle(client, id, g)).interrupt());
-        });
-      }),
-    );
+    .action(act(interruptRun));
+}
 
+/** `keel interrupt`'s action. */
+async function interruptRun(id: string, _o: unknown, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    report(g, id, 'interrupt', await (await runningHandle(client, id, g)).interrupt());
+  });
+}
+
+/** `keel cancel`. */
+function registerCancel(program: Command): void {
   program
     .command('cancel')
     .summary('abort the run (or a batch: its running tasks) and end it as Canceled')
     .argument('<workflowId>', 'the run, or a batch id (`keel batch`)')
     .option('--reason <text>', 'why (recorded in the run; not for a batch)')
     .option('--wait', 'also wait until Temporal has closed the run')
-    .action(
-      act(async (id: string, o: { reason?: string; wait?: boolean }, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          const d = await client.getHandle(id).workflow.describe(); // WorkflowNotFoundError → exit 2
-          if (d.type === BATCH_WORKFLOW_TYPE) {
-            if (d.status.name !== 'RUNNING')
-              throw usageError(`Batch ${id} is ${temporalStatus(d)}; it cannot be cancelled.`);
-            if (o.reason !== undefined)
-              throw usageError('--reason is recorded by runs, not by a batch: cancel it without.');
-            return cancelBatch(client, g, id);
-          }
-          const handle = await runningHandle(client, id, g);
-          const ack = await handle.cancel(o.reason); // answers once the run's status is final
-          if (o.wait) await closedRunOutcome(handle.workflow);
-          report(g, id, 'cancel', ack);
-        });
-      }),
-    );
+    .action(act(cancelRunOrBatch));
+}
 
+/** `keel cancel`'s action: a batch is cancelled as Temporal does it, a run through its `cancel` Update. */
+async function cancelRunOrBatch(id: string, o: { reason?: string; wait?: boolean }, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    const d = await client.getHandle(id).workflow.describe(); // WorkflowNotFoundError → exit 2
+    if (d.type === BATCH_WORKFLOW_TYPE) {
+      if (d.status.name !== 'RUNNING') throw usageError(`Batch ${id} is ${temporalStatus(d)}; it cannot be cancelled.`);
+      if (o.reason !== undefined) throw usageError('--reason is recorded by runs, not by a batch: cancel it without.');
+      return cancelBatch(client, g, id);
+    }
+    const handle = await runningHandle(client, id, g);
+    const ack = await handle.cancel(o.reason); // answers once the run's status is final
+    if (o.wait) await closedRunOutcome(handle.workflow);
+    report(g, id, 'cancel', ack);
+  });
+}
+
+/** `keel end`. */
+function registerEnd(program: Command): void {
   program
     .command('end')
     .summary('finish a session once idle; prints the final status once the run has closed')
     .argument('<workflowId>', 'the run')
-    .action(
-      act(async (id: string, _o: unknown, cmd: Command) => {
-        const g = globals(cmd);
-        return withClient(g, async (client) => {
-          report(g, id, 'end', await (await runningHandle(client, id, g)).end());
-        });
-      }),
-    );
+    .action(act(endSession));
+}
+
+/** `keel end`'s action. */
+async function endSession(id: string, _o: unknown, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    report(g, id, 'end', await (await runningHandle(client, id, g)).end());
+  });
 }

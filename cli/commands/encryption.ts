@@ -168,7 +168,13 @@ function collect(value: string, previous: string[] = []): string[] {
 }
 
 export function register(program: Command): void {
-  program
+  registerCodecServer(program);
+  registerEncryption(program);
+}
+
+/** `keel codec-server`. */
+function registerCodecServer(program: Command): void {
+  const cmd = program
     .command('codec-server')
     .summary("decode sealed runs for the Temporal Web UI and CLI (Temporal's codec-server protocol)")
     .description(
@@ -178,7 +184,13 @@ export function register(program: Command): void {
         `Every request must carry a bearer token (--token-file or $${CODEC_TOKEN_ENV}, at least 32 characters) or a JWT ` +
         'the server verifies (--jwks / --jwks-url); --insecure-no-auth (loopback only, announced) takes none. Off ' +
         'loopback it needs TLS (--tls-cert, --tls-key). Runs until Ctrl-C.',
-    )
+    );
+  codecServerOptions(cmd).action(act(runCodecServer));
+}
+
+/** The options of `keel codec-server`, in `--help` order. */
+function codecServerOptions(cmd: Command): Command {
+  return cmd
     .option('--listen <host:port>', 'where to listen', `127.0.0.1:${DEFAULT_CODEC_SERVER_PORT}`)
     .option(
       '--origin <url>',
@@ -200,9 +212,11 @@ export function register(program: Command): void {
     .option('--tls-key <file>', 'the PEM private key of --tls-cert')
     .option('--max-concurrent <n>', 'requests served at once; more get 503', intOption('--max-concurrent'), 2)
     .option('--max-body-mib <n>', 'the largest request body in MiB; larger gets 413', intOption('--max-body-mib'), 32)
-    .option('--insecure-no-auth', 'take requests without any token (loopback only; development only; announced)')
-    .action(act(runCodecServer));
+    .option('--insecure-no-auth', 'take requests without any token (loopback only; development only; announced)');
+}
 
+/** `keel encryption` and its `keygen`. */
+function registerEncryption(program: Command): void {
   const encryption = program
     .command('encryption')
     .summary('key files of payload encryption (keygen)')

@@ -146,6 +146,12 @@ export function runExitCode(out: Outcome): number {
 }
 
 export function register(program: Command): void {
+  registerRun(program);
+  registerStart(program);
+}
+
+/** `keel run`. */
+function registerRun(program: Command): void {
   startOptions(
     program
       .command('run')
@@ -155,84 +161,99 @@ export function register(program: Command): void {
           'summary. Ctrl-C stops following (the run goes on in Temporal). Exit code 0 completed/stopped, 1 failed or cancelled. ' +
           'A --mode session run is followed until it waits for input.',
       ),
-  ).action(
-    act(async (prompt: string[], o: StartFlags, cmd: Command) => {
-      const g = globals(cmd);
-      const runInput = buildInput(prompt, o); // usage errors before connecting
-      return withClient(g, async (client) => {
-        const began = Date.now();
-        const { input, handle, workflowId, url } = await start(client, g, runInput, o);
-        await warnIfNoWorker(client, g);
-        if (g.json) {
-          const out = await throughOutage(() => closedRunOutcome(handle.workflow));
-          printJson({
-            workflowId,
-            url,
-            ...out.result,
-            status: out.status,
-            ...(out.failureType ? { failureType: out.failureType } : {}),
-          });
-          return runExitCode(out);
-        }
-        const sink = stdoutSink();
-        const r = new RunRenderer(sink);
-        r.header(workflowId, url, `${input.model}${input.tools?.length ? ` · tools ${input.tools.join(',')}` : ''}`);
-        const abort = new AbortController();
-        const onSigint = () => abort.abort();
-        process.once('SIGINT', onSigint);
-        try {
-          const end = await followRun(handle.workflow, r, {
-            stopWhenWaiting: input.mode === 'session',
-            signal: abort.signal,
-            onEvent: toolQueueWatch(client, g, g.taskQueue), // a tool call nobody takes: say so
-          });
-          if (end.closed) {
-            const out = await throughOutage(() => closedRunOutcome(handle.workflow));
-            r.summary({ ...summaryFromResult(workflowId, out.result, url, Date.now() - began), status: out.status });
-            return runExitCode(out);
-          }
-          const st = end.state ?? (await tryState(handle.workflow));
-          if (abort.signal.aborted) {
-            r.note(
-              `Stopped following; the run goes on. Watch it with \`keel watch ${workflowId}\`, stop it with \`keel cancel ${workflowId}\`.`,
-            );
-          } else {
-            r.note(
-              `Session waiting for input: \`keel send ${workflowId} "…"\`, end it with \`keel end ${workflowId}\`.`,
-            );
-          }
-          if (st)
-            r.summary({
-              workflowId,
-              status: st.status,
-              turns: st.turns,
-              usage: st.usage,
-              url,
-              durationMs: Date.now() - began,
-            });
-          return abort.signal.aborted ? 130 : EXIT.ok;
-        } finally {
-          process.off('SIGINT', onSigint);
-        }
-      });
-    }),
-  );
+  ).action(act(runAndFollow));
+}
 
-  startOptions(program.command('start').summary('start a run and print its workflow id and UI link')).action(
-    act(async (prompt: string[], o: StartFlags, cmd: Command) => {
-      const g = globals(cmd);
-      const input = buildInput(prompt, o, 'start'); // usage errors before connecting
-      return withClient(g, async (client) => {
-        const { handle, workflowId, url } = await start(client, g, input, o);
-        if (g.json) {
-          const d = await handle.workflow.describe();
-          printJson({ workflowId, runId: d.runId, url });
-        } else {
-          process.stdout.write(`${workflowId}\n${url}\n`);
-          await warnIfNoWorker(client, g);
-        }
-        return EXIT.ok;
+/** `keel run`'s action: start the run, then follow it to its end (--json: wait and print the outcome). */
+async function runAndFollow(prompt: string[], o: StartFlags, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  const runInput = buildInput(prompt, o); // usage errors before connecting
+  return withClient(g, async (client) => {
+    const began = Date.now();
+    const started = await start(client, g, runInput, o);
+    await warnIfNoWorker(client, g);
+    if (g.json) {
+      const out = await throughOutage(() => closedRunOutcome(started.handle.workflow));
+      printJson({
+        workflowId: started.workflowId,
+        url: started.url,
+        ...out.result,
+        status: out.status,
+        ...(out.failureType ? { failureType: out.failureType } : {}),
       });
-    }),
+      return runExitCode(out);
+    }
+    return followStarted(client, g, started, began);
+  });
+}
+
+/** `keel run` without --json: the run live until it closes, a session waits, or Ctrl-C (130); then a summary. */
+async function followStarted(
+  client: AgentClient,
+  g: GlobalOptions,
+  { input, handle, workflowId, url }: Awaited<ReturnType<typeof start>>,
+  began: number,
+): Promise<number> {
+  const sink = stdoutSink();
+  const r = new RunRenderer(sink);
+  r.header(workflowId, url, `${input.model}${input.tools?.length ? ` · tools ${input.tools.join(',')}` : ''}`);
+  const abort = new AbortController();
+  const onSigint = () => abort.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    const end = await followRun(handle.workflow, r, {
+      stopWhenWaiting: input.mode === 'session',
+      signal: abort.signal,
+      onEvent: toolQueueWatch(client, g, g.taskQueue), // a tool call nobody takes: say so
+    });
+    if (end.closed) {
+      const out = await throughOutage(() => closedRunOutcome(handle.workflow));
+      r.summary({ ...summaryFromResult(workflowId, out.result, url, Date.now() - began), status: out.status });
+      return runExitCode(out);
+    }
+    const st = end.state ?? (await tryState(handle.workflow));
+    if (abort.signal.aborted) {
+      r.note(
+        `Stopped following; the run goes on. Watch it with \`keel watch ${workflowId}\`, stop it with \`keel cancel ${workflowId}\`.`,
+      );
+    } else {
+      r.note(`Session waiting for input: \`keel send ${workflowId} "…"\`, end it with \`keel end ${workflowId}\`.`);
+    }
+    if (st)
+      r.summary({
+        workflowId,
+        status: st.status,
+        turns: st.turns,
+        usage: st.usage,
+        url,
+        durationMs: Date.now() - began,
+      });
+    return abort.signal.aborted ? 130 : EXIT.ok;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** `keel start`. */
+function registerStart(program: Command): void {
+  startOptions(program.command('start').summary('start a run and print its workflow id and UI link')).action(
+    act(startAndPrint),
   );
+}
+
+/** `keel start`'s action: start the run and print its id and UI link. */
+async function startAndPrint(prompt: string[], o: StartFlags, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  const input = buildInput(prompt, o, 'start'); // usage errors before connecting
+  return withClient(g, async (client) => {
+    const { handle, workflowId, url } = await start(client, g, input, o);
+    if (g.json) {
+      const d = await handle.workflow.describe();
+      printJson({ workflowId, runId: d.runId, url });
+    } else {
+      process.stdout.write(`${workflowId}\n${url}\n`);
+      await warnIfNoWorker(client, g);
+    }
+    return EXIT.ok;
+  });
 }

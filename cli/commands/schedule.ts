@@ -392,53 +392,84 @@ async function describeSchedule(name: string, o: { last: number }, cmd: Command)
   });
 }
 
+/** What `keel schedule pause` / `unpause` take (`trigger` and `backfill` take `--overlap` of their own). */
+interface VerbOptions {
+  note?: string;
+  overlap?: ScheduleOverlapPolicy;
+}
+
 /** `keel schedule pause`, `unpause`, `trigger`, `delete` and `backfill`. */
 function registerVerbs(schedule: Command): void {
-  const simple = (
-    verb: string,
-    summary: string,
-    fn: (h: ScheduleHandle, o: { note?: string; overlap?: ScheduleOverlapPolicy }) => Promise<void>,
-    done: (name: string) => string,
-  ) =>
-    schedule
-      .command(verb)
-      .summary(summary)
-      .argument('<name>')
-      .action(
-        act(async (name: string, o: { note?: string; overlap?: ScheduleOverlapPolicy }, cmd: Command) => {
-          const g = globals(cmd);
-          return withClient(g, async (client) => {
-            await fn(await existing(client, g, cmd, name), o);
-            if (g.json) printJson({ scheduleId: name, [verb]: true });
-            else process.stdout.write(`${done(name)}\n`);
-            return EXIT.ok;
-          });
-        }),
-      );
-  simple(
+  registerSimple(
+    schedule,
     'pause',
     'stop starting batches until unpaused',
     (h, o) => h.pause(o.note),
     (n) => `Schedule ${n} paused.`,
   ).option('--note <text>', 'why (shown with its state)');
-  simple(
+  registerSimple(
+    schedule,
     'unpause',
     'start batches again at the next scheduled time',
     (h, o) => h.unpause(o.note),
     (n) => `Schedule ${n} unpaused.`,
   ).option('--note <text>', 'a note shown with its state');
+  registerTrigger(schedule);
+  registerSimple(
+    schedule,
+    'delete',
+    'delete the schedule (the batches it started are kept)',
+    (h) => h.delete(),
+    (n) => `Schedule ${n} deleted; the batches it started are kept.`,
+  );
+  registerBackfill(schedule);
+}
+
+/** A `keel schedule <verb> <name>` that does `fn` to the schedule and prints `done(name)`; returns it for its options. */
+function registerSimple(
+  schedule: Command,
+  verb: string,
+  summary: string,
+  fn: (h: ScheduleHandle, o: VerbOptions) => Promise<void>,
+  done: (name: string) => string,
+): Command {
+  return schedule
+    .command(verb)
+    .summary(summary)
+    .argument('<name>')
+    .action(act((name: string, o: VerbOptions, cmd: Command) => applyVerb(verb, fn, done, name, o, cmd)));
+}
+
+/** The action of a `registerSimple` verb: `fn` on the existing schedule, then `done(name)` (or JSON). */
+async function applyVerb(
+  verb: string,
+  fn: (h: ScheduleHandle, o: VerbOptions) => Promise<void>,
+  done: (name: string) => string,
+  name: string,
+  o: VerbOptions,
+  cmd: Command,
+): Promise<number> {
+  const g = globals(cmd);
+  return withClient(g, async (client) => {
+    await fn(await existing(client, g, cmd, name), o);
+    if (g.json) printJson({ scheduleId: name, [verb]: true });
+    else process.stdout.write(`${done(name)}\n`);
+    return EXIT.ok;
+  });
+}
+
+/** `keel schedule trigger`. */
+function registerTrigger(schedule: Command): void {
   schedule
     .command('trigger')
     .summary('start a batch now (also when paused), under the schedule’s overlap policy unless --overlap is given')
     .argument('<name>')
     .option('--overlap <policy>', `overlap policy of this start (default the schedule's)`, overlapOption)
     .action(act(triggerNow));
-  simple(
-    'delete',
-    'delete the schedule (the batches it started are kept)',
-    (h) => h.delete(),
-    (n) => `Schedule ${n} deleted; the batches it started are kept.`,
-  );
+}
+
+/** `keel schedule backfill`. */
+function registerBackfill(schedule: Command): void {
   schedule
     .command('backfill')
     .summary('start the batches the schedule would have started between two times')
