@@ -13,12 +13,18 @@ import { abortedError } from './abort.js';
 export const LINE_MATCH_BUDGET_MS = 500;
 /** The matching thread reports progress at least this often while it is not stuck in one line. */
 const PROGRESS_MS = 50;
+/**
+ * How long a text may wait for the thread to pick it up (the thread's start, on a loaded machine, took over 500 ms):
+ * the budget of one line starts when the thread says it began the text, not when the text was sent.
+ */
+const PICK_UP_MS = 30_000;
 
 /** The matching thread: plain JavaScript (runs as is under tsx, vitest and the built package). */
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const regex = new RegExp(workerData.source, workerData.flags);
 parentPort.on('message', ({ id, text }) => {
+  parentPort.postMessage({ id, progress: true });
   const lines = text.split('\\n');
   if (text.endsWith('\\n')) lines.pop();
   const found = [];
@@ -44,7 +50,7 @@ interface Pending {
   resolve: (lines: number[]) => void;
   reject: (error: Error) => void;
   /** Called on progress: restarts the budget. */
-  watchdog: () => void;
+  watchdog: (ms?: number) => void;
 }
 
 /**
@@ -74,12 +80,9 @@ export class LineMatcher {
     const id = this.nextId++;
     return new Promise<number[]>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const watchdog = () => {
+      const watchdog = (ms = this.budgetMs) => {
         clearTimeout(timer);
-        timer = setTimeout(
-          () => this.fail(new Error(patternTooSlow(this.pattern, file, this.budgetMs))),
-          this.budgetMs,
-        );
+        timer = setTimeout(() => this.fail(new Error(patternTooSlow(this.pattern, file, this.budgetMs))), ms);
       };
       const done = () => {
         clearTimeout(timer);
@@ -90,7 +93,7 @@ export class LineMatcher {
         reject: (error) => (done(), reject(error)),
         watchdog,
       });
-      watchdog();
+      watchdog(PICK_UP_MS);
       worker.postMessage({ id, text });
     });
   }
