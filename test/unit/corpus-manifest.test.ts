@@ -31,6 +31,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.6.0': '7ea0bfc84bbdb09c9da1aba8fc50da0ad858099ac96a1eb76b657adc4f5bb31c',
   '0.6.2': 'aaa24388cab1293e3c955fb6a1524c0087d7c7db97e6f6c1122f4cc17ff39105',
   '0.6.3': '8a7a7b63111b579a11a27b98bc7f66f0f7aeb3bf2ba283df364d0e404e2a9b59',
+  '0.7.0': 'c45516e015b17d5638094681bd98ce8f7fa04998a7c8a5f6f619a1473551b63b',
 };
 
 describe('replay corpus manifest', () => {
