@@ -240,12 +240,26 @@ describe('AG-UI endpoint', () => {
     const h = keel.client.getHandle(threadId);
     expect((await h.state()).continuedAsNew).toBeGreaterThanOrEqual(1);
     expect(streamed(agent.messages)).toEqual(await expected(h));
-    // no text sent twice: the deltas of both connections add up to the transcript's texts, character for character
-    const sent = [...first.events, ...second.events]
-      .flatMap((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? [(e as BaseEvent & { delta: string }).delta] : []))
-      .join('');
-    const texts = (await expected(h)).flatMap((m) => (m.role === 'assistant' && m.content ? [m.content] : []));
-    expect(sent).toBe(texts.join(''));
+    // no text sent twice: the events of both connections applied in order (a MESSAGES_SNAPSHOT replaces what the client
+    // holds: a resumed connection sends one when a call ended while it was away, as its tail replaces the block) keep
+    // every text message a prefix of its final text at each step, and end exactly at the transcript's texts
+    const finals = new Map(
+      (await expected(h)).flatMap((m) => (m.role === 'assistant' && m.content ? [[m.id, m.content] as const] : [])),
+    );
+    const held = new Map<string, string>();
+    for (const e of [...first.events, ...second.events]) {
+      if (e.type === 'MESSAGES_SNAPSHOT') {
+        held.clear();
+        for (const m of (e as BaseEvent & { messages: AgUiMessage[] }).messages)
+          if (m.role === 'assistant' && typeof m.content === 'string') held.set(m.id, m.content);
+      }
+      if (e.type !== 'TEXT_MESSAGE_CONTENT') continue;
+      const { messageId, delta } = e as BaseEvent & { messageId: string; delta: string };
+      const text = (held.get(messageId) ?? '') + delta;
+      expect(finals.get(messageId)?.startsWith(text), `${messageId} after a delta: ${JSON.stringify(text)}`).toBe(true);
+      held.set(messageId, text);
+    }
+    expect(held).toEqual(finals);
     await h.cancel();
   });
 
