@@ -21,11 +21,26 @@ import { startKeel, type Keel } from './harness.js';
 import { blobTool } from './tool-fixtures.js';
 import { calc } from '../../examples/tools.js';
 
-/** Serves the endpoint on loopback; answers its URL. */
-export async function serveAgUi(opts: AgUiOptions): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => void agUiHandler(opts)(req, res));
+/**
+ * Serves the endpoint on loopback; answers its URL and `stop`, which closes the server and waits for every request's
+ * handler to end (an aborted one included), so no call of the endpoint is in flight when the test closes its client.
+ */
+export async function serveAgUi(
+  opts: AgUiOptions,
+): Promise<{ url: string; server: Server; stop: () => Promise<void> }> {
+  const handler = agUiHandler(opts);
+  const inFlight = new Set<Promise<void>>();
+  const server = createServer((req, res) => {
+    const p: Promise<void> = handler(req, res).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
+  const stop = async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await Promise.allSettled([...inFlight]);
+  };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server, stop };
 }
 
 /** Runs `agent` once, collecting the events; a RUN_ERROR's rejection is kept in `error`. */
@@ -68,7 +83,7 @@ const offsetOf = (e: BaseEvent) => (e.metadata as { keel?: { offset: number } } 
 describe('AG-UI endpoint', () => {
   let keel: Keel;
   let url: string;
-  let server: Server;
+  let stop: (() => Promise<void>) | undefined;
   const { ran, note } = ranLog();
   beforeAll(async () => {
     keel = await startKeel({
@@ -104,7 +119,7 @@ describe('AG-UI endpoint', () => {
         },
       },
     });
-    ({ url, server } = await serveAgUi({
+    ({ url, stop } = await serveAgUi({
       client: keel.client,
       runInput: (input) => ({
         model: `scripted/${(input.forwardedProps as { script?: string } | undefined)?.script ?? 'calc'}`,
@@ -115,8 +130,7 @@ describe('AG-UI endpoint', () => {
     }));
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
+    await stop?.();
     await keel?.stop();
   });
 
@@ -287,7 +301,7 @@ describe('AG-UI endpoint, a worker killed mid model attempt', () => {
     const taskQueue = `agui-stream-${randomUUID()}`;
     const first = await spawnWorker(STREAM_WORKER, { KEEL_TASK_QUEUE: taskQueue, KEEL_CHUNK_MS: '150' });
     const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
-    const { url, server } = await serveAgUi({ client, runInput: { model: 'scripted/stream', heartbeatTimeout: '2s' } });
+    const { url, stop } = await serveAgUi({ client, runInput: { model: 'scripted/stream', heartbeatTimeout: '2s' } });
     const threadId = `agui-retry-${randomUUID()}`;
     const agent = new HttpAgent({ url, threadId });
     agent.addMessage({ id: 'u1', role: 'user', content: 'stream please' });
@@ -315,8 +329,9 @@ describe('AG-UI endpoint, a worker killed mid model attempt', () => {
       { id: 'keel-1-0', role: 'assistant', content: messageText((await h.allMessages())[1]) },
     ]);
     await h.cancel();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-    await client.close();
+    await stop();
+    // the client is left to the file's end: closed here, a call on it was still retrying and Temporal's grpc-retry timer
+    // threw "Channel has been shut down" from a closed channel (an uncaught exception; which call retries after a
+    // killed worker's run is not found yet — noted in issue 38)
   });
 });
