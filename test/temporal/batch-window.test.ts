@@ -259,7 +259,13 @@ describe('sliding-window batch', () => {
     }
     // task 3 never started
     await expect(keel.client.client.workflow.getHandle(`${handle.workflowId}-3`).describe()).rejects.toThrow();
-    for (const h of [handle, ...children]) expect(await workflowTaskFailures(h)).toEqual([]);
+    // no failed workflow task but the server's UnhandledCommand: a child's report signal that arrives while the batch
+    // completes as cancelled makes the server reject that completion and the SDK retry it (seen once on the cluster
+    // with three files at a time; not a fault of the workflow code, which a nondeterminism or error cause would be)
+    for (const h of [handle, ...children])
+      expect(
+        (await workflowTaskFailures(h)).filter((f) => !f.startsWith('WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND:')),
+      ).toEqual([]);
   }, 120_000);
 
   it('a child of an earlier run terminated without a report is found by the reconciliation and recorded failed', async () => {
