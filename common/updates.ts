@@ -70,6 +70,12 @@ export interface PendingApproval {
   path?: string[];
 }
 
+/** What a pending call shows outside its run (`state().pendingApprovals`, the tree root's report): the fields above. */
+export function publicPending(p: PendingApproval): PendingApproval {
+  const { toolCallId, toolName, args, argsDigest, requestedAt, requestId } = p;
+  return { toolCallId, toolName, args, argsDigest, requestedAt, ...(requestId !== undefined ? { requestId } : {}) };
+}
+
 export type ApprovalVerdict = 'approved' | 'denied' | 'timed-out';
 
 /**

@@ -30,6 +30,7 @@ import {
   APPROVER_REQUIRED,
   SYSTEM_APPROVER,
   toolDenied,
+  publicPending,
   toolNotApproved,
   type ApprovalDecisionInput,
   type ApprovalRecord,
@@ -144,14 +145,7 @@ export class ApprovalDesk {
 
   /** `state().pendingApprovals`: `{ toolCallId, toolName, args, argsDigest, requestedAt, requestId }` each. */
   publicPending(): PendingApproval[] {
-    return this.pending().map(({ toolCallId, toolName, args, argsDigest, requestedAt, requestId }) => ({
-      toolCallId,
-      toolName,
-      args,
-      argsDigest,
-      requestedAt,
-      ...(requestId !== undefined ? { requestId } : {}),
-    }));
+    return this.pending().map(publicPending);
   }
 
   publicApprovals(): ApprovalRecord[] {

@@ -33,7 +33,12 @@ import {
   type TreeApprovalsState,
   type TreeReported,
 } from '../../common/tree/approvals.js';
-import { approvalAlreadyDecided, type ApprovalRecord, type PendingApproval } from '../../common/updates.js';
+import {
+  approvalAlreadyDecided,
+  publicPending,
+  type ApprovalRecord,
+  type PendingApproval,
+} from '../../common/updates.js';
 import { localSetupActivities } from '../activities.js';
 import { treeApprovalsSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
@@ -77,14 +82,7 @@ export function reportToRoot(
     runKey: info.firstExecutionRunId,
     path: tree.path,
     seq,
-    pending: pending.map(({ toolCallId, toolName, args, argsDigest, requestedAt, requestId }) => ({
-      toolCallId,
-      toolName,
-      args,
-      argsDigest,
-      requestedAt,
-      ...(requestId !== undefined ? { requestId } : {}),
-    })),
+    pending: pending.map(publicPending),
     decided,
   };
   // sent even while this run is being cancelled (its aborted calls leave the root's list); a closed root is not told
