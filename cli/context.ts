@@ -18,6 +18,7 @@ import {
   type ConnectionSettings,
   type ResolvedConnection,
 } from '../node-common/connection.js';
+import { clientInterceptors } from '../node-common/closed-channel-guard.js';
 import { AgentClient, InvalidAgentInputError, UpdateRejectedError } from '../client/agent-client.js';
 import { recordedDevKeys, recordedDevUi } from './dev-registry.js';
 import { keelClientDataConverter } from '../node-common/payload-storage.js';
@@ -254,7 +255,11 @@ export async function connect(g: GlobalOptions): Promise<AgentClient> {
   await probe(g.address, g.connectTimeout * 1000);
   let connection: Connection;
   try {
-    connection = await Connection.connect({ ...connectOptions(g.connection), connectTimeout: `${g.connectTimeout}s` });
+    connection = await Connection.connect({
+      ...connectOptions(g.connection),
+      connectTimeout: `${g.connectTimeout}s`,
+      interceptors: clientInterceptors(),
+    });
   } catch (err) {
     throw unreachable(g.address, thrownMessage(err));
   }

@@ -10,6 +10,7 @@ import {
 import type { UpdateDefinition } from '@temporalio/common';
 import { ApplicationFailure } from '@temporalio/common';
 import { connectOptions, resolveConnection, type ConnectionSettings } from '../node-common/connection.js';
+import { clientInterceptors } from '../node-common/closed-channel-guard.js';
 import { ErrorType } from '../common/errors.js';
 import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
@@ -147,7 +148,7 @@ export class AgentClient {
 
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
     const resolved = resolveConnection(opts);
-    const connection = await Connection.connect(connectOptions(resolved));
+    const connection = await Connection.connect({ ...connectOptions(resolved), interceptors: clientInterceptors() });
     return new AgentClient(
       new Client({
         connection,

@@ -1,7 +1,9 @@
-// Prints vitest's JSON results (one or more files): each failed test (file, name, first lines of its error), the
-// slowest test files (where the run's time goes: docs/development.md#test-run), then one plain closing line
-// "N passed, N failed, N skipped".
-import { existsSync, readFileSync } from 'node:fs';
+// Prints vitest's JSON results (one or more files): each failed test (file, name, first lines of its error), each
+// error outside any test (a file failed as a whole, an unhandled error: .keel/test-errors-*.json, written by
+// scripts/test-errors-reporter.mjs — vitest then fails the run with every test passed), the slowest test files (where
+// the run's time goes: docs/development.md#test-run), then one plain closing line
+// "N passed, N failed, N skipped" (", N errors outside tests" when there are any).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 const files = process.argv.slice(2).length
   ? process.argv.slice(2)
@@ -32,7 +34,16 @@ if (read === 0) {
   console.log(`no test results in ${files.join(', ')}`);
   process.exit(1);
 }
+const outside = existsSync('.keel')
+  ? readdirSync('.keel')
+      .filter((f) => /^test-errors-.*\.json$/.test(f))
+      .flatMap((f) => JSON.parse(readFileSync(`.keel/${f}`, 'utf8')))
+  : [];
 for (const f of failures) console.log(f);
+for (const e of outside)
+  console.log(
+    `ERROR outside any test (${e.kind === 'file' ? 'the file failed as a whole' : 'unhandled'}) in ${e.where.replace(process.cwd() + '/', '')}\n  ${e.message.split('\n').join('\n  ')}`,
+  );
 const slowest = durations.filter(([, s]) => s > 0).sort((a, b) => b[1] - a[1]);
 if (slowest.length)
   console.log(
@@ -41,4 +52,6 @@ if (slowest.length)
       .map(([name, s]) => `${name} ${s.toFixed(0)} s`)
       .join(', ')}`,
   );
-console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+console.log(
+  `${passed} passed, ${failed} failed, ${skipped} skipped${outside.length ? `, ${outside.length} errors outside tests` : ''}`,
+);
