@@ -52,19 +52,35 @@ export function bundleCacheDir(env: NodeJS.ProcessEnv = process.env): string | u
   return setting || DEFAULT_DIR;
 }
 
-/** The workflow code built from `inputs`: the cached bundle while its inputs are unchanged, else a new one (cached). */
-export async function cachedWorkflowBundle(
+/** Bundles being read or built in this process, by cache file: a second caller meanwhile waits for the same one. */
+const inFlight = new Map<string, Promise<{ code: string }>>();
+
+/**
+ * The workflow code built from `inputs`: the cached bundle while its inputs are unchanged, else a new one (cached).
+ * Calls for the same bundle while one is being read or built share it (e.g. the demo starts it beside its dev server).
+ */
+export function cachedWorkflowBundle(
   inputs: BundleInputs,
   logger?: Logger,
   dir = bundleCacheDir(),
 ): Promise<{ code: string }> {
+  const options = [SDK_VERSION, inputs.workflowsPath, inputs.failureConverterPath, inputs.payloadConverterPath];
+  const key = createHash('sha256').update(JSON.stringify(options)).digest('hex').slice(0, 24);
+  const id = `${dir ?? ''}\0${key}`;
+  const pending = inFlight.get(id);
+  if (pending) return pending;
+  const bundle = readOrBuild(inputs, logger, dir, key).finally(() => inFlight.delete(id));
+  inFlight.set(id, bundle);
+  return bundle;
+}
+
+async function readOrBuild(
+  inputs: BundleInputs,
+  logger: Logger | undefined,
+  dir: string | undefined,
+  key: string,
+): Promise<{ code: string }> {
   if (!dir) return { code: (await bundleWorkflowCode({ ...inputs, logger })).code };
-  const key = createHash('sha256')
-    .update(
-      JSON.stringify([SDK_VERSION, inputs.workflowsPath, inputs.failureConverterPath, inputs.payloadConverterPath]),
-    )
-    .digest('hex')
-    .slice(0, 24);
   const cached = readCached(dir, key);
   if (cached !== undefined) return { code: cached };
   const deps = { files: [] as string[], missing: [] as string[] };

@@ -8,8 +8,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import { Runtime, type WorkerOptions } from '@temporalio/worker';
-import { encrypts } from '../node-common/payload-storage.js';
+import { encrypts, keelDataConverter } from '../node-common/payload-storage.js';
 import { cachedWorkflowBundle } from './bundle-cache.js';
+import { tracingFromEnv } from './tracing.js';
 
 const sourceEntry = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -66,4 +67,18 @@ export async function workflowCode(
     ...(payloadConverterPath ? { payloadConverterPath } : {}),
   };
   return { workflowBundle: await cachedWorkflowBundle(inputs, Runtime.instance().logger) };
+}
+
+/**
+ * Starts reading or building the workflow code that `createAgentWorker` with its default options (converter and
+ * tracing from the environment) will ask for, so the work runs beside other start-up work (the demo's dev server);
+ * `createAgentWorker` then takes the same bundle. Never rejects: `createAgentWorker` reports a failure itself. Call it
+ * once the process's Temporal `Runtime` is installed (its logger is the bundler's; else the SDK's default is installed).
+ */
+export function prepareWorkflowCode(): Promise<void> {
+  const converter = sealingFailures(keelDataConverter());
+  return workflowCode(undefined, converter, tracingFromEnv() !== undefined).then(
+    () => undefined,
+    () => undefined,
+  );
 }
