@@ -7,13 +7,14 @@
  * bundle with the SHA-256 of its content, the entries of the folders those files are in, and the paths webpack
  * reported missing; the bundle is reused only while every one of those files has the same content, every folder the
  * same entries and every missing path is still missing — any edit, `npm install` of another SDK version or a file
- * added or removed next to an input (which could change what an import resolves to) builds it again. Files are written under a temporary name and
+ * added or removed next to an input (which could change what an import resolves to) builds it again. A bundle one of
+ * whose inputs was modified while webpack ran is used but not kept. Files are written under a temporary name and
  * renamed, so processes sharing the cache never read half a file. A cache that cannot be written (read-only
  * directory) only costs the build. The directory: `$KEEL_WORKFLOW_BUNDLE_CACHE`, else
  * `node_modules/.cache/keel/workflow-bundles` of this checkout; `KEEL_WORKFLOW_BUNDLE_CACHE=off` bundles every time.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,9 +84,11 @@ async function readOrBuild(
   if (!dir) return { code: (await bundleWorkflowCode({ ...inputs, logger })).code };
   const cached = readCached(dir, key);
   if (cached !== undefined) return { code: cached };
+  const started = performance.timeOrigin + performance.now();
   const deps = { files: [] as string[], missing: [] as string[] };
   const { code } = await bundleWorkflowCode({ ...inputs, logger, webpackConfigHook: recordingInputs(deps) });
-  store(dir, key, code, deps);
+  // an input edited while webpack ran: the bundle may hold the old text, so it is not kept (the next start builds)
+  if (!deps.files.some((path) => modifiedSince(path, started))) store(dir, key, code, deps);
   return { code };
 }
 
@@ -128,6 +131,14 @@ function writeAtomically(path: string, content: string): void {
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(tmp, content);
   renameSync(tmp, path);
+}
+
+function modifiedSince(path: string, ms: number): boolean {
+  try {
+    return statSync(path).mtimeMs > ms;
+  } catch {
+    return false;
+  }
 }
 
 /** A hash of the names in folder `path` (null: unreadable). */
