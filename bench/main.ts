@@ -29,12 +29,15 @@
  * 9. Stream: token → `handle.stream()` consumer latency p50/p95/p99 over ≥ 1,000 tokens beside the provider consumed
  *    directly, history bytes per turn streaming on and off, and CPU per turn streamed and read, streamed unread and
  *    off (bench/stream-latency.ts).
+ * 13. First run: from a fresh process to its first completed 2-turn run, phase by phase (Node's boot, the imports,
+ *    createAgentWorker, ready, the run), for the compiled package and for the sources with the workflow bundle cache
+ *    empty and warm (bench/first-run.ts; builds dist/ first unless BENCH_FIRSTRUN_BUILD=0).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
  * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts and mcp.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -74,6 +77,7 @@ import { codecSection } from './codec.js';
 import { mcpSection } from './mcp.js';
 import { subagentsSection } from './subagents.js';
 import { streamSection } from './stream-latency.js';
+import { firstRunSection } from './first-run.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started = performance.now();
@@ -191,6 +195,7 @@ try {
   if (ONLY.has('stream')) results.stream = await streamSection(bench);
   if (ONLY.has('mcp')) results.mcp = await mcpSection(bench);
   if (ONLY.has('subagents')) results.subagents = await subagentsSection(bench);
+  if (ONLY.has('firstrun')) results.firstrun = await firstRunSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

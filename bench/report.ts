@@ -1,6 +1,7 @@
 import type { McpResult } from './mcp.js';
 import type { SubagentsResult } from './subagents.js';
 import type { StreamResult } from './stream-latency.js';
+import { firstRunRows, type FirstRunResult } from './first-run.js';
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
 import { PI_AGENT_CORE } from './pi-loop.js';
@@ -505,6 +506,7 @@ export function markdown(r: any): string {
       `${fmt(st.cpuMsPerTurn.streaming, 1)} · ${fmt(st.cpuMsPerTurn.unread, 1)} · ${fmt(st.cpuMsPerTurn.whole, 1)}`,
     );
   }
+  if (r.firstrun) rows.push(...firstRunRows(r.firstrun as FirstRunResult));
   const lines = [
     `# Keel bench`,
     '',

@@ -16,6 +16,7 @@ import { ResourceInUseError } from '../client/resource-holder.js';
 import type { LoggedEvent } from '../common/events.js';
 import { messageText } from '../common/messages.js';
 import { createAgentWorker } from '../worker/create-worker.js';
+import { prepareWorkflowCode } from '../worker/workflow-code.js';
 import { DEMO_INPUTS, DEMO_SCRIPT } from './script.js';
 import { calcTool, readFileTool } from './tools.js';
 
@@ -53,6 +54,8 @@ export async function runDemo({ keep, model, dbFilename }: DemoOptions): Promise
   console.log(`Keel demo · Node ${process.version} · model ${model}`);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   mkdirSync(dirname(dbFilename), { recursive: true });
+  // the workflow bundle is read (or, in a fresh checkout, built) while the dev server starts; the worker takes it then
+  const bundled = prepareWorkflowCode();
   const uiPort = await freePort(8233);
   const server = await startDevServer({
     dbFilename,
@@ -67,6 +70,7 @@ export async function runDemo({ keep, model, dbFilename }: DemoOptions): Promise
   });
   const workspace = mkdtempSync(join(tmpdir(), 'keel-demo-'));
   writeFileSync(join(workspace, 'notes.txt'), 'Keel demo workspace.\n');
+  await bundled;
   const worker = await createAgentWorker({
     address: server.address,
     taskQueue: DEMO_TASK_QUEUE,

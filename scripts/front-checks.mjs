@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// The checks `npm test` runs before the suites, at the same time (each is one single-threaded process, and together
-// they fill the cores): type check, lint, format check, link check. Each one's output is printed once it ends, with its
-// time; exits 1 when any failed. The type check (incremental) and the format check keep their caches in .keel/ (a
-// fresh clone has none); the lint has none, as its typed rules read other files than the one cached.
+// The checks `npm test` runs besides the suites, at the same time (each is one single-threaded process): type check,
+// lint, format check, link check. Each one's output is printed once it ends, with its time; exits 1 when any failed.
+// `--beside <command> [args…]` runs that command (the first vitest phase) at the same time, its output live: the
+// checks burn CPU while the test files mostly wait on the server, timers and child processes, so on two cores the
+// checks' ≈ 48 s no longer come before the suites (docs/development.md#test-run); the exit code is the command's, or 1
+// when it passed and a check failed. The type check (incremental) and the format check keep their caches in .keel/
+// (a fresh clone has none); the lint has none, as its typed rules read other files than the one cached.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 
@@ -36,6 +39,22 @@ function run([name, args]) {
   });
 }
 
+/** Runs `command` with this process's stdio; resolves with its exit code (1 when it could not start or was killed). */
+function runBeside([command, ...args]) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit' });
+    child.on('error', (err) => {
+      process.stderr.write(`[checks] ${command} could not start: ${err.message}\n`);
+      resolve(1);
+    });
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+const at = process.argv.indexOf('--beside');
+const beside = at === -1 ? [] : process.argv.slice(at + 1);
 mkdirSync('.keel', { recursive: true });
-const results = await Promise.all(checks.map(run));
-process.exit(results.every(Boolean) ? 0 : 1);
+const [results, code] = await Promise.all([Promise.all(checks.map(run)), beside.length ? runBeside(beside) : 0]);
+const checksPassed = results.every(Boolean);
+if (!checksPassed && beside.length) process.stderr.write('[checks] a check failed (its output is above)\n');
+process.exit(code !== 0 ? code : checksPassed ? 0 : 1);

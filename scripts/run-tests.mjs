@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: the front checks (type check, lint, format, links), the Temporal CLI, then the suites — the `unit` and
-// `temporal` projects together, then the `heavy` project alone (docs/development.md#test-run). Every phase runs even
+// `npm test`: the Temporal CLI, then the front checks (type check, lint, format, links) beside the `unit` and
+// `temporal` projects, then the `heavy` project alone (docs/development.md#test-run). Every phase runs even
 // when an earlier one failed, so one run shows every failure; the exit code is 1 when any phase failed. Results:
 // .keel/test-results.json, .keel/test-results-heavy.json, and what failed outside any test in .keel/test-errors-*.json
 // (scripts/test-summary.mjs prints them all).
@@ -21,10 +21,19 @@ const vitest = (projects, output) => [
   '--reporter=./scripts/test-errors-reporter.mjs',
   `--outputFile.json=${output}`,
 ];
+// the front checks burn CPU while the unit and temporal files mostly wait: they run beside that phase
+// (scripts/front-checks.mjs --beside; its exit code is 1 when either failed)
 const phases = [
-  ['front checks', ['scripts/front-checks.mjs']],
   ['Temporal CLI', ['scripts/temporal-cli.mjs', '--quiet-if-ready']],
-  ['unit + temporal', vitest(['unit', 'temporal'], '.keel/test-results.json')],
+  [
+    'front checks + unit + temporal',
+    [
+      'scripts/front-checks.mjs',
+      '--beside',
+      process.execPath,
+      ...vitest(['unit', 'temporal'], '.keel/test-results.json'),
+    ],
+  ],
   ['heavy', vitest(['heavy'], '.keel/test-results-heavy.json')],
 ];
 const failed = [];

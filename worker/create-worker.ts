@@ -27,7 +27,7 @@ import {
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 import { keelPlugin } from './plugin.js';
 import type { McpServers } from '../activities/mcp/config.js';
-import { SEALED_FAILURES_PATH, sealingFailures, workflowCode } from './workflow-code.js';
+import { sealingFailures, workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 import { keelDataConverter, type PayloadStorageOption } from '../node-common/payload-storage.js';
 import type { EncryptionOption } from '../node-common/encryption.js';
@@ -74,7 +74,10 @@ export interface AgentWorkerOptions extends ConnectionSettings {
   /** Graders for graded batches (`defineGrader`), besides the built-ins (README "Graded batches"). */
   graders?: GraderDefinition[];
   hooks?: AgentHooks;
-  /** A prebuilt workflow bundle (`bundleWorkflowCode`); default: the package's prebuilt bundle, else `workflows/` bundled at start. */
+  /**
+   * A prebuilt workflow bundle (`bundleWorkflowCode`); default: the package's prebuilt bundle, else `workflows/` bundled
+   * at start (kept on disk while its inputs are unchanged: worker/bundle-cache.ts).
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Passed to the Temporal worker; 0 makes every workflow task replay from history (determinism checks). */
   maxCachedWorkflows?: number;
@@ -157,7 +160,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
   const { workflowBundle } =
     role === 'tools'
       ? { workflowBundle: undefined }
-      : workflowCode(opts.workflowBundle, dataConverter.failureConverterPath === SEALED_FAILURES_PATH);
+      : await workflowCode(opts.workflowBundle, dataConverter, shapesBundle(tracing, plugins, rest));
   const keel = keelPlugin({
     tools: opts.tools,
     ...(opts.agents ? { agents: opts.agents } : {}),
@@ -180,7 +183,8 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     taskQueue,
     // tracing first: its activity span must be active when Keel's model and tool spans start
     plugins: [...(tracing ? [tracingPlugin(tracing)] : []), keel, ...plugins],
-    // the caller's bundle, else the package's prebuilt one (an installed package); else the plugin bundles workflows/
+    // the caller's bundle, else the package's prebuilt one (an installed package), else workflows/ bundled through the
+    // on-disk cache; none only when Worker.create must bundle (shapesBundle: the plugin names workflows/)
     ...(workflowBundle ? { workflowBundle } : {}),
     dataConverter,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
@@ -236,6 +240,16 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
       if (!opts.connection) await connection.close();
     },
   };
+}
+
+/**
+ * Whether something besides Keel shapes the workflow bundle — a plugin's workflow interceptors (tracing's, the
+ * caller's plugins), `bundlerOptions`, `interceptors.workflowModules` — so `Worker.create` must bundle with it.
+ */
+function shapesBundle(tracing: TracingOptions | undefined, plugins: unknown[], options: PassThroughWorkerOptions) {
+  return (
+    tracing !== undefined || plugins.length > 0 || !!options.bundlerOptions || !!options.interceptors?.workflowModules
+  );
 }
 
 /** Installs a Runtime whose logger prints `level` and above, unless a Runtime is installed already (then: no change). */

@@ -1,13 +1,16 @@
 /**
  * Which workflow code a Keel worker loads: the caller's bundle if given; else the prebuilt bundle that `npm run build`
  * writes next to the compiled code (`dist/workflow-bundle.js`, shipped in the package, so an installed worker starts
- * without bundling); else `workflows/` bundled at start (a few seconds; what a source checkout does).
+ * without bundling); else `workflows/` bundled at start — what a source checkout does: a few seconds the first time,
+ * then read from the on-disk cache while no input changed (worker/bundle-cache.ts).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import type { WorkerOptions } from '@temporalio/worker';
-import { encrypts } from '../node-common/payload-storage.js';
+import { Runtime, type WorkerOptions } from '@temporalio/worker';
+import { encrypts, keelDataConverter } from '../node-common/payload-storage.js';
+import { cachedWorkflowBundle } from './bundle-cache.js';
+import { tracingFromEnv } from './tracing.js';
 
 const sourceEntry = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -41,16 +44,41 @@ export function sealingFailures(converter: DataConverter): DataConverter {
 }
 
 /**
- * The worker options that choose the workflow code (see the file comment for the order). `sealed`: the worker's
- * converter seals failures (`sealingFailures`), so the prebuilt bundle must be the one built with that converter —
- * workflow failures are converted inside the bundle.
+ * The worker options that choose the workflow code (see the file comment for the order). `converter`: the worker's
+ * (after `sealingFailures`); an encrypting worker's converter seals failures, so the prebuilt bundle must be the one
+ * built with that converter — workflow failures are converted inside the bundle. `bundledBySdk`: something else shapes
+ * the bundle (a plugin's workflow interceptors, `bundlerOptions`), so `Worker.create` bundles `workflows/` itself, with
+ * them, uncached.
  */
-export function workflowCode(
-  bundle?: WorkerOptions['workflowBundle'],
-  sealed = false,
-): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+export async function workflowCode(
+  bundle: WorkerOptions['workflowBundle'] | undefined,
+  converter: DataConverter,
+  bundledBySdk = false,
+): Promise<Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>> {
   if (bundle) return { workflowBundle: bundle };
+  const sealed = converter.failureConverterPath === SEALED_FAILURES_PATH;
   const prebuilt = sealed ? PREBUILT_SEALED_BUNDLE_PATH : PREBUILT_BUNDLE_PATH;
   if (!existsSync(sourceEntry) && existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
-  return { workflowsPath: WORKFLOWS_PATH };
+  if (bundledBySdk) return { workflowsPath: WORKFLOWS_PATH };
+  const { failureConverterPath, payloadConverterPath } = converter;
+  const inputs = {
+    workflowsPath: WORKFLOWS_PATH,
+    ...(failureConverterPath ? { failureConverterPath } : {}),
+    ...(payloadConverterPath ? { payloadConverterPath } : {}),
+  };
+  return { workflowBundle: await cachedWorkflowBundle(inputs, Runtime.instance().logger) };
+}
+
+/**
+ * Starts reading or building the workflow code that `createAgentWorker` with its default options (converter and
+ * tracing from the environment) will ask for, so the work runs beside other start-up work (the demo's dev server);
+ * `createAgentWorker` then takes the same bundle. Never rejects: `createAgentWorker` reports a failure itself. Call it
+ * once the process's Temporal `Runtime` is installed (its logger is the bundler's; else the SDK's default is installed).
+ */
+export function prepareWorkflowCode(): Promise<void> {
+  const converter = sealingFailures(keelDataConverter());
+  return workflowCode(undefined, converter, tracingFromEnv() !== undefined).then(
+    () => undefined,
+    () => undefined,
+  );
 }

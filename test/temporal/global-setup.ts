@@ -7,10 +7,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { startDevServer } from '../../dev/dev-server.js';
 import { WORKFLOWS_PATH } from '../../worker/create-worker.js';
+import { cachedWorkflowBundle } from '../../worker/bundle-cache.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -33,7 +33,9 @@ export default async function setup(project: TestProject) {
           ...['--dynamic-config-value', 'matching.maxTaskQueuesInDeploymentVersion=1000'],
         ],
       });
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  // through the on-disk cache (worker/bundle-cache.ts): built only when an input changed, and warm for the workers the
+  // tests start in child processes (keel dev, keel worker, the demo), which use the same cache
+  const { code } = await cachedWorkflowBundle({ workflowsPath: WORKFLOWS_PATH }, quietLogger);
   const dir = mkdtempSync(join(tmpdir(), 'keel-bundle-'));
   const bundlePath = join(dir, 'workflows.js');
   writeFileSync(bundlePath, code);

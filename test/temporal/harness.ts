@@ -3,12 +3,13 @@ import type { GraderDefinition } from '../../activities/graders.js';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { AgentClient, UpdateRejectedError, type AgentRunHandle } from '../../client/agent-client.js';
 import { createAgentWorker, type AgentWorker, type PassThroughWorkerOptions } from '../../worker/create-worker.js';
 import { approvalAskers } from '../../worker/approvals/resolve.js';
 import { SEALED_FAILURES_PATH, WORKFLOWS_PATH } from '../../worker/workflow-code.js';
+import { cachedWorkflowBundle } from '../../worker/bundle-cache.js';
 import type { ApprovalsOptions } from '../../activities/approvals/verify-approval.js';
 import { scriptedModel, type Script } from '../../activities/model/scripted.js';
 import type { AgentHooks } from '../../activities/hooks.js';
@@ -26,13 +27,16 @@ import type { McpServers } from '../../activities/mcp/config.js';
 let runtimeInstalled = false;
 let sealed: Promise<{ code: string }> | undefined;
 
-/** The workflow bundle of an encrypting worker (worker/workflow-code.ts `sealingFailures`), built once per test file. */
+/**
+ * The workflow bundle of an encrypting worker (worker/workflow-code.ts `sealingFailures`), read once per test file
+ * from the on-disk bundle cache (worker/bundle-cache.ts: built by the first file that asks, or by a worker started
+ * earlier; built again when an input changed).
+ */
 function sealedBundle(): Promise<{ code: string }> {
-  sealed ??= bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    failureConverterPath: SEALED_FAILURES_PATH,
-    logger: new DefaultLogger('WARN'),
-  }).then(({ code }) => ({ code }));
+  sealed ??= cachedWorkflowBundle(
+    { workflowsPath: WORKFLOWS_PATH, failureConverterPath: SEALED_FAILURES_PATH },
+    new DefaultLogger('WARN'),
+  );
   return sealed;
 }
 export function quietRuntime() {
