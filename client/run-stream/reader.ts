@@ -48,12 +48,17 @@ interface Poll {
   at: string;
   closed: boolean;
   pending: Pending;
+  /** A workflow task was scheduled or running. */
+  task: boolean;
   /** The pause before the next describe (client/run-stream/cadence.ts). */
   pause: number;
 }
 
 /** The shortest pause between two describes (unless `pollMs` says otherwise). */
 const MIN_PAUSE_MS = 5;
+
+/** The longest a read of new durable events waits for a pending workflow task to complete. */
+const READ_WAIT_MS = 500;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -92,6 +97,8 @@ export class RunStreamReader {
   private readonly cadence: PollCadence;
   /** The history (`runId/historyLength`) the last describe showed. */
   private lastAt = '';
+  /** Since when a read waits for a pending workflow task (see `readDue`). */
+  private taskSince: number | undefined;
 
   constructor(
     private readonly handle: WorkflowHandle,
@@ -118,8 +125,7 @@ export class RunStreamReader {
       }
       this.forgetCalls(poll.tick);
       yield* this.emitDeltas();
-      if (!this.read && poll.at !== this.readAt)
-        this.read = new DurableRead(this.handle, poll.runId, poll.at, this.at.seq, this.polls);
+      if (!this.read && poll.at !== this.readAt && this.readDue(poll)) this.read = this.startRead(poll);
       if (poll.closed && !this.read && this.readAt === poll.at) return;
       // the next poll, or sooner when the read in flight is answered
       const next = sleep(poll.pause, this.opts.signal);
@@ -132,6 +138,7 @@ export class RunStreamReader {
     const { describe } = this.opts;
     const tick = ++this.polls.started;
     const sent = Date.now();
+    (globalThis as any).__polls = ((globalThis as any).__polls ?? 0) + 1;
     let desc;
     try {
       desc = await (describe ? describe(() => describeRun(this.handle)) : describeRun(this.handle));
@@ -153,7 +160,24 @@ export class RunStreamReader {
     const task = !!desc.raw.pendingWorkflowTask;
     const pause = this.cadence.next({ pending, task, grew: at !== this.lastAt, sent, at: Date.now() });
     this.lastAt = at;
-    return { tick, runId: desc.runId, at, closed, pending, pause };
+    return { tick, runId: desc.runId, at, closed, pending, task, pause };
+  }
+
+  /**
+   * Whether to read the durable events the history grew by now: not while a workflow task is pending (it emits more
+   * of them, and one read after it costs the worker one query instead of two), unless one stays pending for
+   * {@link READ_WAIT_MS} (a task that keeps failing must not hold back the events before it).
+   */
+  private readDue(poll: Poll): boolean {
+    if (!poll.task) return true;
+    this.taskSince ??= Date.now();
+    return Date.now() - this.taskSince >= READ_WAIT_MS;
+  }
+
+  private startRead(poll: Poll): DurableRead {
+    this.taskSince = undefined;
+    const sameRun = this.lastRead?.runId === poll.runId;
+    return new DurableRead(this.handle, poll.runId, poll.at, this.at.seq, this.polls, sameRun);
   }
 
   /** Keeps what the poll showed of the pending model call: that it runs, and its delta items not sent yet. */
