@@ -1,7 +1,7 @@
 /**
  * Decoding the heartbeat details that a `describe` shows, once per distinct payload, through the client's data
  * converter: its codecs first (an encrypting worker seals its heartbeats like every payload, README "Encryption"), then
- * its payload converter. A stream reader polls `describe` about twice per model heartbeat (every 25 ms against 50 ms),
+ * its payload converter. A stream reader polls `describe` in step with the model heartbeats (client/run-stream/cadence.ts),
  * and a model call's details carry its whole live delta window (up to 16,384 characters of delta text, tens of KB of
  * JSON): opening and parsing it again at every poll that finds it unchanged was the largest cost of Keel's own code in a
  * reader of a long call (docs/architecture.md "Measured").

@@ -18,7 +18,12 @@ export interface StreamOptions {
   from?: number;
   /** Ends the iteration (without an error) when aborted. */
   signal?: AbortSignal;
-  /** How often the run is looked at (`describe`), in ms (default 25: half the model heartbeat's spacing). */
+  /**
+   * The pause between two looks at the run (`describe`), in ms, when nothing better is known (default 25), and the
+   * shortest one when given. While a model call streams, the reader looks in step with its heartbeats (one `describe`
+   * a few ms after each is due); while only tools run it backs off to 250 ms, while the run waits (nothing pending) to
+   * 1 s (client/run-stream/cadence.ts).
+   */
   pollMs?: number;
   /**
    * Runs each `describe` of the run. Default: an unreachable Temporal is retried after a pause, silently and without

@@ -101,6 +101,13 @@ export class StreamOffset {
   }
 }
 
+/**
+ * Spacing of a streaming model call's heartbeats (activities/model/call-model.ts): they carry the live deltas, so this
+ * bounds what the stream adds to a token's latency (tool heartbeats keep 250 ms). Readers poll in step with it
+ * (client/run-stream/cadence.ts).
+ */
+export const STREAM_HEARTBEAT_MS = 80;
+
 /** Most characters of delta text one heartbeat carries (the live window; an attempt's older items drop out). */
 export const STREAM_WINDOW_CHARS = 16_384;
 

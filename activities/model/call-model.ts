@@ -5,7 +5,7 @@ import { ErrorType, MAX_REPLY_SIZE, replyTooLarge } from '../../common/errors.js
 import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelContext } from '../../common/compaction.js';
 import { MODEL_HEARTBEAT_VERSION, modelHeartbeat } from '../../common/model-heartbeat.js';
-import { DeltaRecorder, type PartialGrowth } from '../../common/stream.js';
+import { DeltaRecorder, STREAM_HEARTBEAT_MS, type PartialGrowth } from '../../common/stream.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -285,12 +285,6 @@ export async function accountedAttempt(
     ctx.cancellationSignal.removeEventListener('abort', cancelled);
   }
 }
-
-/**
- * Spacing of a streaming model call's heartbeats: they carry the live deltas (common/stream.ts), so this bounds what
- * the stream adds to a token's latency (tool heartbeats keep 250 ms).
- */
-export const STREAM_HEARTBEAT_MS = 50;
 
 /** Where an earlier attempt's delta log for `messageIndex` ended (its last heartbeat), else 0. */
 function deltasEnd(details: unknown, messageIndex: number): number {

@@ -47,6 +47,8 @@ export class DurableRead {
     readonly at: string,
     private readonly after: number,
     private readonly polls: PollCount,
+    /** The events after `after` are all in run `runId` (the read before read it): its chain is not looked up. */
+    private readonly sameRun = false,
   ) {
     this.queryTick = polls.finished;
     this.lastSeq = after;
@@ -66,30 +68,43 @@ export class DurableRead {
     }
   }
 
-  /** The runs to read, oldest first: `runId` and those before it that hold events after `after`. */
-  private async chain(): Promise<string[]> {
+  /**
+   * The runs to read, oldest first: `runId` and those before it that hold events after `after`; with the first page of
+   * `runId` when that was asked to find out (a run that holds them all, the usual case, costs the worker one query).
+   */
+  private async chain(): Promise<{ runs: string[]; first?: EventsPage }> {
     const runs: string[] = [this.runId];
+    if (this.sameRun) return { runs };
+    const tick = this.polls.finished;
+    const first = await query(this.handle, this.runId, this.after, PAGE);
+    if (first.firstSeq <= this.after + 1) {
+      this.queryTick = tick;
+      return { runs, first };
+    }
     for (;;) {
-      const page = await query(this.handle, runs[0], this.after, 1);
-      if (page.firstSeq <= this.after + 1) return runs;
       const before = await previousRun(this.handle, runs[0]);
-      if (!before) return runs;
+      if (!before) return { runs };
       runs.unshift(before);
+      const page = await query(this.handle, before, this.after, 1);
+      if (page.firstSeq <= this.after + 1) return { runs };
     }
   }
 
-  /** The events of `runs` after `after`, in order. */
-  private async read(runs: string[]): Promise<LoggedEvent[]> {
+  /** The events of `runs` after `after`, in order (`first`: the first page of the only run, already read). */
+  private async read({ runs, first }: { runs: string[]; first?: EventsPage }): Promise<LoggedEvent[]> {
     const out: LoggedEvent[] = [];
     for (const id of runs) {
-      for (;;) {
+      for (let given = first; ; given = undefined) {
         const last = out.at(-1)?.seq ?? this.after;
-        if (id === this.runId) this.queryTick = this.polls.finished;
-        const page = await query(this.handle, id, last, 500);
+        if (id === this.runId && !given) this.queryTick = this.polls.finished;
+        const page = given ?? (await query(this.handle, id, last, PAGE));
         out.push(...page.events.filter((e) => e.seq > (out.at(-1)?.seq ?? this.after)));
-        if (page.events.length < 500) break;
+        if (page.events.length < PAGE) break;
       }
     }
     return out;
   }
 }
+
+/** Events per `events` query. */
+const PAGE = 500;

@@ -6,16 +6,28 @@ import type { ModelHeartbeat, ToolHeartbeat } from '../../common/events.js';
 import type { HeartbeatDeltas } from '../../common/stream.js';
 import type { HeartbeatDetailsDecoder } from '../heartbeat-details.js';
 
-/** What one `describe` shows: the pending `callModel` (run and activity id, its deltas once it heartbeated), tools. */
+/**
+ * What one `describe` shows: the pending `callModel` (run and activity id, its deltas and the server's stamp of its
+ * last heartbeat, in ms, once it heartbeated), the tools' latest updates, and whether any other activity is pending.
+ */
 export interface Pending {
-  model?: { key: string; deltas?: HeartbeatDeltas };
+  model?: { key: string; deltas?: HeartbeatDeltas; heartbeatAt?: number };
   tools: ToolHeartbeat[];
+  running?: boolean;
 }
 
 interface PendingActivity {
   activityId?: string | null;
   activityType?: { name?: string | null } | null;
   heartbeatDetails?: { payloads?: unknown[] | null } | null;
+  lastHeartbeatTime?: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null;
+}
+
+/** A protobuf timestamp in ms (undefined: none). */
+function stampMs(t: PendingActivity['lastHeartbeatTime']): number | undefined {
+  if (!t?.seconds) return undefined;
+  const s = typeof t.seconds === 'number' ? t.seconds : t.seconds.toNumber();
+  return s * 1000 + (t.nanos ?? 0) / 1e6;
 }
 
 /** The pending activities of run `runId` as `describe` shows them (their details decoded through `details`). */
@@ -26,7 +38,8 @@ export async function pendingOf(runId: string, raw: unknown, details: HeartbeatD
   for (const a of acts) {
     const isModel = a.activityType?.name === 'callModel';
     const key = `${runId}/${a.activityId ?? ''}`;
-    if (isModel) out.model = { key };
+    if (isModel) out.model = { key, heartbeatAt: stampMs(a.lastHeartbeatTime) };
+    else out.running = true;
     const payload = a.heartbeatDetails?.payloads?.[0];
     if (!payload) continue;
     let d: ModelHeartbeat | ToolHeartbeat | undefined;

@@ -21,6 +21,8 @@ import {
 import { HeartbeatDetailsDecoder } from '../heartbeat-details.js';
 import { isUnreachable } from '../reconnect.js';
 import type { StreamOptions } from '../run-stream.js';
+import { PollCadence } from './cadence.js';
+import { describeRun } from './describe.js';
 import { DurableRead, type PollCount } from './durable-read.js';
 import { pendingOf, type Pending } from './pending.js';
 
@@ -46,7 +48,17 @@ interface Poll {
   at: string;
   closed: boolean;
   pending: Pending;
+  /** A workflow task was scheduled or running. */
+  task: boolean;
+  /** The pause before the next describe (client/run-stream/cadence.ts). */
+  pause: number;
 }
+
+/** The shortest pause between two describes (unless `pollMs` says otherwise). */
+const MIN_PAUSE_MS = 5;
+
+/** The longest a read of new durable events waits for a pending workflow task to complete. */
+const READ_WAIT_MS = 500;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -82,12 +94,18 @@ export class RunStreamReader {
   /** When a describe first found the run closed. */
   private closedSince: number | undefined;
   private readonly pollMs: number;
+  private readonly cadence: PollCadence;
+  /** The history (`runId/historyLength`) the last describe showed. */
+  private lastAt = '';
+  /** Since when a read waits for a pending workflow task (see `readDue`). */
+  private taskSince: number | undefined;
 
   constructor(
     private readonly handle: WorkflowHandle,
     private readonly opts: StreamOptions = {},
   ) {
     this.pollMs = opts.pollMs ?? 25;
+    this.cadence = new PollCadence(this.pollMs, opts.pollMs ?? MIN_PAUSE_MS);
     this.at = StreamOffset.parse(opts.from ?? 0);
     this.held = this.at.kind === 'durable' ? [] : undefined;
     this.details = new HeartbeatDetailsDecoder(handle.client.options.loadedDataConverter);
@@ -107,11 +125,10 @@ export class RunStreamReader {
       }
       this.forgetCalls(poll.tick);
       yield* this.emitDeltas();
-      if (!this.read && poll.at !== this.readAt)
-        this.read = new DurableRead(this.handle, poll.runId, poll.at, this.at.seq, this.polls);
+      if (!this.read && poll.at !== this.readAt && this.readDue(poll)) this.read = this.startRead(poll);
       if (poll.closed && !this.read && this.readAt === poll.at) return;
       // the next poll, or sooner when the read in flight is answered
-      const next = sleep(this.pollMs, this.opts.signal);
+      const next = sleep(poll.pause, this.opts.signal);
       await (this.read ? Promise.race([next, this.read.promise]) : next);
     }
   }
@@ -120,9 +137,11 @@ export class RunStreamReader {
   private async poll(): Promise<Poll | undefined> {
     const { describe } = this.opts;
     const tick = ++this.polls.started;
+    const sent = Date.now();
+    (globalThis as any).__polls = ((globalThis as any).__polls ?? 0) + 1;
     let desc;
     try {
-      desc = await (describe ? describe(() => this.handle.describe()) : this.handle.describe());
+      desc = await (describe ? describe(() => describeRun(this.handle)) : describeRun(this.handle));
     } catch (err) {
       if (describe || !isUnreachable(err)) throw err;
       await sleep(this.pollMs * 10, this.opts.signal);
@@ -130,14 +149,35 @@ export class RunStreamReader {
     }
     this.polls.finished = tick;
     // a run that continued as new is not the end: the next describe finds its successor
-    if (desc.status.name === 'CONTINUED_AS_NEW') {
+    if (desc.status === 'CONTINUED_AS_NEW') {
       await sleep(this.pollMs, this.opts.signal);
       return undefined;
     }
-    const closed = desc.status.name !== 'RUNNING';
+    const closed = desc.status !== 'RUNNING';
     if (closed) this.closedSince ??= Date.now();
     const pending = closed ? { tools: [] } : await pendingOf(desc.runId, desc.raw, this.details);
-    return { tick, runId: desc.runId, at: `${desc.runId}/${desc.historyLength}`, closed, pending };
+    const at = `${desc.runId}/${desc.historyLength}`;
+    const task = !!desc.raw.pendingWorkflowTask;
+    const pause = this.cadence.next({ pending, task, grew: at !== this.lastAt, sent, at: Date.now() });
+    this.lastAt = at;
+    return { tick, runId: desc.runId, at, closed, pending, task, pause };
+  }
+
+  /**
+   * Whether to read the durable events the history grew by now: not while a workflow task is pending (it emits more
+   * of them, and one read after it costs the worker one query instead of two), unless one stays pending for
+   * {@link READ_WAIT_MS} (a task that keeps failing must not hold back the events before it).
+   */
+  private readDue(poll: Poll): boolean {
+    if (!poll.task) return true;
+    this.taskSince ??= Date.now();
+    return Date.now() - this.taskSince >= READ_WAIT_MS;
+  }
+
+  private startRead(poll: Poll): DurableRead {
+    this.taskSince = undefined;
+    const sameRun = this.lastRead?.runId === poll.runId;
+    return new DurableRead(this.handle, poll.runId, poll.at, this.at.seq, this.polls, sameRun);
   }
 
   /** Keeps what the poll showed of the pending model call: that it runs, and its delta items not sent yet. */
