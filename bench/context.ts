@@ -9,7 +9,7 @@ export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
   (
     process.env.BENCH_ONLY ??
-    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents'
+    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,capacity'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -28,6 +28,7 @@ const SECTIONS = [
   'stream',
   'mcp',
   'subagents',
+  'capacity',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
@@ -40,6 +41,8 @@ export interface Bench {
   started: number;
   log(line: string): void;
   server: DevServer;
+  /** The dev server's Prometheus endpoint (`--metrics-port`): its own request and action counters. */
+  metricsUrl: string;
   client: Client;
   /** Keel clients on the main worker's two Keel task queues. */
   keel1: AgentClient;
