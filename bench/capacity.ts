@@ -46,6 +46,8 @@ const STREAM_TURNS = 5;
 const LOAD_TURNS = 10;
 const LOAD_RUNS = Math.max(1, Number(process.env.BENCH_CAPACITY_RUNS ?? 50));
 const IDLE_S = Math.max(1, Number(process.env.BENCH_CAPACITY_IDLE_S ?? 5));
+/** More than the server's metrics reporting interval (1 s). */
+const REPORTING_WAIT_MS = 2500;
 
 /** The server's counters, the main worker's and the server's CPU, at one moment. */
 interface Reading {
@@ -73,10 +75,15 @@ class Meter {
     return { counters, workerCpuMs: await this.b.main.cpuMs(), serverCpuMs: procCpuMs(this.serverPid), at: now() };
   }
 
-  /** Runs `work` between two readings. */
+  /**
+   * Runs `work` between two readings. The server hands its counters to the metrics endpoint once a second (its
+   * metrics scope's reporting interval), so the second reading waits for that: read at once, a 1-second run's
+   * requests were missed by up to a half.
+   */
   async around<T>(work: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
     const a = await this.read();
     const result = await work();
+    await new Promise((r) => setTimeout(r, REPORTING_WAIT_MS));
     const z = await this.read();
     const counters = diffCounters(a.counters, z.counters);
     return {
@@ -86,7 +93,7 @@ class Meter {
         frontend: total(counters.frontend),
         workerCpuMs: z.workerCpuMs - a.workerCpuMs,
         serverCpuMs: z.serverCpuMs - a.serverCpuMs,
-        seconds: (z.at - a.at) / 1000,
+        seconds: (z.at - a.at - REPORTING_WAIT_MS) / 1000,
       },
     };
   }
