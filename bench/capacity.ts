@@ -46,7 +46,7 @@ const STREAM_TURNS = 5;
 const LOAD_TURNS = 10;
 const LOAD_RUNS = Math.max(1, Number(process.env.BENCH_CAPACITY_RUNS ?? 50));
 const IDLE_S = Math.max(1, Number(process.env.BENCH_CAPACITY_IDLE_S ?? 5));
-/** More than the server's metrics reporting interval (1 s). */
+/** Longer than the server takes to publish its counters (a wait of 2.5 s made them match the histories). */
 const REPORTING_WAIT_MS = 2500;
 
 /** The server's counters, the main worker's and the server's CPU, at one moment. */
@@ -76,9 +76,9 @@ class Meter {
   }
 
   /**
-   * Runs `work` between two readings. The server hands its counters to the metrics endpoint once a second (its
-   * metrics scope's reporting interval), so the second reading waits for that: read at once, a 1-second run's
-   * requests were missed by up to a half.
+   * Runs `work` between two readings. The server publishes its counters on its metrics endpoint periodically, so the
+   * second reading waits REPORTING_WAIT_MS: read at once, a 1-second run's counts were off by up to a half (the
+   * warm-up's late requests counted in, the run's last ones left out; its activities no longer matched its history).
    */
   async around<T>(work: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
     const a = await this.read();
