@@ -76,14 +76,16 @@ class Meter {
   }
 
   /**
-   * Runs `work` between two readings. The server publishes its counters on its metrics endpoint periodically, so the
-   * second reading waits REPORTING_WAIT_MS: read at once, a 1-second run's counts were off by up to a half (the
-   * warm-up's late requests counted in, the run's last ones left out; its activities no longer matched its history).
+   * Runs `work` between two readings. The server publishes its counters on its metrics endpoint periodically, so each
+   * reading waits REPORTING_WAIT_MS after the work before it: read at once, a 1-second run's counts were off by up to
+   * a half (the warm-up's late requests counted in, the run's last ones left out; its activities no longer matched its
+   * history).
    */
   async around<T>(work: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
+    await settle();
     const a = await this.read();
     const result = await work();
-    await new Promise((r) => setTimeout(r, REPORTING_WAIT_MS));
+    await settle();
     const z = await this.read();
     const counters = diffCounters(a.counters, z.counters);
     return {
@@ -100,6 +102,7 @@ class Meter {
 }
 
 const now = () => performance.now();
+const settle = () => new Promise((r) => setTimeout(r, REPORTING_WAIT_MS));
 /** What `usage` cost per unit (turn), as the model takes it. */
 const costOf = (u: Usage, n: number): WorkCost => ({
   frontendRpcs: u.frontend / n,
