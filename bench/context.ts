@@ -9,7 +9,7 @@ export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
   (
     process.env.BENCH_ONLY ??
-    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun'
+    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -29,6 +29,7 @@ const SECTIONS = [
   'mcp',
   'subagents',
   'firstrun',
+  'capacity',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
@@ -41,6 +42,8 @@ export interface Bench {
   started: number;
   log(line: string): void;
   server: DevServer;
+  /** The dev server's Prometheus endpoint (`--metrics-port`): its own request and action counters. */
+  metricsUrl: string;
   client: Client;
   /** Keel clients on the main worker's two Keel task queues. */
   keel1: AgentClient;

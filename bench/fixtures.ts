@@ -36,6 +36,10 @@ export const SCRIPTS: Record<string, Script> = {
   'bench-read-local': { rules: [{ toolCall: { name: 'read_local', arguments: { path: READ_FILE } } }] },
   /** bench/mcp.ts: server-everything's `echo` over stdio every turn (beside `bench-noop`, a local tool). */
   'bench-mcp-echo': { rules: [{ toolCall: { name: 'everything__echo', arguments: { message: 'ok' } } }] },
+  /** bench/capacity.ts: a reply streamed for about a second (100 chunks 10 ms apart), then the no-op tool call. */
+  'bench-stream': {
+    rules: [{ text: 'word '.repeat(160), chunkDelayMs: 10, toolCall: { name: 'noop', arguments: {} } }],
+  },
   /** bench/subagents.ts: the no-op sub-agent every turn (its child run answers in one model call). */
   'bench-sub': { rules: [{ toolCall: { name: 'bench-sub', arguments: { task: 'go' } } }] },
 };

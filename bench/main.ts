@@ -32,12 +32,16 @@
  * 13. First run: from a fresh process to its first completed 2-turn run, phase by phase (Node's boot, the imports,
  *    createAgentWorker, ready, the run), for the compiled package and for the sources with the workflow bundle cache
  *    empty and warm (bench/first-run.ts; builds dist/ first unless BENCH_FIRSTRUN_BUILD=0).
+ * 14. Capacity: the inputs of the fleet capacity model (docs/capacity.md) — per plain turn the server's frontend,
+ *    history and persistence requests (its own counters, from the dev server's metrics endpoint), billable actions,
+ *    history bytes, worker and server CPU; what streaming adds per second; a live reader's RPCs/s and CPU; turns/s
+ *    under load — and what 10,000 runs and 1,000 readers need from them (bench/capacity.ts, bench/capacity-model.ts).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
- * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts and mcp.ts, sharing
+ * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts, mcp.ts and capacity.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -78,6 +82,8 @@ import { mcpSection } from './mcp.js';
 import { subagentsSection } from './subagents.js';
 import { streamSection } from './stream-latency.js';
 import { firstRunSection } from './first-run.js';
+import { capacitySection } from './capacity.js';
+import { freePort } from './server-metrics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started = performance.now();
@@ -100,8 +106,12 @@ const temporalVersion = execFileSync(cliPath, ['--version'], { encoding: 'utf8' 
  * up to 50 ms, ~200 ms per turn whatever the workflow does. Raised here so the loop's own costs are visible;
  * BENCH_STOCK_SERVER=1 keeps the stock settings.
  */
+const metricsPort = await freePort();
 const SERVER_ARGS = [
   ...(process.env.BENCH_STOCK_SERVER ? [] : ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000']),
+  // the server's own request and action counters (bench/capacity.ts)
+  '--metrics-port',
+  String(metricsPort),
   '--log-level',
   'error',
 ];
@@ -170,6 +180,7 @@ const bench: Bench = {
   started,
   log,
   server,
+  metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
   client,
   keel1,
   keel2,
@@ -196,6 +207,7 @@ try {
   if (ONLY.has('mcp')) results.mcp = await mcpSection(bench);
   if (ONLY.has('subagents')) results.subagents = await subagentsSection(bench);
   if (ONLY.has('firstrun')) results.firstrun = await firstRunSection(bench);
+  if (ONLY.has('capacity')) results.capacity = await capacitySection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

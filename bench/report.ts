@@ -2,6 +2,7 @@ import type { McpResult } from './mcp.js';
 import type { SubagentsResult } from './subagents.js';
 import type { StreamResult } from './stream-latency.js';
 import { firstRunRows, type FirstRunResult } from './first-run.js';
+import type { CapacityResult } from './capacity.js';
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
 import { PI_AGENT_CORE } from './pi-loop.js';
@@ -507,6 +508,8 @@ export function markdown(r: any): string {
     );
   }
   if (r.firstrun) rows.push(...firstRunRows(r.firstrun as FirstRunResult));
+  const cap = r.capacity as CapacityResult | undefined;
+  if (cap) capacityRows(cap, (figure, value) => row('14 capacity', figure, value));
   const lines = [
     `# Keel bench`,
     '',
@@ -531,4 +534,76 @@ export function markdown(r: any): string {
     );
   if (o && !o.piMsPerTurn) lines.push(`Pi row: ${PI_AGENT_CORE} not installed; install with \`${PI_INSTALL}\`.`, '');
   return lines.join('\n');
+}
+
+/** Section 14's rows: the capacity model's inputs as measured, and what they give for the fleet of docs/capacity.md. */
+function capacityRows(c: CapacityResult, row: (figure: string, value: string) => void): void {
+  const ops = (byOp: Record<string, number>, digits = 2) =>
+    Object.entries(byOp)
+      .sort((a, b) => b[1] - a[1])
+      .map(([op, n]) => `${op} ${fmt(n, digits)}`)
+      .join(', ') || 'none';
+  const t = c.perTurn;
+  row(`plain turn (${c.turns}-turn runs), ms/turn`, fmtSummary(t.msPerTurn));
+  row('Temporal frontend RPCs per turn (server counters)', fmtSummary(t.frontendRpcs));
+  row('frontend RPCs per turn, by operation', ops(t.frontendByOperation));
+  row(
+    'history-service · matching · persistence requests per turn',
+    `${fmtSummary(t.historyRpcs)} · ${fmtSummary(t.matchingRpcs)} · ${fmtSummary(t.persistenceRequests)}`,
+  );
+  row('billable actions per turn annotated in history', `${fmtSummary(t.actions)}: ${ops(t.actionsByKind)}`);
+  row("the server's action counter per turn", `${fmtSummary(t.serverActions)}: ${ops(t.serverActionsByType)}`);
+  row('history bytes per turn', fmtSummary(t.historyBytes, fmtBytes));
+  row('CPU ms per turn: worker · server', `${fmtSummary(t.workerCpuMs)} · ${fmtSummary(t.serverCpuMs)}`);
+  const s = c.streamed;
+  row(
+    `streamed turn (${fmt(s.modelSeconds)} s of streaming): frontend RPCs per turn`,
+    `${fmt(s.cost.frontendRpcs, 1)}: ${ops(s.frontendByOperation, 1)}`,
+  );
+  row("streamed turn: the server's action counter per turn", ops(s.serverActionsByType, 1));
+  const x = c.inputs.streaming;
+  row(
+    'streaming adds per second streamed: frontend · history · DB requests · actions · CPU ms worker, server',
+    [x.frontendRpcs, x.historyRpcs, x.persistenceRequests, x.serverActions].map((v) => fmt(v, 1)).join(' · ') +
+      ` · ${fmt(x.workerCpuMs, 1)}, ${fmt(x.serverCpuMs, 1)}`,
+  );
+  const rs = c.reader.streaming;
+  row(
+    'one handle.stream() reader of a streaming run: RPCs/s (by method)',
+    `${fmt(rs.rpcsPerSecond, 1)}: ${ops(rs.byMethodPerSecond, 1)}; server counted +${fmt(rs.serverAddedRpcsPerSecond ?? NaN, 1)}/s`,
+  );
+  row(
+    "the reader's CPU: ms per turn · ms per second",
+    `${fmt(rs.cpuMsPerTurn ?? NaN, 1)} · ${fmt(rs.cpuMsPerSecond, 1)}`,
+  );
+  const ri = c.reader.idle;
+  row(
+    `one reader of a run waiting for input (${fmt(ri.seconds, 1)} s): RPCs/s · CPU ms/s`,
+    `${fmt(ri.rpcsPerSecond, 1)} (${ops(ri.byMethodPerSecond, 1)}) · ${fmt(ri.cpuMsPerSecond, 1)}`,
+  );
+  const l = c.load;
+  row(
+    `load: ${l.runs} concurrent ${l.turnsPerRun}-turn runs, one worker process: turns/s · RPCs/turn · CPU ms/turn worker, server`,
+    `${fmt(l.turnsPerSecond, 1)} · ${fmt(l.frontendRpcsPerTurn, 1)} · ${fmt(l.workerCpuMsPerTurn, 1)}, ${fmt(l.serverCpuMsPerTurn, 1)}`,
+  );
+  const f = c.fleet;
+  const p = c.plan;
+  const n = (v: number) => v.toLocaleString('en-US');
+  row(
+    `model, ${n(f.runs)} runs (a turn per ${f.secondsPerTurn} s, ${f.streamingSecondsPerTurn} s streaming) + ${n(f.readers)} readers: frontend RPS runs + readers = total`,
+    `${fmt(p.rps.runs, 0)} + ${fmt(p.rps.readers, 0)} = ${fmt(p.rps.total, 0)}`,
+  );
+  row('model: APS (server counter; as history annotates it)', `${fmt(p.aps, 0)}; ${fmt(p.apsFromHistory, 0)}`);
+  row(
+    `model: × Temporal Cloud's namespace defaults (${n(c.limits.cloudRequestsPerSecond)} RPS, ${c.limits.cloudActionsPerSecond} APS)`,
+    `RPS × ${fmt(p.cloud.rpsOverDefault, 1)}, APS × ${fmt(p.cloud.apsOverDefault, 1)}`,
+  );
+  row(
+    'model, self-hosted: frontends · history hosts (default rps) · DB requests/s · server cores (dev server CPU)',
+    `${p.selfHosted.frontendInstances} · ${p.selfHosted.historyInstances} · ${fmt(p.selfHosted.persistenceRequestsPerSecond, 0)} · ${fmt(p.selfHosted.serverCores, 1)}`,
+  );
+  row(
+    `model: worker cores at ${f.coreUtilization * 100} % (turn alone; under load) · processes at the measured turns/s · reader cores · history/day`,
+    `${fmt(p.workers.cores, 1)}; ${fmt(p.workers.coresAtLoad, 1)} · ${p.workers.processesAtMeasuredRate} · ${fmt(p.readerCores, 1)} · ${fmt(p.history.gibPerDay, 1)} GiB`,
+  );
 }
