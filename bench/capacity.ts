@@ -1,5 +1,5 @@
 /**
- * Section 13, capacity (`BENCH_ONLY=capacity`, issue 35 item 10): the inputs of the capacity model
+ * Section 14, capacity (`BENCH_ONLY=capacity`, issue 35 item 10): the inputs of the capacity model
  * (bench/capacity-model.ts, docs/capacity.md), measured on this run's dev server, and the model worked out from them.
  *
  * - A plain turn: BENCH_ROUNDS 20-turn runs (`scripted/bench-noop`, a no-op tool call a turn) on the main worker
