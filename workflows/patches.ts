@@ -138,4 +138,11 @@ export const PATCH = {
    * memo `keelTree.tools`), unless the definition has `ownTools`. Checked only at a sub-agent call.
    */
   subAgentToolBound: 'keel-0.6.3-sub-agent-tool-bound',
+  /**
+   * 0.8.0: `callModel`'s input carries the messages after the last assistant message (`tail`) and a tool activity's
+   * input its call (`call`), each when small (common/transcript-tail.ts), so a worker whose transcript copy lacks only
+   * those does not query the workflow (activities/transcript.ts). Checked at every model and tool call; a run recorded
+   * before sends references only, as before.
+   */
+  transcriptTail: 'keel-0.8-transcript-tail',
 } as const;
