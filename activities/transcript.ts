@@ -35,6 +35,15 @@ interface Entry {
   confirmed: number;
   /** JSON size of `messages`, in characters. */
   chars: number;
+  /** When the run was last read or written (the cache's clock). */
+  used: number;
+}
+
+/** How long a run's copy is kept unused: a finished run's copy would otherwise stay until the byte budget is full. */
+export interface CacheIdle {
+  /** Default 10 minutes: a run waiting longer for input reads its transcript again (one query). */
+  ms: number;
+  now(): number;
 }
 
 export class TranscriptCache {
@@ -43,10 +52,14 @@ export class TranscriptCache {
   private chars = 0;
   private queries = 0;
 
-  /** `maxChars`: JSON characters kept across all runs (default 256 Mi). */
+  /**
+   * `maxChars`: JSON characters kept across all runs (default 256 Mi); `idle`: runs unused for longer are dropped (a
+   * worker's heap would otherwise keep every finished run's transcript up to `maxChars`, and its collector slow down).
+   */
   constructor(
     private readonly source: TranscriptSource,
     private readonly maxChars = 256 * 1024 * 1024,
+    private readonly idle: CacheIdle = { ms: 10 * 60_000, now: () => performance.now() },
   ) {}
 
   /**
@@ -55,7 +68,7 @@ export class TranscriptCache {
    */
   async messages(run: RunRef, count: number, digest?: number, tail?: readonly Message[]): Promise<Message[]> {
     const key = keyOf(run);
-    const entry = this.take(key) ?? { messages: [], digests: [EMPTY_DIGEST], confirmed: 0, chars: 0 };
+    const entry = this.take(key) ?? { messages: [], digests: [EMPTY_DIGEST], confirmed: 0, chars: 0, used: 0 };
     try {
       if (matches(entry, count, digest) || (digest !== undefined && tail && extend(entry, count, digest, tail))) {
         entry.confirmed = Math.max(entry.confirmed, count);
@@ -119,11 +132,14 @@ export class TranscriptCache {
     return entry;
   }
 
+  /** Puts the run last (most recent), then drops the least recent runs while over budget or idle too long. */
   private put(key: string, entry: Entry): void {
+    const now = this.idle.now();
+    entry.used = now;
     this.runs.set(key, entry);
     this.chars += entry.chars;
     for (const [k, e] of this.runs) {
-      if (this.chars <= this.maxChars || k === key) break;
+      if ((this.chars <= this.maxChars && now - e.used <= this.idle.ms) || k === key) break;
       this.runs.delete(k);
       this.chars -= e.chars;
     }

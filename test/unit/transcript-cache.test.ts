@@ -123,4 +123,18 @@ describe('transcript cache', () => {
     expect(cache.held(run('w'), 1, d[1])).toBeUndefined(); // another digest
     expect(reads).toEqual([]);
   });
+
+  it("drops a run's copy once it has been unused for longer than the idle time (a finished run's)", async () => {
+    const { source, reads } = fakeSource({ a: [msg('a')], b: [msg('b')] });
+    let now = 0;
+    const cache = new TranscriptCache(source, 1024 * 1024, { ms: 1000, now: () => now });
+    await cache.messages(run('a'), 1);
+    now = 600;
+    await cache.messages(run('b'), 1);
+    now = 1500; // a unused for 1500 ms, b for 900
+    await cache.messages(run('b'), 1);
+    expect(cache.stats.runs).toBe(1);
+    await cache.messages(run('a'), 1);
+    expect(reads).toEqual(['a:0+1', 'b:0+1', 'a:0+1']);
+  });
 });
