@@ -145,4 +145,12 @@ export const PATCH = {
    * before sends references only, as before.
    */
   transcriptTail: 'keel-0.8-transcript-tail',
+  /**
+   * 0.8.0: a sliding-window batch whose history is full keeps its window full while it hands over (was: it stopped
+   * starting children at once, so the window drained during the hand-over's signals): the children it starts after
+   * the cut carry `reportBySignal` in their `keelBatch` memo and are not signalled; once the children started before
+   * are asked, it stops starting children and continues-as-new (workflows/batch/window.ts). Asked at a cut by history
+   * (events, bytes, Temporal's suggestion); a run that reached its `continueAsNewAfterTasks` still stops at once.
+   */
+  batchFullWindow: 'keel-0.8-batch-full-window',
 } as const;
