@@ -3,7 +3,9 @@
  * copy, bounded in bytes (least recently used runs go first). Activities also remember what they produce (the
  * assistant message, tool results) as *tentative* entries. The workflow sends the digest of the prefix an activity needs
  * (common/transcript-digest.ts): when the copy has that digest it is served without asking the workflow; otherwise the
- * tentative part is dropped and the missing messages are read through the `messages` query.
+ * tentative part is dropped and the missing messages are read through the `messages` query. From 0.8.0 an input may also
+ * carry the newest messages (`tail`, common/transcript-tail.ts): a copy that has the messages before them takes them
+ * without a query when the digest then matches, so a turn that ran its tools on another worker costs no query.
  */
 import type { Client } from '@temporalio/client';
 import type { Message } from '../common/messages.js';
@@ -33,6 +35,15 @@ interface Entry {
   confirmed: number;
   /** JSON size of `messages`, in characters. */
   chars: number;
+  /** When the run was last read or written (the cache's clock). */
+  used: number;
+}
+
+/** How long a run's copy is kept unused: a finished run's copy would otherwise stay until the byte budget is full. */
+export interface CacheIdle {
+  /** Default 10 minutes: a run waiting longer for input reads its transcript again (one query). */
+  ms: number;
+  now(): number;
 }
 
 export class TranscriptCache {
@@ -41,21 +52,25 @@ export class TranscriptCache {
   private chars = 0;
   private queries = 0;
 
-  /** `maxChars`: JSON characters kept across all runs (default 256 Mi). */
+  /**
+   * `maxChars`: JSON characters kept across all runs (default 256 Mi); `idle`: runs unused for longer are dropped (a
+   * worker's heap would otherwise keep every finished run's transcript up to `maxChars`, and its collector slow down).
+   */
   constructor(
     private readonly source: TranscriptSource,
     private readonly maxChars = 256 * 1024 * 1024,
+    private readonly idle: CacheIdle = { ms: 10 * 60_000, now: () => performance.now() },
   ) {}
 
-  /** transcript[0, count) of the run. With `digest` (of that prefix) a matching copy is served without a query. */
-  async messages(run: RunRef, count: number, digest?: number): Promise<Message[]> {
+  /**
+   * transcript[0, count) of the run. With `digest` (of that prefix) a matching copy is served without a query; with
+   * `tail` (transcript[count - tail.length, count)) too, a copy that has the messages before the tail.
+   */
+  async messages(run: RunRef, count: number, digest?: number, tail?: readonly Message[]): Promise<Message[]> {
     const key = keyOf(run);
-    const entry = this.take(key) ?? { messages: [], digests: [EMPTY_DIGEST], confirmed: 0, chars: 0 };
+    const entry = this.take(key) ?? { messages: [], digests: [EMPTY_DIGEST], confirmed: 0, chars: 0, used: 0 };
     try {
-      const matches =
-        entry.messages.length >= count &&
-        (digest === undefined ? count <= entry.confirmed : entry.digests[count] === digest);
-      if (matches) {
+      if (matches(entry, count, digest) || (digest !== undefined && tail && extend(entry, count, digest, tail))) {
         entry.confirmed = Math.max(entry.confirmed, count);
         return entry.messages.slice(0, count);
       }
@@ -74,6 +89,12 @@ export class TranscriptCache {
     } finally {
       this.put(key, entry);
     }
+  }
+
+  /** transcript[index] of the run when this worker's copy has it (`digest` covers transcript[0, index + 1)), else undefined: no query. */
+  held(run: RunRef, index: number, digest: number): Message | undefined {
+    const entry = this.runs.get(keyOf(run));
+    return entry && matches(entry, index + 1, digest) ? entry.messages[index] : undefined;
   }
 
   /** transcript[index] of the run; `digest` covers transcript[0, index + 1). */
@@ -111,15 +132,41 @@ export class TranscriptCache {
     return entry;
   }
 
+  /** Puts the run last (most recent), then drops the least recent runs while over budget or idle too long. */
   private put(key: string, entry: Entry): void {
+    const now = this.idle.now();
+    entry.used = now;
     this.runs.set(key, entry);
     this.chars += entry.chars;
     for (const [k, e] of this.runs) {
-      if (this.chars <= this.maxChars || k === key) break;
+      if ((this.chars <= this.maxChars && now - e.used <= this.idle.ms) || k === key) break;
       this.runs.delete(k);
       this.chars -= e.chars;
     }
   }
+}
+
+/** The copy has transcript[0, count): confirmed, or with the workflow's digest of it. */
+function matches(entry: Entry, count: number, digest: number | undefined): boolean {
+  return (
+    entry.messages.length >= count &&
+    (digest === undefined ? count <= entry.confirmed : entry.digests[count] === digest)
+  );
+}
+
+/**
+ * Puts `tail` at count - tail.length when the copy reaches there and the result has `digest`; else leaves the copy as
+ * it was and returns false.
+ */
+function extend(entry: Entry, count: number, digest: number, tail: readonly Message[]): boolean {
+  const from = count - tail.length;
+  if (from < 0 || entry.messages.length < from) return false;
+  let d = entry.digests[from];
+  for (const m of tail) d = nextDigest(d, m);
+  if (d !== digest) return false;
+  truncate(entry, from);
+  for (const m of tail) append(entry, m);
+  return true;
 }
 
 function keyOf(run: RunRef): string {

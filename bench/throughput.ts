@@ -47,8 +47,9 @@ export async function throughputSection(b: Bench) {
     b.workerCpuMsPerTurn = ((await main.cpuMs()) + (await second.cpuMs()) - w0) / turns;
     b.serverCpuMsPerTurn = (procCpuMs(serverPid) - s0) / turns;
     two.push(b);
+    const heap = await main.rss();
     log(
-      `  round ${r + 1}: 1 worker ${fmt(a.turnsPerSecond)} turns/s (p50 ${fmt(a.p50Ms)} ms, p99 ${fmt(a.p99Ms)} ms); 2 workers ${fmt(b.turnsPerSecond)} turns/s (p50 ${fmt(b.p50Ms)} ms, p99 ${fmt(b.p99Ms)} ms)`,
+      `  round ${r + 1}: 1 worker ${fmt(a.turnsPerSecond)} turns/s (p50 ${fmt(a.p50Ms)} ms, p99 ${fmt(a.p99Ms)} ms); 2 workers ${fmt(b.turnsPerSecond)} turns/s (p50 ${fmt(b.p50Ms)} ms, p99 ${fmt(b.p99Ms)} ms); main worker heap ${fmt(heap.heapUsed / 2 ** 20, 0)} MiB, RSS ${fmt(heap.rssBytes / 2 ** 20, 0)} MiB`,
     );
     // The engine floor under the same load, when the budget allows (context for the turns/s target).
     if (BUDGET_MS - (performance.now() - started) > a.wallMs * 1.1 + 20_000) {

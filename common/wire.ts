@@ -2,7 +2,7 @@
  * JSON wire types between `agentWorkflow` and Keel's activities. Small by design: the transcript travels by reference
  * (workflow id + message index), never inside an activity input (docs/architecture.md#history-stays-linear).
  */
-import type { AssistantMessage, ImageContent, TextContent, Usage } from './messages.js';
+import type { AssistantMessage, ImageContent, Message, TextContent, ToolCall, Usage } from './messages.js';
 import type { AgentRunInput, DurationInput } from './run.js';
 import type { ApprovalRecord } from './updates.js';
 import type { TreeBudgetRef } from './tree/budget.js';
@@ -128,6 +128,12 @@ export interface CallModelInput {
   messageCount: number;
   /** Digest of transcript[0, messageCount) (common/transcript-digest.ts): lets a worker's cache skip the query. */
   digest: number;
+  /**
+   * transcript[messageCount - tail.length, messageCount): the messages after the last assistant message, when small
+   * (from 0.8.0, common/transcript-tail.ts). A worker whose copy has the messages before them appends these and checks
+   * the digest instead of querying the workflow.
+   */
+  tail?: Message[];
   model: string;
   systemPrompt: string;
   tools: string[];
@@ -189,6 +195,11 @@ export interface ToolCallRef {
   toolCallId: string;
   toolName: string;
   /**
+   * The call itself, when small (from 0.8.0, common/transcript-tail.ts): a worker that has not the assistant message
+   * runs it without querying the workflow (unless a hook needs the message, or `callIndex` is given).
+   */
+  call?: ToolCall;
+  /**
    * Position of the call among the message's tool calls (0-based). Activities look the call up by position (and check
    * its id), so two calls with the same id cannot be mixed; absent (older workflows): the first call with the id.
    */
@@ -207,7 +218,7 @@ export interface PrepareToolCallsInput {
   /** Digest of transcript[0, assistantIndex + 1). */
   digest: number;
   /** `callIndex` as in {@link ToolCallRef}. */
-  calls: { toolCallId: string; toolName: string; callIndex?: number }[];
+  calls: { toolCallId: string; toolName: string; callIndex?: number; call?: ToolCall }[];
   metadata: Record<string, unknown>;
 }
 

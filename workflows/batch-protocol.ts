@@ -19,6 +19,11 @@ export interface BatchMembership {
   index: number;
   /** The batch keeps a tree-budget ledger: the task's model requests reserve from it (common/tree/budget.ts). */
   treeBudget?: true;
+  /**
+   * From 0.8.0: report how this run closes by signal from the start, as if asked by `keelBatchReportBySignal` (the
+   * batch started it after deciding to continue-as-new, workflows/batch/window.ts).
+   */
+  reportBySignal?: true;
 }
 
 /**
@@ -39,7 +44,12 @@ export const reportBySignalSignal = defineSignal<[]>('keelBatchReportBySignal');
 export function batchMembership(): BatchMembership | undefined {
   const m = workflowInfo().memo?.[BATCH_MEMO_KEY] as Partial<BatchMembership> | undefined;
   return m && typeof m.workflowId === 'string' && Number.isInteger(m.index)
-    ? { workflowId: m.workflowId, index: m.index as number, ...(m.treeBudget === true ? { treeBudget: true } : {}) }
+    ? {
+        workflowId: m.workflowId,
+        index: m.index as number,
+        ...(m.treeBudget === true ? { treeBudget: true } : {}),
+        ...(m.reportBySignal === true ? { reportBySignal: true } : {}),
+      }
     : undefined;
 }
 

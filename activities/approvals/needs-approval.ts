@@ -14,7 +14,7 @@ export async function needsApproval(s: CallScope, args: unknown): Promise<boolea
   const declared =
     approval === 'always' ? true : typeof approval === 'function' ? (await approval(args, s.context)) === true : false;
   const policy = await s.hooks.needsApproval?.(
-    { assistantMessage: s.assistantMessage, toolCall: s.call, args, context: s.context, declared },
+    { assistantMessage: s.assistantMessage!, toolCall: s.call, args, context: s.context, declared },
     s.signal,
   );
   return typeof policy === 'boolean' ? policy : declared;

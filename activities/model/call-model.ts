@@ -319,7 +319,9 @@ export function createCallModel(deps: CallModelDeps) {
       input.budgetLeft,
       async (onPartial, signal) => {
         const { provider, prefix, modelId } = requireProvider(deps.models, input.model);
-        let messages = modelContext(await deps.transcript.messages(input.run, input.messageCount, input.digest));
+        let messages = modelContext(
+          await deps.transcript.messages(input.run, input.messageCount, input.digest, input.tail),
+        );
         if (deps.hooks.transformContext) {
           messages = await deps.hooks.transformContext(messages, signal, {
             workflowId: input.run.workflowId,

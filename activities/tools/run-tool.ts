@@ -21,7 +21,8 @@ export type Preparation =
 export interface CallScope {
   tool: ToolDefinition | undefined;
   call: ToolCall;
-  assistantMessage: AssistantMessage;
+  /** The message holding the call; absent only on a worker with no hook that is given it (tool-activities.ts). */
+  assistantMessage?: AssistantMessage;
   context: ToolContext;
   hooks: AgentHooks;
   signal: AbortSignal;
@@ -39,7 +40,7 @@ export async function prepareCall(s: CallScope): Promise<Preparation> {
     const args = validateToolArguments(tool, { name: call.name, arguments: raw, argumentsError: call.argumentsError });
     if (hooks.beforeToolCall) {
       const verdict = await hooks.beforeToolCall(
-        { assistantMessage: s.assistantMessage, toolCall: call, args, context: s.context },
+        { assistantMessage: s.assistantMessage!, toolCall: call, args, context: s.context },
         signal,
       );
       if (signal.aborted) return immediate(OPERATION_ABORTED);
@@ -77,7 +78,7 @@ export async function executeCall(
   if (hooks.afterToolCall) {
     try {
       const o = await hooks.afterToolCall(
-        { assistantMessage: s.assistantMessage, toolCall: call, args, result, isError, context: s.context },
+        { assistantMessage: s.assistantMessage!, toolCall: call, args, result, isError, context: s.context },
         signal,
       );
       if (o) {

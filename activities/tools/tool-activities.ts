@@ -29,7 +29,8 @@ export interface ToolActivityDeps {
   homeQueue?: () => string | undefined;
 }
 
-type PositionedScope = CallScope & { position: number };
+/** `position` among the message's calls; absent when the call came in the input and the message was not read. */
+type PositionedScope = CallScope & { position?: number };
 
 /**
  * The position of the call: `callIndex` when given (its id must match), else the first call with the id (workflows
@@ -76,35 +77,66 @@ function checkHome(deps: ToolActivityDeps, home: string | undefined): void {
     );
 }
 
+/** Which call of the message: its id, its position if the workflow sent one, the call itself if it sent that. */
+interface CallId {
+  toolCallId: string;
+  callIndex?: number;
+  call?: ToolCall;
+}
+
+/** The worker has a hook that is given the assistant message (so a call in the input is not enough). */
+function hooksReadMessage(hooks: AgentHooks): boolean {
+  return Boolean(hooks.beforeToolCall || hooks.afterToolCall || hooks.needsApproval);
+}
+
+/**
+ * The call's scope. The assistant message comes from this worker's transcript copy; a call carried in the input (from
+ * 0.8.0) is used instead when the copy lacks the message and no hook reads it, so no query is sent.
+ */
 async function scope(
   deps: ToolActivityDeps,
   ref: Pick<ToolCallRef, 'run' | 'assistantIndex' | 'digest' | 'metadata'>,
-  toolCallId: string,
-  callIndex: number | undefined,
+  id: CallId,
 ): Promise<PositionedScope> {
-  const ctx = Context.current();
+  const carried =
+    id.call?.id === id.toolCallId && id.callIndex === undefined && !hooksReadMessage(deps.hooks) ? id.call : undefined;
+  if (carried && !deps.transcript.held(ref.run, ref.assistantIndex, ref.digest))
+    return scopeOf(deps, ref, { call: carried, key: `${ref.run.workflowId}/${carried.id}` });
   const assistant = (await deps.transcript.message(ref.run, ref.assistantIndex, ref.digest)) as AssistantMessage;
   const calls = assistant?.role === 'assistant' ? toolCallsOf(assistant) : [];
-  const position = locateCall(calls, toolCallId, callIndex);
+  const position = locateCall(calls, id.toolCallId, id.callIndex);
   if (position === undefined) {
-    const at = callIndex === undefined ? '' : ` at position ${callIndex}`;
+    const at = id.callIndex === undefined ? '' : ` at position ${id.callIndex}`;
     throw ApplicationFailure.nonRetryable(
-      `Tool call ${toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`,
+      `Tool call ${id.toolCallId}${at} is not in message ${ref.assistantIndex} of ${ref.run.workflowId}`,
       ErrorType.Internal,
     );
   }
-  const name = calls[position].name;
-  return {
-    tool: await deps.tools.tool(ref.run.workflowId, name),
+  return scopeOf(deps, ref, {
     call: calls[position],
     position,
-    assistantMessage: assistant,
+    assistant,
+    key: idempotencyKey(ref.run.workflowId, calls, position),
+  });
+}
+
+async function scopeOf(
+  deps: ToolActivityDeps,
+  ref: Pick<ToolCallRef, 'run' | 'metadata'>,
+  found: { call: ToolCall; position?: number; assistant?: AssistantMessage; key: string },
+): Promise<PositionedScope> {
+  const ctx = Context.current();
+  return {
+    tool: await deps.tools.tool(ref.run.workflowId, found.call.name),
+    call: found.call,
+    ...(found.position !== undefined ? { position: found.position } : {}),
+    ...(found.assistant ? { assistantMessage: found.assistant } : {}),
     hooks: deps.hooks,
     signal: ctx.cancellationSignal,
     context: {
       workflowId: ref.run.workflowId,
       runId: ctx.info.workflowExecution?.runId ?? '',
-      idempotencyKey: idempotencyKey(ref.run.workflowId, calls, position),
+      idempotencyKey: found.key,
       attempt: ctx.info.attempt,
       metadata: ref.metadata,
     },
@@ -116,6 +148,7 @@ async function scope(
  * assistantIndex + 1 + k (unless an abort cut the batch short, which the next digest check detects).
  */
 function remember(deps: ToolActivityDeps, ref: ToolCallRef, s: PositionedScope, outcome: ToolOutcome): void {
+  if (s.position === undefined) return;
   deps.transcript.remember(ref.run, ref.assistantIndex + 1 + s.position, toolResultMessage(s.call, outcome));
 }
 
@@ -151,8 +184,9 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedCall[]> {
       return heartbeating(async () => {
         const out: PreparedCall[] = [];
-        for (const { toolCallId, callIndex } of input.calls) {
-          const s = await scope(deps, input, toolCallId, callIndex);
+        for (const c of input.calls) {
+          const { toolCallId, callIndex } = c;
+          const s = await scope(deps, input, c);
           const p = await prepareCall(s);
           const id = { toolCallId, ...(callIndex !== undefined ? { callIndex } : {}) };
           if (p.status === 'immediate') out.push({ ...id, ...p });
@@ -174,7 +208,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async executeToolCall(input: ExecuteToolCallInput): Promise<ToolOutcome> {
       checkHome(deps, input.home);
       return heartbeating(async (progress) => {
-        const s = await scope(deps, input, input.toolCallId, input.callIndex);
+        const s = await scope(deps, input, input);
         const executed = await executeCall(
           { ...s, tool: s.tool! },
           input.args === undefined ? s.call.arguments : input.args,
@@ -195,7 +229,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async runToolCall(input: ToolCallRef): Promise<RunToolCallResult> {
       checkHome(deps, input.home);
       return heartbeating(async (progress) => {
-        const s = await scope(deps, input, input.toolCallId, input.callIndex);
+        const s = await scope(deps, input, input);
         const p = await prepareCall(s);
         if (p.status === 'runnable' && p.approval)
           return {

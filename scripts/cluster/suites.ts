@@ -95,6 +95,7 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
   'tool-env.test.ts': "the tool process's environment",
   'tool-ledger.test.ts': 'the worker-local ledger',
   'tracing.test.ts': 'spans of the worker',
+  'transcript-tail.test.ts': "the activities' transcript copy and what their inputs carry",
   'turn-numbers.test.ts': 'turn numbering',
   'ui-browser.test.ts': 'the Web UI in a browser',
   'worker-main-approvals.test.ts': 'worker settings from the environment',

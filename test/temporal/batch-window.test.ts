@@ -344,4 +344,65 @@ describe('sliding-window batch', () => {
       { index: 0, status: 'completed', turns: 2, tokens: 15, cost: 0.0015, modelCalls: 2 },
     ]);
   }, 120_000);
+
+  it('a batch whose history is full keeps its window full while it hands over: each continue-as-new carries a full window (0.8.0)', async () => {
+    const base = 24;
+    const tasks: AgentRunInput[] = Array.from({ length: TASKS }, (_, i) => ({
+      model: 'scripted/window',
+      tools: ['hold'],
+      prompt: `task ${base + i} go`,
+    }));
+    const handle = await startBatchWorkflow(keel.client.client, keel.taskQueue, tasks, {
+      batchId: `batch-window-full-${randomUUID()}`,
+      concurrency: 3,
+      continueAsNewAfterEvents: 1, // every run cuts at its first start or report
+    });
+    for (let k = 0; k < TASKS; k++) {
+      // task k finishes only once the window is full again after the previous report
+      await vi.waitFor(
+        async () => {
+          const p = await progressOf(handle);
+          if (p.done !== k || p.running !== Math.min(3, TASKS - k)) throw new Error(JSON.stringify(p));
+        },
+        { timeout: 30_000, interval: 50 },
+      );
+      gateOf(base + k).open();
+    }
+    const summary = (await handle.result()) as AgentBatchResult;
+    expect(summary).toMatchObject({ total: TASKS, done: TASKS, failed: 0, byStatus: { completed: TASKS } });
+    expect(summary.continuedAsNew).toBeGreaterThanOrEqual(2);
+
+    const runs = await chainHistories(handle);
+    const index = (id: string | null | undefined) => Number(id!.slice(handle.workflowId.length + 1));
+    const asked = new Set<number>();
+    const flagged = new Set<number>();
+    const reports: number[] = [];
+    for (const h of runs)
+      for (const e of h.events ?? []) {
+        const started = e.startChildWorkflowExecutionInitiatedEventAttributes;
+        const memo = started && (decode(started.memo?.fields?.keelBatch ?? undefined) as { reportBySignal?: true });
+        if (started && memo?.reportBySignal) flagged.add(index(started.workflowId));
+        const ask = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+        if (ask?.signalName === 'keelBatchReportBySignal') asked.add(index(ask.workflowExecution?.workflowId));
+        const s = e.workflowExecutionSignaledEventAttributes;
+        if (s?.signalName === 'keelBatchTaskFinished')
+          reports.push((decode(s.input?.payloads?.[0]) as { index: number }).index);
+      }
+    // run 1 started task 0, cut, and filled the window with tasks started asked to report (flagged): those are never
+    // asked, the others are asked at the hand-over
+    expect(flagged.has(1) && flagged.has(2)).toBe(true);
+    expect(asked.has(0)).toBe(true);
+    for (let i = 0; i < TASKS; i++) expect(asked.has(i) !== flagged.has(i)).toBe(true);
+    // only an asked or a flagged child reports, once each
+    expect(reports.length).toBe(new Set(reports).size);
+    for (const i of reports) expect(asked.has(i) || flagged.has(i)).toBe(true);
+    // every continue-as-new carried as many running children as the window holds (0.4.0: one fewer, it drained)
+    for (const h of runs.slice(1)) {
+      const carried = decode(
+        h.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![1],
+      ) as WindowCarried;
+      expect(carried.running.length).toBe(Math.min(3, TASKS - carried.done - carried.failed));
+    }
+    expect(await workflowTaskFailures(handle)).toEqual([]);
+  }, 120_000);
 });

@@ -85,4 +85,56 @@ describe('transcript cache', () => {
     expect(await cache.messages(run('w'), 3, prefixDigests(t)[3])).toEqual(t);
     expect(reads).toEqual(['w:0+1', 'w:1+2']);
   });
+
+  it('takes the tail of an input onto a copy that has the messages before it, without a query (0.8.0)', async () => {
+    const t = [msg('prompt'), msg('reply'), msg('result'), msg('steer')];
+    const d = prefixDigests(t);
+    const { source, reads } = fakeSource({ w: t });
+    const cache = new TranscriptCache(source);
+    expect(await cache.messages(run('w'), 1, d[1], [t[0]])).toEqual([t[0]]); // the first call: the prompt is the tail
+    cache.remember(run('w'), 1, t[1]); // its reply; the tool ran on another worker
+    expect(await cache.messages(run('w'), 4, d[4], t.slice(2))).toEqual(t);
+    expect(reads).toEqual([]);
+    expect(cache.stats.queries).toBe(0);
+  });
+
+  it('reads by reference when the tail does not fit the copy (a gap before it, or another digest)', async () => {
+    const t = [msg('prompt'), msg('reply'), msg('result')];
+    const d = prefixDigests(t);
+    const { source, reads } = fakeSource({ w: t });
+    const gap = new TranscriptCache(source);
+    expect(await gap.messages(run('w'), 3, d[3], [t[2]])).toEqual(t); // has nothing before the tail
+    const other = new TranscriptCache(source);
+    await other.messages(run('w'), 1, d[1], [t[0]]);
+    other.remember(run('w'), 1, { ...msg('reply'), timestamp: 1 }); // an attempt the workflow did not record
+    expect(await other.messages(run('w'), 3, d[3], [t[2]])).toEqual(t);
+    expect(reads).toEqual(['w:0+3', 'w:2+1', 'w:1+2']); // pages of at most 2
+  });
+
+  it('says whether it holds a message without querying', async () => {
+    const t = [msg('prompt'), msg('reply')];
+    const d = prefixDigests(t);
+    const { source, reads } = fakeSource({ w: t });
+    const cache = new TranscriptCache(source);
+    expect(cache.held(run('w'), 1, d[2])).toBeUndefined();
+    await cache.messages(run('w'), 1, d[1], [t[0]]);
+    cache.remember(run('w'), 1, t[1]);
+    expect(cache.held(run('w'), 1, d[2])).toEqual(t[1]);
+    expect(cache.held(run('w'), 1, d[1])).toBeUndefined(); // another digest
+    expect(reads).toEqual([]);
+  });
+
+  it("drops a run's copy once it has been unused for longer than the idle time (a finished run's)", async () => {
+    const { source, reads } = fakeSource({ a: [msg('a')], b: [msg('b')] });
+    let now = 0;
+    const cache = new TranscriptCache(source, 1024 * 1024, { ms: 1000, now: () => now });
+    await cache.messages(run('a'), 1);
+    now = 600;
+    await cache.messages(run('b'), 1);
+    now = 1500; // a unused for 1500 ms, b for 900
+    await cache.messages(run('b'), 1);
+    expect(cache.stats.runs).toBe(1);
+    await cache.messages(run('a'), 1);
+    expect(reads).toEqual(['a:0+1', 'b:0+1', 'a:0+1']);
+  });
 });

@@ -4,6 +4,7 @@ import { malformedModelOutput } from '../../common/errors.js';
 import { modelCallFailure } from '../failure-outcomes.js';
 import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
 import { emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
+import { transcriptTail } from '../../common/transcript-tail.js';
 import { modelActivities } from '../activities.js';
 import { workflowNow } from '../clock.js';
 import { compact, compactionDue } from './compaction.js';
@@ -53,6 +54,7 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
           run: ctx.run,
           messageCount: transcript.length,
           digest: ctx.digests[transcript.length],
+          ...(patched(PATCH.transcriptTail) ? transcriptTail(transcript) : {}),
           model: config.model,
           systemPrompt: config.systemPrompt ?? '',
           tools: st.tools.map((t) => t.name),

@@ -27,7 +27,9 @@ export type BatchReportState = Pick<SessionState, 'reportToBatch' | 'usage' | 't
 
 /** A batch's child answers the batch's request to report by signal (nothing for a run outside a batch). */
 export function registerBatchReportHandler(state: BatchReportState): void {
-  if (!batchMembership()) return;
+  const m = batchMembership();
+  if (!m) return;
+  if (m.reportBySignal) state.reportToBatch = true; // started after its batch's cut (0.8.0): asked from the start
   setHandler(reportBySignalSignal, () => void (state.reportToBatch = true), {
     description: 'From this run’s batch: report how this run closes by signal (the batch continues-as-new).',
   });

@@ -6,6 +6,7 @@
 import { patched } from '@temporalio/workflow';
 import { OPERATION_ABORTED, toolNotEnabled, toolNotFound } from '../../common/errors.js';
 import type { ToolCall } from '../../common/messages.js';
+import { carriedCall } from '../../common/transcript-tail.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import type { PreparedCall, RunRef, SubAgentRecord, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import type { RunTree } from '../tree/context.js';
@@ -67,7 +68,7 @@ export async function prepareKnown(
     run: h.run,
     assistantIndex,
     digest: h.digests[assistantIndex + 1],
-    calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name })),
+    calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name, ...carried(c) })),
     metadata: h.config.metadata ?? {},
   };
   const summary = preparationSummary(h, known);
@@ -217,6 +218,12 @@ function callRef(h: ToolCallHost, call: ToolCall, assistantIndex: number): ToolC
     digest: h.digests[assistantIndex + 1],
     toolCallId: call.id,
     toolName: call.name,
+    ...carried(call),
     metadata: h.config.metadata ?? {},
   };
+}
+
+/** The call itself in its activity's input, from 0.8.0 (`keel-0.8-transcript-tail`). */
+function carried(call: ToolCall): { call?: ToolCall } {
+  return patched(PATCH.transcriptTail) ? carriedCall(call) : {};
 }

@@ -249,6 +249,16 @@ class WindowBatch {
   /** Bumped by every report and start resolution: what the main loop waits on. */
   private changes = 0;
   private cutting = false;
+  /**
+   * From 0.8.0 (`keel-0.8-batch-full-window`): the first slot started after the cut. Those children are started asked
+   * to report by signal (memo `keelBatch.reportBySignal`), so the window stays full while the run hands over the
+   * children started before; undefined: not cut, or cut the 0.4.0 way (the window drains while handing over).
+   */
+  private cutAt: number | undefined;
+  /** The full-window hand-over is done: no child starts any more, the run continues-as-new once its starts resolve. */
+  private closing = false;
+  /** Slots whose child's start has not resolved yet. */
+  private readonly pendingStarts = new Set<number>();
   private reconciling = false;
   /** Variants and repeats (0.5.0): a task runs in `perTask` slots; without them one slot is one task. */
   private readonly shape: BatchShape;
@@ -407,7 +417,13 @@ class WindowBatch {
     this.running.add(i);
     this.startedByThisRun.add(i);
     this.starting += 1;
-    const membership: BatchMembership = { workflowId: this.batchId, index: i, ...this.budget.membership() };
+    this.pendingStarts.add(i);
+    const membership: BatchMembership = {
+      workflowId: this.batchId,
+      index: i,
+      ...this.budget.membership(),
+      ...(this.cutAt !== undefined ? { reportBySignal: true } : {}),
+    };
     let task = given;
     // a graded task's expected and grader stay with the batch; a variant's fields replace the task's
     if (graderOf(given as BatchTask) !== undefined || this.perTask > 1 ? this.gradingOn() : false) {
@@ -436,6 +452,7 @@ class WindowBatch {
       )
       .finally(() => {
         this.starting -= 1;
+        this.pendingStarts.delete(i);
         this.changes += 1;
       });
   }
@@ -446,10 +463,13 @@ class WindowBatch {
    * this run, which waits for it (a minute at most: then the next run's reconciliation finds it).
    */
   private async handOver(): Promise<void> {
+    const cutAt = this.cutAt;
+    // a full-window cut: the children started before it, once started (those after report by signal already)
+    if (cutAt !== undefined) await condition(() => ![...this.pendingStarts].some((i) => i < cutAt));
     const closed: number[] = [];
     await Promise.all(
       [...this.running]
-        .filter((i) => this.startedByThisRun.has(i))
+        .filter((i) => this.startedByThisRun.has(i) && (cutAt === undefined || i < cutAt))
         .map((i) =>
           getExternalWorkflowHandle(this.childId(i))
             .signal(reportBySignalSignal)
@@ -460,6 +480,31 @@ class WindowBatch {
         ),
     );
     await condition(() => closed.every((i) => !this.running.has(i)), '1 minute');
+  }
+
+  /**
+   * History is full: stop launching (0.4.0), or (0.8.0) hand over while the window keeps launching. A run that
+   * reached its `continueAsNewAfterTasks` starts exactly that many, as before.
+   */
+  private cut(): void {
+    this.cutting = true;
+    const after = this.input.continueAsNewAfterTasks;
+    if ((after !== undefined && this.startedHere >= after) || !patched(PATCH.batchFullWindow)) return;
+    this.cutAt = this.st.next;
+    void this.handOver()
+      .then(() => void (this.closing = true))
+      .catch(() => undefined) // cancelled: the run's loop ends with its cancelled scope
+      .finally(() => void (this.changes += 1));
+  }
+
+  /** Whether the run may start another child: until the cut (0.4.0), or until the hand-over is done (0.8.0). */
+  private launching(): boolean {
+    return this.cutAt === undefined ? !this.cutting : !this.closing;
+  }
+
+  /** Whether the run may continue-as-new now: cut, no start pending, and a full-window hand-over done. */
+  private mayContinue(): boolean {
+    return this.cutting && this.starting === 0 && (this.cutAt === undefined || this.closing);
   }
 
   /** Reconciliation: after a quiet spell, asks Temporal which children of the window are closed without a report. */
@@ -497,7 +542,7 @@ class WindowBatch {
     try {
       this.publish();
       for (;;) {
-        while (!this.cutting && running.size < this.concurrency && st.next < total) {
+        while (this.launching() && running.size < this.concurrency && st.next < total) {
           const spent = budget.reached();
           if (spent) {
             // the pool is spent: the remaining tasks are not started
@@ -523,13 +568,13 @@ class WindowBatch {
           }
           this.launch(i, task);
           this.startedHere += 1;
-          if (historyFull(input, this.startedHere)) this.cutting = true;
+          if (!this.cutting && historyFull(input, this.startedHere)) this.cut();
         }
         this.publish();
         if (this.finished()) break;
-        if (this.cutting && this.starting === 0) {
+        if (this.mayContinue()) {
           // the running children carry on and report to the next run
-          await this.handOver();
+          if (this.cutAt === undefined) await this.handOver();
           // verdicts are recorded by this run: none may be pending when it hands over
           if (this.grading) await condition(() => this.grading!.pending === 0);
           st.continuedAsNew += 1;
@@ -539,7 +584,7 @@ class WindowBatch {
         }
         const seen = this.changes;
         await condition(() => this.changes !== seen);
-        if (!this.cutting && historyFull(input, this.startedHere)) this.cutting = true;
+        if (!this.cutting && historyFull(input, this.startedHere)) this.cut();
       }
     } finally {
       const cancelled = CancellationScope.current().consideredCancelled;
