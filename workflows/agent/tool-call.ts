@@ -163,18 +163,25 @@ export async function execute(
   );
 }
 
-/** A call of a sub-agent (README "Sub-agents"): a child run instead of a tool activity (from 0.6.0). */
+/**
+ * A call of a sub-agent (README "Sub-agents"): a child run instead of a tool activity (from 0.6.0). A run that has the
+ * 0.8.0 sub-agent calls (`PATCH.subAgentCalls`, which implies `subAgents`) records no `subAgents` marker.
+ */
 function isSubAgent(info: ToolInfo): info is ToolInfo & { agent: SubAgentRecord } {
-  return info.agent !== undefined && patched(PATCH.subAgents);
+  return info.agent !== undefined && (patched(PATCH.subAgentCalls) || patched(PATCH.subAgents));
 }
 
-/** A sub-agent call of a sequential batch: prepared (validation, hooks, approval) in one activity, then its child run. */
+/**
+ * A sub-agent call of a sequential batch: prepared (validation, hooks, approval) in one activity, then its child run;
+ * since 0.8.0 a direct call the workflow validates itself starts its child at once (RunTree.direct).
+ */
 async function prepareThenStartChild(
   h: ToolCallHost,
   call: ToolCall,
   assistantIndex: number,
   info: ToolInfo & { agent: SubAgentRecord },
 ): Promise<ToolOutcome | Suspend> {
+  if (h.tree.direct(call, info)) return h.tree.runSubAgent(h, call, info, call.arguments);
   const p = (await prepareKnown(h, [call], assistantIndex)).get(call.id);
   if (!p) return loopErrorOutcome(OPERATION_ABORTED);
   if (p.status === 'immediate') return p.outcome;
