@@ -220,6 +220,8 @@ describe('sub-agents', () => {
     );
     expect(kinds.slice(0, 3)).toEqual(['started', 'started', 'started']);
     expect(kinds).toHaveLength(6);
+    // 0.8.0: plainly valid calls of a direct sub-agent need no preparation activity, in a parallel batch too
+    expect(await eventNames(keel, id)).not.toContain('ACTIVITY_TASK_SCHEDULED prepareToolCalls');
     // the events carry the child's workflow id
     const starts = (await allEvents(h)).filter(
       (e) => e.type === 'tool_execution_start' || e.type === 'tool_execution_end',

@@ -60,9 +60,12 @@ export async function prepareKnown(
   calls: ToolCall[],
   assistantIndex: number,
 ): Promise<Map<string, PreparedCall>> {
-  const known = calls.filter((c) => toolInfo(h.tools, c.name));
   const byId = new Map<string, PreparedCall>();
-  if (known.length === 0 || h.abort) return byId;
+  if (h.abort) return byId;
+  // 0.8.0: a direct sub-agent call the workflow validates needs no preparation (nothing on the worker sees it first)
+  for (const c of calls) if (directSubAgentCall(h, c)) byId.set(c.id, { toolCallId: c.id, status: 'runnable' });
+  const known = calls.filter((c) => toolInfo(h.tools, c.name) && !byId.has(c.id));
+  if (known.length === 0) return byId;
   const input = {
     run: h.run,
     assistantIndex,
@@ -161,6 +164,15 @@ export async function execute(
     (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
     (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
   );
+}
+
+/**
+ * A sub-agent call whose child starts without the preparation activity (0.8.0, RunTree.direct); the run's record of
+ * the sub-agent is read first, so a run started before 0.8.0 (no `direct`) asks no patch here.
+ */
+function directSubAgentCall(h: ToolCallHost, call: ToolCall): boolean {
+  const info = toolInfo(h.tools, call.name);
+  return info?.agent?.direct === true && h.tree.direct(call, info as ToolInfo & { agent: SubAgentRecord });
 }
 
 /**
