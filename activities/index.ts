@@ -107,6 +107,7 @@ export function createActivities(deps: KeelActivityDeps) {
       mcp: deps.mcp,
       ...(deps.maxAgentDepth !== undefined ? { maxAgentDepth: deps.maxAgentDepth } : {}),
       approvalHook: hooks.needsApproval !== undefined,
+      callHook: hooks.beforeToolCall !== undefined,
     }),
     callModel: createCallModel({ models, tools: lookup, hooks, transcript }),
     compact: createCompact({ models, transcript }),

@@ -7,16 +7,13 @@ import type { ToolDefinition } from './tools/define-tool.js';
 import { thrownMessage } from '../common/errors.js';
 import { Context } from '@temporalio/activity';
 import type { RunMcpTools } from './mcp/run-tools.js';
-import { isAgentTool } from './agents/define-agent.js';
+import { isAgentTool, subAgentRecord } from './agents/define-agent.js';
 import { DEFAULT_MAX_AGENT_DEPTH } from '../common/tree/sub-agents.js';
 
 const activityWorkflowId = (): string => Context.current().info.workflowExecution?.workflowId ?? '';
 
-/**
- * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
- * returns what the workflow needs to schedule the enabled tools. Every problem is reported, one line per field.
- */
-export function createStartRun(deps: {
+/** What `startRun` knows of its worker. */
+export interface StartRunDeps {
   tools: Map<string, ToolDefinition>;
   models: ModelRegistry;
   searchAttributesReady: () => Promise<boolean>;
@@ -40,7 +37,15 @@ export function createStartRun(deps: {
   workflowId?: () => string;
   /** The worker has `hooks.needsApproval`: any call may wait for approval. */
   approvalHook?: boolean;
-}) {
+  /** The worker has `hooks.beforeToolCall`: it sees every call before it runs (0.8.0: no call of a sub-agent is `direct`). */
+  callHook?: boolean;
+}
+
+/**
+ * Activity `startRun`: validates the run input (JSON Schema, the worker's tools and models) before any model call, and
+ * returns what the workflow needs to schedule the enabled tools. Every problem is reported, one line per field.
+ */
+export function createStartRun(deps: StartRunDeps) {
   return async function startRun({ input }: StartRunInput): Promise<StartRunResult> {
     // the codec passes clear payloads through (old runs stay readable), so a clear start is caught here, once
     const unsealed = await deps.unsealedStart?.();
@@ -93,7 +98,7 @@ export function createStartRun(deps: {
           ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
           ...(record ? { mcp: record } : {}),
-          ...(isAgentTool(t) ? { agent: { ...t.agent, maxDepth: deps.maxAgentDepth ?? DEFAULT_MAX_AGENT_DEPTH } } : {}),
+          ...(isAgentTool(t) ? { agent: subAgentRecord(t, agentRecordOptions(deps)) } : {}),
           ...approvalInfo(t.approval, deps.approvalHook === true),
         };
       });
@@ -111,6 +116,15 @@ export function createStartRun(deps: {
       ...(otherTools.length > 0 ? { otherTools } : {}),
       searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),
     };
+  };
+}
+
+/** What a sub-agent's record depends on of the worker (activities/agents/define-agent.ts `subAgentRecord`). */
+function agentRecordOptions(deps: StartRunDeps) {
+  return {
+    maxDepth: deps.maxAgentDepth ?? DEFAULT_MAX_AGENT_DEPTH,
+    callHooks: deps.approvalHook === true || deps.callHook === true,
+    toolsElsewhere: deps.toolsElsewhere === true,
   };
 }
 

@@ -69,6 +69,13 @@ export interface SubAgentRecord {
   typedInput?: true;
   /** How deep a tree this worker lets runs grow (its `maxAgentDepth`, default 3): a call at a greater depth is refused. */
   maxDepth: number;
+  /**
+   * Nothing on the worker sees a call before its child starts (0.8.0, set by `startRun`): no `beforeToolCall` or
+   * `needsApproval` hook, no approval of the sub-agent, and the worker runs tool activities itself (role `all`). A call
+   * whose arguments the workflow finds plainly valid (common/tree/plain-arguments.ts) then starts its child without
+   * the preparation activity. Absent: every call is prepared by the activity, as before.
+   */
+  direct?: true;
 }
 
 /** Input of the `checkSubAgentOutput` local activity: a typed sub-agent's final text and its `output` schema. */

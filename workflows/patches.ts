@@ -153,4 +153,13 @@ export const PATCH = {
    * (events, bytes, Temporal's suggestion); a run that reached its `continueAsNewAfterTasks` still stops at once.
    */
   batchFullWindow: 'keel-0.8-batch-full-window',
+  /**
+   * 0.8.0: a sub-agent call costs about what a tool call costs (issue 35 item 5). A call of a sub-agent the run recorded
+   * as `direct` (nothing on its worker sees a call before it runs), whose arguments the workflow finds valid as they
+   * are (common/tree/plain-arguments.ts), starts its child without the `prepareToolCalls` activity; the child's
+   * `keelTree` memo says whether its tree's root keeps a budget (`rootBudgeted`: when not, the child's model requests
+   * reserve from no one). Checked only at a sub-agent call, first: it implies `subAgents`, `subAgentModelOptions` and
+   * `subAgentToolBound`, which a run that has it no longer asks (one marker per run instead of four).
+   */
+  subAgentCalls: 'keel-0.8-sub-agent-calls',
 } as const;

@@ -154,6 +154,21 @@ export function ownToolsWarning(agents: readonly AgentDefinition[] | undefined):
     .join('');
 }
 
+/**
+ * The sub-agent as `startRun` records it for a run (`ToolInfo.agent`): its definition, the worker's depth limit, and
+ * `direct` (0.8.0) when nothing on the worker sees a call before its child starts — `callHooks` false (no
+ * `beforeToolCall` or `needsApproval` hook), no `approval` on the registry entry, and the worker's own tool activities
+ * (`toolsElsewhere` false: another worker's hooks could see the call). A direct call whose arguments the workflow finds
+ * plainly valid skips the preparation activity (workflows/tree/sub-agent.ts).
+ */
+export function subAgentRecord(
+  tool: AgentTool,
+  opts: { maxDepth: number; callHooks: boolean; toolsElsewhere: boolean },
+): SubAgentRecord {
+  const direct = !opts.callHooks && !opts.toolsElsewhere && tool.approval === undefined;
+  return { ...tool.agent, maxDepth: opts.maxDepth, ...(direct ? { direct: true as const } : {}) };
+}
+
 /** True for a registry entry that is a sub-agent. */
 export function isAgentTool(tool: ToolDefinition | undefined): tool is AgentTool {
   return tool !== undefined && typeof (tool as Partial<AgentTool>).agent === 'object';

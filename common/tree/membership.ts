@@ -28,6 +28,12 @@ export interface TreeMembership {
    * before 0.6.3): this run's own `tools` bound its subtree.
    */
   tools?: string[];
+  /**
+   * Whether the tree's root keeps a budget (0.8.0, set by the parent: the root run's `budget`, a batch's tree-budget
+   * ledger). False: with no `budgetedAncestors` either, this run's model requests reserve from no one (no Update, no
+   * signal to the root). Absent (a memo set before 0.8.0): taken as true, every request reserves from the root.
+   */
+  rootBudgeted?: boolean;
 }
 
 /** The memo key holding a sub-agent's `TreeMembership`. */
@@ -45,7 +51,8 @@ export function asTreeMembership(value: unknown): TreeMembership | undefined {
     m.path.every((p) => typeof p === 'string') &&
     (m.budgetedAncestors === undefined ||
       (Array.isArray(m.budgetedAncestors) && m.budgetedAncestors.every((a) => typeof a === 'string'))) &&
-    (m.tools === undefined || (Array.isArray(m.tools) && m.tools.every((a) => typeof a === 'string')))
+    (m.tools === undefined || (Array.isArray(m.tools) && m.tools.every((a) => typeof a === 'string'))) &&
+    (m.rootBudgeted === undefined || typeof m.rootBudgeted === 'boolean')
     ? (m as TreeMembership)
     : undefined;
 }

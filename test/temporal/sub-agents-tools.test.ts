@@ -104,6 +104,7 @@ describe('sub-agents: a run’s tools bound its tree', () => {
       depth: 1,
       path: ['helper › h1'],
       tools: ['helper'],
+      rootBudgeted: false,
     });
   });
 

@@ -76,6 +76,8 @@ const scripts = {
       { match: 'break', text: 'trying', toolCalls: [call('b1', 'broken', { task: 'anything' })] },
       { match: 'loop', text: 'looping', toolCalls: [call('l1', 'looper', { task: 'read blobs' })] },
       { match: 'attach', text: 'asking', toolCalls: [call('p1', 'researcher', { task: 'be patient' })] },
+      { match: 'one plain call', toolCalls: [call('o1', 'researcher', { task: 'plain topic' })] },
+      { match: 'bad arguments', toolCalls: [call('v1', 'researcher', { topic: 'x' })] },
       { match: 'nobody', text: 'asking nobody', toolCalls: [call('n1', 'nobody', { task: 'x' })] },
       { match: 'deep', text: 'going deep', toolCalls: [call('d1', 'delegator', { task: 'delegate topic A' })] },
       {
@@ -96,6 +98,7 @@ const scripts = {
       { match: 'topic C', text: 'C is third', chunkDelayMs: 150 },
       { match: 'sheep', text: '{"count": "many"}' },
       { match: 'patient', text: 'patiently done at last', chunkDelayMs: 400 },
+      { match: 'plain topic', text: 'plainly answered' },
     ],
   },
   looping: {
@@ -126,6 +129,31 @@ const blob = defineTool({
 });
 
 const agents = [researcher, counter, broken, slow, delegator, looper];
+
+/**
+ * A run's history as event type names (`ACTIVITY_TASK_SCHEDULED callModel`, `MARKER_RECORDED keel-0.8-sub-agent-calls`,
+ * `UPSERT_WORKFLOW_SEARCH_ATTRIBUTES TemporalChangeVersion`): activities and patch markers named, upserts by key.
+ */
+async function eventNames(k: Keel, workflowId: string): Promise<string[]> {
+  const events = (await k.client.getHandle(workflowId).workflow.fetchHistory()).events ?? [];
+  return events.map((e) => {
+    const type = String(EventType[e.eventType ?? 0]).replace('EVENT_TYPE_', '');
+    const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    const patch = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    const upsert = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    const what =
+      activity ??
+      (patch ? (JSON.parse(Buffer.from(patch).toString()) as { id: string }).id : undefined) ??
+      (upsert?.TemporalChangeVersion ? 'TemporalChangeVersion' : upsert ? 'Keel' : undefined);
+    return what ? `${type} ${what}` : type;
+  });
+}
+
+/** The events of the call a turn's `callModel` asked for: after that activity's completion, up to the next one's scheduling. */
+function callEvents(names: string[]): string[] {
+  const done = names.indexOf('ACTIVITY_TASK_COMPLETED', names.indexOf('ACTIVITY_TASK_SCHEDULED callModel'));
+  return names.slice(done + 1, names.indexOf('ACTIVITY_TASK_SCHEDULED callModel', done) + 1);
+}
 
 describe('sub-agents', () => {
   let keel: Keel;
@@ -175,6 +203,7 @@ describe('sub-agents', () => {
         depth: 1,
         path: [`researcher › ${c}`],
         tools: ['researcher'], // the root run's tools bound the tree
+        rootBudgeted: false, // 0.8.0: the root has no budget, so the child's requests reserve from no one
       });
       expect(await d.staticSummary()).toBe(`sub-agent researcher: ${topic}`);
       expect(await d.staticDetails()).toContain(`**sub-agent** researcher · tool call ${c} of ${id}`);
@@ -191,6 +220,8 @@ describe('sub-agents', () => {
     );
     expect(kinds.slice(0, 3)).toEqual(['started', 'started', 'started']);
     expect(kinds).toHaveLength(6);
+    // 0.8.0: plainly valid calls of a direct sub-agent need no preparation activity, in a parallel batch too
+    expect(await eventNames(keel, id)).not.toContain('ACTIVITY_TASK_SCHEDULED prepareToolCalls');
     // the events carry the child's workflow id
     const starts = (await allEvents(h)).filter(
       (e) => e.type === 'tool_execution_start' || e.type === 'tool_execution_end',
@@ -224,6 +255,69 @@ describe('sub-agents', () => {
       ['c3', 'C is third'],
     ])
       expect(w.stdout.split('\n')).toContain(`  researcher › ${c} │ assistant ${text}`);
+  });
+
+  it('a plain sub-agent call costs a child start and its completion: no preparation activity, no budget round trips', async () => {
+    // issue 35 item 5 (0.8.0, keel-0.8-sub-agent-calls): these exact lists are the cost of one call; a regression fails here
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'one plain call', tools: ['researcher'] });
+    expect((await h.result()).status).toBe('completed');
+    const id = h.workflowId;
+    expect(strip(await h.allMessages())[2]).toEqual(
+      result('o1', 'researcher', 'plainly answered', { childWorkflowId: `${id}-o1` }),
+    );
+    const task = ['WORKFLOW_TASK_SCHEDULED', 'WORKFLOW_TASK_STARTED', 'WORKFLOW_TASK_COMPLETED'];
+    const patchMarker = (id: string) => [
+      `MARKER_RECORDED ${id}`,
+      'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES TemporalChangeVersion',
+    ];
+    // the parent: the call's workflow task starts the child (its one patch marker, once per run), the child's start
+    // and its completion each wake the workflow; the turn's end (its own patch marker) schedules the next model call
+    expect(callEvents(await eventNames(keel, id))).toEqual([
+      ...task,
+      ...patchMarker('keel-0.8-sub-agent-calls'),
+      'START_CHILD_WORKFLOW_EXECUTION_INITIATED',
+      'CHILD_WORKFLOW_EXECUTION_STARTED',
+      ...task,
+      'CHILD_WORKFLOW_EXECUTION_COMPLETED',
+      ...task,
+      ...patchMarker('keel-0.3-coarse-turn-upserts'),
+      'ACTIVITY_TASK_SCHEDULED callModel',
+    ]);
+    // the child: its start check, one model call, its end; no Update or signal to the root (no budget anywhere)
+    expect(await eventNames(keel, `${id}-o1`)).toEqual([
+      'WORKFLOW_EXECUTION_STARTED',
+      ...task,
+      'ACTIVITY_TASK_SCHEDULED startRun',
+      'ACTIVITY_TASK_STARTED',
+      'ACTIVITY_TASK_COMPLETED',
+      ...task,
+      'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES Keel',
+      'ACTIVITY_TASK_SCHEDULED callModel',
+      'ACTIVITY_TASK_STARTED',
+      'ACTIVITY_TASK_COMPLETED',
+      ...task,
+      ...patchMarker('keel-0.3-coarse-turn-upserts'),
+      'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES Keel',
+      'WORKFLOW_EXECUTION_COMPLETED',
+    ]);
+    expect(await workflowTaskFailures(h)).toEqual([]);
+  });
+
+  it('a sub-agent call whose arguments are not plainly valid is prepared by the activity: its exact validation text', async () => {
+    const h = await keel.start({ model: 'scripted/parent', prompt: 'bad arguments', tools: ['researcher'] });
+    expect((await h.result()).status).toBe('completed');
+    expect(strip(await h.allMessages())[2]).toEqual(
+      result(
+        'v1',
+        'researcher',
+        'Validation failed for tool "researcher":\n  - task: must have required properties task\n\nReceived arguments:\n{\n  "topic": "x"\n}',
+        {},
+        true,
+      ),
+    );
+    const names = await eventNames(keel, h.workflowId);
+    expect(names).toContain('ACTIVITY_TASK_SCHEDULED prepareToolCalls');
+    expect(names).not.toContain('START_CHILD_WORKFLOW_EXECUTION_INITIATED');
   });
 
   it('a typed output that fails validation gives the parent an error result naming the field', async () => {
@@ -318,6 +412,7 @@ describe('sub-agents', () => {
       depth: 2,
       path: ['delegator › d1', 'researcher › r1'],
       tools: ['delegator', 'researcher'],
+      rootBudgeted: false, // carried down from its parent's memo
     });
     expect(strip(await h.allMessages())[2]).toEqual(
       result('d1', 'delegator', 'delegated', { childWorkflowId: `${h.workflowId}-d1` }),
@@ -343,6 +438,7 @@ describe('sub-agents', () => {
       depth: 1,
       path: ['looper › l1'],
       tools: ['looper', 'blob'],
+      rootBudgeted: false,
     });
   });
 
@@ -369,6 +465,7 @@ describe('sub-agents', () => {
       depth: 1,
       path: ['counter › t1'],
       tools: ['counter'],
+      rootBudgeted: false, // a batch without a budget keeps no ledger
     });
   });
 

@@ -535,6 +535,7 @@ describe('tree budget: parallel sub-agents wait for room instead of stopping', (
       ['fan', { maxTokens: 500, temperature: 0.7 }],
     ]);
     const child = await keel.client.getHandle(`${root.workflowId}-p1`).workflow.describe();
-    expect(child.memo?.keelTree).toMatchObject({ tools: ['part'] });
+    // 0.8.0: the root keeps a budget, so the memo says so and the children's requests reserve from it (above)
+    expect(child.memo?.keelTree).toMatchObject({ tools: ['part'], rootBudgeted: true });
   }, 120_000);
 });

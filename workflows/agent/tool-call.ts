@@ -61,9 +61,12 @@ export async function prepareKnown(
   calls: ToolCall[],
   assistantIndex: number,
 ): Promise<Map<string, PreparedCall>> {
-  const known = calls.filter((c) => toolInfo(h.tools, c.name));
   const byId = new Map<string, PreparedCall>();
-  if (known.length === 0 || h.abort) return byId;
+  if (h.abort) return byId;
+  // 0.8.0: a direct sub-agent call the workflow validates needs no preparation (nothing on the worker sees it first)
+  for (const c of calls) if (directSubAgentCall(h, c)) byId.set(c.id, { toolCallId: c.id, status: 'runnable' });
+  const known = calls.filter((c) => toolInfo(h.tools, c.name) && !byId.has(c.id));
+  if (known.length === 0) return byId;
   const input = {
     run: h.run,
     assistantIndex,
@@ -164,18 +167,34 @@ export async function execute(
   );
 }
 
-/** A call of a sub-agent (README "Sub-agents"): a child run instead of a tool activity (from 0.6.0). */
-function isSubAgent(info: ToolInfo): info is ToolInfo & { agent: SubAgentRecord } {
-  return info.agent !== undefined && patched(PATCH.subAgents);
+/**
+ * A sub-agent call whose child starts without the preparation activity (0.8.0, RunTree.direct); the run's record of
+ * the sub-agent is read first, so a run started before 0.8.0 (no `direct`) asks no patch here.
+ */
+function directSubAgentCall(h: ToolCallHost, call: ToolCall): boolean {
+  const info = toolInfo(h.tools, call.name);
+  return info?.agent?.direct === true && h.tree.direct(call, info as ToolInfo & { agent: SubAgentRecord });
 }
 
-/** A sub-agent call of a sequential batch: prepared (validation, hooks, approval) in one activity, then its child run. */
+/**
+ * A call of a sub-agent (README "Sub-agents"): a child run instead of a tool activity (from 0.6.0). A run that has the
+ * 0.8.0 sub-agent calls (`PATCH.subAgentCalls`, which implies `subAgents`) records no `subAgents` marker.
+ */
+function isSubAgent(info: ToolInfo): info is ToolInfo & { agent: SubAgentRecord } {
+  return info.agent !== undefined && (patched(PATCH.subAgentCalls) || patched(PATCH.subAgents));
+}
+
+/**
+ * A sub-agent call of a sequential batch: prepared (validation, hooks, approval) in one activity, then its child run;
+ * since 0.8.0 a direct call the workflow validates itself starts its child at once (RunTree.direct).
+ */
 async function prepareThenStartChild(
   h: ToolCallHost,
   call: ToolCall,
   assistantIndex: number,
   info: ToolInfo & { agent: SubAgentRecord },
 ): Promise<ToolOutcome | Suspend> {
+  if (h.tree.direct(call, info)) return h.tree.runSubAgent(h, call, info, call.arguments);
   const p = (await prepareKnown(h, [call], assistantIndex)).get(call.id);
   if (!p) return loopErrorOutcome(OPERATION_ABORTED);
   if (p.status === 'immediate') return p.outcome;

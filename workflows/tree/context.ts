@@ -12,7 +12,7 @@ import type { SessionState, StoredApprovalRecord, StoredPendingApproval } from '
 import { batchMembership } from '../batch-protocol.js';
 import { reportToRoot, subAgentRefusal } from './approvals.js';
 import { treeMembership } from './membership.js';
-import { runSubAgent, subAgentChildId, type SubAgentHost } from './sub-agent.js';
+import { directCall, runSubAgent, subAgentChildId, type SubAgentHost } from './sub-agent.js';
 
 /** This run's place in a tree and the few operations its session needs of it. */
 export class RunTree {
@@ -36,6 +36,8 @@ export class RunTree {
    */
   budgetRef(worstTokens: () => number): { treeBudget?: TreeBudgetRef } {
     const tree = this.membership();
+    // 0.8.0: a tree whose root keeps no budget, and no budgeted ancestor: nothing to reserve from
+    if (tree?.rootBudgeted === false && !tree.budgetedAncestors?.length) return {};
     const root = tree?.rootWorkflowId ?? treeBatchRoot();
     const ancestors = tree?.budgetedAncestors?.length ? { ancestorWorkflowIds: tree.budgetedAncestors } : {};
     return root ? { treeBudget: { rootWorkflowId: root, ...ancestors, worstTokens: worstTokens() } } : {};
@@ -60,6 +62,11 @@ export class RunTree {
     args: unknown,
   ): Promise<ToolOutcome> {
     return runSubAgent(h, call, info, args);
+  }
+
+  /** Whether a sub-agent call starts its child without the preparation activity (0.8.0; workflows/tree/sub-agent.ts). */
+  direct(call: ToolCall, info: ToolInfo & { agent: SubAgentRecord }): boolean {
+    return directCall(call, info.agent);
   }
 
   /** The child workflow id of a sub-agent call. */

@@ -28,6 +28,7 @@ import {
   subAgentTooDeep,
 } from '../../common/tree/sub-agents.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree/membership.js';
+import { plainlyValid } from '../../common/tree/plain-arguments.js';
 import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import { localSetupActivities, subAgentActivities } from '../activities.js';
 import { childRunOutcome } from '../failure-outcomes.js';
@@ -57,9 +58,15 @@ export function subAgentChildId(call: ToolCall): string {
 /**
  * The child's place in the tree: a child of this run, one level deeper. A batch's task has its batch as root. When
  * this run is not the root and has a budget of its own (`budgeted`), it joins the child's `budgetedAncestors`.
- * `toolBound` (0.6.3): the tools the child's tree allows, carried down in the memo.
+ * `toolBound` (0.6.3): the tools the child's tree allows, carried down in the memo. `withRootBudget` (0.8.0): the memo
+ * says whether the root keeps a budget (`rootBudgeted`).
  */
-export function childMembership(call: ToolCall, budgeted: boolean, toolBound?: string[]): TreeMembership {
+export function childMembership(
+  call: ToolCall,
+  budgeted: boolean,
+  toolBound?: string[],
+  withRootBudget = false,
+): TreeMembership {
   const own = treeMembership();
   const parentWorkflowId = workflowInfo().workflowId;
   const rootWorkflowId = own?.rootWorkflowId ?? batchMembership()?.workflowId ?? parentWorkflowId;
@@ -75,7 +82,33 @@ export function childMembership(call: ToolCall, budgeted: boolean, toolBound?: s
     path: [...(own?.path ?? []), `${call.name} › ${call.id}`],
     ...(budgetedAncestors.length ? { budgetedAncestors } : {}),
     ...(toolBound ? { tools: toolBound } : {}),
+    ...(withRootBudget ? rootBudgeted(own, budgeted) : {}),
   };
+}
+
+/**
+ * Whether the child's tree root keeps a budget: this run's (`budgeted`) when it is the root, its batch's ledger when it
+ * is a batch's task, else what its own memo says (absent in a memo set before 0.8.0: stays absent, taken as true).
+ */
+function rootBudgeted(own: TreeMembership | undefined, budgeted: boolean): Pick<TreeMembership, 'rootBudgeted'> {
+  if (own) return own.rootBudgeted === undefined ? {} : { rootBudgeted: own.rootBudgeted };
+  const batch = batchMembership();
+  return { rootBudgeted: batch ? batch.treeBudget === true : budgeted };
+}
+
+/**
+ * Whether a sub-agent call starts its child without the preparation activity (0.8.0, `PATCH.subAgentCalls`): the run
+ * recorded the sub-agent as `direct` (nothing on the worker sees a call first) and the call's arguments parsed and are
+ * plainly valid against its schema (common/tree/plain-arguments.ts); any other call is prepared by the activity, whose
+ * texts are the only validation errors. The patch is asked only for such a call.
+ */
+export function directCall(call: ToolCall, agent: SubAgentRecord): boolean {
+  return (
+    agent.direct === true &&
+    call.argumentsError === undefined &&
+    plainlyValid(agent.parameters, call.arguments) &&
+    patched(PATCH.subAgentCalls)
+  );
 }
 
 /** What a sub-agent's child is started with since 0.6.3: inherited model options, its tools within the tree's bound. */
@@ -86,17 +119,21 @@ export interface ChildStart {
 }
 
 /**
- * Since 0.6.3 (each behind its patch, asked only when a child is started): the child gets the caller's
- * `modelOptions` under the definition's, option by option, and only the tools of its definition that its tree's bound
- * allows — the bound this run's memo carries, else this run's own `tools` (README "Sub-agents").
+ * Since 0.6.3 (each behind its patch, asked only when a child is started; implied by the 0.8.0 `subAgentCalls`, so a
+ * run that has it records neither marker): the child gets the caller's `modelOptions` under the definition's, option
+ * by option, and only the tools of its definition that its tree's bound allows — the bound this run's memo carries,
+ * else this run's own `tools` (README "Sub-agents").
  */
 export function childStart(config: RunConfig, agent: SubAgentRecord): ChildStart {
-  const modelOptions = patched(PATCH.subAgentModelOptions)
-    ? inheritedModelOptions(config.modelOptions, agent.modelOptions)
-    : undefined;
-  const bounded = patched(PATCH.subAgentToolBound)
-    ? boundedTools(agent.tools, treeMembership()?.tools ?? config.tools ?? [], agent.ownTools === true)
-    : undefined;
+  const since08 = patched(PATCH.subAgentCalls);
+  const modelOptions =
+    since08 || patched(PATCH.subAgentModelOptions)
+      ? inheritedModelOptions(config.modelOptions, agent.modelOptions)
+      : undefined;
+  const bounded =
+    since08 || patched(PATCH.subAgentToolBound)
+      ? boundedTools(agent.tools, treeMembership()?.tools ?? config.tools ?? [], agent.ownTools === true)
+      : undefined;
   return { ...(modelOptions ? { modelOptions } : {}), ...(bounded ? { bounded } : {}) };
 }
 
@@ -150,7 +187,8 @@ export async function runSubAgent(
   const depth = childMembership(call, false).depth;
   if (depth > agent.maxDepth) return loopErrorOutcome(subAgentTooDeep(call.name, depth, agent.maxDepth));
   const start = childStart(h.config, agent);
-  const membership = childMembership(call, h.config.budget !== undefined, start.bounded?.bound);
+  const withRootBudget = patched(PATCH.subAgentCalls);
+  const membership = childMembership(call, h.config.budget !== undefined, start.bounded?.bound, withRootBudget);
   const id = subAgentChildId(call);
   const input = childInput(h.config, agent, args, start);
   const task = typeof input.prompt === 'string' ? input.prompt : '';
