@@ -62,8 +62,6 @@ export class AgentSession implements ToolBatchHost {
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (see common/transcript-digest.ts). */
   digests: number[] = [];
   abort?: AbortKind;
-  /** Activity summaries of the current message's tool calls (from `callModel`, set by the loop for the tool batch). */
-  toolSummaries?: Record<string, string>;
   /** A turn is in progress (between its turn_start and turn_end): it is turn `state.turns + 1`. */
   turnOpen = false;
   /** Search attribute values last upserted. */

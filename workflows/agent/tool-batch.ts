@@ -28,6 +28,7 @@ import {
   unknownToolText,
   type Suspend,
   type ToolCallHost,
+  type ToolSummaries,
 } from './tool-call.js';
 import { loopErrorOutcome } from './tool-tracking.js';
 
@@ -49,13 +50,15 @@ export type BatchResult =
  * Runs the calls of the assistant message at `assistantIndex`. A message that reuses a call id: activities find a
  * call's arguments by its id, so only the first call with an id runs; each later one is refused (an error result
  * after the others, never executed) and the batch does not terminate. `resume`: the batch carried across
- * continue-as-new (its finished calls, the rest pending or not started).
+ * continue-as-new (its finished calls, the rest pending or not started). `summaries`: the activity summaries
+ * `callModel` computed for the message's tool calls (none for a resumed batch: each call gets the generic one).
  */
 export async function runToolBatch(
   h: ToolBatchHost,
   assistant: AssistantMessage,
   assistantIndex: number,
   resume?: SuspendedBatch,
+  summaries?: Record<string, string>,
 ): Promise<BatchResult> {
   const all = toolCallsOf(assistant);
   if (assistant.stopReason === 'length') return truncatedBatch(h, all);
@@ -69,8 +72,8 @@ export async function runToolBatch(
   const outcome = resume
     ? await resumedBatch(h, calls, assistantIndex, resume, done)
     : sequential || calls.length === 1
-      ? await sequentialBatch(h, calls, assistantIndex, done)
-      : await parallelBatch(h, calls, assistantIndex, done);
+      ? await sequentialBatch(h, calls, assistantIndex, done, summaries)
+      : await parallelBatch(h, calls, assistantIndex, done, summaries);
   if (outcome === SUSPEND) {
     const unrecorded = [...done].filter(([, f]) => !f.recorded);
     return { suspended: { assistantIndex, done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])) } };
@@ -135,10 +138,11 @@ async function sequentialBatch(
   calls: ToolCall[],
   assistantIndex: number,
   done: Map<string, Finalised>,
+  summaries: ToolSummaries,
 ): Promise<Suspend | void> {
   for (const call of calls) {
     start(h, call);
-    const outcome = await prepareAndExecute(h, call, assistantIndex);
+    const outcome = await prepareAndExecute(h, call, assistantIndex, summaries);
     if (outcome === SUSPEND) return SUSPEND;
     const finalised = settleCall(h, call, outcome);
     h.append(finalised.message);
@@ -153,6 +157,7 @@ async function parallelBatch(
   calls: ToolCall[],
   assistantIndex: number,
   finalised: Map<string, Finalised>,
+  summaries: ToolSummaries,
 ): Promise<Suspend | void> {
   const prepared = await prepareKnown(h, calls, assistantIndex);
   const deferred: { call: ToolCall; args?: unknown; argsDigest?: string }[] = [];
@@ -169,7 +174,7 @@ async function parallelBatch(
     } else deferred.push({ call, args: p.args, ...(p.status === 'approval' ? { argsDigest: p.argsDigest } : {}) });
   }
   // executions overlap (a call needing approval waits meanwhile); each tool_execution_end is emitted as its call completes
-  return overlap(h, deferred, assistantIndex, finalised);
+  return overlap(h, deferred, assistantIndex, finalised, summaries);
 }
 
 /** Runs the calls concurrently; SUSPEND when some call was suspended awaiting approval (the others finished). */
@@ -178,6 +183,7 @@ async function overlap(
   calls: { call: ToolCall; args?: unknown; argsDigest?: string }[],
   assistantIndex: number,
   finalised: Map<string, Finalised>,
+  summaries: ToolSummaries,
 ): Promise<Suspend | void> {
   let suspended = false;
   await Promise.all(
@@ -185,8 +191,8 @@ async function overlap(
       const outcome = h.abort
         ? loopErrorOutcome(OPERATION_ABORTED)
         : argsDigest !== undefined
-          ? await approveThenExecute(h, call, assistantIndex, args, argsDigest)
-          : await execute(h, call, assistantIndex, args);
+          ? await approveThenExecute(h, call, assistantIndex, args, argsDigest, summaries)
+          : await execute(h, call, assistantIndex, args, summaries);
       if (outcome === SUSPEND) suspended = true;
       else finalised.set(call.id, settleCall(h, call, outcome));
     }),
@@ -215,7 +221,7 @@ async function resumedBatch(
     const p = h.isPending(call.id, assistantIndex);
     return p ? [{ call, args: p.args, argsDigest: p.argsDigest }] : [];
   });
-  if ((await overlap(h, waiting, assistantIndex, done)) === SUSPEND) return SUSPEND;
+  if ((await overlap(h, waiting, assistantIndex, done, undefined)) === SUSPEND) return SUSPEND;
   recordInOrder(h, calls, done);
   if (h.abort) return;
   return sequentialBatch(
@@ -223,6 +229,7 @@ async function resumedBatch(
     calls.filter((c) => !done.has(c.id)),
     assistantIndex,
     done,
+    undefined,
   );
 }
 

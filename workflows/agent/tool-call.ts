@@ -30,13 +30,14 @@ export interface ToolCallHost extends ToolPlacement {
   readonly tree: RunTree;
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (common/transcript-digest.ts). */
   readonly digests: number[];
-  /** Activity summaries of the current message's tool calls (from `callModel`). */
-  readonly toolSummaries?: Record<string, string>;
   /** The worker's tools the run did not enable (`startRun`, from 0.6.3). */
   readonly otherTools?: string[];
   /** Waits for the decision on a prepared call needing approval (workflows/agent/approvals.ts). */
   awaitApproval(call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait>;
 }
+
+/** Activity summaries of one assistant message's tool calls, by call id (from `callModel`; none for a resumed batch). */
+export type ToolSummaries = Record<string, string> | undefined;
 
 /** A call left awaiting approval: continue-as-new carries it (workflows/agent/tool-batch.ts suspends the batch). */
 export const SUSPEND = Symbol('suspend');
@@ -102,24 +103,25 @@ export function prepareAndExecute(
   h: ToolCallHost,
   call: ToolCall,
   assistantIndex: number,
+  summaries: ToolSummaries,
 ): Promise<ToolOutcome | Suspend> {
   const info = toolInfo(h.tools, call.name);
   if (!info) return Promise.resolve(loopErrorOutcome(unknownToolText(h, call.name)));
   if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED));
-  if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info);
+  if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info, summaries);
   const ref = callRef(h, call, assistantIndex);
   // a then, not an async function awaiting: one promise fewer per tool call, the caller resumed in the same microtask
   return dispatch(
     h,
     call,
     info,
-    approvalSummary(info, toolCallSummary(h, call, call.arguments)),
+    approvalSummary(info, toolCallSummary(summaries, call, call.arguments)),
     (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
     (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
   ).then((result) => {
     if (!('prepared' in result)) return result;
     return result.prepared === 'approval'
-      ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest)
+      ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest, summaries)
       : result.outcome;
   });
 }
@@ -131,11 +133,12 @@ export async function approveThenExecute(
   assistantIndex: number,
   args: unknown,
   argsDigest: string,
+  summaries: ToolSummaries,
 ): Promise<ToolOutcome | Suspend> {
   const wait = await h.awaitApproval(call, assistantIndex, args ?? call.arguments, argsDigest);
   if (wait.kind === 'suspend') return SUSPEND;
   if (wait.kind === 'refused') return wait.outcome;
-  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : execute(h, call, assistantIndex, args, wait.record);
+  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : execute(h, call, assistantIndex, args, summaries, wait.record);
 }
 
 /** Executes a prepared call (`args`: as prepared; `approval`: the decision that let it run). */
@@ -144,6 +147,7 @@ export async function execute(
   call: ToolCall,
   assistantIndex: number,
   args: unknown,
+  summaries: ToolSummaries,
   approval?: ApprovalRecord,
 ): Promise<ToolOutcome> {
   const info = toolInfo(h.tools, call.name);
@@ -157,7 +161,7 @@ export async function execute(
     h,
     call,
     info,
-    approvedSummary(toolCallSummary(h, call, args ?? call.arguments), approval),
+    approvedSummary(toolCallSummary(summaries, call, args ?? call.arguments), approval),
     (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
     (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
   );
@@ -174,17 +178,18 @@ async function prepareThenStartChild(
   call: ToolCall,
   assistantIndex: number,
   info: ToolInfo & { agent: SubAgentRecord },
+  summaries: ToolSummaries,
 ): Promise<ToolOutcome | Suspend> {
   const p = (await prepareKnown(h, [call], assistantIndex)).get(call.id);
   if (!p) return loopErrorOutcome(OPERATION_ABORTED);
   if (p.status === 'immediate') return p.outcome;
-  if (p.status === 'approval') return approveThenExecute(h, call, assistantIndex, p.args, p.argsDigest);
+  if (p.status === 'approval') return approveThenExecute(h, call, assistantIndex, p.args, p.argsDigest, summaries);
   return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : h.tree.runSubAgent(h, call, info, p.args ?? call.arguments);
 }
 
 /** The activity summary of a call: the tool's own (computed by `callModel` with the tool's `summary`), else a generic one. */
-function toolCallSummary(h: ToolCallHost, call: ToolCall, args: unknown): string {
-  return h.toolSummaries?.[call.id] ?? toolSummary(call.name, args);
+function toolCallSummary(summaries: ToolSummaries, call: ToolCall, args: unknown): string {
+  return summaries?.[call.id] ?? toolSummary(call.name, args);
 }
 
 /**
