@@ -53,7 +53,7 @@ export type BatchResult =
  * continue-as-new (its finished calls, the rest pending or not started). `summaries`: the activity summaries
  * `callModel` computed for the message's tool calls (none for a resumed batch: each call gets the generic one).
  */
-export async function runToolBatch(
+export function runToolBatch(
   h: ToolBatchHost,
   assistant: AssistantMessage,
   assistantIndex: number,
@@ -61,7 +61,7 @@ export async function runToolBatch(
   summaries?: Record<string, string>,
 ): Promise<BatchResult> {
   const all = toolCallsOf(assistant);
-  if (assistant.stopReason === 'length') return truncatedBatch(h, all);
+  if (assistant.stopReason === 'length') return Promise.resolve(truncatedBatch(h, all));
   const repeated = repeatedIds(all);
   const refuse = repeated.size > 0 && (resume ? patched(PATCH.resumedRepeatedIds) : patched(PATCH.duplicateCallIds));
   const calls = refuse ? all.filter((_, i) => !repeated.has(i)) : all;
@@ -69,18 +69,46 @@ export async function runToolBatch(
     h.config.toolExecution === 'sequential' ||
     calls.some((c) => toolInfo(h.tools, c.name)?.executionMode === 'sequential');
   const done = new Map<string, Finalised>();
+  const finish = (outcome: Suspend | void): BatchResult =>
+    batchResult(h, { all, calls, refused: refuse ? repeated : undefined, assistantIndex }, done, outcome);
+  // one call (most turns): one `then` on its activity, no async function awaiting another (same commands)
+  if (!resume && calls.length === 1) return oneCall(h, calls[0], assistantIndex, done, summaries, finish);
   const outcome = resume
-    ? await resumedBatch(h, calls, assistantIndex, resume, done)
-    : sequential || calls.length === 1
-      ? await sequentialBatch(h, calls, assistantIndex, done, summaries)
-      : await parallelBatch(h, calls, assistantIndex, done, summaries);
+    ? resumedBatch(h, calls, assistantIndex, resume, done)
+    : sequential
+      ? sequentialBatch(h, calls, assistantIndex, done, summaries)
+      : parallelBatch(h, calls, assistantIndex, done, summaries);
+  return outcome.then(finish);
+}
+
+/** The batch's calls: all of the message's, those that ran, the positions refused as repeated ids (when refused). */
+interface BatchCalls {
+  all: ToolCall[];
+  calls: ToolCall[];
+  refused: Set<number> | undefined;
+  assistantIndex: number;
+}
+
+/** The results of a batch that ran (in source order, then the refused repeats), or the batch suspended. */
+function batchResult(
+  h: ToolBatchHost,
+  b: BatchCalls,
+  done: Map<string, Finalised>,
+  outcome: Suspend | void,
+): BatchResult {
   if (outcome === SUSPEND) {
     const unrecorded = [...done].filter(([, f]) => !f.recorded);
-    return { suspended: { assistantIndex, done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])) } };
+    return {
+      suspended: {
+        assistantIndex: b.assistantIndex,
+        done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])),
+      },
+    };
   }
-  recordInOrder(h, calls, done);
-  const outcomes = calls.flatMap((call) => done.get(call.id) ?? []);
-  const refused = refuse ? all.filter((_, i) => repeated.has(i)).map((call) => refuseRepeated(h, call)) : [];
+  recordInOrder(h, b.calls, done);
+  const outcomes = b.calls.flatMap((call) => done.get(call.id) ?? []);
+  const repeated = b.refused;
+  const refused = repeated ? b.all.filter((_, i) => repeated.has(i)).map((call) => refuseRepeated(h, call)) : [];
   return {
     results: [...outcomes, ...refused].map((o) => o.message),
     terminate: refused.length === 0 && outcomes.length > 0 && outcomes.every((o) => o.outcome.terminate === true),
@@ -149,6 +177,25 @@ async function sequentialBatch(
     done.set(call.id, { ...finalised, recorded: true });
     if (h.abort) break;
   }
+}
+
+/** A batch of one call (`sequentialBatch` of one): its result recorded as it finishes, then `finish`, in one `then`. */
+function oneCall(
+  h: ToolBatchHost,
+  call: ToolCall,
+  assistantIndex: number,
+  done: Map<string, Finalised>,
+  summaries: ToolSummaries,
+  finish: (outcome: Suspend | void) => BatchResult,
+): Promise<BatchResult> {
+  start(h, call);
+  return prepareAndExecute(h, call, assistantIndex, summaries, (outcome) => {
+    if (outcome === SUSPEND) return finish(SUSPEND);
+    const finalised = settleCall(h, call, outcome);
+    h.append(finalised.message);
+    done.set(call.id, { ...finalised, recorded: true });
+    return finish();
+  });
 }
 
 /** Prepares the known calls in one activity, settles the unknown and immediate ones, then overlaps the executions. */

@@ -98,19 +98,23 @@ export async function prepareKnown(
   return byId;
 }
 
-/** One call in one activity; a call needing approval is only prepared there, and executed once approved. */
-export function prepareAndExecute(
+/**
+ * One call in one activity; a call needing approval is only prepared there, and executed once approved. `next`: what
+ * the caller does with the outcome, run in the activity's own `then` (no async function awaiting: the caller resumed
+ * in the same microtask, no promise more per call).
+ */
+export function prepareAndExecute<R = ToolOutcome | Suspend>(
   h: ToolCallHost,
   call: ToolCall,
   assistantIndex: number,
   summaries: ToolSummaries,
-): Promise<ToolOutcome | Suspend> {
+  next: (outcome: ToolOutcome | Suspend) => R | PromiseLike<R> = (outcome) => outcome as R,
+): Promise<R> {
   const info = toolInfo(h.tools, call.name);
-  if (!info) return Promise.resolve(loopErrorOutcome(unknownToolText(h, call.name)));
-  if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED));
-  if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info, summaries);
+  if (!info) return Promise.resolve(loopErrorOutcome(unknownToolText(h, call.name))).then(next);
+  if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED)).then(next);
+  if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info, summaries).then(next);
   const ref = callRef(h, call, assistantIndex);
-  // a then, not an async function awaiting: one promise fewer per tool call, the caller resumed in the same microtask
   return dispatch(
     h,
     call,
@@ -118,12 +122,13 @@ export function prepareAndExecute(
     approvalSummary(info, toolCallSummary(summaries, call, call.arguments)),
     (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
     (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
-  ).then((result) => {
-    if (!('prepared' in result)) return result;
-    return result.prepared === 'approval'
-      ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest, summaries)
-      : result.outcome;
-  });
+    (result) => {
+      if (!('prepared' in result)) return next(result);
+      return result.prepared === 'approval'
+        ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest, summaries).then(next)
+        : next(result.outcome);
+    },
+  );
 }
 
 /** Waits for the approval of a prepared call, then executes it; a refusal is the call's error result. */
@@ -164,6 +169,7 @@ export async function execute(
     approvedSummary(toolCallSummary(summaries, call, args ?? call.arguments), approval),
     (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
     (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
+    (result) => result,
   );
 }
 

@@ -14,7 +14,7 @@ import { localToolActivityOptions, setupActivities, toolActivityOptions } from '
 import { isNotHome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import type { AbortKind, SessionState } from './state.js';
-import { HOME_LOST, loopErrorOutcome, track, type ToolTracking } from './tool-tracking.js';
+import { HOME_LOST, loopErrorOutcome, track, trackThen, type ToolTracking } from './tool-tracking.js';
 
 /**
  * The run's home for worker-local tools. `homeQueue` and `rehomed` are carried state (`SessionState`); `notHome` and
@@ -81,16 +81,18 @@ export type LocalRun<T> = (options: LocalActivityOptions, home: { home?: string 
  * again. Other tools go to the run's tool queue (`<taskQueue>-tools`, from 0.4.2), or its task queue in runs recorded
  * before that. A failure is the call's error result (workflows/agent/tool-tracking.ts).
  */
-export function dispatch<T>(
+export function dispatch<T, R>(
   p: ToolPlacement,
   call: ToolCall,
   info: ToolInfo | undefined,
   summary: string,
   run: (options: ActivityOptions) => Promise<T>,
   local: LocalRun<T>,
-): Promise<T | ToolOutcome> {
-  if (info?.localActivity && patched(PATCH.localTools)) return dispatchLocalFirst(p, call, info, summary, run, local);
-  return dispatchActivity(p, call, info, summary, run);
+  after: (result: T | ToolOutcome) => R | PromiseLike<R>,
+): Promise<R> {
+  if (info?.localActivity && patched(PATCH.localTools))
+    return dispatchLocalFirst(p, call, info, summary, run, local).then(after);
+  return dispatchActivity(p, call, info, summary, run, after);
 }
 
 /** `dispatch` of a tool reported with `localActivity`: a local activity, or the usual way when refused off its home. */
@@ -103,20 +105,25 @@ async function dispatchLocalFirst<T>(
   local: LocalRun<T>,
 ): Promise<T | ToolOutcome> {
   const placed = await runLocal(p, call, info, summary, local);
-  return placed !== NOT_HOME ? placed : dispatchActivity(p, call, info, summary, run);
+  return placed !== NOT_HOME ? placed : dispatchActivity(p, call, info, summary, run, (result) => result);
 }
 
-/** `dispatch` as an activity: on the run's tool queue (see `onToolQueue`), or on its home queue for a worker-local tool. */
-function dispatchActivity<T>(
+/**
+ * `dispatch` as an activity: on the run's tool queue (see `onToolQueue`), or on its home queue for a worker-local tool;
+ * `after` takes the result in the tracking's own `then` (workflows/agent/tool-tracking.ts `trackThen`).
+ */
+function dispatchActivity<T, R>(
   p: ToolPlacement,
   call: ToolCall,
   info: ToolInfo | undefined,
   summary: string,
   run: (options: ActivityOptions) => Promise<T>,
-): Promise<T | ToolOutcome> {
+  after: (result: T | ToolOutcome) => R | PromiseLike<R>,
+): Promise<R> {
   const options = { ...toolActivityOptions(p.config, info, summary), ...onToolQueue() };
-  if (!info?.workerLocal || !patched(PATCH.workerAffinity)) return track(p, call, info?.idempotent, () => run(options));
-  return dispatchHome(p, call, info, options, run);
+  if (!info?.workerLocal || !patched(PATCH.workerAffinity))
+    return trackThen(p, call, info?.idempotent, () => run(options), after);
+  return dispatchHome(p, call, info, options, run).then(after);
 }
 
 /** `dispatch` of a worker-local tool: on the run's home queue, moving to a new home when the home worker is lost. */

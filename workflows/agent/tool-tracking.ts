@@ -46,6 +46,31 @@ export function track<T>(
   fn: () => Promise<T>,
   rehomable = false,
 ): Promise<T | ToolOutcome | typeof HOME_LOST> {
+  return tracked(t, call, idempotent, fn, rehomable, (result) => result);
+}
+
+/**
+ * `track`, then `after` with the call's result (its outcome, or its failure's error result) in the same `then`: the
+ * next step of the batch without one more promise per call (each costs a stack trace in the SDK's promise hook).
+ */
+export function trackThen<T, R>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  after: (result: T | ToolOutcome) => R | PromiseLike<R>,
+): Promise<R> {
+  return tracked(t, call, idempotent, fn, false, after as (result: T | ToolOutcome | typeof HOME_LOST) => R);
+}
+
+function tracked<T, R>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  rehomable: boolean,
+  after: (result: T | ToolOutcome | typeof HOME_LOST) => R | PromiseLike<R>,
+): Promise<R> {
   t.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   t.publishDetails();
   const settled = () => {
@@ -56,12 +81,12 @@ export function track<T>(
   return t.runCancellable(fn).then(
     (result) => {
       settled();
-      return result;
+      return after(result);
     },
     (err: unknown) => {
       settled();
-      if (rehomable && isHomeLost(err)) return HOME_LOST;
-      return loopErrorOutcome(toolCallFailureText(err, { name: call.name, idempotent }));
+      if (rehomable && isHomeLost(err)) return after(HOME_LOST);
+      return after(loopErrorOutcome(toolCallFailureText(err, { name: call.name, idempotent })));
     },
   );
 }
