@@ -120,7 +120,7 @@ export function prepareAndExecute<R = ToolOutcome | Suspend>(
     call,
     info,
     approvalSummary(info, toolCallSummary(summaries, call, call.arguments)),
-    (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
+    (options, placed) => toolActivities.runToolCall.executeWithOptions(options, [placed ? { ...ref, ...placed } : ref]),
     (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
     (result) => {
       if (!('prepared' in result)) return next(result);
@@ -167,7 +167,8 @@ export async function execute(
     call,
     info,
     approvedSummary(toolCallSummary(summaries, call, args ?? call.arguments), approval),
-    (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
+    (options, placed) =>
+      toolActivities.executeToolCall.executeWithOptions(options, [placed ? { ...input, ...placed } : input]),
     (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
     (result) => result,
   );
