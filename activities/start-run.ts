@@ -114,6 +114,8 @@ export function createStartRun(deps: StartRunDeps) {
       ...(deps.largePayloads ? { largePayloads: true } : {}),
       ...(deps.verifiedApprovals ? { verifiedApprovals: true } : {}),
       ...(otherTools.length > 0 ? { otherTools } : {}),
+      // a worker with role `all`: the run's tool calls may go to its own task queue (eager dispatch, no second queue)
+      ...(deps.toolsElsewhere ? {} : { toolsOnRunQueue: true }),
       searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),
     };
   };

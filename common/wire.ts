@@ -120,6 +120,12 @@ export interface StartRunResult {
   homeQueue?: string;
   /** The namespace has Keel's search attributes, so the workflow may upsert them. */
   searchAttributes: boolean;
+  /**
+   * The worker that ran `startRun` runs the tool activities on the run's task queue too (role `all`, from 0.8.0): the
+   * run schedules its tool calls there, where an activity is dispatched eagerly to the worker completing the workflow
+   * task, instead of on `<taskQueue>-tools` (workflows/agent/tool-placement.ts).
+   */
+  toolsOnRunQueue?: boolean;
   /** The worker verifies approvals (README "Who may approve"): the run accepts only signed decisions. */
   verifiedApprovals?: boolean;
   /**
@@ -217,6 +223,11 @@ export interface ToolCallRef {
    * refuses the call with `KeelNotHome` before preparing it (nothing runs); absent: any worker may run it.
    */
   home?: string;
+  /**
+   * Scheduled on the run's task queue (`StartRunResult.toolsOnRunQueue`, from 0.8.0): a worker with role `model` that
+   * gets it refuses it with `KeelNotHome` before anything runs, and the run places it on its tool queue instead.
+   */
+  onRunQueue?: true;
 }
 
 export interface PrepareToolCallsInput {

@@ -139,13 +139,20 @@ type ToolActivities = Pick<ReturnType<typeof createActivities>, (typeof TOOL_QUE
 /**
  * A `model` worker's stand-ins for the tool activities (it runs none). As a local activity (a run carrying local tool
  * calls from an `all` worker): refused as not home, so the workflow schedules the call on the tool queue. As an
- * activity on the run's task queue (a run recorded before 0.4.2): an error saying what the operator must do.
+ * activity placed on the run's task queue by a run an `all` worker started (`onRunQueue`, from 0.8.0): refused the
+ * same way, the run places it on its tool queue. As another activity on the run's task queue (a run recorded before
+ * 0.4.2): an error saying what the operator must do.
  */
-function refusedToolActivity(): never {
+function refusedToolActivity(input?: { onRunQueue?: boolean }): never {
   const info = Context.current().info;
   if (info.isLocal)
     throw ApplicationFailure.nonRetryable(
       'Tool call refused as a local activity: this worker has role "model" and runs no tools',
+      ErrorType.NotHome,
+    );
+  if (input?.onRunQueue === true)
+    throw ApplicationFailure.nonRetryable(
+      'Tool call refused on the run\'s task queue: this worker has role "model" and runs no tools',
       ErrorType.NotHome,
     );
   throw new Error(

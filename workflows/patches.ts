@@ -162,4 +162,12 @@ export const PATCH = {
    * `subAgentToolBound`, which a run that has it no longer asks (one marker per run instead of four).
    */
   subAgentCalls: 'keel-0.8-sub-agent-calls',
+  /**
+   * 0.8.0: in a run started by a worker with role `all` (`startRun` said `toolsOnRunQueue`), a tool call that is not
+   * worker-local runs on the run's own task queue, where the activity is dispatched eagerly to the worker completing
+   * the workflow task (was: `<taskQueue>-tools`, one more queue's matching per call). A worker with role `model` that
+   * gets one refuses it before anything runs; the call, and the run's later ones, then go to the tool queue. Checked
+   * only in such runs, at such a call.
+   */
+  toolsOnRunQueue: 'keel-0.8-tools-on-run-queue',
 } as const;

@@ -37,6 +37,7 @@ export const CLUSTER_SUITES: Record<string, string> = {
   'signals.test.ts': 'signal delivery between turns',
   'smoke.test.ts': 'one run end to end',
   'sub-agents.test.ts': 'child workflows, their results and cancellation',
+  'tool-queue.test.ts': "tool activities on the run's own task queue: matching across worker roles, eager dispatch",
   'updates.test.ts': 'Update acceptance, validation and results',
   'upgrade.test.ts': 'Worker Deployment Versioning across a deploy',
   'visibility.test.ts': 'search attributes and list filters (SQL visibility on the cluster)',

@@ -158,7 +158,9 @@ describe('local placement of read-only tools', () => {
       'local runToolCall', // read without path: the validation error
       'local prepareToolCalls', // bad read + ls
       'local executeToolCall', // only ls runs
-      `runToolCall ${on.taskQueue}-tools`, // stamp: not declared local; on the tool queue (keel-0.4.2-tool-queue)
+      // stamp: not declared local; on the run's own task queue, as an `all` worker started the run
+      // (keel-0.8-tools-on-run-queue; was the tool queue, keel-0.4.2-tool-queue)
+      `runToolCall ${on.taskQueue}`,
       'local runToolCall', // lookup
     ]);
     expect(await patchesOf(localRun)).toContain(PATCH.localTools);
@@ -173,8 +175,8 @@ describe('local placement of read-only tools', () => {
       `runToolCall ${offHome}`,
       `prepareToolCalls ${off.taskQueue}-tools`,
       `executeToolCall ${offHome}`,
-      `runToolCall ${off.taskQueue}-tools`,
-      `runToolCall ${off.taskQueue}-tools`,
+      `runToolCall ${off.taskQueue}`, // stamp and lookup: not worker-local, on the run's task queue (0.8.0)
+      `runToolCall ${off.taskQueue}`,
     ]);
     expect(await patchesOf(activityRun)).not.toContain(PATCH.localTools);
     expect(home).not.toBe(offHome);

@@ -5,9 +5,10 @@ import { modelCallFailure } from '../failure-outcomes.js';
 import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
 import { emptyUsage, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { transcriptTail } from '../../common/transcript-tail.js';
+import type { CallModelResult } from '../../common/wire.js';
 import { modelActivities } from '../activities.js';
 import { workflowNow } from '../clock.js';
-import { compact, compactionDue } from './compaction.js';
+import { compact, compactionDue, type CompactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
 import type { ModelContext } from './model-context.js';
 
@@ -25,30 +26,57 @@ export interface ModelStep {
  * Before the call the context may be compacted (workflows/agent/compaction.ts); a call refused as too long
  * (`ModelError.ContextOverflow`) is retried once after a compaction, as Pi does — the refused reply is not kept.
  * The usage of every request counts in `ctx.state` (the budget checks it before the next one).
+ *
+ * A turn without compaction is one `then` on the activity's promise (no async function awaiting another): the workflow
+ * code's promises are most of its CPU per turn (bench/replay-cost.ts), and the commands are the same.
  */
-export async function streamAssistant(ctx: ModelContext): Promise<ModelStep | undefined> {
+export function streamAssistant(ctx: ModelContext): Promise<ModelStep | undefined> {
   const due = compactionDue(ctx, 'threshold');
-  if (due && (await compact(ctx, due)) === 'budget') return undefined;
-  const first = await callOnce(ctx);
-  if (!first?.overflow) return first;
+  return due ? compactThenCall(ctx, due) : callOnce(ctx, true);
+}
+
+/** A compaction due before the call (the context passed its threshold), then the call. */
+async function compactThenCall(ctx: ModelContext, due: CompactionDue): Promise<ModelStep | undefined> {
+  if ((await compact(ctx, due)) === 'budget') return undefined;
+  return callOnce(ctx, true);
+}
+
+/** After a call refused as too long: one compaction and one more call; the refused reply is the step when none is due. */
+async function afterOverflow(ctx: ModelContext, refused: AssistantMessage): Promise<ModelStep | undefined> {
   const overflow = compactionDue(ctx, 'overflow');
   const compacted = overflow ? await compact(ctx, overflow) : 'skipped';
   if (compacted === 'budget') return undefined;
-  if (compacted === 'skipped') return { message: first.message };
-  return callOnce(ctx);
+  if (compacted === 'skipped') return { message: refused };
+  return callOnce(ctx, false);
 }
 
-/** One `callModel` activity (after the budget check); `overflow`: the provider refused the context as too long. */
-async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: boolean }) | undefined> {
+/** A model step, or the provider refused the context as too long (`overflow`). */
+type Called = (ModelStep & { overflow?: boolean }) | undefined;
+
+/**
+ * One `callModel` activity (after the budget check). `retryOverflow`: a refusal as too long goes on to `afterOverflow`
+ * once the call has settled (its own request released, the details updated), as the step's second part.
+ */
+function callOnce(ctx: ModelContext, retryOverflow: boolean): Promise<Called> {
   const st = ctx.state;
   const { config, transcript } = st;
   const turn = st.turns + 1;
-  if (ctx.budget.stopBeforeModelCall()) return undefined;
+  if (ctx.budget.stopBeforeModelCall()) return Promise.resolve(undefined);
   ctx.modelCalling(workflowNow());
   const left = ctx.budget.left();
   ctx.budget.holdOwnRequest();
-  try {
-    const result = await ctx.runCancellable(() =>
+  const settle = (called: () => Called): Called | Promise<Called> => {
+    let step: Called;
+    try {
+      step = called();
+    } finally {
+      ctx.budget.releaseOwnRequest();
+      ctx.modelCalling(undefined);
+    }
+    return step?.overflow && retryOverflow ? afterOverflow(ctx, step.message) : step;
+  };
+  return ctx
+    .runCancellable(() =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
         {
           run: ctx.run,
@@ -63,29 +91,45 @@ async function callOnce(ctx: ModelContext): Promise<(ModelStep & { overflow?: bo
           ...left,
         },
       ]),
+    )
+    .then(
+      (result) =>
+        settle(() => {
+          try {
+            return replied(ctx, result);
+          } catch (err) {
+            return failed(ctx, err);
+          }
+        }),
+      (err: unknown) => settle(() => failed(ctx, err)),
     );
-    // a tool call whose arguments are a JSON string is kept and answered by its validation, as Pi does (was: the
-    // whole message refused as malformed)
-    const stringArguments = hasStringArguments(result.message) && patched(PATCH.stringToolArguments);
-    const problem =
-      assistantMessageProblem(result.message, { stringArguments }) ??
-      (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
-    if (problem && patched(PATCH.malformedModelOutput))
-      return { message: errorMessage(config.model, malformedModelOutput(problem), emptyUsage(), false) };
-    ctx.budget.spend(result.message.usage, result.failedAttemptsUsage);
-    return { message: result.message, toolSummaries: result.toolSummaries ?? {} };
-  } catch (err) {
-    const failure = modelCallFailure(err);
-    ctx.budget.releaseOwnRequest();
-    ctx.budget.spend(failure.usage);
-    if (failure.treeBudget) ctx.budget.stopWith(failure.treeBudget);
-    if ((failure.budgetExceeded || failure.treeBudget) && ctx.budget.stopBeforeModelCall()) return undefined;
-    const message = errorMessage(config.model, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
-    return { message, ...(failure.contextOverflow ? { overflow: true } : {}) };
-  } finally {
-    ctx.budget.releaseOwnRequest();
-    ctx.modelCalling(undefined);
-  }
+}
+
+/** The model's reply: checked (a malformed one becomes an error message), its usage spent. */
+function replied(ctx: ModelContext, result: CallModelResult): Called {
+  const model = ctx.state.config.model;
+  // a tool call whose arguments are a JSON string is kept and answered by its validation, as Pi does (was: the
+  // whole message refused as malformed)
+  const stringArguments = hasStringArguments(result.message) && patched(PATCH.stringToolArguments);
+  const problem =
+    assistantMessageProblem(result.message, { stringArguments }) ??
+    (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
+  if (problem && patched(PATCH.malformedModelOutput))
+    return { message: errorMessage(model, malformedModelOutput(problem), emptyUsage(), false) };
+  ctx.budget.spend(result.message.usage, result.failedAttemptsUsage);
+  return { message: result.message, toolSummaries: result.toolSummaries ?? {} };
+}
+
+/** A failed call: its usage spent, the run stopped when a budget says so, else Pi's error message. */
+function failed(ctx: ModelContext, err: unknown): Called {
+  const model = ctx.state.config.model;
+  const failure = modelCallFailure(err);
+  ctx.budget.releaseOwnRequest();
+  ctx.budget.spend(failure.usage);
+  if (failure.treeBudget) ctx.budget.stopWith(failure.treeBudget);
+  if ((failure.budgetExceeded || failure.treeBudget) && ctx.budget.stopBeforeModelCall()) return undefined;
+  const message = errorMessage(model, failure.text, failure.usage ?? emptyUsage(), failure.aborted);
+  return { message, ...(failure.contextOverflow ? { overflow: true } : {}) };
 }
 
 /** The assistant message Keel records for a model call that produced none (Pi's synthesised error message). */

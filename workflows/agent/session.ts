@@ -50,6 +50,7 @@ import { closedWhy, isFinal, reject } from './update-guards.js';
 import { publishAttributes, turnEndUpsertDue, type Published } from './visibility.js';
 import { RunBudget } from './budget.js';
 import { RunTree } from '../tree/context.js';
+import { runFeatures, type RunFeatures } from './features.js';
 import type { AbortKind, RunConfig, RunningTool, SessionState, StoredPendingApproval } from './state.js';
 
 /**
@@ -62,8 +63,6 @@ export class AgentSession implements ToolBatchHost {
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (see common/transcript-digest.ts). */
   digests: number[] = [];
   abort?: AbortKind;
-  /** Activity summaries of the current message's tool calls (from `callModel`, set by the loop for the tool batch). */
-  toolSummaries?: Record<string, string>;
   /** A turn is in progress (between its turn_start and turn_end): it is turn `state.turns + 1`. */
   turnOpen = false;
   /** Search attribute values last upserted. */
@@ -100,6 +99,8 @@ export class AgentSession implements ToolBatchHost {
   readonly budget: RunBudget;
   /** The run's approvals (approvals.ts): it owns the pending calls and decided records in the state. */
   readonly desk: ApprovalDesk;
+  /** What this run uses (features.ts), decided once at its start: the hot path skips the rest. */
+  readonly features: RunFeatures;
   /** This run's place in a sub-agent tree (workflows/tree/context.ts): budget reference, root desk, sub-agent calls. */
   readonly tree: RunTree;
 
@@ -112,7 +113,8 @@ export class AgentSession implements ToolBatchHost {
     this.workflowScope = CancellationScope.current();
     this.endRequested = state.endRequested === true;
     this.home = new RunHome(state);
-    this.tree = new RunTree(state);
+    this.features = runFeatures();
+    this.tree = new RunTree(state, this.features);
     this.budget = new RunBudget(state, this.emit, this.tree);
     this.desk = new ApprovalDesk(state, this.tree);
   }

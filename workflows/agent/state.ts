@@ -100,6 +100,11 @@ export interface SessionState {
   homeQueue?: string;
   /** The last move of the run to a new home worker (`homeWorkerLost` text), shown in the details. */
   rehomed?: string;
+  /**
+   * Tool activities go to the run's own task queue (`startRun` ran on a worker with role `all`, from 0.8.0); unset
+   * again when a worker with role `model` refused one there (workflows/agent/tool-placement.ts).
+   */
+  toolsOnRunQueue?: boolean;
   /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
   budgetStop?: string;
   /** A sub-agent: the pending calls it last reported to its tree's root (tree-approvals.ts). */

@@ -28,6 +28,7 @@ import {
   unknownToolText,
   type Suspend,
   type ToolCallHost,
+  type ToolSummaries,
 } from './tool-call.js';
 import { loopErrorOutcome } from './tool-tracking.js';
 
@@ -49,16 +50,18 @@ export type BatchResult =
  * Runs the calls of the assistant message at `assistantIndex`. A message that reuses a call id: activities find a
  * call's arguments by its id, so only the first call with an id runs; each later one is refused (an error result
  * after the others, never executed) and the batch does not terminate. `resume`: the batch carried across
- * continue-as-new (its finished calls, the rest pending or not started).
+ * continue-as-new (its finished calls, the rest pending or not started). `summaries`: the activity summaries
+ * `callModel` computed for the message's tool calls (none for a resumed batch: each call gets the generic one).
  */
-export async function runToolBatch(
+export function runToolBatch(
   h: ToolBatchHost,
   assistant: AssistantMessage,
   assistantIndex: number,
   resume?: SuspendedBatch,
+  summaries?: Record<string, string>,
 ): Promise<BatchResult> {
   const all = toolCallsOf(assistant);
-  if (assistant.stopReason === 'length') return truncatedBatch(h, all);
+  if (assistant.stopReason === 'length') return Promise.resolve(truncatedBatch(h, all));
   const repeated = repeatedIds(all);
   const refuse = repeated.size > 0 && (resume ? patched(PATCH.resumedRepeatedIds) : patched(PATCH.duplicateCallIds));
   const calls = refuse ? all.filter((_, i) => !repeated.has(i)) : all;
@@ -66,18 +69,46 @@ export async function runToolBatch(
     h.config.toolExecution === 'sequential' ||
     calls.some((c) => toolInfo(h.tools, c.name)?.executionMode === 'sequential');
   const done = new Map<string, Finalised>();
+  const finish = (outcome: Suspend | void): BatchResult =>
+    batchResult(h, { all, calls, refused: refuse ? repeated : undefined, assistantIndex }, done, outcome);
+  // one call (most turns): one `then` on its activity, no async function awaiting another (same commands)
+  if (!resume && calls.length === 1) return oneCall(h, calls[0], assistantIndex, done, summaries, finish);
   const outcome = resume
-    ? await resumedBatch(h, calls, assistantIndex, resume, done)
-    : sequential || calls.length === 1
-      ? await sequentialBatch(h, calls, assistantIndex, done)
-      : await parallelBatch(h, calls, assistantIndex, done);
+    ? resumedBatch(h, calls, assistantIndex, resume, done)
+    : sequential
+      ? sequentialBatch(h, calls, assistantIndex, done, summaries)
+      : parallelBatch(h, calls, assistantIndex, done, summaries);
+  return outcome.then(finish);
+}
+
+/** The batch's calls: all of the message's, those that ran, the positions refused as repeated ids (when refused). */
+interface BatchCalls {
+  all: ToolCall[];
+  calls: ToolCall[];
+  refused: Set<number> | undefined;
+  assistantIndex: number;
+}
+
+/** The results of a batch that ran (in source order, then the refused repeats), or the batch suspended. */
+function batchResult(
+  h: ToolBatchHost,
+  b: BatchCalls,
+  done: Map<string, Finalised>,
+  outcome: Suspend | void,
+): BatchResult {
   if (outcome === SUSPEND) {
     const unrecorded = [...done].filter(([, f]) => !f.recorded);
-    return { suspended: { assistantIndex, done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])) } };
+    return {
+      suspended: {
+        assistantIndex: b.assistantIndex,
+        done: Object.fromEntries(unrecorded.map(([id, f]) => [id, f.outcome])),
+      },
+    };
   }
-  recordInOrder(h, calls, done);
-  const outcomes = calls.flatMap((call) => done.get(call.id) ?? []);
-  const refused = refuse ? all.filter((_, i) => repeated.has(i)).map((call) => refuseRepeated(h, call)) : [];
+  recordInOrder(h, b.calls, done);
+  const outcomes = b.calls.flatMap((call) => done.get(call.id) ?? []);
+  const repeated = b.refused;
+  const refused = repeated ? b.all.filter((_, i) => repeated.has(i)).map((call) => refuseRepeated(h, call)) : [];
   return {
     results: [...outcomes, ...refused].map((o) => o.message),
     terminate: refused.length === 0 && outcomes.length > 0 && outcomes.every((o) => o.outcome.terminate === true),
@@ -135,10 +166,11 @@ async function sequentialBatch(
   calls: ToolCall[],
   assistantIndex: number,
   done: Map<string, Finalised>,
+  summaries: ToolSummaries,
 ): Promise<Suspend | void> {
   for (const call of calls) {
     start(h, call);
-    const outcome = await prepareAndExecute(h, call, assistantIndex);
+    const outcome = await prepareAndExecute(h, call, assistantIndex, summaries);
     if (outcome === SUSPEND) return SUSPEND;
     const finalised = settleCall(h, call, outcome);
     h.append(finalised.message);
@@ -147,12 +179,32 @@ async function sequentialBatch(
   }
 }
 
+/** A batch of one call (`sequentialBatch` of one): its result recorded as it finishes, then `finish`, in one `then`. */
+function oneCall(
+  h: ToolBatchHost,
+  call: ToolCall,
+  assistantIndex: number,
+  done: Map<string, Finalised>,
+  summaries: ToolSummaries,
+  finish: (outcome: Suspend | void) => BatchResult,
+): Promise<BatchResult> {
+  start(h, call);
+  return prepareAndExecute(h, call, assistantIndex, summaries, (outcome) => {
+    if (outcome === SUSPEND) return finish(SUSPEND);
+    const finalised = settleCall(h, call, outcome);
+    h.append(finalised.message);
+    done.set(call.id, { ...finalised, recorded: true });
+    return finish();
+  });
+}
+
 /** Prepares the known calls in one activity, settles the unknown and immediate ones, then overlaps the executions. */
 async function parallelBatch(
   h: ToolBatchHost,
   calls: ToolCall[],
   assistantIndex: number,
   finalised: Map<string, Finalised>,
+  summaries: ToolSummaries,
 ): Promise<Suspend | void> {
   const prepared = await prepareKnown(h, calls, assistantIndex);
   const deferred: { call: ToolCall; args?: unknown; argsDigest?: string }[] = [];
@@ -169,7 +221,7 @@ async function parallelBatch(
     } else deferred.push({ call, args: p.args, ...(p.status === 'approval' ? { argsDigest: p.argsDigest } : {}) });
   }
   // executions overlap (a call needing approval waits meanwhile); each tool_execution_end is emitted as its call completes
-  return overlap(h, deferred, assistantIndex, finalised);
+  return overlap(h, deferred, assistantIndex, finalised, summaries);
 }
 
 /** Runs the calls concurrently; SUSPEND when some call was suspended awaiting approval (the others finished). */
@@ -178,6 +230,7 @@ async function overlap(
   calls: { call: ToolCall; args?: unknown; argsDigest?: string }[],
   assistantIndex: number,
   finalised: Map<string, Finalised>,
+  summaries: ToolSummaries,
 ): Promise<Suspend | void> {
   let suspended = false;
   await Promise.all(
@@ -185,8 +238,8 @@ async function overlap(
       const outcome = h.abort
         ? loopErrorOutcome(OPERATION_ABORTED)
         : argsDigest !== undefined
-          ? await approveThenExecute(h, call, assistantIndex, args, argsDigest)
-          : await execute(h, call, assistantIndex, args);
+          ? await approveThenExecute(h, call, assistantIndex, args, argsDigest, summaries)
+          : await execute(h, call, assistantIndex, args, summaries);
       if (outcome === SUSPEND) suspended = true;
       else finalised.set(call.id, settleCall(h, call, outcome));
     }),
@@ -215,7 +268,7 @@ async function resumedBatch(
     const p = h.isPending(call.id, assistantIndex);
     return p ? [{ call, args: p.args, argsDigest: p.argsDigest }] : [];
   });
-  if ((await overlap(h, waiting, assistantIndex, done)) === SUSPEND) return SUSPEND;
+  if ((await overlap(h, waiting, assistantIndex, done, undefined)) === SUSPEND) return SUSPEND;
   recordInOrder(h, calls, done);
   if (h.abort) return;
   return sequentialBatch(
@@ -223,6 +276,7 @@ async function resumedBatch(
     calls.filter((c) => !done.has(c.id)),
     assistantIndex,
     done,
+    undefined,
   );
 }
 

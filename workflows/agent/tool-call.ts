@@ -31,13 +31,14 @@ export interface ToolCallHost extends ToolPlacement {
   readonly tree: RunTree;
   /** `digests[i]`: digest of transcript[0, i), sent with activity inputs (common/transcript-digest.ts). */
   readonly digests: number[];
-  /** Activity summaries of the current message's tool calls (from `callModel`). */
-  readonly toolSummaries?: Record<string, string>;
   /** The worker's tools the run did not enable (`startRun`, from 0.6.3). */
   readonly otherTools?: string[];
   /** Waits for the decision on a prepared call needing approval (workflows/agent/approvals.ts). */
   awaitApproval(call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait>;
 }
+
+/** Activity summaries of one assistant message's tool calls, by call id (from `callModel`; none for a resumed batch). */
+export type ToolSummaries = Record<string, string> | undefined;
 
 /** A call left awaiting approval: continue-as-new carries it (workflows/agent/tool-batch.ts suspends the batch). */
 export const SUSPEND = Symbol('suspend');
@@ -101,31 +102,37 @@ export async function prepareKnown(
   return byId;
 }
 
-/** One call in one activity; a call needing approval is only prepared there, and executed once approved. */
-export function prepareAndExecute(
+/**
+ * One call in one activity; a call needing approval is only prepared there, and executed once approved. `next`: what
+ * the caller does with the outcome, run in the activity's own `then` (no async function awaiting: the caller resumed
+ * in the same microtask, no promise more per call).
+ */
+export function prepareAndExecute<R = ToolOutcome | Suspend>(
   h: ToolCallHost,
   call: ToolCall,
   assistantIndex: number,
-): Promise<ToolOutcome | Suspend> {
+  summaries: ToolSummaries,
+  next: (outcome: ToolOutcome | Suspend) => R | PromiseLike<R> = (outcome) => outcome as R,
+): Promise<R> {
   const info = toolInfo(h.tools, call.name);
-  if (!info) return Promise.resolve(loopErrorOutcome(unknownToolText(h, call.name)));
-  if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED));
-  if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info);
+  if (!info) return Promise.resolve(loopErrorOutcome(unknownToolText(h, call.name))).then(next);
+  if (h.abort) return Promise.resolve(loopErrorOutcome(OPERATION_ABORTED)).then(next);
+  if (isSubAgent(info)) return prepareThenStartChild(h, call, assistantIndex, info, summaries).then(next);
   const ref = callRef(h, call, assistantIndex);
-  // a then, not an async function awaiting: one promise fewer per tool call, the caller resumed in the same microtask
   return dispatch(
     h,
     call,
     info,
-    approvalSummary(info, toolCallSummary(h, call, call.arguments)),
-    (options) => toolActivities.runToolCall.executeWithOptions(options, [ref]),
+    approvalSummary(info, toolCallSummary(summaries, call, call.arguments)),
+    (options, placed) => toolActivities.runToolCall.executeWithOptions(options, [placed ? { ...ref, ...placed } : ref]),
     (options, home) => localToolActivities.runToolCall.executeWithOptions(options, [{ ...ref, ...home }]),
-  ).then((result) => {
-    if (!('prepared' in result)) return result;
-    return result.prepared === 'approval'
-      ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest)
-      : result.outcome;
-  });
+    (result) => {
+      if (!('prepared' in result)) return next(result);
+      return result.prepared === 'approval'
+        ? approveThenExecute(h, call, assistantIndex, result.args, result.argsDigest, summaries).then(next)
+        : next(result.outcome);
+    },
+  );
 }
 
 /** Waits for the approval of a prepared call, then executes it; a refusal is the call's error result. */
@@ -135,11 +142,12 @@ export async function approveThenExecute(
   assistantIndex: number,
   args: unknown,
   argsDigest: string,
+  summaries: ToolSummaries,
 ): Promise<ToolOutcome | Suspend> {
   const wait = await h.awaitApproval(call, assistantIndex, args ?? call.arguments, argsDigest);
   if (wait.kind === 'suspend') return SUSPEND;
   if (wait.kind === 'refused') return wait.outcome;
-  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : execute(h, call, assistantIndex, args, wait.record);
+  return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : execute(h, call, assistantIndex, args, summaries, wait.record);
 }
 
 /** Executes a prepared call (`args`: as prepared; `approval`: the decision that let it run). */
@@ -148,6 +156,7 @@ export async function execute(
   call: ToolCall,
   assistantIndex: number,
   args: unknown,
+  summaries: ToolSummaries,
   approval?: ApprovalRecord,
 ): Promise<ToolOutcome> {
   const info = toolInfo(h.tools, call.name);
@@ -161,9 +170,11 @@ export async function execute(
     h,
     call,
     info,
-    approvedSummary(toolCallSummary(h, call, args ?? call.arguments), approval),
-    (options) => toolActivities.executeToolCall.executeWithOptions(options, [input]),
+    approvedSummary(toolCallSummary(summaries, call, args ?? call.arguments), approval),
+    (options, placed) =>
+      toolActivities.executeToolCall.executeWithOptions(options, [placed ? { ...input, ...placed } : input]),
     (options, home) => localToolActivities.executeToolCall.executeWithOptions(options, [{ ...input, ...home }]),
+    (result) => result,
   );
 }
 
@@ -193,18 +204,19 @@ async function prepareThenStartChild(
   call: ToolCall,
   assistantIndex: number,
   info: ToolInfo & { agent: SubAgentRecord },
+  summaries: ToolSummaries,
 ): Promise<ToolOutcome | Suspend> {
   if (h.tree.direct(call, info)) return h.tree.runSubAgent(h, call, info, call.arguments);
   const p = (await prepareKnown(h, [call], assistantIndex)).get(call.id);
   if (!p) return loopErrorOutcome(OPERATION_ABORTED);
   if (p.status === 'immediate') return p.outcome;
-  if (p.status === 'approval') return approveThenExecute(h, call, assistantIndex, p.args, p.argsDigest);
+  if (p.status === 'approval') return approveThenExecute(h, call, assistantIndex, p.args, p.argsDigest, summaries);
   return h.abort ? loopErrorOutcome(OPERATION_ABORTED) : h.tree.runSubAgent(h, call, info, p.args ?? call.arguments);
 }
 
 /** The activity summary of a call: the tool's own (computed by `callModel` with the tool's `summary`), else a generic one. */
-function toolCallSummary(h: ToolCallHost, call: ToolCall, args: unknown): string {
-  return h.toolSummaries?.[call.id] ?? toolSummary(call.name, args);
+function toolCallSummary(summaries: ToolSummaries, call: ToolCall, args: unknown): string {
+  return summaries?.[call.id] ?? toolSummary(call.name, args);
 }
 
 /**

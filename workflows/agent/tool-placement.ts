@@ -1,7 +1,7 @@
 /**
  * Where a tool call runs (docs/architecture.md#worker-affinity, docs/local-tools.md): a local activity first for tools
  * reported with `localActivity`; a worker-local tool on the run's home queue, moving to a new home when its home worker
- * is lost; any other on the run's tool queue.
+ * is lost; any other on the run's tool queue, or in a run an `all` worker started on the run's own task queue (0.8.0).
  */
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
@@ -14,7 +14,7 @@ import { localToolActivityOptions, setupActivities, toolActivityOptions } from '
 import { isNotHome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import type { AbortKind, SessionState } from './state.js';
-import { HOME_LOST, loopErrorOutcome, track, type ToolTracking } from './tool-tracking.js';
+import { HOME_LOST, loopErrorOutcome, REFUSED_HERE, track, trackThen, type ToolTracking } from './tool-tracking.js';
 
 /**
  * The run's home for worker-local tools. `homeQueue` and `rehomed` are carried state (`SessionState`); `notHome` and
@@ -32,13 +32,21 @@ export interface ToolHome {
   notHome?: string;
   /** A move to a new home worker under way (concurrent calls that lost the home wait for the same one). */
   rehoming?: Promise<void>;
+  /** Tool activities go to the run's own task queue (`startRun` ran on a worker with role `all`, from 0.8.0). */
+  toolsOnRunQueue?: boolean;
 }
 
 /** The run's `ToolHome`: the home queue and its last move read and written in the carried state, the rest live. */
 export class RunHome implements ToolHome {
   notHome?: string;
   rehoming?: Promise<void>;
-  constructor(private readonly state: Pick<SessionState, 'homeQueue' | 'rehomed'>) {}
+  constructor(private readonly state: Pick<SessionState, 'homeQueue' | 'rehomed' | 'toolsOnRunQueue'>) {}
+  get toolsOnRunQueue(): boolean | undefined {
+    return this.state.toolsOnRunQueue;
+  }
+  set toolsOnRunQueue(on: boolean | undefined) {
+    this.state.toolsOnRunQueue = on;
+  }
   get homeQueue(): string | undefined {
     return this.state.homeQueue;
   }
@@ -71,6 +79,9 @@ const NOT_HOME = Symbol('not home');
 /** Runs a call as a local activity; `home`: the run's home queue, which the worker running it must own. */
 export type LocalRun<T> = (options: LocalActivityOptions, home: { home?: string }) => Promise<T>;
 
+/** Schedules a call as an activity; `placed`: on the run's task queue (the input says so, for a `model` worker's refusal). */
+export type ActivityRun<T> = (options: ActivityOptions, placed?: { onRunQueue: true }) => Promise<T>;
+
 /**
  * Schedules a tool activity. A tool reported with `localActivity` runs as a local activity first (docs/local-tools.md):
  * a worker-local one only while the run has a home, carrying it, and NOT_HOME when this workflow runs elsewhere (the
@@ -79,18 +90,21 @@ export type LocalRun<T> = (options: LocalActivityOptions, home: { home?: string 
  * new home: an idempotent call is retried there, any other gets the interrupted result. A non-idempotent call is
  * retried on the home queue only to fetch an outcome its home worker recorded (worker/tool-ledger.ts), never to run
  * again. Other tools go to the run's tool queue (`<taskQueue>-tools`, from 0.4.2), or its task queue in runs recorded
- * before that. A failure is the call's error result (workflows/agent/tool-tracking.ts).
+ * before that and, from 0.8.0, in runs an `all` worker started (`dispatchOnRunQueue`). A failure is the call's error
+ * result (workflows/agent/tool-tracking.ts). `after` takes the result in the same `then` as the tracking.
  */
-export function dispatch<T>(
+export function dispatch<T, R>(
   p: ToolPlacement,
   call: ToolCall,
   info: ToolInfo | undefined,
   summary: string,
-  run: (options: ActivityOptions) => Promise<T>,
+  run: ActivityRun<T>,
   local: LocalRun<T>,
-): Promise<T | ToolOutcome> {
-  if (info?.localActivity && patched(PATCH.localTools)) return dispatchLocalFirst(p, call, info, summary, run, local);
-  return dispatchActivity(p, call, info, summary, run);
+  after: (result: T | ToolOutcome) => R | PromiseLike<R>,
+): Promise<R> {
+  if (info?.localActivity && patched(PATCH.localTools))
+    return dispatchLocalFirst(p, call, info, summary, run, local).then(after);
+  return dispatchActivity(p, call, info, summary, run, after);
 }
 
 /** `dispatch` of a tool reported with `localActivity`: a local activity, or the usual way when refused off its home. */
@@ -99,24 +113,72 @@ async function dispatchLocalFirst<T>(
   call: ToolCall,
   info: ToolInfo,
   summary: string,
-  run: (options: ActivityOptions) => Promise<T>,
+  run: ActivityRun<T>,
   local: LocalRun<T>,
 ): Promise<T | ToolOutcome> {
   const placed = await runLocal(p, call, info, summary, local);
-  return placed !== NOT_HOME ? placed : dispatchActivity(p, call, info, summary, run);
+  return placed !== NOT_HOME ? placed : dispatchActivity(p, call, info, summary, run, (result) => result);
 }
 
-/** `dispatch` as an activity: on the run's tool queue (see `onToolQueue`), or on its home queue for a worker-local tool. */
-function dispatchActivity<T>(
+/**
+ * `dispatch` as an activity: on the run's tool queue (see `onToolQueue`), or on its home queue for a worker-local tool;
+ * `after` takes the result in the tracking's own `then` (workflows/agent/tool-tracking.ts `trackThen`).
+ */
+function dispatchActivity<T, R>(
   p: ToolPlacement,
   call: ToolCall,
   info: ToolInfo | undefined,
   summary: string,
-  run: (options: ActivityOptions) => Promise<T>,
-): Promise<T | ToolOutcome> {
-  const options = { ...toolActivityOptions(p.config, info, summary), ...onToolQueue() };
-  if (!info?.workerLocal || !patched(PATCH.workerAffinity)) return track(p, call, info?.idempotent, () => run(options));
-  return dispatchHome(p, call, info, options, run);
+  run: ActivityRun<T>,
+  after: (result: T | ToolOutcome) => R | PromiseLike<R>,
+): Promise<R> {
+  const toolQueue = onToolQueue();
+  if (toolQueue.taskQueue !== undefined && !info?.workerLocal && onRunQueue(p.home))
+    return dispatchOnRunQueue(p, call, info, summary, run, after);
+  const options = { ...toolActivityOptions(p.config, info, summary), ...toolQueue };
+  if (!info?.workerLocal || !patched(PATCH.workerAffinity))
+    return trackThen(p, call, info?.idempotent, () => run(options), after);
+  return dispatchHome(p, call, info, options, run).then(after);
+}
+
+/**
+ * Whether this run's tool activities go to its own task queue (patch `keel-0.8-tools-on-run-queue`, README "Worker
+ * roles"): `startRun` ran on a worker with role `all`, which polls both queues and runs every tool activity. There
+ * the server hands an activity scheduled by a workflow task straight back to the worker completing it (eager
+ * dispatch), as the engine floor's; on `<taskQueue>-tools` every call paid a second queue's matching (bench section 1,
+ * `floor + tool activity on another task queue`).
+ */
+function onRunQueue(home: ToolHome): boolean {
+  return home.toolsOnRunQueue === true && patched(PATCH.toolsOnRunQueue);
+}
+
+/**
+ * `dispatch` of a call that is not worker-local on the run's own task queue. A worker with role `model` polls that
+ * queue too and refuses the call (`KeelNotHome`, before anything runs; worker/plugin.ts): the call is placed again the
+ * usual way, on the tool queue, and so are the run's later calls.
+ */
+function dispatchOnRunQueue<T, R>(
+  p: ToolPlacement,
+  call: ToolCall,
+  info: ToolInfo | undefined,
+  summary: string,
+  run: ActivityRun<T>,
+  after: (result: T | ToolOutcome) => R | PromiseLike<R>,
+): Promise<R> {
+  const options = toolActivityOptions(p.config, info, summary);
+  const placed = { onRunQueue: true } as const;
+  return trackThen(
+    p,
+    call,
+    info?.idempotent,
+    () => run(options, placed),
+    (result) => {
+      if (result !== REFUSED_HERE) return after(result);
+      p.home.toolsOnRunQueue = false;
+      return dispatchActivity(p, call, info, summary, run, after);
+    },
+    true,
+  );
 }
 
 /** `dispatch` of a worker-local tool: on the run's home queue, moving to a new home when the home worker is lost. */
@@ -125,7 +187,7 @@ async function dispatchHome<T>(
   call: ToolCall,
   info: ToolInfo,
   options: ActivityOptions,
-  run: (options: ActivityOptions) => Promise<T>,
+  run: ActivityRun<T>,
 ): Promise<T | ToolOutcome> {
   for (let moves = 0; ; moves++) {
     const queue = p.home.homeQueue ?? (await newHome(p));

@@ -6,7 +6,7 @@ import type { ToolCall } from '../../common/messages.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import { workflowNow } from '../clock.js';
 import type { RunningTool } from './state.js';
-import { isHomeLost, toolCallFailureText } from '../failure-outcomes.js';
+import { isHomeLost, isNotHome, toolCallFailureText } from '../failure-outcomes.js';
 
 /** What tracking needs of the session: the running-tools list it keeps, the details, the activity scope. */
 export interface ToolTracking {
@@ -46,6 +46,54 @@ export function track<T>(
   fn: () => Promise<T>,
   rehomable = false,
 ): Promise<T | ToolOutcome | typeof HOME_LOST> {
+  const lost = rehomable ? (err: unknown) => (isHomeLost(err) ? HOME_LOST : undefined) : undefined;
+  return tracked(t, call, idempotent, fn, lost, (result) => result as T | ToolOutcome | typeof HOME_LOST);
+}
+
+/** `trackThen` of a call on the run's task queue: a worker with role `model` refused it (`KeelNotHome`), nothing ran. */
+export const REFUSED_HERE = Symbol('refused here');
+
+/**
+ * `track`, then `after` with the call's result (its outcome, or its failure's error result) in the same `then`: the
+ * next step of the batch without one more promise per call (each costs a stack trace in the SDK's promise hook).
+ */
+export function trackThen<T, R>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  after: (result: T | ToolOutcome) => R | PromiseLike<R>,
+): Promise<R>;
+/** `refusable`: a refusal before anything ran (`KeelNotHome`) gives REFUSED_HERE. */
+export function trackThen<T, R>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  after: (result: T | ToolOutcome | typeof REFUSED_HERE) => R | PromiseLike<R>,
+  refusable: true,
+): Promise<R>;
+export function trackThen<T, R>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  after: (result: T | ToolOutcome | typeof REFUSED_HERE) => R | PromiseLike<R>,
+  refusable = false,
+): Promise<R> {
+  const lost = refusable ? (err: unknown) => (isNotHome(err) ? REFUSED_HERE : undefined) : undefined;
+  return tracked(t, call, idempotent, fn, lost, after as (result: T | ToolOutcome | symbol) => R | PromiseLike<R>);
+}
+
+/** Tracks the call; `lost`: the failures that are no result of the call but a sign for its placement (a symbol). */
+function tracked<T, R>(
+  t: ToolTracking,
+  call: ToolCall,
+  idempotent: boolean | undefined,
+  fn: () => Promise<T>,
+  lost: ((err: unknown) => symbol | undefined) | undefined,
+  after: (result: T | ToolOutcome | symbol) => R | PromiseLike<R>,
+): Promise<R> {
   t.runningTools.set(call.id, { toolName: call.name, since: workflowNow() });
   t.publishDetails();
   const settled = () => {
@@ -56,12 +104,13 @@ export function track<T>(
   return t.runCancellable(fn).then(
     (result) => {
       settled();
-      return result;
+      return after(result);
     },
     (err: unknown) => {
       settled();
-      if (rehomable && isHomeLost(err)) return HOME_LOST;
-      return loopErrorOutcome(toolCallFailureText(err, { name: call.name, idempotent }));
+      const sign = lost?.(err);
+      if (sign) return after(sign);
+      return after(loopErrorOutcome(toolCallFailureText(err, { name: call.name, idempotent })));
     },
   );
 }

@@ -61,8 +61,10 @@ export async function runAgentLoop(s: AgentSession, start: RunStart): Promise<Ru
         pos.turnsInRun += 1;
         return end(assistant.stopReason);
       }
-      if (step) s.toolSummaries = step.toolSummaries; // the activity summaries of the tool calls
-      const batch = toolCallsOf(assistant).length > 0 ? await runToolBatch(s, assistant, index, suspended) : undefined;
+      const batch =
+        toolCallsOf(assistant).length > 0
+          ? await runToolBatch(s, assistant, index, suspended, step?.toolSummaries)
+          : undefined;
       if (batch?.suspended) return { kind: 'continueAsNew', position: { ...pos, batch: batch.suspended } };
       pos.moreToolCalls = batch !== undefined && !batch.terminate;
       pos.terminated = batch?.terminate === true;

@@ -252,6 +252,7 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
     if (check.homeQueue) st.homeQueue = check.homeQueue;
     if (check.verifiedApprovals) st.verifiedApprovals = true;
     if (check.otherTools) st.otherTools = check.otherTools;
+    if (check.toolsOnRunQueue) st.toolsOnRunQueue = true;
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
@@ -274,6 +275,7 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
   if (check.homeQueue) st.homeQueue = check.homeQueue;
   if (check.verifiedApprovals) st.verifiedApprovals = true;
   if (check.otherTools) st.otherTools = check.otherTools;
+  if (check.toolsOnRunQueue) st.toolsOnRunQueue = true;
   if (check.contextWindow) st.contextWindow = check.contextWindow;
   if (check.largePayloads) st.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };

@@ -2,26 +2,32 @@
  * `RunTree`: what the session's loop asks of the sub-agent tree (README "Sub-agents"), in one object the session holds
  * (`AgentSession.tree`). The turn loop, the model step, the tool batch, the budget and the approval desk ask it instead
  * of reading the tree's memos (`keelTree`, a batch's `keelBatch`) or calling the tree room's files themselves. Every
- * answer is read from the run's memo when asked (deterministic; no command), as before this object existed.
+ * answer comes from the run's features (workflows/agent/features.ts: the memos, read once when the session starts;
+ * deterministic, no command): a run outside any tree and batch skips the tree.
  */
 import type { ToolCall } from '../../common/messages.js';
 import type { TreeBudgetRef } from '../../common/tree/budget.js';
 import type { TreeMembership } from '../../common/tree/membership.js';
 import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import type { SessionState, StoredApprovalRecord, StoredPendingApproval } from '../agent/state.js';
-import { batchMembership } from '../batch-protocol.js';
 import { reportToRoot, subAgentRefusal } from './approvals.js';
-import { treeMembership } from './membership.js';
+import type { RunFeatures } from '../agent/features.js';
 import { directCall, runSubAgent, subAgentChildId, type SubAgentHost } from './sub-agent.js';
 
 /** This run's place in a tree and the few operations its session needs of it. */
 export class RunTree {
-  /** `st`: the session's carried state, of which the tree owns `treeReported` and reads the root's desk slice. */
-  constructor(private readonly st: SessionState) {}
+  /**
+   * `st`: the session's carried state, of which the tree owns `treeReported` and reads the root's desk slice;
+   * `features`: the run's tree and batch membership.
+   */
+  constructor(
+    private readonly st: SessionState,
+    private readonly features: RunFeatures,
+  ) {}
 
   /** The tree this run belongs to as a sub-agent (memo `keelTree`), or undefined for a root run. */
   membership(): TreeMembership | undefined {
-    return treeMembership();
+    return this.features.tree;
   }
 
   /** Whether this run is a sub-agent of a tree (a root run, or a batch's task, is not). */
@@ -35,16 +41,16 @@ export class RunTree {
    * request's worst case.
    */
   budgetRef(worstTokens: () => number): { treeBudget?: TreeBudgetRef } {
-    const tree = this.membership();
-    // 0.8.0: a tree whose root keeps no budget, and no budgeted ancestor: nothing to reserve from
-    if (tree?.rootBudgeted === false && !tree.budgetedAncestors?.length) return {};
-    const root = tree?.rootWorkflowId ?? treeBatchRoot();
+    const root = this.features.reservesFrom;
+    if (!root) return {};
+    const tree = this.features.tree;
     const ancestors = tree?.budgetedAncestors?.length ? { ancestorWorkflowIds: tree.budgetedAncestors } : {};
-    return root ? { treeBudget: { rootWorkflowId: root, ...ancestors, worstTokens: worstTokens() } } : {};
+    return { treeBudget: { rootWorkflowId: root, ...ancestors, worstTokens: worstTokens() } };
   }
 
   /** A sub-agent (or a batch's task) whose pending calls changed tells its tree's root (records what it reported). */
   reportPending(pending: readonly StoredPendingApproval[], records: readonly StoredApprovalRecord[]): void {
+    if (!this.features.reportsApprovals) return; // no root to tell
     const reported = reportToRoot(pending, records, this.st.treeReported);
     if (reported !== this.st.treeReported) this.st.treeReported = reported;
   }
@@ -73,10 +79,4 @@ export class RunTree {
   childId(call: ToolCall): string {
     return subAgentChildId(call);
   }
-}
-
-/** The batch this task reserves from, when the batch keeps a tree-budget ledger. */
-function treeBatchRoot(): string | undefined {
-  const m = batchMembership();
-  return m?.treeBudget ? m.workflowId : undefined;
 }
