@@ -1,5 +1,5 @@
 /**
- * What an activity input carries of the transcript besides its reference (from 0.8.0, `keel-0.8-transcript-tail`), so
+ * What an activity input carries of the transcript besides its reference (from 0.8.0; an input payload, no patch), so
  * that a worker whose copy lacks only the newest messages does not ask the workflow for them
  * (docs/architecture.md#history-stays-linear): `callModel` gets the messages after the last assistant message (the
  * tool results and prompts of this turn), a tool activity its call. Each is sent only while small, so history still

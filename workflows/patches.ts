@@ -139,13 +139,6 @@ export const PATCH = {
    */
   subAgentToolBound: 'keel-0.6.3-sub-agent-tool-bound',
   /**
-   * 0.8.0: `callModel`'s input carries the messages after the last assistant message (`tail`) and a tool activity's
-   * input its call (`call`), each when small (common/transcript-tail.ts), so a worker whose transcript copy lacks only
-   * those does not query the workflow (activities/transcript.ts). Checked at every model and tool call; a run recorded
-   * before sends references only, as before.
-   */
-  transcriptTail: 'keel-0.8-transcript-tail',
-  /**
    * 0.8.0: a sliding-window batch whose history is full keeps its window full while it hands over (was: it stopped
    * starting children at once, so the window drained during the hand-over's signals): the children it starts after
    * the cut carry `reportBySignal` in their `keelBatch` memo and are not signalled; once the children started before

@@ -3,7 +3,7 @@
  * (docs/architecture.md#history-stays-linear). Two workers on one task queue: a `model` worker (the workflows and the
  * model calls) and a `tools` worker (every tool call), so every tool call runs on a worker that did not make the model
  * call and every model call follows a tool result made elsewhere — before 0.8.0 two queries per turn. From 0.8.0
- * (`keel-0.8-transcript-tail`) the model call's input carries the turn's tool results and the tool call's input its
+ * the model call's input carries the turn's tool results and the tool call's input its
  * call: no query at all, and the model still sees exactly the transcript. A call too big to carry is read by
  * reference, as before.
  */

@@ -82,7 +82,7 @@ function callOnce(ctx: ModelContext, retryOverflow: boolean): Promise<Called> {
           run: ctx.run,
           messageCount: transcript.length,
           digest: ctx.digests[transcript.length],
-          ...(patched(PATCH.transcriptTail) ? transcriptTail(transcript) : {}),
+          ...transcriptTail(transcript), // the input payload only: no patch (docs/versioning.md)
           model: config.model,
           systemPrompt: config.systemPrompt ?? '',
           tools: st.tools.map((t) => t.name),

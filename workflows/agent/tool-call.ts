@@ -254,7 +254,7 @@ function callRef(h: ToolCallHost, call: ToolCall, assistantIndex: number): ToolC
   };
 }
 
-/** The call itself in its activity's input, from 0.8.0 (`keel-0.8-transcript-tail`). */
+/** The call itself in its activity's input, from 0.8.0 (an input payload: no patch, docs/versioning.md). */
 function carried(call: ToolCall): { call?: ToolCall } {
-  return patched(PATCH.transcriptTail) ? carriedCall(call) : {};
+  return carriedCall(call); // an activity's input payload: no command changes (docs/versioning.md)
 }
