@@ -32,6 +32,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.6.2': 'aaa24388cab1293e3c955fb6a1524c0087d7c7db97e6f6c1122f4cc17ff39105',
   '0.6.3': '8a7a7b63111b579a11a27b98bc7f66f0f7aeb3bf2ba283df364d0e404e2a9b59',
   '0.7.0': 'c45516e015b17d5638094681bd98ce8f7fa04998a7c8a5f6f619a1473551b63b',
+  '0.8.0': 'fa9866ed3edb85b251271d0a948124938b2bcb7521775a09fb3ed4de2000f6dc',
 };
 
 describe('replay corpus manifest', () => {
