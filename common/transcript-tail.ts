@@ -7,8 +7,13 @@
  */
 import type { Message, ToolCall } from './messages.js';
 
-/** JSON characters a tail or a call may take in an activity input; a bigger one is read by reference only. */
-export const TAIL_MAX_CHARS = 16 * 1024;
+/**
+ * JSON characters a tail or a call may take in an activity input; a bigger one is read by reference only. What is
+ * carried is written to history twice (in the input and as the message's own event), so the bound stays small: an
+ * 8 KB tool result carried in the next model call's input made a run continue-as-new half again as often
+ * (test/temporal/history.test.ts).
+ */
+export const TAIL_MAX_CHARS = 4 * 1024;
 
 /** transcript[from, length) after the last assistant message, when small: `{ tail }` for a `callModel` input. */
 export function transcriptTail(transcript: readonly Message[]): { tail?: Message[] } {

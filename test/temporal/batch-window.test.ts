@@ -403,6 +403,13 @@ describe('sliding-window batch', () => {
       ) as WindowCarried;
       expect(carried.running.length).toBe(Math.min(3, TASKS - carried.done - carried.failed));
     }
-    expect(await workflowTaskFailures(handle)).toEqual([]);
+    // no failed workflow task but the server's UnhandledCommand: a child reporting unasked (flagged) may signal while
+    // the batch completes with continue-as-new; the server then rejects that completion and the SDK retries it with the
+    // signal handled (nothing lost: every report is counted above), not a fault of the workflow code
+    expect(
+      (await workflowTaskFailures(handle)).filter(
+        (f) => !f.startsWith('WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND:'),
+      ),
+    ).toEqual([]);
   }, 120_000);
 });
