@@ -40,7 +40,8 @@
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
  * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts, mcp.ts and capacity.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
- * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored). Progress goes to stderr.
+ * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored); with BENCH_WRITE_DOCS=1 a whole run
+ * also puts that table into docs/performance.md (bench/write-docs.ts). Progress goes to stderr.
  * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
@@ -75,6 +76,7 @@ import { memorySection } from './memory.js';
 import { overheadSection } from './overhead.js';
 import { peerSection } from './peer.js';
 import { markdown } from './report.js';
+import { writeDocs } from './write-docs.js';
 import { throughputSection } from './throughput.js';
 import { sandboxSection } from './sandbox.js';
 import { codecSection } from './codec.js';
@@ -239,4 +241,6 @@ mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
 writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(report, null, 2)}\n`);
 process.stdout.write(markdown(report));
 log(`wrote bench/results/latest.json; total ${totalSeconds.toFixed(0)} s`);
+if (process.env.BENCH_WRITE_DOCS === '1' && exitCode === 0)
+  log(writeDocs(join(ROOT, 'docs/performance.md'), markdown(report), process.env.BENCH_ONLY === undefined));
 process.exit(exitCode);
