@@ -242,5 +242,5 @@ writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(report,
 process.stdout.write(markdown(report));
 log(`wrote bench/results/latest.json; total ${totalSeconds.toFixed(0)} s`);
 if (process.env.BENCH_WRITE_DOCS === '1' && exitCode === 0)
-  log(writeDocs(join(ROOT, 'docs/performance.md'), markdown(report), process.env.BENCH_ONLY === undefined));
+  log(await writeDocs(join(ROOT, 'docs/performance.md'), markdown(report), process.env.BENCH_ONLY === undefined));
 process.exit(exitCode);

@@ -20,9 +20,14 @@ export function withReport(doc: string, report: string): string {
   return `${doc.slice(0, from + START.length)}\n\n${body}\n\n${doc.slice(to)}`;
 }
 
-/** Writes `report` into the guide at `path` (see above); `whole`: every section ran. */
-export function writeDocs(path: string, report: string, whole: boolean): string {
+/**
+ * Writes `report` into the guide at `path` (see above), formatted as `npm test`'s format check wants it (prettier with
+ * the project's settings); `whole`: every section ran.
+ */
+export async function writeDocs(path: string, report: string, whole: boolean): Promise<string> {
   if (!whole) return 'BENCH_WRITE_DOCS: not written, BENCH_ONLY ran some sections only (the guide shows a whole run)';
-  writeFileSync(path, withReport(readFileSync(path, 'utf8'), report));
+  const prettier = await import('prettier');
+  const text = withReport(readFileSync(path, 'utf8'), report);
+  writeFileSync(path, await prettier.format(text, { ...(await prettier.resolveConfig(path)), filepath: path }));
   return `BENCH_WRITE_DOCS: wrote this run's report into ${path}`;
 }
