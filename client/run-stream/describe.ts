@@ -8,6 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { temporal } from '@temporalio/proto';
+import { isUnreachable } from '../reconnect.js';
 
 type Raw = temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse;
 
@@ -24,7 +25,8 @@ const RUNNING = 1;
 const CONTINUED_AS_NEW = 6;
 
 /**
- * The run of `handle` (its latest run when the handle names none), described through the workflow service. An error,
+ * The run of `handle` (its latest run when the handle names none), described through the workflow service. An
+ * unreachable server (UNAVAILABLE, DEADLINE_EXCEEDED after the SDK's own retries) is thrown as it is; another error,
  * or a heartbeat held in the payload store (a reference, which only the SDK's describe fetches), takes the handle's
  * own `describe()`, so what it throws (a `WorkflowNotFoundError`, a `ServiceError` around an unreachable server) and
  * what it returns are the SDK's.
@@ -37,7 +39,10 @@ export async function describeRun(handle: WorkflowHandle): Promise<RunDescriptio
       namespace: client.options.namespace,
       execution: { workflowId: handle.workflowId, runId: (handle as { runId?: string }).runId },
     });
-  } catch {
+  } catch (err) {
+    // an unreachable server is the caller's to handle now (keel run says "reconnecting…"): asked again through the
+    // handle, the same outage would first wait out a second round of the SDK's gRPC retries (≈ 20 s more, in silence)
+    if (isUnreachable(err)) throw err;
     raw = (await handle.describe()).raw;
   }
   if (holdsReference(raw)) raw = (await handle.describe()).raw;
