@@ -72,7 +72,7 @@ export async function prepareKnown(
     run: h.run,
     assistantIndex,
     digest: h.digests[assistantIndex + 1],
-    calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name, ...carried(c) })),
+    calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name, ...carriedCall(c) })),
     metadata: h.config.metadata ?? {},
   };
   const summary = preparationSummary(h, known);
@@ -249,12 +249,7 @@ function callRef(h: ToolCallHost, call: ToolCall, assistantIndex: number): ToolC
     digest: h.digests[assistantIndex + 1],
     toolCallId: call.id,
     toolName: call.name,
-    ...carried(call),
+    ...carriedCall(call), // an input payload, not a command: no patch (docs/versioning.md)
     metadata: h.config.metadata ?? {},
   };
-}
-
-/** The call itself in its activity's input, from 0.8.0 (an input payload: no patch, docs/versioning.md). */
-function carried(call: ToolCall): { call?: ToolCall } {
-  return carriedCall(call); // an activity's input payload: no command changes (docs/versioning.md)
 }
