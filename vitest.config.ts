@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/longest-first.js';
 
 // Test files run at once in the `unit` and `temporal` projects (one group). vitest's default is cores − 1: one file at a
 // time on a 2-core machine, while most temporal files spend their time waiting on the server, timers and child
@@ -20,6 +21,8 @@ const HEAVY = [
 export default defineConfig({
   test: {
     setupFiles: ['test/print-node-version.ts'],
+    // the longest files of a recorded whole run start first, on a fresh clone too (test/longest-first.ts)
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
