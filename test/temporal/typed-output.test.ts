@@ -2,7 +2,8 @@
  * Typed final results (docs/runs.md "Typed results", issue 37 item 1): a run given `output` completes only with a
  * final answer valid against it (the result's `output`); an invalid answer is sent back with the validation errors
  * (exact texts) up to `outputRepairs` times, then the run fails with `InvalidAgentOutput`. The output and the repair
- * count survive continue-as-new and a killed worker; the json-schema grader reads the typed output; a run without
+ * count survive continue-as-new and a killed worker; a session checks each agent run; the json-schema grader and
+ * `keel batch` result lines read the typed output; a run without
  * `output` runs no check at all.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,6 +21,7 @@ import type { BatchTask } from '../../common/grading.js';
 import type { AgentRunInput } from '../../common/run.js';
 import { messageText } from '../../common/messages.js';
 import { finalAnswerInvalid, finalAnswerNotJson, invalidAgentOutput } from '../../common/typed-output.js';
+import { resultLine } from '../../cli/batch/results.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { chainHistories, historyText, startKeel, strip, until, type Keel } from './harness.js';
 
@@ -162,6 +164,33 @@ describe('typed results', () => {
     ]);
     const child = await keel.client.getHandle<{ n: number; label: string }>(results[0].workflowId).result();
     expect(child.output).toEqual({ n: 3, label: 'fenced' });
+    // `keel batch` result lines carry it
+    expect(JSON.parse(await resultLine(keel.client, results[0], false))).toMatchObject({
+      status: 'completed',
+      output: { n: 3, label: 'fenced' },
+    });
+  });
+
+  it("a session checks each agent run's final answer; ended, it completes with the last valid output", async () => {
+    const h = await start('task 1 bad-text', 'scripted/typed', { output: Answer, mode: 'session' });
+    await until(async () => (await h.state()).status === 'waiting', 20_000, 'session waiting');
+    await h.followUp('task 2 bad-shape');
+    await until(async () => (await h.state()).messageCount === 8, 20_000, 'second agent run answered');
+    await h.end();
+    const r = await h.result();
+    expect(r).toMatchObject({ status: 'completed', output: { n: 7, label: 'fixed' } });
+    expect(r.newMessages.map((m) => (m.role === 'user' ? messageText(m).split('\n')[0] : m.role))).toEqual([
+      'task 1 bad-text',
+      'assistant',
+      notJson('Sure! The answer is 7.'),
+      'assistant',
+      'task 2 bad-shape',
+      'assistant',
+      'Final answer failed validation:',
+      'assistant',
+    ]);
+    // each agent run counts its own repairs: the second run's request is its repair 1
+    expect(messageText(r.newMessages[6])).toBe(repairText(badShape, 1, 2));
   });
 
   it('a run without output runs no check; an output that is not a JSON Schema is refused at the start', async () => {
