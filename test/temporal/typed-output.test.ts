@@ -3,8 +3,7 @@
  * final answer valid against it (the result's `output`); an invalid answer is sent back with the validation errors
  * (exact texts) up to `outputRepairs` times, then the run fails with `InvalidAgentOutput`. The output and the repair
  * count survive continue-as-new and a killed worker; a session checks each agent run; the json-schema grader and
- * `keel batch` result lines read the typed output; a run without
- * `output` runs no check at all.
+ * `keel batch` result lines read the typed output; a run without `output` runs no check at all.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
