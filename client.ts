@@ -9,10 +9,13 @@ export {
   AgentClient,
   AgentRunHandle,
   InvalidAgentInputError,
+  InvalidAgentOutputError,
   InvalidSignalError,
   UpdateRejectedError,
   type ConnectOptions,
+  type OutputOf,
   type StartOptions,
+  type TypedRunResult,
 } from './client/agent-client.js';
 export {
   AgentBatchHandle,

@@ -8,7 +8,7 @@ import { heartbeat } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Ajv } from 'ajv';
-import { ErrorType } from '../common/errors.js';
+import { failureCarriesResult } from '../common/errors.js';
 import { graderOf, type BatchTask, type Grade, type GradeOutcome, type GraderUsage } from '../common/grading.js';
 import { emptyUsage, toolCallsOf, type Message } from '../common/messages.js';
 import type { AgentRunResult } from '../common/run.js';
@@ -54,6 +54,14 @@ function texts(expected: unknown, grader: string): string[] {
   return list as string[];
 }
 
+/** The json-schema grader's verdict on `value`: `<valid> against the schema`, or ajv's errors on `answer`. */
+function matchesSchema(schema: object, value: unknown, valid: string): Grade {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  return validate(value)
+    ? verdict(true, `${valid} against the schema`)
+    : verdict(false, new Ajv().errorsText(validate.errors, { dataVar: 'answer' }));
+}
+
 /** The built-in graders by name. */
 export const BUILTIN_GRADER_DEFINITIONS: Record<string, GraderDefinition['grade']> = {
   // the whole final text, surrounding whitespace trimmed on both sides (a model's trailing newline is not an answer);
@@ -80,9 +88,11 @@ export const BUILTIN_GRADER_DEFINITIONS: Record<string, GraderDefinition['grade'
     const re = m ? new RegExp(m[1], m[2]) : new RegExp(source);
     return re.test(result.finalText) ? verdict(true, `matches ${re}`) : verdict(false, `no match for ${re}`);
   },
+  // a run's typed `output` (docs/runs.md "Typed results") when it has one, else the final text parsed as JSON
   'json-schema': ({ task, result }) => {
     if (!task.expected || typeof task.expected !== 'object')
       throw new Error(`grader json-schema: expected must be a JSON Schema object, got ${show(task.expected)}`);
+    if (result.output !== undefined) return matchesSchema(task.expected, result.output, 'the typed output is valid');
     const text = result.finalText
       .trim()
       .replace(/^```(?:json)?\s*\n([\s\S]*)\n```$/, '$1')
@@ -93,10 +103,7 @@ export const BUILTIN_GRADER_DEFINITIONS: Record<string, GraderDefinition['grade'
     } catch {
       return verdict(false, `the final text is not JSON: ${show(text)}`);
     }
-    const validate = new Ajv({ allErrors: true, strict: false }).compile(task.expected as object);
-    return validate(value)
-      ? verdict(true, 'valid against the schema')
-      : verdict(false, new Ajv().errorsText(validate.errors, { dataVar: 'answer' }));
+    return matchesSchema(task.expected, value, 'valid');
   },
   'tool-called': ({ task, transcript }) => {
     const called = new Set(
@@ -116,7 +123,7 @@ async function childResult(client: Client, workflowId: string): Promise<AgentRun
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === ErrorType.AgentRunFailed && cause.details?.[0])
+    if (cause instanceof ApplicationFailure && failureCarriesResult(cause.type) && cause.details?.[0])
       return cause.details[0] as AgentRunResult;
     return {
       status: 'failed',

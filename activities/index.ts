@@ -19,7 +19,7 @@ import type { RunMcpTools } from './mcp/run-tools.js';
 import { createToolActivities } from './tools/tool-activities.js';
 import { ToolLookup } from './tools/tool-lookup.js';
 import { agentTool, type AgentDefinition } from './agents/define-agent.js';
-import { checkSubAgentOutput } from './agents/check-output.js';
+import { checkRunOutput, checkSubAgentOutput } from './agents/check-output.js';
 import { createAwaitSubAgentRun } from './agents/await-run.js';
 import type { RunSubAgents } from './agents/run-agents.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
@@ -140,6 +140,8 @@ export function createActivities(deps: KeelActivityDeps) {
     },
     /** Local activity `checkSubAgentOutput`: a typed sub-agent's final text parsed and validated (README "Sub-agents"). */
     checkSubAgentOutput,
+    /** Local activity `checkRunOutput`: a run's final answer parsed and validated against its `output` (docs/runs.md "Typed results"). */
+    checkRunOutput,
     /**
      * Local activity `checkTreeMember`: whether the run a `keelTreeApprovals` report names belongs to the desk's tree
      * (its memo names the desk; activities/agents/check-tree-member.ts).

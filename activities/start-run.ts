@@ -8,6 +8,7 @@ import { thrownMessage } from '../common/errors.js';
 import { Context } from '@temporalio/activity';
 import type { RunMcpTools } from './mcp/run-tools.js';
 import { isAgentTool, subAgentRecord } from './agents/define-agent.js';
+import { outputSchemaProblem } from './agents/check-output.js';
 import { DEFAULT_MAX_AGENT_DEPTH } from '../common/tree/sub-agents.js';
 
 const activityWorkflowId = (): string => Context.current().info.workflowExecution?.workflowId ?? '';
@@ -66,6 +67,8 @@ export function createStartRun(deps: StartRunDeps) {
       );
     }
     errors.push(...mcp.errors);
+    const outputProblem = errors.some((e) => e.startsWith('output:')) ? undefined : outputSchemaProblem(input.output);
+    if (outputProblem) errors.push(outputProblem);
     if (
       typeof input.approvalTimeout === 'string' &&
       !errors.some((e) => e.startsWith('approvalTimeout:')) &&

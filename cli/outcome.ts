@@ -4,7 +4,7 @@
  */
 import { WorkflowFailedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import { ErrorType } from '../common/errors.js';
+import { failureCarriesResult } from '../common/errors.js';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunResult, AgentRunState } from '../common/run.js';
 import { stateQuery } from '../workflows/definitions.js';
@@ -49,9 +49,9 @@ export async function closedRunOutcome(
     if (!(err instanceof WorkflowFailedError)) throw err;
     const cause = err.cause;
     if (cause instanceof ApplicationFailure) {
-      if (cause.type === ErrorType.AgentRunFailed && cause.details?.[0]) {
+      if (failureCarriesResult(cause.type) && cause.details?.[0]) {
         const result = cause.details[0] as AgentRunResult;
-        return { status: 'failed', result, failureType: cause.type };
+        return { status: 'failed', result, failureType: cause.type ?? undefined };
       }
       return { status: 'failed', result: bare('failed', cause.message), failureType: cause.type ?? undefined };
     }

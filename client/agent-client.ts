@@ -14,6 +14,7 @@ import { clientInterceptors } from '../node-common/closed-channel-guard.js';
 import { ErrorType } from '../common/errors.js';
 import type { EventsPage } from '../common/events.js';
 import type { Message } from '../common/messages.js';
+import type { Static, TSchema } from 'typebox';
 import type { AgentRunInput, AgentRunResult, AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import { tooDeep } from '../common/nesting.js';
@@ -101,6 +102,27 @@ export class UpdateRejectedError extends Error {
   }
 }
 
+/**
+ * A run given an `output` schema ended without a valid output: its final answer failed the schema after its
+ * `outputRepairs` (failure type `InvalidAgentOutput`, docs/runs.md "Typed results"). `result`: the run's result
+ * (status `failed`, no `output`; its transcript shows each answer and repair request).
+ */
+export class InvalidAgentOutputError extends Error {
+  constructor(
+    message: string,
+    readonly result: AgentRunResult,
+  ) {
+    super(message);
+    this.name = 'InvalidAgentOutputError';
+  }
+}
+
+/** The type of a typed run's `output`: `Static<S>` for a TypeBox schema `S`, else `unknown` (give it: `getHandle<T>`). */
+export type OutputOf<S> = S extends TSchema ? Static<S> : unknown;
+
+/** `AgentRunResult` whose `output` (present when a run given an `output` schema completed) is typed `T`. */
+export type TypedRunResult<T = unknown> = Omit<AgentRunResult, 'output'> & { output?: T };
+
 /** Connection settings (address, namespace, TLS, API key, envconfig profile: see ConnectionSettings) and the task queue. */
 export interface ConnectOptions extends ConnectionSettings {
   /** Default `keel`. */
@@ -168,7 +190,10 @@ export class AgentClient {
    * signal, so give one of the two, not both. Unlike a plain start, a run with that `workflowId` that is already running
    * is signalled instead of refused (Temporal's signal-with-start semantics; the server accepts no FAIL policy here).
    */
-  async start(input: AgentRunInput, opts: StartOptions = {}): Promise<AgentRunHandle> {
+  async start<S extends object | undefined = undefined>(
+    input: AgentRunInput & { output?: S },
+    opts: StartOptions = {},
+  ): Promise<AgentRunHandle<OutputOf<S>>> {
     const errors = agentRunInputErrors(input);
     // measured only once it is known to serialise (a value nested thousands deep throws RangeError in JSON.stringify)
     const bytes = tooDeep(input) === undefined ? Buffer.byteLength(JSON.stringify(input ?? null)) : 0;
@@ -203,10 +228,10 @@ export class AgentClient {
         signal: queued === 'followUp' ? followUpSignal : steerSignal,
         signalArgs: [messages as IncomingMessage[]],
       });
-      return new AgentRunHandle(this.client.workflow.getHandle(handle.workflowId));
+      return new AgentRunHandle<OutputOf<S>>(this.client.workflow.getHandle(handle.workflowId));
     }
     const handle = await this.client.workflow.start(AGENT_WORKFLOW_TYPE, options);
-    return new AgentRunHandle(this.client.workflow.getHandle(handle.workflowId));
+    return new AgentRunHandle<OutputOf<S>>(this.client.workflow.getHandle(handle.workflowId));
   }
 
   /**
@@ -237,14 +262,17 @@ export class AgentClient {
     return { handle, ack };
   }
 
-  /** A handle on an existing run (follows its continue-as-new chain). Nothing is sent until a method is called. */
-  getHandle(workflowId: string): AgentRunHandle {
-    return new AgentRunHandle(this.client.workflow.getHandle(workflowId));
+  /**
+   * A handle on an existing run (follows its continue-as-new chain). Nothing is sent until a method is called. `T`:
+   * the type of its `output`, when it was started with one (unchecked here: the run validated it).
+   */
+  getHandle<T = unknown>(workflowId: string): AgentRunHandle<T> {
+    return new AgentRunHandle<T>(this.client.workflow.getHandle(workflowId));
   }
 
   /** The same as `getHandle`: the run with this workflow id (e.g. a conversation id chosen by your service). */
-  get(workflowId: string): AgentRunHandle {
-    return this.getHandle(workflowId);
+  get<T = unknown>(workflowId: string): AgentRunHandle<T> {
+    return this.getHandle<T>(workflowId);
   }
 
   /**
@@ -300,8 +328,8 @@ export class AgentClient {
   }
 }
 
-/** Signals, queries and the result of one run. */
-export class AgentRunHandle {
+/** Signals, queries and the result of one run; `T`: the type of its `output` (docs/runs.md "Typed results"). */
+export class AgentRunHandle<T = unknown> {
   constructor(readonly workflow: WorkflowHandle) {}
 
   get workflowId(): string {
@@ -451,18 +479,27 @@ export class AgentRunHandle {
 
   /**
    * Waits for the end. A failed run (`AgentRunFailed`) resolves with its result (status `failed`); a cancelled run
-   * resolves with status `cancelled`. Other failures (invalid input, termination) reject.
+   * resolves with status `cancelled`. A run given an `output` schema that completed carries its validated `output`;
+   * one that found no valid output rejects with `InvalidAgentOutputError`. Other failures (invalid input,
+   * termination) reject.
    */
-  async result(): Promise<AgentRunResult> {
+  async result(): Promise<TypedRunResult<T>> {
     try {
-      return (await this.workflow.result()) as AgentRunResult;
+      return (await this.workflow.result()) as TypedRunResult<T>;
     } catch (err) {
+      if (
+        err instanceof WorkflowFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === ErrorType.InvalidAgentOutput
+      ) {
+        throw new InvalidAgentOutputError(err.cause.message, err.cause.details?.[0] as AgentRunResult);
+      }
       if (
         err instanceof WorkflowFailedError &&
         err.cause instanceof ApplicationFailure &&
         err.cause.type === ErrorType.AgentRunFailed
       ) {
-        return err.cause.details?.[0] as AgentRunResult;
+        return err.cause.details?.[0] as TypedRunResult<T>;
       }
       if (err instanceof WorkflowFailedError && (await this.workflow.describe()).status.name === 'CANCELLED') {
         const st = await this.state();

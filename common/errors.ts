@@ -81,6 +81,11 @@ export const ErrorType = {
   InvalidAgentInput: 'InvalidAgentInput',
   /** The run ended with an assistant message whose stopReason is `error`; details carry the AgentRunResult. */
   AgentRunFailed: 'AgentRunFailed',
+  /**
+   * A run given an `output` schema ended with a final answer that is not valid JSON for it after its `outputRepairs`
+   * (docs/runs.md "Typed results"); non-retryable; details carry the AgentRunResult (status `failed`, no `output`).
+   */
+  InvalidAgentOutput: 'InvalidAgentOutput',
   /** An unexpected error in Keel's workflow code (a bug); non-retryable, so the run fails instead of retrying forever. */
   WorkflowBug: 'KeelWorkflowBug',
   /** An Update (`followUp`, `approve`, …) was refused by its validator or guard; the message says why. */
@@ -157,6 +162,14 @@ export const ErrorType = {
   /** The scripted model has no reply for the request, or a scripted `fail` gave no type; non-retryable. */
   ModelScripted: 'ModelError.Scripted',
 } as const;
+
+/**
+ * The failure types whose first detail is the run's `AgentRunResult` (status `failed`): `AgentRunFailed` and
+ * `InvalidAgentOutput`. Readers of a failed run's usage and transcript (batches, graders, the CLI) take it from there.
+ */
+export function failureCarriesResult(type: string | undefined | null): boolean {
+  return type === ErrorType.AgentRunFailed || type === ErrorType.InvalidAgentOutput;
+}
 
 /** A failure type Keel uses (a value of {@link ErrorType}). */
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];

@@ -138,6 +138,14 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
      * On by default for models with a catalog context window; off for `scripted/*` unless set; `false` turns it off.
      */
     compaction: Type.Optional(COMPACTION_SCHEMA),
+    /**
+     * Typed result (docs/runs.md "Typed results"): a JSON Schema (a TypeBox schema is one) the final answer must be
+     * JSON valid against. The validated value is the result's `output`; an invalid answer is sent back to the model
+     * with the validation errors, up to `outputRepairs` times, then the run fails with `InvalidAgentOutput`.
+     */
+    output: Type.Optional(Type.Unsafe<object>({ type: 'object' })),
+    /** Invalid final answers sent back to the model before the run fails with `InvalidAgentOutput`. Default 2. */
+    outputRepairs: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { $id: 'https://keel.dev/schemas/agent-run-input.json', title: 'AgentRunInput', additionalProperties: false },
 );

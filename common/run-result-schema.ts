@@ -68,6 +68,13 @@ export const AGENT_RUN_RESULT_SCHEMA = Type.Object(
     ),
     error: Type.Optional(Type.String()),
     /**
+     * A run given an `output` schema that completed: its final answer, parsed and valid against that schema (docs/runs.md
+     * "Typed results"). Absent otherwise.
+     */
+    output: Type.Optional(
+      Type.Unknown({ description: "The final answer parsed as JSON and valid against the run input's output schema." }),
+    ),
+    /**
      * Messages the run accepted (steering first, then follow-ups) but never answered: a task that ended by `maxTurns`,
      * an error or an interrupt with messages still queued. Nothing accepted is dropped silently.
      */

@@ -88,6 +88,15 @@ export interface CheckSubAgentOutputInput {
 /** `ok`: the parsed output; else the error text the caller gets as its tool result. */
 export type CheckSubAgentOutputResult = { ok: true; value: unknown } | { ok: false; error: string };
 
+/** Input of the `checkRunOutput` local activity: a run's final answer and its `output` schema (docs/runs.md "Typed results"). */
+export interface CheckRunOutputInput {
+  text: string;
+  schema: object;
+}
+
+/** `ok`: the parsed output; else the error text (a sub-agent's caller's tool result, a run's repair request). */
+export type CheckOutputResult = CheckSubAgentOutputResult;
+
 /**
  * An MCP tool as a run recorded it at its start (`startRun`): the model is shown this description and schema, and the
  * arguments are validated against this schema, whatever the server lists later. Annotations as the server gave them.

@@ -24,7 +24,13 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { heartbeatUsage } from '../common/events.js';
-import { ErrorType, OPERATION_ABORTED, thrownMessage, toolInterrupted } from '../common/errors.js';
+import {
+  ErrorType,
+  failureCarriesResult,
+  OPERATION_ABORTED,
+  thrownMessage,
+  toolInterrupted,
+} from '../common/errors.js';
 import { usageProblem } from '../common/message-checks.js';
 import type { Usage } from '../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../common/run.js';
@@ -175,7 +181,7 @@ export function childRunOutcome(result: AgentRunResult | undefined, err: unknown
   if (err instanceof WorkflowExecutionAlreadyStartedError) return bare('failed', `could not start: ${err.message}`);
   if (err instanceof ChildWorkflowFailure) {
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === ErrorType.AgentRunFailed && cause.details?.[0]) {
+    if (cause instanceof ApplicationFailure && failureCarriesResult(cause.type) && cause.details?.[0]) {
       return fromResult(cause.details[0] as AgentRunResult, 'failed');
     }
     if (isCancellation(cause)) return bare('cancelled', 'cancelled');
@@ -201,7 +207,7 @@ export function closingRunOutcome(
   err: unknown,
 ): { status: RunStatus; result?: AgentRunResult; error?: string } {
   if (result) return { status: result.status, result, ...(result.error ? { error: clip(result.error) } : {}) };
-  if (err instanceof ApplicationFailure && err.type === ErrorType.AgentRunFailed && err.details?.[0]) {
+  if (err instanceof ApplicationFailure && failureCarriesResult(err.type) && err.details?.[0]) {
     const r = err.details[0] as AgentRunResult;
     return { status: 'failed', result: r, ...(r.error ? { error: clip(r.error) } : {}) };
   }

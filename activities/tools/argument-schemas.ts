@@ -87,6 +87,22 @@ export function getEntry(tool: ValidatableTool): SchemaEntry {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw new Error(`Invalid parameters schema for tool "${tool.name}": schema must be an object`);
   }
+  const entry = entryOf(schema);
+  if (entry.error !== undefined || !entry.validate) {
+    throw new Error(`Invalid parameters schema for tool "${tool.name}": ${entry.error ?? 'compilation failed'}`);
+  }
+  return entry;
+}
+
+/** ajv's compile error for a JSON Schema object (cached like {@link getEntry}'s), or undefined when it compiles. */
+export function schemaCompileError(schema: object): string | undefined {
+  if (!isPlainObject(schema)) return 'schema must be an object';
+  const entry = entryOf(schema);
+  return entry.error !== undefined || !entry.validate ? (entry.error ?? 'compilation failed') : undefined;
+}
+
+/** The cached entry of a schema object: by identity, else by content, else compiled now. */
+function entryOf(schema: SchemaObject): SchemaEntry {
   let entry = entriesByObject.get(schema);
   if (!entry) {
     let json: string | undefined;
@@ -101,9 +117,6 @@ export function getEntry(tool: ValidatableTool): SchemaEntry {
       if (json !== undefined) entriesByJson.set(json, entry);
     }
     entriesByObject.set(schema, entry);
-  }
-  if (entry.error !== undefined || !entry.validate) {
-    throw new Error(`Invalid parameters schema for tool "${tool.name}": ${entry.error ?? 'compilation failed'}`);
   }
   return entry;
 }

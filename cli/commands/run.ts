@@ -35,18 +35,35 @@ export interface StartFlags {
   input?: string;
   id?: string;
   meta?: string[];
+  /** `--output-schema`: the run's `output` JSON Schema (docs/runs.md "Typed results"), inline JSON or a file. */
+  outputSchema?: string;
+  outputRepairs?: number;
 }
 
-/** The text of `--input`: inline JSON when it starts with `{`, else a file (`-`: stdin). */
-function inputText(input: string): string {
+/** The text of `--input` (or `flag`): inline JSON when it starts with `{`, else a file (`-`: stdin). */
+function inputText(input: string, flag = '--input'): string {
   if (input.trimStart().startsWith('{')) return input;
   try {
     return readFileSync(input === '-' ? 0 : input, 'utf8');
   } catch (err) {
     throw usageError(
-      `--input ${input}: ${(err as Error).message} (give a file, - for stdin, or inline JSON starting with {)`,
+      `${flag} ${input}: ${(err as Error).message} (give a file, - for stdin, or inline JSON starting with {)`,
     );
   }
+}
+
+/** The JSON Schema of `--output-schema` (inline JSON or a file); whether ajv compiles it, the run's start says. */
+function outputSchema(value: string): object {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(inputText(value, '--output-schema'));
+  } catch (err) {
+    if (err instanceof SyntaxError) throw usageError(`--output-schema ${value}: not JSON (${err.message})`);
+    throw err;
+  }
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema))
+    throw usageError(`--output-schema ${value}: must hold one JSON Schema object`);
+  return schema;
 }
 
 /**
@@ -73,6 +90,8 @@ export function buildInput(promptWords: string[] | undefined, o: StartFlags, com
   if (o.mode) input.mode = o.mode;
   if (o.system !== undefined) input.systemPrompt = o.system;
   if (o.maxTurns !== undefined) input.maxTurns = o.maxTurns;
+  if (o.outputSchema !== undefined) input.output = outputSchema(o.outputSchema);
+  if (o.outputRepairs !== undefined) input.outputRepairs = o.outputRepairs;
   if (o.meta?.length) {
     const metadata = { ...((input.metadata as Record<string, unknown>) ?? {}) };
     for (const kv of o.meta) {
@@ -112,6 +131,12 @@ function startOptions(cmd: Command): Command {
       'a full AgentRunInput: inline JSON ({…}), a .json file, or - for stdin; the prompt and flags override its fields',
     )
     .option('--meta <key=value>', 'metadata label; repeatable', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--output-schema <json|file>', 'typed result: the final answer must be JSON valid against this JSON Schema')
+    .option(
+      '--output-repairs <n>',
+      'invalid answers sent back before the run fails (default 2)',
+      intOption('--output-repairs', 0),
+    )
     .option('--id <workflowId>', 'workflow id (default keel-<uuid>)');
 }
 

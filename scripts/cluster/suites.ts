@@ -112,6 +112,8 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
     "Keel's routing of approvals in a tree (approvals.test.ts and sub-agents.test.ts cover Updates, timers and children on the cluster)",
   'tree-budget.test.ts':
     "Keel's reservations in a tree (updates.test.ts and sub-agents.test.ts cover Updates and children on the cluster)",
+  'typed-output.test.ts':
+    "Keel's output check and repairs (durability.test.ts and history.test.ts cover killed workers and continue-as-new on the cluster)",
   'verbs.test.ts':
     "each verb's own logic (updates.test.ts and signals.test.ts cover Update and signal delivery on the cluster)",
 };

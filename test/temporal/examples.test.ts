@@ -1,4 +1,7 @@
-/** examples/ as the README uses them: examples/calc.ts (its own task queue, the calc tool, the scripted rules file). */
+/**
+ * examples/ as the README and the guides use them: examples/calc.ts (its own task queue, the calc tool, the scripted
+ * rules file), examples/sub-agents.ts, examples/typed-output.ts (docs/runs.md "Typed results").
+ */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -15,6 +18,17 @@ describe('examples/', () => {
       timeout: 90_000,
     });
     expect(stdout).toBe('completed after 2 turns: 12*8 = 96.\n');
+    expect(stderr).toBe('');
+  });
+
+  it('`npx tsx examples/typed-output.ts` returns the typed output after one repair', async () => {
+    const env = { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress') };
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'examples/typed-output.ts'],
+      { cwd: ROOT, env, timeout: 90_000 },
+    );
+    expect(stdout).toBe('completed after 1 repair(s): high — Checkout fails for every EU customer.\n');
     expect(stderr).toBe('');
   });
 

@@ -54,6 +54,26 @@ describe('keel run/start input', () => {
     expect(() => buildInput([], { input: '{"model":' })).toThrow('--input {"model":: not JSON');
   });
 
+  it('--output-schema and --output-repairs give a typed result (docs/runs.md "Typed results")', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'keel-cli-')), 'schema.json');
+    writeFileSync(file, JSON.stringify({ type: 'object', required: ['n'] }));
+    expect(buildInput(['count'], { model: 'scripted/x', outputSchema: file, outputRepairs: 0 })).toEqual({
+      prompt: 'count',
+      model: 'scripted/x',
+      output: { type: 'object', required: ['n'] },
+      outputRepairs: 0,
+    });
+    expect(buildInput(['count'], { model: 'scripted/x', outputSchema: '{"type":"array"}' })).toMatchObject({
+      output: { type: 'array' },
+    });
+    expect(() => buildInput(['count'], { model: 'scripted/x', outputSchema: '{"type":' })).toThrow(
+      '--output-schema {"type":: not JSON',
+    );
+    expect(() => buildInput(['count'], { model: 'scripted/x', outputSchema: '/nonexistent.json' })).toThrow(
+      /^--output-schema \/nonexistent.json: ENOENT/,
+    );
+  });
+
   it('refuses a missing prompt and a bad --input as usage errors', () => {
     expect(() => buildInput([], { model: 'scripted/x' })).toThrow(CliError);
     expect(() => buildInput([], { input: '/nonexistent.json' })).toThrow(/--input/);

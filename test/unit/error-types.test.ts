@@ -11,6 +11,7 @@ describe('ErrorType', () => {
     expect(ErrorType).toEqual({
       InvalidAgentInput: 'InvalidAgentInput',
       AgentRunFailed: 'AgentRunFailed',
+      InvalidAgentOutput: 'InvalidAgentOutput',
       WorkflowBug: 'KeelWorkflowBug',
       UpdateRejected: 'KeelUpdateRejected',
       BudgetExceeded: 'BudgetExceeded',

@@ -113,6 +113,10 @@ export interface SessionState {
   treeApprovals?: TreeApprovalsState;
   /** A root run's tree-budget ledger (common/tree/budget.ts), once a run of its tree reserved from it. */
   treeLedger?: TreeLedgerState;
+  /** Typed results (workflows/agent/typed-output.ts): the last final answer valid against `config.output`, parsed. */
+  typedOutput?: { value: unknown };
+  /** Typed results: how many invalid final answers agent run number `run` (`runs`) sent back to the model. */
+  outputRepairs?: { run: number; used: number };
 }
 
 /** The run's configuration: its input without the prompt and messages (those start the transcript). */

@@ -6,6 +6,7 @@ import { toolCallsOf, type AssistantMessage, type UserMessage } from '../../comm
 import { drainQueue, restore, type SessionQueues } from './queues.js';
 import { streamAssistant } from './model-step.js';
 import { runToolBatch } from './tool-batch.js';
+import { checkFinalAnswer, wantsTypedOutput } from './typed-output.js';
 import type { AgentSession } from './session.js';
 import type { LoopPosition, SessionState } from './state.js';
 
@@ -16,8 +17,10 @@ export type RunStart =
  * `terminate`: the last tool batch asked to stop (Pi's terminate rule) and no queued message started another turn.
  * `historyFull`: history nears Temporal's limit and the transcript is too large to continue-as-new.
  * `budget`: the run's budget allows no further model call (workflows/agent/budget.ts).
+ * `invalidOutput`: the final answer is not valid against the run's `output` and no repair is left (typed-output.ts).
  */
-export type EndReason = 'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns' | 'historyFull' | 'budget';
+export type EndReason =
+  'stop' | 'terminate' | 'error' | 'aborted' | 'maxTurns' | 'historyFull' | 'budget' | 'invalidOutput';
 export type RunEnd = { kind: 'ended'; reason: EndReason } | { kind: 'continueAsNew'; position: LoopPosition };
 
 /** One agent run of session `s` from `start` (new prompts, a continue, or a position carried by continue-as-new). */
@@ -82,6 +85,12 @@ export async function runAgentLoop(s: AgentSession, start: RunStart): Promise<Ru
     }
     if (s.abort) return end('aborted');
     poll(st, pos, 'followUp');
+    if (pos.pending.length === 0 && !pos.terminated && wantsTypedOutput(st)) {
+      const verdict = await checkFinalAnswer(st); // typed results: the answer must be valid JSON (typed-output.ts)
+      if (s.abort) return end('aborted');
+      if (verdict.kind === 'invalid') return end('invalidOutput');
+      if (verdict.kind === 'repair') pos.pending = [verdict.message];
+    }
     if (pos.pending.length === 0) return end(pos.terminated ? 'terminate' : 'stop');
   }
 }

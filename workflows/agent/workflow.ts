@@ -110,6 +110,7 @@ async function session(
       const interrupted = s.abort === 'interrupt';
       s.abort = undefined;
       if (end.reason === 'historyFull' || end.reason === 'budget') return closeRun(s, 'stopped');
+      if (end.reason === 'invalidOutput') return closeRun(s, 'failed', ErrorType.InvalidAgentOutput);
       st.lastError = end.reason === 'error' ? lastAssistant(st.transcript, st.newFrom)?.errorMessage : undefined;
       st.lastRunFailed = end.reason === 'error';
       const ranToStop = (end.reason === 'stop' || end.reason === 'terminate') && !interrupted;
@@ -294,13 +295,21 @@ function result(s: AgentSession, status: RunStatus): AgentRunResult {
     ...(st.modelCalls !== undefined ? { modelCalls: st.modelCalls } : {}),
     ...(st.lastError ? { error: st.lastError } : {}),
     ...(hasQueued(st) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
+    ...(status === 'completed' && st.typedOutput ? { output: st.typedOutput.value } : {}),
   };
   if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(st.largePayloads)) return base;
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
 }
 
-/** Closes the workflow with its final status. A run whose last assistant message is an error ends Failed (`AgentRunFailed`, result in details). */
-async function closeRun(s: AgentSession, status: RunStatus): Promise<AgentRunResult> {
+/**
+ * Closes the workflow with its final status. A run whose last assistant message is an error ends Failed
+ * (`AgentRunFailed`, result in details); `failureType` names another failure (`InvalidAgentOutput`, typed-output.ts).
+ */
+async function closeRun(
+  s: AgentSession,
+  status: RunStatus,
+  failureType: string = ErrorType.AgentRunFailed,
+): Promise<AgentRunResult> {
   s.state.status = status;
   s.closed = true;
   s.publish();
@@ -308,7 +317,7 @@ async function closeRun(s: AgentSession, status: RunStatus): Promise<AgentRunRes
   const r = result(s, status);
   if (status === 'failed') {
     throw ApplicationFailure.create({
-      type: ErrorType.AgentRunFailed,
+      type: failureType,
       message: r.error ?? 'agent run failed',
       nonRetryable: true,
       details: [r],
