@@ -1,0 +1,91 @@
+/**
+ * The input of a fork (issue 37 item 2; docs/runs.md#fork-and-rewind), read from the original run: its configuration
+ * and turn count (the `forkBase` query, one snapshot) and its transcript (the `messages` query, paged; a page the
+ * workers offloaded comes from the payload store). Nothing is written to the original.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { ForkMemo } from '../../common/fork.js';
+import type { Message } from '../../common/messages.js';
+import type { AgentRunInput, MessagesPage } from '../../common/run.js';
+import { forkBaseQuery, messagesQuery } from '../../workflows/definitions.js';
+import { assistantCount, badTurn, forkPoint } from './fork-point.js';
+
+/** What `AgentRunHandle.fork` takes. */
+export interface ForkOptions {
+  /**
+   * The fork's transcript is the original's first `atTurn` turns (0 to its completed turns; a turn is one model call,
+   * numbered as `keel watch` numbers them). Without `prompt` the user messages that opened turn `atTurn + 1` come too,
+   * so the fork's first model request is the original's at turn `atTurn + 1`.
+   */
+  atTurn: number;
+  /** A new user message after turn `atTurn`, instead of the ones that opened turn `atTurn + 1` in the original. */
+  prompt?: AgentRunInput['prompt'];
+  /** Another model (default the original's). */
+  model?: string;
+  /** Another system prompt (default the original's). */
+  system?: string;
+  /** The fork's workflow id (default `<original id>-fork-<8 hex>`). */
+  workflowId?: string;
+}
+
+/** A fork refused before anything was started: `errors` says why, one line each. */
+export class InvalidForkError extends Error {
+  constructor(readonly errors: string[]) {
+    super(`Cannot fork: ${errors.join('; ')}`);
+    this.name = 'InvalidForkError';
+  }
+}
+
+/** The fork's input and memo. */
+export interface ForkPlan {
+  input: AgentRunInput;
+  memo: ForkMemo;
+  /** The original's task queue: the fork runs where it ran. */
+  taskQueue: string;
+  /** The original's status (Temporal's, e.g. `RUNNING`) and, for a session, its Keel status. */
+  status: string;
+}
+
+/**
+ * Reads the original (`handle`, its latest run) and plans the fork. Throws `InvalidForkError` for a bad turn.
+ * `exact`: the transcript is the first `atTurn` turns alone, also without a prompt (a rewind: the session then waits).
+ */
+export async function planFork(handle: WorkflowHandle, opts: ForkOptions, exact = false): Promise<ForkPlan> {
+  const d = await handle.describe();
+  const base = await handle.query(forkBaseQuery);
+  const bad = badTurn(handle.workflowId, opts.atTurn, base.turns);
+  if (bad) throw new InvalidForkError([bad]);
+  const transcript = await readTranscript(handle, base.messageCount);
+  const cut = forkPoint(transcript, assistantCount(transcript.slice(0, base.given)), opts.atTurn);
+  const messages = transcript.slice(0, opts.prompt === undefined && !exact ? cut.next : cut.end);
+  // a session waits for its next message there (workflows/agent/fork-start.ts); a task would have nothing to do
+  const answered = messages[messages.length - 1]?.role === 'assistant';
+  if (opts.prompt === undefined && answered && base.config.mode !== 'session')
+    throw new InvalidForkError([
+      `turn ${opts.atTurn} of run ${handle.workflowId} ends with the model's answer and no turn follows it: give a prompt to go on from there`,
+    ]);
+  const input: AgentRunInput = {
+    ...base.config,
+    ...(opts.model !== undefined ? { model: opts.model } : {}),
+    ...(opts.system !== undefined ? { systemPrompt: opts.system } : {}),
+    ...(messages.length > 0 ? { messages } : {}),
+    ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
+  };
+  return {
+    input,
+    memo: { workflowId: handle.workflowId, runId: d.runId, atTurn: opts.atTurn },
+    taskQueue: d.taskQueue,
+    status: d.status.name,
+  };
+}
+
+/** transcript[0, count) of the run, paged by the `messages` query. */
+async function readTranscript(handle: WorkflowHandle, count: number): Promise<Message[]> {
+  const out: Message[] = [];
+  while (out.length < count) {
+    const page: MessagesPage = await handle.query(messagesQuery, { from: out.length, limit: count - out.length });
+    if (page.messages.length === 0) break;
+    out.push(...page.messages.slice(0, count - out.length));
+  }
+  return out;
+}
