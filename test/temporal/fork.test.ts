@@ -12,6 +12,7 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { InvalidForkError } from '../../client/fork/plan-fork.js';
+import { keelAt, keelCli, TEST_UI } from './cli-child.js';
 import { recordingModel, startKeel, until, type Keel, type RecordingModel } from './harness.js';
 
 const effects: number[] = [];
@@ -170,5 +171,36 @@ describe('fork from any turn', () => {
     const started = (await fork.workflow.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
     const inline = (started?.input?.payloads ?? []).reduce((n, p) => n + (p.data?.length ?? 0), 0);
     expect(inline).toBeLessThan(10_000);
+  });
+
+  it('keel fork prints the fork and the command to follow it, which works; keel list shows the branch', async () => {
+    const h = await run({ model: 'scripted/steps', prompt: 'go', tools: ['note'] });
+    await h.result();
+    const forkId = `${h.workflowId}-cli`;
+    const out = await keelAt(['fork', h.workflowId, '--turn', '3', '--id', forkId], keel.address, keel.taskQueue);
+    const next = `npx keel --address ${keel.address} --task-queue ${keel.taskQueue} --ui ${TEST_UI} watch ${forkId}`;
+    expect([out.code, out.stderr, out.stdout]).toEqual([
+      0,
+      '',
+      `${forkId}\nforked from ${h.workflowId} at turn 3\nnext: ${next}\n${TEST_UI}/namespaces/default/workflows/${forkId}\n`,
+    ]);
+    const watched = await keelCli(next.split(' ').slice(2)); // the hint as printed, after `npx keel`
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toContain('done');
+    const bad = await keelAt(['fork', h.workflowId, '--turn', '9'], keel.address, keel.taskQueue);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      2,
+      `keel: Cannot fork: turn 9: run ${h.workflowId} has completed 4 turns; give a turn from 0 to 4`,
+    ]);
+    await vi.waitFor(
+      async () => {
+        const list = await keelAt(['list', '--forks-of', h.workflowId], keel.address, keel.taskQueue);
+        const lines = list.stdout.split('\n');
+        expect(lines[0]).toMatch(/ +BRANCH$/);
+        expect(lines[1]).toMatch(new RegExp(`^${forkId} +run +completed .* forked from ${h.workflowId} at turn 3$`));
+        expect(lines[2]).toBe(`query: TaskQueue = "${keel.taskQueue}" AND KeelForkedFrom = "${h.workflowId}"`);
+      },
+      { timeout: 20_000, interval: 500 },
+    );
   });
 });
