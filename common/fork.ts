@@ -34,3 +34,9 @@ export function forkLine(m: ForkMemo): string {
     ? `rewound to turn ${m.atTurn} of run ${m.runId}`
     : `forked from ${m.workflowId} at turn ${m.atTurn}`;
 }
+
+/** The fork memo of a listed or described run (its decoded memo), or undefined: not a fork. */
+export function forkMemoOf(memo: Record<string, unknown> | undefined): ForkMemo | undefined {
+  const m = memo?.[FORK_MEMO_KEY] as Partial<ForkMemo> | undefined;
+  return m && typeof m.workflowId === 'string' && typeof m.atTurn === 'number' ? (m as ForkMemo) : undefined;
+}

@@ -4,17 +4,13 @@
  * original (its history stays as it was).
  */
 import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
-import { FORK_MEMO_KEY, type ForkMemo } from '../../common/fork.js';
+import { forkMemoOf } from '../../common/fork.js';
+
+export { forkMemoOf };
 
 /** The visibility query of a run's forks (`temporal workflow list --query` and the Web UI take it as is). */
 export function forksQuery(workflowId: string): string {
   return `KeelForkedFrom = "${workflowId.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
-}
-
-/** The fork memo of a listed or described run, or undefined (not a fork). */
-export function forkMemoOf(memo: Record<string, unknown> | undefined): ForkMemo | undefined {
-  const m = memo?.[FORK_MEMO_KEY] as Partial<ForkMemo> | undefined;
-  return m && typeof m.workflowId === 'string' && typeof m.atTurn === 'number' ? (m as ForkMemo) : undefined;
 }
 
 /** One fork of a run, as visibility lists it. */

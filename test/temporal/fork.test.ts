@@ -6,10 +6,15 @@
  * the fork's input goes by reference); `rewind` of an open session under its conversation id.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
+import { builtinTools, RunWorkspaces } from '../../activities/tools/builtin/index.js';
+import { runDirName } from '../../activities/tools/builtin/run-workspaces.js';
 import type { AgentRunHandle } from '../../client/agent-client.js';
 import type { InvalidForkError } from '../../client/fork/plan-fork.js';
 import { keelAt, keelCli, TEST_UI } from './cli-child.js';
@@ -51,11 +56,25 @@ describe('fork from any turn', () => {
         alt: { replies: [noteCall(1), { text: 'alt done' }] },
         chat: { rules: [{ match: 'a', text: 'answer a' }, { match: 'b', text: 'answer b' }, { text: 'answer c' }] },
         big: { replies: [blobCall(1), blobCall(2), blobCall(3), blobCall(4), blobCall(5), { text: 'big done' }] },
+        files: {
+          replies: [
+            { toolCalls: [{ name: 'write', arguments: { path: 'a.txt', content: 'one' } }] },
+            { toolCalls: [{ name: 'write', arguments: { path: 'b.txt', content: 'two' } }] },
+            { toolCalls: [{ name: 'read', arguments: { path: 'a.txt' } }] },
+            { text: 'files done' },
+          ],
+        },
       }),
     );
-    keel = await startKeel({ models: { scripted: model }, tools: [note, blob] });
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'keel-fork-ws-')));
+    const workspaces = new RunWorkspaces({ root, sweepIntervalMs: 0 });
+    keel = await startKeel({ models: { scripted: model }, tools: [note, blob, ...builtinTools({ workspaces })] });
   });
-  afterAll(() => keel?.stop());
+  afterAll(async () => {
+    await keel?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+  let root = '';
 
   const run = (input: Parameters<Keel['start']>[0]) => keel.start(input, `fork-${randomUUID()}`);
   const waiting = (h: AgentRunHandle, turns: number) =>
@@ -202,5 +221,19 @@ describe('fork from any turn', () => {
       },
       { timeout: 20_000, interval: 500 },
     );
+  });
+
+  it("the fork's workspace starts as a copy of the original's", async () => {
+    const h = await run({ model: 'scripted/files', prompt: 'go', tools: ['write', 'read'] });
+    expect((await h.result()).finalText).toBe('files done');
+    const fork = await h.fork({ atTurn: 2 });
+    expect((await fork.result()).finalText).toBe('files done');
+    // turn 3 of the fork reads the file turn 1 of the original wrote (the fork did not run turn 1's write)
+    const read = (await fork.allMessages())[6];
+    expect(read).toMatchObject({ role: 'toolResult', toolName: 'read', isError: false });
+    expect(JSON.stringify(read)).toContain('one');
+    const ws = (id: string) => join(root, runDirName(id), 'workspace');
+    expect(readFileSync(join(ws(fork.workflowId), 'b.txt'), 'utf8')).toBe('two');
+    expect(existsSync(join(ws(h.workflowId), 'a.txt'))).toBe(true); // a copy: the original keeps its own
   });
 });
