@@ -37,11 +37,12 @@ export function register(program: Command): void {
     .action(act((id: string, o: ForkFlags, cmd: Command) => branch(cmd, id, o, 'fork')));
   program
     .command('rewind <workflowId>')
-    .summary('take an idle session back to turn N under the same id (it ends; a new run goes on from there)')
+    .summary('take an open session back to turn N under the same id (it ends; a new run goes on from there)')
     .description(
-      'Rewinds the session <workflowId>, waiting for input, to --turn N: ends it (its history stays as it was) and ' +
-        'starts a new run under the same workflow id from its first N turns, which answers --prompt or waits for the ' +
-        'next message (`keel send <id> …`, or your service’s next message to the conversation).',
+      'Rewinds the open session <workflowId> to --turn N: ends it (as `keel end`: a running agent run finishes first; ' +
+        'its history stays as it was) and starts a new run under the same workflow id from its first N turns, which ' +
+        'answers --prompt or waits for the next message (`keel send <id> …`, or your service’s next message to the ' +
+        'conversation).',
     )
     .requiredOption('--turn <n>', 'rewind to after this turn (0: before the first)', intOption('--turn', 0))
     .option('--prompt <text>', 'the next user message, answered at once')

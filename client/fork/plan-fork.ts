@@ -30,8 +30,11 @@ export interface ForkOptions {
 
 /** A fork refused before anything was started: `errors` says why, one line each. */
 export class InvalidForkError extends Error {
-  constructor(readonly errors: string[]) {
-    super(`Cannot fork: ${errors.join('; ')}`);
+  constructor(
+    readonly errors: string[],
+    verb: 'fork' | 'rewind' = 'fork',
+  ) {
+    super(`Cannot ${verb}: ${errors.join('; ')}`);
     this.name = 'InvalidForkError';
   }
 }
@@ -54,7 +57,7 @@ export async function planFork(handle: WorkflowHandle, opts: ForkOptions, exact 
   const d = await handle.describe();
   const base = await handle.query(forkBaseQuery);
   const bad = badTurn(handle.workflowId, opts.atTurn, base.turns);
-  if (bad) throw new InvalidForkError([bad]);
+  if (bad) throw new InvalidForkError([bad], exact ? 'rewind' : 'fork');
   const transcript = await readTranscript(handle, base.messageCount);
   const cut = forkPoint(transcript, assistantCount(transcript.slice(0, base.given)), opts.atTurn);
   const messages = transcript.slice(0, opts.prompt === undefined && !exact ? cut.next : cut.end);

@@ -29,35 +29,52 @@ export async function forkRun(original: WorkflowHandle, opts: ForkOptions): Prom
 }
 
 /**
- * Rewinds the open session `original` to turn `opts.atTurn`: when it is idle (status `waiting`), ends it (`end`: it
- * closes Completed, its history as it was) and starts a new run under the same workflow id from its first `atTurn`
- * turns, which answers `opts.prompt` or, without one, waits for the next message.
+ * Rewinds the open session `original` to turn `opts.atTurn`: ends it (`end`: a running agent run finishes first, and
+ * the session closes Completed with its history as it was), then starts a new run under the same workflow id from its
+ * first `atTurn` turns, which answers `opts.prompt` or, without one, waits for the next message. The turn and the new
+ * input are checked before the session is ended.
  */
 export async function rewindSession(
   original: WorkflowHandle,
   opts: Omit<ForkOptions, 'workflowId'>,
 ): Promise<WorkflowHandle> {
-  const st = await original.query(stateQuery);
   const id = original.workflowId;
+  const st = await original.query(stateQuery);
   if (st.mode !== 'session')
-    throw new InvalidForkError([`run ${id} is a task, not a session: fork it instead (keel fork ${id} --turn N)`]);
-  const plan = await planFork(original, opts, true);
-  if (plan.status !== 'RUNNING' || st.status !== 'waiting')
-    throw new InvalidForkError([
-      `session ${id} is ${plan.status === 'RUNNING' ? st.status : plan.status.toLowerCase()}: rewind an open session waiting for input ` +
-        `(wait for it, or \`keel interrupt ${id}\` first; fork a closed one: keel fork ${id} --turn N)`,
-    ]);
-  await original.executeUpdate(endUpdate);
-  return startPlanned(original.client, { ...plan, memo: { ...plan.memo, rewound: true } }, id);
+    throw new InvalidForkError(
+      [`run ${id} is a task, not a session: fork it instead (keel fork ${id} --turn N)`],
+      'rewind',
+    );
+  const planned = await planFork(original, opts, true);
+  if (planned.status !== 'RUNNING')
+    throw new InvalidForkError(
+      [
+        `session ${id} is ${planned.status.toLowerCase()}: rewind an open session (fork a closed one: keel fork ${id} --turn N)`,
+      ],
+      'rewind',
+    );
+  checkPlan(original.client, rewound(planned));
+  const ack = await original.executeUpdate(endUpdate);
+  if (ack.continuedAsNew) await original.result().catch(() => undefined); // the chain's last run closes
+  // read again once closed: the turns completed meanwhile stay, the turn asked for is unchanged
+  const plan = rewound(await planFork(original, opts, true));
+  return startPlanned(original.client, plan, id);
 }
 
-async function startPlanned(client: WorkflowClient, plan: ForkPlan, workflowId: string): Promise<WorkflowHandle> {
+const rewound = (plan: ForkPlan): ForkPlan => ({ ...plan, memo: { ...plan.memo, rewound: true } });
+
+/** Refuses an input the fork's workflow would refuse, or one too large to send (`InvalidForkError`). */
+function checkPlan(client: WorkflowClient, plan: ForkPlan): void {
   const errors = agentRunInputErrors(plan.input);
   const bytes = Buffer.byteLength(JSON.stringify(plan.input));
   // with a payload store the input is offloaded (history holds a reference), so its size is not Temporal's concern
   if (bytes > MAX_INLINE_INPUT_BYTES && !client.options.loadedDataConverter.externalStorage)
     errors.push(inputTooLarge(bytes));
-  if (errors.length > 0) throw new InvalidForkError(errors);
+  if (errors.length > 0) throw new InvalidForkError(errors, plan.memo.rewound ? 'rewind' : 'fork');
+}
+
+async function startPlanned(client: WorkflowClient, plan: ForkPlan, workflowId: string): Promise<WorkflowHandle> {
+  checkPlan(client, plan);
   const attributes = await forkAttributes(client, plan.input.model, plan.memo);
   return client.start(AGENT_WORKFLOW_TYPE, {
     taskQueue: plan.taskQueue,

@@ -139,6 +139,9 @@ describe('fork from any turn', () => {
     expect(await refused(h.fork({ atTurn: 4 }))).toBe(
       `Cannot fork: turn 4 of run ${h.workflowId} ends with the model's answer and no turn follows it: give a prompt to go on from there`,
     );
+    expect(await refused(keel.client.rewind(h.workflowId, { atTurn: 1 }))).toBe(
+      `Cannot rewind: run ${h.workflowId} is a task, not a session: fork it instead (keel fork ${h.workflowId} --turn N)`,
+    );
   });
 
   it('an open session: forked without touching it, and rewound under its conversation id', async () => {
@@ -175,6 +178,26 @@ describe('fork from any turn', () => {
     expect((await rewound.allMessages()).slice(2).map((m) => m.role)).toEqual(['user', 'assistant']);
     expect((await rewound.state()).lastReply).toBe('answer c');
     await rewound.end();
+  });
+
+  it('rewinding a busy session waits for its agent run to finish, then goes back', async () => {
+    const h = await run({ model: 'scripted/chat', prompt: 'a', mode: 'session' });
+    await waiting(h, 1);
+    const runId = (await h.workflow.describe()).runId;
+    const held = model.hold('chat');
+    await h.followUp('b');
+    await held.reached;
+    const rewinding = keel.client.rewind(h.workflowId, { atTurn: 1, prompt: 'c' });
+    held.open();
+    const rewound = await rewinding;
+    await waiting(rewound, 1);
+    expect((await rewound.allMessages()).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect((await rewound.state()).lastReply).toBe('answer c');
+    const old = keel.client.getHandle(h.workflowId);
+    const ended = keel.client.client.workflow.getHandle(h.workflowId, runId);
+    expect((await ended.describe()).status.name).toBe('COMPLETED');
+    expect(((await ended.result()) as { turns: number }).turns).toBe(2); // 'b' was answered before the end
+    await old.end();
   });
 
   it('a 2.5 MB transcript offloaded to the payload store forks by reference', async () => {
