@@ -14,7 +14,7 @@ export {
   type ConnectOptions,
   type StartOptions,
 } from './client/agent-client.js';
-export { InvalidForkError, planFork, type ForkOptions, type ForkPlan } from './client/fork/plan-fork.js';
+export { forkInput, InvalidForkError, planFork, type ForkOptions, type ForkPlan } from './client/fork/plan-fork.js';
 export { assistantCount, forkPoint, type ForkPoint } from './client/fork/fork-point.js';
 export { forkMemoOf, forksQuery, listForks, type ListedFork } from './client/fork/fork-links.js';
 export { FORK_MEMO_KEY, forkLine, type ForkBase, type ForkMemo } from './common/fork.js';

@@ -4,7 +4,7 @@
  * workers offloaded comes from the payload store). Nothing is written to the original.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import type { ForkMemo } from '../../common/fork.js';
+import type { ForkBase, ForkMemo } from '../../common/fork.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput, MessagesPage } from '../../common/run.js';
 import { forkBaseQuery, messagesQuery } from '../../workflows/definitions.js';
@@ -59,26 +59,40 @@ export async function planFork(handle: WorkflowHandle, opts: ForkOptions, exact 
   const bad = badTurn(handle.workflowId, opts.atTurn, base.turns);
   if (bad) throw new InvalidForkError([bad], exact ? 'rewind' : 'fork');
   const transcript = await readTranscript(handle, base.messageCount);
-  const cut = forkPoint(transcript, assistantCount(transcript.slice(0, base.given)), opts.atTurn);
+  return {
+    input: forkInput(handle.workflowId, { ...base, transcript }, opts, exact),
+    memo: { workflowId: handle.workflowId, runId: d.runId, atTurn: opts.atTurn },
+    taskQueue: d.taskQueue,
+    status: d.status.name,
+  };
+}
+
+/**
+ * The input of a run started from the first `opts.atTurn` turns of a recorded run (`recorded`: its `forkBase` and its
+ * transcript; a turn it has completed, see {@link badTurn}). No I/O: a fork reads the record through queries, a
+ * counterfactual replay may take it from anywhere. Throws `InvalidForkError` when a task would have nothing to do.
+ */
+export function forkInput(
+  workflowId: string,
+  recorded: Pick<ForkBase, 'config' | 'given'> & { transcript: readonly Message[] },
+  opts: Omit<ForkOptions, 'workflowId'>,
+  exact = false,
+): AgentRunInput {
+  const { config, given, transcript } = recorded;
+  const cut = forkPoint(transcript, assistantCount(transcript.slice(0, given)), opts.atTurn);
   const messages = transcript.slice(0, opts.prompt === undefined && !exact ? cut.next : cut.end);
   // a session waits for its next message there (workflows/agent/fork-start.ts); a task would have nothing to do
   const answered = messages[messages.length - 1]?.role === 'assistant';
-  if (opts.prompt === undefined && answered && base.config.mode !== 'session')
+  if (opts.prompt === undefined && answered && config.mode !== 'session')
     throw new InvalidForkError([
-      `turn ${opts.atTurn} of run ${handle.workflowId} ends with the model's answer and no turn follows it: give a prompt to go on from there`,
+      `turn ${opts.atTurn} of run ${workflowId} ends with the model's answer and no turn follows it: give a prompt to go on from there`,
     ]);
-  const input: AgentRunInput = {
-    ...base.config,
+  return {
+    ...config,
     ...(opts.model !== undefined ? { model: opts.model } : {}),
     ...(opts.system !== undefined ? { systemPrompt: opts.system } : {}),
     ...(messages.length > 0 ? { messages } : {}),
     ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
-  };
-  return {
-    input,
-    memo: { workflowId: handle.workflowId, runId: d.runId, atTurn: opts.atTurn },
-    taskQueue: d.taskQueue,
-    status: d.status.name,
   };
 }
 
