@@ -3,7 +3,7 @@
  * and turn count (the `forkBase` query, one snapshot) and its transcript (the `messages` query, paged; a page the
  * workers offloaded comes from the payload store). Nothing is written to the original.
  */
-import type { WorkflowHandle } from '@temporalio/client';
+import { QueryNotRegisteredError, type WorkflowHandle } from '@temporalio/client';
 import type { ForkBase, ForkMemo } from '../../common/fork.js';
 import type { Message } from '../../common/messages.js';
 import type { AgentRunInput, MessagesPage } from '../../common/run.js';
@@ -55,7 +55,16 @@ export interface ForkPlan {
  */
 export async function planFork(handle: WorkflowHandle, opts: ForkOptions, exact = false): Promise<ForkPlan> {
   const d = await handle.describe();
-  const base = await handle.query(forkBaseQuery);
+  const base = await handle.query(forkBaseQuery).catch((err: unknown) => {
+    if (!(err instanceof QueryNotRegisteredError)) throw err;
+    // a run pinned to a build of Keel before 0.9.0: its workers do not answer forkBase
+    throw new InvalidForkError(
+      [
+        `run ${handle.workflowId} runs on a worker build without forks (Keel before 0.9.0); fork it once a 0.9.0 worker serves it`,
+      ],
+      exact ? 'rewind' : 'fork',
+    );
+  });
   const bad = badTurn(handle.workflowId, opts.atTurn, base.turns);
   if (bad) throw new InvalidForkError([bad], exact ? 'rewind' : 'fork');
   const transcript = await readTranscript(handle, base.messageCount);
