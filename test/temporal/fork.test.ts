@@ -229,6 +229,8 @@ describe('fork from any turn', () => {
     const watched = await keelCli(next.split(' ').slice(2)); // the hint as printed, after `npx keel`
     expect(watched.code).toBe(0);
     expect(watched.stdout).toContain('done');
+    const status = await keelAt(['status', forkId], keel.address, keel.taskQueue);
+    expect(status.stdout.split('\n')).toContain(`forked from ${h.workflowId} at turn 3`);
     const bad = await keelAt(['fork', h.workflowId, '--turn', '9'], keel.address, keel.taskQueue);
     expect([bad.code, bad.stderr.trim()]).toEqual([
       2,
