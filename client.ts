@@ -17,6 +17,10 @@ export {
   type StartOptions,
   type TypedRunResult,
 } from './client/agent-client.js';
+export { forkInput, InvalidForkError, planFork, type ForkOptions, type ForkPlan } from './client/fork/plan-fork.js';
+export { assistantCount, forkPoint, type ForkPoint } from './client/fork/fork-point.js';
+export { forkMemoOf, forksQuery, listForks, type ListedFork } from './client/fork/fork-links.js';
+export { FORK_MEMO_KEY, forkLine, type ForkBase, type ForkMemo } from './common/fork.js';
 export {
   AgentBatchHandle,
   paginate,

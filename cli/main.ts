@@ -22,6 +22,7 @@ import * as dev from './commands/dev.js';
 import * as worker from './commands/worker.js';
 import * as tools from './commands/tools.js';
 import * as demo from './commands/demo.js';
+import * as forkCommand from './commands/fork.js';
 import { packageVersion } from '../node-common/package-version.js';
 
 /** The last line of every subcommand's help. */
@@ -67,6 +68,7 @@ export function buildProgram(): Command {
   approvalsCommand.register(program);
   inspectCommand.register(program);
   listCommand.register(program);
+  forkCommand.register(program);
   batch.register(program);
   encryptionCommand.register(program);
   schedule.register(program);

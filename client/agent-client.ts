@@ -58,6 +58,9 @@ import { runSummary } from '../common/run-summary.js';
 import { approvalRoute } from '../common/tree/approvals.js';
 import type { StreamEvent } from '../common/stream.js';
 import { streamRun, type StreamOptions } from './run-stream.js';
+import { forkRun, rewindSession } from './fork/start-fork.js';
+import { listForks, type ListedFork } from './fork/fork-links.js';
+import type { ForkOptions } from './fork/plan-fork.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -270,6 +273,15 @@ export class AgentClient {
     return new AgentRunHandle<T>(this.client.workflow.getHandle(workflowId));
   }
 
+  /**
+   * Rewinds the open session `workflowId` to turn `opts.atTurn` (docs/runs.md#fork-and-rewind): once it waits for
+   * input, ends it and starts a new run under the same id from its first `atTurn` turns (`opts` as for
+   * `AgentRunHandle.fork`). Rejects with `InvalidForkError` for a task, a busy or closed session, or a bad turn.
+   */
+  async rewind(workflowId: string, opts: Omit<ForkOptions, 'workflowId'>): Promise<AgentRunHandle> {
+    return new AgentRunHandle(await rewindSession(this.client.workflow.getHandle(workflowId), opts));
+  }
+
   /** The same as `getHandle`: the run with this workflow id (e.g. a conversation id chosen by your service). */
   get<T = unknown>(workflowId: string): AgentRunHandle<T> {
     return this.getHandle<T>(workflowId);
@@ -456,6 +468,21 @@ export class AgentRunHandle<T = unknown> {
       out.push(...page.messages);
       if (page.messages.length === 0 || out.length >= page.total) return out;
     }
+  }
+
+  /**
+   * Starts a new run whose transcript is this run's first `opts.atTurn` turns (docs/runs.md#fork-and-rewind), with the
+   * same configuration unless `model` or `system` say otherwise, on the same task queue; this run is not touched. Its
+   * memo and summary say `forked from <id> at turn N`; `forks()` finds it from here. Rejects with `InvalidForkError`
+   * (a turn the run has not completed, nothing to go on from without a `prompt`, an invalid input).
+   */
+  async fork(opts: ForkOptions): Promise<AgentRunHandle> {
+    return new AgentRunHandle(await forkRun(this.workflow, opts));
+  }
+
+  /** This run's forks, newest first, from Temporal visibility (`KeelForkedFrom = "<id>"`; a new fork may show late). */
+  forks(limit?: number): Promise<ListedFork[]> {
+    return listForks(this.workflow.client, this.workflowId, limit);
   }
 
   events(opts: { after?: number; limit?: number } = {}): Promise<EventsPage> {

@@ -7,10 +7,17 @@ export const KEEL_MODEL = defineSearchAttributeKey('KeelModel', SearchAttributeT
 export const KEEL_TURNS = defineSearchAttributeKey('KeelTurns', SearchAttributeType.INT);
 export const KEEL_COST_USD = defineSearchAttributeKey('KeelCostUsd', SearchAttributeType.DOUBLE);
 
-export const KEEL_SEARCH_ATTRIBUTE_KEYS = [KEEL_STATUS, KEEL_MODEL, KEEL_TURNS, KEEL_COST_USD];
+/** A fork's original (its workflow id), set when the fork starts: `KeelForkedFrom = "<id>"` lists a run's forks. */
+export const KEEL_FORKED_FROM = defineSearchAttributeKey('KeelForkedFrom', SearchAttributeType.KEYWORD);
+
+/** The attributes every run has; `keelSearchAttributesRegistered` asks for these. */
+const KEEL_RUN_ATTRIBUTE_KEYS = [KEEL_STATUS, KEEL_MODEL, KEEL_TURNS, KEEL_COST_USD];
+
+/** Every attribute Keel registers (the dev server, the cluster, deploy/setup-keel.sh). */
+export const KEEL_SEARCH_ATTRIBUTE_KEYS = [...KEEL_RUN_ATTRIBUTE_KEYS, KEEL_FORKED_FROM];
 
 /**
- * Whether `namespace` has all four Keel search attributes registered, asked of the operator API. False when it cannot
+ * Whether `namespace` has the four search attributes of every Keel run registered, asked of the operator API. False when it cannot
  * tell (no permission, an older server). Must not throw.
  */
 export async function keelSearchAttributesRegistered(
@@ -19,7 +26,20 @@ export async function keelSearchAttributesRegistered(
 ): Promise<boolean> {
   try {
     const r = await connection.operatorService.listSearchAttributes({ namespace: namespace ?? 'default' });
-    return KEEL_SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {}));
+    return KEEL_RUN_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {}));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `namespace` has `KeelForkedFrom` (registered from 0.9.0): a fork sets it only then. Must not throw. */
+export async function forkAttributeRegistered(
+  connection: ConnectionLike,
+  namespace: string | undefined,
+): Promise<boolean> {
+  try {
+    const r = await connection.operatorService.listSearchAttributes({ namespace: namespace ?? 'default' });
+    return KEEL_FORKED_FROM.name in (r.customAttributes ?? {});
   } catch {
     return false;
   }

@@ -9,6 +9,7 @@ import type { McpToolRecord, SubAgentRecord } from '../common/wire.js';
 import type { AgentRunState, IncomingMessage, MessagesPage } from '../common/run.js';
 import type { ApprovalDecisionInput, ApprovalRecord, ClosedAck, InterruptAck, QueuedAck } from '../common/updates.js';
 import type { TreeApprovalsReport } from '../common/tree/approvals.js';
+import type { ForkBase } from '../common/fork.js';
 
 /** Queue a message for when the agent would otherwise stop (Pi `followUp`). Starts a new agent run in a waiting session. */
 export const followUpSignal = defineSignal<[IncomingMessage | IncomingMessage[]]>('followUp');
@@ -39,6 +40,8 @@ export const eventsQuery = defineQuery<EventsPage, [{ after?: number; limit?: nu
 export const mcpToolsQuery = defineQuery<McpToolRecord[]>('mcpTools');
 /** The sub-agents the run recorded at its start (README "Sub-agents"), each with its tool name. */
 export const subAgentsQuery = defineQuery<(SubAgentRecord & { name: string })[]>('subAgents');
+/** What a fork of the run needs besides the transcript (common/fork.ts), in one snapshot. */
+export const forkBaseQuery = defineQuery<ForkBase>('forkBase');
 
 /** Update `followUp`: as the signal; refuses a malformed message or a closed run; answers the queue lengths. */
 export const followUpUpdate = defineUpdate<QueuedAck, [IncomingMessage | IncomingMessage[]]>('followUp');

@@ -163,4 +163,10 @@ export const PATCH = {
    * only in such runs, at such a call.
    */
   toolsOnRunQueue: 'keel-0.8-tools-on-run-queue',
+  /**
+   * 0.9.0: a session forked or rewound to a turn (memo `keelForkedFrom`, docs/runs.md#fork-and-rewind) without a prompt,
+   * whose transcript ends with the model's answer, waits for its next message (was: failed with `InvalidAgentInput`
+   * "give a prompt"). Checked only in such a run, at its start (workflows/agent/fork-start.ts).
+   */
+  forkWaits: 'keel-0.9-fork-waits',
 } as const;

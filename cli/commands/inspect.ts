@@ -26,6 +26,7 @@ import {
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
 import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from '../run/tool-queue.js';
 import { terminalSafe } from '../terminal-text.js';
+import { forkLine, forkMemoOf } from '../../common/fork.js';
 
 export interface StatusReport {
   workflowId: string;
@@ -43,12 +44,15 @@ export interface StatusReport {
   state?: AgentRunState;
   result?: Omit<Outcome['result'], 'newMessages'> & { newMessageCount: number };
   failureType?: string;
+  /** A fork: `forked from <id> at turn N` (docs/runs.md#fork-and-rewind). */
+  forkedFrom?: string;
 }
 
 export async function statusOf(client: AgentClient, g: GlobalOptions, id: string): Promise<StatusReport> {
   const handle = client.getHandle(id).workflow;
   const d = await handle.describe();
   const tStatus = temporalStatus(d);
+  const fork = forkMemoOf(d.memo);
   const report: StatusReport = {
     workflowId: id,
     runId: d.runId,
@@ -58,6 +62,7 @@ export async function statusOf(client: AgentClient, g: GlobalOptions, id: string
     temporalStatus: tStatus,
     status: tStatus,
     startTime: d.startTime.toISOString(),
+    ...(fork ? { forkedFrom: forkLine(fork) } : {}),
     ...(d.closeTime
       ? { closeTime: d.closeTime.toISOString(), durationMs: d.closeTime.getTime() - d.startTime.getTime() }
       : {}),
@@ -114,6 +119,7 @@ function printStatus(r: StatusReport): void {
   if (reply) lines.push(`last reply: ${terminalLine(reply, sink.width - 12)}`);
   const error = r.result?.error ?? st?.lastError;
   if (error) lines.push(paint(sink, 'red', `error: ${terminalSafe(error)}`));
+  if (r.forkedFrom) lines.push(r.forkedFrom);
   lines.push(
     `started ${r.startTime}${r.closeTime ? ` · closed ${r.closeTime} · ${formatDuration(r.durationMs ?? 0)}` : ''} · task queue ${r.taskQueue}`,
   );

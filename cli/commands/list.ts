@@ -8,8 +8,10 @@ import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
 import { AGENT_WORKFLOW_TYPE } from '../../client/agent-client.js';
 import { BATCH_WORKFLOW_TYPE } from '../../common/batch-definitions.js';
-import { act, globals, intOption, printJson, uiLink, withClient } from '../context.js';
+import { act, globals, intOption, printJson, uiLink, usageError, withClient } from '../context.js';
 import { formatCost } from '../render.js';
+import { forkMemoOf, forksQuery } from '../../client/fork/fork-links.js';
+import { forkLine } from '../../common/fork.js';
 
 /** The values of `--status`: KeelStatus as the workflow publishes it. */
 export const LIST_STATUSES = [
@@ -23,9 +25,10 @@ export const LIST_STATUSES = [
 ] as const;
 
 /** The visibility query of `keel list` (a `temporal workflow list --query` takes it as is). */
-export function listQuery(o: { taskQueue: string; status?: string; batch?: string }): string {
+export function listQuery(o: { taskQueue: string; status?: string; batch?: string; forksOf?: string }): string {
   const q = [`TaskQueue = ${quoted(o.taskQueue)}`];
   if (o.batch !== undefined) q.push(`ParentWorkflowId = ${quoted(o.batch)}`);
+  else if (o.forksOf !== undefined) q.push(forksQuery(o.forksOf));
   else
     q.push(
       `WorkflowType IN (${quoted(AGENT_WORKFLOW_TYPE)}, ${quoted(BATCH_WORKFLOW_TYPE)})`,
@@ -49,10 +52,13 @@ export interface ListedRun {
   costUsd?: number;
   startTime: string;
   url: string;
+  /** A fork: `forked from <id> at turn N` (or `rewound to turn N of run <runId>`). */
+  forkedFrom?: string;
 }
 
 function listed(w: WorkflowExecutionInfo, url: string): ListedRun {
   const sa = w.typedSearchAttributes;
+  const fork = forkMemoOf(w.memo);
   return {
     workflowId: w.workflowId,
     type: w.type === BATCH_WORKFLOW_TYPE ? 'batch' : 'run',
@@ -62,13 +68,18 @@ function listed(w: WorkflowExecutionInfo, url: string): ListedRun {
     ...(sa.get(KEEL_COST_USD) !== undefined ? { costUsd: sa.get(KEEL_COST_USD) } : {}),
     startTime: w.startTime.toISOString(),
     url,
+    ...(fork ? { forkedFrom: forkLine(fork) } : {}),
   };
 }
 
-/** Columns padded to their widest value: id, kind, status, model, turns, cost, start (UTC, to the second). */
+/**
+ * Columns padded to their widest value: id, kind, status, model, turns, cost, start (UTC, to the second), and the
+ * branch (`forked from <id> at turn N`) when a listed run is a fork.
+ */
 function table(runs: ListedRun[]): string {
+  const branches = runs.some((r) => r.forkedFrom !== undefined);
   const rows = [
-    ['WORKFLOW ID', 'KIND', 'STATUS', 'MODEL', 'TURNS', 'COST', 'STARTED (UTC)'],
+    ['WORKFLOW ID', 'KIND', 'STATUS', 'MODEL', 'TURNS', 'COST', 'STARTED (UTC)', ...(branches ? ['BRANCH'] : [])],
     ...runs.map((r) => [
       r.workflowId,
       r.type,
@@ -77,10 +88,18 @@ function table(runs: ListedRun[]): string {
       r.turns !== undefined ? String(r.turns) : '-',
       r.costUsd !== undefined ? formatCost(r.costUsd) : '-',
       r.startTime.slice(0, 19).replace('T', ' '),
+      ...(branches ? [r.forkedFrom ?? '-'] : []),
     ]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   return rows.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
+}
+
+interface ListFlags {
+  status?: string;
+  batch?: string;
+  forksOf?: string;
+  limit: number;
 }
 
 export function register(program: Command): void {
@@ -89,30 +108,39 @@ export function register(program: Command): void {
     .summary('the runs and batches on the task queue, newest first (a batch’s children with --batch)')
     .description(
       'Lists the agent runs and batches on --task-queue from Temporal visibility, newest first: workflow id, kind, status ' +
-        '(KeelStatus), model, turns, cost and start time. The children of batches are left out (Temporal’s ParentWorkflowId ' +
-        'is set on them); --batch <id> lists the children of that batch instead. Prints the visibility query it ran, which ' +
-        '`temporal workflow list --query` and the Web UI’s search box take as is.',
+        '(KeelStatus), model, turns, cost and start time, and the branch of a fork (`forked from <id> at turn N`). The ' +
+        'children of batches are left out (Temporal’s ParentWorkflowId is set on them); --batch <id> lists the children ' +
+        'of that batch instead, --forks-of <id> the forks of that run (KeelForkedFrom). Prints the visibility query it ' +
+        'ran, which `temporal workflow list --query` and the Web UI’s search box take as is.',
     )
     .addOption(new Option('--status <status>', 'only runs with this KeelStatus').choices([...LIST_STATUSES]))
     .option('--batch <batchId>', "the batch's children (its agent runs) instead of the top-level runs")
+    .option('--forks-of <workflowId>', 'the forks of this run (keel fork), instead of the top-level runs')
     .option('--limit <n>', 'at most this many', intOption('--limit'), 50)
-    .action(
-      act(async (o: { status?: string; batch?: string; limit: number }, cmd: Command) => {
-        const g = globals(cmd);
-        const query = listQuery({ taskQueue: g.taskQueue, status: o.status, batch: o.batch });
-        return withClient(g, async (client) => {
-          const runs: ListedRun[] = [];
-          for await (const w of client.client.workflow.list({ query, pageSize: Math.min(o.limit, 1000) })) {
-            runs.push(listed(w, uiLink(g, w.workflowId)));
-            if (runs.length >= o.limit) break;
-          }
-          if (g.json) return printJson({ query, runs });
-          const none = o.batch !== undefined ? `No runs of batch ${o.batch}` : 'No runs';
-          process.stdout.write(
-            `${runs.length === 0 ? `${none} on task queue ${g.taskQueue}${o.status ? ` with status ${o.status}` : ''}.` : table(runs)}\n` +
-              `query: ${query}\n`,
-          );
-        });
-      }),
+    .action(act(listRuns));
+}
+
+/** `keel list`'s action. */
+async function listRuns(o: ListFlags, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  if (o.batch !== undefined && o.forksOf !== undefined) throw usageError('Give --batch or --forks-of, not both.');
+  const query = listQuery({ taskQueue: g.taskQueue, status: o.status, batch: o.batch, forksOf: o.forksOf });
+  return withClient(g, async (client) => {
+    const runs: ListedRun[] = [];
+    for await (const w of client.client.workflow.list({ query, pageSize: Math.min(o.limit, 1000) })) {
+      runs.push(listed(w, uiLink(g, w.workflowId)));
+      if (runs.length >= o.limit) break;
+    }
+    if (g.json) return printJson({ query, runs });
+    const none =
+      o.batch !== undefined
+        ? `No runs of batch ${o.batch}`
+        : o.forksOf !== undefined
+          ? `No forks of ${o.forksOf}`
+          : 'No runs';
+    process.stdout.write(
+      `${runs.length === 0 ? `${none} on task queue ${g.taskQueue}${o.status ? ` with status ${o.status}` : ''}.` : table(runs)}\n` +
+        `query: ${query}\n`,
     );
+  });
 }

@@ -26,6 +26,8 @@ export const CLUSTER_SUITES: Record<string, string> = {
   'determinism.test.ts': 'every workflow task replayed from the history the server returns',
   'durability.test.ts': 'a worker killed mid call: activity timeouts and retries',
   'encryption.test.ts': 'sealed payloads stored and returned by the server; a clear start refused',
+  'fork.test.ts':
+    'queries of closed runs, memo and a visibility query on KeelForkedFrom (SQL visibility on the cluster)',
   'history.test.ts': 'history size, continue-as-new',
   'pinned-build.test.ts': 'a run pinned to a build whose workers stopped',
   'progress.test.ts': 'heartbeat details read back through describe',

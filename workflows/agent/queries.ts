@@ -7,6 +7,7 @@ import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery, subAgentsQuery }
 import { lastAssistant } from './details.js';
 import { treeDecided, treePending } from '../tree/approvals.js';
 import type { AgentSession } from './session.js';
+import { registerForkQuery } from './fork-query.js';
 
 /** Largest `messages` page, in JSON characters; the reader pages on with `from`. */
 const MAX_PAGE_CHARS = 1_000_000;
@@ -39,6 +40,7 @@ export function registerQueries(s: AgentSession): void {
       'Agent events after sequence number `after` (bounded log): { events, lastSeq, firstSeq }; message_start and ' +
       "message_end carry the message's transcript index as messageIndex.",
   });
+  registerForkQuery(s.state);
 }
 
 /**

@@ -36,6 +36,7 @@ import { AgentSession } from './session.js';
 import type { LoopPosition, SessionState } from './state.js';
 import { nestedTooDeep, tooDeep } from '../../common/nesting.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
+import { forkedSessionWaits } from './fork-start.js';
 import { batchMemo } from '../batch-protocol.js';
 import { registerBatchReportHandler, reportToBatch } from './report-to-batch.js';
 import { registerQueries } from './queries.js';
@@ -392,5 +393,5 @@ async function beforeClose(): Promise<void> {
  */
 function awaitsFirstMessage(transcript: readonly Message[], input: AgentRunInput): boolean {
   const empty = input.prompt === undefined && transcript.length === 0 && (input.mode ?? 'task') === 'session';
-  return empty && patched(PATCH.sessionAwaitsFirstMessage);
+  return (empty && patched(PATCH.sessionAwaitsFirstMessage)) || forkedSessionWaits(transcript, input);
 }

@@ -13,6 +13,7 @@ import { createLsTool } from './ls.js';
 import { Workspace } from './paths.js';
 import { createReadTool } from './read.js';
 import { RunWorkspaces, type RunDirs, type RunWorkspacesOptions } from './run-workspaces.js';
+import { forkMemoOf } from '../../../common/fork.js';
 import { resolveSandbox, type Sandbox, type SandboxSetting } from './sandbox.js';
 import { createWriteTool } from './write.js';
 import type { ToolEnvOptions } from './tool-env.js';
@@ -132,8 +133,10 @@ export function builtinTools(opts: BuiltinToolsOptions = {}): ToolDefinition[] {
       ...template,
       execute: (toolCallId, args, signal, onUpdate, context: ToolContext) => {
         startSweeping(workspaces);
-        return workspaces.use(context.workflowId, (dirs) =>
-          toolsFor(dirs).get(name)!.execute(toolCallId, args, signal, onUpdate, context),
+        return workspaces.use(
+          context.workflowId,
+          (dirs) => toolsFor(dirs).get(name)!.execute(toolCallId, args, signal, onUpdate, context),
+          forkOrigin,
         );
       },
     };
@@ -205,6 +208,21 @@ function buildTools(
     createFindTool({ workspace: readable, useExternalSearch: external, ...(search ? { wrap: search } : {}) }),
     createLsTool({ workspace: readable }),
   ];
+}
+
+/**
+ * A new conversation's workspace origin: the original of a fork (its memo `keelForkedFrom`; not a rewind, which keeps
+ * its own workspace), read by one describe through the activity's client when the conversation's directory is made.
+ */
+async function forkOrigin(workflowId: string): Promise<string | undefined> {
+  let client;
+  try {
+    client = Context.current().client;
+  } catch {
+    return undefined; // not in an activity (a direct call, e.g. a unit test)
+  }
+  const fork = forkMemoOf((await client.workflow.getHandle(workflowId).describe()).memo);
+  return fork && !fork.rewound ? fork.workflowId : undefined;
 }
 
 /** The sweep needs a client: the activity's, from the first call after the worker started. */

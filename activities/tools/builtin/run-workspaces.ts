@@ -20,7 +20,7 @@
  * tool call in progress is never removed. No workflow code is involved.
  */
 import { createHash } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, cp, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -46,6 +46,12 @@ export interface RunDirs {
   /** The run's private temporary directory (bash full-output logs). */
   tmpDir: string;
 }
+
+/**
+ * The conversation whose workspace a new conversation's starts as a copy of — a fork's original (issue 37 item 2,
+ * docs/runs.md#fork-and-rewind) — or undefined. Asked once, when the conversation's directory is made.
+ */
+export type WorkspaceOrigin = (workflowId: string) => Promise<string | undefined>;
 
 /** The default workspace root: `$KEEL_WORKSPACE_ROOT`, else `<os tmpdir>/keel-workspaces-<uid>`. */
 export function defaultWorkspaceRoot(): string {
@@ -82,11 +88,14 @@ export class RunWorkspaces {
     this.shared = shared === undefined ? undefined : path.resolve(shared);
   }
 
-  /** The directories of `workflowId`, created (0700) on first use. */
-  forRun(workflowId: string): Promise<RunDirs> {
+  /**
+   * The directories of `workflowId`, created (0700) on first use. A new directory's workspace starts as a copy of the
+   * workspace of the conversation `origin` names (a fork's original), when this root has it.
+   */
+  forRun(workflowId: string, origin?: WorkspaceOrigin): Promise<RunDirs> {
     let dirs = this.ready.get(workflowId);
     if (!dirs) {
-      dirs = this.create(workflowId);
+      dirs = this.create(workflowId, origin);
       this.ready.set(workflowId, dirs);
       dirs.catch(() => this.ready.delete(workflowId));
     }
@@ -94,10 +103,10 @@ export class RunWorkspaces {
   }
 
   /** Runs `fn` with the run's directories, which the sweep leaves alone meanwhile. */
-  async use<T>(workflowId: string, fn: (dirs: RunDirs) => Promise<T>): Promise<T> {
+  async use<T>(workflowId: string, fn: (dirs: RunDirs) => Promise<T>, origin?: WorkspaceOrigin): Promise<T> {
     this.busy.set(workflowId, (this.busy.get(workflowId) ?? 0) + 1);
     try {
-      return await fn(await this.forRun(workflowId));
+      return await fn(await this.forRun(workflowId, origin));
     } finally {
       const n = (this.busy.get(workflowId) ?? 1) - 1;
       if (n <= 0) this.busy.delete(workflowId);
@@ -126,15 +135,25 @@ export class RunWorkspaces {
     return this.rootReady;
   }
 
-  private async create(workflowId: string): Promise<RunDirs> {
+  private async create(workflowId: string, origin: WorkspaceOrigin | undefined): Promise<RunDirs> {
     await this.ensureRoot();
     const dir = path.join(this.root, runDirName(workflowId));
     const workspace = this.shared ?? path.join(dir, 'workspace');
     const tmpDir = path.join(dir, 'tmp');
+    const fresh = !this.shared && origin !== undefined && !(await exists(dir));
     await mkdir(tmpDir, { recursive: true, mode: 0o700 });
     if (!this.shared) await mkdir(workspace, { recursive: true, mode: 0o700 });
+    if (fresh) await this.copyFrom(await origin(workflowId).catch(() => undefined), workspace);
     await writeFile(path.join(dir, 'run.json'), `${JSON.stringify({ workflowId })}\n`, { mode: 0o600 });
     return { workflowId, dir, workspace, tmpDir };
+  }
+
+  /** Copies the workspace of conversation `from` (when this root has it) into `workspace`; links are copied as links. */
+  private async copyFrom(from: string | undefined, workspace: string): Promise<void> {
+    if (from === undefined) return;
+    const source = path.join(this.root, runDirName(from), 'workspace');
+    if (!(await exists(source))) return;
+    await cp(source, workspace, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
   }
 
   /** Starts the periodic sweep on `client` (once; the timer does not keep the process alive). */
@@ -195,4 +214,11 @@ export class RunWorkspaces {
       return error instanceof WorkflowNotFoundError;
     }
   }
+}
+
+async function exists(p: string): Promise<boolean> {
+  return access(p).then(
+    () => true,
+    () => false,
+  );
 }
