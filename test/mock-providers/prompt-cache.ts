@@ -1,8 +1,9 @@
 /**
  * A prompt cache as Anthropic's Messages API keeps one, for the mock server (`startMockProvider('anthropic',
  * { promptCache: true })`): a request's blocks in the API's prefix order (tools, system, messages); each block marked
- * `cache_control` is a breakpoint. The longest cached prefix ending at a breakpoint is read
- * (`cache_read_input_tokens`); the prefix up to the last breakpoint, when not cached, is written
+ * `cache_control` is a breakpoint. The longest cached prefix that ends at a breakpoint or at one of the 20 blocks
+ * before it (the API's lookback) is read (`cache_read_input_tokens`); the prefix up to the last breakpoint, when not
+ * cached, is written
  * (`cache_creation_input_tokens`); `input_tokens` is the rest. Tokens are estimated as characters / 4; a prefix under
  * `minTokens` (Anthropic's 1,024 for Sonnet) is not cached. Entries never expire (a test is shorter than the TTL).
  */
@@ -32,6 +33,9 @@ function blocks(body: any): { json: string; breakpoint: boolean }[] {
   return out;
 }
 
+/** How many blocks before a breakpoint the API looks for a cached prefix. */
+const LOOKBACK_BLOCKS = 20;
+
 export class MockPromptCache {
   private readonly cached = new Set<string>();
   constructor(private readonly minTokens = 1024) {}
@@ -40,22 +44,24 @@ export class MockPromptCache {
   usage(body: unknown): CacheUsage {
     const hash = createHash('sha256');
     let chars = 0;
-    let read = 0;
-    let last: { key: string; tokens: number } | undefined;
-    const breakpoints: { key: string; tokens: number }[] = [];
+    // every block boundary's prefix: its key and tokens, and whether a breakpoint is there
+    const bounds: { key: string; tokens: number; breakpoint: boolean }[] = [];
     for (const block of blocks(body)) {
       hash.update(block.json);
       chars += block.json.length;
-      if (!block.breakpoint) continue;
-      const point = { key: hash.copy().digest('hex'), tokens: Math.ceil(chars / 4) };
-      breakpoints.push(point);
-      if (this.cached.has(point.key)) read = Math.max(read, point.tokens);
-      last = point;
+      bounds.push({ key: hash.copy().digest('hex'), tokens: Math.ceil(chars / 4), breakpoint: block.breakpoint });
     }
+    let read = 0;
+    bounds.forEach((b, i) => {
+      if (!b.breakpoint) return;
+      for (let k = i; k >= Math.max(0, i - LOOKBACK_BLOCKS); k--)
+        if (this.cached.has(bounds[k].key)) read = Math.max(read, bounds[k].tokens);
+    });
+    const points = bounds.filter((b) => b.breakpoint && b.tokens >= this.minTokens);
+    const last = points[points.length - 1];
+    const write = last && last.tokens > read ? last.tokens - read : 0;
+    for (const point of points) this.cached.add(point.key);
     const total = Math.ceil(chars / 4);
-    let write = 0;
-    if (last && !this.cached.has(last.key) && last.tokens >= this.minTokens) write = last.tokens - read;
-    for (const point of breakpoints) if (point.tokens >= this.minTokens) this.cached.add(point.key);
     return { input: Math.max(1, total - read - write), cacheRead: read, cacheWrite: write };
   }
 }
