@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { defineAgent, type AgentDefinition } from '../../activities/agents/define-agent.js';
 import { piAiProvider } from '../../activities/model/pi-ai.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { AssistantMessage } from '../../common/messages.js';
@@ -20,10 +21,11 @@ const FALLBACK = 'local/qwen3-8b';
 
 let running: { keel: Keel; anthropic: MockProviderServer; local: MockProviderServer } | undefined;
 
-async function setup(): Promise<NonNullable<typeof running>> {
+async function setup(agents?: AgentDefinition[]): Promise<NonNullable<typeof running>> {
   const anthropic = await startMockProvider('anthropic');
   const local = await startMockProvider('openai-chat');
   const keel = await startKeel({
+    ...(agents ? { agents } : {}),
     models: {
       '*': piAiProvider({
         baseUrls: { anthropic: anthropic.url, local: `${local.url}/v1` },
@@ -111,6 +113,44 @@ describe('fallback models', () => {
     await expect.poll(async () => local.requests.length, { timeout: 20_000 }).toBe(2);
     expect(anthropic.requests).toHaveLength(2); // no new attempt at the primary within the hold
     await h.end();
+  });
+
+  it("a sub-agent running the caller's model takes the caller's fallbackModels", async () => {
+    const helper = defineAgent({ name: 'helper', description: 'Does a sub task', systemPrompt: 'Help.', tools: [] });
+    const { keel, anthropic, local } = await setup([helper]);
+    anthropic.enqueue(
+      { reply: { blocks: [{ type: 'toolCall', id: 'call_1', name: 'helper', arguments: { task: 'sub task' } }] } },
+      { status: 529, message: 'Overloaded' }, // the child's two attempts
+      { status: 529, message: 'Overloaded' },
+      text('parent done'),
+    );
+    local.enqueue(text('child done on the fallback'));
+    const h = await keel.start({ ...task(0), tools: ['helper'] });
+    const result = await h.result();
+    expect(result.status).toBe('completed');
+    expect(result.finalText).toBe('parent done');
+    const toolResult = result.newMessages.find((m) => m.role === 'toolResult');
+    expect(JSON.stringify(toolResult)).toContain('child done on the fallback');
+    expect(local.requests).toHaveLength(1);
+    expect((await h.events()).events.filter((e) => e.type === 'model_fallback')).toEqual([]); // the child switched
+  });
+
+  it("a batch variant's fallbackModels replace the task's", async () => {
+    const { keel, anthropic, local } = await setup();
+    anthropic.enqueue({ status: 529, message: 'Overloaded' }, { status: 529, message: 'Overloaded' });
+    local.enqueue(text('variant on the fallback'), text('variant on the fallback'));
+    const { fallbackModels: _none, ...bare } = task(0);
+    const batch = await keel.client.startBatch([bare], {
+      batchId: `variant-${randomUUID()}`,
+      // two variants: the one with fallback models switches, the other runs the fallback model directly
+      variants: [
+        { name: 'fb', fallbackModels: [FALLBACK] },
+        { name: 'direct', model: FALLBACK },
+      ],
+    });
+    expect(await batch.result()).toMatchObject({ total: 2, done: 2, failed: 0 });
+    expect(anthropic.requests).toHaveLength(2);
+    expect(local.requests).toHaveLength(2);
   });
 
   it.each([
