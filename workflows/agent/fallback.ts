@@ -39,7 +39,9 @@ export function switchAfter(ctx: ModelContext, model: string, err: unknown, now:
   const st = ctx.state;
   if (!st.config.fallbackModels?.length) return undefined;
   const chain = modelChain(st.config);
-  const next = chain[chain.indexOf(model) + 1];
+  // by position, not by name: a list that names a model twice still ends
+  const at = st.fallback?.index ?? 0;
+  const next = chain[at + 1];
   const outage = next !== undefined ? providerOutage(err) : undefined;
   if (!outage || !patched(PATCH.fallbackModel)) return undefined;
   const turn = st.turns + 1;
@@ -47,7 +49,7 @@ export function switchAfter(ctx: ModelContext, model: string, err: unknown, now:
   st.fallback = {
     usage: {},
     ...st.fallback,
-    index: chain.indexOf(next),
+    index: at + 1,
     since: now,
     switches: (st.fallback?.switches ?? 0) + 1,
     last,
