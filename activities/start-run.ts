@@ -87,6 +87,7 @@ export function createStartRun(deps: StartRunDeps) {
       if (problem) errors.push(`model: ${problem}`);
       else contextWindow = provider?.contextWindow?.(checkId);
     }
+    errors.push(...fallbackModelProblems(deps.models, input.fallbackModels));
     const tools = names
       .filter((n) => deps.tools.has(n) || records.has(n))
       .map((n): StartRunResult['tools'][number] => {
@@ -137,6 +138,19 @@ function agentRecordOptions(deps: StartRunDeps) {
 function approvalInfo(approval: ToolDefinition['approval'], hook: boolean): Pick<ToolInfo, 'approval'> {
   if (approval === 'always') return { approval: hook ? 'conditional' : 'always' };
   return typeof approval === 'function' || hook ? { approval: 'conditional' } : {};
+}
+
+/** Each of a run's `fallbackModels` this worker cannot serve, as `fallbackModels.<i>: <problem>`. */
+function fallbackModelProblems(models: ModelRegistry, fallbackModels: unknown): string[] {
+  if (!Array.isArray(fallbackModels)) return [];
+  return fallbackModels.flatMap((model: unknown, i) => {
+    if (typeof model !== 'string' || !/^[^/\s]+\/\S+$/.test(model)) return [];
+    const { provider, prefix, checkId } = providerFor(models, model);
+    const problem = provider
+      ? checkModelSafely(provider, checkId)
+      : `no provider "${prefix}" on this worker; name a model as "provider/model-id" with one of: ${Object.keys(models).join(', ')}`;
+    return problem ? [`fallbackModels.${i}: ${problem}`] : [];
+  });
 }
 
 /** The provider's `checkModel` verdict; a `checkModel` that throws is a problem with the model, not a failed activity. */

@@ -9,7 +9,7 @@ export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
   (
     process.env.BENCH_ONLY ??
-    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity'
+    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -30,6 +30,7 @@ const SECTIONS = [
   'subagents',
   'firstrun',
   'capacity',
+  'cache',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)

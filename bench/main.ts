@@ -36,13 +36,15 @@
  *    history and persistence requests (its own counters, from the dev server's metrics endpoint), billable actions,
  *    history bytes, worker and server CPU; what streaming adds per second; a live reader's RPCs/s and CPU; turns/s
  *    under load — and what 10,000 runs and 1,000 readers need from them (bench/capacity.ts, bench/capacity-model.ts).
+ * 15. Cache: the cached share of input tokens of a 20-turn run against the mock Anthropic provider with a prompt cache,
+ *    with cacheRetention `short` (the default) and `none` (bench/prompt-cache.ts).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
  * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts, mcp.ts and capacity.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored); with BENCH_WRITE_DOCS=1 a whole run
  * also puts that table into docs/performance.md (bench/write-docs.ts). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -85,6 +87,7 @@ import { subagentsSection } from './subagents.js';
 import { streamSection } from './stream-latency.js';
 import { firstRunSection } from './first-run.js';
 import { capacitySection } from './capacity.js';
+import { cacheSection } from './prompt-cache.js';
 import { freePort } from './server-metrics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -210,6 +213,7 @@ try {
   if (ONLY.has('subagents')) results.subagents = await subagentsSection(bench);
   if (ONLY.has('firstrun')) results.firstrun = await firstRunSection(bench);
   if (ONLY.has('capacity')) results.capacity = await capacitySection(bench);
+  if (ONLY.has('cache')) results.cache = await cacheSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -3,6 +3,7 @@ import type { SubagentsResult } from './subagents.js';
 import type { StreamResult } from './stream-latency.js';
 import { firstRunRows, type FirstRunResult } from './first-run.js';
 import type { CapacityResult } from './capacity.js';
+import type { CacheResult } from './prompt-cache.js';
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
 import { PI_AGENT_CORE } from './pi-loop.js';
@@ -510,6 +511,13 @@ export function markdown(r: any): string {
   if (r.firstrun) rows.push(...firstRunRows(r.firstrun as FirstRunResult));
   const cap = r.capacity as CapacityResult | undefined;
   if (cap) capacityRows(cap, (figure, value) => row('14 capacity', figure, value));
+  const cc = r.cache as CacheResult | undefined;
+  for (const run of cc?.runs ?? [])
+    row(
+      '15 cache',
+      `cached share of input tokens, ${cc!.turns}-turn run, mock Anthropic, cacheRetention ${run.retention}`,
+      `${(run.cachedShare * 100).toFixed(1)} % (${run.cacheRead} read, ${run.cacheWrite} written, ${run.input} uncached)`,
+    );
   const lines = [
     `# Keel bench`,
     '',

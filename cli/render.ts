@@ -241,6 +241,11 @@ export class RunRenderer {
       case 'worker_rehomed':
         this.line(s.tty ? paint(s, 'yellow', `⚠ ${terminalSafe(e.text)}`) : `rehomed ${terminalSafe(e.text)}`);
         return;
+      case 'model_fallback': {
+        const text = `${e.from} → ${e.to} (${e.errorType}: ${terminalLine(e.error, 200)})`;
+        this.line(s.tty ? paint(s, 'yellow', `⚠ model fallback: ${text}`) : `model_fallback ${text}`);
+        return;
+      }
     }
   }
 
@@ -375,6 +380,7 @@ export class RunRenderer {
       const parts = [
         `${sum.turns} turn${sum.turns === 1 ? '' : 's'}`,
         `${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out)`,
+        ...(u.cacheRead || u.cacheWrite ? [`${formatTokens(u.cacheRead)} cached`] : []),
         formatCost(u.cost.total),
         ...(sum.durationMs !== undefined ? [formatDuration(sum.durationMs)] : []),
       ];
@@ -385,7 +391,7 @@ export class RunRenderer {
     } else {
       const d = sum.durationMs !== undefined ? ` duration=${(sum.durationMs / 1000).toFixed(1)}s` : '';
       this.line(
-        `done status=${sum.status} turns=${sum.turns} tokens=${u.totalTokens} input=${u.input} output=${u.output} cost=${u.cost.total.toFixed(6)}${d}`,
+        `done status=${sum.status} turns=${sum.turns} tokens=${u.totalTokens} input=${u.input} output=${u.output} cost=${u.cost.total.toFixed(6)}${u.cacheRead || u.cacheWrite ? ` cache_read=${u.cacheRead} cache_write=${u.cacheWrite}` : ''}${d}`,
       );
       if (sum.error) this.line(`error ${terminalLine(sum.error, 1000)}`);
       this.line(`ui ${sum.url}`);

@@ -101,6 +101,9 @@ export interface AgentBatchResult {
   byStatus: Partial<Record<RunStatus, number>>;
   tokens: number;
   cost: number;
+  /** Of `tokens`: input tokens the tasks read from / wrote to their providers' prompt caches (absent when none). */
+  cacheRead?: number;
+  cacheWrite?: number;
   continuedAsNew: number;
   /** The first failures (at most 100): read the full results from the children. */
   failures: { index: number; workflowId: string; status: RunStatus; error?: string }[];

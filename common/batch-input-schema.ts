@@ -90,6 +90,10 @@ export const AGENT_BATCH_INPUT_SCHEMA = Type.Object(
           {
             name: Type.String({ pattern: '^[A-Za-z0-9_.]{1,40}$' }),
             model: Type.Optional(Type.String({ minLength: 1 })),
+            /** The variant's fallback models (replacing the task's), as a run's `fallbackModels`. */
+            fallbackModels: Type.Optional(
+              Type.Array(Type.String({ pattern: '^[^/\\s]+/\\S+$' }), { minItems: 1, maxItems: 5, uniqueItems: true }),
+            ),
             systemPrompt: Type.Optional(Type.String()),
             maxTurns: Type.Optional(Type.Integer({ minimum: 1 })),
           },

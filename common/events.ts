@@ -65,6 +65,11 @@ export type KeelEvent =
   | { type: 'budget_exceeded'; kind: BudgetKind | 'batch' | 'tree'; error: string }
   /** The run's home worker was lost at this call (worker affinity): `text` says where worker-local tools run now. */
   | { type: 'worker_rehomed'; toolCallId: string; toolName: string; from: string; to?: string; text: string }
+  /**
+   * The run's model request went to the next of its `fallbackModels`: `from` was down after its retries (`errorType`,
+   * `error`: the provider's failure), `to` takes the request and the run's next ones (docs/models.md#fallback-models).
+   */
+  | { type: 'model_fallback'; turn: number; from: string; to: string; errorType: string; error: string }
   /** Older messages were summarised (the entry is appended to the transcript), or — with `error` — the summary failed. */
   | {
       type: 'compaction';

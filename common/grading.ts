@@ -43,6 +43,8 @@ export interface BatchVariant {
   /** Letters, digits, `_` and `.`: children are `<batchId>-<name>-<index>`. */
   name: string;
   model?: string;
+  /** The variant's fallback models, replacing the task's (docs/models.md#fallback-models). */
+  fallbackModels?: string[];
   systemPrompt?: string;
   maxTurns?: number;
 }

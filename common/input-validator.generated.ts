@@ -2,12 +2,12 @@
 // Do not edit: change the schema and regenerate (test/unit/generated-validators.test.ts checks this file).
 // @ts-nocheck
 import type { Validator } from './validate-errors.js';
-const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]},"output":{"type":"object"},"outputRepairs":{"type":"integer","minimum":0}},"title":"AgentRunInput","additionalProperties":false};
+const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"fallbackModels":{"type":"array","items":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"minItems":1,"maxItems":5,"uniqueItems":true},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]},"cacheRetention":{"enum":["none","short","long"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]},"output":{"type":"object"},"outputRepairs":{"type":"integer","minimum":0}},"title":"AgentRunInput","additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 import func3Module from 'ajv/dist/runtime/ucs2length.js';
 const func3 = func3Module.default ?? func3Module;
 const pattern0 = new RegExp("^[^/\\s]+/\\S+$", "u");
-const pattern1 = new RegExp("^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$", "u");
+const pattern2 = new RegExp("^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -429,15 +429,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.tools !== undefined){
-let data16 = data.tools;
+if(data.fallbackModels !== undefined){
+let data16 = data.fallbackModels;
 if(Array.isArray(data16)){
-const len2 = data16.length;
-for(let i2=0; i2<len2; i2++){
-let data17 = data16[i2];
-if(typeof data17 === "string"){
-if(func3(data17) < 1){
-const err32 = {instancePath:instancePath+"/tools/" + i2,schemaPath:"#/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data16.length > 5){
+const err32 = {instancePath:instancePath+"/fallbackModels",schemaPath:"#/properties/fallbackModels/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -446,14 +442,38 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-else {
-const err33 = {instancePath:instancePath+"/tools/" + i2,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data16.length < 1){
+const err33 = {instancePath:instancePath+"/fallbackModels",schemaPath:"#/properties/fallbackModels/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+const len2 = data16.length;
+for(let i2=0; i2<len2; i2++){
+let data17 = data16[i2];
+if(typeof data17 === "string"){
+if(!pattern0.test(data17)){
+const err34 = {instancePath:instancePath+"/fallbackModels/" + i2,schemaPath:"#/properties/fallbackModels/items/pattern",keyword:"pattern",params:{pattern: "^[^/\\s]+/\\S+$"},message:"must match pattern \""+"^[^/\\s]+/\\S+$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/fallbackModels/" + i2,schemaPath:"#/properties/fallbackModels/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -469,12 +489,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err34 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"};
+const err36 = {instancePath:instancePath+"/fallbackModels",schemaPath:"#/properties/fallbackModels/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err36];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err36);
 }
 errors++;
 break;
@@ -484,54 +504,7 @@ indices0[item0] = i3;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data.messages !== undefined){
-let data18 = data.messages;
-if(Array.isArray(data18)){
-const len3 = data18.length;
-for(let i4=0; i4<len3; i4++){
-let data19 = data18[i4];
-const _errs47 = errors;
-let valid20 = true;
-const _errs48 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role !== undefined){
-if("user" !== data19.role){
-const err36 = {};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-}
-var _valid2 = _errs48 === errors;
-errors = _errs47;
-if(vErrors !== null){
-if(_errs47){
-vErrors.length = _errs47;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
-const _errs50 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role === undefined){
-const err37 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+const err37 = {instancePath:instancePath+"/fallbackModels",schemaPath:"#/properties/fallbackModels/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -540,8 +513,16 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data19.content === undefined){
-const err38 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+if(data.tools !== undefined){
+let data18 = data.tools;
+if(Array.isArray(data18)){
+const len3 = data18.length;
+for(let i4=0; i4<len3; i4++){
+let data19 = data18[i4];
+if(typeof data19 === "string"){
+if(func3(data19) < 1){
+const err38 = {instancePath:instancePath+"/tools/" + i4,schemaPath:"#/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -550,9 +531,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data19.role !== undefined){
-if("user" !== data19.role){
-const err39 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/allOf/0/then/properties/role/const",keyword:"const",params:{allowedValue: "user"},message:"must be equal to constant"};
+}
+else {
+const err39 = {instancePath:instancePath+"/tools/" + i4,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -562,10 +543,18 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data19.content !== undefined){
-let data22 = data19.content;
-if((typeof data22 !== "string") && (!(Array.isArray(data22)))){
-const err40 = {instancePath:instancePath+"/messages/" + i4+"/content",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/type",keyword:"type",params:{type: schema11.properties.messages.items.allOf[0].then.properties.content.type},message:"must be string,array"};
+let i5 = data18.length;
+let j1;
+if(i5 > 1){
+const indices1 = {};
+for(;i5--;){
+let item1 = data18[i5];
+if(typeof item1 !== "string"){
+continue;
+}
+if(typeof indices1[item1] == "number"){
+j1 = indices1[item1];
+const err40 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -573,18 +562,14 @@ else {
 vErrors.push(err40);
 }
 errors++;
+break;
 }
-if(Array.isArray(data22)){
-const len4 = data22.length;
-for(let i5=0; i5<len4; i5++){
-let data23 = data22[i5];
-const _errs58 = errors;
-let valid26 = true;
-const _errs59 = errors;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.type !== undefined){
-if("text" !== data23.type){
-const err41 = {};
+indices1[item1] = i5;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -594,22 +579,19 @@ vErrors.push(err41);
 errors++;
 }
 }
-}
-var _valid3 = _errs59 === errors;
-errors = _errs58;
-if(vErrors !== null){
-if(_errs58){
-vErrors.length = _errs58;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid3){
-const _errs61 = errors;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.type === undefined){
-const err42 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data.messages !== undefined){
+let data20 = data.messages;
+if(Array.isArray(data20)){
+const len4 = data20.length;
+for(let i6=0; i6<len4; i6++){
+let data21 = data20[i6];
+const _errs51 = errors;
+let valid23 = true;
+const _errs52 = errors;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.role !== undefined){
+if("user" !== data21.role){
+const err42 = {};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -618,8 +600,23 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data23.text === undefined){
-const err43 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+}
+}
+var _valid2 = _errs52 === errors;
+errors = _errs51;
+if(vErrors !== null){
+if(_errs51){
+vErrors.length = _errs51;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs54 = errors;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.role === undefined){
+const err43 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -628,9 +625,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data23.type !== undefined){
-if("text" !== data23.type){
-const err44 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5+"/type",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(data21.content === undefined){
+const err44 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -639,10 +635,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-if(data23.text !== undefined){
-if(typeof data23.text !== "string"){
-const err45 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5+"/text",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.role !== undefined){
+if("user" !== data21.role){
+const err45 = {instancePath:instancePath+"/messages/" + i6+"/role",schemaPath:"#/properties/messages/items/allOf/0/then/properties/role/const",keyword:"const",params:{allowedValue: "user"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -652,9 +647,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data21.content !== undefined){
+let data24 = data21.content;
+if((typeof data24 !== "string") && (!(Array.isArray(data24)))){
+const err46 = {instancePath:instancePath+"/messages/" + i6+"/content",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/type",keyword:"type",params:{type: schema11.properties.messages.items.allOf[0].then.properties.content.type},message:"must be string,array"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -663,11 +659,17 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid3 = _errs61 === errors;
-valid26 = _valid3;
-}
-if(!valid26){
-const err47 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(Array.isArray(data24)){
+const len5 = data24.length;
+for(let i7=0; i7<len5; i7++){
+let data25 = data24[i7];
+const _errs62 = errors;
+let valid29 = true;
+const _errs63 = errors;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.type !== undefined){
+if("text" !== data25.type){
+const err47 = {};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -676,13 +678,23 @@ vErrors.push(err47);
 }
 errors++;
 }
-const _errs67 = errors;
-let valid29 = true;
-const _errs68 = errors;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.type !== undefined){
-if("image" !== data23.type){
-const err48 = {};
+}
+}
+var _valid3 = _errs63 === errors;
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs65 = errors;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.type === undefined){
+const err48 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -691,23 +703,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-}
-var _valid4 = _errs68 === errors;
-errors = _errs67;
-if(vErrors !== null){
-if(_errs67){
-vErrors.length = _errs67;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid4){
-const _errs70 = errors;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.type === undefined){
-const err49 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data25.text === undefined){
+const err49 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -716,8 +713,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data23.data === undefined){
-const err50 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data25.type !== undefined){
+if("text" !== data25.type){
+const err50 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -726,8 +724,10 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data23.mimeType === undefined){
-const err51 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "mimeType"},message:"must have required property '"+"mimeType"+"'"};
+}
+if(data25.text !== undefined){
+if(typeof data25.text !== "string"){
+const err51 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7+"/text",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -736,9 +736,10 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data23.type !== undefined){
-if("image" !== data23.type){
-const err52 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5+"/type",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -747,10 +748,11 @@ vErrors.push(err52);
 }
 errors++;
 }
+var _valid3 = _errs65 === errors;
+valid29 = _valid3;
 }
-if(data23.data !== undefined){
-if(typeof data23.data !== "string"){
-const err53 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5+"/data",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid29){
+const err53 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -759,10 +761,13 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data23.mimeType !== undefined){
-if(typeof data23.mimeType !== "string"){
-const err54 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5+"/mimeType",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/properties/mimeType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs71 = errors;
+let valid32 = true;
+const _errs72 = errors;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.type !== undefined){
+if("image" !== data25.type){
+const err54 = {};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -773,8 +778,21 @@ errors++;
 }
 }
 }
+var _valid4 = _errs72 === errors;
+errors = _errs71;
+if(vErrors !== null){
+if(_errs71){
+vErrors.length = _errs71;
+}
 else {
-const err55 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+if(_valid4){
+const _errs74 = errors;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.type === undefined){
+const err55 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -783,11 +801,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-var _valid4 = _errs70 === errors;
-valid29 = _valid4;
-}
-if(!valid29){
-const err56 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data25.data === undefined){
+const err56 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -796,9 +811,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.type === undefined){
-const err57 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data25.mimeType === undefined){
+const err57 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "mimeType"},message:"must have required property '"+"mimeType"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -807,10 +821,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(data23.type !== undefined){
-let data31 = data23.type;
-if(!((data31 === "text") || (data31 === "image"))){
-const err58 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5+"/type",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[0].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data25.type !== undefined){
+if("image" !== data25.type){
+const err58 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -820,9 +833,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-else {
-const err59 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i5,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data25.data !== undefined){
+if(typeof data25.data !== "string"){
+const err59 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7+"/data",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -832,11 +845,9 @@ vErrors.push(err59);
 errors++;
 }
 }
-}
-}
-if(data19.timestamp !== undefined){
-if(!(typeof data19.timestamp == "number")){
-const err60 = {instancePath:instancePath+"/messages/" + i4+"/timestamp",schemaPath:"#/properties/messages/items/allOf/0/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data25.mimeType !== undefined){
+if(typeof data25.mimeType !== "string"){
+const err60 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7+"/mimeType",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/properties/mimeType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -846,11 +857,9 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data19.compaction !== undefined){
-let data33 = data19.compaction;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.firstKept === undefined){
-const err61 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "firstKept"},message:"must have required property '"+"firstKept"+"'"};
+}
+else {
+const err61 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -859,8 +868,11 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data33.tokensBefore === undefined){
-const err62 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "tokensBefore"},message:"must have required property '"+"tokensBefore"+"'"};
+var _valid4 = _errs74 === errors;
+valid32 = _valid4;
+}
+if(!valid32){
+const err62 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -869,8 +881,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data33.reason === undefined){
-const err63 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.type === undefined){
+const err63 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -879,10 +892,10 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data33.firstKept !== undefined){
-let data34 = data33.firstKept;
-if(!((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34)))){
-const err64 = {instancePath:instancePath+"/messages/" + i4+"/compaction/firstKept",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/firstKept/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data25.type !== undefined){
+let data33 = data25.type;
+if(!((data33 === "text") || (data33 === "image"))){
+const err64 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[0].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -891,9 +904,10 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(typeof data34 == "number"){
-if(data34 < 0 || isNaN(data34)){
-const err65 = {instancePath:instancePath+"/messages/" + i4+"/compaction/firstKept",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/firstKept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/0/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -904,9 +918,10 @@ errors++;
 }
 }
 }
-if(data33.tokensBefore !== undefined){
-if(!(typeof data33.tokensBefore == "number")){
-const err66 = {instancePath:instancePath+"/messages/" + i4+"/compaction/tokensBefore",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/tokensBefore/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data21.timestamp !== undefined){
+if(!(typeof data21.timestamp == "number")){
+const err66 = {instancePath:instancePath+"/messages/" + i6+"/timestamp",schemaPath:"#/properties/messages/items/allOf/0/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -916,10 +931,11 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data33.reason !== undefined){
-let data36 = data33.reason;
-if(!((data36 === "threshold") || (data36 === "overflow"))){
-const err67 = {instancePath:instancePath+"/messages/" + i4+"/compaction/reason",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/reason/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[0].then.properties.compaction.properties.reason.enum},message:"must be equal to one of the allowed values"};
+if(data21.compaction !== undefined){
+let data35 = data21.compaction;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.firstKept === undefined){
+const err67 = {instancePath:instancePath+"/messages/" + i6+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "firstKept"},message:"must have required property '"+"firstKept"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -928,10 +944,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/messages/" + i4+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data35.tokensBefore === undefined){
+const err68 = {instancePath:instancePath+"/messages/" + i6+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "tokensBefore"},message:"must have required property '"+"tokensBefore"+"'"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -940,10 +954,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-}
-else {
-const err69 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data35.reason === undefined){
+const err69 = {instancePath:instancePath+"/messages/" + i6+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -952,11 +964,10 @@ vErrors.push(err69);
 }
 errors++;
 }
-var _valid2 = _errs50 === errors;
-valid20 = _valid2;
-}
-if(!valid20){
-const err70 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data35.firstKept !== undefined){
+let data36 = data35.firstKept;
+if(!((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36)))){
+const err70 = {instancePath:instancePath+"/messages/" + i6+"/compaction/firstKept",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/firstKept/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -965,13 +976,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-const _errs88 = errors;
-let valid34 = true;
-const _errs89 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role !== undefined){
-if("assistant" !== data19.role){
-const err71 = {};
+if(typeof data36 == "number"){
+if(data36 < 0 || isNaN(data36)){
+const err71 = {instancePath:instancePath+"/messages/" + i6+"/compaction/firstKept",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/firstKept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -982,21 +989,9 @@ errors++;
 }
 }
 }
-var _valid5 = _errs89 === errors;
-errors = _errs88;
-if(vErrors !== null){
-if(_errs88){
-vErrors.length = _errs88;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid5){
-const _errs91 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role === undefined){
-const err72 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+if(data35.tokensBefore !== undefined){
+if(!(typeof data35.tokensBefore == "number")){
+const err72 = {instancePath:instancePath+"/messages/" + i6+"/compaction/tokensBefore",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/tokensBefore/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1005,8 +1000,11 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(data19.content === undefined){
-const err73 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+if(data35.reason !== undefined){
+let data38 = data35.reason;
+if(!((data38 === "threshold") || (data38 === "overflow"))){
+const err73 = {instancePath:instancePath+"/messages/" + i6+"/compaction/reason",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/properties/reason/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[0].then.properties.compaction.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1015,8 +1013,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data19.stopReason === undefined){
-const err74 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "stopReason"},message:"must have required property '"+"stopReason"+"'"};
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/messages/" + i6+"/compaction",schemaPath:"#/properties/messages/items/allOf/0/then/properties/compaction/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1025,9 +1025,10 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(data19.role !== undefined){
-if("assistant" !== data19.role){
-const err75 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/allOf/1/then/properties/role/const",keyword:"const",params:{allowedValue: "assistant"},message:"must be equal to constant"};
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1036,20 +1037,11 @@ vErrors.push(err75);
 }
 errors++;
 }
+var _valid2 = _errs54 === errors;
+valid23 = _valid2;
 }
-if(data19.content !== undefined){
-let data39 = data19.content;
-if(Array.isArray(data39)){
-const len5 = data39.length;
-for(let i6=0; i6<len5; i6++){
-let data40 = data39[i6];
-const _errs99 = errors;
-let valid40 = true;
-const _errs100 = errors;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.type !== undefined){
-if("text" !== data40.type){
-const err76 = {};
+if(!valid23){
+const err76 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1058,23 +1050,13 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-}
-var _valid6 = _errs100 === errors;
-errors = _errs99;
-if(vErrors !== null){
-if(_errs99){
-vErrors.length = _errs99;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid6){
-const _errs102 = errors;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.type === undefined){
-const err77 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const _errs92 = errors;
+let valid37 = true;
+const _errs93 = errors;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.role !== undefined){
+if("assistant" !== data21.role){
+const err77 = {};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1083,8 +1065,23 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(data40.text === undefined){
-const err78 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+}
+}
+var _valid5 = _errs93 === errors;
+errors = _errs92;
+if(vErrors !== null){
+if(_errs92){
+vErrors.length = _errs92;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid5){
+const _errs95 = errors;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.role === undefined){
+const err78 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1093,9 +1090,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(data40.type !== undefined){
-if("text" !== data40.type){
-const err79 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(data21.content === undefined){
+const err79 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1104,10 +1100,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-if(data40.text !== undefined){
-if(typeof data40.text !== "string"){
-const err80 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/text",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.stopReason === undefined){
+const err80 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "stopReason"},message:"must have required property '"+"stopReason"+"'"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1116,10 +1110,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-if(data40.textSignature !== undefined){
-if(typeof data40.textSignature !== "string"){
-const err81 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/textSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.role !== undefined){
+if("assistant" !== data21.role){
+const err81 = {instancePath:instancePath+"/messages/" + i6+"/role",schemaPath:"#/properties/messages/items/allOf/1/then/properties/role/const",keyword:"const",params:{allowedValue: "assistant"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1129,9 +1122,19 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
-else {
-const err82 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data21.content !== undefined){
+let data41 = data21.content;
+if(Array.isArray(data41)){
+const len6 = data41.length;
+for(let i8=0; i8<len6; i8++){
+let data42 = data41[i8];
+const _errs103 = errors;
+let valid43 = true;
+const _errs104 = errors;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type !== undefined){
+if("text" !== data42.type){
+const err82 = {};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1140,11 +1143,23 @@ vErrors.push(err82);
 }
 errors++;
 }
-var _valid6 = _errs102 === errors;
-valid40 = _valid6;
 }
-if(!valid40){
-const err83 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+}
+var _valid6 = _errs104 === errors;
+errors = _errs103;
+if(vErrors !== null){
+if(_errs103){
+vErrors.length = _errs103;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid6){
+const _errs106 = errors;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type === undefined){
+const err83 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1153,13 +1168,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-const _errs110 = errors;
-let valid43 = true;
-const _errs111 = errors;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.type !== undefined){
-if("thinking" !== data40.type){
-const err84 = {};
+if(data42.text === undefined){
+const err84 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1168,23 +1178,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-}
-var _valid7 = _errs111 === errors;
-errors = _errs110;
-if(vErrors !== null){
-if(_errs110){
-vErrors.length = _errs110;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid7){
-const _errs113 = errors;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.type === undefined){
-const err85 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data42.type !== undefined){
+if("text" !== data42.type){
+const err85 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1193,8 +1189,10 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data40.thinking === undefined){
-const err86 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "thinking"},message:"must have required property '"+"thinking"+"'"};
+}
+if(data42.text !== undefined){
+if(typeof data42.text !== "string"){
+const err86 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/text",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1203,9 +1201,10 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(data40.type !== undefined){
-if("thinking" !== data40.type){
-const err87 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "thinking"},message:"must be equal to constant"};
+}
+if(data42.textSignature !== undefined){
+if(typeof data42.textSignature !== "string"){
+const err87 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/textSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1215,9 +1214,9 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data40.thinking !== undefined){
-if(typeof data40.thinking !== "string"){
-const err88 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thinking",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinking/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err88 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1226,10 +1225,11 @@ vErrors.push(err88);
 }
 errors++;
 }
+var _valid6 = _errs106 === errors;
+valid43 = _valid6;
 }
-if(data40.thinkingSignature !== undefined){
-if(typeof data40.thinkingSignature !== "string"){
-const err89 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thinkingSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinkingSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid43){
+const err89 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1238,10 +1238,13 @@ vErrors.push(err89);
 }
 errors++;
 }
-}
-if(data40.redacted !== undefined){
-if(typeof data40.redacted !== "boolean"){
-const err90 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/redacted",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/redacted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const _errs114 = errors;
+let valid46 = true;
+const _errs115 = errors;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type !== undefined){
+if("thinking" !== data42.type){
+const err90 = {};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1252,8 +1255,21 @@ errors++;
 }
 }
 }
+var _valid7 = _errs115 === errors;
+errors = _errs114;
+if(vErrors !== null){
+if(_errs114){
+vErrors.length = _errs114;
+}
 else {
-const err91 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+if(_valid7){
+const _errs117 = errors;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type === undefined){
+const err91 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1262,11 +1278,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid7 = _errs113 === errors;
-valid43 = _valid7;
-}
-if(!valid43){
-const err92 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data42.thinking === undefined){
+const err92 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "thinking"},message:"must have required property '"+"thinking"+"'"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1275,13 +1288,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-const _errs123 = errors;
-let valid46 = true;
-const _errs124 = errors;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.type !== undefined){
-if("toolCall" !== data40.type){
-const err93 = {};
+if(data42.type !== undefined){
+if("thinking" !== data42.type){
+const err93 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "thinking"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1291,22 +1300,9 @@ vErrors.push(err93);
 errors++;
 }
 }
-}
-var _valid8 = _errs124 === errors;
-errors = _errs123;
-if(vErrors !== null){
-if(_errs123){
-vErrors.length = _errs123;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid8){
-const _errs126 = errors;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.type === undefined){
-const err94 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data42.thinking !== undefined){
+if(typeof data42.thinking !== "string"){
+const err94 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/thinking",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinking/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1315,8 +1311,10 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(data40.id === undefined){
-const err95 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data42.thinkingSignature !== undefined){
+if(typeof data42.thinkingSignature !== "string"){
+const err95 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/thinkingSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/thinkingSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1325,8 +1323,10 @@ vErrors.push(err95);
 }
 errors++;
 }
-if(data40.name === undefined){
-const err96 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data42.redacted !== undefined){
+if(typeof data42.redacted !== "boolean"){
+const err96 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/redacted",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/properties/redacted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1335,8 +1335,10 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data40.arguments === undefined){
-const err97 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'"};
+}
+}
+else {
+const err97 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1345,9 +1347,11 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data40.type !== undefined){
-if("toolCall" !== data40.type){
-const err98 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/type/const",keyword:"const",params:{allowedValue: "toolCall"},message:"must be equal to constant"};
+var _valid7 = _errs117 === errors;
+valid46 = _valid7;
+}
+if(!valid46){
+const err98 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1356,10 +1360,13 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-if(data40.id !== undefined){
-if(typeof data40.id !== "string"){
-const err99 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/id",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs127 = errors;
+let valid49 = true;
+const _errs128 = errors;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type !== undefined){
+if("toolCall" !== data42.type){
+const err99 = {};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1369,9 +1376,22 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data40.name !== undefined){
-if(typeof data40.name !== "string"){
-const err100 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/name",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var _valid8 = _errs128 === errors;
+errors = _errs127;
+if(vErrors !== null){
+if(_errs127){
+vErrors.length = _errs127;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid8){
+const _errs130 = errors;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type === undefined){
+const err100 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1380,11 +1400,8 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-if(data40.arguments !== undefined){
-let data54 = data40.arguments;
-if((!(data54 && typeof data54 == "object" && !Array.isArray(data54))) && (typeof data54 !== "string")){
-const err101 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/arguments",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/arguments/type",keyword:"type",params:{type: schema11.properties.messages.items.allOf[1].then.properties.content.items.allOf[2].then.properties.arguments.type},message:"must be object,string"};
+if(data42.id === undefined){
+const err101 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1393,10 +1410,8 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-if(data40.argumentsError !== undefined){
-if(typeof data40.argumentsError !== "string"){
-const err102 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/argumentsError",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/argumentsError/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42.name === undefined){
+const err102 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1405,10 +1420,8 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-if(data40.thoughtSignature !== undefined){
-if(typeof data40.thoughtSignature !== "string"){
-const err103 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/thoughtSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/thoughtSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42.arguments === undefined){
+const err103 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1417,10 +1430,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-}
-else {
-const err104 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data42.type !== undefined){
+if("toolCall" !== data42.type){
+const err104 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/type/const",keyword:"const",params:{allowedValue: "toolCall"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1429,11 +1441,10 @@ vErrors.push(err104);
 }
 errors++;
 }
-var _valid8 = _errs126 === errors;
-valid46 = _valid8;
 }
-if(!valid46){
-const err105 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data42.id !== undefined){
+if(typeof data42.id !== "string"){
+const err105 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/id",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1442,9 +1453,10 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.type === undefined){
-const err106 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data42.name !== undefined){
+if(typeof data42.name !== "string"){
+const err106 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/name",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1453,10 +1465,11 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(data40.type !== undefined){
-let data57 = data40.type;
-if(!(((data57 === "text") || (data57 === "thinking")) || (data57 === "toolCall"))){
-const err107 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
+}
+if(data42.arguments !== undefined){
+let data56 = data42.arguments;
+if((!(data56 && typeof data56 == "object" && !Array.isArray(data56))) && (typeof data56 !== "string")){
+const err107 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/arguments",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/arguments/type",keyword:"type",params:{type: schema11.properties.messages.items.allOf[1].then.properties.content.items.allOf[2].then.properties.arguments.type},message:"must be object,string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1466,9 +1479,9 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-else {
-const err108 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data42.argumentsError !== undefined){
+if(typeof data42.argumentsError !== "string"){
+const err108 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/argumentsError",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/argumentsError/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1478,9 +1491,9 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
-else {
-const err109 = {instancePath:instancePath+"/messages/" + i4+"/content",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data42.thoughtSignature !== undefined){
+if(typeof data42.thoughtSignature !== "string"){
+const err109 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/thoughtSignature",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/properties/thoughtSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1490,9 +1503,9 @@ vErrors.push(err109);
 errors++;
 }
 }
-if(data19.api !== undefined){
-if(typeof data19.api !== "string"){
-const err110 = {instancePath:instancePath+"/messages/" + i4+"/api",schemaPath:"#/properties/messages/items/allOf/1/then/properties/api/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err110 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1501,10 +1514,11 @@ vErrors.push(err110);
 }
 errors++;
 }
+var _valid8 = _errs130 === errors;
+valid49 = _valid8;
 }
-if(data19.provider !== undefined){
-if(typeof data19.provider !== "string"){
-const err111 = {instancePath:instancePath+"/messages/" + i4+"/provider",schemaPath:"#/properties/messages/items/allOf/1/then/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid49){
+const err111 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1513,10 +1527,9 @@ vErrors.push(err111);
 }
 errors++;
 }
-}
-if(data19.model !== undefined){
-if(typeof data19.model !== "string"){
-const err112 = {instancePath:instancePath+"/messages/" + i4+"/model",schemaPath:"#/properties/messages/items/allOf/1/then/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type === undefined){
+const err112 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1525,12 +1538,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-if(data19.usage !== undefined){
-let data61 = data19.usage;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-if(data61.input === undefined){
-const err113 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data42.type !== undefined){
+let data59 = data42.type;
+if(!(((data59 === "text") || (data59 === "thinking")) || (data59 === "toolCall"))){
+const err113 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8+"/type",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1539,8 +1550,10 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data61.output === undefined){
-const err114 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+}
+}
+else {
+const err114 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i8,schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1549,8 +1562,10 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(data61.cacheRead === undefined){
-const err115 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/messages/" + i6+"/content",schemaPath:"#/properties/messages/items/allOf/1/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1559,8 +1574,10 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(data61.cacheWrite === undefined){
-const err116 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+}
+if(data21.api !== undefined){
+if(typeof data21.api !== "string"){
+const err116 = {instancePath:instancePath+"/messages/" + i6+"/api",schemaPath:"#/properties/messages/items/allOf/1/then/properties/api/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1569,8 +1586,10 @@ vErrors.push(err116);
 }
 errors++;
 }
-if(data61.totalTokens === undefined){
-const err117 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
+}
+if(data21.provider !== undefined){
+if(typeof data21.provider !== "string"){
+const err117 = {instancePath:instancePath+"/messages/" + i6+"/provider",schemaPath:"#/properties/messages/items/allOf/1/then/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1579,8 +1598,10 @@ vErrors.push(err117);
 }
 errors++;
 }
-if(data61.cost === undefined){
-const err118 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
+}
+if(data21.model !== undefined){
+if(typeof data21.model !== "string"){
+const err118 = {instancePath:instancePath+"/messages/" + i6+"/model",schemaPath:"#/properties/messages/items/allOf/1/then/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1589,9 +1610,12 @@ vErrors.push(err118);
 }
 errors++;
 }
-if(data61.input !== undefined){
-if(!(typeof data61.input == "number")){
-const err119 = {instancePath:instancePath+"/messages/" + i4+"/usage/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data21.usage !== undefined){
+let data63 = data21.usage;
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+if(data63.input === undefined){
+const err119 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1600,10 +1624,8 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-if(data61.output !== undefined){
-if(!(typeof data61.output == "number")){
-const err120 = {instancePath:instancePath+"/messages/" + i4+"/usage/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data63.output === undefined){
+const err120 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1612,10 +1634,8 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
-if(data61.cacheRead !== undefined){
-if(!(typeof data61.cacheRead == "number")){
-const err121 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data63.cacheRead === undefined){
+const err121 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1624,10 +1644,8 @@ vErrors.push(err121);
 }
 errors++;
 }
-}
-if(data61.cacheWrite !== undefined){
-if(!(typeof data61.cacheWrite == "number")){
-const err122 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data63.cacheWrite === undefined){
+const err122 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1636,10 +1654,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-}
-if(data61.totalTokens !== undefined){
-if(!(typeof data61.totalTokens == "number")){
-const err123 = {instancePath:instancePath+"/messages/" + i4+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data63.totalTokens === undefined){
+const err123 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1648,12 +1664,8 @@ vErrors.push(err123);
 }
 errors++;
 }
-}
-if(data61.cost !== undefined){
-let data67 = data61.cost;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.input === undefined){
-const err124 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data63.cost === undefined){
+const err124 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1662,8 +1674,9 @@ vErrors.push(err124);
 }
 errors++;
 }
-if(data67.output === undefined){
-const err125 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+if(data63.input !== undefined){
+if(!(typeof data63.input == "number")){
+const err125 = {instancePath:instancePath+"/messages/" + i6+"/usage/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -1672,8 +1685,10 @@ vErrors.push(err125);
 }
 errors++;
 }
-if(data67.cacheRead === undefined){
-const err126 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+}
+if(data63.output !== undefined){
+if(!(typeof data63.output == "number")){
+const err126 = {instancePath:instancePath+"/messages/" + i6+"/usage/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -1682,8 +1697,10 @@ vErrors.push(err126);
 }
 errors++;
 }
-if(data67.cacheWrite === undefined){
-const err127 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+}
+if(data63.cacheRead !== undefined){
+if(!(typeof data63.cacheRead == "number")){
+const err127 = {instancePath:instancePath+"/messages/" + i6+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -1692,8 +1709,10 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(data67.total === undefined){
-const err128 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+}
+if(data63.cacheWrite !== undefined){
+if(!(typeof data63.cacheWrite == "number")){
+const err128 = {instancePath:instancePath+"/messages/" + i6+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -1702,9 +1721,10 @@ vErrors.push(err128);
 }
 errors++;
 }
-if(data67.input !== undefined){
-if(!(typeof data67.input == "number")){
-const err129 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data63.totalTokens !== undefined){
+if(!(typeof data63.totalTokens == "number")){
+const err129 = {instancePath:instancePath+"/messages/" + i6+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -1714,9 +1734,11 @@ vErrors.push(err129);
 errors++;
 }
 }
-if(data67.output !== undefined){
-if(!(typeof data67.output == "number")){
-const err130 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data63.cost !== undefined){
+let data69 = data63.cost;
+if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+if(data69.input === undefined){
+const err130 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1725,10 +1747,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-}
-if(data67.cacheRead !== undefined){
-if(!(typeof data67.cacheRead == "number")){
-const err131 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data69.output === undefined){
+const err131 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1737,10 +1757,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-if(data67.cacheWrite !== undefined){
-if(!(typeof data67.cacheWrite == "number")){
-const err132 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data69.cacheRead === undefined){
+const err132 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1749,10 +1767,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-if(data67.total !== undefined){
-if(!(typeof data67.total == "number")){
-const err133 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data69.cacheWrite === undefined){
+const err133 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1761,10 +1777,8 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-}
-else {
-const err134 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data69.total === undefined){
+const err134 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1773,10 +1787,9 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-}
-else {
-const err135 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data69.input !== undefined){
+if(!(typeof data69.input == "number")){
+const err135 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1786,10 +1799,9 @@ vErrors.push(err135);
 errors++;
 }
 }
-if(data19.stopReason !== undefined){
-let data73 = data19.stopReason;
-if(!(((((data73 === "stop") || (data73 === "length")) || (data73 === "toolUse")) || (data73 === "error")) || (data73 === "aborted"))){
-const err136 = {instancePath:instancePath+"/messages/" + i4+"/stopReason",schemaPath:"#/properties/messages/items/allOf/1/then/properties/stopReason/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.stopReason.enum},message:"must be equal to one of the allowed values"};
+if(data69.output !== undefined){
+if(!(typeof data69.output == "number")){
+const err136 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1799,9 +1811,9 @@ vErrors.push(err136);
 errors++;
 }
 }
-if(data19.errorMessage !== undefined){
-if(typeof data19.errorMessage !== "string"){
-const err137 = {instancePath:instancePath+"/messages/" + i4+"/errorMessage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/errorMessage/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data69.cacheRead !== undefined){
+if(!(typeof data69.cacheRead == "number")){
+const err137 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1811,9 +1823,9 @@ vErrors.push(err137);
 errors++;
 }
 }
-if(data19.timestamp !== undefined){
-if(!(typeof data19.timestamp == "number")){
-const err138 = {instancePath:instancePath+"/messages/" + i4+"/timestamp",schemaPath:"#/properties/messages/items/allOf/1/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data69.cacheWrite !== undefined){
+if(!(typeof data69.cacheWrite == "number")){
+const err138 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1823,9 +1835,9 @@ vErrors.push(err138);
 errors++;
 }
 }
-}
-else {
-const err139 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data69.total !== undefined){
+if(!(typeof data69.total == "number")){
+const err139 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1834,11 +1846,10 @@ vErrors.push(err139);
 }
 errors++;
 }
-var _valid5 = _errs91 === errors;
-valid34 = _valid5;
 }
-if(!valid34){
-const err140 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+}
+else {
+const err140 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1847,13 +1858,10 @@ vErrors.push(err140);
 }
 errors++;
 }
-const _errs176 = errors;
-let valid52 = true;
-const _errs177 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role !== undefined){
-if("toolResult" !== data19.role){
-const err141 = {};
+}
+}
+else {
+const err141 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1863,22 +1871,10 @@ vErrors.push(err141);
 errors++;
 }
 }
-}
-var _valid9 = _errs177 === errors;
-errors = _errs176;
-if(vErrors !== null){
-if(_errs176){
-vErrors.length = _errs176;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid9){
-const _errs179 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role === undefined){
-const err142 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+if(data21.stopReason !== undefined){
+let data75 = data21.stopReason;
+if(!(((((data75 === "stop") || (data75 === "length")) || (data75 === "toolUse")) || (data75 === "error")) || (data75 === "aborted"))){
+const err142 = {instancePath:instancePath+"/messages/" + i6+"/stopReason",schemaPath:"#/properties/messages/items/allOf/1/then/properties/stopReason/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[1].then.properties.stopReason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -1887,8 +1883,10 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(data19.toolCallId === undefined){
-const err143 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolCallId"},message:"must have required property '"+"toolCallId"+"'"};
+}
+if(data21.errorMessage !== undefined){
+if(typeof data21.errorMessage !== "string"){
+const err143 = {instancePath:instancePath+"/messages/" + i6+"/errorMessage",schemaPath:"#/properties/messages/items/allOf/1/then/properties/errorMessage/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -1897,8 +1895,10 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data19.toolName === undefined){
-const err144 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+}
+if(data21.timestamp !== undefined){
+if(!(typeof data21.timestamp == "number")){
+const err144 = {instancePath:instancePath+"/messages/" + i6+"/timestamp",schemaPath:"#/properties/messages/items/allOf/1/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -1907,8 +1907,10 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data19.content === undefined){
-const err145 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+}
+else {
+const err145 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -1917,8 +1919,11 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(data19.isError === undefined){
-const err146 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
+var _valid5 = _errs95 === errors;
+valid37 = _valid5;
+}
+if(!valid37){
+const err146 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -1927,9 +1932,13 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(data19.role !== undefined){
-if("toolResult" !== data19.role){
-const err147 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/allOf/2/then/properties/role/const",keyword:"const",params:{allowedValue: "toolResult"},message:"must be equal to constant"};
+const _errs180 = errors;
+let valid55 = true;
+const _errs181 = errors;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.role !== undefined){
+if("toolResult" !== data21.role){
+const err147 = {};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -1939,9 +1948,22 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data19.toolCallId !== undefined){
-if(typeof data19.toolCallId !== "string"){
-const err148 = {instancePath:instancePath+"/messages/" + i4+"/toolCallId",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolCallId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var _valid9 = _errs181 === errors;
+errors = _errs180;
+if(vErrors !== null){
+if(_errs180){
+vErrors.length = _errs180;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid9){
+const _errs183 = errors;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.role === undefined){
+const err148 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -1950,10 +1972,8 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-if(data19.toolName !== undefined){
-if(typeof data19.toolName !== "string"){
-const err149 = {instancePath:instancePath+"/messages/" + i4+"/toolName",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.toolCallId === undefined){
+const err149 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolCallId"},message:"must have required property '"+"toolCallId"+"'"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -1962,20 +1982,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-if(data19.content !== undefined){
-let data80 = data19.content;
-if(Array.isArray(data80)){
-const len6 = data80.length;
-for(let i7=0; i7<len6; i7++){
-let data81 = data80[i7];
-const _errs191 = errors;
-let valid58 = true;
-const _errs192 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type !== undefined){
-if("text" !== data81.type){
-const err150 = {};
+if(data21.toolName === undefined){
+const err150 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -1984,23 +1992,8 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-}
-var _valid10 = _errs192 === errors;
-errors = _errs191;
-if(vErrors !== null){
-if(_errs191){
-vErrors.length = _errs191;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid10){
-const _errs194 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err151 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data21.content === undefined){
+const err151 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2009,8 +2002,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-if(data81.text === undefined){
-const err152 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(data21.isError === undefined){
+const err152 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/2/then/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2019,9 +2012,9 @@ vErrors.push(err152);
 }
 errors++;
 }
-if(data81.type !== undefined){
-if("text" !== data81.type){
-const err153 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(data21.role !== undefined){
+if("toolResult" !== data21.role){
+const err153 = {instancePath:instancePath+"/messages/" + i6+"/role",schemaPath:"#/properties/messages/items/allOf/2/then/properties/role/const",keyword:"const",params:{allowedValue: "toolResult"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2031,9 +2024,9 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data81.text !== undefined){
-if(typeof data81.text !== "string"){
-const err154 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/text",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.toolCallId !== undefined){
+if(typeof data21.toolCallId !== "string"){
+const err154 = {instancePath:instancePath+"/messages/" + i6+"/toolCallId",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolCallId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2043,9 +2036,9 @@ vErrors.push(err154);
 errors++;
 }
 }
-if(data81.textSignature !== undefined){
-if(typeof data81.textSignature !== "string"){
-const err155 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/textSignature",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.toolName !== undefined){
+if(typeof data21.toolName !== "string"){
+const err155 = {instancePath:instancePath+"/messages/" + i6+"/toolName",schemaPath:"#/properties/messages/items/allOf/2/then/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2055,9 +2048,19 @@ vErrors.push(err155);
 errors++;
 }
 }
-}
-else {
-const err156 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data21.content !== undefined){
+let data82 = data21.content;
+if(Array.isArray(data82)){
+const len7 = data82.length;
+for(let i9=0; i9<len7; i9++){
+let data83 = data82[i9];
+const _errs195 = errors;
+let valid61 = true;
+const _errs196 = errors;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.type !== undefined){
+if("text" !== data83.type){
+const err156 = {};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2066,11 +2069,23 @@ vErrors.push(err156);
 }
 errors++;
 }
-var _valid10 = _errs194 === errors;
-valid58 = _valid10;
 }
-if(!valid58){
-const err157 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+}
+var _valid10 = _errs196 === errors;
+errors = _errs195;
+if(vErrors !== null){
+if(_errs195){
+vErrors.length = _errs195;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid10){
+const _errs198 = errors;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.type === undefined){
+const err157 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2079,13 +2094,8 @@ vErrors.push(err157);
 }
 errors++;
 }
-const _errs202 = errors;
-let valid61 = true;
-const _errs203 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type !== undefined){
-if("image" !== data81.type){
-const err158 = {};
+if(data83.text === undefined){
+const err158 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2094,23 +2104,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-}
-var _valid11 = _errs203 === errors;
-errors = _errs202;
-if(vErrors !== null){
-if(_errs202){
-vErrors.length = _errs202;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid11){
-const _errs205 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err159 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data83.type !== undefined){
+if("text" !== data83.type){
+const err159 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2119,8 +2115,10 @@ vErrors.push(err159);
 }
 errors++;
 }
-if(data81.data === undefined){
-const err160 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+}
+if(data83.text !== undefined){
+if(typeof data83.text !== "string"){
+const err160 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9+"/text",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2129,8 +2127,10 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(data81.mimeType === undefined){
-const err161 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "mimeType"},message:"must have required property '"+"mimeType"+"'"};
+}
+if(data83.textSignature !== undefined){
+if(typeof data83.textSignature !== "string"){
+const err161 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9+"/textSignature",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/properties/textSignature/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2139,9 +2139,10 @@ vErrors.push(err161);
 }
 errors++;
 }
-if(data81.type !== undefined){
-if("image" !== data81.type){
-const err162 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
+}
+}
+else {
+const err162 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2150,10 +2151,11 @@ vErrors.push(err162);
 }
 errors++;
 }
+var _valid10 = _errs198 === errors;
+valid61 = _valid10;
 }
-if(data81.data !== undefined){
-if(typeof data81.data !== "string"){
-const err163 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/data",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid61){
+const err163 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2162,10 +2164,13 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-if(data81.mimeType !== undefined){
-if(typeof data81.mimeType !== "string"){
-const err164 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/mimeType",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/mimeType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs206 = errors;
+let valid64 = true;
+const _errs207 = errors;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.type !== undefined){
+if("image" !== data83.type){
+const err164 = {};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2176,8 +2181,21 @@ errors++;
 }
 }
 }
+var _valid11 = _errs207 === errors;
+errors = _errs206;
+if(vErrors !== null){
+if(_errs206){
+vErrors.length = _errs206;
+}
 else {
-const err165 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+if(_valid11){
+const _errs209 = errors;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.type === undefined){
+const err165 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2186,11 +2204,8 @@ vErrors.push(err165);
 }
 errors++;
 }
-var _valid11 = _errs205 === errors;
-valid61 = _valid11;
-}
-if(!valid61){
-const err166 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data83.data === undefined){
+const err166 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2199,9 +2214,8 @@ vErrors.push(err166);
 }
 errors++;
 }
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err167 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data83.mimeType === undefined){
+const err167 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/required",keyword:"required",params:{missingProperty: "mimeType"},message:"must have required property '"+"mimeType"+"'"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2210,10 +2224,9 @@ vErrors.push(err167);
 }
 errors++;
 }
-if(data81.type !== undefined){
-let data90 = data81.type;
-if(!((data90 === "text") || (data90 === "image"))){
-const err168 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[2].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data83.type !== undefined){
+if("image" !== data83.type){
+const err168 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2223,9 +2236,9 @@ vErrors.push(err168);
 errors++;
 }
 }
-}
-else {
-const err169 = {instancePath:instancePath+"/messages/" + i4+"/content/" + i7,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data83.data !== undefined){
+if(typeof data83.data !== "string"){
+const err169 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9+"/data",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2235,9 +2248,9 @@ vErrors.push(err169);
 errors++;
 }
 }
-}
-else {
-const err170 = {instancePath:instancePath+"/messages/" + i4+"/content",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data83.mimeType !== undefined){
+if(typeof data83.mimeType !== "string"){
+const err170 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9+"/mimeType",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/properties/mimeType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2247,11 +2260,9 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data19.usage !== undefined){
-let data91 = data19.usage;
-if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
-if(data91.input === undefined){
-const err171 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+}
+else {
+const err171 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2260,8 +2271,11 @@ vErrors.push(err171);
 }
 errors++;
 }
-if(data91.output === undefined){
-const err172 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+var _valid11 = _errs209 === errors;
+valid64 = _valid11;
+}
+if(!valid64){
+const err172 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2270,8 +2284,9 @@ vErrors.push(err172);
 }
 errors++;
 }
-if(data91.cacheRead === undefined){
-const err173 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.type === undefined){
+const err173 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2280,8 +2295,10 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(data91.cacheWrite === undefined){
-const err174 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+if(data83.type !== undefined){
+let data92 = data83.type;
+if(!((data92 === "text") || (data92 === "image"))){
+const err174 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9+"/type",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.allOf[2].then.properties.content.items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2290,8 +2307,10 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(data91.totalTokens === undefined){
-const err175 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
+}
+}
+else {
+const err175 = {instancePath:instancePath+"/messages/" + i6+"/content/" + i9,schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2300,8 +2319,10 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(data91.cost === undefined){
-const err176 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
+}
+}
+else {
+const err176 = {instancePath:instancePath+"/messages/" + i6+"/content",schemaPath:"#/properties/messages/items/allOf/2/then/properties/content/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2310,9 +2331,12 @@ vErrors.push(err176);
 }
 errors++;
 }
-if(data91.input !== undefined){
-if(!(typeof data91.input == "number")){
-const err177 = {instancePath:instancePath+"/messages/" + i4+"/usage/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data21.usage !== undefined){
+let data93 = data21.usage;
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+if(data93.input === undefined){
+const err177 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2321,10 +2345,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-if(data91.output !== undefined){
-if(!(typeof data91.output == "number")){
-const err178 = {instancePath:instancePath+"/messages/" + i4+"/usage/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data93.output === undefined){
+const err178 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2333,10 +2355,8 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-if(data91.cacheRead !== undefined){
-if(!(typeof data91.cacheRead == "number")){
-const err179 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data93.cacheRead === undefined){
+const err179 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2345,10 +2365,8 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-if(data91.cacheWrite !== undefined){
-if(!(typeof data91.cacheWrite == "number")){
-const err180 = {instancePath:instancePath+"/messages/" + i4+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data93.cacheWrite === undefined){
+const err180 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2357,10 +2375,8 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-if(data91.totalTokens !== undefined){
-if(!(typeof data91.totalTokens == "number")){
-const err181 = {instancePath:instancePath+"/messages/" + i4+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data93.totalTokens === undefined){
+const err181 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "totalTokens"},message:"must have required property '"+"totalTokens"+"'"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2369,12 +2385,8 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-if(data91.cost !== undefined){
-let data97 = data91.cost;
-if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
-if(data97.input === undefined){
-const err182 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data93.cost === undefined){
+const err182 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2383,8 +2395,9 @@ vErrors.push(err182);
 }
 errors++;
 }
-if(data97.output === undefined){
-const err183 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+if(data93.input !== undefined){
+if(!(typeof data93.input == "number")){
+const err183 = {instancePath:instancePath+"/messages/" + i6+"/usage/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2393,8 +2406,10 @@ vErrors.push(err183);
 }
 errors++;
 }
-if(data97.cacheRead === undefined){
-const err184 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
+}
+if(data93.output !== undefined){
+if(!(typeof data93.output == "number")){
+const err184 = {instancePath:instancePath+"/messages/" + i6+"/usage/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2403,8 +2418,10 @@ vErrors.push(err184);
 }
 errors++;
 }
-if(data97.cacheWrite === undefined){
-const err185 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
+}
+if(data93.cacheRead !== undefined){
+if(!(typeof data93.cacheRead == "number")){
+const err185 = {instancePath:instancePath+"/messages/" + i6+"/usage/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2413,8 +2430,10 @@ vErrors.push(err185);
 }
 errors++;
 }
-if(data97.total === undefined){
-const err186 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+}
+if(data93.cacheWrite !== undefined){
+if(!(typeof data93.cacheWrite == "number")){
+const err186 = {instancePath:instancePath+"/messages/" + i6+"/usage/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2423,9 +2442,10 @@ vErrors.push(err186);
 }
 errors++;
 }
-if(data97.input !== undefined){
-if(!(typeof data97.input == "number")){
-const err187 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data93.totalTokens !== undefined){
+if(!(typeof data93.totalTokens == "number")){
+const err187 = {instancePath:instancePath+"/messages/" + i6+"/usage/totalTokens",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/totalTokens/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -2435,9 +2455,11 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data97.output !== undefined){
-if(!(typeof data97.output == "number")){
-const err188 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data93.cost !== undefined){
+let data99 = data93.cost;
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+if(data99.input === undefined){
+const err188 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -2446,10 +2468,8 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-if(data97.cacheRead !== undefined){
-if(!(typeof data97.cacheRead == "number")){
-const err189 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data99.output === undefined){
+const err189 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2458,10 +2478,8 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-if(data97.cacheWrite !== undefined){
-if(!(typeof data97.cacheWrite == "number")){
-const err190 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data99.cacheRead === undefined){
+const err190 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheRead"},message:"must have required property '"+"cacheRead"+"'"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -2470,10 +2488,8 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-if(data97.total !== undefined){
-if(!(typeof data97.total == "number")){
-const err191 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data99.cacheWrite === undefined){
+const err191 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "cacheWrite"},message:"must have required property '"+"cacheWrite"+"'"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -2482,10 +2498,8 @@ vErrors.push(err191);
 }
 errors++;
 }
-}
-}
-else {
-const err192 = {instancePath:instancePath+"/messages/" + i4+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data99.total === undefined){
+const err192 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -2494,10 +2508,9 @@ vErrors.push(err192);
 }
 errors++;
 }
-}
-}
-else {
-const err193 = {instancePath:instancePath+"/messages/" + i4+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data99.input !== undefined){
+if(!(typeof data99.input == "number")){
+const err193 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/input",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -2507,13 +2520,9 @@ vErrors.push(err193);
 errors++;
 }
 }
-if(data19.addedToolNames !== undefined){
-let data103 = data19.addedToolNames;
-if(Array.isArray(data103)){
-const len7 = data103.length;
-for(let i8=0; i8<len7; i8++){
-if(typeof data103[i8] !== "string"){
-const err194 = {instancePath:instancePath+"/messages/" + i4+"/addedToolNames/" + i8,schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data99.output !== undefined){
+if(!(typeof data99.output == "number")){
+const err194 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/output",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -2523,9 +2532,9 @@ vErrors.push(err194);
 errors++;
 }
 }
-}
-else {
-const err195 = {instancePath:instancePath+"/messages/" + i4+"/addedToolNames",schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data99.cacheRead !== undefined){
+if(!(typeof data99.cacheRead == "number")){
+const err195 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/cacheRead",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheRead/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -2535,9 +2544,9 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data19.isError !== undefined){
-if(typeof data19.isError !== "boolean"){
-const err196 = {instancePath:instancePath+"/messages/" + i4+"/isError",schemaPath:"#/properties/messages/items/allOf/2/then/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data99.cacheWrite !== undefined){
+if(!(typeof data99.cacheWrite == "number")){
+const err196 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/cacheWrite",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/cacheWrite/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -2547,9 +2556,9 @@ vErrors.push(err196);
 errors++;
 }
 }
-if(data19.timestamp !== undefined){
-if(!(typeof data19.timestamp == "number")){
-const err197 = {instancePath:instancePath+"/messages/" + i4+"/timestamp",schemaPath:"#/properties/messages/items/allOf/2/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data99.total !== undefined){
+if(!(typeof data99.total == "number")){
+const err197 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost/total",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -2561,7 +2570,7 @@ errors++;
 }
 }
 else {
-const err198 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err198 = {instancePath:instancePath+"/messages/" + i6+"/usage/cost",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/properties/cost/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -2570,11 +2579,10 @@ vErrors.push(err198);
 }
 errors++;
 }
-var _valid9 = _errs179 === errors;
-valid52 = _valid9;
 }
-if(!valid52){
-const err199 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+}
+else {
+const err199 = {instancePath:instancePath+"/messages/" + i6+"/usage",schemaPath:"#/properties/messages/items/allOf/2/then/properties/usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -2583,9 +2591,14 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.role === undefined){
-const err200 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+}
+if(data21.addedToolNames !== undefined){
+let data105 = data21.addedToolNames;
+if(Array.isArray(data105)){
+const len8 = data105.length;
+for(let i10=0; i10<len8; i10++){
+if(typeof data105[i10] !== "string"){
+const err200 = {instancePath:instancePath+"/messages/" + i6+"/addedToolNames/" + i10,schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -2594,10 +2607,10 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(data19.role !== undefined){
-let data107 = data19.role;
-if(!(((data107 === "user") || (data107 === "assistant")) || (data107 === "toolResult"))){
-const err201 = {instancePath:instancePath+"/messages/" + i4+"/role",schemaPath:"#/properties/messages/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.properties.role.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err201 = {instancePath:instancePath+"/messages/" + i6+"/addedToolNames",schemaPath:"#/properties/messages/items/allOf/2/then/properties/addedToolNames/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -2607,9 +2620,9 @@ vErrors.push(err201);
 errors++;
 }
 }
-}
-else {
-const err202 = {instancePath:instancePath+"/messages/" + i4,schemaPath:"#/properties/messages/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data21.isError !== undefined){
+if(typeof data21.isError !== "boolean"){
+const err202 = {instancePath:instancePath+"/messages/" + i6+"/isError",schemaPath:"#/properties/messages/items/allOf/2/then/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -2619,9 +2632,9 @@ vErrors.push(err202);
 errors++;
 }
 }
-}
-else {
-const err203 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data21.timestamp !== undefined){
+if(!(typeof data21.timestamp == "number")){
+const err203 = {instancePath:instancePath+"/messages/" + i6+"/timestamp",schemaPath:"#/properties/messages/items/allOf/2/then/properties/timestamp/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -2631,10 +2644,9 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data.toolExecution !== undefined){
-let data108 = data.toolExecution;
-if(!((data108 === "parallel") || (data108 === "sequential"))){
-const err204 = {instancePath:instancePath+"/toolExecution",schemaPath:"#/properties/toolExecution/enum",keyword:"enum",params:{allowedValues: schema11.properties.toolExecution.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err204 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/2/then/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -2643,11 +2655,11 @@ vErrors.push(err204);
 }
 errors++;
 }
+var _valid9 = _errs183 === errors;
+valid55 = _valid9;
 }
-if(data.steeringMode !== undefined){
-let data109 = data.steeringMode;
-if(!((data109 === "one-at-a-time") || (data109 === "all"))){
-const err205 = {instancePath:instancePath+"/steeringMode",schemaPath:"#/properties/steeringMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.steeringMode.enum},message:"must be equal to one of the allowed values"};
+if(!valid55){
+const err205 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -2656,11 +2668,9 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-if(data.followUpMode !== undefined){
-let data110 = data.followUpMode;
-if(!((data110 === "one-at-a-time") || (data110 === "all"))){
-const err206 = {instancePath:instancePath+"/followUpMode",schemaPath:"#/properties/followUpMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.followUpMode.enum},message:"must be equal to one of the allowed values"};
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.role === undefined){
+const err206 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -2669,11 +2679,10 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-if(data.maxTurns !== undefined){
-let data111 = data.maxTurns;
-if(!((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111)))){
-const err207 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data21.role !== undefined){
+let data109 = data21.role;
+if(!(((data109 === "user") || (data109 === "assistant")) || (data109 === "toolResult"))){
+const err207 = {instancePath:instancePath+"/messages/" + i6+"/role",schemaPath:"#/properties/messages/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema11.properties.messages.items.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -2682,9 +2691,10 @@ vErrors.push(err207);
 }
 errors++;
 }
-if(typeof data111 == "number"){
-if(data111 < 1 || isNaN(data111)){
-const err208 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err208 = {instancePath:instancePath+"/messages/" + i6,schemaPath:"#/properties/messages/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -2695,10 +2705,8 @@ errors++;
 }
 }
 }
-if(data.mode !== undefined){
-let data112 = data.mode;
-if(!((data112 === "task") || (data112 === "session"))){
-const err209 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema11.properties.mode.enum},message:"must be equal to one of the allowed values"};
+else {
+const err209 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -2708,13 +2716,10 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(data.idleTimeout !== undefined){
-let data113 = data.idleTimeout;
-const _errs253 = errors;
-let valid70 = false;
-const _errs254 = errors;
-if(!((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113)))){
-const err210 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.toolExecution !== undefined){
+let data110 = data.toolExecution;
+if(!((data110 === "parallel") || (data110 === "sequential"))){
+const err210 = {instancePath:instancePath+"/toolExecution",schemaPath:"#/properties/toolExecution/enum",keyword:"enum",params:{allowedValues: schema11.properties.toolExecution.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -2723,9 +2728,11 @@ vErrors.push(err210);
 }
 errors++;
 }
-if(typeof data113 == "number"){
-if(data113 < 1 || isNaN(data113)){
-const err211 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.steeringMode !== undefined){
+let data111 = data.steeringMode;
+if(!((data111 === "one-at-a-time") || (data111 === "all"))){
+const err211 = {instancePath:instancePath+"/steeringMode",schemaPath:"#/properties/steeringMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.steeringMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -2735,13 +2742,10 @@ vErrors.push(err211);
 errors++;
 }
 }
-var _valid12 = _errs254 === errors;
-valid70 = valid70 || _valid12;
-if(!valid70){
-const _errs256 = errors;
-if(typeof data113 === "string"){
-if(!pattern1.test(data113)){
-const err212 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(data.followUpMode !== undefined){
+let data112 = data.followUpMode;
+if(!((data112 === "one-at-a-time") || (data112 === "all"))){
+const err212 = {instancePath:instancePath+"/followUpMode",schemaPath:"#/properties/followUpMode/enum",keyword:"enum",params:{allowedValues: schema11.properties.followUpMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -2751,8 +2755,10 @@ vErrors.push(err212);
 errors++;
 }
 }
-else {
-const err213 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.maxTurns !== undefined){
+let data113 = data.maxTurns;
+if(!((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113)))){
+const err213 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -2761,11 +2767,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-var _valid12 = _errs256 === errors;
-valid70 = valid70 || _valid12;
-}
-if(!valid70){
-const err214 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data113 == "number"){
+if(data113 < 1 || isNaN(data113)){
+const err214 = {instancePath:instancePath+"/maxTurns",schemaPath:"#/properties/maxTurns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -2774,22 +2778,12 @@ vErrors.push(err214);
 }
 errors++;
 }
-else {
-errors = _errs253;
-if(vErrors !== null){
-if(_errs253){
-vErrors.length = _errs253;
-}
-else {
-vErrors = null;
 }
 }
-}
-}
-if(data.metadata !== undefined){
-let data114 = data.metadata;
-if(!(data114 && typeof data114 == "object" && !Array.isArray(data114))){
-const err215 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.mode !== undefined){
+let data114 = data.mode;
+if(!((data114 === "task") || (data114 === "session"))){
+const err215 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema11.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -2799,12 +2793,13 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data.modelOptions !== undefined){
-let data115 = data.modelOptions;
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-for(const key1 in data115){
-if(!(((key1 === "maxTokens") || (key1 === "temperature")) || (key1 === "reasoning"))){
-const err216 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data.idleTimeout !== undefined){
+let data115 = data.idleTimeout;
+const _errs257 = errors;
+let valid73 = false;
+const _errs258 = errors;
+if(!((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115)))){
+const err216 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -2813,11 +2808,9 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-if(data115.maxTokens !== undefined){
-let data116 = data115.maxTokens;
-if(!((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116)))){
-const err217 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data115 == "number"){
+if(data115 < 1 || isNaN(data115)){
+const err217 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -2826,9 +2819,14 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(typeof data116 == "number"){
-if(data116 < 1 || isNaN(data116)){
-const err218 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+var _valid12 = _errs258 === errors;
+valid73 = valid73 || _valid12;
+if(!valid73){
+const _errs260 = errors;
+if(typeof data115 === "string"){
+if(!pattern2.test(data115)){
+const err218 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -2838,12 +2836,8 @@ vErrors.push(err218);
 errors++;
 }
 }
-}
-if(data115.temperature !== undefined){
-let data117 = data115.temperature;
-if(typeof data117 == "number"){
-if(data117 < 0 || isNaN(data117)){
-const err219 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err219 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -2852,9 +2846,11 @@ vErrors.push(err219);
 }
 errors++;
 }
+var _valid12 = _errs260 === errors;
+valid73 = valid73 || _valid12;
 }
-else {
-const err220 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(!valid73){
+const err220 = {instancePath:instancePath+"/idleTimeout",schemaPath:"#/properties/idleTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -2863,11 +2859,22 @@ vErrors.push(err220);
 }
 errors++;
 }
+else {
+errors = _errs257;
+if(vErrors !== null){
+if(_errs257){
+vErrors.length = _errs257;
 }
-if(data115.reasoning !== undefined){
-let data118 = data115.reasoning;
-if(!((((((data118 === "off") || (data118 === "minimal")) || (data118 === "low")) || (data118 === "medium")) || (data118 === "high")) || (data118 === "xhigh"))){
-const err221 = {instancePath:instancePath+"/modelOptions/reasoning",schemaPath:"#/properties/modelOptions/properties/reasoning/enum",keyword:"enum",params:{allowedValues: schema11.properties.modelOptions.properties.reasoning.enum},message:"must be equal to one of the allowed values"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.metadata !== undefined){
+let data116 = data.metadata;
+if(!(data116 && typeof data116 == "object" && !Array.isArray(data116))){
+const err221 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -2877,9 +2884,12 @@ vErrors.push(err221);
 errors++;
 }
 }
-}
-else {
-const err222 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.modelOptions !== undefined){
+let data117 = data.modelOptions;
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+for(const key1 in data117){
+if(!((((key1 === "maxTokens") || (key1 === "temperature")) || (key1 === "reasoning")) || (key1 === "cacheRetention"))){
+const err222 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -2889,12 +2899,10 @@ vErrors.push(err222);
 errors++;
 }
 }
-if(data.modelRetry !== undefined){
-let data119 = data.modelRetry;
-if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
-for(const key2 in data119){
-if(!((((key2 === "maximumAttempts") || (key2 === "initialInterval")) || (key2 === "maximumInterval")) || (key2 === "backoffCoefficient"))){
-const err223 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data117.maxTokens !== undefined){
+let data118 = data117.maxTokens;
+if(!((typeof data118 == "number") && (!(data118 % 1) && !isNaN(data118)))){
+const err223 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -2903,11 +2911,9 @@ vErrors.push(err223);
 }
 errors++;
 }
-}
-if(data119.maximumAttempts !== undefined){
-let data120 = data119.maximumAttempts;
-if(!((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120)))){
-const err224 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data118 == "number"){
+if(data118 < 1 || isNaN(data118)){
+const err224 = {instancePath:instancePath+"/modelOptions/maxTokens",schemaPath:"#/properties/modelOptions/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -2916,9 +2922,13 @@ vErrors.push(err224);
 }
 errors++;
 }
-if(typeof data120 == "number"){
-if(data120 < 1 || isNaN(data120)){
-const err225 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data117.temperature !== undefined){
+let data119 = data117.temperature;
+if(typeof data119 == "number"){
+if(data119 < 0 || isNaN(data119)){
+const err225 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -2928,14 +2938,8 @@ vErrors.push(err225);
 errors++;
 }
 }
-}
-if(data119.initialInterval !== undefined){
-let data121 = data119.initialInterval;
-const _errs274 = errors;
-let valid73 = false;
-const _errs275 = errors;
-if(!((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121)))){
-const err226 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err226 = {instancePath:instancePath+"/modelOptions/temperature",schemaPath:"#/properties/modelOptions/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -2944,9 +2948,11 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(typeof data121 == "number"){
-if(data121 < 1 || isNaN(data121)){
-const err227 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data117.reasoning !== undefined){
+let data120 = data117.reasoning;
+if(!((((((data120 === "off") || (data120 === "minimal")) || (data120 === "low")) || (data120 === "medium")) || (data120 === "high")) || (data120 === "xhigh"))){
+const err227 = {instancePath:instancePath+"/modelOptions/reasoning",schemaPath:"#/properties/modelOptions/properties/reasoning/enum",keyword:"enum",params:{allowedValues: schema11.properties.modelOptions.properties.reasoning.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -2956,13 +2962,10 @@ vErrors.push(err227);
 errors++;
 }
 }
-var _valid13 = _errs275 === errors;
-valid73 = valid73 || _valid13;
-if(!valid73){
-const _errs277 = errors;
-if(typeof data121 === "string"){
-if(!pattern1.test(data121)){
-const err228 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(data117.cacheRetention !== undefined){
+let data121 = data117.cacheRetention;
+if(!(((data121 === "none") || (data121 === "short")) || (data121 === "long"))){
+const err228 = {instancePath:instancePath+"/modelOptions/cacheRetention",schemaPath:"#/properties/modelOptions/properties/cacheRetention/enum",keyword:"enum",params:{allowedValues: schema11.properties.modelOptions.properties.cacheRetention.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -2972,8 +2975,9 @@ vErrors.push(err228);
 errors++;
 }
 }
+}
 else {
-const err229 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err229 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -2982,11 +2986,13 @@ vErrors.push(err229);
 }
 errors++;
 }
-var _valid13 = _errs277 === errors;
-valid73 = valid73 || _valid13;
 }
-if(!valid73){
-const err230 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.modelRetry !== undefined){
+let data122 = data.modelRetry;
+if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+for(const key2 in data122){
+if(!((((key2 === "maximumAttempts") || (key2 === "initialInterval")) || (key2 === "maximumInterval")) || (key2 === "backoffCoefficient"))){
+const err230 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -2995,25 +3001,11 @@ vErrors.push(err230);
 }
 errors++;
 }
-else {
-errors = _errs274;
-if(vErrors !== null){
-if(_errs274){
-vErrors.length = _errs274;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data119.maximumInterval !== undefined){
-let data122 = data119.maximumInterval;
-const _errs280 = errors;
-let valid74 = false;
-const _errs281 = errors;
-if(!((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122)))){
-const err231 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data122.maximumAttempts !== undefined){
+let data123 = data122.maximumAttempts;
+if(!((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123)))){
+const err231 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3022,9 +3014,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(typeof data122 == "number"){
-if(data122 < 1 || isNaN(data122)){
-const err232 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data123 == "number"){
+if(data123 < 1 || isNaN(data123)){
+const err232 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3034,13 +3026,14 @@ vErrors.push(err232);
 errors++;
 }
 }
-var _valid14 = _errs281 === errors;
-valid74 = valid74 || _valid14;
-if(!valid74){
-const _errs283 = errors;
-if(typeof data122 === "string"){
-if(!pattern1.test(data122)){
-const err233 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+}
+if(data122.initialInterval !== undefined){
+let data124 = data122.initialInterval;
+const _errs279 = errors;
+let valid76 = false;
+const _errs280 = errors;
+if(!((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124)))){
+const err233 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3049,9 +3042,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-else {
-const err234 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data124 == "number"){
+if(data124 < 1 || isNaN(data124)){
+const err234 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3060,11 +3053,14 @@ vErrors.push(err234);
 }
 errors++;
 }
-var _valid14 = _errs283 === errors;
-valid74 = valid74 || _valid14;
 }
-if(!valid74){
-const err235 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid13 = _errs280 === errors;
+valid76 = valid76 || _valid13;
+if(!valid76){
+const _errs282 = errors;
+if(typeof data124 === "string"){
+if(!pattern2.test(data124)){
+const err235 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3073,23 +3069,9 @@ vErrors.push(err235);
 }
 errors++;
 }
-else {
-errors = _errs280;
-if(vErrors !== null){
-if(_errs280){
-vErrors.length = _errs280;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data119.backoffCoefficient !== undefined){
-let data123 = data119.backoffCoefficient;
-if(typeof data123 == "number"){
-if(data123 < 1 || isNaN(data123)){
-const err236 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err236 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3098,9 +3080,11 @@ vErrors.push(err236);
 }
 errors++;
 }
+var _valid13 = _errs282 === errors;
+valid76 = valid76 || _valid13;
 }
-else {
-const err237 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(!valid76){
+const err237 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3109,10 +3093,25 @@ vErrors.push(err237);
 }
 errors++;
 }
-}
+else {
+errors = _errs279;
+if(vErrors !== null){
+if(_errs279){
+vErrors.length = _errs279;
 }
 else {
-const err238 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data122.maximumInterval !== undefined){
+let data125 = data122.maximumInterval;
+const _errs285 = errors;
+let valid77 = false;
+const _errs286 = errors;
+if(!((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125)))){
+const err238 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3121,14 +3120,9 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-if(data.heartbeatTimeout !== undefined){
-let data124 = data.heartbeatTimeout;
-const _errs288 = errors;
-let valid75 = false;
-const _errs289 = errors;
-if(!((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124)))){
-const err239 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data125 == "number"){
+if(data125 < 1 || isNaN(data125)){
+const err239 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3137,9 +3131,14 @@ vErrors.push(err239);
 }
 errors++;
 }
-if(typeof data124 == "number"){
-if(data124 < 1 || isNaN(data124)){
-const err240 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+var _valid14 = _errs286 === errors;
+valid77 = valid77 || _valid14;
+if(!valid77){
+const _errs288 = errors;
+if(typeof data125 === "string"){
+if(!pattern2.test(data125)){
+const err240 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3149,13 +3148,8 @@ vErrors.push(err240);
 errors++;
 }
 }
-var _valid15 = _errs289 === errors;
-valid75 = valid75 || _valid15;
-if(!valid75){
-const _errs291 = errors;
-if(typeof data124 === "string"){
-if(!pattern1.test(data124)){
-const err241 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+else {
+const err241 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3164,9 +3158,11 @@ vErrors.push(err241);
 }
 errors++;
 }
+var _valid14 = _errs288 === errors;
+valid77 = valid77 || _valid14;
 }
-else {
-const err242 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid77){
+const err242 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3175,11 +3171,23 @@ vErrors.push(err242);
 }
 errors++;
 }
-var _valid15 = _errs291 === errors;
-valid75 = valid75 || _valid15;
+else {
+errors = _errs285;
+if(vErrors !== null){
+if(_errs285){
+vErrors.length = _errs285;
 }
-if(!valid75){
-const err243 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data122.backoffCoefficient !== undefined){
+let data126 = data122.backoffCoefficient;
+if(typeof data126 == "number"){
+if(data126 < 1 || isNaN(data126)){
+const err243 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3188,25 +3196,9 @@ vErrors.push(err243);
 }
 errors++;
 }
-else {
-errors = _errs288;
-if(vErrors !== null){
-if(_errs288){
-vErrors.length = _errs288;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.homeWorkerTimeout !== undefined){
-let data125 = data.homeWorkerTimeout;
-const _errs294 = errors;
-let valid76 = false;
-const _errs295 = errors;
-if(!((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125)))){
-const err244 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err244 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3215,9 +3207,10 @@ vErrors.push(err244);
 }
 errors++;
 }
-if(typeof data125 == "number"){
-if(data125 < 1 || isNaN(data125)){
-const err245 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err245 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3227,13 +3220,13 @@ vErrors.push(err245);
 errors++;
 }
 }
-var _valid16 = _errs295 === errors;
-valid76 = valid76 || _valid16;
-if(!valid76){
-const _errs297 = errors;
-if(typeof data125 === "string"){
-if(!pattern1.test(data125)){
-const err246 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(data.heartbeatTimeout !== undefined){
+let data127 = data.heartbeatTimeout;
+const _errs293 = errors;
+let valid78 = false;
+const _errs294 = errors;
+if(!((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127)))){
+const err246 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3242,9 +3235,9 @@ vErrors.push(err246);
 }
 errors++;
 }
-}
-else {
-const err247 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data127 == "number"){
+if(data127 < 1 || isNaN(data127)){
+const err247 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3253,11 +3246,14 @@ vErrors.push(err247);
 }
 errors++;
 }
-var _valid16 = _errs297 === errors;
-valid76 = valid76 || _valid16;
 }
-if(!valid76){
-const err248 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid15 = _errs294 === errors;
+valid78 = valid78 || _valid15;
+if(!valid78){
+const _errs296 = errors;
+if(typeof data127 === "string"){
+if(!pattern2.test(data127)){
+const err248 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3266,22 +3262,9 @@ vErrors.push(err248);
 }
 errors++;
 }
-else {
-errors = _errs294;
-if(vErrors !== null){
-if(_errs294){
-vErrors.length = _errs294;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.continueAsNewAfterBytes !== undefined){
-let data126 = data.continueAsNewAfterBytes;
-if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
-const err249 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err249 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3290,9 +3273,11 @@ vErrors.push(err249);
 }
 errors++;
 }
-if(typeof data126 == "number"){
-if(data126 < 65536 || isNaN(data126)){
-const err250 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+var _valid15 = _errs296 === errors;
+valid78 = valid78 || _valid15;
+}
+if(!valid78){
+const err250 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3301,12 +3286,25 @@ vErrors.push(err250);
 }
 errors++;
 }
+else {
+errors = _errs293;
+if(vErrors !== null){
+if(_errs293){
+vErrors.length = _errs293;
+}
+else {
+vErrors = null;
 }
 }
-if(data.maxHistoryBytes !== undefined){
-let data127 = data.maxHistoryBytes;
-if(!((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127)))){
-const err251 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if(data.homeWorkerTimeout !== undefined){
+let data128 = data.homeWorkerTimeout;
+const _errs299 = errors;
+let valid79 = false;
+const _errs300 = errors;
+if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
+const err251 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3315,9 +3313,9 @@ vErrors.push(err251);
 }
 errors++;
 }
-if(typeof data127 == "number"){
-if(data127 > 50331648 || isNaN(data127)){
-const err252 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50331648},message:"must be <= 50331648"};
+if(typeof data128 == "number"){
+if(data128 < 1 || isNaN(data128)){
+const err252 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3326,8 +3324,14 @@ vErrors.push(err252);
 }
 errors++;
 }
-if(data127 < 65536 || isNaN(data127)){
-const err253 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+}
+var _valid16 = _errs300 === errors;
+valid79 = valid79 || _valid16;
+if(!valid79){
+const _errs302 = errors;
+if(typeof data128 === "string"){
+if(!pattern2.test(data128)){
+const err253 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3337,14 +3341,8 @@ vErrors.push(err253);
 errors++;
 }
 }
-}
-if(data.approvalTimeout !== undefined){
-let data128 = data.approvalTimeout;
-const _errs304 = errors;
-let valid77 = false;
-const _errs305 = errors;
-if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
-const err254 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err254 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3353,9 +3351,11 @@ vErrors.push(err254);
 }
 errors++;
 }
-if(typeof data128 == "number"){
-if(data128 < 1 || isNaN(data128)){
-const err255 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid16 = _errs302 === errors;
+valid79 = valid79 || _valid16;
+}
+if(!valid79){
+const err255 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3364,14 +3364,22 @@ vErrors.push(err255);
 }
 errors++;
 }
+else {
+errors = _errs299;
+if(vErrors !== null){
+if(_errs299){
+vErrors.length = _errs299;
 }
-var _valid17 = _errs305 === errors;
-valid77 = valid77 || _valid17;
-if(!valid77){
-const _errs307 = errors;
-if(typeof data128 === "string"){
-if(!pattern1.test(data128)){
-const err256 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.continueAsNewAfterBytes !== undefined){
+let data129 = data.continueAsNewAfterBytes;
+if(!((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129)))){
+const err256 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3380,9 +3388,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-}
-else {
-const err257 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data129 == "number"){
+if(data129 < 65536 || isNaN(data129)){
+const err257 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3391,11 +3399,12 @@ vErrors.push(err257);
 }
 errors++;
 }
-var _valid17 = _errs307 === errors;
-valid77 = valid77 || _valid17;
 }
-if(!valid77){
-const err258 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+if(data.maxHistoryBytes !== undefined){
+let data130 = data.maxHistoryBytes;
+if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
+const err258 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3404,24 +3413,9 @@ vErrors.push(err258);
 }
 errors++;
 }
-else {
-errors = _errs304;
-if(vErrors !== null){
-if(_errs304){
-vErrors.length = _errs304;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.budget !== undefined){
-let data129 = data.budget;
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
-for(const key3 in data129){
-if(!(((key3 === "maxTokens") || (key3 === "maxCostUsd")) || (key3 === "maxModelCalls"))){
-const err259 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(typeof data130 == "number"){
+if(data130 > 50331648 || isNaN(data130)){
+const err259 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50331648},message:"must be <= 50331648"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3430,11 +3424,8 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-if(data129.maxTokens !== undefined){
-let data130 = data129.maxTokens;
-if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
-const err260 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data130 < 65536 || isNaN(data130)){
+const err260 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -3443,9 +3434,15 @@ vErrors.push(err260);
 }
 errors++;
 }
-if(typeof data130 == "number"){
-if(data130 < 1 || isNaN(data130)){
-const err261 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.approvalTimeout !== undefined){
+let data131 = data.approvalTimeout;
+const _errs309 = errors;
+let valid80 = false;
+const _errs310 = errors;
+if(!((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131)))){
+const err261 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -3454,13 +3451,9 @@ vErrors.push(err261);
 }
 errors++;
 }
-}
-}
-if(data129.maxCostUsd !== undefined){
-let data131 = data129.maxCostUsd;
 if(typeof data131 == "number"){
-if(data131 <= 0 || isNaN(data131)){
-const err262 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data131 < 1 || isNaN(data131)){
+const err262 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3470,8 +3463,13 @@ vErrors.push(err262);
 errors++;
 }
 }
-else {
-const err263 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/type",keyword:"type",params:{type: "number"},message:"must be number"};
+var _valid17 = _errs310 === errors;
+valid80 = valid80 || _valid17;
+if(!valid80){
+const _errs312 = errors;
+if(typeof data131 === "string"){
+if(!pattern2.test(data131)){
+const err263 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3481,10 +3479,8 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(data129.maxModelCalls !== undefined){
-let data132 = data129.maxModelCalls;
-if(!((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132)))){
-const err264 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err264 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3493,9 +3489,11 @@ vErrors.push(err264);
 }
 errors++;
 }
-if(typeof data132 == "number"){
-if(data132 < 1 || isNaN(data132)){
-const err265 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid17 = _errs312 === errors;
+valid80 = valid80 || _valid17;
+}
+if(!valid80){
+const err265 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -3504,11 +3502,24 @@ vErrors.push(err265);
 }
 errors++;
 }
-}
-}
+else {
+errors = _errs309;
+if(vErrors !== null){
+if(_errs309){
+vErrors.length = _errs309;
 }
 else {
-const err266 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data.budget !== undefined){
+let data132 = data.budget;
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+for(const key3 in data132){
+if(!(((key3 === "maxTokens") || (key3 === "maxCostUsd")) || (key3 === "maxModelCalls"))){
+const err266 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -3518,13 +3529,10 @@ vErrors.push(err266);
 errors++;
 }
 }
-if(data.compaction !== undefined){
-let data133 = data.compaction;
-const _errs319 = errors;
-let valid79 = false;
-const _errs320 = errors;
-if(false !== data133){
-const err267 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data132.maxTokens !== undefined){
+let data133 = data132.maxTokens;
+if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
+const err267 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -3533,14 +3541,9 @@ vErrors.push(err267);
 }
 errors++;
 }
-var _valid18 = _errs320 === errors;
-valid79 = valid79 || _valid18;
-if(!valid79){
-const _errs321 = errors;
-if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
-for(const key4 in data133){
-if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
-const err268 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(typeof data133 == "number"){
+if(data133 < 1 || isNaN(data133)){
+const err268 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -3550,10 +3553,12 @@ vErrors.push(err268);
 errors++;
 }
 }
-if(data133.reserveTokens !== undefined){
-let data134 = data133.reserveTokens;
-if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
-const err269 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data132.maxCostUsd !== undefined){
+let data134 = data132.maxCostUsd;
+if(typeof data134 == "number"){
+if(data134 <= 0 || isNaN(data134)){
+const err269 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -3562,9 +3567,9 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(typeof data134 == "number"){
-if(data134 < 0 || isNaN(data134)){
-const err270 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err270 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -3574,11 +3579,10 @@ vErrors.push(err270);
 errors++;
 }
 }
-}
-if(data133.keepRecentTokens !== undefined){
-let data135 = data133.keepRecentTokens;
+if(data132.maxModelCalls !== undefined){
+let data135 = data132.maxModelCalls;
 if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
-const err271 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err271 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -3589,7 +3593,7 @@ errors++;
 }
 if(typeof data135 == "number"){
 if(data135 < 1 || isNaN(data135)){
-const err272 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err272 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -3600,10 +3604,9 @@ errors++;
 }
 }
 }
-if(data133.contextWindow !== undefined){
-let data136 = data133.contextWindow;
-if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
-const err273 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err273 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -3612,9 +3615,14 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(typeof data136 == "number"){
-if(data136 < 1 || isNaN(data136)){
-const err274 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.compaction !== undefined){
+let data136 = data.compaction;
+const _errs324 = errors;
+let valid82 = false;
+const _errs325 = errors;
+if(false !== data136){
+const err274 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -3623,11 +3631,14 @@ vErrors.push(err274);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err275 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid18 = _errs325 === errors;
+valid82 = valid82 || _valid18;
+if(!valid82){
+const _errs326 = errors;
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+for(const key4 in data136){
+if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
+const err275 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -3636,11 +3647,11 @@ vErrors.push(err275);
 }
 errors++;
 }
-var _valid18 = _errs321 === errors;
-valid79 = valid79 || _valid18;
 }
-if(!valid79){
-const err276 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data136.reserveTokens !== undefined){
+let data137 = data136.reserveTokens;
+if(!((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137)))){
+const err276 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -3649,22 +3660,9 @@ vErrors.push(err276);
 }
 errors++;
 }
-else {
-errors = _errs319;
-if(vErrors !== null){
-if(_errs319){
-vErrors.length = _errs319;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.output !== undefined){
-let data137 = data.output;
-if(!(data137 && typeof data137 == "object" && !Array.isArray(data137))){
-const err277 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data137 == "number"){
+if(data137 < 0 || isNaN(data137)){
+const err277 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -3674,10 +3672,11 @@ vErrors.push(err277);
 errors++;
 }
 }
-if(data.outputRepairs !== undefined){
-let data138 = data.outputRepairs;
+}
+if(data136.keepRecentTokens !== undefined){
+let data138 = data136.keepRecentTokens;
 if(!((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138)))){
-const err278 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err278 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -3687,8 +3686,8 @@ vErrors.push(err278);
 errors++;
 }
 if(typeof data138 == "number"){
-if(data138 < 0 || isNaN(data138)){
-const err279 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data138 < 1 || isNaN(data138)){
+const err279 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -3699,14 +3698,113 @@ errors++;
 }
 }
 }
-}
-else {
-const err280 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data136.contextWindow !== undefined){
+let data139 = data136.contextWindow;
+if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+const err280 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err280];
 }
 else {
 vErrors.push(err280);
+}
+errors++;
+}
+if(typeof data139 == "number"){
+if(data139 < 1 || isNaN(data139)){
+const err281 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err282 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+var _valid18 = _errs326 === errors;
+valid82 = valid82 || _valid18;
+}
+if(!valid82){
+const err283 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+else {
+errors = _errs324;
+if(vErrors !== null){
+if(_errs324){
+vErrors.length = _errs324;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.output !== undefined){
+let data140 = data.output;
+if(!(data140 && typeof data140 == "object" && !Array.isArray(data140))){
+const err284 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+}
+if(data.outputRepairs !== undefined){
+let data141 = data.outputRepairs;
+if(!((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141)))){
+const err285 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+if(typeof data141 == "number"){
+if(data141 < 0 || isNaN(data141)){
+const err286 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err287 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err287];
+}
+else {
+vErrors.push(err287);
 }
 errors++;
 }

@@ -67,6 +67,14 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
     systemPrompt: Type.Optional(Type.String()),
     /** `provider/model-id`, e.g. `anthropic/claude-sonnet-4-5`, `scripted/demo`. */
     model: Type.String({ pattern: '^[^/\\s]+/\\S+$' }),
+    /**
+     * Models that take a request when `model` is down (docs/models.md "Fallback models"): after the model's classified
+     * retries of a provider outage (`ModelError.Server` — 5xx, overloaded/529 —, `.Timeout`, `.Network`), the next one
+     * in the list takes the request; never after a 4xx, a rate limit or a content refusal. Default: none.
+     */
+    fallbackModels: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[^/\\s]+/\\S+$' }), { minItems: 1, maxItems: 5, uniqueItems: true }),
+    ),
     /** Names of tools registered on the worker. Default: none. */
     tools: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { uniqueItems: true })),
     /** Prior transcript. */
@@ -93,6 +101,12 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
               enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'],
             }),
           ),
+          /**
+           * The provider's prompt cache (pi-ai's `cacheRetention`): `short` (default: Anthropic's 5 minutes, OpenAI's
+           * in-memory), `long` (Anthropic 1 h, OpenAI 24 h where the model supports it) or `none` (no cache markers, no
+           * session key). Keel sends the run's workflow id as pi-ai's `sessionId` (docs/models.md "Prompt caching").
+           */
+          cacheRetention: Type.Optional(Type.Unsafe<'none' | 'short' | 'long'>({ enum: ['none', 'short', 'long'] })),
         },
         { additionalProperties: false },
       ),

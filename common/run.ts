@@ -50,6 +50,11 @@ export interface AgentRunState {
    */
   mcpTools?: { name: string; server: string; openWorld?: boolean }[];
   usage: Usage;
+  /**
+   * A run that moved to one of its `fallbackModels` (docs/models.md#fallback-models): the last switch,
+   * `turn 3: anthropic/claude-sonnet-4-5 → openai/gpt-5 (ModelError.Server: Overloaded)`. Absent otherwise.
+   */
+  fallback?: string;
   lastError?: string;
   lastReply?: string;
   continuedAsNew: number;

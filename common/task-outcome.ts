@@ -11,6 +11,9 @@ export interface TaskOutcome {
   tokens: number;
   cost: number;
   modelCalls: number;
+  /** Input tokens read from / written to the provider's prompt cache (absent when none). */
+  cacheRead?: number;
+  cacheWrite?: number;
   error?: string;
 }
 
@@ -26,6 +29,8 @@ export function outcomeOfResult(r: AgentRunResult, status: RunStatus = r.status)
     tokens: r.usage?.totalTokens ?? 0,
     cost: r.usage?.cost?.total ?? 0,
     modelCalls: r.modelCalls ?? 0,
+    ...(r.usage?.cacheRead ? { cacheRead: r.usage.cacheRead } : {}),
+    ...(r.usage?.cacheWrite ? { cacheWrite: r.usage.cacheWrite } : {}),
     ...(r.error ? { error: clipError(r.error) } : {}),
   };
 }

@@ -53,11 +53,14 @@ export interface SubAgentRecord {
   tools: string[];
   /** Absent: the calling run's model. */
   model?: string;
+  /** The child's `fallbackModels`. Absent: the calling run's, when the child runs the calling run's model. */
+  fallbackModels?: string[];
   /** The child's model options; the calling run's are inherited under them, option by option (0.6.3). */
   modelOptions?: {
     maxTokens?: number;
     temperature?: number;
     reasoning?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+    cacheRetention?: 'none' | 'short' | 'long';
   };
   /** The child is offered all of `tools`, whatever its tree's bound (0.6.3, `defineAgent({ ownTools })`). */
   ownTools?: true;

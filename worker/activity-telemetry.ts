@@ -96,6 +96,9 @@ const modelCall: Kind<CallModelInput> = {
       'gen_ai.response.model': m.model,
       'gen_ai.usage.input_tokens': m.usage.input,
       'gen_ai.usage.output_tokens': m.usage.output,
+      // OTel GenAI semantic conventions' prompt-cache attributes, when the provider reported any
+      ...(m.usage.cacheRead > 0 ? { 'gen_ai.usage.cache_read.input_tokens': m.usage.cacheRead } : {}),
+      ...(m.usage.cacheWrite > 0 ? { 'gen_ai.usage.cache_creation.input_tokens': m.usage.cacheWrite } : {}),
       'gen_ai.response.finish_reasons': [m.stopReason],
       'keel.cost_usd': m.usage.cost.total,
     };

@@ -79,6 +79,25 @@ function treeRefusal(err: unknown): { treeBudget?: string } {
   return cause instanceof ApplicationFailure ? { treeBudget: cause.message } : {};
 }
 
+/** The failure types of a provider outage: what moves a request to the next of a run's `fallbackModels`. */
+const PROVIDER_OUTAGES: ReadonlySet<string> = new Set([
+  ErrorType.ModelServer,
+  ErrorType.ModelTimeout,
+  ErrorType.ModelNetwork,
+]);
+
+/**
+ * A `callModel` that failed, after its retries, because its provider is down (5xx and overloaded/529, timeouts,
+ * connection errors: `ModelError.Server`, `.Timeout`, `.Network`): the failure's type and text. Undefined for any other
+ * failure (4xx, rate limits, content refusals, cancellations, a lost worker's activity timeout), which no fallback
+ * model takes.
+ */
+export function providerOutage(err: unknown): { type: string; text: string } | undefined {
+  if (isCancellation(err)) return undefined;
+  const type = applicationType(err);
+  return type !== undefined && PROVIDER_OUTAGES.has(type) ? { type, text: activityText(err) } : undefined;
+}
+
 /** A failed `compact` activity: the run goes on uncompacted, the `compaction` event carries `text`. */
 export interface CompactionFailure {
   /** Usage in the failure's details (a failed summary request still costs). */

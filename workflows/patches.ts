@@ -169,4 +169,10 @@ export const PATCH = {
    * "give a prompt"). Checked only in such a run, at its start (workflows/agent/fork-start.ts).
    */
   forkWaits: 'keel-0.9-fork-waits',
+  /**
+   * 0.9.0: a model request whose provider is down after its retries (`ModelError.Server`, `.Timeout`, `.Network`) is
+   * sent again to the next of the run's `fallbackModels` (workflows/agent/fallback.ts): one more `callModel` activity
+   * instead of the error message. Checked only at such a switch, in a run that has `fallbackModels`.
+   */
+  fallbackModel: 'keel-0.9-fallback-model',
 } as const;

@@ -33,6 +33,11 @@ export interface AgentDefinition {
   /** The child's model (`provider/model-id`); default: the calling run's model. */
   model?: string;
   /**
+   * The child's fallback models (as a run's `fallbackModels`, docs/models.md#fallback-models); default: the calling
+   * run's when the child runs the calling run's model, else none.
+   */
+  fallbackModels?: string[];
+  /**
    * The child run's model options. The calling run's `modelOptions` are inherited, option by option; an option set
    * here wins (so `{ maxTokens: 500 }` caps the child's output, and what its requests reserve of a tree budget).
    */
@@ -82,6 +87,12 @@ export function defineAgent(agent: AgentDefinition): AgentDefinition {
   if (agent.ownTools !== undefined && typeof agent.ownTools !== 'boolean')
     throw new TypeError(`defineAgent(${name}): ownTools must be a boolean`);
   checkModelOptions(name, agent.modelOptions);
+  const fallback = agent.fallbackModels as unknown;
+  if (
+    fallback !== undefined &&
+    !(Array.isArray(fallback) && fallback.every((m) => typeof m === 'string' && /^[^/\s]+\/\S+$/.test(m)))
+  )
+    throw new TypeError(`defineAgent(${name}): fallbackModels must be an array of "provider/model-id" names`);
   for (const key of ['input', 'output'] as const)
     if (agent[key] !== undefined && (typeof agent[key] !== 'object' || agent[key] === null))
       throw new TypeError(`defineAgent(${name}): ${key} must be a JSON Schema object`);
@@ -89,6 +100,7 @@ export function defineAgent(agent: AgentDefinition): AgentDefinition {
 }
 
 const REASONING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+const CACHE_RETENTION = ['none', 'short', 'long'];
 
 /** `modelOptions` as the run input allows them (common/run-input-schema.ts), else a `TypeError` naming the option. */
 function checkModelOptions(name: string, options: unknown): void {
@@ -103,8 +115,10 @@ function checkModelOptions(name: string, options: unknown): void {
       throw bad('temperature must be a number >= 0');
     else if (key === 'reasoning' && !REASONING.includes(value as string))
       throw bad(`reasoning must be one of ${REASONING.join(', ')}`);
-    else if (!['maxTokens', 'temperature', 'reasoning'].includes(key))
-      throw bad(`${key} is not a model option (maxTokens, temperature, reasoning)`);
+    else if (key === 'cacheRetention' && !CACHE_RETENTION.includes(value as string))
+      throw bad(`cacheRetention must be one of ${CACHE_RETENTION.join(', ')}`);
+    else if (!['maxTokens', 'temperature', 'reasoning', 'cacheRetention'].includes(key))
+      throw bad(`${key} is not a model option (maxTokens, temperature, reasoning, cacheRetention)`);
   }
 }
 
@@ -128,6 +142,7 @@ export function agentTool(agent: AgentDefinition): AgentTool {
       systemPrompt: agent.systemPrompt,
       tools: [...agent.tools],
       ...(agent.model !== undefined ? { model: agent.model } : {}),
+      ...(agent.fallbackModels !== undefined ? { fallbackModels: [...agent.fallbackModels] } : {}),
       ...(agent.modelOptions !== undefined ? { modelOptions: { ...agent.modelOptions } } : {}),
       ...(agent.ownTools === true ? { ownTools: true as const } : {}),
       ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),

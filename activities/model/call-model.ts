@@ -334,7 +334,16 @@ export function createCallModel(deps: CallModelDeps) {
           t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [],
         );
         return provider.stream(
-          { provider: prefix, modelId, systemPrompt: input.systemPrompt, messages, tools, options: input.options },
+          {
+            provider: prefix,
+            modelId,
+            systemPrompt: input.systemPrompt,
+            messages,
+            tools,
+            options: input.options,
+            // the conversation's prompt-cache key: the same on every attempt, turn and continued run
+            sessionId: input.run.workflowId,
+          },
           signal,
           onPartial,
         );

@@ -176,10 +176,24 @@ function streamOptions(
     ...(request.options.reasoning && request.options.reasoning !== 'off'
       ? { reasoning: request.options.reasoning as ThinkingLevel }
       : {}),
+    ...cacheOptions(request),
     fetch: capturingFetch(capture, secrets),
     onResponse: (response: ProviderResponse) => {
       capture.response = { status: response.status, headers: lowerCaseKeys(response.headers) };
     },
+  };
+}
+
+/**
+ * pi-ai's prompt-cache options of a request: the conversation's `sessionId` (OpenAI's `prompt_cache_key`, session
+ * affinity headers, Anthropic's message threads) and the run's `cacheRetention` (Anthropic's `cache_control` TTL,
+ * OpenAI's `prompt_cache_retention`); `none` sends neither (pi-ai drops the session id then too).
+ */
+function cacheOptions(request: ModelRequest): Pick<SimpleStreamOptions, 'sessionId' | 'cacheRetention'> {
+  const retention = request.options.cacheRetention;
+  return {
+    ...(request.sessionId !== undefined && retention !== 'none' ? { sessionId: request.sessionId } : {}),
+    ...(retention !== undefined ? { cacheRetention: retention } : {}),
   };
 }
 

@@ -7,6 +7,8 @@ export interface ModelOptions {
   maxTokens?: number;
   temperature?: number;
   reasoning?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  /** The provider's prompt cache: pi-ai's `cacheRetention` (docs/models.md#prompt-caching). Default `short`. */
+  cacheRetention?: 'none' | 'short' | 'long';
 }
 
 /** One model request, built by the `callModel` activity from the transcript it read by reference. */
@@ -19,6 +21,11 @@ export interface ModelRequest {
   messages: Message[];
   tools: { name: string; description: string; parameters: JsonSchema }[];
   options: ModelOptions;
+  /**
+   * The conversation's stable id (the run's workflow id: the same on every attempt and after continue-as-new), for
+   * providers that key their prompt cache or routing by session (pi-ai's `sessionId`). Absent: no session key.
+   */
+  sessionId?: string;
 }
 
 /**

@@ -1,4 +1,5 @@
 /** What `keel batch` shows while it follows a batch (a bar on a TTY, plain lines otherwise) and `keel status <batch>`. */
+import { batchCacheText } from '../../common/cache-usage.js';
 import type { AgentBatchResult, BatchProgress } from '../../common/batch-definitions.js';
 import { BATCH_WORKFLOW_TYPE } from '../../common/batch-definitions.js';
 import type { AgentClient } from '../../client/agent-client.js';
@@ -134,7 +135,7 @@ export async function printBatchStatus(
       );
     if (summary)
       lines.push(
-        `${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · continued-as-new ${summary.continuedAsNew}×`,
+        `${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens${batchCacheText(summary)} · ${formatCost(summary.cost)} · continued-as-new ${summary.continuedAsNew}×`,
       );
     const first = summary && firstFailure(summary);
     if (first) lines.push(first);

@@ -3,6 +3,7 @@
  * batch these tasks already started), shows a progress bar (the `progress` query), and writes one result line per
  * task, in input order, read back from each child run. The parts live in batch/.
  */
+import { batchCacheText } from '../../common/cache-usage.js';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -408,7 +409,7 @@ async function finishBatch(
     });
   else
     sink.write(
-      `${summary.failed === 0 ? '✔' : '✘'} ${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens · ${formatCost(summary.cost)} · ` +
+      `${summary.failed === 0 ? '✔' : '✘'} ${summary.done}/${summary.total} done · ${summary.failed} failed · ${formatTokens(summary.tokens)} tokens${batchCacheText(summary)} · ${formatCost(summary.cost)} · ` +
         `${formatDuration(ms)}${rate !== undefined ? ` · ${rate.toFixed(0)} tasks/min` : ''} · concurrency ${concurrency} · continued-as-new ${summary.continuedAsNew}×\n` +
         (firstFailure(summary) ? `${firstFailure(summary)}\n` : '') +
         (spent

@@ -1,4 +1,5 @@
 /** `keel status`, `keel watch`, `keel transcript`: reading a run. */
+import { cacheUsageText } from '../../common/cache-usage.js';
 import { ChildFollower } from '../run/children.js';
 import { childWorkflowId } from '../../common/tree/sub-agents.js';
 import { refuseStranded } from '../run/pinned.js';
@@ -112,6 +113,9 @@ function printStatus(r: StatusReport): void {
     lines.push(
       `usage: ${formatTokens(usage.totalTokens)} tokens (${formatTokens(usage.input)} in, ${formatTokens(usage.output)} out) · ${formatCost(usage.cost.total)}`,
     );
+  const cache = usage && cacheUsageText(usage);
+  if (cache) lines.push(cache);
+  if (st?.fallback) lines.push(`model fallback: ${st.fallback}`);
   if (st && (st.queued.steering || st.queued.followUp))
     lines.push(`queued: ${st.queued.steering} steering, ${st.queued.followUp} follow-up`);
   if (st?.runningTools.length) lines.push(`running tools: ${st.runningTools.map((t) => t.toolName).join(', ')}`);

@@ -49,6 +49,7 @@ export const CLUSTER_SUITES: Record<string, string> = {
 /** Run on the dev server only: Keel's own logic, the same on any server. */
 export const DEV_SERVER_SUITES: Record<string, string> = {
   'ag-ui-browser.test.ts': 'the AG-UI example in a browser',
+  'model-fallback.test.ts': 'fallback models and prompt caching against the mock providers (loopback HTTP)',
   'ag-ui.test.ts': 'the AG-UI endpoint over loopback HTTP (a client of the stream and the approval Updates)',
   'any-language.test.ts': 'the run input and result as other languages send them',
   'approvals-auth.test.ts': 'token verification inside an activity',

@@ -35,8 +35,8 @@ function* frames(reply: MockReply, model: string): Generator<string> {
       usage: {
         input_tokens: usage.input,
         output_tokens: 1,
-        cache_read_input_tokens: 0,
-        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: usage.cacheRead,
+        cache_creation_input_tokens: usage.cacheWrite,
       },
     },
   });

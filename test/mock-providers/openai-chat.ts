@@ -44,7 +44,13 @@ function frames(reply: MockReply, model: string): string[] {
   const usage = usageOf(reply);
   frame({
     choices: [],
-    usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+    // as OpenAI reports them: cached tokens are part of prompt_tokens
+    usage: {
+      prompt_tokens: usage.input + usage.cacheRead,
+      prompt_tokens_details: { cached_tokens: usage.cacheRead },
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.cacheRead + usage.output,
+    },
   });
   out.push(sse('[DONE]'));
   return out;

@@ -100,14 +100,8 @@ function frames(reply: MockReply, model: string): string[] {
       done.push(item);
     }
   });
-  const usage = usageOf(reply);
-  const usageBody = {
-    input_tokens: usage.input,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: usage.output,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: usage.input + usage.output,
-  };
+  const usageBody = usageBodyOf(reply);
+
   if (cutOff) {
     ev('response.incomplete', {
       response: {
@@ -120,6 +114,18 @@ function frames(reply: MockReply, model: string): string[] {
     ev('response.completed', { response: { ...response('completed', done), usage: usageBody } });
   }
   return out;
+}
+
+/** The response's usage as OpenAI reports it: cached tokens are part of `input_tokens`. */
+function usageBodyOf(reply: MockReply) {
+  const usage = usageOf(reply);
+  return {
+    input_tokens: usage.input + usage.cacheRead,
+    input_tokens_details: { cached_tokens: usage.cacheRead },
+    output_tokens: usage.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.input + usage.cacheRead + usage.output,
+  };
 }
 
 export const openaiResponsesProtocol: MockProtocol = {

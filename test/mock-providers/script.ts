@@ -22,7 +22,12 @@ export interface MockReply {
   blocks: MockBlock[];
   /** Default: `toolUse` when a tool call is present, else `stop`. `length` = the output token limit was hit. */
   stop?: 'stop' | 'toolUse' | 'length';
-  usage?: { input: number; output: number };
+  /**
+   * Tokens as the provider reports them. `cacheRead` / `cacheWrite`: prompt-cache hits and writes (Anthropic
+   * `cache_read_input_tokens` / `cache_creation_input_tokens`; OpenAI `cached_tokens`, counted inside its input tokens
+   * as the real API does). Default `{ input: 10, output: 5 }`, no cache (or the simulated cache's, `promptCache`).
+   */
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   /** Text, thinking and tool argument deltas are cut into pieces of this many characters (default 4). */
   chunkSize?: number;
 }
@@ -57,8 +62,9 @@ export function stopOf(reply: MockReply): 'stop' | 'toolUse' | 'length' {
   return reply.stop ?? (reply.blocks.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop');
 }
 
-export function usageOf(reply: MockReply): { input: number; output: number } {
-  return reply.usage ?? { input: 10, output: 5 };
+export function usageOf(reply: MockReply): { input: number; output: number; cacheRead: number; cacheWrite: number } {
+  const usage = reply.usage ?? { input: 10, output: 5 };
+  return { ...usage, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0 };
 }
 
 export function argumentsText(block: Extract<MockBlock, { type: 'toolCall' }>): string {

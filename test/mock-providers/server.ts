@@ -17,7 +17,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { anthropicProtocol } from './anthropic.js';
 import { openaiChatProtocol } from './openai-chat.js';
 import { openaiResponsesProtocol } from './openai-responses.js';
-import { isFailure, type MockProtocol, type MockStep, type MockStreamStep } from './script.js';
+import { MockPromptCache, requestCacheFields, type RequestCacheFields } from './prompt-cache.js';
+import { isFailure, type MockProtocol, type MockReply, type MockStep, type MockStreamStep } from './script.js';
 
 export type { MockBlock, MockFailure, MockReply, MockStep, MockStreamStep } from './script.js';
 
@@ -37,6 +38,17 @@ export interface RecordedRequest {
   framesSent: number;
   /** Resolves when the exchange is over (response finished or connection closed). */
   closed: Promise<void>;
+  /** What the request asked of the prompt cache (markers, `prompt_cache_key`, session headers). */
+  cache: RequestCacheFields;
+}
+
+export interface MockProviderOptions {
+  /**
+   * Anthropic only: keep a prompt cache as the API does (test/mock-providers/prompt-cache.ts) and report its reads and
+   * writes in each reply's usage, unless the reply's script sets `usage`. `minTokens`: the smallest cached prefix
+   * (default 1,024).
+   */
+  promptCache?: boolean | { minTokens?: number };
 }
 
 export interface MockProviderServer {
@@ -61,8 +73,13 @@ const PROTOCOLS: Record<MockProtocolName, MockProtocol> = {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function startMockProvider(protocolName: MockProtocolName): Promise<MockProviderServer> {
+export async function startMockProvider(
+  protocolName: MockProtocolName,
+  options: MockProviderOptions = {},
+): Promise<MockProviderServer> {
   const protocol = PROTOCOLS[protocolName];
+  const { promptCache } = options;
+  const cache = promptCache ? new MockPromptCache(promptCache === true ? undefined : promptCache.minTokens) : undefined;
   const queue: MockStep[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -88,6 +105,7 @@ export async function startMockProvider(protocolName: MockProtocolName): Promise
         droppedByServer: false,
         framesSent: 0,
         closed: new Promise<void>((resolve) => (markClosed = resolve)),
+        cache: requestCacheFields(body, req.headers),
       };
       requests.push(record);
       res.on('close', () => {
@@ -107,7 +125,7 @@ export async function startMockProvider(protocolName: MockProtocolName): Promise
       } else {
         const model =
           typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : 'mock-model';
-        void stream(res, record, step, protocol.frames(step.reply, model));
+        void stream(res, record, step, protocol.frames(withCacheUsage(step.reply, body, cache), model));
       }
     });
   });
@@ -130,6 +148,12 @@ export async function startMockProvider(protocolName: MockProtocolName): Promise
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The reply with the simulated cache's usage, when the mock keeps one and the script did not set its usage. */
+function withCacheUsage(reply: MockReply, body: unknown, cache: MockPromptCache | undefined): MockReply {
+  if (!cache || reply.usage) return reply;
+  return { ...reply, usage: { ...cache.usage(body), output: 5 } };
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -24,7 +24,8 @@ const script = {
       toolCall: { name: 'echo', arguments: { text: 'ping' }, id: 'e1' },
       usage: { input: 10, output: 4, totalTokens: 14 },
     },
-    { text: 'done', usage: { input: 20, output: 2, totalTokens: 22 } },
+    // prompt-cache use: the OTel GenAI cache-token attributes (issue 36 item 6)
+    { text: 'done', usage: { input: 20, output: 2, totalTokens: 22, cacheRead: 300, cacheWrite: 40 } },
   ],
 };
 
@@ -94,9 +95,12 @@ describe('tracing', () => {
       expect.objectContaining({
         'gen_ai.usage.input_tokens': 20,
         'gen_ai.usage.output_tokens': 2,
+        'gen_ai.usage.cache_read.input_tokens': 300,
+        'gen_ai.usage.cache_creation.input_tokens': 40,
         'gen_ai.response.finish_reasons': ['stop'],
       }),
     ]);
+    expect(chats[0].attributes).not.toHaveProperty('gen_ai.usage.cache_read.input_tokens'); // none reported
     const tool = spans.find((s) => s.name === 'execute_tool echo')!;
     expect(tool.attributes).toMatchObject({
       'gen_ai.operation.name': 'execute_tool',

@@ -111,6 +111,33 @@ describe('RunRenderer', () => {
     );
   });
 
+  it('says when the run moved to a fallback model, and the cache use in the summary', () => {
+    const plain = stringSink();
+    const r = new RunRenderer(plain);
+    r.event({
+      seq: 1,
+      type: 'model_fallback',
+      turn: 1,
+      from: 'anthropic/claude-sonnet-4-5',
+      to: 'openai/gpt-5',
+      errorType: 'ModelError.Server',
+      error: '529 Overloaded',
+    });
+    r.summary({
+      workflowId: 'wf-1',
+      status: 'completed',
+      turns: 1,
+      usage: { ...emptyUsage(), totalTokens: 1055, input: 100, output: 5, cacheRead: 900, cacheWrite: 50 },
+      url: 'u',
+    });
+    expect(plain.text().split('\n')).toEqual([
+      'model_fallback anthropic/claude-sonnet-4-5 → openai/gpt-5 (ModelError.Server: 529 Overloaded)',
+      'done status=completed turns=1 tokens=1055 input=100 output=5 cost=0.000000 cache_read=900 cache_write=50',
+      'ui u',
+      '',
+    ]);
+  });
+
   it('streams partial text on a TTY and finishes it from message_end, truncating tool output', () => {
     const sink = stringSink({ tty: true, width: 80 });
     const r = new RunRenderer(sink);

@@ -2,6 +2,8 @@ import { messageText, type AssistantMessage, type Message } from '../../common/m
 import { toolSummary } from '../activities.js';
 import type { RunningTool, SessionState } from './state.js';
 import { treeDetails } from '../tree/approvals.js';
+import { cacheUsageText } from '../../common/cache-usage.js';
+import { fallbackDetails, modelChain } from './fallback.js';
 
 export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
   for (let i = transcript.length - 1; i >= from; i--)
@@ -36,7 +38,7 @@ export function renderDetails(st: SessionState, live: LiveDetails): string {
     );
   lines.push(...treeDetails(st)); // the calls its sub-agents wait for (one approval desk)
   if (live.modelCallSince !== undefined)
-    lines.push(`calling ${st.config.model} since ${clockTime(live.modelCallSince)}`);
+    lines.push(`calling ${modelChain(st.config)[st.fallback?.index ?? 0]} since ${clockTime(live.modelCallSince)}`);
   if (live.runningTools.size > 0)
     lines.push(
       `running: ${[...live.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`,
@@ -44,6 +46,9 @@ export function renderDetails(st: SessionState, live: LiveDetails): string {
   if (st.steering.length || st.followUps.length)
     lines.push(`queued: ${st.steering.length} steering, ${st.followUps.length} follow-up`);
   lines.push(`usage: ${st.usage.totalTokens} tokens · $${st.usage.cost.total.toFixed(4)}`);
+  const cache = cacheUsageText(st.usage);
+  if (cache) lines.push(cache);
+  lines.push(...fallbackDetails(st));
   lines.push(...live.budget);
   if (st.rehomed) lines.push(`⚠ ${st.rehomed}`);
   if (st.lastError) lines.push(`error: ${st.lastError}`);

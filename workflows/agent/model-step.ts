@@ -10,6 +10,7 @@ import { modelActivities } from '../activities.js';
 import { workflowNow } from '../clock.js';
 import { compact, compactionDue, type CompactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
+import { activeModel, countModelUsage, switchAfter } from './fallback.js';
 import type { ModelContext } from './model-context.js';
 
 /** The assistant message of a model step, with the activity summaries of its tool calls (for the tool batch). */
@@ -62,7 +63,9 @@ function callOnce(ctx: ModelContext, retryOverflow: boolean): Promise<Called> {
   const { config, transcript } = st;
   const turn = st.turns + 1;
   if (ctx.budget.stopBeforeModelCall()) return Promise.resolve(undefined);
-  ctx.modelCalling(workflowNow());
+  const now = workflowNow();
+  const model = activeModel(st, now); // `config.model` unless the run moved to a fallback model (fallback.ts)
+  ctx.modelCalling(now);
   const left = ctx.budget.left();
   ctx.budget.holdOwnRequest();
   const settle = (called: () => Called): Called | Promise<Called> => {
@@ -77,13 +80,13 @@ function callOnce(ctx: ModelContext, retryOverflow: boolean): Promise<Called> {
   };
   return ctx
     .runCancellable(() =>
-      modelActivities(config).callModel.executeWithOptions({ summary: `model ${config.model} · turn ${turn}` }, [
+      modelActivities(config).callModel.executeWithOptions({ summary: `model ${model} · turn ${turn}` }, [
         {
           run: ctx.run,
           messageCount: transcript.length,
           digest: ctx.digests[transcript.length],
           ...transcriptTail(transcript), // the input payload only: no patch (docs/versioning.md)
-          model: config.model,
+          model,
           systemPrompt: config.systemPrompt ?? '',
           tools: st.tools.map((t) => t.name),
           options: config.modelOptions ?? {},
@@ -96,18 +99,30 @@ function callOnce(ctx: ModelContext, retryOverflow: boolean): Promise<Called> {
       (result) =>
         settle(() => {
           try {
-            return replied(ctx, result);
+            return replied(ctx, result, model);
           } catch (err) {
-            return failed(ctx, err);
+            return failed(ctx, err, model);
           }
         }),
-      (err: unknown) => settle(() => failed(ctx, err)),
+      (err: unknown) => {
+        const next = switchAfter(ctx, model, err, workflowNow());
+        if (next === undefined) return settle(() => failed(ctx, err, model));
+        void settle(() => spentBeforeSwitch(ctx, err, model)); // undefined: no step, no overflow
+        return callOnce(ctx, retryOverflow); // the next model takes the request
+      },
     );
 }
 
+/** A request whose provider was down and that the next model takes: its failed attempts' usage counts. */
+function spentBeforeSwitch(ctx: ModelContext, err: unknown, model: string): Called {
+  const { usage } = modelCallFailure(err);
+  ctx.budget.spend(usage);
+  countModelUsage(ctx.state, model, usage);
+  return undefined;
+}
+
 /** The model's reply: checked (a malformed one becomes an error message), its usage spent. */
-function replied(ctx: ModelContext, result: CallModelResult): Called {
-  const model = ctx.state.config.model;
+function replied(ctx: ModelContext, result: CallModelResult, model: string): Called {
   // a tool call whose arguments are a JSON string is kept and answered by its validation, as Pi does (was: the
   // whole message refused as malformed)
   const stringArguments = hasStringArguments(result.message) && patched(PATCH.stringToolArguments);
@@ -117,15 +132,16 @@ function replied(ctx: ModelContext, result: CallModelResult): Called {
   if (problem && patched(PATCH.malformedModelOutput))
     return { message: errorMessage(model, malformedModelOutput(problem), emptyUsage(), false) };
   ctx.budget.spend(result.message.usage, result.failedAttemptsUsage);
+  countModelUsage(ctx.state, model, result.message.usage, result.failedAttemptsUsage);
   return { message: result.message, toolSummaries: result.toolSummaries ?? {} };
 }
 
 /** A failed call: its usage spent, the run stopped when a budget says so, else Pi's error message. */
-function failed(ctx: ModelContext, err: unknown): Called {
-  const model = ctx.state.config.model;
+function failed(ctx: ModelContext, err: unknown, model: string): Called {
   const failure = modelCallFailure(err);
   ctx.budget.releaseOwnRequest();
   ctx.budget.spend(failure.usage);
+  countModelUsage(ctx.state, model, failure.usage);
   if (failure.treeBudget) ctx.budget.stopWith(failure.treeBudget);
   if ((failure.budgetExceeded || failure.treeBudget) && ctx.budget.stopBeforeModelCall()) return undefined;
   const message = errorMessage(model, failure.text, failure.usage ?? emptyUsage(), failure.aborted);

@@ -95,6 +95,7 @@ function runState(s: AgentSession): AgentRunState {
     })),
     ...(mcp.length ? { mcpTools: mcp } : {}),
     usage: st.usage,
+    ...(st.fallback?.switches ? { fallback: st.fallback.last } : {}),
     ...(st.lastError ? { lastError: st.lastError } : {}),
     ...(s.closed && isClosed(st.status) && (st.steering.length > 0 || st.followUps.length > 0)
       ? { unprocessed: [...st.steering, ...st.followUps] }

@@ -111,12 +111,27 @@ export interface SessionState {
   treeReported?: TreeReported;
   /** A root: its sub-agents' calls awaiting approval and their decisions (tree-approvals.ts). */
   treeApprovals?: TreeApprovalsState;
+  /** Where a run with `fallbackModels` stands (workflows/agent/fallback.ts); absent until its first switch. */
+  fallback?: FallbackState;
   /** A root run's tree-budget ledger (common/tree/budget.ts), once a run of its tree reserved from it. */
   treeLedger?: TreeLedgerState;
   /** Typed results (workflows/agent/typed-output.ts): the last final answer valid against `config.output`, parsed. */
   typedOutput?: { value: unknown };
   /** Typed results: how many invalid final answers agent run number `run` (`runs`) sent back to the model. */
   outputRepairs?: { run: number; used: number };
+}
+
+/** A run's switches to its fallback models. Plain JSON, carried across continue-as-new. */
+export interface FallbackState {
+  /** Index in `[model, ...fallbackModels]` of the model that takes the run's requests. */
+  index: number;
+  /** Workflow time (ms) of the last switch: the run goes back to `model` a while after it. */
+  since: number;
+  switches: number;
+  /** The last switch as the details show it. */
+  last: string;
+  /** Tokens and cost of each model's requests (every attempt), by `provider/model-id`. */
+  usage: Record<string, { tokens: number; costUsd: number }>;
 }
 
 /** The run's configuration: its input without the prompt and messages (those start the transcript). */

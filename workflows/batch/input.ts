@@ -66,8 +66,10 @@ function checkInput(input: AgentBatchInput): string[] {
         else if (names.has(x.name)) errors.push(`variants[${i}].name: ${x.name} is given twice`);
         else names.add(x.name);
         for (const key of Object.keys(x ?? {}))
-          if (!['name', 'model', 'systemPrompt', 'maxTurns'].includes(key))
-            errors.push(`variants[${i}].${key}: unknown field (a variant sets model, systemPrompt, maxTurns)`);
+          if (!['name', 'model', 'fallbackModels', 'systemPrompt', 'maxTurns'].includes(key))
+            errors.push(
+              `variants[${i}].${key}: unknown field (a variant sets model, fallbackModels, systemPrompt, maxTurns)`,
+            );
       });
     }
   }
@@ -128,6 +130,8 @@ export function batchResult(total: number, st: Omit<AgentBatchResult, 'total'>):
     byStatus: st.byStatus,
     tokens: st.tokens,
     cost: Math.round(st.cost * 1e6) / 1e6,
+    ...(st.cacheRead ? { cacheRead: st.cacheRead } : {}),
+    ...(st.cacheWrite ? { cacheWrite: st.cacheWrite } : {}),
     continuedAsNew: st.continuedAsNew,
     failures: st.failures,
   };
@@ -208,7 +212,7 @@ export function countOutcome(
   st: Omit<AgentBatchResult, 'total'>,
   index: number,
   workflowId: string,
-  o: Pick<TaskOutcome, 'status' | 'tokens' | 'cost' | 'error'>,
+  o: Pick<TaskOutcome, 'status' | 'tokens' | 'cost' | 'error' | 'cacheRead' | 'cacheWrite'>,
 ): void {
   st.byStatus[o.status] = (st.byStatus[o.status] ?? 0) + 1;
   if (o.status === 'completed' || o.status === 'stopped') st.done += 1;
@@ -219,4 +223,6 @@ export function countOutcome(
   }
   st.tokens += o.tokens;
   st.cost += o.cost;
+  if (o.cacheRead) st.cacheRead = (st.cacheRead ?? 0) + o.cacheRead;
+  if (o.cacheWrite) st.cacheWrite = (st.cacheWrite ?? 0) + o.cacheWrite;
 }

@@ -149,6 +149,7 @@ export function childInput(
 ): AgentRunInput {
   return {
     model: agent.model ?? config.model,
+    ...childFallbackModels(config, agent),
     prompt: subAgentPrompt(args, agent.typedInput === true),
     systemPrompt: agent.systemPrompt,
     tools: start.bounded?.tools ?? agent.tools,
@@ -164,6 +165,12 @@ export function childInput(
       : {}),
     ...(config.maxHistoryBytes !== undefined ? { maxHistoryBytes: config.maxHistoryBytes } : {}),
   };
+}
+
+/** The child's `fallbackModels`: the agent's own, else the caller's when the child runs the caller's model. */
+function childFallbackModels(config: RunConfig, agent: SubAgentRecord): { fallbackModels?: string[] } {
+  const models = agent.fallbackModels ?? (agent.model === undefined ? config.fallbackModels : undefined);
+  return models?.length ? { fallbackModels: models } : {};
 }
 
 const MAX_SUMMARY = 200;
