@@ -2,7 +2,7 @@
 // Do not edit: change the schema and regenerate (test/unit/generated-validators.test.ts checks this file).
 // @ts-nocheck
 import type { Validator } from './validate-errors.js';
-const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]}},"title":"AgentRunInput","additionalProperties":false};
+const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"priority":{"type":"integer","minimum":1,"maximum":5},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]}},"title":"AgentRunInput","additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 import func3Module from 'ajv/dist/runtime/ucs2length.js';
 const func3 = func3Module.default ?? func3Module;
@@ -3518,13 +3518,10 @@ vErrors.push(err266);
 errors++;
 }
 }
-if(data.compaction !== undefined){
-let data133 = data.compaction;
-const _errs319 = errors;
-let valid79 = false;
-const _errs320 = errors;
-if(false !== data133){
-const err267 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data.priority !== undefined){
+let data133 = data.priority;
+if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
+const err267 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -3533,14 +3530,9 @@ vErrors.push(err267);
 }
 errors++;
 }
-var _valid18 = _errs320 === errors;
-valid79 = valid79 || _valid18;
-if(!valid79){
-const _errs321 = errors;
-if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
-for(const key4 in data133){
-if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
-const err268 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(typeof data133 == "number"){
+if(data133 > 5 || isNaN(data133)){
+const err268 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -3549,11 +3541,8 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-if(data133.reserveTokens !== undefined){
-let data134 = data133.reserveTokens;
-if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
-const err269 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data133 < 1 || isNaN(data133)){
+const err269 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -3562,9 +3551,15 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(typeof data134 == "number"){
-if(data134 < 0 || isNaN(data134)){
-const err270 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data.compaction !== undefined){
+let data134 = data.compaction;
+const _errs321 = errors;
+let valid79 = false;
+const _errs322 = errors;
+if(false !== data134){
+const err270 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -3573,12 +3568,14 @@ vErrors.push(err270);
 }
 errors++;
 }
-}
-}
-if(data133.keepRecentTokens !== undefined){
-let data135 = data133.keepRecentTokens;
-if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
-const err271 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid18 = _errs322 === errors;
+valid79 = valid79 || _valid18;
+if(!valid79){
+const _errs323 = errors;
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+for(const key4 in data134){
+if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
+const err271 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -3587,9 +3584,11 @@ vErrors.push(err271);
 }
 errors++;
 }
-if(typeof data135 == "number"){
-if(data135 < 1 || isNaN(data135)){
-const err272 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data134.reserveTokens !== undefined){
+let data135 = data134.reserveTokens;
+if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
+const err272 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -3598,12 +3597,9 @@ vErrors.push(err272);
 }
 errors++;
 }
-}
-}
-if(data133.contextWindow !== undefined){
-let data136 = data133.contextWindow;
-if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
-const err273 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data135 == "number"){
+if(data135 < 0 || isNaN(data135)){
+const err273 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -3612,9 +3608,12 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(typeof data136 == "number"){
-if(data136 < 1 || isNaN(data136)){
-const err274 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data134.keepRecentTokens !== undefined){
+let data136 = data134.keepRecentTokens;
+if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
+const err274 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -3623,11 +3622,9 @@ vErrors.push(err274);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err275 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data136 == "number"){
+if(data136 < 1 || isNaN(data136)){
+const err275 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -3636,11 +3633,12 @@ vErrors.push(err275);
 }
 errors++;
 }
-var _valid18 = _errs321 === errors;
-valid79 = valid79 || _valid18;
 }
-if(!valid79){
-const err276 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+if(data134.contextWindow !== undefined){
+let data137 = data134.contextWindow;
+if(!((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137)))){
+const err276 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -3649,11 +3647,48 @@ vErrors.push(err276);
 }
 errors++;
 }
+if(typeof data137 == "number"){
+if(data137 < 1 || isNaN(data137)){
+const err277 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err277];
+}
 else {
-errors = _errs319;
+vErrors.push(err277);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err278 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
+}
+errors++;
+}
+var _valid18 = _errs323 === errors;
+valid79 = valid79 || _valid18;
+}
+if(!valid79){
+const err279 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+else {
+errors = _errs321;
 if(vErrors !== null){
-if(_errs319){
-vErrors.length = _errs319;
+if(_errs321){
+vErrors.length = _errs321;
 }
 else {
 vErrors = null;
@@ -3663,12 +3698,12 @@ vErrors = null;
 }
 }
 else {
-const err277 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err280 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err277];
+vErrors = [err280];
 }
 else {
-vErrors.push(err277);
+vErrors.push(err280);
 }
 errors++;
 }

@@ -18,6 +18,7 @@ import { anthropicProtocol } from './anthropic.js';
 import { openaiChatProtocol } from './openai-chat.js';
 import { openaiResponsesProtocol } from './openai-responses.js';
 import { isFailure, type MockProtocol, type MockStep, type MockStreamStep } from './script.js';
+import { inputTokensOf, MockLimits, type MockLimitsOptions } from './limits.js';
 
 export type { MockBlock, MockFailure, MockReply, MockStep, MockStreamStep } from './script.js';
 
@@ -48,6 +49,8 @@ export interface MockProviderServer {
   enqueue(...steps: MockStep[]): void;
   /** Steps not consumed yet. */
   pending(): number;
+  /** The limits it enforces (`limits` option): its 429 count and accepted requests. */
+  readonly limits?: MockLimits;
   close(): Promise<void>;
 }
 
@@ -61,8 +64,21 @@ const PROTOCOLS: Record<MockProtocolName, MockProtocol> = {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function startMockProvider(protocolName: MockProtocolName): Promise<MockProviderServer> {
+/**
+ * Options: `respond` answers every request (its body given) instead of the queue; `limits` enforces requests and
+ * input tokens per minute as a provider does (test/mock-providers/limits.ts: 429 with `retry-after` over a limit).
+ */
+export interface MockProviderOptions {
+  respond?: (body: any) => MockStep;
+  limits?: MockLimitsOptions;
+}
+
+export async function startMockProvider(
+  protocolName: MockProtocolName,
+  opts: MockProviderOptions = {},
+): Promise<MockProviderServer> {
   const protocol = PROTOCOLS[protocolName];
+  const limits = opts.limits ? new MockLimits(opts.limits) : undefined;
   const queue: MockStep[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -94,7 +110,13 @@ export async function startMockProvider(protocolName: MockProtocolName): Promise
         if (!res.writableFinished && !record.droppedByServer) record.clientClosedEarly = true;
         markClosed();
       });
-      const step = queue.shift();
+      const retryAfter = limits?.admit(inputTokensOf(body));
+      const step: MockStep | undefined =
+        retryAfter !== undefined
+          ? { status: 429, headers: { 'retry-after': String(retryAfter) }, message: 'rate limit exceeded (mock)' }
+          : opts.respond
+            ? opts.respond(body)
+            : queue.shift();
       if (!step) {
         sendJson(res, 500, protocol.errorBody(500, 'mock queue is empty'));
       } else if (isFailure(step)) {
@@ -125,6 +147,7 @@ export async function startMockProvider(protocolName: MockProtocolName): Promise
     requests,
     enqueue: (...steps) => void queue.push(...steps),
     pending: () => queue.length,
+    ...(limits ? { limits } : {}),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -16,6 +16,7 @@ describe('ErrorType', () => {
       BudgetExceeded: 'BudgetExceeded',
       TreeBudgetExceeded: 'TreeBudgetExceeded',
       TreeBudgetUnavailable: 'TreeBudgetUnavailable',
+      ProviderLimitWait: 'KeelProviderLimitWait',
       InvalidAgentBatchInput: 'InvalidAgentBatchInput',
       NotHome: 'KeelNotHome',
       Internal: 'KeelInternal',
