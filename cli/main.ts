@@ -16,6 +16,7 @@ import * as controlCommand from './commands/control.js';
 import * as encryptionCommand from './commands/encryption.js';
 import * as inspectCommand from './commands/inspect.js';
 import * as listCommand from './commands/list.js';
+import * as limitsCommand from './commands/limits.js';
 import * as schedule from './commands/schedule.js';
 import * as runCommand from './commands/run.js';
 import * as dev from './commands/dev.js';
@@ -67,6 +68,7 @@ export function buildProgram(): Command {
   approvalsCommand.register(program);
   inspectCommand.register(program);
   listCommand.register(program);
+  limitsCommand.register(program);
   batch.register(program);
   encryptionCommand.register(program);
   schedule.register(program);
