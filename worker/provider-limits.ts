@@ -43,6 +43,7 @@ export async function defineProviderLimits(options: WorkerOptions, limits: Provi
   }
   if (conflicts.length > 0)
     throw new Error(
-      `This worker was refused: ${conflicts.join('; ')}. Start it with the limits the namespace's other workers have, or change the namespace's limits first: keel limits --set '<key>:rpm=…,itpm=…'.`,
+      `This worker was refused: ${conflicts.join('; ')}. Start it with the limits the namespace's other workers have; ` +
+        `to change them, stop the workers with the old limits and end the key's limiter (temporal workflow terminate --workflow-id '${limiterWorkflowId(options.taskQueue, '<key>')}'), then start the workers with the new ones.`,
     );
 }

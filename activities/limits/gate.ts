@@ -51,7 +51,9 @@ export class ProviderLimitsGate {
   private warnOnce(text: string): void {
     if (this.warned.has(text)) return;
     this.warned.add(text);
-    Context.current().log.warn(`${text}; the limiter's definition is enforced (keel limits --set changes it)`);
+    Context.current().log.warn(
+      `${text}; the limiter's definition is enforced (docs/provider-limits.md: one definition per key)`,
+    );
   }
 }
 

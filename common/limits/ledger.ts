@@ -266,7 +266,7 @@ export class LimiterLedger {
     this.st.totals.backoffs += 1;
   }
 
-  /** A new definition replaces the held one (`keel limits --set`): what is in use stays counted. */
+  /** A new definition replaces the held one (an operator's change, not sent by any command yet): what is in use stays counted. */
   redefine(limit: ProviderLimit): void {
     this.st.limit = limit;
   }

@@ -16,7 +16,7 @@ export const LIMITS_ASK_UPDATE = 'keelLimitsAsk';
 export const LIMITS_SETTLE_SIGNAL = 'keelLimitsSettle';
 /** Signal: the provider answered 429 / 529 with `retry-after` (`{ ms }`): every request of the key waits that long. */
 export const LIMITS_BACKOFF_SIGNAL = 'keelLimitsBackoff';
-/** Update: a worker's (or `keel limits --set`'s) definition: `{ spec, limit, replace? }` → `{ ok } | { conflict }`. */
+/** Update: a worker's definition (or, later, an operator's change): `{ spec, limit, replace? }` → `{ ok } | { conflict }`. */
 export const LIMITS_DEFINE_UPDATE = 'keelLimitsDefine';
 /** Query: the limiter's `LimiterSnapshot`. */
 export const LIMITS_STATE_QUERY = 'keelLimitsState';
@@ -29,7 +29,7 @@ export type LimiterInput = { key: string; limit: ProviderLimit } | { ledger: Led
 export interface DefineLimits {
   spec: string;
   limit: ProviderLimit;
-  /** Replace the held definition (an operator's `keel limits --set`); otherwise a different one is refused. */
+  /** Replace the held definition (an operator's change; no command sends it yet); otherwise a different one is refused. */
   replace?: boolean;
 }
 
