@@ -135,7 +135,7 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
     /**
      * The run's place in its provider keys' lines when a worker has provider limits (docs/provider-limits.md): 1
      * first … 5 last. Default 2 for a run started on its own, 4 for a batch's task (a batch sets it for its tasks in
-     * `defaults` or per task). Also Temporal's `priorityKey` of the run (client/agent-client.ts).
+     * `defaults` or per task). Keel's own line, not Temporal's `priorityKey` (docs/architecture.md#provider-limits-and-priorities).
      */
     priority: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
     /**
