@@ -134,8 +134,8 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
     budget: Type.Optional(BUDGET_SCHEMA),
     /**
      * The run's place in its provider keys' lines when a worker has provider limits (docs/provider-limits.md): 1
-     * first … 5 last. Default 2 for a run started on its own, 4 for a batch's task (a batch sets it for its tasks in
-     * `defaults` or per task). Keel's own line, not Temporal's `priorityKey` (docs/architecture.md#provider-limits-and-priorities).
+     * first … 5 last. Default 2 for a run started on its own, 4 for a batch's task (a task's input may set its own).
+     * Keel's own line, not Temporal's `priorityKey` (docs/architecture.md, "Provider limits and priorities").
      */
     priority: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
     /**
