@@ -23,6 +23,8 @@ import { checkRunOutput, checkSubAgentOutput } from './agents/check-output.js';
 import { createAwaitSubAgentRun } from './agents/await-run.js';
 import type { RunSubAgents } from './agents/run-agents.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
+import { ProviderLimitsGate } from './limits/gate.js';
+import type { ProviderLimits } from '../common/limits/definition.js';
 
 export interface KeelActivityDeps {
   tools?: ToolDefinition[];
@@ -67,6 +69,8 @@ export interface KeelActivityDeps {
   client?: () => Client;
   /** The worker's MCP servers' tools (activities/mcp/): resolved and recorded by `startRun`, used by the others. */
   mcp?: RunMcpTools;
+  /** Provider limits shared by the namespace's runs (docs/provider-limits.md): model requests ask before they call. */
+  providerLimits?: ProviderLimits;
 }
 
 /** The worker's own tools and sub-agents by name; two of one name are refused. */
@@ -94,6 +98,10 @@ export function createActivities(deps: KeelActivityDeps) {
   const models = deps.models ?? {};
   const hooks = deps.hooks ?? {};
   const transcript = new TranscriptCache(deps.transcript);
+  const limits =
+    deps.providerLimits && Object.keys(deps.providerLimits).length > 0
+      ? new ProviderLimitsGate(deps.providerLimits)
+      : undefined;
   return {
     startRun: createStartRun({
       tools,
@@ -109,8 +117,8 @@ export function createActivities(deps: KeelActivityDeps) {
       approvalHook: hooks.needsApproval !== undefined,
       callHook: hooks.beforeToolCall !== undefined,
     }),
-    callModel: createCallModel({ models, tools: lookup, hooks, transcript }),
-    compact: createCompact({ models, transcript }),
+    callModel: createCallModel({ models, tools: lookup, hooks, transcript, ...(limits ? { limits } : {}) }),
+    compact: createCompact({ models, transcript, ...(limits ? { limits } : {}) }),
     ...createToolActivities({ tools: lookup, hooks, transcript, homeQueue: deps.homeQueue }),
     /**
      * Activity `checkBatchStart`, at a batch's first start (since 0.6.2): on an encrypting worker, the line a batch

@@ -16,6 +16,7 @@ import * as controlCommand from './commands/control.js';
 import * as encryptionCommand from './commands/encryption.js';
 import * as inspectCommand from './commands/inspect.js';
 import * as listCommand from './commands/list.js';
+import * as limitsCommand from './commands/limits.js';
 import * as schedule from './commands/schedule.js';
 import * as runCommand from './commands/run.js';
 import * as dev from './commands/dev.js';
@@ -69,6 +70,7 @@ export function buildProgram(): Command {
   inspectCommand.register(program);
   listCommand.register(program);
   forkCommand.register(program);
+  limitsCommand.register(program);
   batch.register(program);
   encryptionCommand.register(program);
   schedule.register(program);

@@ -9,6 +9,7 @@ import type { McpServers } from '../worker.js';
 import { approvalsFromFlags, withApproval } from '../worker/approvals/flags.js';
 import type { GlobalOptions } from './context.js';
 import type { WorkerFlags } from './worker-flags.js';
+import { parseLimitSpecs } from '../common/limits/definition.js';
 
 /** The Temporal runtime: quiet logs (cli/worker-log.ts), and with `metrics` its Prometheus endpoint (`/metrics`) at that host:port. */
 export async function quietRuntime(metrics?: { host: string; port: number }): Promise<void> {
@@ -74,6 +75,7 @@ export async function startWorker(
     ...(flags.role ? { role: flags.role } : {}),
     ...(approvals ? { approvals } : {}),
     ...(mcpServers ? { mcpServers } : {}),
+    ...(flags.providerLimit?.length ? { providerLimits: parseLimitSpecs(flags.providerLimit) } : {}),
   });
   return { worker, tools, agents, mcpServers: Object.keys(mcpServers ?? {}) };
 }

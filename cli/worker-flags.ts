@@ -7,6 +7,7 @@ import { WORKER_ROLES, type WorkerRole } from '../common/task-queues.js';
 import type { WorkerModuleFlags } from '../worker/load-modules.js';
 import { approvalOptions, type ApprovalFlags } from '../worker/approvals/flags.js';
 import { commaList, intOption } from './context.js';
+import { parseLimitSpec } from '../common/limits/definition.js';
 
 export interface WorkerFlags extends ApprovalFlags, WorkerModuleFlags {
   /** `--approve bash,write`: tools whose every call waits for approval. */
@@ -17,6 +18,18 @@ export interface WorkerFlags extends ApprovalFlags, WorkerModuleFlags {
   deploymentName?: string;
   /** commander's `--no-make-current` */
   makeCurrent?: boolean;
+  /** `--provider-limit anthropic:rpm=60,itpm=100000`, repeatable (docs/provider-limits.md). */
+  providerLimit?: string[];
+}
+
+/** One `--provider-limit` value, checked at once (a usage error saying how to write it). */
+function limitOption(value: string, previous: string[] = []): string[] {
+  try {
+    parseLimitSpec(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return [...previous, value];
 }
 
 /** `--role`: one of the worker roles, else a usage error listing them. */
@@ -67,6 +80,11 @@ export function workerOptions(cmd: Command): Command {
       'MCP servers whose tools runs may name as <server>__<tool> or <server>__*: a file { "mcpServers": { "<name>": ' +
         '{ "command", "args" } | { "url" } } } (README "MCP servers"); repeatable',
       collect,
+    )
+    .option(
+      '--provider-limit <spec>',
+      "limits shared by every run of the task queue for a provider or model pattern: '<key>:rpm=60,itpm=100000,otpm=20000,concurrent=10' (docs/provider-limits.md); repeatable",
+      limitOption,
     )
     .option('--scripts <file.json>', 'named scripted models: { "<name>": { "rules": [...] } } → model scripted/<name>')
     .option(

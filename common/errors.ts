@@ -99,6 +99,11 @@ export const ErrorType = {
   TreeBudgetExceeded: 'TreeBudgetExceeded',
   /** The root of the run's tree did not answer a budget reservation for two minutes (gone or unreachable); retryable. */
   TreeBudgetUnavailable: 'TreeBudgetUnavailable',
+  /**
+   * A model request waited for its provider limits until its attempt's time was nearly up, or the key's limiter could
+   * not be reached for two minutes (docs/provider-limits.md); retryable: the next attempt waits on in the same place.
+   */
+  ProviderLimitWait: 'KeelProviderLimitWait',
 
   // --- batches (agentBatchWorkflow)
   /** The batch input is malformed; non-retryable; the message names every bad field. */

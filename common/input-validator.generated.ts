@@ -2,7 +2,7 @@
 // Do not edit: change the schema and regenerate (test/unit/generated-validators.test.ts checks this file).
 // @ts-nocheck
 import type { Validator } from './validate-errors.js';
-const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"fallbackModels":{"type":"array","items":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"minItems":1,"maxItems":5,"uniqueItems":true},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]},"cacheRetention":{"enum":["none","short","long"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]},"output":{"type":"object"},"outputRepairs":{"type":"integer","minimum":0}},"title":"AgentRunInput","additionalProperties":false};
+const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"fallbackModels":{"type":"array","items":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"minItems":1,"maxItems":5,"uniqueItems":true},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]},"cacheRetention":{"enum":["none","short","long"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"priority":{"type":"integer","minimum":1,"maximum":5},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]},"output":{"type":"object"},"outputRepairs":{"type":"integer","minimum":0}},"title":"AgentRunInput","additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 import func3Module from 'ajv/dist/runtime/ucs2length.js';
 const func3 = func3Module.default ?? func3Module;
@@ -3616,13 +3616,10 @@ vErrors.push(err273);
 errors++;
 }
 }
-if(data.compaction !== undefined){
-let data136 = data.compaction;
-const _errs324 = errors;
-let valid82 = false;
-const _errs325 = errors;
-if(false !== data136){
-const err274 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data.priority !== undefined){
+let data136 = data.priority;
+if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
+const err274 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -3631,14 +3628,9 @@ vErrors.push(err274);
 }
 errors++;
 }
-var _valid18 = _errs325 === errors;
-valid82 = valid82 || _valid18;
-if(!valid82){
-const _errs326 = errors;
-if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
-for(const key4 in data136){
-if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
-const err275 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(typeof data136 == "number"){
+if(data136 > 5 || isNaN(data136)){
+const err275 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -3647,11 +3639,8 @@ vErrors.push(err275);
 }
 errors++;
 }
-}
-if(data136.reserveTokens !== undefined){
-let data137 = data136.reserveTokens;
-if(!((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137)))){
-const err276 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data136 < 1 || isNaN(data136)){
+const err276 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -3660,9 +3649,15 @@ vErrors.push(err276);
 }
 errors++;
 }
-if(typeof data137 == "number"){
-if(data137 < 0 || isNaN(data137)){
-const err277 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data.compaction !== undefined){
+let data137 = data.compaction;
+const _errs326 = errors;
+let valid82 = false;
+const _errs327 = errors;
+if(false !== data137){
+const err277 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -3671,12 +3666,14 @@ vErrors.push(err277);
 }
 errors++;
 }
-}
-}
-if(data136.keepRecentTokens !== undefined){
-let data138 = data136.keepRecentTokens;
-if(!((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138)))){
-const err278 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid18 = _errs327 === errors;
+valid82 = valid82 || _valid18;
+if(!valid82){
+const _errs328 = errors;
+if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
+for(const key4 in data137){
+if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
+const err278 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -3685,9 +3682,11 @@ vErrors.push(err278);
 }
 errors++;
 }
-if(typeof data138 == "number"){
-if(data138 < 1 || isNaN(data138)){
-const err279 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data137.reserveTokens !== undefined){
+let data138 = data137.reserveTokens;
+if(!((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138)))){
+const err279 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -3696,12 +3695,9 @@ vErrors.push(err279);
 }
 errors++;
 }
-}
-}
-if(data136.contextWindow !== undefined){
-let data139 = data136.contextWindow;
-if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
-const err280 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data138 == "number"){
+if(data138 < 0 || isNaN(data138)){
+const err280 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -3710,9 +3706,12 @@ vErrors.push(err280);
 }
 errors++;
 }
-if(typeof data139 == "number"){
-if(data139 < 1 || isNaN(data139)){
-const err281 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data137.keepRecentTokens !== undefined){
+let data139 = data137.keepRecentTokens;
+if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+const err281 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -3721,11 +3720,9 @@ vErrors.push(err281);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err282 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data139 == "number"){
+if(data139 < 1 || isNaN(data139)){
+const err282 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -3734,11 +3731,12 @@ vErrors.push(err282);
 }
 errors++;
 }
-var _valid18 = _errs326 === errors;
-valid82 = valid82 || _valid18;
 }
-if(!valid82){
-const err283 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+if(data137.contextWindow !== undefined){
+let data140 = data137.contextWindow;
+if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
+const err283 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -3747,22 +3745,9 @@ vErrors.push(err283);
 }
 errors++;
 }
-else {
-errors = _errs324;
-if(vErrors !== null){
-if(_errs324){
-vErrors.length = _errs324;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.output !== undefined){
-let data140 = data.output;
-if(!(data140 && typeof data140 == "object" && !Array.isArray(data140))){
-const err284 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data140 == "number"){
+if(data140 < 1 || isNaN(data140)){
+const err284 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -3772,10 +3757,10 @@ vErrors.push(err284);
 errors++;
 }
 }
-if(data.outputRepairs !== undefined){
-let data141 = data.outputRepairs;
-if(!((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141)))){
-const err285 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+else {
+const err285 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -3784,9 +3769,11 @@ vErrors.push(err285);
 }
 errors++;
 }
-if(typeof data141 == "number"){
-if(data141 < 0 || isNaN(data141)){
-const err286 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var _valid18 = _errs328 === errors;
+valid82 = valid82 || _valid18;
+}
+if(!valid82){
+const err286 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -3795,16 +3782,64 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-}
+else {
+errors = _errs326;
+if(vErrors !== null){
+if(_errs326){
+vErrors.length = _errs326;
 }
 else {
-const err287 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data.output !== undefined){
+let data141 = data.output;
+if(!(data141 && typeof data141 == "object" && !Array.isArray(data141))){
+const err287 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err287];
 }
 else {
 vErrors.push(err287);
+}
+errors++;
+}
+}
+if(data.outputRepairs !== undefined){
+let data142 = data.outputRepairs;
+if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
+const err288 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err288];
+}
+else {
+vErrors.push(err288);
+}
+errors++;
+}
+if(typeof data142 == "number"){
+if(data142 < 0 || isNaN(data142)){
+const err289 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err290 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
 }
 errors++;
 }

@@ -147,6 +147,12 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
      */
     budget: Type.Optional(BUDGET_SCHEMA),
     /**
+     * The run's place in its provider keys' lines when a worker has provider limits (docs/provider-limits.md): 1
+     * first … 5 last. Default 2 for a run started on its own, 4 for a batch's task (a task's input may set its own).
+     * Keel's own line, not Temporal's `priorityKey` (docs/architecture.md, "Provider limits and priorities").
+     */
+    priority: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+    /**
      * Context compaction (README "Compaction"): when the next call's estimated context exceeds `contextWindow -
      * reserveTokens`, older messages are summarised by the model; later calls see the summary and the recent messages.
      * On by default for models with a catalog context window; off for `scripted/*` unless set; `false` turns it off.

@@ -6,6 +6,7 @@ import type { AssistantMessage, ImageContent, Message, TextContent, ToolCall, Us
 import type { AgentRunInput, DurationInput } from './run.js';
 import type { ApprovalRecord } from './updates.js';
 import type { TreeBudgetRef } from './tree/budget.js';
+import type { Priority } from './limits/definition.js';
 
 /** Which workflow's transcript an activity reads. `runKey` is the first run id of the continue-as-new chain. */
 export interface RunRef {
@@ -168,6 +169,11 @@ export interface CallModelInput {
   budgetLeft?: { tokens?: number; costUsd?: number };
   /** A run in a tree (a sub-agent, a batch task of a budgeted batch): each attempt reserves from the root first. */
   treeBudget?: TreeBudgetRef;
+  /**
+   * The run's place in its provider key's line (docs/provider-limits.md), 1 first: set only when the run names one or
+   * is a batch's task (absent: an interactive run, priority 2). Read only by a worker with provider limits.
+   */
+  priority?: Priority;
 }
 
 /** Input of the `compact` activity: summarise transcript[from, keepFrom) of transcript[0, messageCount). */
@@ -183,6 +189,7 @@ export interface CompactInput {
   previous?: number;
   budgetLeft?: CallModelInput['budgetLeft'];
   treeBudget?: CallModelInput['treeBudget'];
+  priority?: CallModelInput['priority'];
 }
 
 export interface CompactResult {

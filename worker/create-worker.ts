@@ -32,6 +32,7 @@ import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from
 import { keelDataConverter, type PayloadStorageOption } from '../node-common/payload-storage.js';
 import type { EncryptionOption } from '../node-common/encryption.js';
 import { DEFAULT_TASK_QUEUE, type WorkerRole } from '../common/task-queues.js';
+import type { ProviderLimits } from '../common/limits/definition.js';
 
 export { WORKFLOWS_PATH } from './plugin.js';
 
@@ -117,6 +118,8 @@ export interface AgentWorkerOptions extends ConnectionSettings {
   logLevel?: LogLevel;
   /** Who may approve tool calls (README "Who may approve"; see KeelPluginOptions.approvals). */
   approvals?: ApprovalsOptions;
+  /** Provider limits shared by the namespace's runs (docs/provider-limits.md; see KeelPluginOptions.providerLimits). */
+  providerLimits?: ProviderLimits;
 }
 
 export interface AgentWorker {
@@ -170,6 +173,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     hooks: opts.hooks,
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
     ...(opts.graders ? { graders: opts.graders } : {}),
+    ...(opts.providerLimits ? { providerLimits: opts.providerLimits } : {}),
     largePayloads: dataConverter.externalStorage !== undefined,
     role,
     ...(opts.payloadStorage && opts.payloadStorage.storeRetry ? { storeRetry: opts.payloadStorage.storeRetry } : {}),

@@ -9,7 +9,8 @@
  * KEEL_WORKSPACE (instead: one workspace every run shares), KEEL_SANDBOX=none (tool processes unsandboxed, announced;
  * default bwrap, and the worker does not start where it cannot run), KEEL_SANDBOX_NETWORK=host (default none),
  * KEEL_LOCAL_READ_TOOLS=1 (read, ls, grep and find as local activities, docs/local-tools.md; default off),
- * KEEL_WORKER_ROLE (model, tools or all, the default: README "Worker roles"), provider keys such as ANTHROPIC_API_KEY
+ * KEEL_WORKER_ROLE (model, tools or all, the default: README "Worker roles"), KEEL_PROVIDER_LIMITS (limits shared by
+ * the task queue's runs, `<key>:rpm=60,itpm=100000` separated by `;`: docs/provider-limits.md), provider keys such as ANTHROPIC_API_KEY
  * or ANTHROPIC_API_KEY_FILE (a file holding the key).
  * Approvals (README "Who may approve"; worker/approvals/env.ts), as `keel worker`'s flags: KEEL_APPROVE=bash,write
  * (tools whose every call waits for approval) and who may approve: KEEL_APPROVALS_JWKS_FILE, KEEL_APPROVALS_JWKS_URL
@@ -25,6 +26,7 @@ import { createAgentWorker } from './create-worker.js';
 import { approvalsFromEnv } from './approvals/env.js';
 import { approvalAskers } from './approvals/resolve.js';
 import { thrownMessage } from '../common/errors.js';
+import { parseLimitSpecs } from '../common/limits/definition.js';
 
 async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
@@ -50,6 +52,8 @@ async function main(): Promise<void> {
     role,
     tools,
     ...(approvals ? { approvals } : {}),
+    // KEEL_PROVIDER_LIMITS='anthropic:rpm=60,itpm=100000;openai/gpt-5*:rpm=500' (docs/provider-limits.md)
+    ...(process.env.KEEL_PROVIDER_LIMITS ? { providerLimits: parseLimitSpecs(process.env.KEEL_PROVIDER_LIMITS) } : {}),
     ...(process.env.KEEL_DEPLOYMENT_NAME ? { versioning: { deploymentName: process.env.KEEL_DEPLOYMENT_NAME } } : {}),
   }).catch((err: unknown) => {
     throw new Error(

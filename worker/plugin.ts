@@ -67,6 +67,8 @@ import { McpToolSource } from '../activities/mcp/tool-source.js';
 import { RunMcpTools } from '../activities/mcp/run-tools.js';
 import { mcpToolsQuery, subAgentsQuery } from '../workflows/definitions.js';
 import { RunSubAgents } from '../activities/agents/run-agents.js';
+import type { ProviderLimits } from '../common/limits/definition.js';
+import { defineProviderLimits } from './provider-limits.js';
 
 export { WORKFLOWS_PATH };
 
@@ -131,6 +133,14 @@ export interface KeelPluginOptions {
    * closed when the worker stops.
    */
   mcpServers?: McpServers;
+  /**
+   * Provider limits shared by every run of the namespace (docs/provider-limits.md): by provider prefix or model pattern,
+   * `{ requestsPerMinute, inputTokensPerMinute, outputTokensPerMinute, concurrentRequests }`. Every model request of a
+   * run on this worker then asks the key's limiter workflow for room first. Every worker of the namespace must give
+   * the same limits: one with a different definition refuses to start (saying which), and in flight the limiter's
+   * definition is enforced. Default: none (model requests ask no one).
+   */
+  providerLimits?: ProviderLimits;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -234,6 +244,8 @@ export class KeelPlugin extends SimplePlugin {
   /**
   /** The MCP servers' tools, when the worker has servers; their clients are closed when the worker stops. */
   readonly mcp?: RunMcpTools;
+  /** The worker's provider limits, defined with the namespace's limiters when it starts. */
+  private readonly providerLimits?: ProviderLimits;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
@@ -276,6 +288,7 @@ export class KeelPlugin extends SimplePlugin {
       client: activityClient,
       toolsElsewhere: role === 'model',
       unsealedStart: async () => (self?.encrypting ? unsealedStartOfCurrentRun(self.storage) : undefined),
+      ...(opts.providerLimits ? { providerLimits: opts.providerLimits } : {}),
     });
     const toolActivities: ToolActivities = {
       prepareToolCalls: all.prepareToolCalls,
@@ -319,6 +332,8 @@ export class KeelPlugin extends SimplePlugin {
           }),
     });
     self = this;
+    this.providerLimits =
+      opts.providerLimits && Object.keys(opts.providerLimits).length ? opts.providerLimits : undefined;
     this.mcp = mcp;
     this.role = role;
     this.encryption = opts.encryption;
@@ -337,11 +352,30 @@ export class KeelPlugin extends SimplePlugin {
    */
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     if (this.approvalsNotice) process.stderr.write(this.approvalsNotice);
+    const limits: { refusal?: Error } = {};
+    void this.checkLimits(worker).then((refusal) => (limits.refusal = refusal));
     try {
       await this.runWorkers(worker, next);
+      if (limits.refusal) throw limits.refusal;
     } finally {
       await this.mcp?.source.close();
     }
+  }
+
+  /**
+   * The worker's provider limits defined with the namespace's limiters while it starts (worker/provider-limits.ts):
+   * refused, the worker shuts down and `run()` rejects with the refusal (resolves with it; undefined when defined).
+   */
+  private checkLimits(worker: Worker): Promise<Error | undefined> {
+    const options = this.home?.options;
+    if (!this.providerLimits || this.role === 'tools' || !options) return Promise.resolve(undefined);
+    return defineProviderLimits(options, this.providerLimits).then(
+      () => undefined,
+      (err: unknown) => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        return err instanceof Error ? err : new Error(String(err));
+      },
+    );
   }
 
   private async runWorkers(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {

@@ -17,6 +17,9 @@ import { REPLY_TOO_LARGE, type ModelProvider, type ModelRegistry } from './provi
 import type { ToolLookup } from '../tools/tool-lookup.js';
 import type { BudgetClaim, TreeBudgetRef } from '../../common/tree/budget.js';
 import { attemptKey, reserveFromRoot, settleWithRoot } from '../agents/tree-reserve.js';
+import type { AttemptLimits, ProviderLimitsGate } from '../limits/gate.js';
+import { limitedAttemptEnd } from '../limits/attempt.js';
+import { estimateRequest } from '../limits/estimate.js';
 
 export interface CallModelDeps {
   models: ModelRegistry;
@@ -24,6 +27,8 @@ export interface CallModelDeps {
   tools: ToolLookup;
   hooks: AgentHooks;
   transcript: TranscriptCache;
+  /** The worker's provider limits (docs/provider-limits.md), when it has any. */
+  limits?: ProviderLimitsGate;
 }
 
 /**
@@ -184,7 +189,9 @@ function thousands(n: number): string {
  * a failure carries the sum in its `details[0].usage`. When the earlier attempts spent `budgetLeft`, the attempt fails
  * at once (non-retryable `BudgetExceeded`) without calling the provider. In a tree (`tree`), the attempt reserves
  * its worst case from the root first (refused: non-retryable `TreeBudgetExceeded`) and settles its real usage after,
- * whether it succeeded or failed (activities/agents/tree-reserve.ts).
+ * whether it succeeded or failed (activities/agents/tree-reserve.ts). Under provider limits (`limits`, docs/provider-limits.md)
+ * the request closure acquires room before its provider call; the attempt's real usage is settled here after, and a
+ * 429 / 529 with `retry-after` holds back every request of the key (activities/limits/attempt.ts).
  *
  * A reply over {@link MAX_REPLY_SIZE} is refused (non-retryable `ModelError.ResponseTooLarge`): a streamed one as soon
  * as its blocks pass that many characters (the request is aborted through the signal the provider was given), any
@@ -199,6 +206,7 @@ export async function accountedAttempt(
   ) => Promise<AssistantMessage>,
   stream?: { messageIndex: number },
   tree?: TreeBudgetRef,
+  limits?: AttemptLimits,
 ): Promise<{ message: AssistantMessage; prior?: Usage; large?: true }> {
   const ctx = Context.current();
   const prior = heartbeatUsage(ctx.info.heartbeatDetails);
@@ -265,6 +273,7 @@ export async function accountedAttempt(
     if (large) await loopTurn();
     heartbeat.stop();
     if (claim) await settleWithRoot(tree!, claim, message.usage);
+    await limits?.end(message.usage);
     return { message, ...(prior ? { prior } : {}), ...(large ? { large } : {}) };
   } catch (thrown) {
     heartbeat.stop();
@@ -272,6 +281,7 @@ export async function accountedAttempt(
     const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown, streamed) : thrown;
     const { error, total } = withFailedUsage(err, prior, streamed);
     if (claim) await settleWithRoot(tree!, claim, attemptUsage(err, streamed));
+    if (limits) await limitedAttemptEnd(limits, err, attemptUsage(err, streamed));
     // The next attempt reads this (the SDK flushes the last heartbeat of a failing activity before failing it).
     if (total || recorder)
       ctx.heartbeat({
@@ -315,6 +325,7 @@ export function requireProvider(
  */
 export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
+    const limits = deps.limits?.forAttempt(input.model, input.priority);
     const { message, prior, large } = await accountedAttempt(
       input.budgetLeft,
       async (onPartial, signal) => {
@@ -333,6 +344,7 @@ export function createCallModel(deps: CallModelDeps) {
         const tools = found.flatMap((t) =>
           t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [],
         );
+        if (limits) await limits.acquire(...estimateRequest(messages, input.systemPrompt, tools, input.options));
         return provider.stream(
           {
             provider: prefix,
@@ -350,6 +362,7 @@ export function createCallModel(deps: CallModelDeps) {
       },
       { messageIndex: input.messageCount },
       input.treeBudget,
+      limits,
     );
     // the workflow appends it at messageCount; the tool activities and the next call read it from here
     deps.transcript.remember(input.run, input.messageCount, message);

@@ -12,6 +12,8 @@ import type { TranscriptCache } from '../transcript.js';
 import { accountedAttempt, requireProvider } from './call-model.js';
 import type { ModelRegistry } from './provider.js';
 import { ErrorType } from '../../common/errors.js';
+import type { ProviderLimitsGate } from '../limits/gate.js';
+import { estimateRequest } from '../limits/estimate.js';
 
 /**
  * Activity `compact`: reads the transcript by reference and asks the run's model for a summary of
@@ -20,8 +22,13 @@ import { ErrorType } from '../../common/errors.js';
  * No tools. Usage is accounted like `callModel`'s (failed and lost attempts, `budgetLeft`). A reply that is an error,
  * cut at the token limit, or calls a tool fails non-retryably (`CompactionFailed`): the run then goes on uncompacted.
  */
-export function createCompact(deps: { models: ModelRegistry; transcript: TranscriptCache }) {
+export function createCompact(deps: {
+  models: ModelRegistry;
+  transcript: TranscriptCache;
+  limits?: ProviderLimitsGate;
+}) {
   return async function compact(input: CompactInput): Promise<CompactResult> {
+    const limits = deps.limits?.forAttempt(input.model, input.priority);
     const { message, prior } = await accountedAttempt(
       input.budgetLeft,
       async (onPartial, signal) => {
@@ -32,12 +39,14 @@ export function createCompact(deps: { models: ModelRegistry; transcript: Transcr
           messagesToSummarize(messages, input),
           isCompactionEntry(previous) ? compactionSummaryText(previous) : undefined,
         );
+        const request = [{ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: Date.now() }];
+        if (limits) await limits.acquire(...estimateRequest(request, SUMMARY_SYSTEM_PROMPT, [], input.options));
         return provider.stream(
           {
             provider: prefix,
             modelId,
             systemPrompt: SUMMARY_SYSTEM_PROMPT,
-            messages: [{ role: 'user', content: [{ type: 'text', text }], timestamp: Date.now() }],
+            messages: request,
             tools: [],
             options: input.options,
           },
@@ -47,6 +56,7 @@ export function createCompact(deps: { models: ModelRegistry; transcript: Transcr
       },
       undefined,
       input.treeBudget,
+      limits,
     );
     const failed = (why: string) =>
       ApplicationFailure.create({

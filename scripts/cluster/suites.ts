@@ -87,6 +87,7 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
   'package.test.ts': 'npm pack and an install',
   'pi-differential.test.ts': "conformance with Pi's loop",
   'plugin.test.ts': 'the worker plugin',
+  'provider-limits.test.ts': 'provider limits shared by runs, against a mock API that enforces limits',
   'providers.test.ts': 'pi-ai providers against mock APIs',
   'run-api.test.ts': 'the client API',
   'run-workspaces.test.ts': 'workspaces on the worker',

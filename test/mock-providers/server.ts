@@ -19,6 +19,7 @@ import { openaiChatProtocol } from './openai-chat.js';
 import { openaiResponsesProtocol } from './openai-responses.js';
 import { MockPromptCache, requestCacheFields, type RequestCacheFields } from './prompt-cache.js';
 import { isFailure, type MockProtocol, type MockReply, type MockStep, type MockStreamStep } from './script.js';
+import { inputTokensOf, MockLimits, type MockLimitsOptions } from './limits.js';
 
 export type { MockBlock, MockFailure, MockReply, MockStep, MockStreamStep } from './script.js';
 
@@ -49,6 +50,10 @@ export interface MockProviderOptions {
    * (default 1,024).
    */
   promptCache?: boolean | { minTokens?: number };
+  /** Answers every request (its body given) instead of the queue. */
+  respond?: (body: any) => MockStep;
+  /** Enforces requests and input tokens per minute as a provider does (limits.ts: 429 with `retry-after` over a limit). */
+  limits?: MockLimitsOptions;
 }
 
 export interface MockProviderServer {
@@ -60,6 +65,8 @@ export interface MockProviderServer {
   enqueue(...steps: MockStep[]): void;
   /** Steps not consumed yet. */
   pending(): number;
+  /** The limits it enforces (`limits` option): its 429 count and accepted requests. */
+  readonly limits?: MockLimits;
   close(): Promise<void>;
 }
 
@@ -75,11 +82,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export async function startMockProvider(
   protocolName: MockProtocolName,
-  options: MockProviderOptions = {},
+  opts: MockProviderOptions = {},
 ): Promise<MockProviderServer> {
   const protocol = PROTOCOLS[protocolName];
-  const { promptCache } = options;
+  const { promptCache } = opts;
   const cache = promptCache ? new MockPromptCache(promptCache === true ? undefined : promptCache.minTokens) : undefined;
+  const limits = opts.limits ? new MockLimits(opts.limits) : undefined;
   const queue: MockStep[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -112,7 +120,13 @@ export async function startMockProvider(
         if (!res.writableFinished && !record.droppedByServer) record.clientClosedEarly = true;
         markClosed();
       });
-      const step = queue.shift();
+      const retryAfter = limits?.admit(inputTokensOf(body));
+      const step: MockStep | undefined =
+        retryAfter !== undefined
+          ? { status: 429, headers: { 'retry-after': String(retryAfter) }, message: 'rate limit exceeded (mock)' }
+          : opts.respond
+            ? opts.respond(body)
+            : queue.shift();
       if (!step) {
         sendJson(res, 500, protocol.errorBody(500, 'mock queue is empty'));
       } else if (isFailure(step)) {
@@ -143,6 +157,7 @@ export async function startMockProvider(
     requests,
     enqueue: (...steps) => void queue.push(...steps),
     pending: () => queue.length,
+    ...(limits ? { limits } : {}),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,4 +1,5 @@
 /** Test helpers: a Keel worker per test (own task queue, scripted model, inline tools) on the shared dev server. */
+import type { ProviderLimits } from '../../common/limits/definition.js';
 import type { GraderDefinition } from '../../activities/graders.js';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
@@ -79,6 +80,7 @@ export async function startKeel(
     /** Default: `{ authentication: 'none' }` when a tool or hook can ask for approval (the tests of free-text approvers). */
     approvals?: ApprovalsOptions;
     mcpServers?: McpServers;
+    providerLimits?: ProviderLimits;
   } = {},
 ): Promise<Keel> {
   quietRuntime();
@@ -103,6 +105,7 @@ export async function startKeel(
       opts.approvals ??
       (approvalAskers(opts.tools, opts.hooks).length > 0 ? { authentication: 'none' as const } : undefined),
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
+    ...(opts.providerLimits ? { providerLimits: opts.providerLimits } : {}),
   });
   const running = worker.run();
   running.catch(() => {});

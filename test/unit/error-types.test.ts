@@ -17,6 +17,7 @@ describe('ErrorType', () => {
       BudgetExceeded: 'BudgetExceeded',
       TreeBudgetExceeded: 'TreeBudgetExceeded',
       TreeBudgetUnavailable: 'TreeBudgetUnavailable',
+      ProviderLimitWait: 'KeelProviderLimitWait',
       InvalidAgentBatchInput: 'InvalidAgentBatchInput',
       NotHome: 'KeelNotHome',
       Internal: 'KeelInternal',

@@ -92,6 +92,7 @@ export async function compact(s: ModelContext, { reason, plan, tokens }: Compact
             keepFrom: plan.keepFrom,
             ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
             ...left,
+            ...s.providerPriority(),
           },
         ],
       ),

@@ -24,6 +24,8 @@ export interface LiveDetails {
   runningTools: ReadonlyMap<string, RunningTool>;
   /** The budget's lines (`RunBudget.details`). */
   budget: string[];
+  /** What the running model call waits for under provider limits (`waiting for anthropic tokens/min: …`). */
+  providerWait?: string;
 }
 
 /** Markdown shown as the workflow's current details in the Temporal UI (docs/architecture.md#visibility). */
@@ -39,6 +41,7 @@ export function renderDetails(st: SessionState, live: LiveDetails): string {
   lines.push(...treeDetails(st)); // the calls its sub-agents wait for (one approval desk)
   if (live.modelCallSince !== undefined)
     lines.push(`calling ${modelChain(st.config)[st.fallback?.index ?? 0]} since ${clockTime(live.modelCallSince)}`);
+  if (live.providerWait) lines.push(`⏳ ${live.providerWait}`);
   if (live.runningTools.size > 0)
     lines.push(
       `running: ${[...live.runningTools.values()].map((t) => `${t.toolName} since ${clockTime(t.since)}`).join(', ')}`,

@@ -4,6 +4,7 @@ import type { Message } from '../../common/messages.js';
 import type { RunRef } from '../../common/wire.js';
 import type { RunBudget } from './budget.js';
 import type { AbortKind, SessionState } from './state.js';
+import type { Priority } from '../../common/limits/definition.js';
 
 /**
  * What a model step needs of the session (Pi's `context`, `signal` and `emit`): the state it reads and counts usage in,
@@ -26,4 +27,6 @@ export interface ModelContext {
   runCancellable<T>(fn: () => Promise<T>): Promise<T>;
   /** A model call started at `since` (workflow time) or, undefined, ended: the details say so. */
   modelCalling(since: number | undefined): void;
+  /** The `priority` field of the run's model activities under provider limits (workflows/limits/run-wait.ts). */
+  providerPriority(): { priority?: Priority };
 }

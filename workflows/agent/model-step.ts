@@ -92,6 +92,7 @@ function callOnce(ctx: ModelContext, retryOverflow: boolean): Promise<Called> {
           options: config.modelOptions ?? {},
           turn,
           ...left,
+          ...ctx.providerPriority(), // the input payload only, and only for a run with a priority: no patch
         },
       ]),
     )

@@ -52,6 +52,8 @@ import { RunBudget } from './budget.js';
 import { RunTree } from '../tree/context.js';
 import { runFeatures, type RunFeatures } from './features.js';
 import type { AbortKind, RunConfig, RunningTool, SessionState, StoredPendingApproval } from './state.js';
+import { priorityField } from '../limits/run-wait.js';
+import type { Priority } from '../../common/limits/definition.js';
 
 /**
  * One agent session in this run of `agentWorkflow`: the carried `state` and the live parts around it. The loop
@@ -91,6 +93,8 @@ export class AgentSession implements ToolBatchHost {
   continueAsNewRetryAt = 0;
   /** Workflow time the running model call started, if one is running. */
   modelCallSince?: number;
+  /** What the running model call waits for under provider limits (workflows/limits/run-wait.ts), if it waits. */
+  providerWait?: string;
   /** History size when this run's first workflow task started (the carried state included). */
   readonly historyAtStart: number;
   /** Where worker-local tool calls run (tool-placement.ts): the home queue is carried state, a move under way is not. */
@@ -159,6 +163,7 @@ export class AgentSession implements ToolBatchHost {
     return renderDetails(this.state, {
       turn,
       modelCallSince: this.modelCallSince,
+      ...(this.providerWait ? { providerWait: this.providerWait } : {}),
       runningTools: this.runningTools,
       budget: this.budget.details(),
     });
@@ -182,9 +187,15 @@ export class AgentSession implements ToolBatchHost {
     else this.publishDetails();
   }
 
+  /** The `priority` field of this run's model activities (workflows/limits/run-wait.ts). */
+  providerPriority(): { priority?: Priority } {
+    return priorityField(this.state.config.priority, this.features.batch !== undefined);
+  }
+
   /** A model call started at `since` (workflow time) or, undefined, ended: the details say so. */
   modelCalling(since: number | undefined): void {
     this.modelCallSince = since;
+    if (since === undefined) this.providerWait = undefined;
     this.publishDetails();
   }
 

@@ -43,6 +43,7 @@ import { registerQueries } from './queries.js';
 import { registerVerbs } from './verbs.js';
 import { registerApprovalDesk } from '../tree/approvals.js';
 import { treeMemo } from '../tree/sub-agent.js';
+import { registerProviderWait } from '../limits/run-wait.js';
 import { registerTreeBudget } from '../tree/budget.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
@@ -89,6 +90,7 @@ async function session(
   registerBatchReportHandler(s.state);
   registerApprovalDesk(s.state, () => s.publishDetails(), 'state().pendingApprovals');
   registerTreeBudget(() => s.budget.ledger());
+  registerProviderWait(s); // no command (workflows/limits/run-wait.ts)
   const st = s.state;
 
   let start: RunStart | undefined = carried?.position ? { resume: carried.position } : undefined;

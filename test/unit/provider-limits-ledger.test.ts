@@ -1,0 +1,96 @@
+/** The provider limits' ledger (common/limits/ledger.ts): buckets, the line by priority, the minimum share, leases. */
+import { describe, expect, it } from 'vitest';
+import { limitFor, limitSpec, parseLimitSpecs, type Priority } from '../../common/limits/definition.js';
+import { LimiterLedger, newLedger, SHARE_EVERY, TICKET_LEASE_MS, type LimitAsk } from '../../common/limits/ledger.js';
+
+const SPEC = 'rpm=60';
+const ask = (request: string, priority: Priority, input = 10): LimitAsk => ({
+  request,
+  attempt: 1,
+  priority,
+  input,
+  outputCap: 100,
+  holdMs: 600_000,
+  spec: SPEC,
+  workflowId: request,
+});
+
+describe('provider limits ledger', () => {
+  it('grants within a bucket, then waits with the limit named, then grants as it refills', () => {
+    const l = new LimiterLedger(newLedger('anthropic', { inputTokensPerMinute: 100_000 }, 0));
+    expect(l.reserve({ ...ask('a', 2, 97_000), spec: 'itpm=100000' }, 0)).toMatchObject({ granted: true });
+    const waiting = l.reserve({ ...ask('b', 2, 2_000), spec: 'itpm=100000' }, 0);
+    expect(waiting).toMatchObject({
+      granted: false,
+      wait: 'waiting for anthropic tokens/min: 97,000 of 100,000 in use',
+      position: 0,
+    });
+    // 100,000 a minute refill: after 2 s there is room for 2,000 more (less the slack kept for the request's way)
+    expect(l.reserve({ ...ask('b', 2, 2_000), spec: 'itpm=100000' }, 2_000)).toMatchObject({ granted: true });
+  });
+
+  it('grants the waiting line by priority, the oldest getting one grant in SHARE_EVERY', () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 1 }, 0));
+    expect(l.reserve({ ...ask('first', 2), spec: 'concurrent=1' }, 0)).toMatchObject({ granted: true });
+    // a batch task asks first, then interactive ones
+    l.reserve({ ...ask('batch', 4), spec: 'concurrent=1' }, 1);
+    for (let i = 0; i < 10; i++) l.reserve({ ...ask(`i${i}`, 2), spec: 'concurrent=1' }, 2 + i);
+    const order: string[] = [];
+    let holder = 'first';
+    for (let n = 0; n < 6; n++) {
+      l.settle({ request: holder, attempt: 1, usage: { input: 10, output: 5 } }, 100 + n);
+      holder = Object.keys(l.st.inFlight)[0];
+      order.push(holder);
+      l.reserve({ ...ask(holder, holder === 'batch' ? 4 : 2), spec: 'concurrent=1' }, 100 + n); // picked up
+    }
+    // interactive first, and the batch task within SHARE_EVERY grants
+    expect(order.indexOf('batch')).toBeGreaterThanOrEqual(0);
+    expect(order.indexOf('batch')).toBeLessThan(SHARE_EVERY);
+    expect(order[0]).toBe('i0');
+  });
+
+  it('a ticket not asked about again is dropped; a newer attempt of a granted request keeps its place', () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 1 }, 0));
+    l.reserve({ ...ask('a', 2), spec: 'concurrent=1' }, 0);
+    l.reserve({ ...ask('b', 2), spec: 'concurrent=1' }, 1);
+    expect(l.snapshot(2).waiting).toMatchObject([{ priority: 2, count: 1 }]);
+    l.advance(TICKET_LEASE_MS + 10);
+    expect(l.snapshot(TICKET_LEASE_MS + 10).waiting).toEqual([]);
+    // a's worker died: its next attempt releases the lost one's slot and is granted in its place
+    expect(l.reserve({ ...ask('a', 2), attempt: 2, spec: 'concurrent=1' }, TICKET_LEASE_MS + 20)).toMatchObject({
+      granted: true,
+    });
+    l.settle({ request: 'a', attempt: 2, usage: { input: 1, output: 1 } }, TICKET_LEASE_MS + 30);
+    expect(l.snapshot(TICKET_LEASE_MS + 30).inUse.concurrent).toBe(0);
+  });
+
+  it('a retry-after holds every request back until it passes', () => {
+    const l = new LimiterLedger(newLedger('k', { requestsPerMinute: 600 }, 0));
+    l.backoff(5_000, 0);
+    expect(l.reserve({ ...ask('a', 2), spec: 'rpm=600' }, 1_000)).toMatchObject({
+      granted: false,
+      wait: 'waiting for k: the provider asked to retry after 4 s',
+    });
+    expect(l.reserve({ ...ask('a', 2), spec: 'rpm=600' }, 5_001)).toMatchObject({ granted: true });
+  });
+
+  it('a worker with another definition is told which one is enforced', () => {
+    const l = new LimiterLedger(newLedger('anthropic', { requestsPerMinute: 60 }, 0));
+    expect(l.reserve({ ...ask('a', 2), spec: 'rpm=120' }, 0)).toMatchObject({
+      granted: true,
+      conflict:
+        "Provider limits for anthropic differ: this namespace's limiter enforces rpm=60, this worker was given rpm=120",
+    });
+  });
+
+  it('parses specs and matches the most specific key', () => {
+    const limits = parseLimitSpecs('anthropic:rpm=60,itpm=100000; anthropic/claude-haiku-*:rpm=500,concurrent=5');
+    expect(limitSpec(limits.anthropic)).toBe('rpm=60,itpm=100000');
+    expect(limitFor(limits, 'anthropic/claude-haiku-4-5')?.key).toBe('anthropic/claude-haiku-*');
+    expect(limitFor(limits, 'anthropic/claude-sonnet-4-5')?.key).toBe('anthropic');
+    expect(limitFor(limits, 'openai/gpt-5')).toBeUndefined();
+    expect(() => parseLimitSpecs('anthropic:rpm=fast')).toThrow(
+      'Provider limit "anthropic:rpm=fast": "rpm=fast" is not a limit (write it as <provider or model pattern>:rpm=60,itpm=100000,otpm=20000,concurrent=10)',
+    );
+  });
+});

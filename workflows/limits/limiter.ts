@@ -1,0 +1,99 @@
+/**
+ * `providerLimiterWorkflow`: the one holder of a provider key's limits in a namespace (docs/provider-limits.md), id
+ * `keel-limits:<taskQueue>:<key>`, started by the first model request that asks for room (Update-with-start) or by a
+ * worker's definition. Its ledger (common/limits/ledger.ts) answers each ask at once — granted, or the wait text, the
+ * place in line and when to ask again — and takes settlements, `retry-after` back-offs and definitions. It issues no command
+ * but continue-as-new (when its history is full, carrying the ledger) and sets its current details (the Web UI).
+ * Auto-upgrading: it moves to the current build at each continue-as-new, so it never holds an old build alive.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  setCurrentDetails,
+  setHandler,
+  setWorkflowOptions,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { limitSpec } from '../../common/limits/definition.js';
+import {
+  LimiterLedger,
+  newLedger,
+  type LimitAnswer,
+  type LimitAsk,
+  type LimiterSnapshot,
+  type LimitSettle,
+} from '../../common/limits/ledger.js';
+import {
+  LIMITS_BACKOFF_SIGNAL,
+  LIMITS_DEFINE_UPDATE,
+  LIMITS_ASK_UPDATE,
+  LIMITS_SETTLE_SIGNAL,
+  LIMITS_STATE_QUERY,
+  type DefineAnswer,
+  type DefineLimits,
+  type LimiterInput,
+} from '../../common/limits/protocol.js';
+import { workflowNow } from '../clock.js';
+import { renderLimiterDetails } from './details.js';
+
+export const limitsAskUpdate = defineUpdate<LimitAnswer, [LimitAsk]>(LIMITS_ASK_UPDATE);
+export const limitsSettleSignal = defineSignal<[LimitSettle]>(LIMITS_SETTLE_SIGNAL);
+export const limitsBackoffSignal = defineSignal<[{ ms: number }]>(LIMITS_BACKOFF_SIGNAL);
+export const limitsDefineUpdate = defineUpdate<DefineAnswer, [DefineLimits]>(LIMITS_DEFINE_UPDATE);
+export const limitsStateQuery = defineQuery<LimiterSnapshot>(LIMITS_STATE_QUERY);
+
+/** Continue-as-new after this many events (well below Temporal's suggestion: each is a small, fast history). */
+export const LIMITER_EVENTS_PER_RUN = 10_000;
+
+const amount = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+const wellFormed = (ask: LimitAsk | undefined) =>
+  !!ask && typeof ask.request === 'string' && amount(ask.input) && amount(ask.outputCap) && amount(ask.holdMs);
+
+export async function providerLimiterWorkflow(input: LimiterInput): Promise<void> {
+  const ledger = new LimiterLedger('ledger' in input ? input.ledger : newLedger(input.key, input.limit, workflowNow()));
+  const show = () => setCurrentDetails(renderLimiterDetails(ledger.snapshot(workflowNow())));
+  const after = <T>(result: T): T => {
+    show();
+    return result;
+  };
+  setHandler(limitsAskUpdate, (ask) => after(ledger.reserve(ask, workflowNow())), {
+    validator: (ask) => {
+      if (!wellFormed(ask)) throw new Error('keelLimitsAsk: malformed ask');
+    },
+    description:
+      'A model request attempt asks for room (or renews its ticket): granted, or the wait text, its place and when to ask again.',
+  });
+  setHandler(limitsSettleSignal, (s) => after(ledger.settle(s, workflowNow())), {
+    description: 'A model request attempt ended: its real usage (none: no call was made).',
+  });
+  setHandler(limitsBackoffSignal, (b) => after(amount(b?.ms) ? ledger.backoff(b.ms, workflowNow()) : undefined), {
+    description: 'The provider answered 429 / 529 with retry-after: every request of this key waits that long.',
+  });
+  setHandler(limitsDefineUpdate, (d) => after(define(ledger, d)), {
+    description:
+      "A worker's definition of this key's limits: the held one, or refused (replace: an operator's change).",
+  });
+  setHandler(limitsStateQuery, () => ledger.snapshot(workflowNow()), {
+    description: 'Current use, the requests in flight and the waiting line by priority.',
+  });
+  show();
+  await condition(
+    () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= LIMITER_EVENTS_PER_RUN,
+  );
+  await condition(allHandlersFinished);
+  ledger.advance(workflowNow());
+  await continueAsNew<typeof providerLimiterWorkflow>({ ledger: ledger.st });
+}
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, providerLimiterWorkflow);
+
+/** A definition: the same one is fine; another is refused unless it replaces the held one. */
+function define(ledger: LimiterLedger, d: DefineLimits): DefineAnswer {
+  if (d.spec === limitSpec(ledger.st.limit)) return { ok: true };
+  if (!d.replace) return { ok: false, conflict: ledger.conflictText(d.spec) };
+  ledger.redefine(d.limit);
+  return { ok: true };
+}
