@@ -23,6 +23,7 @@ import { checkSubAgentOutput } from './agents/check-output.js';
 import { createAwaitSubAgentRun } from './agents/await-run.js';
 import type { RunSubAgents } from './agents/run-agents.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
+import type { FleetStreamStore } from '../node-common/fleet-stream/store.js';
 
 export interface KeelActivityDeps {
   tools?: ToolDefinition[];
@@ -67,6 +68,8 @@ export interface KeelActivityDeps {
   client?: () => Client;
   /** The worker's MCP servers' tools (activities/mcp/): resolved and recorded by `startRun`, used by the others. */
   mcp?: RunMcpTools;
+  /** The fleet stream transport's store (docs/live-output.md#fleet-transport): `callModel` appends its deltas there too. */
+  fleet?: FleetStreamStore;
 }
 
 /** The worker's own tools and sub-agents by name; two of one name are refused. */
@@ -109,7 +112,13 @@ export function createActivities(deps: KeelActivityDeps) {
       approvalHook: hooks.needsApproval !== undefined,
       callHook: hooks.beforeToolCall !== undefined,
     }),
-    callModel: createCallModel({ models, tools: lookup, hooks, transcript }),
+    callModel: createCallModel({
+      models,
+      tools: lookup,
+      hooks,
+      transcript,
+      ...(deps.fleet ? { fleet: deps.fleet } : {}),
+    }),
     compact: createCompact({ models, transcript }),
     ...createToolActivities({ tools: lookup, hooks, transcript, homeQueue: deps.homeQueue }),
     /**

@@ -67,6 +67,8 @@ import { McpToolSource } from '../activities/mcp/tool-source.js';
 import { RunMcpTools } from '../activities/mcp/run-tools.js';
 import { mcpToolsQuery, subAgentsQuery } from '../workflows/definitions.js';
 import { RunSubAgents } from '../activities/agents/run-agents.js';
+import { resolveFleetStream, type FleetStreamOption } from '../node-common/fleet-stream/config.js';
+import { FleetStreamStore } from '../node-common/fleet-stream/store.js';
 
 export { WORKFLOWS_PATH };
 
@@ -131,6 +133,12 @@ export interface KeelPluginOptions {
    * closed when the worker stops.
    */
   mcpServers?: McpServers;
+  /**
+   * The fleet stream transport (docs/live-output.md#fleet-transport): `{ redis: url }` appends the model's deltas to a
+   * Redis or Valkey stream as well, so readers configured alike block on it instead of polling Temporal. Default: the
+   * URL in `$KEEL_STREAM_REDIS_URL`, else none (deltas travel in heartbeats only); `false`: none.
+   */
+  stream?: FleetStreamOption | false;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -234,6 +242,8 @@ export class KeelPlugin extends SimplePlugin {
   /**
   /** The MCP servers' tools, when the worker has servers; their clients are closed when the worker stops. */
   readonly mcp?: RunMcpTools;
+  /** The fleet stream transport's store, when configured: connected while the worker runs. */
+  readonly fleet?: FleetStreamStore;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
@@ -251,7 +261,10 @@ export class KeelPlugin extends SimplePlugin {
             activityClient().workflow.getHandle(workflowId).query(mcpToolsQuery),
           )
         : undefined;
+    const fleetOption = role === 'tools' ? undefined : resolveFleetStream(opts.stream);
+    const fleet = fleetOption && new FleetStreamStore(fleetOption);
     const all = createActivities({
+      ...(fleet ? { fleet } : {}),
       approvals,
       tools: withLedger(opts.tools ?? [], ledger),
       ...(opts.agents ? { agents: opts.agents } : {}),
@@ -320,6 +333,7 @@ export class KeelPlugin extends SimplePlugin {
     });
     self = this;
     this.mcp = mcp;
+    this.fleet = fleet;
     this.role = role;
     this.encryption = opts.encryption;
     this.approvalsNotice = approvals.notice;
@@ -337,9 +351,11 @@ export class KeelPlugin extends SimplePlugin {
    */
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     if (this.approvalsNotice) process.stderr.write(this.approvalsNotice);
+    this.fleet?.open();
     try {
       await this.runWorkers(worker, next);
     } finally {
+      this.fleet?.close();
       await this.mcp?.source.close();
     }
   }
