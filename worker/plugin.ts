@@ -262,7 +262,7 @@ export class KeelPlugin extends SimplePlugin {
           )
         : undefined;
     const fleetOption = role === 'tools' ? undefined : resolveFleetStream(opts.stream);
-    const fleet = fleetOption && new FleetStreamStore(fleetOption);
+    const fleet = fleetOption && new FleetStreamStore(fleetOption, () => self?.codecs ?? []);
     const all = createActivities({
       ...(fleet ? { fleet } : {}),
       approvals,

@@ -18,6 +18,8 @@ export class FleetAppender {
   private sent: number;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastFlush = 0;
+  /** The appends in order (sealing a batch is asynchronous). */
+  private chain: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: FleetStreamStore,
@@ -55,7 +57,8 @@ export class FleetAppender {
     if (items.length === 0 && !end) return;
     if (items.length > 0) this.sent = first + items.length - 1;
     const batch: DeltaBatch = { ...this.call, first: items.length > 0 ? first : this.sent + 1, items };
-    void this.store.append(this.workflowId, end ? { ...batch, end: true } : batch);
+    const sent = end ? { ...batch, end: true as const } : batch;
+    this.chain = this.chain.then(() => this.store.append(this.workflowId, sent));
   }
 }
 

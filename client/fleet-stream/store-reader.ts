@@ -9,7 +9,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Redis } from 'ioredis';
 import type { StreamEvent } from '../../common/stream.js';
-import { parseBatch, streamKey, type DeltaBatch } from '../../node-common/fleet-stream/entries.js';
+import { openBatch, parseStored, streamKey, type DeltaBatch } from '../../node-common/fleet-stream/entries.js';
 import { HeartbeatDetailsDecoder } from '../heartbeat-details.js';
 import { isUnreachable } from '../reconnect.js';
 import type { StreamOptions } from '../run-stream.js';
@@ -33,7 +33,7 @@ interface Described {
 }
 
 /** The first and the longest wait on the store before the run is described again. */
-const IDLE_MS = 100;
+const IDLE_MS = 300;
 const IDLE_MAX_MS = 1000;
 /** Extra time a blocking read may take before the store counts as down. */
 const BLOCK_SLACK_MS = 1000;
@@ -146,7 +146,10 @@ export class StoreReader {
     }
     const entries = res?.[0]?.[1] ?? [];
     if (entries.length > 0) this.lastId = entries.at(-1)![0];
-    return entries.flatMap(([, fields]) => parseBatch(fields) ?? []);
+    const codecs = this.handle.client.options.loadedDataConverter.payloadCodecs;
+    const stored = entries.flatMap(([, fields]) => parseStored(fields) ?? []);
+    const opened = await Promise.all(stored.map((s) => openBatch(s, codecs)));
+    return opened.filter((b) => b !== undefined);
   }
 
   /** One describe of the run (undefined after a pause: Temporal unreachable). */

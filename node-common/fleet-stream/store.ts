@@ -5,8 +5,9 @@
  * heartbeats), so a run never fails because its stream store did.
  */
 import type { Redis } from 'ioredis';
-import { batchEnd, batchFields, parseBatch, streamKey, type DeltaBatch } from './entries.js';
-import type { FleetStreamOption } from './config.js';
+import type { PayloadCodec } from '@temporalio/common';
+import { batchEnd, batchFields, parseStored, streamKey, type DeltaBatch } from './entries.js';
+import { redactedUrl, type FleetStreamOption } from './config.js';
 import { connectStore, STORE_COMMAND_TIMEOUT_MS } from './connection.js';
 
 export class FleetStreamStore {
@@ -15,29 +16,46 @@ export class FleetStreamStore {
   private readonly ttlSeconds: number;
   /** Appends that failed (the store away or slow), for tests and operators. */
   failed = 0;
+  /** An append failed and none succeeded since. */
+  private down = false;
+  private readonly url: string;
 
-  constructor(option: FleetStreamOption) {
+  /** `codecs`: the worker's payload codecs, once known (an encrypting worker's seal the batches). */
+  constructor(
+    option: FleetStreamOption,
+    private readonly codecs: () => readonly PayloadCodec[] = () => [],
+  ) {
+    this.url = option.redis;
     this.redis = connectStore(option.redis);
     this.maxLen = option.maxLen ?? 10_000;
     this.ttlSeconds = option.ttlSeconds ?? 3600;
   }
 
   /** Appends `batch` to workflow `workflowId`'s stream (bounded, its expiry renewed); never throws. */
-  append(workflowId: string, batch: DeltaBatch): Promise<void> {
+  async append(workflowId: string, batch: DeltaBatch): Promise<void> {
     const key = streamKey(workflowId);
-    return this.redis
-      .pipeline()
-      .xadd(key, 'MAXLEN', '~', String(this.maxLen), '*', ...batchFields(batch))
-      .expire(key, this.ttlSeconds)
-      .exec()
-      .then(
-        (res) => {
-          if (res?.some(([err]) => err)) this.failed += 1;
-        },
-        () => {
-          this.failed += 1;
-        },
-      );
+    try {
+      const fields = await batchFields(batch, this.codecs());
+      const res = await this.redis
+        .pipeline()
+        .xadd(key, 'MAXLEN', '~', String(this.maxLen), '*', ...fields)
+        .expire(key, this.ttlSeconds)
+        .exec();
+      if (res?.some(([err]) => err)) this.fail();
+      else this.down = false;
+    } catch {
+      this.fail();
+    }
+  }
+
+  /** Counts a failed append; the first of an outage is said once on stderr (the URL without its password). */
+  private fail(): void {
+    this.failed += 1;
+    if (this.down) return;
+    this.down = true;
+    process.stderr.write(
+      `[keel] the stream store ${redactedUrl(this.url)} does not answer: live output goes through the heartbeats until it does\n`,
+    );
   }
 
   /**
@@ -47,7 +65,7 @@ export class FleetStreamStore {
   async lastNumber(workflowId: string, runId: string, messageIndex: number): Promise<number> {
     try {
       const last = await withTimeout(this.redis.xrevrange(streamKey(workflowId), '+', '-', 'COUNT', 1));
-      const batch = last?.[0] && parseBatch(last[0][1]);
+      const batch = last?.[0] && parseStored(last[0][1]);
       return batch && batch.runId === runId && batch.messageIndex === messageIndex ? batchEnd(batch) : 0;
     } catch {
       return 0;
