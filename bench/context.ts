@@ -9,7 +9,7 @@ export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
   (
     process.env.BENCH_ONLY ??
-    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity'
+    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,fleetstream'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -30,6 +30,7 @@ const SECTIONS = [
   'subagents',
   'firstrun',
   'capacity',
+  'fleetstream',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
@@ -57,8 +58,11 @@ export interface Bench {
     keelQueues: string[],
     benchQueue: string | undefined,
     exposeGc?: boolean,
-    /** Payload encryption of some Keel queues (bench/codec.ts). */
-    extra?: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers'>,
+    /** Payload encryption of some Keel queues (bench/codec.ts), MCP servers, the fleet stream transport. */
+    extra?: Pick<
+      WorkerProcessConfig,
+      'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers' | 'streamRedis'
+    >,
   ): WorkerProcess;
   keelBundlePath: string;
   benchBundlePath: string;

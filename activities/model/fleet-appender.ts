@@ -71,7 +71,8 @@ function deltasEnd(details: unknown, messageIndex: number): number {
 /**
  * The delta log of the attempt running in `ctx` of the call that streams transcript message `messageIndex`: numbered
  * on from what the earlier attempts reached (their last heartbeat, or what the store holds of them when that is
- * further: no number is given twice), with its appender when the worker has a stream store.
+ * further: no number is given twice), with its appender when the worker has a stream store (not for a retry whose
+ * store does not say where its numbering ended).
  */
 export async function openDeltaLog(
   ctx: Context,
@@ -80,10 +81,12 @@ export async function openDeltaLog(
   const { attempt, heartbeatDetails, workflowExecution } = ctx.info;
   let start = deltasEnd(heartbeatDetails, stream.messageIndex);
   const { workflowId = '', runId = '' } = workflowExecution ?? {};
-  if (stream.fleet && attempt > 1)
-    start = Math.max(start, await stream.fleet.lastNumber(workflowId, runId, stream.messageIndex));
+  const stored =
+    stream.fleet && attempt > 1 ? await stream.fleet.lastNumber(workflowId, runId, stream.messageIndex) : 0;
+  start = Math.max(start, stored ?? 0);
   const recorder = new DeltaRecorder(stream.messageIndex, start, attempt);
-  if (!stream.fleet || !workflowId) return { recorder };
+  // a retry that cannot learn the store's numbering appends nothing: a number given twice would garble readers
+  if (!stream.fleet || !workflowId || stored === undefined) return { recorder };
   const call = { runId, messageIndex: stream.messageIndex, attempt };
   return { recorder, appender: new FleetAppender(stream.fleet, workflowId, call, recorder, start) };
 }

@@ -33,8 +33,15 @@ interface Described {
 }
 
 /** The first and the longest wait on the store before the run is described again. */
-const IDLE_MS = 300;
+const IDLE_MS = 500;
 const IDLE_MAX_MS = 1000;
+/** How long the store is quiet between two model calls before the durable events are read without waiting for the next. */
+const EVENTS_LAG_MS = 1000;
+/**
+ * Describes showing a model call that heartbeats deltas while the store shows none of them, after which the durable
+ * events are read anyway (a worker that does not append: its calls' text then comes with their tails).
+ */
+const QUIET_CALL_DESCRIBES = 2;
 /** Extra time a blocking read may take before the store counts as down. */
 const BLOCK_SLACK_MS = 1000;
 
@@ -52,6 +59,10 @@ export class StoreReader {
   private readAt = '';
   private lastRun = '';
   private idle = IDLE_MS;
+  /** Describes in a row that showed a model call streaming (heartbeats) while the store showed nothing of it. */
+  private quietCalls = 0;
+  /** When the last batch came. */
+  private lastBatchAt = 0;
   private closedSince: number | undefined;
   private readonly details: HeartbeatDetailsDecoder;
 
@@ -82,7 +93,7 @@ export class StoreReader {
           continue;
         }
         this.runs.add(seen.runId);
-        const read = seen.at !== this.readAt ? yield* this.read(seen.runId, seen.at) : true;
+        const read = this.readDue(seen) ? yield* this.read(seen.runId, seen.at) : true;
         if (read) yield* this.cursor.toolUpdatesOf(seen.pending.tools);
         if (seen.status === 'CLOSED' && (this.readAt === seen.at || this.closedTimedOut())) return;
       }
@@ -93,6 +104,8 @@ export class StoreReader {
         continue;
       }
       this.idle = IDLE_MS;
+      this.quietCalls = 0;
+      this.lastBatchAt = Date.now();
       seen = batches.some((b) => !this.runs.has(b.runId) && !this.foreign.has(b.runId))
         ? await this.whose(batches)
         : undefined;
@@ -101,6 +114,18 @@ export class StoreReader {
       if (run && !seen) yield* this.read(run, '');
       yield* this.cursor.deltas();
     }
+  }
+
+  /**
+   * Whether to read the durable events the history grew by: not while a model call is pending (its first batch asks
+   * for them, one read instead of two) unless the store shows nothing of it, and between two calls only once the
+   * store was quiet for {@link EVENTS_LAG_MS} (quick turns cost one read each); always once the run closed.
+   */
+  private readDue(seen: Described): boolean {
+    if (seen.at === this.readAt) return false;
+    if (seen.status !== 'RUNNING' || this.cursor.unplaced()) return true;
+    if (!seen.pending.model) return Date.now() - this.lastBatchAt >= EVENTS_LAG_MS;
+    return seen.pending.model.deltas !== undefined && this.quietCalls++ >= QUIET_CALL_DESCRIBES;
   }
 
   /** Batches of runs not known yet: the run described now is this chain's (a continue-as-new), the others not. */

@@ -11,8 +11,10 @@ import { requireOptional } from '../optional-packages.js';
 /** The pause between two attempts to reconnect to a server that went away. */
 const RECONNECT_MS = 250;
 
-/** The longest an append or a look-up may take before it counts as failed. */
+/** The time unit of a reader asking whether the store is back (its PING may take four of them). */
 export const STORE_COMMAND_TIMEOUT_MS = 250;
+/** The longest an append may take before it counts as failed (never waited for: a busy worker must not drop them). */
+const APPEND_TIMEOUT_MS = 1000;
 
 /**
  * A connection to `url`, opened by `connect()` (then retried every {@link RECONNECT_MS} ms while the server is away).
@@ -28,7 +30,7 @@ export function connectStore(url: string, blocking = false): Redis {
     retryStrategy: () => RECONNECT_MS,
     lazyConnect: true,
     connectionName: blocking ? 'keel-stream-reader' : 'keel-stream-worker',
-    ...(blocking ? {} : { commandTimeout: STORE_COMMAND_TIMEOUT_MS }),
+    ...(blocking ? {} : { commandTimeout: APPEND_TIMEOUT_MS }),
   };
   const redis = new RedisClass(url, options);
   redis.on('error', () => {});

@@ -1,14 +1,13 @@
 /**
  * The worker's side of the fleet stream transport (docs/live-output.md#fleet-transport): appends a model call's delta
- * batches to its run's Redis stream, best-effort — an append that fails or takes longer than
- * {@link STORE_COMMAND_TIMEOUT_MS} is dropped (readers then wait for the call's tail, or have fallen back to the
+ * batches to its run's Redis stream, best-effort — an append that fails or takes longer than a second is dropped (readers then wait for the call's tail, or have fallen back to the
  * heartbeats), so a run never fails because its stream store did.
  */
 import type { Redis } from 'ioredis';
 import type { PayloadCodec } from '@temporalio/common';
 import { batchEnd, batchFields, parseStored, streamKey, type DeltaBatch } from './entries.js';
 import { redactedUrl, type FleetStreamOption } from './config.js';
-import { connectStore, STORE_COMMAND_TIMEOUT_MS } from './connection.js';
+import { connectStore } from './connection.js';
 
 export class FleetStreamStore {
   private readonly redis: Redis;
@@ -16,6 +15,11 @@ export class FleetStreamStore {
   private readonly ttlSeconds: number;
   /** Appends that failed (the store away or slow), for tests and operators. */
   failed = 0;
+  /**
+   * Settles once the first connection succeeded or failed (at most {@link LOOKUP_TIMEOUT_MS} after `open()`): a
+   * worker's first calls wait for it instead of losing their first batches; after that a store away fails at once.
+   */
+  private connected: Promise<void> = Promise.resolve();
   /** An append failed and none succeeded since. */
   private down = false;
   private readonly url: string;
@@ -35,6 +39,7 @@ export class FleetStreamStore {
   async append(workflowId: string, batch: DeltaBatch): Promise<void> {
     const key = streamKey(workflowId);
     try {
+      await this.connected;
       const fields = await batchFields(batch, this.codecs());
       const res = await this.redis
         .pipeline()
@@ -59,22 +64,29 @@ export class FleetStreamStore {
   }
 
   /**
-   * The last delta number the store holds of call (`runId`, `messageIndex`), 0 when none or the store is away: a
-   * retried attempt numbers on from past it, so no number is given twice.
+   * The last delta number the store holds of call (`runId`, `messageIndex`), 0 when none; undefined when the store
+   * does not answer within {@link LOOKUP_TIMEOUT_MS}: a retried attempt numbers on from past it, so no number is given
+   * twice, and when it cannot know, appends nothing (its text then reaches store readers with the call's tail).
    */
-  async lastNumber(workflowId: string, runId: string, messageIndex: number): Promise<number> {
+  async lastNumber(workflowId: string, runId: string, messageIndex: number): Promise<number | undefined> {
     try {
-      const last = await withTimeout(this.redis.xrevrange(streamKey(workflowId), '+', '-', 'COUNT', 1));
-      const batch = last?.[0] && parseStored(last[0][1]);
+      const last = await withTimeout(
+        this.connected.then(() => this.redis.xrevrange(streamKey(workflowId), '+', '-', 'COUNT', 1)),
+      );
+      if (last === undefined) return undefined;
+      const batch = last[0] && parseStored(last[0][1]);
       return batch && batch.runId === runId && batch.messageIndex === messageIndex ? batchEnd(batch) : 0;
     } catch {
-      return 0;
+      return undefined;
     }
   }
 
   /** Connects (the worker starts); appends before that, or while the server is away, are dropped. */
   open(): void {
-    this.redis.connect().catch(() => {});
+    this.connected = Promise.race([
+      this.redis.connect().catch(() => {}),
+      new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_TIMEOUT_MS).unref()),
+    ]);
   }
 
   /** Closes the connection (the worker stops). */
@@ -83,11 +95,12 @@ export class FleetStreamStore {
   }
 }
 
-/** `p`, or undefined after {@link STORE_COMMAND_TIMEOUT_MS}. */
+/** The longest a retried attempt waits to learn where the store's numbering of its call ended. */
+const LOOKUP_TIMEOUT_MS = 1000;
+
+/** `p`, or undefined after {@link LOOKUP_TIMEOUT_MS}. */
 function withTimeout<T>(p: Promise<T>): Promise<T | undefined> {
   let t: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>(
-    (resolve) => (t = setTimeout(() => resolve(undefined), STORE_COMMAND_TIMEOUT_MS)),
-  );
+  const timeout = new Promise<undefined>((resolve) => (t = setTimeout(() => resolve(undefined), LOOKUP_TIMEOUT_MS)));
   return Promise.race([p, timeout]).finally(() => clearTimeout(t));
 }
