@@ -22,10 +22,12 @@ import { blobTool, holdTool, progressTool } from './tool-fixtures.js';
 const STREAM_WORKER = fileURLToPath(new URL('./fixtures/stream-worker.ts', import.meta.url));
 const STREAM_REPLY = Array.from({ length: 50 }, (_, i) => `<${String(i).padStart(4, '0')}>`).join('');
 
+/** The store's password: in the URL the worker and client are given, never in a run's history or Keel's output. */
+const PASSWORD = 'fleet-s3cret-pw';
 let redis: RedisServer;
 const envBefore = process.env[FLEET_STREAM_ENV];
 beforeAll(async () => {
-  redis = await RedisServer.start();
+  redis = await RedisServer.start(PASSWORD);
   process.env[FLEET_STREAM_ENV] = redis.url;
 });
 afterAll(async () => {
@@ -179,6 +181,12 @@ describe('fleet stream transport (Redis)', () => {
       const h = await keel.start({ model: 'scripted/outage', prompt: 'go', tools: ['hold', 'progress'] });
       const r: Read = { events: [], paths: [] };
       const reading = read(h, 0, () => false, r);
+      const said: string[] = [];
+      const write = process.stderr.write.bind(process.stderr);
+      process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+        said.push(String(chunk));
+        return write(chunk, ...rest);
+      }) as typeof process.stderr.write;
       await until(async () => r.events.some((e) => e.type === 'tool_execution_start'));
       expect(liveDeltas(r.events, 1).length).toBeGreaterThan(5); // the first reply came through the store
       await redis.kill();
@@ -195,6 +203,13 @@ describe('fleet stream transport (Redis)', () => {
       steps[0].open();
       steps[1].open();
       await reading;
+      process.stderr.write = write;
+      // the worker said once that the store was away, naming it without its password
+      const line = said.filter((l) => l.includes('stream store'));
+      expect(line).toEqual([expect.stringContaining(`redis://***@127.0.0.1:${redis.port}`)]);
+      expect(said.join('')).not.toContain(PASSWORD);
+      const history = JSON.stringify((await h.workflow.fetchHistory()).events);
+      expect(history).not.toContain(PASSWORD);
       const transcript = await h.allMessages();
       expect((await h.result()).status).toBe('completed');
       expectDeltasExact(r.events, transcript);

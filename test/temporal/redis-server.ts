@@ -22,22 +22,27 @@ function freePort(): Promise<number> {
 export class RedisServer {
   private child: ChildProcess | undefined;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    /** The default user's password (`--requirepass`), if any. */
+    readonly password?: string,
+  ) {}
 
   /** A server on a free port, started (resolves once it accepts connections). */
-  static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort());
+  static async start(password?: string): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), password);
     await server.restart();
     return server;
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://${this.password ? `:${this.password}@` : ''}127.0.0.1:${this.port}`;
   }
 
   /** Starts the server (again) on its port. */
   restart(): Promise<void> {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    if (this.password) args.push('--requirepass', this.password);
     const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     this.child = child;
     return new Promise((resolve, reject) => {
