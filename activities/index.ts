@@ -25,6 +25,7 @@ import type { RunSubAgents } from './agents/run-agents.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
 import { ProviderLimitsGate } from './limits/gate.js';
 import type { ProviderLimits } from '../common/limits/definition.js';
+import type { FleetStreamStore } from '../node-common/fleet-stream/store.js';
 
 export interface KeelActivityDeps {
   tools?: ToolDefinition[];
@@ -71,6 +72,8 @@ export interface KeelActivityDeps {
   mcp?: RunMcpTools;
   /** Provider limits shared by the namespace's runs (docs/provider-limits.md): model requests ask before they call. */
   providerLimits?: ProviderLimits;
+  /** The fleet stream transport's store (docs/live-output.md#fleet-transport): `callModel` appends its deltas there too. */
+  fleet?: FleetStreamStore;
 }
 
 /** The worker's own tools and sub-agents by name; two of one name are refused. */
@@ -117,7 +120,14 @@ export function createActivities(deps: KeelActivityDeps) {
       approvalHook: hooks.needsApproval !== undefined,
       callHook: hooks.beforeToolCall !== undefined,
     }),
-    callModel: createCallModel({ models, tools: lookup, hooks, transcript, ...(limits ? { limits } : {}) }),
+    callModel: createCallModel({
+      models,
+      tools: lookup,
+      hooks,
+      transcript,
+      ...(limits ? { limits } : {}),
+      ...(deps.fleet ? { fleet: deps.fleet } : {}),
+    }),
     compact: createCompact({ models, transcript, ...(limits ? { limits } : {}) }),
     ...createToolActivities({ tools: lookup, hooks, transcript, homeQueue: deps.homeQueue }),
     /**

@@ -157,3 +157,39 @@ export function capacityPlan(inputs: CapacityInputs, load: FleetLoad = FLEET, li
     readerCores: readers(reader.cpuMsPerSecondStreaming, reader.cpuMsPerSecondIdle) / 1000 / load.coreUtilization,
   };
 }
+
+/**
+ * One reader on the fleet stream transport (docs/live-output.md#fleet-transport), measured by bench/fleet-stream.ts:
+ * its own Temporal RPCs and `events` queries per turn of its run (the deltas come from the stream store), its CPU per
+ * turn.
+ */
+export interface FleetReaderCost {
+  rpcsPerTurn: number;
+  queriesPerTurn: number;
+  cpuMsPerTurn: number;
+}
+
+/**
+ * Describes per second of a fleet-transport reader while its run does not stream (tools run, or it waits): at most one
+ * (client/fleet-stream/store-reader.ts backs off to once a second while the store is quiet).
+ */
+export const FLEET_READER_IDLE_RPS = 1;
+
+/**
+ * What `load.readers` readers need on the fleet transport, in place of the plan's `rps.readers`, the queries in its
+ * `aps` and its `readerCores`: per turn of each reader's run the measured cost, and while the run does not stream at
+ * most {@link FLEET_READER_IDLE_RPS} describes a second.
+ */
+export function fleetReaders(
+  cost: FleetReaderCost,
+  load: FleetLoad = FLEET,
+): { rps: number; aps: number; readerCores: number } {
+  const streamingSeconds = Math.min(load.streamingSecondsPerTurn, load.secondsPerTurn);
+  const quietShare = 1 - streamingSeconds / load.secondsPerTurn;
+  const turnRate = load.readers / load.secondsPerTurn;
+  return {
+    rps: turnRate * cost.rpcsPerTurn + load.readers * quietShare * FLEET_READER_IDLE_RPS,
+    aps: turnRate * cost.queriesPerTurn,
+    readerCores: (turnRate * cost.cpuMsPerTurn) / 1000 / load.coreUtilization,
+  };
+}

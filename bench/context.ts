@@ -9,7 +9,7 @@ export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
   (
     process.env.BENCH_ONLY ??
-    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache'
+    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -31,6 +31,7 @@ const SECTIONS = [
   'firstrun',
   'capacity',
   'cache',
+  'fleetstream',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)
@@ -58,8 +59,11 @@ export interface Bench {
     keelQueues: string[],
     benchQueue: string | undefined,
     exposeGc?: boolean,
-    /** Payload encryption of some Keel queues (bench/codec.ts). */
-    extra?: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers'>,
+    /** Payload encryption of some Keel queues (bench/codec.ts), MCP servers, the fleet stream transport. */
+    extra?: Pick<
+      WorkerProcessConfig,
+      'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers' | 'streamRedis'
+    >,
   ): WorkerProcess;
   keelBundlePath: string;
   benchBundlePath: string;

@@ -38,13 +38,16 @@
  *    under load — and what 10,000 runs and 1,000 readers need from them (bench/capacity.ts, bench/capacity-model.ts).
  * 15. Cache: the cached share of input tokens of a 20-turn run against the mock Anthropic provider with a prompt cache,
  *    with cacheRetention `short` (the default) and `none` (bench/prompt-cache.ts).
+ * 16. Fleet stream: N concurrent streamed runs each with one reader (BENCH_FLEET_RUNS, default 200), on the heartbeat
+ *    transport and on the fleet transport (a redis-server the section starts): frontend RPCs/s, reader RPCs per turn,
+ *    server and reader CPU per turn, token → consumer p50/p95/p99 (bench/fleet-stream.ts; in latest.json).
  *
  * This file sets up and reports; the sections are overhead.ts, history-growth.ts, throughput.ts, memory.ts, peer.ts,
- * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts, mcp.ts and capacity.ts, sharing
+ * batch.ts, large-transcript.ts, sandbox.ts, codec.ts, stream-latency.ts, mcp.ts, capacity.ts and fleet-stream.ts, sharing
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored); with BENCH_WRITE_DOCS=1 a whole run
  * also puts that table into docs/performance.md (bench/write-docs.ts). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -88,6 +91,7 @@ import { streamSection } from './stream-latency.js';
 import { firstRunSection } from './first-run.js';
 import { capacitySection } from './capacity.js';
 import { cacheSection } from './prompt-cache.js';
+import { fleetStreamSection } from './fleet-stream.js';
 import { freePort } from './server-metrics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -161,7 +165,10 @@ function spawnWorker(
   keelQueues: string[],
   benchQueue: string | undefined,
   exposeGc = false,
-  extra: Pick<WorkerProcessConfig, 'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers'> = {},
+  extra: Pick<
+    WorkerProcessConfig,
+    'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers' | 'streamRedis'
+  > = {},
 ): WorkerProcess {
   const w = WorkerProcess.spawn(
     name,
@@ -214,6 +221,7 @@ try {
   if (ONLY.has('firstrun')) results.firstrun = await firstRunSection(bench);
   if (ONLY.has('capacity')) results.capacity = await capacitySection(bench);
   if (ONLY.has('cache')) results.cache = await cacheSection(bench);
+  if (ONLY.has('fleetstream')) results.fleetstream = await fleetStreamSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -15,6 +15,7 @@ import { createAgentWorker, type AgentWorker } from '../worker/create-worker.js'
 import { parseKeyRing } from '../node-common/encryption.js';
 import type { McpServers } from '../activities/mcp/config.js';
 import { createBenchActivities } from './bench-activities.js';
+import { fleetTicker } from './fleet-ticker.js';
 import { BENCH_AGENTS, BENCH_TOOLS, READ_FILE, READ_FILE_TEXT, readTools, SCRIPTS } from './fixtures.js';
 
 export interface WorkerProcessConfig {
@@ -30,6 +31,8 @@ export interface WorkerProcessConfig {
   /** Keel queues whose worker has the MCP servers `mcpServers` (bench/mcp.ts). */
   mcpQueues?: string[];
   mcpServers?: McpServers;
+  /** Keel queues whose worker appends the model's deltas to the Redis at `url` (the fleet stream transport). */
+  streamRedis?: { url: string; queues: string[] };
 }
 
 /** Queries of one type: how many, their total latency, and (for `messages`) how many messages they returned. */
@@ -100,8 +103,9 @@ try {
         taskQueue,
         tools: [...BENCH_TOOLS, ...readTools(workspace)],
         agents: BENCH_AGENTS,
-        models: { scripted: scriptedModel(SCRIPTS) },
+        models: { scripted: scriptedModel(SCRIPTS), tick: fleetTicker() },
         workflowBundle: { codePath: config.keelBundlePath },
+        stream: config.streamRedis?.queues.includes(taskQueue) ? { redis: config.streamRedis.url } : false,
         identity: `${config.identity}@${taskQueue}`,
         encryption:
           config.encryptedQueues?.includes(taskQueue) && config.encryptionKeys

@@ -61,6 +61,8 @@ import { streamRun, type StreamOptions } from './run-stream.js';
 import { forkRun, rewindSession } from './fork/start-fork.js';
 import { listForks, type ListedFork } from './fork/fork-links.js';
 import type { ForkOptions } from './fork/plan-fork.js';
+import { setFleetStream } from './fleet-stream/registry.js';
+import type { FleetStreamOption } from '../node-common/fleet-stream/config.js';
 
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';
 
@@ -143,6 +145,12 @@ export interface ConnectOptions extends ConnectionSettings {
    * `NoKeyRingError`, whose message says what to pass.
    */
   encryption?: EncryptionOption;
+  /**
+   * The fleet stream transport (docs/live-output.md#fleet-transport): `{ redis: url }` makes `handle.stream()` block on
+   * the Redis stream the workers append the model's deltas to (configure them alike) instead of polling Temporal,
+   * falling back to the heartbeats while it is down. Default: `$KEEL_STREAM_REDIS_URL`, else none; `false`: none.
+   */
+  stream?: FleetStreamOption | false;
 }
 
 export interface StartOptions {
@@ -174,14 +182,13 @@ export class AgentClient {
   static async connect(opts: ConnectOptions = {}): Promise<AgentClient> {
     const resolved = resolveConnection(opts);
     const connection = await Connection.connect({ ...connectOptions(resolved), interceptors: clientInterceptors() });
-    return new AgentClient(
-      new Client({
-        connection,
-        namespace: resolved.namespace,
-        dataConverter: keelClientDataConverter(opts.payloadStorage, opts.encryption),
-      }),
-      opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    );
+    const client = new Client({
+      connection,
+      namespace: resolved.namespace,
+      dataConverter: keelClientDataConverter(opts.payloadStorage, opts.encryption),
+    });
+    setFleetStream(client.workflow, opts.stream);
+    return new AgentClient(client, opts.taskQueue ?? DEFAULT_TASK_QUEUE);
   }
 
   /**

@@ -12,6 +12,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { StreamEvent } from '../common/stream.js';
 import { RunStreamReader } from './run-stream/reader.js';
+import { fleetStreamOf } from './fleet-stream/registry.js';
+import { fleetStream } from './fleet-stream/transport.js';
 
 export interface StreamOptions {
   /** Deliver the events after this offset (the `offset` of the last event you applied); default 0: all still held. */
@@ -35,6 +37,12 @@ export interface StreamOptions {
    * (default: wait for a worker; the CLI, which prints the outcome from history anyway, gives it 5 s).
    */
   closedReadTimeoutMs?: number;
+  /**
+   * On the fleet transport (docs/live-output.md#fleet-transport): called with the path the reader takes each time it
+   * takes one — `'store'` (blocking on the stream store) at first and when the store answers again, `'heartbeat'`
+   * (polling Temporal) while the store is down. Never called on the default transport.
+   */
+  onTransport?: (transport: 'store' | 'heartbeat') => void;
 }
 
 /**
@@ -42,8 +50,12 @@ export interface StreamOptions {
  * aside, which carry none). Reconnects by itself: a Temporal outage or a moment without a worker to answer the query
  * only delays events. Ends when the run (the last of its continue-as-new chain) has closed and its last events were
  * read, or when `signal` aborts.
- * (The reader: client/run-stream/reader.ts, which says how it places a model call's deltas.)
+ * (The reader: client/run-stream/reader.ts, which says how it places a model call's deltas; on the fleet transport,
+ * when the client was connected with `stream: { redis }` or `$KEEL_STREAM_REDIS_URL` is set:
+ * client/fleet-stream/transport.ts.)
  */
 export async function* streamRun(handle: WorkflowHandle, opts: StreamOptions = {}): AsyncGenerator<StreamEvent> {
-  yield* new RunStreamReader(handle, opts).events();
+  const fleet = fleetStreamOf(handle.client);
+  if (fleet) yield* fleetStream(handle, fleet, opts);
+  else yield* new RunStreamReader(handle, opts).events();
 }

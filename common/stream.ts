@@ -236,6 +236,16 @@ export class DeltaRecorder {
     }
   }
 
+  /**
+   * The window's items numbered after `n` (those that left the window unseen are skipped: `first` says where the
+   * returned ones start), for a transport that appends them as they come (the fleet transport).
+   */
+  itemsAfter(n: number): { first: number; items: DeltaItem[] } {
+    const start = this.end - (this.items.length - this.head) + 1;
+    const first = Math.max(n + 1, start);
+    return { first, items: this.items.slice(this.head + first - start) as DeltaItem[] };
+  }
+
   /** The heartbeat part: a copy of the window. */
   detail(): HeartbeatDeltas {
     return { messageIndex: this.messageIndex, end: this.end, items: this.items.slice(this.head) as DeltaItem[] };

@@ -1,6 +1,6 @@
 /**
  * Packages of optional features: peer dependencies marked optional in package.json, so `npm install keel` leaves them
- * out (the AWS SDK and the MCP SDK's server-side dependencies are most of the production tree). A feature loads its
+ * out (the AWS SDK and the MCP SDK's server-side dependencies are most of the production tree; a Redis client only a fleet needs). A feature loads its
  * package when it is used; when the package is missing, the operator gets one line saying what to install.
  */
 import { createRequire } from 'node:module';
@@ -11,6 +11,7 @@ export const OPTIONAL_PACKAGES = {
   '@temporalio/external-storage-s3': { feature: 'The S3 payload store', version: '1.22.0' },
   '@temporalio/external-storage-s3-aws-sdk': { feature: 'The S3 payload store', version: '1.22.0' },
   '@modelcontextprotocol/sdk': { feature: 'MCP support (mcpServers, --mcp)', version: '1.32.2' },
+  ioredis: { feature: 'The fleet stream transport (stream: { redis }, $KEEL_STREAM_REDIS_URL)', version: '6.1.0' },
 } as const;
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

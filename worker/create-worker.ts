@@ -27,6 +27,7 @@ import {
 import { setCurrentVersion, workerDeploymentOptions, type DeploymentOptions } from './deployment.js';
 import { keelPlugin } from './plugin.js';
 import type { McpServers } from '../activities/mcp/config.js';
+import type { FleetStreamOption } from '../node-common/fleet-stream/config.js';
 import { sealingFailures, workflowCode } from './workflow-code.js';
 import { flushTracing, tracingFromEnv, tracingPlugin, type TracingOptions } from './tracing.js';
 import { keelDataConverter, type PayloadStorageOption } from '../node-common/payload-storage.js';
@@ -120,6 +121,11 @@ export interface AgentWorkerOptions extends ConnectionSettings {
   approvals?: ApprovalsOptions;
   /** Provider limits shared by the namespace's runs (docs/provider-limits.md; see KeelPluginOptions.providerLimits). */
   providerLimits?: ProviderLimits;
+  /**
+   * The fleet stream transport (docs/live-output.md#fleet-transport; see KeelPluginOptions.stream): `{ redis: url }`,
+   * default `$KEEL_STREAM_REDIS_URL`, else none.
+   */
+  stream?: FleetStreamOption | false;
 }
 
 export interface AgentWorker {
@@ -172,6 +178,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     models: opts.models,
     hooks: opts.hooks,
     ...(opts.approvals ? { approvals: opts.approvals } : {}),
+    ...(opts.stream !== undefined ? { stream: opts.stream } : {}),
     ...(opts.graders ? { graders: opts.graders } : {}),
     ...(opts.providerLimits ? { providerLimits: opts.providerLimits } : {}),
     largePayloads: dataConverter.externalStorage !== undefined,

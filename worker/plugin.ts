@@ -69,6 +69,8 @@ import { mcpToolsQuery, subAgentsQuery } from '../workflows/definitions.js';
 import { RunSubAgents } from '../activities/agents/run-agents.js';
 import type { ProviderLimits } from '../common/limits/definition.js';
 import { defineProviderLimits } from './provider-limits.js';
+import { resolveFleetStream, type FleetStreamOption } from '../node-common/fleet-stream/config.js';
+import { FleetStreamStore } from '../node-common/fleet-stream/store.js';
 
 export { WORKFLOWS_PATH };
 
@@ -141,6 +143,11 @@ export interface KeelPluginOptions {
    * definition is enforced. Default: none (model requests ask no one).
    */
   providerLimits?: ProviderLimits;
+   * The fleet stream transport (docs/live-output.md#fleet-transport): `{ redis: url }` appends the model's deltas to a
+   * Redis or Valkey stream as well, so readers configured alike block on it instead of polling Temporal. Default: the
+   * URL in `$KEEL_STREAM_REDIS_URL`, else none (deltas travel in heartbeats only); `false`: none.
+   */
+  stream?: FleetStreamOption | false;
 }
 
 /** The activities of a `tools` worker, and of the tool queue of an `all` worker. */
@@ -246,6 +253,8 @@ export class KeelPlugin extends SimplePlugin {
   readonly mcp?: RunMcpTools;
   /** The worker's provider limits, defined with the namespace's limiters when it starts. */
   private readonly providerLimits?: ProviderLimits;
+  /** The fleet stream transport's store, when configured: connected while the worker runs. */
+  readonly fleet?: FleetStreamStore;
 
   constructor(opts: KeelPluginOptions = {}) {
     const role = opts.role ?? 'all';
@@ -263,7 +272,10 @@ export class KeelPlugin extends SimplePlugin {
             activityClient().workflow.getHandle(workflowId).query(mcpToolsQuery),
           )
         : undefined;
+    const fleetOption = role === 'tools' ? undefined : resolveFleetStream(opts.stream);
+    const fleet = fleetOption && new FleetStreamStore(fleetOption, () => self?.codecs ?? []);
     const all = createActivities({
+      ...(fleet ? { fleet } : {}),
       approvals,
       tools: withLedger(opts.tools ?? [], ledger),
       ...(opts.agents ? { agents: opts.agents } : {}),
@@ -335,6 +347,7 @@ export class KeelPlugin extends SimplePlugin {
     this.providerLimits =
       opts.providerLimits && Object.keys(opts.providerLimits).length ? opts.providerLimits : undefined;
     this.mcp = mcp;
+    this.fleet = fleet;
     this.role = role;
     this.encryption = opts.encryption;
     this.approvalsNotice = approvals.notice;
@@ -354,10 +367,12 @@ export class KeelPlugin extends SimplePlugin {
     if (this.approvalsNotice) process.stderr.write(this.approvalsNotice);
     const limits: { refusal?: Error } = {};
     void this.checkLimits(worker).then((refusal) => (limits.refusal = refusal));
+    this.fleet?.open();
     try {
       await this.runWorkers(worker, next);
       if (limits.refusal) throw limits.refusal;
     } finally {
+      this.fleet?.close();
       await this.mcp?.source.close();
     }
   }

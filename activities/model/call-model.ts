@@ -5,7 +5,9 @@ import { ErrorType, MAX_REPLY_SIZE, replyTooLarge } from '../../common/errors.js
 import { addUsage, emptyUsage, toolCallsOf, type AssistantMessage, type Usage } from '../../common/messages.js';
 import { modelContext } from '../../common/compaction.js';
 import { MODEL_HEARTBEAT_VERSION, modelHeartbeat } from '../../common/model-heartbeat.js';
-import { DeltaRecorder, STREAM_HEARTBEAT_MS, type PartialGrowth } from '../../common/stream.js';
+import { STREAM_HEARTBEAT_MS, type DeltaRecorder, type PartialGrowth } from '../../common/stream.js';
+import type { FleetStreamStore } from '../../node-common/fleet-stream/store.js';
+import { openDeltaLog } from './fleet-appender.js';
 import type { CallModelInput, CallModelResult } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -29,6 +31,8 @@ export interface CallModelDeps {
   transcript: TranscriptCache;
   /** The worker's provider limits (docs/provider-limits.md), when it has any. */
   limits?: ProviderLimitsGate;
+  /** The fleet stream transport's store (docs/live-output.md#fleet-transport), when the worker has one. */
+  fleet?: FleetStreamStore;
 }
 
 /**
@@ -204,21 +208,15 @@ export async function accountedAttempt(
     onPartial: (partial: AssistantMessage, grew?: PartialGrowth) => void,
     signal: AbortSignal,
   ) => Promise<AssistantMessage>,
-  stream?: { messageIndex: number },
+  stream?: { messageIndex: number; fleet?: FleetStreamStore },
   tree?: TreeBudgetRef,
   limits?: AttemptLimits,
 ): Promise<{ message: AssistantMessage; prior?: Usage; large?: true }> {
   const ctx = Context.current();
   const prior = heartbeatUsage(ctx.info.heartbeatDetails);
   const carried = prior ? { failedUsage: prior } : {};
-  // the call's delta log (common/stream.ts): numbered on from what the server holds of the earlier attempts
-  const recorder = stream
-    ? new DeltaRecorder(
-        stream.messageIndex,
-        deltasEnd(ctx.info.heartbeatDetails, stream.messageIndex),
-        ctx.info.attempt,
-      )
-    : undefined;
+  // the call's delta log (common/stream.ts): numbered on from what the earlier attempts reached
+  const { recorder, appender } = stream ? await openDeltaLog(ctx, stream) : {};
   const initial =
     prior || (recorder && ctx.info.attempt > 1)
       ? ({
@@ -253,6 +251,7 @@ export async function accountedAttempt(
       at.seq += 1;
       streamed = partial.usage;
       recorder?.snapshot(partial, grew);
+      appender?.onSnapshot();
       if (recorder && recorder.streamedChars > MAX_REPLY_SIZE) {
         tooLarge = largestPart(partial, recorder);
         stop.abort(REPLY_TOO_LARGE);
@@ -272,11 +271,13 @@ export async function accountedAttempt(
     checkReplySize(message);
     if (large) await loopTurn();
     heartbeat.stop();
+    appender?.close(true);
     if (claim) await settleWithRoot(tree!, claim, message.usage);
     await limits?.end(message.usage);
     return { message, ...(prior ? { prior } : {}), ...(large ? { large } : {}) };
   } catch (thrown) {
     heartbeat.stop();
+    appender?.close(false);
     // A bug fails the same way on every attempt: never retried (a provider's TypeError, a hook's ReferenceError).
     const err = isProgrammingError(thrown) ? programmingErrorFailure(thrown, streamed) : thrown;
     const { error, total } = withFailedUsage(err, prior, streamed);
@@ -294,12 +295,6 @@ export async function accountedAttempt(
   } finally {
     ctx.cancellationSignal.removeEventListener('abort', cancelled);
   }
-}
-
-/** Where an earlier attempt's delta log for `messageIndex` ended (its last heartbeat), else 0. */
-function deltasEnd(details: unknown, messageIndex: number): number {
-  const d = (details as ModelHeartbeat | undefined)?.deltas;
-  return d && d.messageIndex === messageIndex && Number.isInteger(d.end) ? d.end : 0;
 }
 
 /** The provider of `model`, or a non-retryable `ModelError.NotFound`. */
@@ -360,7 +355,7 @@ export function createCallModel(deps: CallModelDeps) {
           onPartial,
         );
       },
-      { messageIndex: input.messageCount },
+      { messageIndex: input.messageCount, ...(deps.fleet ? { fleet: deps.fleet } : {}) },
       input.treeBudget,
       limits,
     );

@@ -71,6 +71,7 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
   'examples.test.ts': 'the examples compile and run',
   'fail-fast.test.ts': 'failure classification in activities',
   'fifo-tools.test.ts': 'the file tools and FIFOs',
+  'fleet-stream.test.ts': 'the fleet stream transport against a redis-server the test starts and kills',
   'hot-path.test.ts': 'promises created by the workflow code',
   'input-at-the-door.test.ts': 'input checks',
   'input.test.ts': 'input checks',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { capacityPlan, FLEET, LIMITS, type CapacityInputs } from '../../bench/capacity-model.js';
+import { capacityPlan, FLEET, fleetReaders, LIMITS, type CapacityInputs } from '../../bench/capacity-model.js';
 import { diffCounters, parseCounters, total } from '../../bench/server-metrics.js';
 
 // Round figures, so every output below can be worked out by hand.
@@ -74,6 +74,16 @@ describe('capacityPlan', () => {
     expect(p.aps).toBe(490);
     expect(p.cloud.fitsDefaults).toBe(true);
     expect(p.readerCores).toBeCloseTo(1);
+  });
+});
+
+describe('fleetReaders', () => {
+  it('readers on the fleet transport: the measured cost per turn of their runs, one describe a second while not streaming', () => {
+    // 1,000 readers, a turn every 10 s (100 turns/s): 100 × 2 RPCs + 1,000 × 0.5 × 1 describe/s
+    const r = fleetReaders({ rpcsPerTurn: 2, queriesPerTurn: 1, cpuMsPerTurn: 14 }, FLEET);
+    expect(r.rps).toBe(700);
+    expect(r.aps).toBe(100);
+    expect(r.readerCores).toBeCloseTo(1.4 / 0.7);
   });
 });
 

@@ -42,6 +42,12 @@ describe('optional packages', () => {
     );
   });
 
+  it('the fleet stream transport says what to install when ioredis is missing', () => {
+    expect(() => requireOptional('ioredis', 'ioredis', requireFromEmpty)).toThrow(
+      'The fleet stream transport (stream: { redis }, $KEEL_STREAM_REDIS_URL) needs ioredis: npm install ioredis@6.1.0',
+    );
+  });
+
   it('loads an installed package, and passes through any other failure unchanged', async () => {
     expect(requireOptional<{ S3Client: unknown }>('@aws-sdk/client-s3').S3Client).toBeTypeOf('function');
     const sdk = await importOptional<{ Client: unknown }>(

@@ -1,0 +1,201 @@
+/**
+ * The reader of the fleet stream transport (docs/live-output.md#fleet-transport): blocks on the run's Redis stream
+ * (`XREAD BLOCK`) for the model's deltas instead of polling Temporal, and reads the durable events from the workflow
+ * (the `events` query) when a new model call starts — about one Temporal RPC per turn. While nothing comes (tools run,
+ * the run waits or closed) it describes the run now and then, less and less often up to once a second, for its durable
+ * events, its tools' updates and its end. Throws {@link StoreDownError} when the store fails; the transport
+ * (client/fleet-stream/transport.ts) then goes on from {@link StoreReader.offset} on the heartbeat path.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Redis } from 'ioredis';
+import type { StreamEvent } from '../../common/stream.js';
+import { openBatch, parseStored, streamKey, type DeltaBatch } from '../../node-common/fleet-stream/entries.js';
+import { HeartbeatDetailsDecoder } from '../heartbeat-details.js';
+import { isUnreachable } from '../reconnect.js';
+import type { StreamOptions } from '../run-stream.js';
+import { describeRun } from '../run-stream/describe.js';
+import { DurableRead } from '../run-stream/durable-read.js';
+import { pendingOf, type Pending } from '../run-stream/pending.js';
+import { StreamCursor } from './cursor.js';
+
+/** The store failed (a command failed or timed out): the reader goes on through the heartbeats. */
+export class StoreDownError extends Error {
+  override name = 'StoreDownError';
+}
+
+/** What one `describe` showed. */
+interface Described {
+  runId: string;
+  /** `runId/historyLength`. */
+  at: string;
+  status: 'RUNNING' | 'CONTINUED_AS_NEW' | 'CLOSED';
+  pending: Pending;
+}
+
+/** The first and the longest wait on the store before the run is described again. */
+const IDLE_MS = 500;
+const IDLE_MAX_MS = 1000;
+/** How long the store is quiet between two model calls before the durable events are read without waiting for the next. */
+const EVENTS_LAG_MS = 1000;
+/**
+ * Describes showing a model call that heartbeats deltas while the store shows none of them, after which the durable
+ * events are read anyway (a worker that does not append: its calls' text then comes with their tails).
+ */
+const QUIET_CALL_DESCRIBES = 2;
+/** Extra time a blocking read may take before the store counts as down. */
+const BLOCK_SLACK_MS = 1000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class StoreReader {
+  private readonly cursor: StreamCursor;
+  private readonly key: string;
+  /** The last entry id read from the store ('0': from the start of what it holds). */
+  private lastId = '0';
+  /** Runs of this reader's chain (their batches are taken), and runs of another execution of the workflow id. */
+  private readonly runs = new Set<string>();
+  private readonly foreign = new Set<string>();
+  /** The history (`runId/historyLength`) whose durable events were all sent, and the run last read. */
+  private readAt = '';
+  private lastRun = '';
+  private idle = IDLE_MS;
+  /** Describes in a row that showed a model call streaming (heartbeats) while the store showed nothing of it. */
+  private quietCalls = 0;
+  /** When the last batch came. */
+  private lastBatchAt = 0;
+  private closedSince: number | undefined;
+  private readonly details: HeartbeatDetailsDecoder;
+
+  constructor(
+    private readonly handle: WorkflowHandle,
+    private readonly redis: Redis,
+    private readonly opts: StreamOptions,
+  ) {
+    this.cursor = new StreamCursor(opts.from ?? 0);
+    this.key = streamKey(handle.workflowId);
+    this.details = new HeartbeatDetailsDecoder(handle.client.options.loadedDataConverter);
+  }
+
+  /** The offset of the last event sent: where the heartbeat path goes on from. */
+  get offset(): number {
+    return this.cursor.offset;
+  }
+
+  /** The stream (see `streamRun`): ends when the run closed and its last events were sent, or `signal` aborts. */
+  async *events(): AsyncGenerator<StreamEvent> {
+    let seen = await this.describe();
+    for (;;) {
+      if (this.opts.signal?.aborted) return;
+      if (seen) {
+        if (seen.status === 'CONTINUED_AS_NEW') {
+          await sleep(this.opts.pollMs ?? 25);
+          seen = await this.describe();
+          continue;
+        }
+        this.runs.add(seen.runId);
+        const read = this.readDue(seen) ? yield* this.read(seen.runId, seen.at) : true;
+        if (read) yield* this.cursor.toolUpdatesOf(seen.pending.tools);
+        if (seen.status === 'CLOSED' && (this.readAt === seen.at || this.closedTimedOut())) return;
+      }
+      const batches = await this.block();
+      if (batches.length === 0) {
+        this.idle = Math.min(this.idle * 2, IDLE_MAX_MS);
+        seen = await this.describe();
+        continue;
+      }
+      this.idle = IDLE_MS;
+      this.quietCalls = 0;
+      this.lastBatchAt = Date.now();
+      seen = batches.some((b) => !this.runs.has(b.runId) && !this.foreign.has(b.runId))
+        ? await this.whose(batches)
+        : undefined;
+      for (const b of batches) if (this.runs.has(b.runId)) this.cursor.note(b);
+      const run = this.cursor.unplaced();
+      if (run && !seen) yield* this.read(run, '');
+      yield* this.cursor.deltas();
+    }
+  }
+
+  /**
+   * Whether to read the durable events the history grew by: not while a model call is pending (its first batch asks
+   * for them, one read instead of two) unless the store shows nothing of it, and between two calls only once the
+   * store was quiet for {@link EVENTS_LAG_MS} (quick turns cost one read each); always once the run closed.
+   */
+  private readDue(seen: Described): boolean {
+    if (seen.at === this.readAt) return false;
+    if (seen.status !== 'RUNNING' || this.cursor.unplaced()) return true;
+    if (!seen.pending.model) return Date.now() - this.lastBatchAt >= EVENTS_LAG_MS;
+    return seen.pending.model.deltas !== undefined && this.quietCalls++ >= QUIET_CALL_DESCRIBES;
+  }
+
+  /** Batches of runs not known yet: the run described now is this chain's (a continue-as-new), the others not. */
+  private async whose(batches: DeltaBatch[]): Promise<Described | undefined> {
+    const seen = await this.describe();
+    if (!seen) return undefined;
+    this.runs.add(seen.runId);
+    for (const b of batches) if (!this.runs.has(b.runId)) this.foreign.add(b.runId);
+    return seen;
+  }
+
+  /**
+   * Reads the durable events after the last one sent, of run `runId` and the runs before it, and sends them (`at`: the
+   * history they cover, '' when not known); places the call running now. False when the read failed (asked again).
+   */
+  private async *read(runId: string, at: string): AsyncGenerator<StreamEvent, boolean> {
+    const count = { started: 0, finished: 0 };
+    const read = new DurableRead(this.handle, runId, at, this.cursor.seq, count, runId === this.lastRun);
+    await read.promise;
+    if (!read.events) return false;
+    this.lastRun = runId;
+    this.readAt = at;
+    yield* this.cursor.durable(read.events);
+    this.cursor.placeRunning(runId);
+    yield* this.cursor.deltas();
+    return true;
+  }
+
+  /** The batches appended since the last read of the store, waiting up to the idle pause for some. */
+  private async block(): Promise<DeltaBatch[]> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreDownError('no answer')), this.idle + BLOCK_SLACK_MS);
+    });
+    let res;
+    try {
+      const read = this.redis.xread('COUNT', 1000, 'BLOCK', this.idle, 'STREAMS', this.key, this.lastId);
+      res = await Promise.race([read, late]);
+    } catch (err) {
+      throw err instanceof StoreDownError ? err : new StoreDownError('read failed', { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+    const entries = res?.[0]?.[1] ?? [];
+    if (entries.length > 0) this.lastId = entries.at(-1)![0];
+    const codecs = this.handle.client.options.loadedDataConverter.payloadCodecs;
+    const stored = entries.flatMap(([, fields]) => parseStored(fields) ?? []);
+    const opened = await Promise.all(stored.map((s) => openBatch(s, codecs)));
+    return opened.filter((b) => b !== undefined);
+  }
+
+  /** One describe of the run (undefined after a pause: Temporal unreachable). */
+  private async describe(): Promise<Described | undefined> {
+    const { describe } = this.opts;
+    let desc;
+    try {
+      desc = await (describe ? describe(() => describeRun(this.handle)) : describeRun(this.handle));
+    } catch (err) {
+      if (describe || !isUnreachable(err)) throw err;
+      await sleep(250);
+      return undefined;
+    }
+    if (desc.status === 'CLOSED') this.closedSince ??= Date.now();
+    const pending = desc.status === 'RUNNING' ? await pendingOf(desc.runId, desc.raw, this.details) : { tools: [] };
+    return { runId: desc.runId, at: `${desc.runId}/${desc.historyLength}`, status: desc.status, pending };
+  }
+
+  /** The run closed and no worker answered the read for `closedReadTimeoutMs`: end without its last events. */
+  private closedTimedOut(): boolean {
+    const timeout = this.opts.closedReadTimeoutMs ?? Infinity;
+    return Date.now() - (this.closedSince ?? Date.now()) >= timeout;
+  }
+}

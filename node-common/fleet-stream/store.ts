@@ -1,0 +1,106 @@
+/**
+ * The worker's side of the fleet stream transport (docs/live-output.md#fleet-transport): appends a model call's delta
+ * batches to its run's Redis stream, best-effort — an append that fails or takes longer than a second is dropped (readers then wait for the call's tail, or have fallen back to the
+ * heartbeats), so a run never fails because its stream store did.
+ */
+import type { Redis } from 'ioredis';
+import type { PayloadCodec } from '@temporalio/common';
+import { batchEnd, batchFields, parseStored, streamKey, type DeltaBatch } from './entries.js';
+import { redactedUrl, type FleetStreamOption } from './config.js';
+import { connectStore } from './connection.js';
+
+export class FleetStreamStore {
+  private readonly redis: Redis;
+  private readonly maxLen: number;
+  private readonly ttlSeconds: number;
+  /** Appends that failed (the store away or slow), for tests and operators. */
+  failed = 0;
+  /**
+   * Settles once the first connection succeeded or failed (at most {@link LOOKUP_TIMEOUT_MS} after `open()`): a
+   * worker's first calls wait for it instead of losing their first batches; after that a store away fails at once.
+   */
+  private connected: Promise<void> = Promise.resolve();
+  /** An append failed and none succeeded since. */
+  private down = false;
+  private readonly url: string;
+
+  /** `codecs`: the worker's payload codecs, once known (an encrypting worker's seal the batches). */
+  constructor(
+    option: FleetStreamOption,
+    private readonly codecs: () => readonly PayloadCodec[] = () => [],
+  ) {
+    this.url = option.redis;
+    this.redis = connectStore(option.redis);
+    this.maxLen = option.maxLen ?? 10_000;
+    this.ttlSeconds = option.ttlSeconds ?? 3600;
+  }
+
+  /** Appends `batch` to workflow `workflowId`'s stream (bounded, its expiry renewed); never throws. */
+  async append(workflowId: string, batch: DeltaBatch): Promise<void> {
+    const key = streamKey(workflowId);
+    try {
+      await this.connected;
+      const fields = await batchFields(batch, this.codecs());
+      const res = await this.redis
+        .pipeline()
+        .xadd(key, 'MAXLEN', '~', String(this.maxLen), '*', ...fields)
+        .expire(key, this.ttlSeconds)
+        .exec();
+      if (res?.some(([err]) => err)) this.fail();
+      else this.down = false;
+    } catch {
+      this.fail();
+    }
+  }
+
+  /** Counts a failed append; the first of an outage is said once on stderr (the URL without its password). */
+  private fail(): void {
+    this.failed += 1;
+    if (this.down) return;
+    this.down = true;
+    process.stderr.write(
+      `[keel] the stream store ${redactedUrl(this.url)} does not answer: live output goes through the heartbeats until it does\n`,
+    );
+  }
+
+  /**
+   * The last delta number the store holds of call (`runId`, `messageIndex`), 0 when none; undefined when the store
+   * does not answer within {@link LOOKUP_TIMEOUT_MS}: a retried attempt numbers on from past it, so no number is given
+   * twice, and when it cannot know, appends nothing (its text then reaches store readers with the call's tail).
+   */
+  async lastNumber(workflowId: string, runId: string, messageIndex: number): Promise<number | undefined> {
+    try {
+      const last = await withTimeout(
+        this.connected.then(() => this.redis.xrevrange(streamKey(workflowId), '+', '-', 'COUNT', 1)),
+      );
+      if (last === undefined) return undefined;
+      const batch = last[0] && parseStored(last[0][1]);
+      return batch && batch.runId === runId && batch.messageIndex === messageIndex ? batchEnd(batch) : 0;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Connects (the worker starts); appends before that, or while the server is away, are dropped. */
+  open(): void {
+    this.connected = Promise.race([
+      this.redis.connect().catch(() => {}),
+      new Promise<void>((resolve) => setTimeout(resolve, LOOKUP_TIMEOUT_MS).unref()),
+    ]);
+  }
+
+  /** Closes the connection (the worker stops). */
+  close(): void {
+    this.redis.disconnect();
+  }
+}
+
+/** The longest a retried attempt waits to learn where the store's numbering of its call ended. */
+const LOOKUP_TIMEOUT_MS = 1000;
+
+/** `p`, or undefined after {@link LOOKUP_TIMEOUT_MS}. */
+function withTimeout<T>(p: Promise<T>): Promise<T | undefined> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => (t = setTimeout(() => resolve(undefined), LOOKUP_TIMEOUT_MS)));
+  return Promise.race([p, timeout]).finally(() => clearTimeout(t));
+}
