@@ -143,6 +143,7 @@ export interface KeelPluginOptions {
    * definition is enforced. Default: none (model requests ask no one).
    */
   providerLimits?: ProviderLimits;
+  /**
    * The fleet stream transport (docs/live-output.md#fleet-transport): `{ redis: url }` appends the model's deltas to a
    * Redis or Valkey stream as well, so readers configured alike block on it instead of polling Temporal. Default: the
    * URL in `$KEEL_STREAM_REDIS_URL`, else none (deltas travel in heartbeats only); `false`: none.
