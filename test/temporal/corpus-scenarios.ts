@@ -177,6 +177,13 @@ export const corpusScripts: Record<string, Script> = {
     ],
   },
   brief: { rules: [{ text: 'done' }] },
+  /** 0.9.0: a final answer that is not JSON, then its repair (typed output). */
+  typedRepair: {
+    rules: [
+      { match: 'Final answer is not valid JSON', text: '{"answer": 42}' },
+      { text: 'The answer is 42.' },
+    ],
+  },
   home: {
     replies: [
       { toolCall: { id: 'h-1', name: 'local', arguments: { value: 'one' } } },
@@ -510,6 +517,22 @@ export const scenarios: Record<string, Scenario> = {
     });
     await handle.result().catch(() => undefined);
     return { 'deep-input': await recorded(handle) };
+  },
+  /** 0.9.0: a run with an `output` schema whose first answer is repaired (the checkRunOutput local activity). */
+  'typed-output': async (keel) => {
+    const output = { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'] };
+    const h = await keel.start({ model: 'scripted/typedRepair', prompt: 'answer', output }, id('typed-output'));
+    await h.result();
+    return { 'typed-output': await recorded(h.workflow) };
+  },
+  /** 0.9.0: the model's provider is down; the request goes to the next of `fallbackModels` (keel-0.9-fallback-model). */
+  'model-fallback': async (keel) => {
+    const h = await keel.start(
+      { model: 'scripted/broken', fallbackModels: ['scripted/brief'], prompt: 'go' },
+      id('model-fallback'),
+    );
+    await h.result();
+    return { 'model-fallback': await recorded(h.workflow) };
   },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));
