@@ -33,6 +33,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.6.3': '8a7a7b63111b579a11a27b98bc7f66f0f7aeb3bf2ba283df364d0e404e2a9b59',
   '0.7.0': 'c45516e015b17d5638094681bd98ce8f7fa04998a7c8a5f6f619a1473551b63b',
   '0.8.0': 'fa9866ed3edb85b251271d0a948124938b2bcb7521775a09fb3ed4de2000f6dc',
+  '0.9.0': 'e74345342a4b579358f91305f091e90e60fae066ee7ec929964c8da39a287242',
 };
 
 describe('replay corpus manifest', () => {
