@@ -2,7 +2,7 @@
 // Do not edit: change the schema and regenerate (test/unit/generated-validators.test.ts checks this file).
 // @ts-nocheck
 import type { Validator } from './validate-errors.js';
-const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"fallbackModels":{"type":"array","items":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"minItems":1,"maxItems":5,"uniqueItems":true},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]},"cacheRetention":{"enum":["none","short","long"]}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"priority":{"type":"integer","minimum":1,"maximum":5},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]},"output":{"type":"object"},"outputRepairs":{"type":"integer","minimum":0}},"title":"AgentRunInput","additionalProperties":false};
+const schema11 = {"type":"object","required":["model"],"properties":{"prompt":{"type":["string","array"],"minItems":1,"items":{"type":["string","object"],"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"}}}},"systemPrompt":{"type":"string"},"model":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"fallbackModels":{"type":"array","items":{"type":"string","pattern":"^[^/\\s]+/\\S+$"},"minItems":1,"maxItems":5,"uniqueItems":true},"tools":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"messages":{"type":"array","items":{"type":"object","required":["role"],"properties":{"role":{"enum":["user","assistant","toolResult"]}},"allOf":[{"if":{"properties":{"role":{"const":"user"}}},"then":{"type":"object","required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":["string","array"],"items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"timestamp":{"type":"number"},"compaction":{"type":"object","required":["firstKept","tokensBefore","reason"],"properties":{"firstKept":{"type":"integer","minimum":0},"tokensBefore":{"type":"number"},"reason":{"enum":["threshold","overflow"]}}}}}},{"if":{"properties":{"role":{"const":"assistant"}}},"then":{"type":"object","required":["role","content","stopReason"],"properties":{"role":{"const":"assistant"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","thinking","toolCall"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"thinking"}}},"then":{"type":"object","required":["type","thinking"],"properties":{"type":{"const":"thinking"},"thinking":{"type":"string"},"thinkingSignature":{"type":"string"},"redacted":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"toolCall"}}},"then":{"type":"object","required":["type","id","name","arguments"],"properties":{"type":{"const":"toolCall"},"id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":["object","string"]},"argumentsError":{"type":"string"},"thoughtSignature":{"type":"string"}}}}]}},"api":{"type":"string"},"provider":{"type":"string"},"model":{"type":"string"},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"stopReason":{"enum":["stop","length","toolUse","error","aborted"]},"errorMessage":{"type":"string"},"timestamp":{"type":"number"}}}},{"if":{"properties":{"role":{"const":"toolResult"}}},"then":{"type":"object","required":["role","toolCallId","toolName","content","isError"],"properties":{"role":{"const":"toolResult"},"toolCallId":{"type":"string"},"toolName":{"type":"string"},"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["text","image"]}},"allOf":[{"if":{"properties":{"type":{"const":"text"}}},"then":{"type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"textSignature":{"type":"string"}}}},{"if":{"properties":{"type":{"const":"image"}}},"then":{"type":"object","required":["type","data","mimeType"],"properties":{"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"}}}}]}},"usage":{"type":"object","required":["input","output","cacheRead","cacheWrite","totalTokens","cost"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"totalTokens":{"type":"number"},"cost":{"type":"object","required":["input","output","cacheRead","cacheWrite","total"],"properties":{"input":{"type":"number"},"output":{"type":"number"},"cacheRead":{"type":"number"},"cacheWrite":{"type":"number"},"total":{"type":"number"}}}}},"addedToolNames":{"type":"array","items":{"type":"string"}},"isError":{"type":"boolean"},"timestamp":{"type":"number"}}}}]}},"toolExecution":{"enum":["parallel","sequential"]},"steeringMode":{"enum":["one-at-a-time","all"]},"followUpMode":{"enum":["one-at-a-time","all"]},"maxTurns":{"type":"integer","minimum":1},"mode":{"enum":["task","session"]},"idleTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"metadata":{"type":"object"},"modelOptions":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"temperature":{"type":"number","minimum":0},"reasoning":{"enum":["off","minimal","low","medium","high","xhigh"]},"cacheRetention":{"enum":["none","short","long"]},"sessionId":{"type":"string","minLength":1,"maxLength":256}},"additionalProperties":false},"modelRetry":{"type":"object","properties":{"maximumAttempts":{"type":"integer","minimum":1},"initialInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"maximumInterval":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"backoffCoefficient":{"type":"number","minimum":1}},"additionalProperties":false},"heartbeatTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"homeWorkerTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"continueAsNewAfterBytes":{"type":"integer","minimum":65536},"maxHistoryBytes":{"type":"integer","minimum":65536,"maximum":50331648},"approvalTimeout":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"}]},"budget":{"type":"object","properties":{"maxTokens":{"type":"integer","minimum":1},"maxCostUsd":{"type":"number","exclusiveMinimum":0},"maxModelCalls":{"type":"integer","minimum":1}},"additionalProperties":false},"priority":{"type":"integer","minimum":1,"maximum":5},"compaction":{"anyOf":[{"const":false},{"type":"object","properties":{"reserveTokens":{"type":"integer","minimum":0},"keepRecentTokens":{"type":"integer","minimum":1},"contextWindow":{"type":"integer","minimum":1}},"additionalProperties":false}]},"output":{"type":"object"},"outputRepairs":{"type":"integer","minimum":0}},"title":"AgentRunInput","additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 import func3Module from 'ajv/dist/runtime/ucs2length.js';
 const func3 = func3Module.default ?? func3Module;
@@ -2888,7 +2888,7 @@ if(data.modelOptions !== undefined){
 let data117 = data.modelOptions;
 if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
 for(const key1 in data117){
-if(!((((key1 === "maxTokens") || (key1 === "temperature")) || (key1 === "reasoning")) || (key1 === "cacheRetention"))){
+if(!(((((key1 === "maxTokens") || (key1 === "temperature")) || (key1 === "reasoning")) || (key1 === "cacheRetention")) || (key1 === "sessionId"))){
 const err222 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err222];
@@ -2975,9 +2975,11 @@ vErrors.push(err228);
 errors++;
 }
 }
-}
-else {
-const err229 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data117.sessionId !== undefined){
+let data122 = data117.sessionId;
+if(typeof data122 === "string"){
+if(func3(data122) > 256){
+const err229 = {instancePath:instancePath+"/modelOptions/sessionId",schemaPath:"#/properties/modelOptions/properties/sessionId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -2986,13 +2988,8 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-if(data.modelRetry !== undefined){
-let data122 = data.modelRetry;
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
-for(const key2 in data122){
-if(!((((key2 === "maximumAttempts") || (key2 === "initialInterval")) || (key2 === "maximumInterval")) || (key2 === "backoffCoefficient"))){
-const err230 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(func3(data122) < 1){
+const err230 = {instancePath:instancePath+"/modelOptions/sessionId",schemaPath:"#/properties/modelOptions/properties/sessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3002,10 +2999,8 @@ vErrors.push(err230);
 errors++;
 }
 }
-if(data122.maximumAttempts !== undefined){
-let data123 = data122.maximumAttempts;
-if(!((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123)))){
-const err231 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err231 = {instancePath:instancePath+"/modelOptions/sessionId",schemaPath:"#/properties/modelOptions/properties/sessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3014,9 +3009,10 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(typeof data123 == "number"){
-if(data123 < 1 || isNaN(data123)){
-const err232 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err232 = {instancePath:instancePath+"/modelOptions",schemaPath:"#/properties/modelOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3026,14 +3022,12 @@ vErrors.push(err232);
 errors++;
 }
 }
-}
-if(data122.initialInterval !== undefined){
-let data124 = data122.initialInterval;
-const _errs279 = errors;
-let valid76 = false;
-const _errs280 = errors;
-if(!((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124)))){
-const err233 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.modelRetry !== undefined){
+let data123 = data.modelRetry;
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+for(const key2 in data123){
+if(!((((key2 === "maximumAttempts") || (key2 === "initialInterval")) || (key2 === "maximumInterval")) || (key2 === "backoffCoefficient"))){
+const err233 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3042,9 +3036,11 @@ vErrors.push(err233);
 }
 errors++;
 }
-if(typeof data124 == "number"){
-if(data124 < 1 || isNaN(data124)){
-const err234 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data123.maximumAttempts !== undefined){
+let data124 = data123.maximumAttempts;
+if(!((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124)))){
+const err234 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3053,14 +3049,9 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-var _valid13 = _errs280 === errors;
-valid76 = valid76 || _valid13;
-if(!valid76){
-const _errs282 = errors;
-if(typeof data124 === "string"){
-if(!pattern2.test(data124)){
-const err235 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(typeof data124 == "number"){
+if(data124 < 1 || isNaN(data124)){
+const err235 = {instancePath:instancePath+"/modelRetry/maximumAttempts",schemaPath:"#/properties/modelRetry/properties/maximumAttempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3070,8 +3061,14 @@ vErrors.push(err235);
 errors++;
 }
 }
-else {
-const err236 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data123.initialInterval !== undefined){
+let data125 = data123.initialInterval;
+const _errs281 = errors;
+let valid76 = false;
+const _errs282 = errors;
+if(!((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125)))){
+const err236 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3080,11 +3077,9 @@ vErrors.push(err236);
 }
 errors++;
 }
-var _valid13 = _errs282 === errors;
-valid76 = valid76 || _valid13;
-}
-if(!valid76){
-const err237 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data125 == "number"){
+if(data125 < 1 || isNaN(data125)){
+const err237 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3093,25 +3088,14 @@ vErrors.push(err237);
 }
 errors++;
 }
-else {
-errors = _errs279;
-if(vErrors !== null){
-if(_errs279){
-vErrors.length = _errs279;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data122.maximumInterval !== undefined){
-let data125 = data122.maximumInterval;
-const _errs285 = errors;
-let valid77 = false;
-const _errs286 = errors;
-if(!((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125)))){
-const err238 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid13 = _errs282 === errors;
+valid76 = valid76 || _valid13;
+if(!valid76){
+const _errs284 = errors;
+if(typeof data125 === "string"){
+if(!pattern2.test(data125)){
+const err238 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3120,9 +3104,9 @@ vErrors.push(err238);
 }
 errors++;
 }
-if(typeof data125 == "number"){
-if(data125 < 1 || isNaN(data125)){
-const err239 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err239 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3131,14 +3115,11 @@ vErrors.push(err239);
 }
 errors++;
 }
+var _valid13 = _errs284 === errors;
+valid76 = valid76 || _valid13;
 }
-var _valid14 = _errs286 === errors;
-valid77 = valid77 || _valid14;
-if(!valid77){
-const _errs288 = errors;
-if(typeof data125 === "string"){
-if(!pattern2.test(data125)){
-const err240 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(!valid76){
+const err240 = {instancePath:instancePath+"/modelRetry/initialInterval",schemaPath:"#/properties/modelRetry/properties/initialInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3147,9 +3128,25 @@ vErrors.push(err240);
 }
 errors++;
 }
+else {
+errors = _errs281;
+if(vErrors !== null){
+if(_errs281){
+vErrors.length = _errs281;
 }
 else {
-const err241 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data123.maximumInterval !== undefined){
+let data126 = data123.maximumInterval;
+const _errs287 = errors;
+let valid77 = false;
+const _errs288 = errors;
+if(!((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126)))){
+const err241 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3158,11 +3155,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-var _valid14 = _errs288 === errors;
-valid77 = valid77 || _valid14;
-}
-if(!valid77){
-const err242 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data126 == "number"){
+if(data126 < 1 || isNaN(data126)){
+const err242 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3171,23 +3166,14 @@ vErrors.push(err242);
 }
 errors++;
 }
-else {
-errors = _errs285;
-if(vErrors !== null){
-if(_errs285){
-vErrors.length = _errs285;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data122.backoffCoefficient !== undefined){
-let data126 = data122.backoffCoefficient;
-if(typeof data126 == "number"){
-if(data126 < 1 || isNaN(data126)){
-const err243 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid14 = _errs288 === errors;
+valid77 = valid77 || _valid14;
+if(!valid77){
+const _errs290 = errors;
+if(typeof data126 === "string"){
+if(!pattern2.test(data126)){
+const err243 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3198,7 +3184,7 @@ errors++;
 }
 }
 else {
-const err244 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err244 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3207,10 +3193,11 @@ vErrors.push(err244);
 }
 errors++;
 }
+var _valid14 = _errs290 === errors;
+valid77 = valid77 || _valid14;
 }
-}
-else {
-const err245 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid77){
+const err245 = {instancePath:instancePath+"/modelRetry/maximumInterval",schemaPath:"#/properties/modelRetry/properties/maximumInterval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3219,14 +3206,23 @@ vErrors.push(err245);
 }
 errors++;
 }
+else {
+errors = _errs287;
+if(vErrors !== null){
+if(_errs287){
+vErrors.length = _errs287;
 }
-if(data.heartbeatTimeout !== undefined){
-let data127 = data.heartbeatTimeout;
-const _errs293 = errors;
-let valid78 = false;
-const _errs294 = errors;
-if(!((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127)))){
-const err246 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data123.backoffCoefficient !== undefined){
+let data127 = data123.backoffCoefficient;
+if(typeof data127 == "number"){
+if(data127 < 1 || isNaN(data127)){
+const err246 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3235,9 +3231,9 @@ vErrors.push(err246);
 }
 errors++;
 }
-if(typeof data127 == "number"){
-if(data127 < 1 || isNaN(data127)){
-const err247 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err247 = {instancePath:instancePath+"/modelRetry/backoffCoefficient",schemaPath:"#/properties/modelRetry/properties/backoffCoefficient/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3247,13 +3243,9 @@ vErrors.push(err247);
 errors++;
 }
 }
-var _valid15 = _errs294 === errors;
-valid78 = valid78 || _valid15;
-if(!valid78){
-const _errs296 = errors;
-if(typeof data127 === "string"){
-if(!pattern2.test(data127)){
-const err248 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+}
+else {
+const err248 = {instancePath:instancePath+"/modelRetry",schemaPath:"#/properties/modelRetry/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3263,8 +3255,13 @@ vErrors.push(err248);
 errors++;
 }
 }
-else {
-const err249 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.heartbeatTimeout !== undefined){
+let data128 = data.heartbeatTimeout;
+const _errs295 = errors;
+let valid78 = false;
+const _errs296 = errors;
+if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
+const err249 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3273,11 +3270,9 @@ vErrors.push(err249);
 }
 errors++;
 }
-var _valid15 = _errs296 === errors;
-valid78 = valid78 || _valid15;
-}
-if(!valid78){
-const err250 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data128 == "number"){
+if(data128 < 1 || isNaN(data128)){
+const err250 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3286,25 +3281,14 @@ vErrors.push(err250);
 }
 errors++;
 }
-else {
-errors = _errs293;
-if(vErrors !== null){
-if(_errs293){
-vErrors.length = _errs293;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.homeWorkerTimeout !== undefined){
-let data128 = data.homeWorkerTimeout;
-const _errs299 = errors;
-let valid79 = false;
-const _errs300 = errors;
-if(!((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128)))){
-const err251 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid15 = _errs296 === errors;
+valid78 = valid78 || _valid15;
+if(!valid78){
+const _errs298 = errors;
+if(typeof data128 === "string"){
+if(!pattern2.test(data128)){
+const err251 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3313,9 +3297,9 @@ vErrors.push(err251);
 }
 errors++;
 }
-if(typeof data128 == "number"){
-if(data128 < 1 || isNaN(data128)){
-const err252 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err252 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3324,14 +3308,11 @@ vErrors.push(err252);
 }
 errors++;
 }
+var _valid15 = _errs298 === errors;
+valid78 = valid78 || _valid15;
 }
-var _valid16 = _errs300 === errors;
-valid79 = valid79 || _valid16;
-if(!valid79){
-const _errs302 = errors;
-if(typeof data128 === "string"){
-if(!pattern2.test(data128)){
-const err253 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(!valid78){
+const err253 = {instancePath:instancePath+"/heartbeatTimeout",schemaPath:"#/properties/heartbeatTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3340,9 +3321,25 @@ vErrors.push(err253);
 }
 errors++;
 }
+else {
+errors = _errs295;
+if(vErrors !== null){
+if(_errs295){
+vErrors.length = _errs295;
 }
 else {
-const err254 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data.homeWorkerTimeout !== undefined){
+let data129 = data.homeWorkerTimeout;
+const _errs301 = errors;
+let valid79 = false;
+const _errs302 = errors;
+if(!((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129)))){
+const err254 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3351,11 +3348,9 @@ vErrors.push(err254);
 }
 errors++;
 }
-var _valid16 = _errs302 === errors;
-valid79 = valid79 || _valid16;
-}
-if(!valid79){
-const err255 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data129 == "number"){
+if(data129 < 1 || isNaN(data129)){
+const err255 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3364,22 +3359,14 @@ vErrors.push(err255);
 }
 errors++;
 }
-else {
-errors = _errs299;
-if(vErrors !== null){
-if(_errs299){
-vErrors.length = _errs299;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.continueAsNewAfterBytes !== undefined){
-let data129 = data.continueAsNewAfterBytes;
-if(!((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129)))){
-const err256 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid16 = _errs302 === errors;
+valid79 = valid79 || _valid16;
+if(!valid79){
+const _errs304 = errors;
+if(typeof data129 === "string"){
+if(!pattern2.test(data129)){
+const err256 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3388,9 +3375,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-if(typeof data129 == "number"){
-if(data129 < 65536 || isNaN(data129)){
-const err257 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+}
+else {
+const err257 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3399,12 +3386,11 @@ vErrors.push(err257);
 }
 errors++;
 }
+var _valid16 = _errs304 === errors;
+valid79 = valid79 || _valid16;
 }
-}
-if(data.maxHistoryBytes !== undefined){
-let data130 = data.maxHistoryBytes;
-if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
-const err258 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid79){
+const err258 = {instancePath:instancePath+"/homeWorkerTimeout",schemaPath:"#/properties/homeWorkerTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3413,9 +3399,22 @@ vErrors.push(err258);
 }
 errors++;
 }
-if(typeof data130 == "number"){
-if(data130 > 50331648 || isNaN(data130)){
-const err259 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50331648},message:"must be <= 50331648"};
+else {
+errors = _errs301;
+if(vErrors !== null){
+if(_errs301){
+vErrors.length = _errs301;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.continueAsNewAfterBytes !== undefined){
+let data130 = data.continueAsNewAfterBytes;
+if(!((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130)))){
+const err259 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3424,8 +3423,9 @@ vErrors.push(err259);
 }
 errors++;
 }
+if(typeof data130 == "number"){
 if(data130 < 65536 || isNaN(data130)){
-const err260 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
+const err260 = {instancePath:instancePath+"/continueAsNewAfterBytes",schemaPath:"#/properties/continueAsNewAfterBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -3436,13 +3436,10 @@ errors++;
 }
 }
 }
-if(data.approvalTimeout !== undefined){
-let data131 = data.approvalTimeout;
-const _errs309 = errors;
-let valid80 = false;
-const _errs310 = errors;
+if(data.maxHistoryBytes !== undefined){
+let data131 = data.maxHistoryBytes;
 if(!((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131)))){
-const err261 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err261 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -3452,8 +3449,8 @@ vErrors.push(err261);
 errors++;
 }
 if(typeof data131 == "number"){
-if(data131 < 1 || isNaN(data131)){
-const err262 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data131 > 50331648 || isNaN(data131)){
+const err262 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50331648},message:"must be <= 50331648"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3462,14 +3459,8 @@ vErrors.push(err262);
 }
 errors++;
 }
-}
-var _valid17 = _errs310 === errors;
-valid80 = valid80 || _valid17;
-if(!valid80){
-const _errs312 = errors;
-if(typeof data131 === "string"){
-if(!pattern2.test(data131)){
-const err263 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
+if(data131 < 65536 || isNaN(data131)){
+const err263 = {instancePath:instancePath+"/maxHistoryBytes",schemaPath:"#/properties/maxHistoryBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536},message:"must be >= 65536"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3479,8 +3470,14 @@ vErrors.push(err263);
 errors++;
 }
 }
-else {
-const err264 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.approvalTimeout !== undefined){
+let data132 = data.approvalTimeout;
+const _errs311 = errors;
+let valid80 = false;
+const _errs312 = errors;
+if(!((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132)))){
+const err264 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3489,11 +3486,9 @@ vErrors.push(err264);
 }
 errors++;
 }
-var _valid17 = _errs312 === errors;
-valid80 = valid80 || _valid17;
-}
-if(!valid80){
-const err265 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(typeof data132 == "number"){
+if(data132 < 1 || isNaN(data132)){
+const err265 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -3502,24 +3497,14 @@ vErrors.push(err265);
 }
 errors++;
 }
-else {
-errors = _errs309;
-if(vErrors !== null){
-if(_errs309){
-vErrors.length = _errs309;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.budget !== undefined){
-let data132 = data.budget;
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-for(const key3 in data132){
-if(!(((key3 === "maxTokens") || (key3 === "maxCostUsd")) || (key3 === "maxModelCalls"))){
-const err266 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+var _valid17 = _errs312 === errors;
+valid80 = valid80 || _valid17;
+if(!valid80){
+const _errs314 = errors;
+if(typeof data132 === "string"){
+if(!pattern2.test(data132)){
+const err266 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"},message:"must match pattern \""+"^\\d+(\\.\\d+)?\\s*(ms|msecs?|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$"+"\""};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -3529,10 +3514,8 @@ vErrors.push(err266);
 errors++;
 }
 }
-if(data132.maxTokens !== undefined){
-let data133 = data132.maxTokens;
-if(!((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133)))){
-const err267 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err267 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -3541,9 +3524,11 @@ vErrors.push(err267);
 }
 errors++;
 }
-if(typeof data133 == "number"){
-if(data133 < 1 || isNaN(data133)){
-const err268 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid17 = _errs314 === errors;
+valid80 = valid80 || _valid17;
+}
+if(!valid80){
+const err268 = {instancePath:instancePath+"/approvalTimeout",schemaPath:"#/properties/approvalTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -3552,13 +3537,24 @@ vErrors.push(err268);
 }
 errors++;
 }
+else {
+errors = _errs311;
+if(vErrors !== null){
+if(_errs311){
+vErrors.length = _errs311;
+}
+else {
+vErrors = null;
 }
 }
-if(data132.maxCostUsd !== undefined){
-let data134 = data132.maxCostUsd;
-if(typeof data134 == "number"){
-if(data134 <= 0 || isNaN(data134)){
-const err269 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+}
+}
+if(data.budget !== undefined){
+let data133 = data.budget;
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+for(const key3 in data133){
+if(!(((key3 === "maxTokens") || (key3 === "maxCostUsd")) || (key3 === "maxModelCalls"))){
+const err269 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -3568,8 +3564,10 @@ vErrors.push(err269);
 errors++;
 }
 }
-else {
-const err270 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data133.maxTokens !== undefined){
+let data134 = data133.maxTokens;
+if(!((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134)))){
+const err270 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -3578,11 +3576,9 @@ vErrors.push(err270);
 }
 errors++;
 }
-}
-if(data132.maxModelCalls !== undefined){
-let data135 = data132.maxModelCalls;
-if(!((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135)))){
-const err271 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data134 == "number"){
+if(data134 < 1 || isNaN(data134)){
+const err271 = {instancePath:instancePath+"/budget/maxTokens",schemaPath:"#/properties/budget/properties/maxTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -3591,9 +3587,13 @@ vErrors.push(err271);
 }
 errors++;
 }
+}
+}
+if(data133.maxCostUsd !== undefined){
+let data135 = data133.maxCostUsd;
 if(typeof data135 == "number"){
-if(data135 < 1 || isNaN(data135)){
-const err272 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data135 <= 0 || isNaN(data135)){
+const err272 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -3603,10 +3603,8 @@ vErrors.push(err272);
 errors++;
 }
 }
-}
-}
 else {
-const err273 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err273 = {instancePath:instancePath+"/budget/maxCostUsd",schemaPath:"#/properties/budget/properties/maxCostUsd/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -3616,10 +3614,10 @@ vErrors.push(err273);
 errors++;
 }
 }
-if(data.priority !== undefined){
-let data136 = data.priority;
+if(data133.maxModelCalls !== undefined){
+let data136 = data133.maxModelCalls;
 if(!((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136)))){
-const err274 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err274 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -3629,8 +3627,8 @@ vErrors.push(err274);
 errors++;
 }
 if(typeof data136 == "number"){
-if(data136 > 5 || isNaN(data136)){
-const err275 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
+if(data136 < 1 || isNaN(data136)){
+const err275 = {instancePath:instancePath+"/budget/maxModelCalls",schemaPath:"#/properties/budget/properties/maxModelCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -3639,8 +3637,11 @@ vErrors.push(err275);
 }
 errors++;
 }
-if(data136 < 1 || isNaN(data136)){
-const err276 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+}
+else {
+const err276 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -3650,14 +3651,10 @@ vErrors.push(err276);
 errors++;
 }
 }
-}
-if(data.compaction !== undefined){
-let data137 = data.compaction;
-const _errs326 = errors;
-let valid82 = false;
-const _errs327 = errors;
-if(false !== data137){
-const err277 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data.priority !== undefined){
+let data137 = data.priority;
+if(!((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137)))){
+const err277 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -3666,14 +3663,9 @@ vErrors.push(err277);
 }
 errors++;
 }
-var _valid18 = _errs327 === errors;
-valid82 = valid82 || _valid18;
-if(!valid82){
-const _errs328 = errors;
-if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
-for(const key4 in data137){
-if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
-const err278 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(typeof data137 == "number"){
+if(data137 > 5 || isNaN(data137)){
+const err278 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -3682,11 +3674,8 @@ vErrors.push(err278);
 }
 errors++;
 }
-}
-if(data137.reserveTokens !== undefined){
-let data138 = data137.reserveTokens;
-if(!((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138)))){
-const err279 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data137 < 1 || isNaN(data137)){
+const err279 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -3695,9 +3684,15 @@ vErrors.push(err279);
 }
 errors++;
 }
-if(typeof data138 == "number"){
-if(data138 < 0 || isNaN(data138)){
-const err280 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data.compaction !== undefined){
+let data138 = data.compaction;
+const _errs328 = errors;
+let valid82 = false;
+const _errs329 = errors;
+if(false !== data138){
+const err280 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/0/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -3706,12 +3701,14 @@ vErrors.push(err280);
 }
 errors++;
 }
-}
-}
-if(data137.keepRecentTokens !== undefined){
-let data139 = data137.keepRecentTokens;
-if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
-const err281 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid18 = _errs329 === errors;
+valid82 = valid82 || _valid18;
+if(!valid82){
+const _errs330 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+for(const key4 in data138){
+if(!(((key4 === "reserveTokens") || (key4 === "keepRecentTokens")) || (key4 === "contextWindow"))){
+const err281 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -3720,9 +3717,11 @@ vErrors.push(err281);
 }
 errors++;
 }
-if(typeof data139 == "number"){
-if(data139 < 1 || isNaN(data139)){
-const err282 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data138.reserveTokens !== undefined){
+let data139 = data138.reserveTokens;
+if(!((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139)))){
+const err282 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -3731,12 +3730,9 @@ vErrors.push(err282);
 }
 errors++;
 }
-}
-}
-if(data137.contextWindow !== undefined){
-let data140 = data137.contextWindow;
-if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
-const err283 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data139 == "number"){
+if(data139 < 0 || isNaN(data139)){
+const err283 = {instancePath:instancePath+"/compaction/reserveTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/reserveTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -3745,9 +3741,12 @@ vErrors.push(err283);
 }
 errors++;
 }
-if(typeof data140 == "number"){
-if(data140 < 1 || isNaN(data140)){
-const err284 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data138.keepRecentTokens !== undefined){
+let data140 = data138.keepRecentTokens;
+if(!((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140)))){
+const err284 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -3756,11 +3755,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err285 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data140 == "number"){
+if(data140 < 1 || isNaN(data140)){
+const err285 = {instancePath:instancePath+"/compaction/keepRecentTokens",schemaPath:"#/properties/compaction/anyOf/1/properties/keepRecentTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -3769,11 +3766,12 @@ vErrors.push(err285);
 }
 errors++;
 }
-var _valid18 = _errs328 === errors;
-valid82 = valid82 || _valid18;
 }
-if(!valid82){
-const err286 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+if(data138.contextWindow !== undefined){
+let data141 = data138.contextWindow;
+if(!((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141)))){
+const err286 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -3782,22 +3780,9 @@ vErrors.push(err286);
 }
 errors++;
 }
-else {
-errors = _errs326;
-if(vErrors !== null){
-if(_errs326){
-vErrors.length = _errs326;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.output !== undefined){
-let data141 = data.output;
-if(!(data141 && typeof data141 == "object" && !Array.isArray(data141))){
-const err287 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data141 == "number"){
+if(data141 < 1 || isNaN(data141)){
+const err287 = {instancePath:instancePath+"/compaction/contextWindow",schemaPath:"#/properties/compaction/anyOf/1/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -3807,10 +3792,10 @@ vErrors.push(err287);
 errors++;
 }
 }
-if(data.outputRepairs !== undefined){
-let data142 = data.outputRepairs;
-if(!((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142)))){
-const err288 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+else {
+const err288 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -3819,9 +3804,11 @@ vErrors.push(err288);
 }
 errors++;
 }
-if(typeof data142 == "number"){
-if(data142 < 0 || isNaN(data142)){
-const err289 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var _valid18 = _errs330 === errors;
+valid82 = valid82 || _valid18;
+}
+if(!valid82){
+const err289 = {instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -3830,16 +3817,64 @@ vErrors.push(err289);
 }
 errors++;
 }
-}
-}
+else {
+errors = _errs328;
+if(vErrors !== null){
+if(_errs328){
+vErrors.length = _errs328;
 }
 else {
-const err290 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data.output !== undefined){
+let data142 = data.output;
+if(!(data142 && typeof data142 == "object" && !Array.isArray(data142))){
+const err290 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err290];
 }
 else {
 vErrors.push(err290);
+}
+errors++;
+}
+}
+if(data.outputRepairs !== undefined){
+let data143 = data.outputRepairs;
+if(!((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143)))){
+const err291 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err291];
+}
+else {
+vErrors.push(err291);
+}
+errors++;
+}
+if(typeof data143 == "number"){
+if(data143 < 0 || isNaN(data143)){
+const err292 = {instancePath:instancePath+"/outputRepairs",schemaPath:"#/properties/outputRepairs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err293 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
 }
 errors++;
 }

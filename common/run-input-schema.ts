@@ -107,6 +107,11 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
            * session key). Keel sends the run's workflow id as pi-ai's `sessionId` (docs/models.md "Prompt caching").
            */
           cacheRetention: Type.Optional(Type.Unsafe<'none' | 'short' | 'long'>({ enum: ['none', 'short', 'long'] })),
+          /**
+           * The conversation's prompt-cache key (pi-ai's `sessionId`). Default: the run's workflow id. A fork carries its
+           * original's, so its requests meet the cache its shared prefix left (docs/runs.md#fork-and-rewind).
+           */
+          sessionId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
         },
         { additionalProperties: false },
       ),

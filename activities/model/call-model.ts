@@ -339,6 +339,7 @@ export function createCallModel(deps: CallModelDeps) {
         const tools = found.flatMap((t) =>
           t ? [{ name: t.name, description: t.description, parameters: parametersSchema(t.parameters) }] : [],
         );
+        const { sessionId: sessionKey, ...options } = input.options;
         if (limits) await limits.acquire(...estimateRequest(messages, input.systemPrompt, tools, input.options));
         return provider.stream(
           {
@@ -347,9 +348,9 @@ export function createCallModel(deps: CallModelDeps) {
             systemPrompt: input.systemPrompt,
             messages,
             tools,
-            options: input.options,
-            // the conversation's prompt-cache key: the same on every attempt, turn and continued run
-            sessionId: input.run.workflowId,
+            options,
+            // the conversation's prompt-cache key: the same on every attempt, turn and continued run (a fork: its original's)
+            sessionId: sessionKey ?? input.run.workflowId,
           },
           signal,
           onPartial,

@@ -102,6 +102,10 @@ export function forkInput(
     ...(opts.system !== undefined ? { systemPrompt: opts.system } : {}),
     ...(messages.length > 0 ? { messages } : {}),
     ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
+    // a fork keeps its original's prompt-cache key: its first requests share the original's prefix
+    ...(exact
+      ? {}
+      : { modelOptions: { ...config.modelOptions, sessionId: config.modelOptions?.sessionId ?? workflowId } }),
   };
 }
 

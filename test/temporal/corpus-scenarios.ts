@@ -179,10 +179,7 @@ export const corpusScripts: Record<string, Script> = {
   brief: { rules: [{ text: 'done' }] },
   /** 0.9.0: a final answer that is not JSON, then its repair (typed output). */
   typedRepair: {
-    rules: [
-      { match: 'Final answer is not valid JSON', text: '{"answer": 42}' },
-      { text: 'The answer is 42.' },
-    ],
+    rules: [{ match: 'Final answer is not valid JSON', text: '{"answer": 42}' }, { text: 'The answer is 42.' }],
   },
   home: {
     replies: [

@@ -41,17 +41,24 @@ describe('forkInput', () => {
   const recorded = { config: { model: 'scripted/x', systemPrompt: 's', tools: ['t'] }, given: 0, transcript };
 
   it('keeps the configuration; without a prompt the messages up to the next model call, with one the turns and it', () => {
-    expect(forkInput('r1', recorded, { atTurn: 1 })).toEqual({ ...recorded.config, messages: transcript.slice(0, 4) });
+    // the fork keeps its original's prompt-cache key (`modelOptions.sessionId`, default the original's workflow id)
+    const keyed = { ...recorded.config, modelOptions: { sessionId: 'r1' } };
+    expect(forkInput('r1', recorded, { atTurn: 1 })).toEqual({ ...keyed, messages: transcript.slice(0, 4) });
     expect(forkInput('r1', recorded, { atTurn: 1, prompt: 'p', model: 'scripted/y', system: 'z' })).toEqual({
       model: 'scripted/y',
       systemPrompt: 'z',
       tools: ['t'],
       messages: transcript.slice(0, 3),
       prompt: 'p',
+      modelOptions: { sessionId: 'r1' },
     });
-    expect(forkInput('r1', recorded, { atTurn: 0, prompt: 'p' })).toEqual({ ...recorded.config, prompt: 'p' });
+    expect(forkInput('r1', recorded, { atTurn: 0, prompt: 'p' })).toEqual({ ...keyed, prompt: 'p' });
+    // a fork of a fork keeps the first original's key
+    const again = { ...recorded, config: { ...recorded.config, modelOptions: { sessionId: 'r0' } } };
+    expect(forkInput('r1', again, { atTurn: 1 }).modelOptions).toEqual({ sessionId: 'r0' });
     // a rewind: the turns alone
     expect(forkInput('r1', recorded, { atTurn: 1 }, true).messages).toEqual(transcript.slice(0, 3));
+    expect(forkInput('r1', recorded, { atTurn: 1 }, true).modelOptions).toBeUndefined();
   });
 
   it('refuses a task with nothing to do after its answer; a session waits there', () => {
