@@ -10,12 +10,15 @@ const workers = Number(process.env.KEEL_TEST_WORKERS) || 3;
 // The `heavy` project: files that need the machine to themselves, run one at a time after the others. batch and
 // large-transcript are CPU-bound (thousands of child workflows, a 2,000-turn run); large-arguments measures this
 // process's event-loop delay (p99 ≤ 100 ms), which other files burning CPU beside it would add to; so does edit-diff
-// (a unit file: the diff of a large edit must not block the loop).
+// (a unit file: the diff of a large edit must not block the loop). provider-limits measures how a limiter shares a
+// key between batches and an interactive run within seconds: beside other CPU-bound files the waits it compares
+// stretch past its bounds (it failed once in three runs beside the replay corpus, passing alone).
 const HEAVY = [
   'test/unit/builtin/edit-diff.test.ts',
   'test/temporal/batch.test.ts',
   'test/temporal/large-transcript.test.ts',
   'test/temporal/large-arguments.test.ts',
+  'test/temporal/provider-limits.test.ts',
 ];
 
 export default defineConfig({

@@ -1,7 +1,7 @@
 /** How a failed model request attempt ends its provider-limits reservation (activities/model/call-model.ts). */
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorType } from '../../common/errors.js';
-import type { Usage } from '../../common/messages.js';
+import { emptyUsage, type Usage } from '../../common/messages.js';
 import type { ModelErrorDetails } from '../model/classify-error.js';
 import type { AttemptLimits } from './gate.js';
 
@@ -16,14 +16,5 @@ export async function limitedAttemptEnd(limits: AttemptLimits, err: unknown, usa
   const overloaded =
     err instanceof ApplicationFailure && (err.type === ErrorType.ModelRateLimit || err.type === ErrorType.ModelServer);
   if (overloaded && asked > 0 && limits.holds) await limits.backoff(asked);
-  await limits.end(limits.holds ? (usage ?? zero) : undefined, limits.holds);
+  await limits.end(limits.holds ? (usage ?? emptyUsage()) : undefined, limits.holds);
 }
-
-const zero: Usage = {
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};

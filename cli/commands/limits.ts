@@ -6,27 +6,18 @@ import type { Command } from 'commander';
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
 import { LIMITER_WORKFLOW_TYPE, LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
 import { act, globals, printJson, withClient } from '../context.js';
+import { limiterUse, thousands as n } from '../../common/limits/use-text.js';
 
 /** The visibility query of `keel limits`: the task queue's running limiters. */
 export function limitsQuery(taskQueue: string): string {
   return `TaskQueue = "${taskQueue.replaceAll('"', '\\"')}" AND WorkflowType = "${LIMITER_WORKFLOW_TYPE}" AND ExecutionStatus = "Running"`;
 }
 
-const n = (x: number) => String(Math.round(x)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** One key as `keel limits` prints it: limits, use, the line by priority and its recent median waits. */
 export function limiterText(s: LimiterSnapshot): string {
-  const l = s.limit;
-  const use = [
-    l.requestsPerMinute !== undefined ? `requests/min ${n(s.inUse.requests)} of ${n(l.requestsPerMinute)}` : '',
-    l.inputTokensPerMinute !== undefined ? `tokens/min ${n(s.inUse.input)} of ${n(l.inputTokensPerMinute)}` : '',
-    l.outputTokensPerMinute !== undefined
-      ? `output tokens/min ${n(s.inUse.output)} of ${n(l.outputTokensPerMinute)}`
-      : '',
-    `in flight ${s.inUse.concurrent}${l.concurrentRequests !== undefined ? ` of ${l.concurrentRequests}` : ''}`,
-  ].filter(Boolean);
-  const lines = [`${s.key}  ${s.spec}`, `  in use: ${use.join(' · ')}`];
+  const lines = [`${s.key}  ${s.spec}`, `  in use: ${limiterUse(s)}`];
   if (s.pausedForMs !== undefined)
     lines.push(`  the provider asked to retry after ${Math.ceil(s.pausedForMs / 1000)} s`);
   for (const w of s.waiting)

@@ -1,21 +1,9 @@
 /** The limiter's current details (Markdown, the Temporal Web UI): its limits, what is in use, the waiting line. */
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
-
-const n = (x: number) => String(Math.round(x)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+import { limiterUse, thousands as n } from '../../common/limits/use-text.js';
 
 export function renderLimiterDetails(s: LimiterSnapshot): string {
-  const l = s.limit;
-  const use = [
-    l.requestsPerMinute !== undefined ? `requests/min ${n(s.inUse.requests)} of ${n(l.requestsPerMinute)}` : '',
-    l.inputTokensPerMinute !== undefined ? `tokens/min ${n(s.inUse.input)} of ${n(l.inputTokensPerMinute)}` : '',
-    l.outputTokensPerMinute !== undefined
-      ? `output tokens/min ${n(s.inUse.output)} of ${n(l.outputTokensPerMinute)}`
-      : '',
-    l.concurrentRequests !== undefined
-      ? `concurrent ${s.inUse.concurrent} of ${l.concurrentRequests}`
-      : `in flight ${s.inUse.concurrent}`,
-  ].filter(Boolean);
-  const lines = [`**provider limits ${s.key}** · ${s.spec || 'no limit'}`, `in use: ${use.join(' · ')}`];
+  const lines = [`**provider limits ${s.key}** · ${s.spec || 'no limit'}`, `in use: ${limiterUse(s)}`];
   if (s.pausedForMs !== undefined)
     lines.push(`⚠ the provider asked to retry after ${Math.ceil(s.pausedForMs / 1000)} s`);
   lines.push(
