@@ -11,8 +11,9 @@
  */
 import type { LoggedEvent, ToolHeartbeat } from '../../common/events.js';
 import type { AssistantMessage } from '../../common/messages.js';
-import { blockText, deltaEvent, StreamOffset, type DeltaItem, type StreamEvent } from '../../common/stream.js';
+import { StreamOffset, type DeltaItem, type StreamEvent } from '../../common/stream.js';
 import type { DeltaBatch } from '../../node-common/fleet-stream/entries.js';
+import { StreamPosition } from '../run-stream/position.js';
 
 /** A model call as the store showed it: its items not sent yet, whether an attempt completed, where it goes. */
 interface Call {
@@ -25,10 +26,8 @@ interface Call {
 }
 
 export class StreamCursor {
-  /** The position: the last offset sent (or the one resumed from). */
-  private at: StreamOffset;
-  /** What the consumer holds of the blocks of the call after `at.seq` (undefined: unknown, resumed mid-call). */
-  private held: string[] | undefined;
+  /** The last offset sent (or the one resumed from) and what the consumer holds of the call after it. */
+  private readonly pos: StreamPosition;
   private readonly calls = new Map<string, Call>();
   /** The highest transcript index of the messages sent. */
   private sentIndex = -1;
@@ -36,18 +35,17 @@ export class StreamCursor {
   private readonly toolUpdates = new Map<string, number>();
 
   constructor(from: number) {
-    this.at = StreamOffset.parse(from);
-    this.held = this.at.kind === 'durable' ? [] : undefined;
+    this.pos = new StreamPosition(from);
   }
 
   /** The last offset sent. */
   get offset(): number {
-    return this.at.value;
+    return this.pos.at.value;
   }
 
   /** The last durable event sent: an `events` read asks for the ones after it. */
   get seq(): number {
-    return this.at.seq;
+    return this.pos.at.seq;
   }
 
   /** Keeps a batch's items not sent yet. */
@@ -57,7 +55,7 @@ export class StreamCursor {
     let c = this.calls.get(key);
     if (!c) this.calls.set(key, (c = { runId: b.runId, messageIndex: b.messageIndex, items: new Map(), ended: false }));
     if (b.end) c.ended = true;
-    const past = c.base === this.at.seq ? this.deltasPassed() : 0;
+    const past = c.base === this.pos.at.seq ? this.deltasPassed() : 0;
     b.items.forEach((item, i) => {
       if (b.first + i > past) c.items.set(b.first + i, item);
     });
@@ -76,46 +74,24 @@ export class StreamCursor {
       (c) => c.runId === runId && c.base === undefined && !c.ended && c.messageIndex > this.sentIndex,
     );
     const latest = running.sort((a, b) => b.messageIndex - a.messageIndex)[0];
-    if (latest) latest.base = this.at.seq;
+    if (latest) latest.base = this.pos.at.seq;
   }
 
   /** The delta numbers after `at.seq` already passed: all of them once a tool update or a tail was sent. */
   private deltasPassed(): number {
-    const kind = this.at.kind;
-    return kind === 'durable' ? 0 : kind === 'delta' ? this.at.index : Infinity;
+    const kind = this.pos.at.kind;
+    return kind === 'durable' ? 0 : kind === 'delta' ? this.pos.at.index : Infinity;
   }
 
   /** The call placed after durable event `at.seq`, if any. */
   private callHere(): Call | undefined {
-    return [...this.calls.values()].find((c) => c.base === this.at.seq);
+    return [...this.calls.values()].find((c) => c.base === this.pos.at.seq);
   }
 
   /** Sends what is held of the call after `at.seq`, from the next number on (a gap waits for the tail). */
   *deltas(): Generator<StreamEvent> {
     const c = this.callHere();
-    if (!c) return;
-    for (;;) {
-      const next = this.nextDelta(c);
-      if (!next) return;
-      const item = c.items.get(next.index)!;
-      c.items.delete(next.index);
-      if (item.t === 'reset') this.held = [];
-      else if (this.held) this.held[item.b] = item.r ? item.d : (this.held[item.b] ?? '') + item.d;
-      this.at = next;
-      yield deltaEvent(item, c.messageIndex, next.value);
-    }
-  }
-
-  /** The offset of the next item of `c`: the next number, or past a gap the first reset (see the heartbeat reader). */
-  private nextDelta(c: Call): StreamOffset | undefined {
-    if (this.at.kind !== 'durable' && this.at.kind !== 'delta') return undefined;
-    let n = this.at.index + 1;
-    if (!c.items.has(n)) {
-      const reset = [...c.items.entries()].filter(([k, it]) => k > n && it.t === 'reset').map(([k]) => k);
-      if (reset.length === 0) return undefined;
-      n = Math.min(...reset);
-    }
-    return StreamOffset.delta(this.at.seq, n);
+    if (c) yield* this.pos.deltas(c.items, c.messageIndex);
   }
 
   /** Durable events, each preceded by what is held of the call before it (and an assistant message by its tail). */
@@ -125,55 +101,37 @@ export class StreamCursor {
       if (start?.messageIndex !== undefined) this.placeCompleted(start.messageIndex);
       yield* this.deltas();
       const index = start && (start.messageIndex ?? this.callHere()?.messageIndex);
-      if (start && index !== undefined) yield* this.tail(start.message as AssistantMessage, index);
+      if (start && index !== undefined) yield* this.pos.tail(start.message as AssistantMessage, index);
       if ((e.type === 'message_start' || e.type === 'message_end') && e.messageIndex !== undefined)
         this.sentIndex = Math.max(this.sentIndex, e.messageIndex);
-      this.at = StreamOffset.durable(e.seq);
-      this.held = [];
+      this.pos.durable(e.seq);
       this.forget();
-      yield { ...e, offset: this.at.value };
+      yield { ...e, offset: this.pos.at.value };
     }
   }
 
   /** A call not placed while it ran: what the store kept of it goes before its message. */
   private placeCompleted(messageIndex: number): void {
     const c = [...this.calls.values()].findLast((c) => c.messageIndex === messageIndex && c.base === undefined);
-    if (c && !this.callHere()) c.base = this.at.seq;
+    if (c && !this.callHere()) c.base = this.pos.at.seq;
   }
 
   /** Forgets the calls whose message was sent. */
   private forget(): void {
     for (const [key, c] of this.calls)
-      if (c.messageIndex <= this.sentIndex && (c.base === undefined || c.base < this.at.seq)) this.calls.delete(key);
-  }
-
-  /** Before an assistant message's `message_start`: what the consumer lacks of each final block. */
-  private *tail(message: AssistantMessage, messageIndex: number): Generator<StreamEvent> {
-    for (const [b, block] of message.content.entries()) {
-      const offset = StreamOffset.tail(this.at.seq, b);
-      if (!offset?.after(this.at)) continue;
-      const text = blockText(block);
-      const had = this.held?.[b] ?? (this.held ? '' : undefined);
-      this.at = offset;
-      if (had === text) continue;
-      const tool = block.type === 'toolCall' ? { id: block.id, name: block.name } : {};
-      const item: DeltaItem =
-        had !== undefined && text.startsWith(had)
-          ? { t: 'delta', b, k: block.type, d: text.slice(had.length), ...tool }
-          : { t: 'delta', b, k: block.type, d: text, r: true, ...tool };
-      yield deltaEvent(item, messageIndex, offset.value);
-    }
+      if (c.messageIndex <= this.sentIndex && (c.base === undefined || c.base < this.pos.at.seq))
+        this.calls.delete(key);
   }
 
   /** The running tools' latest updates not sent yet (only when every durable event before them was sent). */
   *toolUpdatesOf(tools: ToolHeartbeat[]): Generator<StreamEvent> {
     for (const t of tools) {
       if (this.toolUpdates.get(t.toolCallId) === t.updates) continue;
-      const { kind, seq, index } = this.at;
+      const { kind, seq, index } = this.pos.at;
       const next = kind === 'tail' ? undefined : StreamOffset.tool(seq, kind === 'tool' ? index + 1 : 1);
       if (!next) continue;
       this.toolUpdates.set(t.toolCallId, t.updates);
-      this.at = next;
+      this.pos.at = next;
       const { toolCallId, toolName, args, partialResult, updates } = t;
       yield { type: 'tool_execution_update', toolCallId, toolName, args, partialResult, updates, offset: next.value };
     }

@@ -10,14 +10,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { LoggedEvent, ToolHeartbeat } from '../../common/events.js';
 import type { AssistantMessage } from '../../common/messages.js';
-import {
-  blockText,
-  deltaEvent,
-  StreamOffset,
-  type DeltaItem,
-  type HeartbeatDeltas,
-  type StreamEvent,
-} from '../../common/stream.js';
+import { StreamOffset, type DeltaItem, type HeartbeatDeltas, type StreamEvent } from '../../common/stream.js';
 import { HeartbeatDetailsDecoder } from '../heartbeat-details.js';
 import { isUnreachable } from '../reconnect.js';
 import type { StreamOptions } from '../run-stream.js';
@@ -25,6 +18,7 @@ import { PollCadence } from './cadence.js';
 import { describeRun } from './describe.js';
 import { DurableRead, type PollCount } from './durable-read.js';
 import { pendingOf, type Pending } from './pending.js';
+import { StreamPosition } from './position.js';
 
 /** A model call as the polls saw it: the delta items its heartbeats carried, and where it goes once that is known. */
 interface Call {
@@ -72,13 +66,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 export class RunStreamReader {
-  /** The position: the last offset sent (or the one resumed from). */
-  private at: StreamOffset;
-  /**
-   * What the consumer holds of the blocks of the call after `at.seq` (undefined: unknown, it resumed in the middle of
-   * one), from which the call's tail is computed.
-   */
-  private held: string[] | undefined;
+  /** The last offset sent and what the consumer holds of the call after it (position.ts). */
+  private readonly pos: StreamPosition;
   private readonly calls = new Map<string, Call>();
   /** The `updates` count of each tool's last update sent. */
   private readonly toolUpdates = new Map<string, number>();
@@ -106,8 +95,7 @@ export class RunStreamReader {
   ) {
     this.pollMs = opts.pollMs ?? 25;
     this.cadence = new PollCadence(this.pollMs, opts.pollMs ?? MIN_PAUSE_MS);
-    this.at = StreamOffset.parse(opts.from ?? 0);
-    this.held = this.at.kind === 'durable' ? [] : undefined;
+    this.pos = new StreamPosition(opts.from ?? 0);
     this.details = new HeartbeatDetailsDecoder(handle.client.options.loadedDataConverter);
   }
 
@@ -177,7 +165,7 @@ export class RunStreamReader {
   private startRead(poll: Poll): DurableRead {
     this.taskSince = undefined;
     const sameRun = this.lastRead?.runId === poll.runId;
-    return new DurableRead(this.handle, poll.runId, poll.at, this.at.seq, this.polls, sameRun);
+    return new DurableRead(this.handle, poll.runId, poll.at, this.pos.at.seq, this.polls, sameRun);
   }
 
   /** Keeps what the poll showed of the pending model call: that it runs, and its delta items not sent yet. */
@@ -193,7 +181,7 @@ export class RunStreamReader {
   private keepItems(c: Call, deltas: HeartbeatDeltas): void {
     c.messageIndex = deltas.messageIndex;
     const first = deltas.end - deltas.items.length;
-    const past = c.base === this.at.seq ? this.deltasPassed() : 0;
+    const past = c.base === this.pos.at.seq ? this.deltasPassed() : 0;
     deltas.items.forEach((item, i) => {
       if (first + i + 1 > past) c.items.set(first + i + 1, item);
     });
@@ -201,8 +189,8 @@ export class RunStreamReader {
 
   /** The delta numbers after `at.seq` already passed: all of them once a tool update or a tail was sent. */
   private deltasPassed(): number {
-    const kind = this.at.kind;
-    return kind === 'durable' ? 0 : kind === 'delta' ? this.at.index : Infinity;
+    const kind = this.pos.at.kind;
+    return kind === 'durable' ? 0 : kind === 'delta' ? this.pos.at.index : Infinity;
   }
 
   /**
@@ -216,13 +204,13 @@ export class RunStreamReader {
       const next = this.nextToolOffset();
       if (!next) continue;
       this.toolUpdates.set(t.toolCallId, t.updates);
-      this.at = next;
+      this.pos.at = next;
       yield { ...toolUpdate(t), offset: next.value };
     }
   }
 
   private nextToolOffset(): StreamOffset | undefined {
-    const { kind, seq, index } = this.at;
+    const { kind, seq, index } = this.pos.at;
     if (kind === 'tail') return undefined;
     return StreamOffset.tool(seq, kind === 'tool' ? index + 1 : 1);
   }
@@ -252,7 +240,7 @@ export class RunStreamReader {
       const gone =
         c.last < tick &&
         (c.base !== undefined
-          ? c.base < this.at.seq
+          ? c.base < this.pos.at.seq
           : c.messageIndex !== undefined
             ? c.messageIndex <= this.sentIndex
             : last !== undefined && last.doneTick >= c.last);
@@ -262,57 +250,13 @@ export class RunStreamReader {
 
   /** The call placed after durable event `at.seq`, if any. */
   private callHere(): Call | undefined {
-    return [...this.calls.values()].find((c) => c.base === this.at.seq);
+    return [...this.calls.values()].find((c) => c.base === this.pos.at.seq);
   }
 
-  /** Sends what is held of the call after `at.seq`, from the next number on (a gap waits for the tail, a reset skips it). */
+  /** Sends what is held of the call after `at.seq` (position.ts). */
   private *emitDeltas(): Generator<StreamEvent> {
     const c = this.callHere();
-    if (!c || c.messageIndex === undefined) return;
-    for (;;) {
-      const next = this.nextDelta(c);
-      if (!next) return;
-      const item = c.items.get(next.index)!;
-      c.items.delete(next.index);
-      if (item.t === 'reset') this.held = [];
-      else if (this.held) this.held[item.b] = item.r ? item.d : (this.held[item.b] ?? '') + item.d;
-      this.at = next;
-      yield deltaEvent(item, c.messageIndex, next.value);
-    }
-  }
-
-  /**
-   * The offset of the next item of `c` to send: the next number, or past a gap the first reset (the items before the
-   * oldest held one left the heartbeat's window unseen: only a reset, which clears the message, can follow such a gap
-   * without garbling it; else the tail completes the message). Undefined: none now, or past a call's numbers.
-   */
-  private nextDelta(c: Call): StreamOffset | undefined {
-    if (this.at.kind !== 'durable' && this.at.kind !== 'delta') return undefined; // its tail completes it
-    let n = this.at.index + 1;
-    if (!c.items.has(n)) {
-      const reset = [...c.items.entries()].filter(([k, it]) => k > n && it.t === 'reset').map(([k]) => k);
-      if (reset.length === 0) return undefined;
-      n = Math.min(...reset);
-    }
-    return StreamOffset.delta(this.at.seq, n);
-  }
-
-  /** Before an assistant message's `message_start`: what the consumer lacks of each final block. */
-  private *emitTail(message: AssistantMessage, messageIndex: number): Generator<StreamEvent> {
-    for (const [b, block] of message.content.entries()) {
-      const offset = StreamOffset.tail(this.at.seq, b);
-      if (!offset?.after(this.at)) continue;
-      const text = blockText(block);
-      const had = this.held?.[b] ?? (this.held ? '' : undefined);
-      this.at = offset;
-      if (had === text) continue;
-      const tool = block.type === 'toolCall' ? { id: block.id, name: block.name } : {};
-      const item: DeltaItem =
-        had !== undefined && text.startsWith(had)
-          ? { t: 'delta', b, k: block.type, d: text.slice(had.length), ...tool }
-          : { t: 'delta', b, k: block.type, d: text, r: true, ...tool };
-      yield deltaEvent(item, messageIndex, offset.value);
-    }
+    if (c && c.messageIndex !== undefined) yield* this.pos.deltas(c.items, c.messageIndex);
   }
 
   /** Durable events, each preceded by what is held of the call before it. */
@@ -322,19 +266,18 @@ export class RunStreamReader {
       if (start?.messageIndex !== undefined) this.placeSlowCall(start.messageIndex);
       yield* this.emitDeltas();
       const index = start && (start.messageIndex ?? this.callHere()?.messageIndex);
-      if (start && index !== undefined) yield* this.emitTail(start.message as AssistantMessage, index);
+      if (start && index !== undefined) yield* this.pos.tail(start.message as AssistantMessage, index);
       if ((e.type === 'message_start' || e.type === 'message_end') && e.messageIndex !== undefined)
         this.sentIndex = Math.max(this.sentIndex, e.messageIndex);
-      this.at = StreamOffset.durable(e.seq);
-      this.held = [];
-      yield { ...e, offset: this.at.value };
+      this.pos.durable(e.seq);
+      yield { ...e, offset: this.pos.at.value };
     }
   }
 
   /** A call that began and ended while a read was slow: what the polls kept of it goes before its message. */
   private placeSlowCall(messageIndex: number): void {
     const c = [...this.calls.values()].findLast((c) => c.messageIndex === messageIndex && c.base === undefined);
-    if (c && !this.callHere()) c.base = this.at.seq;
+    if (c && !this.callHere()) c.base = this.pos.at.seq;
   }
 }
 
