@@ -14,13 +14,8 @@
  * - Load: BENCH_CAPACITY_RUNS (default 50) concurrent 10-turn runs on the one worker process: turns/s, CPU per turn.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  Connection,
-  defaultGrpcRetryOptions,
-  makeGrpcRetryInterceptor,
-  type ConnectionOptions,
-} from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { countingConnection } from './counting-connection.js';
 import { AgentClient } from '../client/agent-client.js';
 import { keelDataConverter } from '../node-common/payload-storage.js';
 import { billableActions } from './actions.js';
@@ -176,18 +171,7 @@ interface LoadFigures {
 
 /** A client whose connection counts its RPCs by method (each attempt), for one reader. */
 async function countingClient(address: string): Promise<{ agent: AgentClient; calls: Record<string, number> }> {
-  const calls: Record<string, number> = {};
-  type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
-  const count: Interceptor = (options, next) => {
-    const method = options.method_definition.path.split('/').pop() ?? '?';
-    calls[method] = (calls[method] ?? 0) + 1;
-    // grpc-js types an interceptor's result as its InterceptingCall class; the chain needs only the interface
-    return next(options) as ReturnType<Interceptor>;
-  };
-  const connection = await Connection.connect({
-    address,
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), count],
-  });
+  const { connection, calls } = await countingConnection(address);
   const agent = new AgentClient(new Client({ connection, dataConverter: keelDataConverter() }), QUEUE.keel1);
   return { agent, calls };
 }

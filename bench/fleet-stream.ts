@@ -9,13 +9,8 @@
  * p50/p95/p99.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  Connection,
-  defaultGrpcRetryOptions,
-  makeGrpcRetryInterceptor,
-  type ConnectionOptions,
-} from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { countingConnection } from './counting-connection.js';
 import { AgentClient } from '../client/agent-client.js';
 import { setFleetStream } from '../client/fleet-stream/registry.js';
 import { keelDataConverter } from '../node-common/payload-storage.js';
@@ -65,17 +60,7 @@ function percentiles(xs: number[]): Percentiles {
 
 /** An agent client on `queue` whose connection counts its RPCs by method, reading through `transport`. */
 async function readerClient(b: Bench, queue: string, redis: string | undefined) {
-  const calls: Record<string, number> = {};
-  type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
-  const count: Interceptor = (options, next) => {
-    const method = options.method_definition.path.split('/').pop() ?? '?';
-    calls[method] = (calls[method] ?? 0) + 1;
-    return next(options) as ReturnType<Interceptor>;
-  };
-  const connection = await Connection.connect({
-    address: b.server.address,
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), count],
-  });
+  const { connection, calls } = await countingConnection(b.server.address);
   const client = new Client({ connection, dataConverter: keelDataConverter() });
   setFleetStream(client.workflow, redis ? { redis } : false);
   return { agent: new AgentClient(client, queue), calls };
