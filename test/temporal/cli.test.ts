@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
+import { freePort } from '../free-port.js';
 import { ONE_REPLY_EVENT_TYPES, strip, startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 import { spawnUntil, stopChild } from './cli-child.js';
 
@@ -401,12 +401,7 @@ describe('keel CLI', () => {
   });
 
   it('exit code 3 when Temporal cannot be reached, saying to start `npx keel dev`', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const srv = createServer().listen(0, '127.0.0.1', () => {
-        const p = (srv.address() as { port: number }).port;
-        srv.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     for (const args of [
       ['status', 'x'],
       ['run', 'hi', '--model', 'scripted/cli'],
@@ -467,14 +462,6 @@ describe('keel CLI', () => {
     expect(lines.at(-1)).toMatchObject({ type: 'summary', status: 'completed', turns: 1, url: `${ui}/${id}` });
   });
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(p));
-    });
-  });
 
 describe('keel dev', () => {
   it('--no-worker keeps serving until SIGTERM; other commands link to its --ui-port; keel worker takes $KEEL_WORKSPACE', async () => {

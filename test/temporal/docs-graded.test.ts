@@ -8,11 +8,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
+import { freePort } from '../free-port.js';
 import { BIN, ROOT, runProcess, stopChild, type CliResult } from './cli-child.js';
 
 /** The first ```sh block under "## Graded batches and variants" of the batches guide (docs/batches.md). */
@@ -22,14 +22,6 @@ function readmeBlock(): string {
   const start = readme.indexOf('```sh\n', section) + '```sh\n'.length;
   return readme.slice(start, readme.indexOf('```', start));
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 /** What a user reads: stdout without the progress lines (how many there are depends on timing). */
 const shown = (r: CliResult) => r.stdout.split('\n').filter((l) => !l.startsWith('progress '));

@@ -17,6 +17,7 @@ import { AgentClient } from '../../client/agent-client.js';
 import { devServerPids } from '../../dev/dev-server-lifeline.js';
 import { EncryptionCodec, readKeyRing } from '../../node-common/encryption.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.mjs';
+import { freePort } from '../free-port.js';
 import { BIN, ROOT, runProcess, stopChild, type CliResult } from './cli-child.js';
 
 /** What `scripted/hello` answers (worker/load-modules.ts HELLO_SCRIPT). */
@@ -69,11 +70,6 @@ function listen(): Promise<{ server: Server; port: number }> {
   });
 }
 
-const freePort = async () => {
-  const { server, port } = await listen();
-  await new Promise((r) => server.close(r));
-  return port;
-};
 
 /** This process as resource-holder.ts names it: its command line, cut at 100 characters. */
 function thisProcess(): string {

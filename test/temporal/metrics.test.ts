@@ -7,27 +7,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
+import { freePort } from '../free-port.js';
 import { until } from './harness.js';
 import { killAllWorkers, spawnWorker } from './child-worker.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Samples of one metric family whose labels include all of `labels`: their values, summed. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

@@ -3,21 +3,9 @@
  * tests: no persistence, so a killed and restarted server comes back empty, as a lost store would.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../free-port.js';
 
 const REDIS_SERVER = process.env.KEEL_TEST_REDIS_SERVER ?? '/usr/bin/redis-server';
-
-/** A free loopback port (asked of the OS, then released). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export class RedisServer {
   private child: ChildProcess | undefined;
