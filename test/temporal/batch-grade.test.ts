@@ -324,6 +324,23 @@ describe('variants', () => {
     expect(result).toMatchObject({ total: 40, done: 40, tokens: 600, cost: 0.06 });
   });
 
+  it('one variant and no grader: the variant still replaces the task fields (they used to be ignored)', async () => {
+    const plain = [0, 1].map((i) => ({ prompt: `odd task ${i}`, model: 'scripted/unused' }));
+    const { result, results, id } = await runBatch(plain, { variants: [variants[1]] });
+    expect(results.map((r) => [r.workflowId, r.task, r.variant, r.status])).toEqual([
+      [`${id}-b-0`, 0, 'b', 'completed'],
+      [`${id}-b-1`, 1, 'b', 'completed'],
+    ]);
+    const child = await keel.client.client.workflow.getHandle(`${id}-b-1`).fetchHistory();
+    const input = child.events?.[0].workflowExecutionStartedEventAttributes?.input?.payloads?.[0].data;
+    expect(JSON.parse(Buffer.from(input!).toString())).toEqual({
+      prompt: 'odd task 1',
+      model: 'scripted/vb',
+      systemPrompt: 'Be brief.',
+    });
+    expect(result.variants?.map((v) => [v.name, v.runs, v.done, v.tokens])).toEqual([['b', 2, 2, 40]]);
+  });
+
   it('AgentClient.startBatch takes tasks without a model when every variant names one (issue 33 item 20)', async () => {
     const bare = [0, 1].map((i) => ({ prompt: `even task ${i * 2}`, expected: 'ok' }));
     const batch = await keel.client.startBatch(bare, { batchId: `grade-${randomUUID()}`, variants });

@@ -309,6 +309,11 @@ class WindowBatch {
     return this.shaped;
   }
 
+  /** Whether tasks run in variant or repeat slots: more than one per task, or one variant (whose fields still apply). */
+  private slotted(): boolean {
+    return this.perTask > 1 || this.shape.variants !== undefined;
+  }
+
   private childId(i: number): string {
     return slotChildId(this.batchId, this.shape, i);
   }
@@ -340,7 +345,7 @@ class WindowBatch {
       running: (i) => this.running.has(i),
     });
     if (!this.grading) return page;
-    const shaped = this.perTask > 1;
+    const shaped = this.slotted();
     for (const r of page.results) {
       const slot = slotOf(this.shape, r.index);
       const grade = this.grading.gradeOf(r.index);
@@ -426,7 +431,7 @@ class WindowBatch {
     };
     let task = given;
     // a graded task's expected and grader stay with the batch; a variant's fields replace the task's
-    if (graderOf(given as BatchTask) !== undefined || this.perTask > 1 ? this.gradingOn() : false) {
+    if (graderOf(given as BatchTask) !== undefined || this.slotted() ? this.gradingOn() : false) {
       const slot = slotOf(this.shape, i);
       task = childTask(given as BatchTask, slot.variant !== undefined ? this.shape.variants![slot.variant] : undefined);
       this.grading!.started(i, given as BatchTask);
