@@ -6,7 +6,8 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_SUITES, clusterPhaseFilters, DEV_SERVER_SUITES } from '../../scripts/cluster/suites.js';
 
-const HEAVY = ['batch.test.ts', 'large-transcript.test.ts']; // the heavy project (vitest.config.ts), never on the cluster
+// never on the cluster: the 2,000-task batch and the 2,000-turn run prove Keel's own scale, not the server's
+const HEAVY = ['batch.test.ts', 'large-transcript.test.ts'];
 const temporalFiles = readdirSync(new URL('../temporal/', import.meta.url))
   .filter((f) => f.endsWith('.test.ts') && !HEAVY.includes(f))
   .sort();
