@@ -43,7 +43,7 @@ export function register(program: Command): void {
       '--grade <grader>',
       'grade every replay with this grader (exact, includes, regex, json-schema, tool-called, or one of the worker’s)',
     )
-    .option('--expected <value>', 'what --grade compares with (JSON, or text)')
+    .option('--expected <value>', 'what --grade compares with: text, or a JSON object or list')
     .option(
       '--live-tools <mode>',
       'a call not in the record: none (answer "not in the record"), idempotent, all',
@@ -91,13 +91,9 @@ function textOrFile(v: string): string {
 
 function grading(o: ReplayFlags): GradedTaskFields | undefined {
   if (o.grade === undefined && o.expected === undefined) return undefined;
-  let expected: unknown = o.expected;
-  if (o.expected !== undefined)
-    try {
-      expected = JSON.parse(o.expected);
-    } catch {
-      expected = o.expected; // plain text
-    }
+  // a JSON object or list (a json-schema grader's schema, texts for includes), else the text as given
+  const expected: unknown =
+    o.expected !== undefined && /^\s*[[{]/.test(o.expected) ? JSON.parse(o.expected) : o.expected;
   return { ...(o.grade ? { grader: o.grade } : {}), ...(expected !== undefined ? { expected } : {}) };
 }
 
@@ -117,7 +113,8 @@ function runLine(r: RunReplayReport): string {
 function gradeLine(label: string, s: GradingSummary | undefined): string {
   if (!s) return `${label}: not graded`;
   const k = s.passAtK;
-  return `${label}: ${s.passed}/${s.graded} passed (${(s.passRate * 100).toFixed(1)}%), pass@${k.k} ${k.passed}/${k.tasks}`;
+  const errors = s.errors > 0 ? `, ${s.errors} grading error(s)` : '';
+  return `${label}: ${s.passed}/${s.graded} passed (${(s.passRate * 100).toFixed(1)}%), pass@${k.k} ${k.passed}/${k.tasks}${errors}`;
 }
 
 function render(cmd: Command, r: ReplayReport): string[] {
