@@ -4,7 +4,12 @@
  * involved); a running run's, a cancelled one's or one whose result left its messages out come through the `forkBase`,
  * `messages` and `state` queries.
  */
-import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  ApplicationFailure,
+  WorkflowFailedError,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { failureCarriesResult } from '../../common/errors.js';
 import type { Message, Usage } from '../../common/messages.js';
 import type { AgentRunResult } from '../../common/run.js';
@@ -25,17 +30,28 @@ export interface RecordedRun {
 
 /** The run `handle` names (its chain's latest run). */
 export async function readRecordedRun(handle: WorkflowHandle): Promise<RecordedRun> {
-  const d = await handle.describe();
+  return (await closedRecord(handle, await handle.describe())) ?? queriedRecord(handle);
+}
+
+/** A closed run as its result has it (`d`: its description); undefined when it runs or its result lacks its messages. */
+export async function closedRecord(
+  handle: WorkflowHandle,
+  d: WorkflowExecutionDescription,
+): Promise<RecordedRun | undefined> {
   const closed = d.status.name === 'RUNNING' ? undefined : await closedResult(handle);
-  if (closed && !closed.newMessagesOmitted)
-    return {
-      workflowId: handle.workflowId,
-      status: closed.status,
-      messages: closed.newMessages,
-      finalText: closed.finalText,
-      turns: closed.turns,
-      usage: closed.usage,
-    };
+  if (!closed || closed.newMessagesOmitted) return undefined;
+  return {
+    workflowId: handle.workflowId,
+    status: closed.status,
+    messages: closed.newMessages,
+    finalText: closed.finalText,
+    turns: closed.turns,
+    usage: closed.usage,
+  };
+}
+
+/** A run as the `forkBase`, `messages` and `state` queries have it (a worker answers them). */
+async function queriedRecord(handle: WorkflowHandle): Promise<RecordedRun> {
   const [base, state] = await Promise.all([handle.query(forkBaseQuery), handle.query(stateQuery)]);
   const transcript = await readTranscript(handle, base.messageCount);
   const messages = transcript.slice(base.given);

@@ -13,9 +13,10 @@ import type { LiveTools } from '../../common/replay.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { AgentBatchHandle, StartBatchOptions } from '../batch-client.js';
 import { batchInputOf, batchOutcomes } from '../batch-retry.js';
-import { planFork } from '../fork/plan-fork.js';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { forkInput, planFork } from '../fork/plan-fork.js';
 import { compareRuns, type RunReplayReport } from './run-report.js';
-import { readRecordedRun } from './recorded-run.js';
+import { closedRecord, readRecordedRun } from './recorded-run.js';
 
 /** What to replay: runs by workflow id, the runs of a batch, or the runs a visibility query finds. */
 export type ReplaySource = { runs: string[] } | { batch: string } | { query: string };
@@ -141,18 +142,51 @@ export async function replayTask(
   opts: ReplayOptions,
   graded: GradedTaskFields | undefined,
 ): Promise<AgentRunInput & GradedTaskFields> {
-  const plan = await planFork(client.workflow.getHandle(id), {
+  const changes = {
     atTurn: 0,
     ...(opts.model !== undefined ? { model: opts.model } : {}),
     ...(opts.system !== undefined ? { system: opts.system } : {}),
-  });
+  };
+  const closed = await closedStart(client, id);
+  const { input, runId } = closed
+    ? { input: forkInput(id, closed.recorded, changes), runId: closed.runId }
+    : await planFork(client.workflow.getHandle(id), changes).then((p) => ({ input: p.input, runId: p.memo.runId }));
   const grade = opts.grade ?? graded;
   return {
-    ...plan.input,
+    ...input,
     mode: 'task', // a session replays up to its first answer: its follow-ups are not replayed
-    replay: { workflowId: id, runId: plan.memo.runId, liveTools: opts.liveTools ?? 'none' },
+    replay: { workflowId: id, runId, liveTools: opts.liveTools ?? 'none' },
     ...(grade ?? {}),
   };
+}
+
+/**
+ * What `forkInput` needs of a closed run, without a query (no worker replays it): its configuration and the messages
+ * it was given from its chain's first start event, its own messages from its result. Undefined for a running run or
+ * one whose result left its messages out (the fork's queries read those).
+ */
+async function closedStart(
+  client: Client,
+  id: string,
+): Promise<{ recorded: Parameters<typeof forkInput>[1]; runId: string } | undefined> {
+  const handle = client.workflow.getHandle(id);
+  const d = await handle.describe();
+  const run = await closedRecord(handle, d);
+  const first = d.raw.workflowExecutionInfo?.firstRunId;
+  if (!run || !first) return undefined;
+  const page = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId: id, runId: first },
+    maximumPageSize: 1,
+  });
+  const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  // an input offloaded to the payload store is a reference here: the fork's queries read that run
+  const [start] = await decodeArrayFromPayloads(client.options.loadedDataConverter, started?.input?.payloads).catch(
+    () => [undefined],
+  );
+  if (typeof (start as AgentRunInput | undefined)?.model !== 'string') return undefined;
+  const { prompt: _prompt, messages = [], ...config } = start as AgentRunInput;
+  return { recorded: { config, given: messages.length, transcript: [...messages, ...run.messages] }, runId: d.runId };
 }
 
 /** The batch options of a replay. */

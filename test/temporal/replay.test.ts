@@ -3,7 +3,7 @@
  * 50/50 identical final answers with every tool call served from the record (the tools' effect logs stay empty); a
  * changed script names the first diverging turn of each run, and with `liveTools: 'none'` nothing runs even where the
  * calls diverge ("not in the record", exact text); `idempotent` runs only the idempotent tool live, `all` every one;
- * a batch replay's graded summaries match a hand count; `keel replay` as a child process prints the report and its
+ * a running session replays through queries; a batch replay's graded summaries match a hand count; `keel replay` as a child process prints the report and its
  * hint commands work when pasted.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,7 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import type { Message, ToolResultMessage } from '../../common/messages.js';
 import { keelAt, keelCli } from './cli-child.js';
-import { startKeel, type Keel } from './harness.js';
+import { startKeel, until, type Keel } from './harness.js';
 
 const effects: string[] = [];
 const add = defineTool({
@@ -120,6 +120,17 @@ describe('counterfactual replay', () => {
     expect(all.tools).toEqual({ record: 1, live: 2, notInRecord: 0 });
     expect(effects).toEqual(['lookup y', 'add 3']);
     effects.length = 0;
+  });
+
+  it('a running session replays through queries, up to its first answer', async () => {
+    const { expected: _expected, ...input } = task(0);
+    const session = await keel.start({ ...input, mode: 'session' }, `replay-session-${randomUUID().slice(0, 8)}`);
+    await until(async () => (await session.state()).status === 'waiting');
+    effects.length = 0;
+    const report = await (await keel.client.replay({ runs: [session.workflowId] })).report();
+    expect(report.runs[0]).toMatchObject({ status: 'completed', sameAnswer: true, tools: { record: 2, live: 0 } });
+    expect(effects).toEqual([]);
+    await session.end();
   });
 
   it("a batch replay's graded summary matches a hand count", async () => {
