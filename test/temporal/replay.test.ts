@@ -4,7 +4,7 @@
  * changed script names the first diverging turn of each run, and with `liveTools: 'none'` nothing runs even where the
  * calls diverge ("not in the record", exact text); `idempotent` runs only the idempotent tool live, `all` every one;
  * a running session replays through queries; a batch replay's graded summaries match a hand count; `keel replay` as a child process prints the report and its
- * hint commands work when pasted.
+ * hint commands work when pasted. Also (item 1): batch results carry a completed task's typed output on request.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,7 @@ describe('counterfactual replay', () => {
         scripted: scriptedModel({
           orig: { replies: [call('add', { n: 1 }), call('lookup', { q: 'x' }), { text: 'done' }] },
           changed: { replies: [call('add', { n: 1 }), call('add', { n: 2 }), { text: 'changed' }] },
+          json: { replies: [{ text: '{"ok": true}' }] },
           idem: {
             replies: [call('add', { n: 1 }), call('lookup', { q: 'y' }), call('add', { n: 3 }), { text: 'idem' }],
           },
@@ -152,6 +153,19 @@ describe('counterfactual replay', () => {
     expect(report.grading?.old).toMatchObject({ graded: 4, passed: 2 });
     expect(report.grading?.new).toMatchObject({ graded: 4, passed: byHand, passRate: byHand / 4 });
     expect(effects).toEqual([]);
+  });
+
+  it('batch results carry a completed task’s typed output when asked for it (issue 37 item 1)', async () => {
+    const output = { type: 'object', required: ['ok'] };
+    const batch = await keel.client.startBatch([
+      { model: 'scripted/json', prompt: 'typed', output },
+      { model: 'scripted/orig', prompt: 'untyped', tools: ['add', 'lookup'] },
+    ]);
+    await batch.result();
+    const { results } = await batch.results({ outputs: true });
+    expect(results.map((r) => r.output)).toEqual([{ ok: true }, undefined]);
+    expect((await batch.results()).results[0].output).toBeUndefined(); // the query alone does not carry it
+    effects.length = 0;
   });
 
   it('keel replay prints the report, and its hint commands work when pasted', async () => {
