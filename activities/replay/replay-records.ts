@@ -54,7 +54,10 @@ export class ReplayRecords {
     if (kept)
       this.records.delete(key); // re-inserted below: most recently used last
     else kept = this.read(spec);
-    kept.catch(() => this.records.delete(key)); // a failed read is not kept: the activity's retry reads again
+    // a failed read is not kept: the activity's retry reads again
+    kept.catch(() => {
+      if (this.records.get(key) === kept) this.records.delete(key);
+    });
     this.records.set(key, kept);
     while (this.records.size > KEPT_RECORDS) this.records.delete(this.records.keys().next().value!);
     return kept;
