@@ -22,6 +22,23 @@ export { assistantCount, forkPoint, type ForkPoint } from './client/fork/fork-po
 export { forkMemoOf, forksQuery, listForks, type ListedFork } from './client/fork/fork-links.js';
 export { FORK_MEMO_KEY, forkLine, type ForkBase, type ForkMemo } from './common/fork.js';
 export {
+  ReplayHandle,
+  type ReplayOptions,
+  type ReplayReport,
+  type ReplaySource,
+} from './client/replay/start-replay.js';
+export { compareRuns, type RunReplayReport } from './client/replay/run-report.js';
+export { readRecordedRun, type RecordedRun } from './client/replay/recorded-run.js';
+export {
+  LIVE_TOOLS,
+  matchRecorded,
+  notInRecordText,
+  recordedCalls,
+  type LiveTools,
+  type RecordedCall,
+  type ReplaySpec,
+} from './common/replay.js';
+export {
   AgentBatchHandle,
   paginate,
   startBatchWorkflow,

@@ -17,6 +17,7 @@ import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import type { RunMcpTools } from './mcp/run-tools.js';
 import { createToolActivities } from './tools/tool-activities.js';
+import { ReplayRecords } from './replay/replay-records.js';
 import { ToolLookup } from './tools/tool-lookup.js';
 import { agentTool, type AgentDefinition } from './agents/define-agent.js';
 import { checkRunOutput, checkSubAgentOutput } from './agents/check-output.js';
@@ -87,6 +88,11 @@ function ownTools(deps: KeelActivityDeps): Map<string, ToolDefinition> {
   return tools;
 }
 
+/** The records a replaying run's tool calls are served from (activities/replay/): they need the worker's client. */
+function replays(deps: KeelActivityDeps): ReplayRecords | undefined {
+  return deps.client ? new ReplayRecords(deps.client) : undefined;
+}
+
 /** The worker's client for `activity`, which throws (naming it) on a worker built without one. */
 function clientFor(deps: KeelActivityDeps, activity: string): () => Client {
   return () => {
@@ -129,7 +135,7 @@ export function createActivities(deps: KeelActivityDeps) {
       ...(deps.fleet ? { fleet: deps.fleet } : {}),
     }),
     compact: createCompact({ models, transcript, ...(limits ? { limits } : {}) }),
-    ...createToolActivities({ tools: lookup, hooks, transcript, homeQueue: deps.homeQueue }),
+    ...createToolActivities({ tools: lookup, hooks, transcript, homeQueue: deps.homeQueue, replay: replays(deps) }),
     /**
      * Activity `checkBatchStart`, at a batch's first start (since 0.6.2): on an encrypting worker, the line a batch
      * started without encryption fails with (its task list is in clear in history), else undefined. Runs again on

@@ -9,7 +9,7 @@ export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
   (
     process.env.BENCH_ONLY ??
-    'overhead,history,throughput,memory,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream'
+    'overhead,history,throughput,memory,peer,batch,grade,replay,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -22,6 +22,7 @@ const SECTIONS = [
   'peer',
   'batch',
   'grade',
+  'replay',
   'large',
   'sandbox',
   'codec',

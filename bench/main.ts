@@ -47,10 +47,11 @@
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored); with BENCH_WRITE_DOCS=1 a whole run
  * also puts that table into docs/performance.md (bench/write-docs.ts). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,replay,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
+ * BENCH_REPLAY_RUNS (default 50) and BENCH_REPLAY_TURNS (default 5: bench/replay.ts),
  * BENCH_BUDGET_S (default 540), BENCH_STOCK_SERVER=1 (dev server without the transfer-queue setting below),
  * BENCH_CPU_PROF=<dir> (V8 CPU profiles of the worker processes; with the overhead section also the histories of its
  * profiled Keel run and of a floor run, keel-history.json and floor-history.json, and profiles of their replays,
@@ -75,6 +76,7 @@ import type { WorkerProcessConfig } from './worker-process.js';
 import { ONLY, ROUNDS, type Bench } from './context.js';
 import { batchSection } from './batch.js';
 import { gradeSection } from './grade.js';
+import { replaySection } from './replay.js';
 import { historySection } from './history-growth.js';
 import { largeSection } from './large-transcript.js';
 import { memorySection } from './memory.js';
@@ -212,6 +214,7 @@ try {
   if (ONLY.has('peer')) results.peer = await peerSection(bench);
   if (ONLY.has('batch')) results.batch = await batchSection(bench);
   if (ONLY.has('grade')) results.grade = await gradeSection(bench);
+  if (ONLY.has('replay')) results.replay = await replaySection(bench);
   if (ONLY.has('large')) results.large = await largeSection(bench);
   if (ONLY.has('sandbox')) results.sandbox = await sandboxSection(bench);
   if (ONLY.has('codec')) results.codec = await codecSection(bench);

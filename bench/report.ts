@@ -327,6 +327,19 @@ export function markdown(r: any): string {
       `${fmt(gr.gradingActivityMs.median, 1)} ms; ${fmt(gr.gradingActivityMs.p95, 1)} ms`,
     );
   }
+  const rp = r.replay;
+  if (rp) {
+    row(
+      '7 batch',
+      `counterfactual replay per run: ${rp.runs} runs of ${rp.turns} turns, every tool call from the record, vs fresh`,
+      `${fmt(rp.replayMsPerRun, 1)} ms vs ${fmt(rp.freshMsPerRun, 1)} ms (planning ${fmt(rp.planMsPerRun, 1)} ms; report ${fmt(rp.reportMsPerRun, 1)} ms)`,
+    );
+    row(
+      '7 batch',
+      'history of one run, replay vs fresh: events; bytes',
+      `${rp.history.replay.events} vs ${rp.history.fresh.events}; ${rp.history.replay.bytes} vs ${rp.history.fresh.bytes}`,
+    );
+  }
   const l = r.large;
   if (l) {
     const MB = (n: number) => `${fmt(n / 1048576, 1)} MB`;

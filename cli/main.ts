@@ -24,6 +24,7 @@ import * as worker from './commands/worker.js';
 import * as tools from './commands/tools.js';
 import * as demo from './commands/demo.js';
 import * as forkCommand from './commands/fork.js';
+import * as replayCommand from './commands/replay.js';
 import { packageVersion } from '../node-common/package-version.js';
 
 /** The last line of every subcommand's help. */
@@ -70,6 +71,7 @@ export function buildProgram(): Command {
   inspectCommand.register(program);
   listCommand.register(program);
   forkCommand.register(program);
+  replayCommand.register(program);
   limitsCommand.register(program);
   batch.register(program);
   encryptionCommand.register(program);

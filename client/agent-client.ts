@@ -61,6 +61,14 @@ import { streamRun, type StreamOptions } from './run-stream.js';
 import { forkRun, rewindSession } from './fork/start-fork.js';
 import { listForks, type ListedFork } from './fork/fork-links.js';
 import type { ForkOptions } from './fork/plan-fork.js';
+import {
+  originalsOf,
+  replayBatchOptions,
+  replayTask,
+  ReplayHandle,
+  type ReplayOptions,
+  type ReplaySource,
+} from './replay/start-replay.js';
 import { setFleetStream } from './fleet-stream/registry.js';
 import type { FleetStreamOption } from '../node-common/fleet-stream/config.js';
 
@@ -309,6 +317,20 @@ export class AgentClient {
     return new AgentBatchHandle(await startBatchWorkflow(this.client, this.taskQueue, valid, opts), (id) =>
       this.getHandle(id),
     );
+  }
+
+  /**
+   * Counterfactual replay (docs/runs.md#counterfactual-replay): each run of `source` runs again as a task of a new
+   * batch, from its input before turn 1, with `opts.model` / `opts.system`; a tool call matching a recorded one gets
+   * the recorded result without executing, another is answered "not in the record" or runs live (`opts.liveTools`).
+   * `report()` on the returned handle waits for the batch and compares each replay with its original.
+   */
+  async replay(source: ReplaySource, opts: ReplayOptions = {}): Promise<ReplayHandle> {
+    const { ids, graded, grading } = await originalsOf(this.client, source);
+    if (ids.length === 0) throw new InvalidAgentInputError(['replay: no recorded run to replay']);
+    const tasks = await Promise.all(ids.map((id, i) => replayTask(this.client, id, opts, graded[i])));
+    const batch = await this.startBatch(tasks, replayBatchOptions(opts, ids.length));
+    return new ReplayHandle(batch, ids, this.client, grading);
   }
 
   /** A handle on an existing batch. */

@@ -12,7 +12,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { Budget } from '../common/budget.js';
-import type { AgentRunInput } from '../common/run.js';
+import type { AgentRunInput, AgentRunResult } from '../common/run.js';
 import { BUILTIN_GRADERS, childIdPattern, childTask, type BatchTask, type BatchVariant } from '../common/grading.js';
 import { agentRunInputErrors } from '../common/validate-input.js';
 import {
@@ -195,9 +195,23 @@ export class AgentBatchHandle<Run = unknown> {
     return this.workflow.query(progressQuery);
   }
 
-  /** Outcomes of tasks [from, from + limit), in input order (the `results` query): status, turns, tokens, cost, error. */
-  results(opts: { from?: number; limit?: number } = {}): Promise<{ results: BatchTaskResult[]; total: number }> {
-    return this.workflow.query(resultsQuery, opts);
+  /**
+   * Outcomes of tasks [from, from + limit), in input order (the `results` query): status, turns, tokens, cost, error.
+   * `outputs`: each completed task's typed `output` too, read from its child's result (one history read per task).
+   */
+  async results(
+    opts: { from?: number; limit?: number; outputs?: boolean } = {},
+  ): Promise<{ results: BatchTaskResult[]; total: number }> {
+    const { outputs, ...range } = opts;
+    const page = await this.workflow.query(resultsQuery, range);
+    if (!outputs) return page;
+    return { ...page, results: await Promise.all(page.results.map((r) => this.withOutput(r))) };
+  }
+
+  private async withOutput(r: BatchTaskResult): Promise<BatchTaskResult> {
+    if (r.status !== 'completed') return r;
+    const result = (await this.workflow.client.getHandle(r.workflowId).result()) as AgentRunResult;
+    return result.output === undefined ? r : { ...r, output: result.output };
   }
 
   /** Waits for the batch to finish: totals, by status, the first failures. */

@@ -47,6 +47,11 @@ export interface BatchTaskResult {
   grade?: { pass: boolean; score: number; reason?: string; error?: string };
   /** Finished, its grading still running. */
   gradePending?: true;
+  /**
+   * A completed task's typed output (docs/runs.md#typed-results), when it has one: read from the child's result by
+   * `AgentBatchHandle.results({ outputs: true })`; the `results` query itself does not carry it.
+   */
+  output?: unknown;
 }
 
 /** Answer of the `progress` query. `done + failed + running + queued = total`; `done + failed` never decreases. */

@@ -171,6 +171,21 @@ export const AGENT_RUN_INPUT_SCHEMA = Type.Object(
     output: Type.Optional(Type.Unsafe<object>({ type: 'object' })),
     /** Invalid final answers sent back to the model before the run fails with `InvalidAgentOutput`. Default 2. */
     outputRepairs: Type.Optional(Type.Integer({ minimum: 0 })),
+    /**
+     * Counterfactual replay (docs/runs.md#counterfactual-replay): this run replays the recorded run `workflowId`
+     * (`runId`: that run of it); a tool call matching a recorded one gets the recorded result without executing, another
+     * is answered "not in the record" or runs live, by `liveTools` (default `none`). Set by `AgentClient.replay`.
+     */
+    replay: Type.Optional(
+      Type.Object(
+        {
+          workflowId: Type.String({ minLength: 1 }),
+          runId: Type.Optional(Type.String({ minLength: 1 })),
+          liveTools: Type.Optional(Type.Unsafe<'none' | 'idempotent' | 'all'>({ enum: ['none', 'idempotent', 'all'] })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { $id: 'https://keel.dev/schemas/agent-run-input.json', title: 'AgentRunInput', additionalProperties: false },
 );

@@ -7,6 +7,7 @@ import type { AgentRunInput, DurationInput } from './run.js';
 import type { ApprovalRecord } from './updates.js';
 import type { TreeBudgetRef } from './tree/budget.js';
 import type { Priority } from './limits/definition.js';
+import type { ReplayRef } from './replay.js';
 
 /** Which workflow's transcript an activity reads. `runKey` is the first run id of the continue-as-new chain. */
 export interface RunRef {
@@ -247,6 +248,8 @@ export interface ToolCallRef {
    * gets it refuses it with `KeelNotHome` before anything runs, and the run places it on its tool queue instead.
    */
   onRunQueue?: true;
+  /** A replaying run's call (common/replay.ts; `at`: the call's position in its message): served from the record. */
+  replay?: ReplayRef;
 }
 
 export interface PrepareToolCallsInput {
@@ -257,6 +260,8 @@ export interface PrepareToolCallsInput {
   /** `callIndex` as in {@link ToolCallRef}. */
   calls: { toolCallId: string; toolName: string; callIndex?: number; call?: ToolCall }[];
   metadata: Record<string, unknown>;
+  /** A replaying run's calls (`at[k]`: position of `calls[k]` in its message): served from the record. */
+  replay?: ReplayRef;
 }
 
 /** Preparation result of one call: an immediate error outcome, or runnable with its prepared arguments. */

@@ -19,6 +19,8 @@ import { executeCall, prepareCall, type CallScope } from './run-tool.js';
 import { toolResultMessage } from '../../common/tool-result.js';
 import { detailsWithApproval } from '../../common/updates.js';
 import { ErrorType } from '../../common/errors.js';
+import type { ReplayRef } from '../../common/replay.js';
+import type { ReplayRecords } from '../replay/replay-records.js';
 
 export interface ToolActivityDeps {
   /** The tools a run names: own, MCP, recorded sub-agents (tool-lookup.ts). */
@@ -27,6 +29,28 @@ export interface ToolActivityDeps {
   transcript: TranscriptCache;
   /** This worker's home queue (worker affinity): a local call whose `home` is another queue is refused. */
   homeQueue?: () => string | undefined;
+  /** The records a replaying run's calls are served from (activities/replay/); absent on a worker without a client. */
+  replay?: ReplayRecords | undefined;
+}
+
+/**
+ * A replaying run's call (`ref`, its `k`-th): the result served from the record or the "not in the record" result,
+ * or undefined when the call runs as usual (not a replay, or it runs live).
+ */
+async function replayed(
+  deps: ToolActivityDeps,
+  ref: ReplayRef | undefined,
+  k: number,
+  s: PositionedScope,
+): Promise<ToolOutcome | undefined> {
+  if (!ref) return undefined;
+  if (!deps.replay)
+    throw ApplicationFailure.nonRetryable(
+      'A replaying run needs a worker with a Temporal client to read its record: build the worker with createAgentWorker',
+      ErrorType.Internal,
+    );
+  const decision = await deps.replay.decide(ref, k, s.call, s.tool);
+  return decision === 'live' ? undefined : decision.served;
 }
 
 /** `position` among the message's calls; absent when the call came in the input and the message was not read. */
@@ -184,11 +208,16 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedCall[]> {
       return heartbeating(async () => {
         const out: PreparedCall[] = [];
-        for (const c of input.calls) {
+        for (const [k, c] of input.calls.entries()) {
           const { toolCallId, callIndex } = c;
           const s = await scope(deps, input, c);
-          const p = await prepareCall(s);
           const id = { toolCallId, ...(callIndex !== undefined ? { callIndex } : {}) };
+          const served = await replayed(deps, input.replay, k, s);
+          if (served) {
+            out.push({ ...id, status: 'immediate', outcome: served });
+            continue;
+          }
+          const p = await prepareCall(s);
           if (p.status === 'immediate') out.push({ ...id, ...p });
           else {
             const args = changedArgs(p.args, s.call.arguments);
@@ -230,6 +259,11 @@ export function createToolActivities(deps: ToolActivityDeps) {
       checkHome(deps, input.home);
       return heartbeating(async (progress) => {
         const s = await scope(deps, input, input);
+        const served = await replayed(deps, input.replay, 0, s);
+        if (served) {
+          remember(deps, input, s, served);
+          return { prepared: 'immediate' as const, outcome: served };
+        }
         const p = await prepareCall(s);
         if (p.status === 'runnable' && p.approval)
           return {

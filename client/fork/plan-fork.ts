@@ -109,8 +109,8 @@ export function forkInput(
   };
 }
 
-/** transcript[0, count) of the run, paged by the `messages` query. */
-async function readTranscript(handle: WorkflowHandle, count: number): Promise<Message[]> {
+/** transcript[0, count) of the run, paged by the `messages` query (a counterfactual replay reads its record so). */
+export async function readTranscript(handle: WorkflowHandle, count: number): Promise<Message[]> {
   const out: Message[] = [];
   while (out.length < count) {
     const page: MessagesPage = await handle.query(messagesQuery, { from: out.length, limit: count - out.length });

@@ -48,6 +48,7 @@ export const CLUSTER_SUITES: Record<string, string> = {
 
 /** Run on the dev server only: Keel's own logic, the same on any server. */
 export const DEV_SERVER_SUITES: Record<string, string> = {
+  'replay.test.ts': 'counterfactual replay: recorded runs again with tool results served from the record',
   'ag-ui-browser.test.ts': 'the AG-UI example in a browser',
   'model-fallback.test.ts': 'fallback models and prompt caching against the mock providers (loopback HTTP)',
   'ag-ui.test.ts': 'the AG-UI endpoint over loopback HTTP (a client of the stream and the approval Updates)',

@@ -22,6 +22,8 @@ import type {
   Usage,
   UserMessage,
 } from '../../common/messages.js';
+import { toolCallsOf } from '../../common/messages.js';
+import type { ReplayRef } from '../../common/replay.js';
 import { nextDigest } from '../../common/transcript-digest.js';
 import type { AgentRunInput, IncomingMessage, SessionStatus } from '../../common/run.js';
 import type { RunRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
@@ -197,6 +199,22 @@ export class AgentSession implements ToolBatchHost {
     this.modelCallSince = since;
     if (since === undefined) this.providerWait = undefined;
     this.publishDetails();
+  }
+
+  /**
+   * A replaying run (input `replay`, common/replay.ts): its spec, the open turn and each call's position among its
+   * message's tool calls, for the tool activities to serve the calls from the record. Undefined for any other run.
+   */
+  replayAt(assistantIndex: number, calls: readonly ToolCall[]): ReplayRef | undefined {
+    const spec = this.state.config.replay;
+    if (!spec) return undefined;
+    const message = this.state.transcript[assistantIndex];
+    const all = message?.role === 'assistant' ? toolCallsOf(message) : [];
+    const at = calls.map((c) => {
+      const same = all.indexOf(c);
+      return same !== -1 ? same : all.findIndex((x) => x.id === c.id);
+    });
+    return { ...spec, turn: this.state.turns + 1, at };
   }
 
   /** turn_start with the turn's number in the conversation (the completed turns + 1); the details say it. */

@@ -6,6 +6,7 @@
 import { patched } from '@temporalio/workflow';
 import { OPERATION_ABORTED, toolNotEnabled, toolNotFound } from '../../common/errors.js';
 import type { ToolCall } from '../../common/messages.js';
+import type { ReplayRef } from '../../common/replay.js';
 import { carriedCall } from '../../common/transcript-tail.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import type { PreparedCall, RunRef, SubAgentRecord, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
@@ -35,6 +36,14 @@ export interface ToolCallHost extends ToolPlacement {
   readonly otherTools?: string[];
   /** Waits for the decision on a prepared call needing approval (workflows/agent/approvals.ts). */
   awaitApproval(call: ToolCall, assistantIndex: number, args: unknown, argsDigest: string): Promise<ApprovalWait>;
+  /** A replaying run (input `replay`): what its tool activities get to serve `calls` from the record. */
+  replayAt?(assistantIndex: number, calls: readonly ToolCall[]): ReplayRef | undefined;
+}
+
+/** `{ replay }` for a replaying run's activity input (an input payload, not a command: no patch), else nothing. */
+function replayField(h: ToolCallHost, assistantIndex: number, calls: readonly ToolCall[]): { replay?: ReplayRef } {
+  const replay = h.replayAt?.(assistantIndex, calls);
+  return replay ? { replay } : {};
 }
 
 /** Activity summaries of one assistant message's tool calls, by call id (from `callModel`; none for a resumed batch). */
@@ -74,6 +83,7 @@ export async function prepareKnown(
     digest: h.digests[assistantIndex + 1],
     calls: known.map((c) => ({ toolCallId: c.id, toolName: c.name, ...carriedCall(c) })),
     metadata: h.config.metadata ?? {},
+    ...replayField(h, assistantIndex, known),
   };
   const summary = preparationSummary(h, known);
   const local = known.every((c) => toolInfo(h.tools, c.name)?.localActivity) && patched(PATCH.localTools);
@@ -251,5 +261,6 @@ function callRef(h: ToolCallHost, call: ToolCall, assistantIndex: number): ToolC
     toolName: call.name,
     ...carriedCall(call), // an input payload, not a command: no patch (docs/versioning.md)
     metadata: h.config.metadata ?? {},
+    ...replayField(h, assistantIndex, [call]),
   };
 }

@@ -1,0 +1,87 @@
+/**
+ * What a counterfactual replay reads of a run (docs/runs.md#counterfactual-replay): the messages of its own turns, its
+ * final answer, turns and usage. A closed run's come from its result (the close event, one history read, no worker
+ * involved); a running run's, a cancelled one's or one whose result left its messages out come through the `forkBase`,
+ * `messages` and `state` queries.
+ */
+import {
+  ApplicationFailure,
+  WorkflowFailedError,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { failureCarriesResult } from '../../common/errors.js';
+import type { Message, Usage } from '../../common/messages.js';
+import type { AgentRunResult } from '../../common/run.js';
+import { forkBaseQuery, stateQuery } from '../../workflows/definitions.js';
+import { readTranscript } from '../fork/plan-fork.js';
+
+/** A run as a replay reads it. */
+export interface RecordedRun {
+  workflowId: string;
+  /** The Keel status (`completed`, `stopped`, `failed`, …). */
+  status: string;
+  /** The run's own messages: its transcript after the messages it was started with. */
+  messages: Message[];
+  finalText: string;
+  turns: number;
+  usage: Usage;
+}
+
+/** The run `handle` names (its chain's latest run). */
+export async function readRecordedRun(handle: WorkflowHandle): Promise<RecordedRun> {
+  return (await closedRecord(handle, await handle.describe())) ?? queriedRecord(handle);
+}
+
+/** A closed run as its result has it (`d`: its description); undefined when it runs or its result lacks its messages. */
+export async function closedRecord(
+  handle: WorkflowHandle,
+  d: WorkflowExecutionDescription,
+): Promise<RecordedRun | undefined> {
+  const closed = d.status.name === 'RUNNING' ? undefined : await closedResult(handle);
+  if (!closed || closed.newMessagesOmitted) return undefined;
+  return {
+    workflowId: handle.workflowId,
+    status: closed.status,
+    messages: closed.newMessages,
+    finalText: closed.finalText,
+    turns: closed.turns,
+    usage: closed.usage,
+  };
+}
+
+/** A run as the `forkBase`, `messages` and `state` queries have it (a worker answers them). */
+async function queriedRecord(handle: WorkflowHandle): Promise<RecordedRun> {
+  const [base, state] = await Promise.all([handle.query(forkBaseQuery), handle.query(stateQuery)]);
+  const transcript = await readTranscript(handle, base.messageCount);
+  const messages = transcript.slice(base.given);
+  return {
+    workflowId: handle.workflowId,
+    status: state.status,
+    messages,
+    finalText: lastText(messages),
+    turns: state.turns,
+    usage: state.usage,
+  };
+}
+
+/** A closed run's result (a failed run's from its failure's details), or undefined when it has none. */
+async function closedResult(handle: WorkflowHandle): Promise<AgentRunResult | undefined> {
+  try {
+    return (await handle.result()) as AgentRunResult;
+  } catch (err) {
+    const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && failureCarriesResult(cause.type) && cause.details?.[0])
+      return cause.details[0] as AgentRunResult;
+    return undefined;
+  }
+}
+
+/** The text of the last assistant message (the run's final answer). */
+function lastText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role === 'assistant') return m.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('');
+  }
+  return '';
+}
