@@ -3,10 +3,10 @@
  * enforces its limits as the real one does (429 with `retry-after` over a limit: test/mock-providers/limits.ts).
  *
  * Scale: the issue's test is 60 requests/min with three batches of 200 tasks (a 10-minute busy window). Here the key
- * allows 300 requests/min enforced over 2-second buckets (10 at once, then 5 a second) and three batches of 10 one-turn
- * tasks plus one interactive run send 31 requests: five times the rate, a twentieth of the requests, every run far over
- * the limit at once, in a file that runs in about 20 seconds. (At five batches of 20 the server aborts most of the
- * limiter's Updates on this machine: docs/provider-limits.md "What is left".)
+ * allows 600 requests/min enforced over 2-second buckets (20 at once, then 10 a second) and three batches of 50
+ * one-turn tasks plus one interactive run send 151 requests: ten times the rate, a quarter of the requests, every
+ * run far over the limit at once, in a file that runs in about 30 seconds. Each worker's attempts ask through its
+ * limits client, one batched Update per tick (activities/limits/client.ts): fewer Updates than requests.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,7 +20,9 @@ import { inputTokensOf } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { startKeel, until, type Keel } from './harness.js';
 
-const LIMIT: ProviderLimit = { requestsPerMinute: 300, inputTokensPerMinute: 300_000, burstSeconds: 2 };
+const TASKS = Number(process.env.KEEL_LIMITS_TASKS ?? 50);
+const RPM = Number(process.env.KEEL_LIMITS_RPM ?? 600);
+const LIMIT: ProviderLimit = { requestsPerMinute: RPM, inputTokensPerMinute: 300_000, burstSeconds: 2 };
 const MODEL = 'anthropic/claude-sonnet-4-5';
 
 let running: { keel: Keel; mock: MockProviderServer } | undefined;
@@ -59,8 +61,8 @@ describe('provider limits', () => {
         startBatch(
           keel.client,
           keel.taskQueue,
-          Array.from({ length: 10 }, (_, i) => ({ model: MODEL, prompt: `batch ${b} task ${i}: answer done` })),
-          { concurrency: 10, batchId: `limits-${b}-${randomUUID()}` },
+          Array.from({ length: TASKS }, (_, i) => ({ model: MODEL, prompt: `batch ${b} task ${i}: answer done` })),
+          { concurrency: TASKS, batchId: `limits-${b}-${randomUUID()}` },
         ),
       ),
     );
@@ -72,27 +74,32 @@ describe('provider limits', () => {
     );
     const interactive = await keel.start({ model: MODEL, prompt: 'interactive: answer done' });
     expect((await interactive.result()).status).toBe('completed');
-    for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: 10 });
+    // the interactive run's wait, read while the limiter's last 200 grants' waits still hold it
+    const [interactiveWait] = (await limiter()).recentWaits.filter((w) => w.priority === 2).map((w) => w.ms);
+    for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: TASKS });
 
     // zero 429s: the limiter kept every run under the provider's limit
     expect(mock.limits!.rejected).toBe(0);
-    expect(mock.limits!.accepted).toHaveLength(31);
+    expect(mock.limits!.accepted).toHaveLength(3 * TASKS + 1);
     // the limit used over the busy window: what the buckets allowed (a full bucket of 50, then 5 a second)
     const at = mock.limits!.accepted.map((a) => a.at);
     const seconds = (Math.max(...at) - Math.min(...at)) / 1000;
-    const allowed = 10 + 5 * seconds;
+    const allowed = RPM / 30 + (RPM / 60) * seconds;
     const use = at.length / allowed;
     console.log(`[limits] ${at.length} requests in ${seconds.toFixed(1)} s: ${(use * 100).toFixed(0)} % of the limit`);
-    // The issue asks for ≥ 85 %. Not reached yet: the limiter's Updates are often aborted by the server on a loaded
-    // machine and asked again after a pause (two runs here: 87 % and 32 %; 18 % at 101 requests). Reported, not asserted, until
-    // the asks are batched or the limiter sharded (docs/provider-limits.md "What is left").
-    expect(use).toBeGreaterThan(0);
+    // the issue's bar: ≥ 85 % of the limit over the busy window (88–93 % measured on a loaded 2-core machine)
+    expect(use).toBeGreaterThanOrEqual(0.85);
+    // the asks went batched: fewer Updates on the limiter than requests (one ask per attempt gave several each)
+    const history = await keel.worker.client.workflow
+      .getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'))
+      .fetchHistory();
+    const updates = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+    console.log(`[limits] ${updates} Updates on the limiter for ${at.length} requests`);
+    expect(updates).toBeLessThan(at.length);
     // the interactive run (priority 2) waited less than the batch tasks (priority 4) did at the median
-    const snapshot = await limiter();
-    const waits = (p: number) => snapshot.recentWaits.filter((w) => w.priority === p).map((w) => w.ms);
-    const [interactiveWait] = waits(2);
-    console.log(`[limits] interactive wait ${interactiveWait} ms, batch median ${median(waits(4))} ms`);
-    expect(interactiveWait).toBeLessThan(median(waits(4)));
+    const batchWaits = (await limiter()).recentWaits.filter((w) => w.priority === 4).map((w) => w.ms);
+    console.log(`[limits] interactive wait ${interactiveWait} ms, batch median ${median(batchWaits)} ms`);
+    expect(interactiveWait).toBeLessThan(median(batchWaits));
     // nothing left behind: no request in flight or waiting
     await until(
       async () => {
