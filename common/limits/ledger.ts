@@ -218,8 +218,9 @@ export class LimiterLedger {
     this.advance(now);
     for (const s of b.settles) this.settle(s, now);
     for (const ask of b.asks) {
-      const held = this.st.inFlight[ask.request];
-      if (held && held.attempt >= ask.attempt) held.client = b.client;
+      const held = this.st.inFlight[ask.request] ?? this.st.waiting[ask.request];
+      if (held && held.attempt > ask.attempt) continue; // a stale attempt (its request has a newer one)
+      if (held && held.attempt === ask.attempt && this.st.inFlight[ask.request]) held.client = b.client;
       else this.register(ask, now, b.client);
     }
     for (const t of Object.values(this.st.waiting)) if (t.client === b.client) t.lease = now + TICKET_LEASE_MS;

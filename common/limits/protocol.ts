@@ -10,7 +10,10 @@ import type { LedgerState } from './ledger.js';
 
 /** The limiter's workflow type. */
 export const LIMITER_WORKFLOW_TYPE = 'providerLimiterWorkflow';
-/** Update (with start): a model request attempt asks for room, or renews its ticket (`LimitAsk` → `LimitAnswer`). */
+/**
+ * Update (with start): a model request attempt asks for room, or renews its ticket (`LimitAsk` → `LimitAnswer`). What
+ * 0.9.0 workers send (one per attempt); 0.10.0 workers send {@link LIMITS_BATCH_UPDATE}. The limiter serves both.
+ */
 export const LIMITS_ASK_UPDATE = 'keelLimitsAsk';
 /**
  * Update (with start): one worker's asks and settlements of one tick (`LimitBatch` → `LimitBatchAnswer`), sent by its

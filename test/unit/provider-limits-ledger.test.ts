@@ -136,4 +136,18 @@ describe('provider limits ledger', () => {
     l.settle({ request: 'a', attempt: 1, usage: { input: 1, output: 1 } }, 4);
     expect(batch([{ ...ask('b', 4), attempt: 2 }], [], 5).granted).toMatchObject({ b: { attempt: 2 } });
   });
+
+  it("a stale attempt's ask (its request has a newer one) takes nothing from the newer attempt", () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 1 }, 0));
+    const batch = (client: string, asks: LimitAsk[], now: number) =>
+      l.batch({ client, spec: 'concurrent=1', asks, settles: [] }, now);
+    batch('w1', [ask('a', 2)], 0);
+    batch('w1', [ask('b', 2)], 1); // waits
+    // b's attempt 1 timed out on w1 (still alive); attempt 2 asks from w2, then w1 sends its waiting asks again
+    batch('w2', [{ ...ask('b', 2), attempt: 2 }], 2);
+    batch('w1', [ask('b', 2)], 3);
+    l.settle({ request: 'a', attempt: 1, usage: { input: 1, output: 1 } }, 4);
+    expect(batch('w1', [], 5).granted).toEqual({});
+    expect(batch('w2', [], 6).granted).toMatchObject({ b: { attempt: 2 } });
+  });
 });
