@@ -8,7 +8,9 @@
  * run far over the limit at once, in a file that runs in about 30 seconds. Each worker's attempts ask through its
  * limits client, one batched Update per tick (activities/limits/client.ts): fewer Updates than requests.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { piAiProvider } from '../../activities/model/pi-ai.js';
 import { startBatch } from '../../cli/commands/batch.js';
@@ -32,9 +34,11 @@ afterEach(async () => {
   running = undefined;
 });
 
-async function setup(): Promise<{ keel: Keel; mock: MockProviderServer; limiter: () => Promise<LimiterSnapshot> }> {
+async function setup(
+  limit = LIMIT,
+): Promise<{ keel: Keel; mock: MockProviderServer; limiter: () => Promise<LimiterSnapshot> }> {
   const mock = await startMockProvider('anthropic', {
-    limits: LIMIT,
+    limits: limit,
     respond: (body) => ({
       reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: inputTokensOf(body), output: 5 } },
     }),
@@ -43,12 +47,27 @@ async function setup(): Promise<{ keel: Keel; mock: MockProviderServer; limiter:
     models: {
       '*': piAiProvider({ baseUrls: { anthropic: mock.url }, apiKeys: { anthropic: 'test-key' }, env: {} }),
     },
-    providerLimits: { anthropic: LIMIT },
+    providerLimits: { anthropic: limit },
     workerOptions: { maxConcurrentActivityTaskExecutions: 200 },
   });
   running = { keel, mock };
   const handle = keel.worker.client.workflow.getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'));
   return { keel, mock, limiter: () => handle.query<LimiterSnapshot>(LIMITS_STATE_QUERY) };
+}
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `keel <args>` as a child process on the test's server and task queue: its stdout once it exits. */
+function keelCli(keel: Keel, args: string[]): Promise<{ code: number | null; stdout: string }> {
+  const child = spawn(process.execPath, [BIN, '--address', keel.address, '--task-queue', keel.taskQueue, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout })));
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -109,5 +128,25 @@ describe('provider limits', () => {
       10_000,
       'limiter empty',
     );
+  }, 120_000);
+
+  it('keel watch prints the wait line and keel limits lists the waiting run, each as a child process', async () => {
+    // 100,000 input tokens a minute: a first run of about 97,000 fills the bucket, a second of 15,000 waits ~8 s
+    const { keel, limiter } = await setup({ inputTokensPerMinute: 100_000 });
+    const first = await keel.start({ model: MODEL, prompt: `first: ${'word '.repeat(77_600)}` });
+    expect((await first.result()).status).toBe('completed');
+    const second = await keel.start({ model: MODEL, prompt: `second: ${'word '.repeat(12_000)}` });
+    const watching = keelCli(keel, ['watch', second.workflowId]);
+    await until(async () => (await limiter()).waiting.length > 0, 20_000, 'the second run waiting');
+    const limits = await keelCli(keel, ['limits']);
+    expect(limits.code).toBe(0);
+    expect(limits.stdout).toContain('anthropic  itpm=100000\n');
+    expect(limits.stdout).toMatch(/\n {2}in use: .*\n/);
+    expect(limits.stdout).toContain(`  waiting, priority 2: 1 (oldest `);
+    expect(limits.stdout).toContain(`): ${second.workflowId}\n`);
+    const watched = await watching;
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toMatch(/\nwaiting for anthropic tokens\/min: \d{2},\d{3} of 100,000 in use\n/);
+    expect((await second.result()).status).toBe('completed');
   }, 120_000);
 });
