@@ -3,10 +3,11 @@
  * enforces its limits as the real one does (429 with `retry-after` over a limit: test/mock-providers/limits.ts).
  *
  * Scale: the issue's test is 60 requests/min with three batches of 200 tasks (a 10-minute busy window). Here the key
- * allows 600 requests/min enforced over 2-second buckets (20 at once, then 10 a second) and three batches of 50
- * one-turn tasks plus one interactive run send 151 requests: ten times the rate, a quarter of the requests, every
- * run far over the limit at once, in a file that runs in about 30 seconds. Each worker's attempts ask through its
- * limits client, one batched Update per tick (activities/limits/client.ts): fewer Updates than requests.
+ * allows 300 requests/min (the workers' buckets hold 3 s of it, the mock's 5 s: LIMIT below) and three batches of 50
+ * one-turn tasks plus one interactive run send 151 requests: five times the rate, a quarter of the requests, every
+ * run far over the limit at once, in a file that runs in about 45 seconds. (At 600 requests/min this loaded machine
+ * starts the batches' tasks hardly faster than the limit lets them go: no line for the interactive run to overtake.)
+ * Each worker's attempts ask through its limits client, one batched Update per tick (activities/limits/client.ts).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,13 +19,18 @@ import { limiterWorkflowId, type ProviderLimit } from '../../common/limits/defin
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
 import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
-import { inputTokensOf } from '../mock-providers/limits.js';
+import { inputTokensOf, type MockLimitsOptions } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { startKeel, until, type Keel } from './harness.js';
 
 const TASKS = Number(process.env.KEEL_LIMITS_TASKS ?? 50);
-const RPM = Number(process.env.KEEL_LIMITS_RPM ?? 600);
-const LIMIT: ProviderLimit = { requestsPerMinute: RPM, inputTokensPerMinute: 300_000, burstSeconds: 2 };
+const RPM = Number(process.env.KEEL_LIMITS_RPM ?? 300);
+// The workers' buckets hold 3 s of the limit, the mock API's 5 s (the APIs' hold 60 s). The limiter keeps 1 s of each
+// bucket for the way to the provider; the 2 s between the two are the margin docs/provider-limits.md advises for stalls:
+// a worker or the server stalled between a grant and the request's arrival bunches requests (at equal 2-second
+// buckets: 88–94 % of the limit used on a quiet machine, 69–75 % and once a 429 at a load average of 13 on 2 cores).
+const LIMIT: ProviderLimit = { requestsPerMinute: RPM, inputTokensPerMinute: 300_000, burstSeconds: 3 };
+const MOCK_LIMIT = { ...LIMIT, burstSeconds: 5 };
 const MODEL = 'anthropic/claude-sonnet-4-5';
 
 let running: { keel: Keel; mock: MockProviderServer } | undefined;
@@ -36,9 +42,10 @@ afterEach(async () => {
 
 async function setup(
   limit = LIMIT,
+  mockLimit: MockLimitsOptions = MOCK_LIMIT,
 ): Promise<{ keel: Keel; mock: MockProviderServer; limiter: () => Promise<LimiterSnapshot> }> {
   const mock = await startMockProvider('anthropic', {
-    limits: limit,
+    limits: mockLimit,
     respond: (body) => ({
       reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: inputTokensOf(body), output: 5 } },
     }),
@@ -100,13 +107,13 @@ describe('provider limits', () => {
     // zero 429s: the limiter kept every run under the provider's limit
     expect(mock.limits!.rejected).toBe(0);
     expect(mock.limits!.accepted).toHaveLength(3 * TASKS + 1);
-    // the limit used over the busy window: what the buckets allowed (a full bucket of 50, then 5 a second)
+    // the limit used over the busy window: what the workers' limit allowed (a full bucket, then 10 a second)
     const at = mock.limits!.accepted.map((a) => a.at);
     const seconds = (Math.max(...at) - Math.min(...at)) / 1000;
-    const allowed = RPM / 30 + (RPM / 60) * seconds;
+    const allowed = (RPM / 60) * (LIMIT.burstSeconds! + seconds);
     const use = at.length / allowed;
     console.log(`[limits] ${at.length} requests in ${seconds.toFixed(1)} s: ${(use * 100).toFixed(0)} % of the limit`);
-    // the issue's bar: ≥ 85 % of the limit over the busy window (88–93 % measured on a loaded 2-core machine)
+    // the issue's bar: ≥ 85 % of the limit over the busy window
     expect(use).toBeGreaterThanOrEqual(0.85);
     // the asks went batched: fewer Updates on the limiter than requests (one ask per attempt gave several each)
     const history = await keel.worker.client.workflow
@@ -132,7 +139,8 @@ describe('provider limits', () => {
 
   it('keel watch prints the wait line and keel limits lists the waiting run, each as a child process', async () => {
     // 100,000 input tokens a minute: a first run of about 97,000 fills the bucket, a second of 15,000 waits ~8 s
-    const { keel, limiter } = await setup({ inputTokensPerMinute: 100_000 });
+    const limit = { inputTokensPerMinute: 100_000 };
+    const { keel, limiter } = await setup(limit, limit);
     const first = await keel.start({ model: MODEL, prompt: `first: ${'word '.repeat(77_600)}` });
     expect((await first.result()).status).toBe('completed');
     const second = await keel.start({ model: MODEL, prompt: `second: ${'word '.repeat(12_000)}` });
