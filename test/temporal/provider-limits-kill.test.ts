@@ -2,7 +2,8 @@
  * Provider limits survive killed workers (issue 36, docs/provider-limits.md "Waiting is durable"): the batches' workers
  * (two processes, test/temporal/fixtures/limits-worker.ts) are SIGKILLed twice while their runs wait in the limiter's
  * line or call the mock API, and new ones take over. Every task completes, the mock (which answers 429 over its limit
- * as the real API does) saw none, and the limiter ends with nothing in flight or waiting and its buckets drained.
+ * as the real API does) saw none, and the limiter ends with nothing in flight or waiting. And a worker in its own
+ * process serves the limits' metrics on its Prometheus endpoint.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,7 @@ import { limiterWorkflowId, limitSpec, type ProviderLimit } from '../../common/l
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
 import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
+import { freePort } from '../free-port.js';
 import { inputTokensOf } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
@@ -97,4 +99,39 @@ describe('provider limits: workers killed', () => {
       throw new Error(`${err.message}: ${JSON.stringify(last)}`);
     });
   }, 180_000);
+});
+
+describe('provider limits: metrics', () => {
+  it("a worker's Prometheus endpoint carries keel_provider_wait_ms and keel_provider_tokens_in_use", async () => {
+    const limit = { inputTokensPerMinute: 100_000 };
+    mock = await startMockProvider('anthropic', {
+      limits: limit,
+      respond: (body) => ({
+        reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: inputTokensOf(body), output: 5 } },
+      }),
+    });
+    const taskQueue = `limits-metrics-${randomUUID()}`;
+    const port = await freePort();
+    await spawnWorker(WORKER, {
+      KEEL_TASK_QUEUE: taskQueue,
+      KEEL_MOCK_URL: mock.url,
+      KEEL_PROVIDER_LIMITS: `anthropic:${limitSpec(limit)}`,
+      KEEL_METRICS_PORT: String(port),
+    });
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    // about 97,000 tokens fill the minute's bucket; the next run's 5,000 wait a few seconds
+    const first = await client.start({ model: 'anthropic/claude-sonnet-4-5', prompt: `a ${'word '.repeat(77_600)}` });
+    expect((await first.result()).status).toBe('completed');
+    const second = await client.start({ model: 'anthropic/claude-sonnet-4-5', prompt: `b ${'word '.repeat(4_000)}` });
+    expect((await second.result()).status).toBe('completed');
+    const metric = async (name: string) => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes('key="anthropic"'));
+      return line === undefined ? undefined : Number(line.split(' ').at(-1));
+    };
+    await until(async () => (await metric('keel_provider_wait_ms_count')) === 2, 10_000, 'two waits recorded');
+    // the second run waited (for its 5,000 tokens to refill at 1,667 a second, less the time since the first)
+    expect(await metric('keel_provider_wait_ms_sum')).toBeGreaterThan(100);
+    expect(await metric('keel_provider_tokens_in_use')).toBeGreaterThan(90_000);
+  }, 120_000);
 });
