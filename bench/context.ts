@@ -9,7 +9,7 @@ export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const ONLY = new Set(
   (
     process.env.BENCH_ONLY ??
-    'overhead,history,throughput,memory,peer,batch,grade,replay,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream'
+    'overhead,history,throughput,memory,peer,batch,grade,replay,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream,limits'
   )
     .split(',')
     .map((s) => s.trim()),
@@ -33,6 +33,7 @@ const SECTIONS = [
   'capacity',
   'cache',
   'fleetstream',
+  'limits',
 ];
 const unknownSections = [...ONLY].filter((s) => !SECTIONS.includes(s));
 if (unknownSections.length)

@@ -47,7 +47,7 @@
  * context.ts (server, clients, worker processes) and runs.ts; report.ts renders the table.
  * Prints a Markdown table (stdout) and writes bench/results/latest.json (git-ignored); with BENCH_WRITE_DOCS=1 a whole run
  * also puts that table into docs/performance.md (bench/write-docs.ts). Progress goes to stderr.
- * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,replay,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream;
+ * Environment: BENCH_ROUNDS (default 5), BENCH_ONLY (comma list of overhead,history,memory,throughput,peer,batch,grade,replay,large,sandbox,codec,stream,mcp,subagents,firstrun,capacity,cache,fleetstream,limits;
  * e.g. `BENCH_ONLY=large npm run bench`), BENCH_LARGE_TURNS (default 2000: the large section's turns, fewer for a quick
  * check), BENCH_PEER_LIMIT_TURNS (default 1000: the peer's where-it-stops run, 0 to skip),
  * BENCH_BATCH_TASKS (default 2000), BENCH_BATCH_CONCURRENCY (default 20), BENCH_GRADE_TASKS (default 200: bench/grade.ts),
@@ -93,6 +93,7 @@ import { streamSection } from './stream-latency.js';
 import { firstRunSection } from './first-run.js';
 import { capacitySection } from './capacity.js';
 import { cacheSection } from './prompt-cache.js';
+import { limitsSection } from './provider-limits.js';
 import { fleetStreamSection } from './fleet-stream.js';
 import { freePort } from './server-metrics.js';
 
@@ -225,6 +226,7 @@ try {
   if (ONLY.has('capacity')) results.capacity = await capacitySection(bench);
   if (ONLY.has('cache')) results.cache = await cacheSection(bench);
   if (ONLY.has('fleetstream')) results.fleetstream = await fleetStreamSection(bench);
+  if (ONLY.has('limits')) results.limits = await limitsSection(bench);
 } catch (err) {
   exitCode = 1;
   log(`FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

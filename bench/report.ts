@@ -4,6 +4,7 @@ import type { StreamResult } from './stream-latency.js';
 import { firstRunRows, type FirstRunResult } from './first-run.js';
 import type { CapacityResult } from './capacity.js';
 import type { CacheResult } from './prompt-cache.js';
+import type { LimitsResult } from './provider-limits.js';
 /** The bench's Markdown table of figures, targets and whether each was met. */
 import { type TurnPoint } from './history.js';
 import { PI_AGENT_CORE } from './pi-loop.js';
@@ -530,6 +531,13 @@ export function markdown(r: any): string {
       '15 cache',
       `cached share of input tokens, ${cc!.turns}-turn run, mock Anthropic, cacheRetention ${run.retention}`,
       `${(run.cachedShare * 100).toFixed(1)} % (${run.cacheRead} read, ${run.cacheWrite} written, ${run.input} uncached)`,
+    );
+  const lim = r.limits as LimitsResult | undefined;
+  for (const rate of lim?.rates ?? [])
+    row(
+      '17 limits',
+      `provider limits at ${rate.perMinute.toLocaleString('en-US')} requests/min: overhead per model call p50 · p95; limiter history per hour`,
+      `${fmt(rate.p50Ms, 0)} · ${fmt(rate.p95Ms, 0)} ms; ${fmt(rate.historyBytesPerHour / 1_048_576, 0)} MiB/hour (${rate.updates} Updates in ${lim!.seconds} s)`,
     );
   const lines = [
     `# Keel bench`,

@@ -1,14 +1,14 @@
 /**
  * The activity side of provider limits (docs/provider-limits.md): each model request attempt of a run — `callModel`
  * or `compact` — whose model matches a configured key asks that key's limiter workflow for room before its provider
- * call (the `keelLimitsAsk` Update, with start the first time), waits while it is told to (asking again when told,
- * heartbeating, its run's details saying why), and settles its real usage after (`keelLimitsSettle`). A 429 / 529
+ * call through the worker's limits client (activities/limits/client.ts: one `keelLimitsBatch` Update per tick for all
+ * the worker's attempts), waits until granted (heartbeating, its run's details saying why), and settles its real
+ * usage after (with the client's next batch). A 429 / 529
  * with `retry-after` is reported to the limiter (`keelLimitsBackoff`), which holds every request of the key back.
  * No workflow command of the run changes: all of it happens inside the model activity, through the worker's client.
  */
-import { Context, sleep } from '@temporalio/activity';
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, type Workflow } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorType } from '../../common/errors.js';
 import {
   INTERACTIVE_PRIORITY,
@@ -19,41 +19,47 @@ import {
   type ProviderLimit,
   type ProviderLimits,
 } from '../../common/limits/definition.js';
-import type { LimitAnswer, LimitAsk, LimitSettle } from '../../common/limits/ledger.js';
-import {
-  LIMITER_WORKFLOW_TYPE,
-  LIMITS_BACKOFF_SIGNAL,
-  LIMITS_ASK_UPDATE,
-  LIMITS_SETTLE_SIGNAL,
-  PROVIDER_WAIT_SIGNAL,
-  type LimiterInput,
-} from '../../common/limits/protocol.js';
+import type { LimitAsk } from '../../common/limits/ledger.js';
+import { LIMITS_BACKOFF_SIGNAL, PROVIDER_WAIT_SIGNAL } from '../../common/limits/protocol.js';
 import type { Usage } from '../../common/messages.js';
+import { LimitsClient, type LimitWaiter } from './client.js';
 
 /** How long before its `startToCloseTimeout` an attempt stops waiting (fails retryably; the next keeps its place). */
 export const LIMIT_WAIT_MARGIN_MS = 120_000;
-/** How long an ask is retried while the limiter cannot be reached, before the attempt fails retryably. */
-const REACH_PATIENCE_MS = 120_000;
 
-/** The worker's provider limits, asked by each model request attempt (one per worker). */
+/** The worker's provider limits, asked by each model request attempt (one per worker, one limits client per key). */
 export class ProviderLimitsGate {
   private readonly warned = new Set<string>();
+  private readonly clients = new Map<string, LimitsClient>();
   constructor(readonly limits: ProviderLimits) {}
 
   /** The limits of one attempt of a request for `model`, or undefined when no key matches it (nothing asked). */
   forAttempt(model: string, priority: Priority | undefined): AttemptLimits | undefined {
     const found = limitFor(this.limits, model);
-    return found
-      ? new AttemptLimits(found.key, found.limit, priority ?? INTERACTIVE_PRIORITY, (t) => this.warnOnce(t))
-      : undefined;
+    if (!found) return undefined;
+    const ctx = Context.current();
+    return new AttemptLimits(
+      found.key,
+      found.limit,
+      priority ?? INTERACTIVE_PRIORITY,
+      this.clientFor(ctx, found.key, found.limit),
+      (t) => this.warnOnce(ctx, t),
+    );
   }
 
-  private warnOnce(text: string): void {
+  /** This worker's client of the key's limiter on the attempt's task queue. */
+  private clientFor(ctx: Context, key: string, limit: ProviderLimit): LimitsClient {
+    const workflowId = limiterWorkflowId(ctx.info.taskQueue, key);
+    let client = this.clients.get(workflowId);
+    if (!client)
+      this.clients.set(workflowId, (client = new LimitsClient(ctx.client, ctx.info.taskQueue, workflowId, key, limit)));
+    return client;
+  }
+
+  private warnOnce(ctx: Context, text: string): void {
     if (this.warned.has(text)) return;
     this.warned.add(text);
-    Context.current().log.warn(
-      `${text}; the limiter's definition is enforced (docs/provider-limits.md: one definition per key)`,
-    );
+    ctx.log.warn(`${text}; the limiter's definition is enforced (docs/provider-limits.md: one definition per key)`);
   }
 }
 
@@ -66,6 +72,7 @@ export class AttemptLimits {
     readonly key: string,
     private readonly limit: ProviderLimit,
     private readonly priority: Priority,
+    private readonly client: LimitsClient,
     private readonly warn: (text: string) => void,
   ) {}
 
@@ -78,7 +85,6 @@ export class AttemptLimits {
     const ctx = Context.current();
     const { activityId, attempt } = ctx.info;
     const wf = ctx.info.workflowExecution!;
-    const deadline = Date.now() + ctx.info.startToCloseTimeoutMs;
     const ask: LimitAsk = {
       request: `${wf.workflowId}/${wf.runId}/${activityId}`,
       attempt,
@@ -91,34 +97,47 @@ export class AttemptLimits {
     };
     this.ask = ask;
     const started = performance.now();
-    let told: string | undefined;
+    const run = new RunWaitText(ctx);
+    const waiter: LimitWaiter = {
+      waiting: (wait, inUse, conflict) => {
+        if (conflict) this.warn(conflict);
+        inUseGauge(ctx, this.key, inUse);
+        run.say(wait);
+      },
+    };
+    const timeUp = Math.max(ctx.info.startToCloseTimeoutMs - LIMIT_WAIT_MARGIN_MS, ctx.info.startToCloseTimeoutMs / 2);
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      for (;;) {
-        const answer = await this.reserve(ask);
-        if (answer.conflict) this.warn(answer.conflict);
-        inUseGauge(this.key, answer.inUse);
-        if (answer.granted) {
-          this.granted = true;
-          waitHistogram(this.key, performance.now() - started);
-          return;
-        }
-        if (answer.wait !== told) told = await tellRun(answer.wait, told);
-        if (Date.now() + answer.retryInMs > deadline - LIMIT_WAIT_MARGIN_MS)
-          throw ApplicationFailure.create({
-            message: `This model request waited for the ${this.key} limits until its attempt's time was nearly up (${answer.wait}); the next attempt waits on in its place`,
-            type: ErrorType.ProviderLimitWait,
-            nextRetryDelay: '1s',
-          });
-        await sleep(answer.retryInMs);
+      const grant = await Promise.race([
+        this.client.ask(ask, waiter),
+        ctx.cancelled,
+        new Promise<'time up'>((r) => (timer = setTimeout(() => r('time up'), timeUp))),
+      ]);
+      if (grant === 'time up') {
+        await this.client.abandon(ask, true);
+        this.ask = undefined;
+        throw ApplicationFailure.create({
+          message: `This model request waited for the ${this.key} limits until its attempt's time was nearly up (${run.told ?? `waiting for ${this.key}`}); the next attempt waits on in its place`,
+          type: ErrorType.ProviderLimitWait,
+          nextRetryDelay: '1s',
+        });
       }
+      if (grant.conflict) this.warn(grant.conflict);
+      inUseGauge(ctx, this.key, grant.inUse);
+      this.granted = true;
+      waitHistogram(ctx, this.key, performance.now() - started);
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
-        await this.end(undefined);
+        if (this.ask) await this.client.abandon(ask, false);
+        this.ask = undefined;
         throw new CancelledFailure('Operation aborted');
       }
-      throw err;
+      if (err instanceof ApplicationFailure) throw err;
+      this.ask = undefined;
+      throw ApplicationFailure.create({ message: (err as Error).message, type: ErrorType.ProviderLimitWait });
     } finally {
-      if (told !== undefined) await tellRun(undefined, told);
+      clearTimeout(timer);
+      await run.done();
     }
   }
 
@@ -127,12 +146,12 @@ export class AttemptLimits {
     if (!this.ask) return;
     const ask = this.ask;
     this.ask = undefined;
-    const settle: LimitSettle = {
+    if (!this.granted) return this.client.abandon(ask, false);
+    await this.client.settle({
       request: ask.request,
       attempt: ask.attempt,
       ...(made ? { usage: { input: usageInput(usage), output: usage?.output ?? 0 } } : {}),
-    };
-    await signalLimiter(this.key, LIMITS_SETTLE_SIGNAL, settle);
+    });
   }
 
   /** The provider answered 429 / 529 asking to retry after `ms`: every request of the key holds back that long. */
@@ -144,48 +163,23 @@ export class AttemptLimits {
   get holds(): boolean {
     return this.granted;
   }
+}
 
-  /** One ask, starting the limiter when it does not run yet; retried while the limiter cannot be reached. */
-  private async reserve(ask: LimitAsk): Promise<LimitAnswer> {
-    const ctx = Context.current();
-    const giveUp = Date.now() + REACH_PATIENCE_MS;
-    for (let pause = 250; ; pause = Math.min(pause * 2, 5_000)) {
-      try {
-        const asking = this.update(ask);
-        asking.catch(() => undefined);
-        return await Promise.race([asking, ctx.cancelled]);
-      } catch (err) {
-        if (ctx.cancellationSignal.aborted) throw err;
-        if (Date.now() >= giveUp)
-          throw ApplicationFailure.create({
-            message: `The ${this.key} limiter (workflow ${limiterWorkflowId(Context.current().info.taskQueue, this.key)}) could not be reached: ${(err as Error).message}`,
-            type: ErrorType.ProviderLimitWait,
-          });
-      }
-      await sleep(pause);
-    }
+/** What a waiting attempt's run shows (its `keelProviderWait` signal): said when it changes, cleared at the end. */
+class RunWaitText {
+  told?: string;
+  private said: Promise<unknown> = Promise.resolve();
+  constructor(private readonly ctx: Context) {}
+
+  say(text: string): void {
+    if (text === this.told) return;
+    this.told = text;
+    this.said = this.said.then(() => tellRun(this.ctx, text));
   }
 
-  /** One ask, answered at once; the key's limiter is started by the first (Update-with-start). */
-  private async update(ask: LimitAsk): Promise<LimitAnswer> {
-    const ctx = Context.current();
-    const workflowId = limiterWorkflowId(ctx.info.taskQueue, this.key);
-    try {
-      return await ctx.client.workflow
-        .getHandle(workflowId)
-        .executeUpdate<LimitAnswer, [LimitAsk]>(LIMITS_ASK_UPDATE, { args: [ask] });
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      return ctx.client.workflow.executeUpdateWithStart<Workflow, LimitAnswer, [LimitAsk]>(LIMITS_ASK_UPDATE, {
-        args: [ask],
-        startWorkflowOperation: new WithStartWorkflowOperation(LIMITER_WORKFLOW_TYPE, {
-          workflowId,
-          taskQueue: ctx.info.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          args: [{ key: this.key, limit: this.limit } satisfies LimiterInput],
-        }),
-      });
-    }
+  async done(): Promise<void> {
+    if (this.told !== undefined) this.said = this.said.then(() => tellRun(this.ctx, undefined));
+    await this.said;
   }
 }
 
@@ -194,15 +188,13 @@ function usageInput(usage: Usage | undefined): number {
   return usage ? usage.input + usage.cacheWrite + usage.cacheRead : 0;
 }
 
-/** Tells the attempt's run that it waits (`text`) or waits no more (undefined); never throws. Returns what was said. */
-async function tellRun(text: string | undefined, before: string | undefined): Promise<string | undefined> {
-  const ctx = Context.current();
+/** Tells the attempt's run that it waits (`text`) or waits no more (undefined); never throws. */
+async function tellRun(ctx: Context, text: string | undefined): Promise<void> {
   const { workflowId, runId } = ctx.info.workflowExecution!;
   try {
     await ctx.client.workflow.getHandle(workflowId, runId).signal(PROVIDER_WAIT_SIGNAL, text ? { text } : {});
-    return text;
   } catch {
-    return before; // the details are cosmetic: the wait goes on
+    // the details are cosmetic: the wait goes on
   }
 }
 
@@ -220,25 +212,20 @@ async function signalLimiter(key: string, signal: string, arg: unknown): Promise
   }
 }
 
-function waitHistogram(key: string, ms: number): void {
+function waitHistogram(ctx: Context, key: string, ms: number): void {
   try {
-    Context.current()
-      .metricMeter.createHistogram(
-        'keel_provider_wait_ms',
-        'int',
-        'ms',
-        'Wait of each model request for its provider limits',
-      )
+    ctx.metricMeter
+      .createHistogram('keel_provider_wait_ms', 'int', 'ms', 'Wait of each model request for its provider limits')
       .record(Math.round(ms), { key });
   } catch {
     // metrics are best effort
   }
 }
 
-function inUseGauge(key: string, tokens: number): void {
+function inUseGauge(ctx: Context, key: string, tokens: number): void {
   try {
-    Context.current()
-      .metricMeter.createGauge(
+    ctx.metricMeter
+      .createGauge(
         'keel_provider_tokens_in_use',
         'int',
         'tokens',

@@ -26,6 +26,7 @@ import {
 } from '../render.js';
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
 import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from '../run/tool-queue.js';
+import { watchProviderWait } from '../run/provider-wait.js';
 import { terminalSafe } from '../terminal-text.js';
 import { forkLine, forkMemoOf } from '../../common/fork.js';
 
@@ -224,6 +225,9 @@ async function watchRun(id: string, o: { tail?: boolean }, cmd: Command) {
     const children = g.json ? undefined : new ChildFollower((c) => client.getHandle(c).workflow, sink, abort.signal);
     // a running run's tool call that no worker can take: said once, at its first tool call seen
     const toolQueue = d.status.name === 'RUNNING' ? toolQueueWatch(client, g, d.taskQueue) : undefined;
+    // a model request waiting for its provider limits: the details' wait line, as it changes
+    const stopWait =
+      !g.json && d.status.name === 'RUNNING' ? watchProviderWait(handle.workflow, sink.write) : undefined;
     try {
       const end = await followRun(handle.workflow, r, {
         after,
@@ -244,6 +248,7 @@ async function watchRun(id: string, o: { tail?: boolean }, cmd: Command) {
       else r.summary(summary);
       return exitCodeOf(out.status);
     } finally {
+      stopWait?.();
       process.off('SIGINT', onSigint);
     }
   });

@@ -63,6 +63,29 @@ export type LimitAnswer =
   | { granted: true; output: number; waitedMs: number; inUse: number; conflict?: string }
   | { granted: false; wait: string; position: number; retryInMs: number; inUse: number; conflict?: string };
 
+/** A worker's asks and settlements of one tick, sent as one Update (`keelLimitsBatch`). */
+export interface LimitBatch {
+  /** The worker process's limits client (activities/limits/client.ts). */
+  client: string;
+  /** The worker's definition (`limitSpec`): a different one is reported in the answer. */
+  spec: string;
+  /** New asks (an attempt's first) and, now and then, all the client's waiting asks again. */
+  asks: LimitAsk[];
+  /** Attempts that ended (applied before the asks). */
+  settles: LimitSettle[];
+}
+
+/** The answer to a batch: the client's grants not settled yet (by request), and the line's wait. */
+export interface LimitBatchAnswer {
+  granted: Record<string, { attempt: number; output: number; waitedMs: number }>;
+  /** The head of the line's wait (what a waiting run shows). */
+  wait: string;
+  /** When the client should ask again while it has waiting requests. */
+  retryInMs: number;
+  inUse: number;
+  conflict?: string;
+}
+
 /** An attempt's question: how its ask stands. */
 export interface LimitQuestion {
   request: string;
@@ -76,6 +99,8 @@ export interface LimitSettle {
   request: string;
   attempt: number;
   usage?: { input: number; output: number };
+  /** The attempt gave up waiting (its time was nearly up): its ticket keeps its place for the next attempt. */
+  keep?: true;
 }
 
 interface Ticket {
@@ -88,6 +113,8 @@ interface Ticket {
   holdMs: number;
   lease: number;
   workflowId: string;
+  /** The worker's limits client that waits for it (activities/limits/client.ts): its batches renew the lease. */
+  client?: string;
 }
 
 interface Grant {
@@ -102,6 +129,10 @@ interface Grant {
   picked: boolean;
   grantedAt: number;
   workflowId: string;
+  /** The worker's limits client that asked for it (its batches are answered with it until it is settled). */
+  client?: string;
+  /** How long it may stay unsettled once picked up (its ticket's `holdMs`). */
+  holdMs?: number;
 }
 
 /** The ledger as carried across continue-as-new (plain JSON). */
@@ -170,7 +201,44 @@ export class LimiterLedger {
   ask(ask: LimitAsk, now: number): void {
     this.advance(now);
     const held = this.st.inFlight[ask.request];
-    if (held && held.attempt >= ask.attempt) return this.pickUp(held, ask, now);
+    if (held && held.attempt >= ask.attempt) return this.pickUp(held, ask.holdMs, now);
+    this.register(ask, now);
+    this.allocate(now);
+    const granted = this.st.inFlight[ask.request];
+    if (granted) this.pickUp(granted, ask.holdMs, now);
+  }
+
+  /**
+   * A worker's batch (the `keelLimitsBatch` Update, activities/limits/client.ts): its settlements, then its new asks
+   * (tickets taken or renewed, for its `client`), the leases of all its tickets renewed, and whatever now fits
+   * granted. Answered with every grant of the client not settled yet (picked up now: the client hands each to its
+   * attempt), the head of the line's wait and when to ask again. Asking again with the same batch is harmless.
+   */
+  batch(b: LimitBatch, now: number): LimitBatchAnswer {
+    this.advance(now);
+    for (const s of b.settles) this.settle(s, now);
+    for (const ask of b.asks) {
+      const held = this.st.inFlight[ask.request] ?? this.st.waiting[ask.request];
+      if (held && held.attempt > ask.attempt) continue; // a stale attempt (its request has a newer one)
+      if (held && held.attempt === ask.attempt && this.st.inFlight[ask.request]) held.client = b.client;
+      else this.register(ask, now, b.client);
+    }
+    for (const t of Object.values(this.st.waiting)) if (t.client === b.client) t.lease = now + TICKET_LEASE_MS;
+    this.allocate(now);
+    const granted: LimitBatchAnswer['granted'] = {};
+    for (const [request, g] of Object.entries(this.st.inFlight)) {
+      if (g.client !== b.client) continue;
+      this.pickUp(g, g.holdMs ?? PICKUP_MS, now);
+      granted[request] = { attempt: g.attempt, output: g.output, waitedMs: g.grantedAt - g.since };
+    }
+    const head = this.headWait(now);
+    const conflict = b.spec === limitSpec(this.st.limit) ? {} : { conflict: this.conflictText(b.spec) };
+    return { granted, ...head, inUse: Math.ceil(this.st.used.input), ...conflict };
+  }
+
+  /** A ticket taken for `ask`, or its ticket renewed (a granted earlier attempt was lost: it waits in its old place). */
+  private register(ask: LimitAsk, now: number, client?: string): void {
+    const held = this.st.inFlight[ask.request];
     if (held) this.requeueLost(ask.request, held, ask, now);
     const ticket = (this.st.waiting[ask.request] ??= this.ticket(ask, now));
     Object.assign(ticket, {
@@ -180,10 +248,15 @@ export class LimiterLedger {
       outputCap: ask.outputCap,
       holdMs: ask.holdMs,
       lease: now + TICKET_LEASE_MS,
+      client,
     });
-    this.allocate(now);
-    const granted = this.st.inFlight[ask.request];
-    if (granted) this.pickUp(granted, ask, now);
+  }
+
+  /** The head of the line's wait as text and when to ask again (the time until it may fit, 25 ms to 1 s). */
+  private headWait(now: number): { wait: string; retryInMs: number } {
+    const head = this.next();
+    const why = head ? this.blocked(head[1], now) : undefined;
+    return { wait: this.waitText(why, 0), retryInMs: Math.min(Math.max(why?.inMs ?? 250, 25), 1_000) };
   }
 
   /**
@@ -191,10 +264,10 @@ export class LimiterLedger {
    * time, and its amounts go into the buckets now — the provider counts the request from now on. Until then it was
    * only promised (it held its room: {@link promised}). Once per grant.
    */
-  private pickUp(g: Grant, ask: LimitAsk, now: number): void {
+  private pickUp(g: Grant, holdMs: number, now: number): void {
     if (g.picked) return;
     g.picked = true;
-    g.expires = now + ask.holdMs;
+    g.expires = now + holdMs;
     this.st.used.requests += 1;
     this.st.used.input += g.input;
     this.st.used.output += g.output;
@@ -238,7 +311,10 @@ export class LimiterLedger {
   settle(s: LimitSettle, now: number): void {
     this.advance(now);
     const ticket = this.st.waiting[s.request];
-    if (ticket && ticket.attempt <= s.attempt) delete this.st.waiting[s.request];
+    if (ticket && ticket.attempt <= s.attempt) {
+      if (s.keep) delete ticket.client;
+      else delete this.st.waiting[s.request];
+    }
     const g = this.st.inFlight[s.request];
     if (g && g.attempt === s.attempt) {
       delete this.st.inFlight[s.request];
@@ -413,6 +489,7 @@ export class LimiterLedger {
         picked: false,
         grantedAt: now,
         workflowId: t.workflowId,
+        ...(t.client !== undefined ? { client: t.client, holdMs: t.holdMs } : {}),
       };
       this.st.grants += 1;
       this.st.totals.granted += 1;
@@ -423,6 +500,16 @@ export class LimiterLedger {
     }
   }
 
+  /** What a waiting request's run shows: the limit that holds the head of the line back, in use of its size. */
+  private waitText(why: ReturnType<LimiterLedger['blocked']>, position: number): string {
+    const key = this.st.key;
+    return !why
+      ? `waiting for ${key}: ${position} requests ahead`
+      : why.what === 'retry-after'
+        ? `waiting for ${key}: the provider asked to retry after ${Math.ceil(why.inMs / 1000)} s`
+        : `waiting for ${key} ${why.what}: ${grouped(why.inUse)} of ${grouped(why.limit)} in use`;
+  }
+
   /** The answer to a ticket still waiting: the head's blocking limit as text, its place, when to ask again. */
   private waitAnswer(request: string, now: number): LimitAnswer {
     const mine = this.st.waiting[request];
@@ -431,12 +518,7 @@ export class LimiterLedger {
     const position = Object.values(this.st.waiting).filter(
       (t) => t.priority < mine.priority || (t.priority === mine.priority && t.seq < mine.seq),
     ).length;
-    const key = this.st.key;
-    const wait = !why
-      ? `waiting for ${key}: ${position} requests ahead`
-      : why.what === 'retry-after'
-        ? `waiting for ${key}: the provider asked to retry after ${Math.ceil(why.inMs / 1000)} s`
-        : `waiting for ${key} ${why.what}: ${grouped(why.inUse)} of ${grouped(why.limit)} in use`;
+    const wait = this.waitText(why, position);
     const base = why?.inMs ?? 250;
     // the front of the line asks often (a grant made for it waits until it asks), the back less (history)
     const retryInMs = Math.min(Math.max(base, 100) + position * 50, position < 4 ? 1_000 : 5_000);

@@ -1,7 +1,7 @@
 /**
  * How runs' model activities, workers and `keel limits` talk to a key's limiter workflow (workflows/limits/limiter.ts).
- * A request asks by Update (with start: the first ask starts the key's limiter), answered at once; a waiting request
- * asks again when told (an Update held open would count against the server's limit of Updates in flight per
+ * A worker's limits client asks for all its waiting requests by one Update per tick (with start: the first starts the
+ * key's limiter), answered at once; while requests wait, it asks again when told (an Update held open would count against the server's limit of Updates in flight per
  * workflow). Not signal + query: under load a consistent query waits behind the signal's workflow task, and the
  * server buffers only one such query per workflow ("consistent query buffer is full").
  */
@@ -10,8 +10,16 @@ import type { LedgerState } from './ledger.js';
 
 /** The limiter's workflow type. */
 export const LIMITER_WORKFLOW_TYPE = 'providerLimiterWorkflow';
-/** Update (with start): a model request attempt asks for room, or renews its ticket (`LimitAsk` → `LimitAnswer`). */
+/**
+ * Update (with start): a model request attempt asks for room, or renews its ticket (`LimitAsk` → `LimitAnswer`). What
+ * 0.9.0 workers send (one per attempt); 0.10.0 workers send {@link LIMITS_BATCH_UPDATE}. The limiter serves both.
+ */
 export const LIMITS_ASK_UPDATE = 'keelLimitsAsk';
+/**
+ * Update (with start): one worker's asks and settlements of one tick (`LimitBatch` → `LimitBatchAnswer`), sent by its
+ * limits client (activities/limits/client.ts) instead of one `keelLimitsAsk` per attempt and one settle signal each.
+ */
+export const LIMITS_BATCH_UPDATE = 'keelLimitsBatch';
 /** Signal: a model request attempt ended (`LimitSettle`). */
 export const LIMITS_SETTLE_SIGNAL = 'keelLimitsSettle';
 /** Signal: the provider answered 429 / 529 with `retry-after` (`{ ms }`): every request of the key waits that long. */

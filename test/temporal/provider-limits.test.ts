@@ -3,12 +3,15 @@
  * enforces its limits as the real one does (429 with `retry-after` over a limit: test/mock-providers/limits.ts).
  *
  * Scale: the issue's test is 60 requests/min with three batches of 200 tasks (a 10-minute busy window). Here the key
- * allows 300 requests/min enforced over 2-second buckets (10 at once, then 5 a second) and three batches of 10 one-turn
- * tasks plus one interactive run send 31 requests: five times the rate, a twentieth of the requests, every run far over
- * the limit at once, in a file that runs in about 20 seconds. (At five batches of 20 the server aborts most of the
- * limiter's Updates on this machine: docs/provider-limits.md "What is left".)
+ * allows 300 requests/min (the workers' buckets hold 3 s of it, the mock's 5 s: LIMIT below) and three batches of 50
+ * one-turn tasks plus one interactive run send 151 requests: five times the rate, a quarter of the requests, every
+ * run far over the limit at once, in a file that runs in about 45 seconds. (At 600 requests/min this loaded machine
+ * starts the batches' tasks hardly faster than the limit lets them go: no line for the interactive run to overtake.)
+ * Each worker's attempts ask through its limits client, one batched Update per tick (activities/limits/client.ts).
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { piAiProvider } from '../../activities/model/pi-ai.js';
 import { startBatch } from '../../cli/commands/batch.js';
@@ -16,11 +19,18 @@ import { limiterWorkflowId, type ProviderLimit } from '../../common/limits/defin
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
 import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
-import { inputTokensOf } from '../mock-providers/limits.js';
+import { inputTokensOf, type MockLimitsOptions } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { startKeel, until, type Keel } from './harness.js';
 
-const LIMIT: ProviderLimit = { requestsPerMinute: 300, inputTokensPerMinute: 300_000, burstSeconds: 2 };
+const TASKS = Number(process.env.KEEL_LIMITS_TASKS ?? 50);
+const RPM = Number(process.env.KEEL_LIMITS_RPM ?? 300);
+// The workers' buckets hold 3 s of the limit, the mock API's 5 s (the APIs' hold 60 s). The limiter keeps 1 s of each
+// bucket for the way to the provider; the 2 s between the two are the margin docs/provider-limits.md advises for stalls:
+// a worker or the server stalled between a grant and the request's arrival bunches requests (at equal 2-second
+// buckets: 88–94 % of the limit used on a quiet machine, 69–75 % and once a 429 at a load average of 13 on 2 cores).
+const LIMIT: ProviderLimit = { requestsPerMinute: RPM, inputTokensPerMinute: 300_000, burstSeconds: 3 };
+const MOCK_LIMIT = { ...LIMIT, burstSeconds: 5 };
 const MODEL = 'anthropic/claude-sonnet-4-5';
 
 let running: { keel: Keel; mock: MockProviderServer } | undefined;
@@ -30,9 +40,12 @@ afterEach(async () => {
   running = undefined;
 });
 
-async function setup(): Promise<{ keel: Keel; mock: MockProviderServer; limiter: () => Promise<LimiterSnapshot> }> {
+async function setup(
+  limit = LIMIT,
+  mockLimit: MockLimitsOptions = MOCK_LIMIT,
+): Promise<{ keel: Keel; mock: MockProviderServer; limiter: () => Promise<LimiterSnapshot> }> {
   const mock = await startMockProvider('anthropic', {
-    limits: LIMIT,
+    limits: mockLimit,
     respond: (body) => ({
       reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: inputTokensOf(body), output: 5 } },
     }),
@@ -41,12 +54,27 @@ async function setup(): Promise<{ keel: Keel; mock: MockProviderServer; limiter:
     models: {
       '*': piAiProvider({ baseUrls: { anthropic: mock.url }, apiKeys: { anthropic: 'test-key' }, env: {} }),
     },
-    providerLimits: { anthropic: LIMIT },
+    providerLimits: { anthropic: limit },
     workerOptions: { maxConcurrentActivityTaskExecutions: 200 },
   });
   running = { keel, mock };
   const handle = keel.worker.client.workflow.getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'));
   return { keel, mock, limiter: () => handle.query<LimiterSnapshot>(LIMITS_STATE_QUERY) };
+}
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `keel <args>` as a child process on the test's server and task queue: its stdout once it exits. */
+function keelCli(keel: Keel, args: string[]): Promise<{ code: number | null; stdout: string }> {
+  const child = spawn(process.execPath, [BIN, '--address', keel.address, '--task-queue', keel.taskQueue, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout })));
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -59,8 +87,8 @@ describe('provider limits', () => {
         startBatch(
           keel.client,
           keel.taskQueue,
-          Array.from({ length: 10 }, (_, i) => ({ model: MODEL, prompt: `batch ${b} task ${i}: answer done` })),
-          { concurrency: 10, batchId: `limits-${b}-${randomUUID()}` },
+          Array.from({ length: TASKS }, (_, i) => ({ model: MODEL, prompt: `batch ${b} task ${i}: answer done` })),
+          { concurrency: TASKS, batchId: `limits-${b}-${randomUUID()}` },
         ),
       ),
     );
@@ -72,27 +100,33 @@ describe('provider limits', () => {
     );
     const interactive = await keel.start({ model: MODEL, prompt: 'interactive: answer done' });
     expect((await interactive.result()).status).toBe('completed');
-    for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: 10 });
+    // the interactive run's wait, read while the limiter's last 200 grants' waits still hold it
+    const [interactiveWait] = (await limiter()).recentWaits.filter((w) => w.priority === 2).map((w) => w.ms);
+    for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: TASKS });
 
     // zero 429s: the limiter kept every run under the provider's limit
     expect(mock.limits!.rejected).toBe(0);
-    expect(mock.limits!.accepted).toHaveLength(31);
-    // the limit used over the busy window: what the buckets allowed (a full bucket of 50, then 5 a second)
+    expect(mock.limits!.accepted).toHaveLength(3 * TASKS + 1);
+    // the limit used over the busy window: what the workers' limit allowed (a full bucket, then 10 a second)
     const at = mock.limits!.accepted.map((a) => a.at);
     const seconds = (Math.max(...at) - Math.min(...at)) / 1000;
-    const allowed = 10 + 5 * seconds;
+    const allowed = (RPM / 60) * (LIMIT.burstSeconds! + seconds);
     const use = at.length / allowed;
     console.log(`[limits] ${at.length} requests in ${seconds.toFixed(1)} s: ${(use * 100).toFixed(0)} % of the limit`);
-    // The issue asks for ≥ 85 %. Not reached yet: the limiter's Updates are often aborted by the server on a loaded
-    // machine and asked again after a pause (two runs here: 87 % and 32 %; 18 % at 101 requests). Reported, not asserted, until
-    // the asks are batched or the limiter sharded (docs/provider-limits.md "What is left").
-    expect(use).toBeGreaterThan(0);
+    // the issue's bar: ≥ 85 % of the limit over the busy window
+    expect(use).toBeGreaterThanOrEqual(0.85);
+    // the asks went batched: about one Update per grant interval (0.2 s at this rate), whatever the number waiting —
+    // the per-attempt asks of 0.9.0 made thousands at 101 requests, most of them aborted
+    const history = await keel.worker.client.workflow
+      .getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'))
+      .fetchHistory();
+    const updates = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+    console.log(`[limits] ${updates} Updates on the limiter for ${at.length} requests`);
+    expect(updates).toBeLessThan(2 * at.length);
     // the interactive run (priority 2) waited less than the batch tasks (priority 4) did at the median
-    const snapshot = await limiter();
-    const waits = (p: number) => snapshot.recentWaits.filter((w) => w.priority === p).map((w) => w.ms);
-    const [interactiveWait] = waits(2);
-    console.log(`[limits] interactive wait ${interactiveWait} ms, batch median ${median(waits(4))} ms`);
-    expect(interactiveWait).toBeLessThan(median(waits(4)));
+    const batchWaits = (await limiter()).recentWaits.filter((w) => w.priority === 4).map((w) => w.ms);
+    console.log(`[limits] interactive wait ${interactiveWait} ms, batch median ${median(batchWaits)} ms`);
+    expect(interactiveWait).toBeLessThan(median(batchWaits));
     // nothing left behind: no request in flight or waiting
     await until(
       async () => {
@@ -102,5 +136,26 @@ describe('provider limits', () => {
       10_000,
       'limiter empty',
     );
+  }, 120_000);
+
+  it('keel watch prints the wait line and keel limits lists the waiting run, each as a child process', async () => {
+    // 100,000 input tokens a minute: a first run of about 97,000 fills the bucket, a second of 15,000 waits ~8 s
+    const limit = { inputTokensPerMinute: 100_000 };
+    const { keel, limiter } = await setup(limit, limit);
+    const first = await keel.start({ model: MODEL, prompt: `first: ${'word '.repeat(77_600)}` });
+    expect((await first.result()).status).toBe('completed');
+    const second = await keel.start({ model: MODEL, prompt: `second: ${'word '.repeat(12_000)}` });
+    const watching = keelCli(keel, ['watch', second.workflowId]);
+    await until(async () => (await limiter()).waiting.length > 0, 20_000, 'the second run waiting');
+    const limits = await keelCli(keel, ['limits']);
+    expect(limits.code).toBe(0);
+    expect(limits.stdout).toContain('anthropic  itpm=100000\n');
+    expect(limits.stdout).toMatch(/\n {2}in use: .*\n/);
+    expect(limits.stdout).toContain(`  waiting, priority 2: 1 (oldest `);
+    expect(limits.stdout).toContain(`): ${second.workflowId}\n`);
+    const watched = await watching;
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toMatch(/\nwaiting for anthropic tokens\/min: \d{2},\d{3} of 100,000 in use\n/);
+    expect((await second.result()).status).toBe('completed');
   }, 120_000);
 });

@@ -1,7 +1,14 @@
 /** The provider limits' ledger (common/limits/ledger.ts): buckets, the line by priority, the minimum share, leases. */
 import { describe, expect, it } from 'vitest';
 import { limitFor, limitSpec, parseLimitSpecs, type Priority } from '../../common/limits/definition.js';
-import { LimiterLedger, newLedger, SHARE_EVERY, TICKET_LEASE_MS, type LimitAsk } from '../../common/limits/ledger.js';
+import {
+  LimiterLedger,
+  newLedger,
+  SHARE_EVERY,
+  TICKET_LEASE_MS,
+  type LimitAsk,
+  type LimitSettle,
+} from '../../common/limits/ledger.js';
 
 const SPEC = 'rpm=60';
 const ask = (request: string, priority: Priority, input = 10): LimitAsk => ({
@@ -92,5 +99,55 @@ describe('provider limits ledger', () => {
     expect(() => parseLimitSpecs('anthropic:rpm=fast')).toThrow(
       'Provider limit "anthropic:rpm=fast": "rpm=fast" is not a limit (write it as <provider or model pattern>:rpm=60,itpm=100000,otpm=20000,concurrent=10)',
     );
+  });
+
+  it("a worker's batch: settles first, its asks' grants handed to it alone, its tickets' leases renewed", () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 2 }, 0));
+    const batch = (client: string, asks: LimitAsk[], settles: LimitSettle[] = [], now = 0) =>
+      l.batch({ client, spec: 'concurrent=2', asks, settles }, now);
+    const one = batch('w1', [ask('a', 2), ask('b', 2), ask('c', 4)]);
+    expect(Object.keys(one.granted)).toEqual(['a', 'b']);
+    expect(one).toMatchObject({ wait: 'waiting for k concurrent requests: 2 of 2 in use' });
+    // another worker's batch is not answered with w1's grants; it waits behind c
+    expect(batch('w2', [ask('d', 4)], [], 1).granted).toEqual({});
+    // w1 polls with nothing new for longer than a lease: its ticket stays, w2's lapses
+    batch('w1', [], [], TICKET_LEASE_MS / 2);
+    batch('w1', [], [], TICKET_LEASE_MS + 10);
+    expect(l.snapshot(TICKET_LEASE_MS + 10).waiting).toMatchObject([{ priority: 4, count: 1, workflowIds: ['c'] }]);
+    // a settles and c is granted in the same batch; asking again is harmless (the same grants)
+    const settled = batch(
+      'w1',
+      [],
+      [{ request: 'a', attempt: 1, usage: { input: 10, output: 5 } }],
+      TICKET_LEASE_MS + 20,
+    );
+    expect(Object.keys(settled.granted).sort()).toEqual(['b', 'c']);
+    expect(batch('w1', [], [], TICKET_LEASE_MS + 30).granted).toEqual(settled.granted);
+  });
+
+  it('an attempt that gave up waiting (keep) leaves its ticket for its next attempt, in its place', () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 1 }, 0));
+    const batch = (asks: LimitAsk[], settles: LimitSettle[], now: number) =>
+      l.batch({ client: 'w1', spec: 'concurrent=1', asks, settles }, now);
+    batch([ask('a', 2), ask('b', 4), ask('c', 4)], [], 0);
+    batch([], [{ request: 'b', attempt: 1, keep: true }], 1);
+    batch([], [{ request: 'c', attempt: 1 }], 2); // cancelled: its ticket goes
+    expect(l.snapshot(3).waiting).toMatchObject([{ priority: 4, count: 1, workflowIds: ['b'] }]);
+    l.settle({ request: 'a', attempt: 1, usage: { input: 1, output: 1 } }, 4);
+    expect(batch([{ ...ask('b', 4), attempt: 2 }], [], 5).granted).toMatchObject({ b: { attempt: 2 } });
+  });
+
+  it("a stale attempt's ask (its request has a newer one) takes nothing from the newer attempt", () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 1 }, 0));
+    const batch = (client: string, asks: LimitAsk[], now: number) =>
+      l.batch({ client, spec: 'concurrent=1', asks, settles: [] }, now);
+    batch('w1', [ask('a', 2)], 0);
+    batch('w1', [ask('b', 2)], 1); // waits
+    // b's attempt 1 timed out on w1 (still alive); attempt 2 asks from w2, then w1 sends its waiting asks again
+    batch('w2', [{ ...ask('b', 2), attempt: 2 }], 2);
+    batch('w1', [ask('b', 2)], 3);
+    l.settle({ request: 'a', attempt: 1, usage: { input: 1, output: 1 } }, 4);
+    expect(batch('w1', [], 5).granted).toEqual({});
+    expect(batch('w2', [], 6).granted).toMatchObject({ b: { attempt: 2 } });
   });
 });

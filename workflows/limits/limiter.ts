@@ -24,6 +24,8 @@ import {
   newLedger,
   type LimitAnswer,
   type LimitAsk,
+  type LimitBatch,
+  type LimitBatchAnswer,
   type LimiterSnapshot,
   type LimitSettle,
 } from '../../common/limits/ledger.js';
@@ -31,6 +33,7 @@ import {
   LIMITS_BACKOFF_SIGNAL,
   LIMITS_DEFINE_UPDATE,
   LIMITS_ASK_UPDATE,
+  LIMITS_BATCH_UPDATE,
   LIMITS_SETTLE_SIGNAL,
   LIMITS_STATE_QUERY,
   type DefineAnswer,
@@ -41,6 +44,7 @@ import { workflowNow } from '../clock.js';
 import { renderLimiterDetails } from './details.js';
 
 export const limitsAskUpdate = defineUpdate<LimitAnswer, [LimitAsk]>(LIMITS_ASK_UPDATE);
+export const limitsBatchUpdate = defineUpdate<LimitBatchAnswer, [LimitBatch]>(LIMITS_BATCH_UPDATE);
 export const limitsSettleSignal = defineSignal<[LimitSettle]>(LIMITS_SETTLE_SIGNAL);
 export const limitsBackoffSignal = defineSignal<[{ ms: number }]>(LIMITS_BACKOFF_SIGNAL);
 export const limitsDefineUpdate = defineUpdate<DefineAnswer, [DefineLimits]>(LIMITS_DEFINE_UPDATE);
@@ -52,6 +56,15 @@ export const LIMITER_EVENTS_PER_RUN = 10_000;
 const amount = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
 const wellFormed = (ask: LimitAsk | undefined) =>
   !!ask && typeof ask.request === 'string' && amount(ask.input) && amount(ask.outputCap) && amount(ask.holdMs);
+
+const wellFormedBatch = (b: LimitBatch | undefined) =>
+  !!b &&
+  typeof b.client === 'string' &&
+  typeof b.spec === 'string' &&
+  Array.isArray(b.asks) &&
+  b.asks.every(wellFormed) &&
+  Array.isArray(b.settles) &&
+  b.settles.every((s) => !!s && typeof s.request === 'string' && typeof s.attempt === 'number');
 
 export async function providerLimiterWorkflow(input: LimiterInput): Promise<void> {
   const ledger = new LimiterLedger('ledger' in input ? input.ledger : newLedger(input.key, input.limit, workflowNow()));
@@ -66,6 +79,13 @@ export async function providerLimiterWorkflow(input: LimiterInput): Promise<void
     },
     description:
       'A model request attempt asks for room (or renews its ticket): granted, or the wait text, its place and when to ask again.',
+  });
+  setHandler(limitsBatchUpdate, (b) => after(ledger.batch(b, workflowNow())), {
+    validator: (b) => {
+      if (!wellFormedBatch(b)) throw new Error('keelLimitsBatch: malformed batch');
+    },
+    description:
+      "A worker's asks and settlements of one tick: its grants not settled yet, the line's wait and when to ask again.",
   });
   setHandler(limitsSettleSignal, (s) => after(ledger.settle(s, workflowNow())), {
     description: 'A model request attempt ended: its real usage (none: no call was made).',

@@ -1,0 +1,137 @@
+/**
+ * Provider limits survive killed workers (issue 36, docs/provider-limits.md "Waiting is durable"): the batches' workers
+ * (two processes, test/temporal/fixtures/limits-worker.ts) are SIGKILLed twice while their runs wait in the limiter's
+ * line or call the mock API, and new ones take over. Every task completes, the mock (which answers 429 over its limit
+ * as the real API does) saw none, and the limiter ends with nothing in flight or waiting. And a worker in its own
+ * process serves the limits' metrics on its Prometheus endpoint.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { AgentClient } from '../../client/agent-client.js';
+import { startBatch } from '../../cli/batch/start.js';
+import { limiterWorkflowId, limitSpec, type ProviderLimit } from '../../common/limits/definition.js';
+import type { LimiterSnapshot } from '../../common/limits/ledger.js';
+import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
+import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
+import { freePort } from '../free-port.js';
+import { inputTokensOf } from '../mock-providers/limits.js';
+import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
+import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
+import { until } from './harness.js';
+
+const WORKER = fileURLToPath(new URL('./fixtures/limits-worker.ts', import.meta.url));
+const LIMIT: ProviderLimit = { requestsPerMinute: 600, inputTokensPerMinute: 600_000, burstSeconds: 2 };
+/**
+ * The mock's buckets hold 4 s of the limit, the workers' 2 s: a margin of 2 s of the limit for the moments this
+ * loaded machine stalls a worker or the mock (here two new worker processes start) between a grant and the request's
+ * arrival, which bunches requests the limiter spaced (docs/provider-limits.md: set `burstSeconds` below the API's). The next workers start before the old are killed.
+ */
+const MOCK_LIMIT = { ...LIMIT, burstSeconds: 4 };
+const TASKS = 15;
+
+let mock: MockProviderServer | undefined;
+afterEach(async () => {
+  await mock?.close();
+  mock = undefined;
+});
+afterAll(killAllWorkers);
+
+describe('provider limits: workers killed', () => {
+  it('kill -9 of the workers twice during the batches: nothing lost, no 429, the limiter empty at the end', async () => {
+    mock = await startMockProvider('anthropic', {
+      limits: MOCK_LIMIT,
+      respond: (body) => ({
+        reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: inputTokensOf(body), output: 5 } },
+        delayMs: 30, // each frame: each call takes a while: a kill finds calls in flight as well as waiting ones
+      }),
+    });
+    const taskQueue = `limits-kill-${randomUUID()}`;
+    const env = () => ({
+      KEEL_TASK_QUEUE: taskQueue,
+      KEEL_MOCK_URL: mock!.url,
+      KEEL_PROVIDER_LIMITS: `anthropic:${limitSpec(LIMIT)}`,
+    });
+    const pair = (): Promise<ChildProcess[]> => Promise.all([spawnWorker(WORKER, env()), spawnWorker(WORKER, env())]);
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    const limiter = () =>
+      client.client.workflow
+        .getHandle(limiterWorkflowId(taskQueue, 'anthropic'))
+        .query<LimiterSnapshot>(LIMITS_STATE_QUERY);
+
+    let workers = await pair();
+    const batches = await Promise.all(
+      [1, 2, 3].map((b) =>
+        startBatch(
+          client,
+          taskQueue,
+          Array.from({ length: TASKS }, (_, i) => ({
+            model: 'anthropic/claude-sonnet-4-5',
+            prompt: `batch ${b} task ${i}: answer done`,
+            heartbeatTimeout: '2s',
+          })),
+          { concurrency: TASKS, batchId: `limits-kill-${b}-${randomUUID()}` },
+        ),
+      ),
+    );
+    const total = 3 * TASKS;
+    for (const reached of [Math.floor(total / 4), Math.floor(total / 2)]) {
+      await until(() => mock!.limits!.accepted.length >= reached, 60_000, `${reached} requests accepted`);
+      const next = await pair();
+      await Promise.all(workers.map(killWorker));
+      workers = next;
+    }
+    for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: TASKS });
+    // no 429: the limits held across the kills (grants of killed attempts stay counted until their tokens drain)
+    expect(mock.limits!.rejected).toBe(0);
+    expect(mock.limits!.accepted.length).toBeGreaterThanOrEqual(total);
+    // nothing left behind: no request in flight (no reservation held) or waiting
+    let last: LimiterSnapshot | undefined;
+    await until(
+      async () => {
+        const s = (last = await limiter());
+        return s.inUse.concurrent === 0 && s.waiting.length === 0;
+      },
+      20_000,
+      'limiter empty',
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(last)}`);
+    });
+  }, 180_000);
+});
+
+describe('provider limits: metrics', () => {
+  it("a worker's Prometheus endpoint carries keel_provider_wait_ms and keel_provider_tokens_in_use", async () => {
+    const limit = { inputTokensPerMinute: 100_000 };
+    mock = await startMockProvider('anthropic', {
+      limits: limit,
+      respond: (body) => ({
+        reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: inputTokensOf(body), output: 5 } },
+      }),
+    });
+    const taskQueue = `limits-metrics-${randomUUID()}`;
+    const port = await freePort();
+    await spawnWorker(WORKER, {
+      KEEL_TASK_QUEUE: taskQueue,
+      KEEL_MOCK_URL: mock.url,
+      KEEL_PROVIDER_LIMITS: `anthropic:${limitSpec(limit)}`,
+      KEEL_METRICS_PORT: String(port),
+    });
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    // about 97,000 tokens fill the minute's bucket; the next run's 5,000 wait a few seconds
+    const first = await client.start({ model: 'anthropic/claude-sonnet-4-5', prompt: `a ${'word '.repeat(77_600)}` });
+    expect((await first.result()).status).toBe('completed');
+    const second = await client.start({ model: 'anthropic/claude-sonnet-4-5', prompt: `b ${'word '.repeat(4_000)}` });
+    expect((await second.result()).status).toBe('completed');
+    const metric = async (name: string) => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes('key="anthropic"'));
+      return line === undefined ? undefined : Number(line.split(' ').at(-1));
+    };
+    await until(async () => (await metric('keel_provider_wait_ms_count')) === 2, 10_000, 'two waits recorded');
+    // the second run waited (for its 5,000 tokens to refill at 1,667 a second, less the time since the first)
+    expect(await metric('keel_provider_wait_ms_sum')).toBeGreaterThan(100);
+    expect(await metric('keel_provider_tokens_in_use')).toBeGreaterThan(90_000);
+  }, 120_000);
+});
