@@ -531,6 +531,21 @@ export const scenarios: Record<string, Scenario> = {
     await h.result();
     return { 'model-fallback': await recorded(h.workflow) };
   },
+  /**
+   * 0.10.0: a counterfactual replay's run (input `replay`, docs/runs.md#counterfactual-replay): the original's two tool
+   * calls served from its record by the tool activities (their inputs carry `replay`; no command changes).
+   */
+  'counterfactual-replay': async (keel) => {
+    const original = await keel.start(
+      { model: 'scripted/stringArguments', prompt: 'go', tools: ['echo'] },
+      id('replay-original'),
+    );
+    await original.result();
+    const replay = await keel.client.replay({ runs: [original.workflowId] }, { batchId: id('counterfactual-replay') });
+    await replay.report();
+    const run = keel.client.client.workflow.getHandle(`${replay.batch.workflowId}-0`);
+    return { 'counterfactual-replay': await recorded(run) };
+  },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));
     await h.workflow.result().catch(() => undefined);
