@@ -23,8 +23,10 @@ export class FleetStreamStore {
    * worker's first calls wait for it instead of losing their first batches; after that a store away fails at once.
    */
   private connected: Promise<void> = Promise.resolve();
-  /** The last relayed entry's append (they go one at a time, in order). */
+  /** The last relayed entries' append, the next one's (not started: entries relayed now join it) and its entries. */
   private relaying: Promise<void> = Promise.resolve();
+  private nextRelay: Promise<void> | undefined;
+  private readonly relayQueue: Relayed[] = [];
   /** An append failed and none succeeded since. */
   private down = false;
   private readonly url: string;
@@ -70,23 +72,33 @@ export class FleetStreamStore {
 
   /**
    * Appends a relayed durable event or model call (relay-entries.ts: `entry` is its id and fields) to workflow
-   * `workflowId`'s events stream, after every relayed entry before it (one at a time, in order); never throws. An entry
-   * already there (a workflow task run again) is left as it is. `fresh`: the first event of a new chain of runs — what an
-   * earlier execution of the workflow id left there goes first.
+   * `workflowId`'s events stream after every one relayed before it; never throws. Those relayed together (one workflow
+   * activation's) go in one round trip. An entry already there (a workflow task run again) is left as it is. `fresh`: the
+   * first event of a new chain of runs — what an earlier execution of the workflow id left there goes first.
    */
   private relay(workflowId: string, entry: () => Promise<string[]> | string[], fresh = false): Promise<void> {
-    const next = this.relaying.then(() => this.appendRelayed(eventsKey(workflowId), entry, fresh));
-    this.relaying = next;
-    return next;
+    this.relayQueue.push({ key: eventsKey(workflowId), entry, fresh });
+    if (!this.nextRelay) {
+      this.nextRelay = this.relaying.then(() => {
+        this.nextRelay = undefined;
+        return this.appendRelayed(this.relayQueue.splice(0));
+      });
+      this.relaying = this.nextRelay;
+    }
+    return this.nextRelay;
   }
 
-  private async appendRelayed(key: string, entry: () => Promise<string[]> | string[], fresh: boolean): Promise<void> {
+  private async appendRelayed(items: Relayed[]): Promise<void> {
     try {
       await this.connected;
-      const [id, ...fields] = await entry();
+      const entries = await Promise.all(items.map((i) => i.entry()));
       const pipeline = this.redis.pipeline();
-      if (fresh) pipeline.del(key);
-      pipeline.xadd(key, 'MAXLEN', '~', String(this.maxLen), id, ...fields).expire(key, this.ttlSeconds);
+      items.forEach(({ key, fresh }, i) => {
+        const [id, ...fields] = entries[i];
+        if (fresh) pipeline.del(key);
+        pipeline.xadd(key, 'MAXLEN', '~', String(this.maxLen), id, ...fields);
+      });
+      for (const key of new Set(items.map((i) => i.key))) pipeline.expire(key, this.ttlSeconds);
       const res = await pipeline.exec();
       if (res?.some(([err]) => err && !isDuplicate(err))) this.fail();
       else this.down = false;
@@ -135,6 +147,13 @@ export class FleetStreamStore {
   close(): void {
     this.redis.disconnect();
   }
+}
+
+/** A relayed entry waiting for its append. */
+interface Relayed {
+  key: string;
+  entry: () => Promise<string[]> | string[];
+  fresh: boolean;
 }
 
 /** Whether `err` is Redis refusing an entry id not above the stream's last: the entry was appended before. */
