@@ -23,6 +23,9 @@ export class RelayedEvents {
   private readonly calls = new Map<string, RelayedCallOf & { after: number }>();
   /** Whether the run's events came through the store (one was sent from it): the reader then does not ask for them. */
   relaying = false;
+  /** Tools started and not ended, and whether the last event sent was the end of the agent loop (its run may close). */
+  private toolsRunning = 0;
+  private ended = false;
   /** The run of the last entry taken. */
   lastRun = '';
 
@@ -48,8 +51,22 @@ export class RelayedEvents {
   next(seq: number): LoggedEvent | undefined {
     const e = this.held.get(seq + 1)?.event;
     if (e) this.held.delete(seq + 1);
-    if (e) this.relaying = true;
+    if (!e) return undefined;
+    this.relaying = true;
+    this.toolsRunning = Math.max(
+      0,
+      this.toolsRunning + ({ tool_execution_start: 1, tool_execution_end: -1 }[e.type as string] ?? 0),
+    );
+    this.ended = e.type === 'agent_end';
     return e;
+  }
+
+  /**
+   * Whether the reader needs a describe soon when the store is quiet: a tool runs (its updates come with them), the
+   * run may have closed (the agent loop ended), or the events do not come through the store.
+   */
+  describeSoon(): boolean {
+    return !this.relaying || this.toolsRunning > 0 || this.ended;
   }
 
   /** The calls that follow event `seq` (those before it are forgotten). */

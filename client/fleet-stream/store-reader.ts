@@ -37,8 +37,11 @@ interface Described {
 /** The first and the longest wait on the store before the run is described again. */
 const IDLE_MS = 500;
 const IDLE_MAX_MS = 1000;
-/** … when the run's durable events come through the store: a describe is then only for its end and tools' updates. */
-const RELAYING_IDLE_MAX_MS = 2000;
+/**
+ * … when the run's durable events come through the store and neither a tool runs nor its agent loop ended: a describe
+ * is then only to learn that they stopped coming (a worker that cannot reach the store).
+ */
+const RELAYING_IDLE_MS = 3000;
 /** How long the store is quiet between two model calls before the durable events are read without waiting for the next. */
 const EVENTS_LAG_MS = 1000;
 /**
@@ -46,6 +49,8 @@ const EVENTS_LAG_MS = 1000;
  * events are read anyway (a worker that does not append: its calls' text then comes with their tails).
  */
 const QUIET_CALL_DESCRIBES = 2;
+/** Quiet describes showing the history grown after which the durable events are read from the workflow anyway. */
+const QUIET_GROWTH_DESCRIBES = 2;
 /** Extra time a blocking read may take before the store counts as down. */
 const BLOCK_SLACK_MS = 1000;
 
@@ -68,6 +73,10 @@ export class StoreReader {
   private idle = IDLE_MS;
   /** Describes in a row that showed a model call streaming (heartbeats) while the store showed nothing of it. */
   private quietCalls = 0;
+  /** Describes in a row, the store quiet, that showed the history grown (the events not relayed: read them). */
+  private grewQuiet = 0;
+  /** The history (`runId/historyLength`) the last describe showed. */
+  private describedAt = '';
   /** When the last batch came. */
   private lastBatchAt = 0;
   private closedSince: number | undefined;
@@ -108,15 +117,20 @@ export class StoreReader {
       }
       const { batches, relayed } = await this.block();
       if (batches.length === 0 && relayed.length === 0) {
-        this.idle = Math.min(this.idle * 2, this.relay.relaying ? RELAYING_IDLE_MAX_MS : IDLE_MAX_MS);
+        this.idle = this.relay.describeSoon() ? Math.min(this.idle * 2, IDLE_MAX_MS) : RELAYING_IDLE_MS;
         if (this.relay.gap(this.cursor.seq)) {
           seen = undefined;
           yield* this.fillGap();
-        } else seen = await this.describe();
+        } else {
+          const before = this.describedAt;
+          seen = await this.describe();
+          if (seen && before && seen.at !== before) this.grewQuiet += 1;
+        }
         continue;
       }
-      this.idle = IDLE_MS;
+      this.idle = this.relay.describeSoon() ? IDLE_MS : RELAYING_IDLE_MS;
       this.quietCalls = 0;
+      if (relayed.length > 0) this.grewQuiet = 0;
       if (batches.length > 0) this.lastBatchAt = Date.now();
       this.relay.take(relayed, this.cursor.seq);
       for (const run of this.relay.runs()) if (!this.foreign.has(run)) this.runs.add(run);
@@ -156,7 +170,8 @@ export class StoreReader {
    */
   private readDue(seen: Described): boolean {
     if (seen.at === this.readAt) return false;
-    if (seen.status === 'RUNNING' && this.relay.relaying) return this.relay.gap(this.cursor.seq);
+    if (seen.status === 'RUNNING' && this.relay.relaying)
+      return this.relay.gap(this.cursor.seq) || this.grewQuiet >= QUIET_GROWTH_DESCRIBES;
     if (seen.status !== 'RUNNING' || this.cursor.unplaced()) return true;
     if (!seen.pending.model) return Date.now() - this.lastBatchAt >= EVENTS_LAG_MS;
     return seen.pending.model.deltas !== undefined && this.quietCalls++ >= QUIET_CALL_DESCRIBES;
@@ -229,7 +244,8 @@ export class StoreReader {
     }
     if (desc.status === 'CLOSED') this.closedSince ??= Date.now();
     const pending = desc.status === 'RUNNING' ? await pendingOf(desc.runId, desc.raw, this.details) : { tools: [] };
-    return { runId: desc.runId, at: `${desc.runId}/${desc.historyLength}`, status: desc.status, pending };
+    this.describedAt = `${desc.runId}/${desc.historyLength}`;
+    return { runId: desc.runId, at: this.describedAt, status: desc.status, pending };
   }
 
   /** The run closed and no worker answered the read for `closedReadTimeoutMs`: end without its last events. */
