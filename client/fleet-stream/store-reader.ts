@@ -39,7 +39,7 @@ const IDLE_MS = 500;
 const IDLE_MAX_MS = 1000;
 /**
  * … when the run's durable events come through the store and neither a tool runs nor its agent loop ended: a describe
- * is then only to learn that they stopped coming (a worker that cannot reach the store).
+ * is then only for a model call whose deltas the store does not show (a worker that cannot reach it).
  */
 const RELAYING_IDLE_MS = 3000;
 /** How long the store is quiet between two model calls before the durable events are read without waiting for the next. */
@@ -49,8 +49,6 @@ const EVENTS_LAG_MS = 1000;
  * events are read anyway (a worker that does not append: its calls' text then comes with their tails).
  */
 const QUIET_CALL_DESCRIBES = 2;
-/** Quiet describes showing the history grown after which the durable events are read from the workflow anyway. */
-const QUIET_GROWTH_DESCRIBES = 2;
 /** Extra time a blocking read may take before the store counts as down. */
 const BLOCK_SLACK_MS = 1000;
 
@@ -73,10 +71,6 @@ export class StoreReader {
   private idle = IDLE_MS;
   /** Describes in a row that showed a model call streaming (heartbeats) while the store showed nothing of it. */
   private quietCalls = 0;
-  /** Describes in a row, the store quiet, that showed the history grown (the events not relayed: read them). */
-  private grewQuiet = 0;
-  /** The history (`runId/historyLength`) the last describe showed. */
-  private describedAt = '';
   /** When the last batch came. */
   private lastBatchAt = 0;
   private closedSince: number | undefined;
@@ -121,16 +115,11 @@ export class StoreReader {
         if (this.relay.gap(this.cursor.seq)) {
           seen = undefined;
           yield* this.fillGap();
-        } else {
-          const before = this.describedAt;
-          seen = await this.describe();
-          if (seen && before && seen.at !== before) this.grewQuiet += 1;
-        }
+        } else seen = await this.describe();
         continue;
       }
       this.idle = this.relay.describeSoon() ? IDLE_MS : RELAYING_IDLE_MS;
       this.quietCalls = 0;
-      if (relayed.length > 0) this.grewQuiet = 0;
       if (batches.length > 0) this.lastBatchAt = Date.now();
       this.relay.take(relayed, this.cursor.seq);
       for (const run of this.relay.runs()) if (!this.foreign.has(run)) this.runs.add(run);
@@ -170,11 +159,16 @@ export class StoreReader {
    */
   private readDue(seen: Described): boolean {
     if (seen.at === this.readAt) return false;
-    if (seen.status === 'RUNNING' && this.relay.relaying)
-      return this.relay.gap(this.cursor.seq) || this.grewQuiet >= QUIET_GROWTH_DESCRIBES;
+    if (seen.status === 'RUNNING' && this.relay.relaying && this.relay.gap(this.cursor.seq)) return true;
+    if (seen.status === 'RUNNING' && this.relay.relaying) return this.silentCall(seen);
     if (seen.status !== 'RUNNING' || this.cursor.unplaced()) return true;
     if (!seen.pending.model) return Date.now() - this.lastBatchAt >= EVENTS_LAG_MS;
-    return seen.pending.model.deltas !== undefined && this.quietCalls++ >= QUIET_CALL_DESCRIBES;
+    return this.silentCall(seen);
+  }
+
+  /** A model call heartbeats deltas while the store shows none, describe after describe: its worker does not append. */
+  private silentCall(seen: Described): boolean {
+    return seen.pending.model?.deltas !== undefined && this.quietCalls++ >= QUIET_CALL_DESCRIBES;
   }
 
   /** Batches of runs not known yet: the run described now is this chain's (a continue-as-new), the others not. */
@@ -244,8 +238,7 @@ export class StoreReader {
     }
     if (desc.status === 'CLOSED') this.closedSince ??= Date.now();
     const pending = desc.status === 'RUNNING' ? await pendingOf(desc.runId, desc.raw, this.details) : { tools: [] };
-    this.describedAt = `${desc.runId}/${desc.historyLength}`;
-    return { runId: desc.runId, at: this.describedAt, status: desc.status, pending };
+    return { runId: desc.runId, at: `${desc.runId}/${desc.historyLength}`, status: desc.status, pending };
   }
 
   /** The run closed and no worker answered the read for `closedReadTimeoutMs`: end without its last events. */
