@@ -21,7 +21,7 @@ export class RelayedEvents {
   private readonly held = new Map<number, { runId: string; event?: LoggedEvent }>();
   /** Model calls taken, by `runId/messageIndex`: the event each follows. */
   private readonly calls = new Map<string, RelayedCallOf & { after: number }>();
-  /** Whether the run's events came through the store (one was sent from it): the reader then does not ask for them. */
+  /** Whether the run's worker relays its events (the store showed one): the reader then does not ask for them. */
   relaying = false;
   /** Tools started and not ended, and whether the last event sent was the end of the agent loop (its run may close). */
   private toolsRunning = 0;
@@ -37,6 +37,7 @@ export class RelayedEvents {
   take(entries: RelayEntry[], seq: number): void {
     for (const e of entries) {
       this.lastRun = e.runId;
+      this.relaying = true;
       if (e.kind === 'call') this.calls.set(`${e.runId}/${e.messageIndex}`, e);
       else if (e.seq > seq) this.held.set(e.seq, { runId: e.runId, ...(e.event ? { event: e.event } : {}) });
     }
@@ -52,7 +53,6 @@ export class RelayedEvents {
     const e = this.held.get(seq + 1)?.event;
     if (e) this.held.delete(seq + 1);
     if (!e) return undefined;
-    this.relaying = true;
     this.toolsRunning = Math.max(
       0,
       this.toolsRunning + ({ tool_execution_start: 1, tool_execution_end: -1 }[e.type as string] ?? 0),
