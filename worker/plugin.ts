@@ -71,6 +71,7 @@ import type { ProviderLimits } from '../common/limits/definition.js';
 import { defineProviderLimits } from './provider-limits.js';
 import { resolveFleetStream, type FleetStreamOption } from '../node-common/fleet-stream/config.js';
 import { FleetStreamStore } from '../node-common/fleet-stream/store.js';
+import { streamRelaySinks } from './stream-relay-sinks.js';
 
 export { WORKFLOWS_PATH };
 
@@ -440,6 +441,8 @@ export class KeelPlugin extends SimplePlugin {
       // the worker's converter kept, Keel's codec (encryption, or the refusal of sealed payloads without keys) last
       // and with encryption on, the failure converter that seals messages and stack traces (unless the worker has its own)
       dataConverter: sealingFailures(withKeelCodec(configured.dataConverter ?? {}, this.encryption)),
+      // the stream relay's sink (a workflow calls it whatever the worker's transport; a no-op without a store)
+      sinks: { ...configured.sinks, ...streamRelaySinks(this.fleet) },
       // a prebuilt bundle wins: SimplePlugin would otherwise add Keel's workflowsPath next to it
       ...(options.workflowBundle ? { workflowsPath: undefined } : {}),
       // Heartbeats carry cancellation back to activities and live progress out (docs/architecture.md#heartbeats): Keel

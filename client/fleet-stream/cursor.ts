@@ -77,6 +77,12 @@ export class StreamCursor {
     if (latest) latest.base = this.pos.at.seq;
   }
 
+  /** A call the workflow relayed as following the last durable event sent (when its batches came and none is here). */
+  place(runId: string, messageIndex: number): void {
+    const c = this.calls.get(`${runId}/${messageIndex}`);
+    if (c && c.base === undefined && !this.callHere()) c.base = this.pos.at.seq;
+  }
+
   /** The delta numbers after `at.seq` already passed: all of them once a tool update or a tail was sent. */
   private deltasPassed(): number {
     const kind = this.pos.at.kind;

@@ -16,7 +16,9 @@ import type { StreamOptions } from '../run-stream.js';
 import { describeRun } from '../run-stream/describe.js';
 import { DurableRead } from '../run-stream/durable-read.js';
 import { pendingOf, type Pending } from '../run-stream/pending.js';
+import { eventsKey, openRelayEntry, type RelayEntry } from '../../node-common/fleet-stream/relay-entries.js';
 import { StreamCursor } from './cursor.js';
+import { RelayedEvents } from './relayed-events.js';
 
 /** The store failed (a command failed or timed out): the reader goes on through the heartbeats. */
 export class StoreDownError extends Error {
@@ -35,6 +37,11 @@ interface Described {
 /** The first and the longest wait on the store before the run is described again. */
 const IDLE_MS = 500;
 const IDLE_MAX_MS = 1000;
+/**
+ * … when the run's durable events come through the store and neither a tool runs nor its agent loop ended: a describe
+ * is then only for a model call whose deltas the store does not show (a worker that cannot reach it).
+ */
+const RELAYING_IDLE_MS = 3000;
 /** How long the store is quiet between two model calls before the durable events are read without waiting for the next. */
 const EVENTS_LAG_MS = 1000;
 /**
@@ -50,6 +57,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class StoreReader {
   private readonly cursor: StreamCursor;
   private readonly key: string;
+  /** The run's relayed events (node-common/fleet-stream/relay-entries.ts) and what was taken of them. */
+  private readonly eventsKey: string;
+  private readonly relay: RelayedEvents;
   /** The last entry id read from the store ('0': from the start of what it holds). */
   private lastId = '0';
   /** Runs of this reader's chain (their batches are taken), and runs of another execution of the workflow id. */
@@ -73,6 +83,8 @@ export class StoreReader {
   ) {
     this.cursor = new StreamCursor(opts.from ?? 0);
     this.key = streamKey(handle.workflowId);
+    this.eventsKey = eventsKey(handle.workflowId);
+    this.relay = new RelayedEvents(this.cursor.seq);
     this.details = new HeartbeatDetailsDecoder(handle.client.options.loadedDataConverter);
   }
 
@@ -97,23 +109,47 @@ export class StoreReader {
         if (read) yield* this.cursor.toolUpdatesOf(seen.pending.tools);
         if (seen.status === 'CLOSED' && (this.readAt === seen.at || this.closedTimedOut())) return;
       }
-      const batches = await this.block();
-      if (batches.length === 0) {
-        this.idle = Math.min(this.idle * 2, IDLE_MAX_MS);
-        seen = await this.describe();
+      const { batches, relayed } = await this.block();
+      if (batches.length === 0 && relayed.length === 0) {
+        this.idle = this.relay.describeSoon() ? Math.min(this.idle * 2, IDLE_MAX_MS) : RELAYING_IDLE_MS;
+        if (this.relay.gap(this.cursor.seq)) {
+          seen = undefined;
+          yield* this.fillGap();
+        } else seen = await this.describe();
         continue;
       }
-      this.idle = IDLE_MS;
+      this.idle = this.relay.describeSoon() ? IDLE_MS : RELAYING_IDLE_MS;
       this.quietCalls = 0;
-      this.lastBatchAt = Date.now();
+      if (batches.length > 0) this.lastBatchAt = Date.now();
+      this.relay.take(relayed, this.cursor.seq);
+      for (const run of this.relay.runs()) if (!this.foreign.has(run)) this.runs.add(run);
       seen = batches.some((b) => !this.runs.has(b.runId) && !this.foreign.has(b.runId))
         ? await this.whose(batches)
         : undefined;
       for (const b of batches) if (this.runs.has(b.runId)) this.cursor.note(b);
+      yield* this.sendRelayed();
+      yield* this.fillGap();
       const run = this.cursor.unplaced();
       if (run && !seen) yield* this.read(run, '');
       yield* this.cursor.deltas();
     }
+  }
+
+  /** The relayed events held that come next, each after the calls that precede it are placed. */
+  private *sendRelayed(): Generator<StreamEvent> {
+    for (;;) {
+      for (const c of this.relay.placedAt(this.cursor.seq)) this.cursor.place(c.runId, c.messageIndex);
+      const e = this.relay.next(this.cursor.seq);
+      if (!e) return;
+      yield* this.cursor.durable([e]);
+    }
+  }
+
+  /** Relayed events missing before some held: read from the workflow (once it answers with them), then the rest. */
+  private async *fillGap(): AsyncGenerator<StreamEvent> {
+    if (!this.relay.gap(this.cursor.seq)) return;
+    yield* this.read(this.relay.lastRun || this.lastRun, '');
+    yield* this.sendRelayed();
   }
 
   /**
@@ -123,9 +159,16 @@ export class StoreReader {
    */
   private readDue(seen: Described): boolean {
     if (seen.at === this.readAt) return false;
+    if (seen.status === 'RUNNING' && this.relay.relaying && this.relay.gap(this.cursor.seq)) return true;
+    if (seen.status === 'RUNNING' && this.relay.relaying) return this.silentCall(seen);
     if (seen.status !== 'RUNNING' || this.cursor.unplaced()) return true;
     if (!seen.pending.model) return Date.now() - this.lastBatchAt >= EVENTS_LAG_MS;
-    return seen.pending.model.deltas !== undefined && this.quietCalls++ >= QUIET_CALL_DESCRIBES;
+    return this.silentCall(seen);
+  }
+
+  /** A model call heartbeats deltas while the store shows none, describe after describe: its worker does not append. */
+  private silentCall(seen: Described): boolean {
+    return seen.pending.model?.deltas !== undefined && this.quietCalls++ >= QUIET_CALL_DESCRIBES;
   }
 
   /** Batches of runs not known yet: the run described now is this chain's (a continue-as-new), the others not. */
@@ -149,32 +192,37 @@ export class StoreReader {
     this.lastRun = runId;
     this.readAt = at;
     yield* this.cursor.durable(read.events);
+    this.relay.sent(this.cursor.seq);
     this.cursor.placeRunning(runId);
     yield* this.cursor.deltas();
     return true;
   }
 
-  /** The batches appended since the last read of the store, waiting up to the idle pause for some. */
-  private async block(): Promise<DeltaBatch[]> {
+  /** The batches and relayed entries appended since the last read of the store, waiting up to the idle pause for some. */
+  private async block(): Promise<{ batches: DeltaBatch[]; relayed: RelayEntry[] }> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StoreDownError('no answer')), this.idle + BLOCK_SLACK_MS);
     });
     let res;
     try {
-      const read = this.redis.xread('COUNT', 1000, 'BLOCK', this.idle, 'STREAMS', this.key, this.lastId);
+      const keys = [this.key, this.eventsKey, this.lastId, this.relay.lastId];
+      const read = this.redis.xread('COUNT', 1000, 'BLOCK', this.idle, 'STREAMS', ...keys);
       res = await Promise.race([read, late]);
     } catch (err) {
       throw err instanceof StoreDownError ? err : new StoreDownError('read failed', { cause: err });
     } finally {
       clearTimeout(timer);
     }
-    const entries = res?.[0]?.[1] ?? [];
+    const entriesOf = (key: string) => res?.find(([k]) => k === key)?.[1] ?? [];
+    const [entries, relayedEntries] = [entriesOf(this.key), entriesOf(this.eventsKey)];
     if (entries.length > 0) this.lastId = entries.at(-1)![0];
+    if (relayedEntries.length > 0) this.relay.lastId = relayedEntries.at(-1)![0];
     const codecs = this.handle.client.options.loadedDataConverter.payloadCodecs;
     const stored = entries.flatMap(([, fields]) => parseStored(fields) ?? []);
     const opened = await Promise.all(stored.map((s) => openBatch(s, codecs)));
-    return opened.filter((b) => b !== undefined);
+    const relayed = await Promise.all(relayedEntries.map(([, fields]) => openRelayEntry(fields, codecs)));
+    return { batches: opened.filter((b) => b !== undefined), relayed: relayed.filter((e) => e !== undefined) };
   }
 
   /** One describe of the run (undefined after a pause: Temporal unreachable). */

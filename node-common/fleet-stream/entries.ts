@@ -38,21 +38,38 @@ export function streamKey(workflowId: string): string {
 /** A batch as the flat field list of `XADD`, its items sealed through `codecs` when there are any. */
 export async function batchFields(b: DeltaBatch, codecs: readonly PayloadCodec[]): Promise<string[]> {
   const fields = ['r', b.runId, 'm', String(b.messageIndex), 'a', String(b.attempt), 'f', String(b.first)];
-  fields.push('n', String(b.items.length));
-  if (codecs.length === 0) fields.push('i', JSON.stringify(b.items));
-  else {
-    let payloads = [defaultPayloadConverter.toPayload(b.items)];
-    for (const c of codecs) payloads = await c.encode(payloads);
-    fields.push('p', Buffer.from(PayloadProto.encode(payloads[0]).finish()).toString('base64'));
-  }
+  fields.push('n', String(b.items.length), ...(await valueFields(b.items, codecs)));
   if (b.end) fields.push('e', '1');
+  return fields;
+}
+
+/** `value` as an entry's fields: `i` its JSON, or `p` its payload sealed through `codecs` when there are any. */
+export async function valueFields(value: unknown, codecs: readonly PayloadCodec[]): Promise<string[]> {
+  if (codecs.length === 0) return ['i', JSON.stringify(value)];
+  let payloads = [defaultPayloadConverter.toPayload(value)];
+  for (const c of codecs) payloads = await c.encode(payloads);
+  return ['p', Buffer.from(PayloadProto.encode(payloads[0]).finish()).toString('base64')];
+}
+
+/** The value of an entry's fields (see {@link valueFields}), opened through `codecs`; throws when it cannot be. */
+export async function openValue(fields: Map<string, string>, codecs: readonly PayloadCodec[]): Promise<unknown> {
+  const sealed = fields.get('p');
+  if (sealed === undefined) return JSON.parse(fields.get('i') ?? 'null');
+  let payloads: Payload[] = [PayloadProto.decode(Buffer.from(sealed, 'base64'))];
+  for (const c of [...codecs].reverse()) payloads = await c.decode(payloads);
+  return defaultPayloadConverter.fromPayload(payloads[0]);
+}
+
+/** An entry's flat field list as a map. */
+export function fieldMap(flat: string[]): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
   return fields;
 }
 
 /** An entry's batch header (undefined: not one of ours). */
 export function parseStored(flat: string[]): StoredBatch | undefined {
-  const fields = new Map<string, string>();
-  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
+  const fields = fieldMap(flat);
   const runId = fields.get('r');
   const [messageIndex, first, count] = ['m', 'f', 'n'].map((k) => Number(fields.get(k)));
   if (!runId || ![messageIndex, first, count].every(Number.isInteger)) return undefined;
@@ -66,13 +83,7 @@ export async function openBatch(s: StoredBatch, codecs: readonly PayloadCodec[])
   const { fields, count: _count, ...batch } = s;
   let items: unknown;
   try {
-    const sealed = fields.get('p');
-    if (sealed === undefined) items = JSON.parse(fields.get('i') ?? '[]');
-    else {
-      let payloads: Payload[] = [PayloadProto.decode(Buffer.from(sealed, 'base64'))];
-      for (const c of [...codecs].reverse()) payloads = await c.decode(payloads);
-      items = defaultPayloadConverter.fromPayload(payloads[0]);
-    }
+    items = await openValue(fields, codecs);
   } catch {
     return undefined; // sealed under a key this client does not have, or not ours
   }

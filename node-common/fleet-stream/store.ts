@@ -7,6 +7,9 @@ import type { Redis } from 'ioredis';
 import type { PayloadCodec } from '@temporalio/common';
 import { batchEnd, batchFields, parseStored, streamKey, type DeltaBatch } from './entries.js';
 import { redactedUrl, type FleetStreamOption } from './config.js';
+import type { LoggedEvent } from '../../common/events.js';
+import type { RelayedCall } from '../../common/stream-relay.js';
+import { callEntry, eventEntry, eventsKey } from './relay-entries.js';
 import { connectStore } from './connection.js';
 
 export class FleetStreamStore {
@@ -20,6 +23,10 @@ export class FleetStreamStore {
    * worker's first calls wait for it instead of losing their first batches; after that a store away fails at once.
    */
   private connected: Promise<void> = Promise.resolve();
+  /** The last relayed entries' append, the next one's (not started: entries relayed now join it) and its entries. */
+  private relaying: Promise<void> = Promise.resolve();
+  private nextRelay: Promise<void> | undefined;
+  private readonly relayQueue: Relayed[] = [];
   /** An append failed and none succeeded since. */
   private down = false;
   private readonly url: string;
@@ -47,6 +54,53 @@ export class FleetStreamStore {
         .expire(key, this.ttlSeconds)
         .exec();
       if (res?.some(([err]) => err)) this.fail();
+      else this.down = false;
+    } catch {
+      this.fail();
+    }
+  }
+
+  /** Relays durable event `e` of run `runId` (common/stream-relay.ts); event 1 starts a new chain of runs. */
+  relayEvent(workflowId: string, runId: string, e: LoggedEvent): Promise<void> {
+    return this.relay(workflowId, () => eventEntry(runId, e, this.codecs()), e.seq === 1);
+  }
+
+  /** Relays that run `runId` schedules model call `c`. */
+  relayCall(workflowId: string, runId: string, c: RelayedCall): Promise<void> {
+    return this.relay(workflowId, () => callEntry(runId, c));
+  }
+
+  /**
+   * Appends a relayed durable event or model call (relay-entries.ts: `entry` is its id and fields) to workflow
+   * `workflowId`'s events stream after every one relayed before it; never throws. Those relayed together (one workflow
+   * activation's) go in one round trip. An entry already there (a workflow task run again) is left as it is. `fresh`: the
+   * first event of a new chain of runs — what an earlier execution of the workflow id left there goes first.
+   */
+  private relay(workflowId: string, entry: () => Promise<string[]> | string[], fresh = false): Promise<void> {
+    this.relayQueue.push({ key: eventsKey(workflowId), entry, fresh });
+    if (!this.nextRelay) {
+      this.nextRelay = this.relaying.then(() => {
+        this.nextRelay = undefined;
+        return this.appendRelayed(this.relayQueue.splice(0));
+      });
+      this.relaying = this.nextRelay;
+    }
+    return this.nextRelay;
+  }
+
+  private async appendRelayed(items: Relayed[]): Promise<void> {
+    try {
+      await this.connected;
+      const entries = await Promise.all(items.map((i) => i.entry()));
+      const pipeline = this.redis.pipeline();
+      items.forEach(({ key, fresh }, i) => {
+        const [id, ...fields] = entries[i];
+        if (fresh) pipeline.del(key);
+        pipeline.xadd(key, 'MAXLEN', '~', String(this.maxLen), id, ...fields);
+      });
+      for (const key of new Set(items.map((i) => i.key))) pipeline.expire(key, this.ttlSeconds);
+      const res = await pipeline.exec();
+      if (res?.some(([err]) => err && !isDuplicate(err))) this.fail();
       else this.down = false;
     } catch {
       this.fail();
@@ -94,6 +148,16 @@ export class FleetStreamStore {
     this.redis.disconnect();
   }
 }
+
+/** A relayed entry waiting for its append. */
+interface Relayed {
+  key: string;
+  entry: () => Promise<string[]> | string[];
+  fresh: boolean;
+}
+
+/** Whether `err` is Redis refusing an entry id not above the stream's last: the entry was appended before. */
+const isDuplicate = (err: Error): boolean => /equal or smaller than the target stream top item/.test(err.message);
 
 /** The longest a retried attempt waits to learn where the store's numbering of its call ended. */
 const LOOKUP_TIMEOUT_MS = 1000;

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { ScriptedReply } from '../../activities/model/scripted.js';
@@ -14,6 +15,9 @@ import { AgentClient, type AgentRunHandle } from '../../client/agent-client.js';
 import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
 import { StreamOffset, StreamView, blockText, type StreamEvent } from '../../common/stream.js';
 import { FLEET_STREAM_ENV } from '../../node-common/fleet-stream/config.js';
+import { keelClientDataConverter } from '../../node-common/payload-storage.js';
+import { setFleetStream } from '../../client/fleet-stream/registry.js';
+import { countingConnection } from '../../bench/counting-connection.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { gate, ONE_REPLY_EVENT_TYPES, startKeel, until, type Keel } from './harness.js';
 import { RedisServer } from './redis-server.js';
@@ -145,6 +149,7 @@ describe('fleet stream transport (Redis)', () => {
         tools: [blobTool, progress, holdTool(released)],
         scripts: {
           long: { replies: turns },
+          relayed: { replies: turns.slice(0, 5).concat(turns.at(-1)!) },
           outage: {
             replies: [
               { ...slow('before'), toolCalls: [{ name: 'hold', arguments: {} }] },
@@ -175,6 +180,31 @@ describe('fleet stream transport (Redis)', () => {
         expect(ends).toEqual(transcript);
       }
       for (const r of [before, after, joined, late]) expect(r.paths).toEqual(['store']);
+    });
+
+    it('the durable events come through the store: a reader asks the workflow for them only at its start and end, not once per model call', async () => {
+      const { connection, calls } = await countingConnection(keel.address);
+      const client = new Client({ connection, dataConverter: keelClientDataConverter() });
+      setFleetStream(client.workflow, undefined); // $KEEL_STREAM_REDIS_URL
+      const h = await keel.start({ model: 'scripted/relayed', prompt: 'go', tools: ['blob'] });
+      const r = await read(new AgentClient(client, keel.taskQueue).getHandle(h.workflowId), 0);
+      const transcript = await h.allMessages();
+      expectDeltasExact(r.events, transcript);
+      const ends = r.events.filter((e) => e.type === 'message_end').map((e) => (e as { message: Message }).message);
+      expect(ends).toEqual(transcript);
+      const heartbeats = new Client({
+        connection: keel.client.client.connection,
+        dataConverter: keelClientDataConverter(),
+      });
+      setFleetStream(heartbeats.workflow, false);
+      const other = await read(new AgentClient(heartbeats, keel.taskQueue).getHandle(h.workflowId), 0);
+      const durable = (events: StreamEvent[]) =>
+        events.filter((e) => StreamOffset.parse(e.offset).kind === 'durable').map((e) => [e.type, e.offset]);
+      expect(durable(r.events)).toEqual(durable(other.events)); // the same durable events as the heartbeat path
+      expect(r.paths).toEqual(['store']);
+      expect(transcript.filter((m) => m.role === 'assistant')).toHaveLength(6);
+      expect(calls.QueryWorkflow ?? 0).toBeLessThanOrEqual(2);
+      await connection.close();
     });
 
     it('the store killed mid-run: the reader falls back to the heartbeats, the run completes with the exact text; the store back: the reader moves back', async () => {

@@ -9,11 +9,15 @@ export class EventLog {
   constructor(
     private lastSeq: number,
     private readonly capacity = 2000,
+    /** Called with each event logged (the stream relay, workflows/agent/stream-relay.ts). */
+    private readonly onEmit?: (event: LoggedEvent) => void,
   ) {}
 
   emit(event: AgentEvent): void {
     this.lastSeq += 1;
-    this.events.push({ ...event, seq: this.lastSeq } as LoggedEvent);
+    const logged = { ...event, seq: this.lastSeq } as LoggedEvent;
+    this.events.push(logged);
+    this.onEmit?.(logged);
     if (this.events.length > this.capacity) this.events.splice(0, this.events.length - this.capacity);
   }
 

@@ -19,6 +19,8 @@ export interface ModelContext {
   readonly abort?: AbortKind;
   /** The run's budget: checked before each request, spent after it. */
   readonly budget: RunBudget;
+  /** The run's event log: its last sequence number (a model call is relayed after it, stream-relay.ts). */
+  readonly events: { readonly seq: number };
   /** Logs an agent event. */
   readonly emit: (event: AgentEvent) => void;
   /** Appends a message to the transcript; returns its index. */

@@ -12,6 +12,7 @@ import { compact, compactionDue, type CompactionDue } from './compaction.js';
 import { PATCH } from '../patches.js';
 import { activeModel, countModelUsage, switchAfter } from './fallback.js';
 import type { ModelContext } from './model-context.js';
+import { relayModelCall } from './stream-relay.js';
 
 /** The assistant message of a model step, with the activity summaries of its tool calls (for the tool batch). */
 export interface ModelStep {
@@ -78,6 +79,7 @@ function callOnce(ctx: ModelContext, retryOverflow: boolean): Promise<Called> {
     }
     return step?.overflow && retryOverflow ? afterOverflow(ctx, step.message) : step;
   };
+  relayModelCall(transcript.length, ctx.events.seq);
   return ctx
     .runCancellable(() =>
       modelActivities(config).callModel.executeWithOptions({ summary: `model ${model} · turn ${turn}` }, [

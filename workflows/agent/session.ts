@@ -14,6 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentEvent } from '../../common/events.js';
+import { relayEvent } from './stream-relay.js';
 import type {
   AssistantMessage,
   Message,
@@ -114,7 +115,8 @@ export class AgentSession implements ToolBatchHost {
   constructor(readonly state: SessionState) {
     const info = workflowInfo();
     this.run = { workflowId: info.workflowId, runKey: info.firstExecutionRunId };
-    this.events = new EventLog(state.eventSeq ?? 0); // absent in a malformed carried state
+    // eventSeq: absent in a malformed carried state
+    this.events = new EventLog(state.eventSeq ?? 0, undefined, (e) => relayEvent(e, state.transcript));
     this.historyAtStart = info.historySize;
     this.workflowScope = CancellationScope.current();
     this.endRequested = state.endRequested === true;

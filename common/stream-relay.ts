@@ -1,0 +1,24 @@
+/**
+ * The stream relay (docs/live-output.md#fleet-transport): the workflow hands each durable event, and where each model
+ * call goes among them, to its worker through a workflow sink — no command, not called while history replays — and a
+ * worker with a fleet stream store appends them to the run's stream (node-common/fleet-stream/relay.ts), so a reader
+ * blocks on the store for them instead of asking the workflow.
+ */
+import type { Sinks } from '@temporalio/workflow';
+import type { LoggedEvent } from './events.js';
+
+/** A model call of transcript index `messageIndex`, scheduled after durable event `after`. */
+export interface RelayedCall {
+  messageIndex: number;
+  after: number;
+}
+
+/** The sink every Keel worker registers (a no-op without a fleet stream store). */
+export interface StreamRelaySinks extends Sinks {
+  keelStream: {
+    /** A durable event, as the `events` query gives it (with `messageIndex` on message events). */
+    event(event: LoggedEvent): void;
+    /** A model call about to be scheduled. */
+    call(call: RelayedCall): void;
+  };
+}
