@@ -70,7 +70,6 @@ function listen(): Promise<{ server: Server; port: number }> {
   });
 }
 
-
 /** This process as resource-holder.ts names it: its command line, cut at 100 characters. */
 function thisProcess(): string {
   const command = readFileSync('/proc/self/cmdline', 'utf8').split('\0').filter(Boolean).join(' ');
