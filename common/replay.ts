@@ -21,7 +21,7 @@ export interface CallPosition {
   turn: number;
   index: number;
   name: string;
-  /** sha256 of the arguments' canonical JSON (activities/approvals/needs-approval.ts `argsDigest`). */
+  /** sha256 of the arguments' canonical JSON (node-common/args-digest.ts `argsDigest`). */
   digest: string;
 }
 

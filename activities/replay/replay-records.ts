@@ -18,7 +18,7 @@ import {
 } from '../../common/replay.js';
 import type { ToolOutcome } from '../../common/wire.js';
 import { readRecordedRun } from '../../client/replay/recorded-run.js';
-import { argsDigest } from '../approvals/needs-approval.js';
+import { argsDigest } from '../../node-common/args-digest.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 
 /** Original runs whose record a worker keeps (least recently used dropped first). */

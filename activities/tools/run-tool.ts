@@ -11,7 +11,8 @@ import type { ToolOutcome } from '../../common/wire.js';
 import type { AgentHooks } from '../hooks.js';
 import type { AgentToolResult, ToolContext, ToolDefinition, ToolUpdateCallback } from './define-tool.js';
 import { validateToolArguments } from './validate-arguments.js';
-import { argsDigest, needsApproval } from '../approvals/needs-approval.js';
+import { argsDigest } from '../../node-common/args-digest.js';
+import { needsApproval } from '../approvals/needs-approval.js';
 
 /** `approval`: runnable once a person approves (argsDigest of `args`). */
 export type Preparation =

@@ -4,7 +4,7 @@
  * record", and the tokens and cost of both, from the two runs as read by recorded-run.ts ({@link compareRuns}: pure).
  */
 import { matchRecorded, NOT_IN_RECORD_PREFIX, recordedCalls } from '../../common/replay.js';
-import { argsDigest, canonicalJson } from '../../activities/approvals/needs-approval.js';
+import { argsDigest, canonicalJson } from '../../node-common/args-digest.js';
 import type { RecordedRun } from './recorded-run.js';
 
 /** One replayed run against its original. */
