@@ -5,7 +5,7 @@
  */
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { failureCarriesResult } from '../common/errors.js';
+import { carriedResult } from '../node-common/run-result.js';
 import type { AgentRunResult, RunStatus } from '../common/run.js';
 import { bareOutcome, outcomeOfResult, type TaskOutcome } from '../common/task-outcome.js';
 
@@ -46,8 +46,8 @@ export async function closedChildren(client: Client, workflowIds: string[]): Pro
         (e: unknown) => e,
       );
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && failureCarriesResult(cause.type) && cause.details?.[0])
-        closed.push(fromResult(cause.details[0] as AgentRunResult, 'failed', workflowId));
+      const carried = carriedResult(err);
+      if (carried) closed.push(fromResult(carried, 'failed', workflowId));
       else
         closed.push(
           bare(

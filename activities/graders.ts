@@ -8,7 +8,7 @@ import { heartbeat } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Ajv } from 'ajv';
-import { failureCarriesResult } from '../common/errors.js';
+import { carriedResult } from '../node-common/run-result.js';
 import { graderOf, type BatchTask, type Grade, type GradeOutcome, type GraderUsage } from '../common/grading.js';
 import { emptyUsage, toolCallsOf, type Message } from '../common/messages.js';
 import type { AgentRunResult } from '../common/run.js';
@@ -122,9 +122,9 @@ async function childResult(client: Client, workflowId: string): Promise<AgentRun
     return (await client.workflow.getHandle(workflowId).result()) as AgentRunResult;
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
+    const carried = carriedResult(err);
+    if (carried) return carried;
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && failureCarriesResult(cause.type) && cause.details?.[0])
-      return cause.details[0] as AgentRunResult;
     return {
       status: 'failed',
       finalText: '',

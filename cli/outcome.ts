@@ -4,7 +4,7 @@
  */
 import { WorkflowFailedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import { failureCarriesResult } from '../common/errors.js';
+import { carriedResult } from '../node-common/run-result.js';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunResult, AgentRunState } from '../common/run.js';
 import { stateQuery } from '../workflows/definitions.js';
@@ -49,10 +49,8 @@ export async function closedRunOutcome(
     if (!(err instanceof WorkflowFailedError)) throw err;
     const cause = err.cause;
     if (cause instanceof ApplicationFailure) {
-      if (failureCarriesResult(cause.type) && cause.details?.[0]) {
-        const result = cause.details[0] as AgentRunResult;
-        return { status: 'failed', result, failureType: cause.type ?? undefined };
-      }
+      const result = carriedResult(err);
+      if (result) return { status: 'failed', result, failureType: cause.type ?? undefined };
       return { status: 'failed', result: bare('failed', cause.message), failureType: cause.type ?? undefined };
     }
     if (cause instanceof CancelledFailure || err.message.includes('cancel')) {

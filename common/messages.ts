@@ -74,6 +74,13 @@ export function messageText(message: Message): string {
     .join('\n');
 }
 
+/** The last assistant message of `transcript` at or after index `from` (a run's final answer: its `messageText`). */
+export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
+  for (let i = transcript.length - 1; i >= from; i--)
+    if (transcript[i]?.role === 'assistant') return transcript[i] as AssistantMessage;
+  return undefined;
+}
+
 export function toolCallsOf(message: AssistantMessage): ToolCall[] {
   return message.content.filter((b): b is ToolCall => b.type === 'toolCall');
 }

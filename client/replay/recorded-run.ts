@@ -4,14 +4,9 @@
  * involved); a running run's, a cancelled one's or one whose result left its messages out come through the `forkBase`,
  * `messages` and `state` queries.
  */
-import {
-  ApplicationFailure,
-  WorkflowFailedError,
-  type WorkflowExecutionDescription,
-  type WorkflowHandle,
-} from '@temporalio/client';
-import { failureCarriesResult } from '../../common/errors.js';
-import type { Message, Usage } from '../../common/messages.js';
+import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import { lastAssistant, messageText, type Message, type Usage } from '../../common/messages.js';
+import { carriedResult } from '../../node-common/run-result.js';
 import type { AgentRunResult } from '../../common/run.js';
 import { forkBaseQuery, stateQuery } from '../../workflows/definitions.js';
 import { readTranscript } from '../fork/plan-fork.js';
@@ -55,11 +50,12 @@ async function queriedRecord(handle: WorkflowHandle): Promise<RecordedRun> {
   const [base, state] = await Promise.all([handle.query(forkBaseQuery), handle.query(stateQuery)]);
   const transcript = await readTranscript(handle, base.messageCount);
   const messages = transcript.slice(base.given);
+  const last = lastAssistant(messages);
   return {
     workflowId: handle.workflowId,
     status: state.status,
     messages,
-    finalText: lastText(messages),
+    finalText: last ? messageText(last) : '', // as the workflow's result has it (workflows/agent/workflow.ts)
     turns: state.turns,
     usage: state.usage,
   };
@@ -70,18 +66,6 @@ async function closedResult(handle: WorkflowHandle): Promise<AgentRunResult | un
   try {
     return (await handle.result()) as AgentRunResult;
   } catch (err) {
-    const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && failureCarriesResult(cause.type) && cause.details?.[0])
-      return cause.details[0] as AgentRunResult;
-    return undefined;
+    return carriedResult(err);
   }
-}
-
-/** The text of the last assistant message (the run's final answer). */
-function lastText(messages: readonly Message[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m.role === 'assistant') return m.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('');
-  }
-  return '';
 }

@@ -1,15 +1,9 @@
-import { messageText, type AssistantMessage, type Message } from '../../common/messages.js';
+import { lastAssistant, messageText, type Message } from '../../common/messages.js';
 import { toolSummary } from '../activities.js';
 import type { RunningTool, SessionState } from './state.js';
 import { treeDetails } from '../tree/approvals.js';
 import { cacheUsageText } from '../../common/cache-usage.js';
 import { fallbackDetails, modelChain } from './fallback.js';
-
-export function lastAssistant(transcript: Message[], from = 0): AssistantMessage | undefined {
-  for (let i = transcript.length - 1; i >= from; i--)
-    if (transcript[i]?.role === 'assistant') return transcript[i] as AssistantMessage;
-  return undefined;
-}
 
 /** `14:03:07 UTC`: start times in the details, so a reader sees how long a call has been running. */
 function clockTime(ms: number): string {

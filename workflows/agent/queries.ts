@@ -1,10 +1,9 @@
 /** The queries of `agentWorkflow`: `state`, `messages` (the transcript, paged) and `events` (the bounded event log). */
 import { setHandler } from '@temporalio/workflow';
 import type { EventsPage } from '../../common/events.js';
-import { messageText, type Message } from '../../common/messages.js';
+import { lastAssistant, messageText, type Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import { eventsQuery, mcpToolsQuery, messagesQuery, stateQuery, subAgentsQuery } from '../definitions.js';
-import { lastAssistant } from './details.js';
 import { treeDecided, treePending } from '../tree/approvals.js';
 import type { AgentSession } from './session.js';
 import { registerForkQuery } from './fork-query.js';

@@ -22,9 +22,8 @@ import {
   UNEXPECTED_SECOND_ARGUMENT,
   workflowBug,
 } from '../../common/errors.js';
-import { emptyUsage, messageText, type Message } from '../../common/messages.js';
+import { emptyUsage, lastAssistant, messageText, type Message } from '../../common/messages.js';
 import { prefixDigests } from '../../common/transcript-digest.js';
-import { lastAssistant } from './details.js';
 import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.js';
 import { localSetupActivities, setupActivities } from '../activities.js';
 import { PATCH } from '../patches.js';
