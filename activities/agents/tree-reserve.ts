@@ -8,6 +8,7 @@ import { Context, sleep } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorType, thrownMessage } from '../../common/errors.js';
 import type { Usage } from '../../common/messages.js';
+import { signalWithRetries } from '../signal-retries.js';
 import {
   RESERVE_BUDGET_UPDATE,
   SETTLE_BUDGET_SIGNAL,
@@ -126,13 +127,5 @@ export async function settleWithRoot(ref: TreeBudgetRef, claim: BudgetClaim, usa
 }
 
 async function settleWith(workflowId: string, settled: BudgetClaim): Promise<void> {
-  const handle = Context.current().client.workflow.getHandle(workflowId);
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    try {
-      await handle.signal(SETTLE_BUDGET_SIGNAL, settled);
-      return;
-    } catch {
-      if (attempt < 3) await new Promise((r) => setTimeout(r, 500 * attempt));
-    }
-  }
+  await signalWithRetries(Context.current().client.workflow.getHandle(workflowId), SETTLE_BUDGET_SIGNAL, settled, 500);
 }

@@ -22,6 +22,7 @@ import {
 import type { LimitAsk } from '../../common/limits/ledger.js';
 import { LIMITS_BACKOFF_SIGNAL, PROVIDER_WAIT_SIGNAL } from '../../common/limits/protocol.js';
 import type { Usage } from '../../common/messages.js';
+import { signalWithRetries } from '../signal-retries.js';
 import { LimitsClient, type LimitWaiter } from './client.js';
 
 /** How long before its `startToCloseTimeout` an attempt stops waiting (fails retryably; the next keeps its place). */
@@ -201,15 +202,7 @@ async function tellRun(ctx: Context, text: string | undefined): Promise<void> {
 /** A signal to the key's limiter, tried three times (never throws: a lost settlement is reclaimed by its lease). */
 async function signalLimiter(key: string, signal: string, arg: unknown): Promise<void> {
   const ctx = Context.current();
-  const handle = ctx.client.workflow.getHandle(limiterWorkflowId(ctx.info.taskQueue, key));
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    try {
-      await handle.signal(signal, arg);
-      return;
-    } catch {
-      if (attempt < 3) await new Promise((r) => setTimeout(r, 250 * attempt));
-    }
-  }
+  await signalWithRetries(ctx.client.workflow.getHandle(limiterWorkflowId(ctx.info.taskQueue, key)), signal, arg, 250);
 }
 
 function waitHistogram(ctx: Context, key: string, ms: number): void {
