@@ -59,6 +59,7 @@ import { approvalRoute } from '../common/tree/approvals.js';
 import type { StreamEvent } from '../common/stream.js';
 import { streamRun, type StreamOptions } from './run-stream.js';
 import { forkRun, rewindSession } from './fork/start-fork.js';
+import { readTranscript } from './read-transcript.js';
 import { listForks, type ListedFork } from './fork/fork-links.js';
 import type { ForkOptions } from './fork/plan-fork.js';
 import {
@@ -490,13 +491,8 @@ export class AgentRunHandle<T = unknown> {
   }
 
   /** The whole transcript, paged. */
-  async allMessages(): Promise<Message[]> {
-    const out: Message[] = [];
-    for (;;) {
-      const page = await this.messages({ from: out.length, limit: 500 });
-      out.push(...page.messages);
-      if (page.messages.length === 0 || out.length >= page.total) return out;
-    }
+  allMessages(): Promise<Message[]> {
+    return readTranscript(this.workflow);
   }
 
   /**

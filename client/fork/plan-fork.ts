@@ -6,8 +6,9 @@
 import { QueryNotRegisteredError, type WorkflowHandle } from '@temporalio/client';
 import type { ForkBase, ForkMemo } from '../../common/fork.js';
 import type { Message } from '../../common/messages.js';
-import type { AgentRunInput, MessagesPage } from '../../common/run.js';
-import { forkBaseQuery, messagesQuery } from '../../workflows/definitions.js';
+import type { AgentRunInput } from '../../common/run.js';
+import { forkBaseQuery } from '../../workflows/definitions.js';
+import { readTranscript } from '../read-transcript.js';
 import { assistantCount, badTurn, forkPoint } from './fork-point.js';
 
 /** What `AgentRunHandle.fork` takes. */
@@ -107,15 +108,4 @@ export function forkInput(
       ? {}
       : { modelOptions: { ...config.modelOptions, sessionId: config.modelOptions?.sessionId ?? workflowId } }),
   };
-}
-
-/** transcript[0, count) of the run, paged by the `messages` query (a counterfactual replay reads its record so). */
-export async function readTranscript(handle: WorkflowHandle, count: number): Promise<Message[]> {
-  const out: Message[] = [];
-  while (out.length < count) {
-    const page: MessagesPage = await handle.query(messagesQuery, { from: out.length, limit: count - out.length });
-    if (page.messages.length === 0) break;
-    out.push(...page.messages.slice(0, count - out.length));
-  }
-  return out;
 }

@@ -9,7 +9,7 @@ import { lastAssistant, messageText, type Message, type Usage } from '../../comm
 import { carriedResult } from '../../node-common/run-result.js';
 import type { AgentRunResult } from '../../common/run.js';
 import { forkBaseQuery, stateQuery } from '../../workflows/definitions.js';
-import { readTranscript } from '../fork/plan-fork.js';
+import { readTranscript } from '../read-transcript.js';
 
 /** A run as a replay reads it. */
 export interface RecordedRun {
