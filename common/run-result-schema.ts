@@ -54,6 +54,18 @@ export const AGENT_RUN_RESULT_SCHEMA = Type.Object(
         },
       ),
     ),
+    /**
+     * Where `newMessages` starts in the run's transcript: 0 when the transcript is the run's own messages alone; more
+     * when it began with messages it was given (a fork's base, `messages` in the input, a conversation's earlier runs).
+     * Absent in results of Keel before 0.11.0.
+     */
+    newMessagesFrom: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Index of newMessages[0] in the run's transcript (0: the transcript is newMessages). Absent before Keel 0.11.0.",
+      }),
+    ),
     /** Summed over every model call, including failed attempts. */
     usage: Type.Object(RESULT_USAGE_SCHEMA.properties, {
       description: 'Summed over every model call, including failed attempts.',

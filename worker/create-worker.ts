@@ -144,6 +144,7 @@ export interface AgentWorker {
    * the routing. Rejects after 60 s with what to do.
    */
   ready(): Promise<void>;
+  /** Stops polling, waits for the tasks in hand, then closes the connection; a second call returns the first's promise. */
   shutdown(): Promise<void>;
 }
 
@@ -236,7 +237,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
     ready() {
       return current;
     },
-    async shutdown() {
+    shutdown: once(async () => {
       const version = deployment?.version;
       stopping.abort(
         new Error(
@@ -249,8 +250,14 @@ export async function createAgentWorker(opts: AgentWorkerOptions = {}): Promise<
       await current.catch(() => undefined); // no call on the connection after it closes
       await flushTracing();
       if (!opts.connection) await connection.close();
-    },
+    }),
   };
+}
+
+/** `f` called at most once: later calls return its first promise. */
+function once<T>(f: () => Promise<T>): () => Promise<T> {
+  let first: Promise<T> | undefined;
+  return () => (first ??= f());
 }
 
 /**

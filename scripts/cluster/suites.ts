@@ -53,6 +53,7 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
   'model-fallback.test.ts': 'fallback models and prompt caching against the mock providers (loopback HTTP)',
   'ag-ui.test.ts': 'the AG-UI endpoint over loopback HTTP (a client of the stream and the approval Updates)',
   'any-language.test.ts': 'the run input and result as other languages send them',
+  'closed-transcript.test.ts': "a closed run's transcript read from its result",
   'approvals-auth.test.ts': 'token verification inside an activity',
   'batch-grade.test.ts': 'graders and variants (activities over batch results)',
   'budget.test.ts': 'budget arithmetic of one run',

@@ -20,6 +20,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 interface CliResult {
   code: number | null;
+  /** The signal that ended the process, when one did. */
+  signal?: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -42,9 +44,9 @@ function collect(child: ChildProcess, timeoutMs = 60_000): Promise<CliResult> {
       child.kill('SIGKILL');
       reject(new Error(`keel timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, timeoutMs);
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, signal, stdout, stderr });
     });
   });
 }
@@ -310,7 +312,7 @@ describe('keel CLI', () => {
     const id = /^batch (keel-batch-[0-9a-f]{16})/m.exec(seen)![1];
     child.kill('SIGTERM');
     const stopped = await collect(child);
-    expect(stopped.code).toBe(130);
+    expect(stopped.code, `signal ${stopped.signal}\nstdout: ${seen}${stopped.stdout}\nstderr: ${stopped.stderr}`).toBe(130);
     const resume = `npx keel --address ${k.address} --task-queue ${k.taskQueue} batch --attach ${id} --out ${out}`;
     expect(seen + stopped.stdout).toContain(`Stopped following; the batch goes on. Resume with: ${resume}\n`);
     const attached = await keel(['batch', '--attach', id, '--out', out]);

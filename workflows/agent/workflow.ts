@@ -292,6 +292,7 @@ function result(s: AgentSession, status: RunStatus): AgentRunResult {
     status,
     finalText: last ? messageText(last) : '',
     newMessages,
+    newMessagesFrom: st.newFrom,
     usage: st.usage,
     turns: st.turns,
     ...(st.modelCalls !== undefined ? { modelCalls: st.modelCalls } : {}),
