@@ -16,8 +16,10 @@ import { PEER_PACKAGE } from './peer.js';
 
 /** Issue 22: a Keel turn ÷ the engine floor's turn, at most. */
 export const TURN_TARGET = 1.15;
-/** Issue 22: the workflow code's CPU per turn (and the promises it creates) ÷ the floor's, at most. */
+/** Issue 22: the workflow code's CPU per turn ÷ the floor's, at most. */
 export const WORKFLOW_CODE_TARGET = 1.2;
+/** Issue 35: the promises the workflow code creates per turn ÷ the floor's, at most (issue 22 had asked 1.2). */
+export const PROMISES_TARGET = 1.5;
 
 export function markdown(r: any): string {
   const rows: string[][] = [];
@@ -43,17 +45,17 @@ export function markdown(r: any): string {
       check(o.keelOverFloor.median <= TURN_TARGET),
     );
     const replayed = o.profile.replayCpuMsPerTurn;
-    for (const [what, key, digits, unit] of [
-      ['workflow-code CPU per turn (history replayed)', 'cpuMs', 2, ' ms'],
-      ['promises per turn created by the workflow code (history replayed)', 'promises', 1, ''],
+    for (const [what, key, digits, unit, target] of [
+      ['workflow-code CPU per turn (history replayed)', 'cpuMs', 2, ' ms', WORKFLOW_CODE_TARGET],
+      ['promises per turn created by the workflow code (history replayed)', 'promises', 1, '', PROMISES_TARGET],
     ] as const) {
       const ratio = replayed.keel[key] / replayed.floor[key];
       row(
         '1 per-turn',
         `${what}: Keel ÷ floor`,
         `${fmt(ratio)}: ${fmt(replayed.keel[key], digits)} vs ${fmt(replayed.floor[key], digits)}${unit}`,
-        `≤ ${WORKFLOW_CODE_TARGET}`,
-        check(ratio <= WORKFLOW_CODE_TARGET),
+        `≤ ${target}`,
+        check(ratio <= target),
       );
     }
     const cpu = (c: { workerMs: Summary; serverMs: Summary | null }) =>
