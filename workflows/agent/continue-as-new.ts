@@ -1,5 +1,6 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
 import { PATCH } from '../patches.js';
+import type { Message } from '../../common/messages.js';
 import type { SessionState } from './state.js';
 
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */
@@ -17,6 +18,22 @@ export const LARGE_PAYLOADS_PATCH = 'keel-large-payloads';
  */
 export function unboundedPayloads(largePayloads: boolean | undefined): boolean {
   return largePayloads === true && patched(LARGE_PAYLOADS_PATCH);
+}
+
+/**
+ * The characters of the messages' text, thinking and string content: at most their JSON's length (escapes only add),
+ * counted without serialising them.
+ */
+export function textChars(messages: readonly Message[]): number {
+  let n = 0;
+  for (const m of messages) {
+    const content = (m as { content?: unknown }).content;
+    if (typeof content === 'string') n += content.length;
+    else if (Array.isArray(content))
+      for (const b of content as { text?: unknown; thinking?: unknown }[])
+        n += typeof b.text === 'string' ? b.text.length : typeof b.thinking === 'string' ? b.thinking.length : 0;
+  }
+  return n;
 }
 
 export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kind: 'full'; message: string };
@@ -41,8 +58,10 @@ export function historyDecision(
   if (due && !info.continueAsNewSuggested && info.historySize - historyAtStart < limit && patched(PATCH.historyGrowth))
     due = false;
   if (!due || (info.historySize < retryAt && info.historySize < max)) return { kind: 'ok' };
-  const carried = JSON.stringify(st).length;
-  if (carried <= MAX_CARRIED_CHARS || unboundedPayloads(st.largePayloads)) return { kind: 'continueAsNew' };
+  // a transcript whose text alone passes the cap is not serialised to measure it (≈ 100 MB: a second of the task)
+  const carried = textChars(st.transcript) > MAX_CARRIED_CHARS ? undefined : JSON.stringify(st).length;
+  if ((carried !== undefined && carried <= MAX_CARRIED_CHARS) || unboundedPayloads(st.largePayloads))
+    return { kind: 'continueAsNew' };
   const next = info.historySize + limit;
   if (info.historySize < max) return { kind: 'ok', retryAt: next };
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
@@ -50,7 +69,7 @@ export function historyDecision(
     kind: 'full',
     retryAt: next,
     message:
-      `History reached ${mb(info.historySize)} MB of the ${mb(max)} MB this run allows, and the transcript (${mb(carried)} MB) is too ` +
+      `History reached ${mb(info.historySize)} MB of the ${mb(max)} MB this run allows, and the transcript (${mb(carried ?? JSON.stringify(st).length)} MB) is too ` +
       `large to carry into a continued run (${mb(MAX_CARRIED_CHARS)} MB at most). Start a new run with a shortened transcript in \`messages\`.`,
   };
 }

@@ -28,7 +28,7 @@ import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.
 import { localSetupActivities, setupActivities } from '../activities.js';
 import { PATCH } from '../patches.js';
 import { publishFailedEnd } from './visibility.js';
-import { unboundedPayloads } from './continue-as-new.js';
+import { textChars, unboundedPayloads } from './continue-as-new.js';
 import { toUserMessages } from './incoming.js';
 import { hasQueued, nextStart } from './queues.js';
 import { AgentSession } from './session.js';
@@ -300,7 +300,9 @@ function result(s: AgentSession, status: RunStatus): AgentRunResult {
     ...(hasQueued(st) ? { unprocessed: [...st.steering, ...st.followUps] } : {}),
     ...(status === 'completed' && st.typedOutput ? { output: st.typedOutput.value } : {}),
   };
-  if (JSON.stringify(base).length <= MAX_RESULT_CHARS || unboundedPayloads(st.largePayloads)) return base;
+  // a result whose text alone passes the cap is not serialised to measure it
+  const fits = textChars(newMessages) <= MAX_RESULT_CHARS && JSON.stringify(base).length <= MAX_RESULT_CHARS;
+  if (fits || unboundedPayloads(st.largePayloads)) return base;
   return { ...base, newMessages: [], newMessagesOmitted: { count: newMessages.length, fromIndex: st.newFrom } };
 }
 
