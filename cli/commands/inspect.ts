@@ -9,6 +9,7 @@ import type { Message } from '../../common/messages.js';
 import type { AgentRunState, MessagesPage } from '../../common/run.js';
 import { messagesQuery } from '../../workflows/definitions.js';
 import type { AgentClient } from '../../client/agent-client.js';
+import { readTranscript, type PageReader } from '../../client/read-transcript.js';
 import { act, CliError, EXIT, globals, printJson, uiLink, withClient, type GlobalOptions } from '../context.js';
 import { followRun } from '../run/follow.js';
 import { exitCodeOf, closedRunOutcome, temporalStatus, tryState, withDeadline, type Outcome } from '../outcome.js';
@@ -132,21 +133,19 @@ function printStatus(r: StatusReport): void {
   sink.write(`${lines.join('\n')}\n`);
 }
 
-/** Every message of the run: the `messages` query (paged); for a closed run without a worker, the result's newMessages. */
+/**
+ * Every message of the run: a closed run's from its result (client/read-transcript.ts), else the `messages` query
+ * (paged, each page within 10 s); for a closed run whose result lacks them and no worker answers, the result's
+ * newMessages (not complete).
+ */
 export async function transcriptOf(
   client: AgentClient,
   id: string,
 ): Promise<{ messages: Message[]; complete: boolean }> {
   const handle = client.getHandle(id).workflow;
   try {
-    const out: Message[] = [];
-    for (;;) {
-      const page: MessagesPage = await withDeadline(handle, 10_000, () =>
-        handle.query(messagesQuery, { from: out.length, limit: 500 }),
-      );
-      out.push(...page.messages);
-      if (page.messages.length === 0 || out.length >= page.total) return { messages: out, complete: true };
-    }
+    const page: PageReader = (h, from, limit) => withDeadline(h, 10_000, () => h.query(messagesQuery, { from, limit }));
+    return { messages: await readTranscript(handle, undefined, page), complete: true };
   } catch (err) {
     const d = await handle.describe();
     if (d.status.name === 'RUNNING')

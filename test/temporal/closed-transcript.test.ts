@@ -3,9 +3,14 @@
  * whole history on a worker once per page — for a long run carried by reference, minutes of a worker's CPU — while the
  * result already holds the run's messages and, from 0.11.0, where they start (`newMessagesFrom`).
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../common/messages.js';
 import { startKeel, strip, type Keel } from './harness.js';
+
+const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
 
 const priorUser = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 1 });
 
@@ -43,5 +48,13 @@ describe("a closed run's transcript is read from its result", () => {
     const broken = await failed.allMessages();
     expect(broken.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(broken[1]).toMatchObject({ stopReason: 'error', errorMessage: 'scripted failure' });
+    // `keel transcript` too: the whole transcript, without the "no worker answered" note
+    const cli = await promisify(execFile)(
+      process.execPath,
+      [BIN, '--address', keel.address, 'transcript', done.workflowId, '--format', 'json'],
+      { env: { ...process.env, NO_COLOR: '1' } },
+    );
+    expect(cli.stderr).not.toContain('no worker answered');
+    expect(strip(JSON.parse(cli.stdout) as Message[])).toEqual(strip(await done.allMessages()));
   });
 });
