@@ -3,11 +3,13 @@
  * 50/50 identical final answers with every tool call served from the record (the tools' effect logs stay empty); a
  * changed script names the first diverging turn of each run, and with `liveTools: 'none'` nothing runs even where the
  * calls diverge ("not in the record", exact text); `idempotent` runs only the idempotent tool live, `all` every one;
- * a running session replays through queries; a batch replay's graded summaries match a hand count; `keel replay` as a child process prints the report and its
+ * a direct sub-agent call is served from the record without starting its child (counted from the server), and an
+ * unmatched one follows `liveTools`; a running session replays through queries; a batch replay's graded summaries match a hand count; `keel replay` as a child process prints the report and its
  * hint commands work when pasted. Also (item 1): batch results carry a completed task's typed output on request.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { defineAgent } from '../../activities/agents/define-agent.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import type { Message, ToolResultMessage } from '../../common/messages.js';
@@ -35,6 +37,14 @@ const lookup = defineTool({
   },
 });
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+/** A sub-agent that nothing on the worker sees before its child starts (a direct call, 0.8.0). */
+const helper = defineAgent({
+  name: 'helper',
+  description: 'Sums two numbers.',
+  systemPrompt: 'You sum.',
+  tools: [],
+  model: 'scripted/child',
+});
 
 describe('counterfactual replay', () => {
   let keel: Keel;
@@ -48,9 +58,13 @@ describe('counterfactual replay', () => {
           idem: {
             replies: [call('add', { n: 1 }), call('lookup', { q: 'y' }), call('add', { n: 3 }), { text: 'idem' }],
           },
+          delegate: { replies: [call('helper', { task: 'sum 2 2' }), { text: 'delegated' }] },
+          redelegate: { replies: [call('helper', { task: 'sum 3 3' }), { text: 'delegated again' }] },
+          child: { rules: [{ match: 'sum 2 2', text: 'four' }, { text: 'six' }] },
         }),
       },
       tools: [add, lookup],
+      agents: [helper],
     });
   });
   afterAll(async () => keel?.stop());
@@ -121,6 +135,50 @@ describe('counterfactual replay', () => {
     expect(all.tools).toEqual({ record: 1, live: 2, notInRecord: 0 });
     expect(effects).toEqual(['lookup y', 'add 3']);
     effects.length = 0;
+  });
+
+  it('a sub-agent call is served from the record: no child run starts; unmatched, it follows --live-tools', async () => {
+    const children = async (parent: string) =>
+      Number((await keel.client.client.workflow.count(`ParentWorkflowId = "${parent}"`)).count);
+    const original = await keel.start(
+      { model: 'scripted/delegate', prompt: 'delegate', tools: ['helper'] },
+      `replay-sub-${randomUUID().slice(0, 8)}`,
+    );
+    expect((await original.result()).finalText).toBe('delegated');
+    await vi.waitFor(async () => expect(await children(original.workflowId)).toBe(1), { timeout: 10_000 });
+    const report = await (await keel.client.replay({ runs: [original.workflowId] })).report();
+    const served = report.runs[0];
+    expect(served).toMatchObject({
+      status: 'completed',
+      sameAnswer: true,
+      tools: { record: 1, live: 0, notInRecord: 0 },
+    });
+    expect(results(await transcript(served.replay))).toEqual(['four']);
+    // a live control: with --live-tools all an unmatched call starts its child, which visibility lists
+    const live = await (
+      await keel.client.replay({ runs: [original.workflowId] }, { model: 'scripted/redelegate', liveTools: 'all' })
+    ).report();
+    expect(live.tools).toEqual({ record: 0, live: 1, notInRecord: 0 });
+    expect(results(await transcript(live.runs[0].replay))).toEqual(['six']);
+    await vi.waitFor(async () => expect(await children(live.runs[0].replay)).toBe(1), { timeout: 10_000 });
+    expect(await children(served.replay)).toBe(0);
+    const history = await keel.client.getHandle(served.replay).workflow.fetchHistory();
+    expect(history.events?.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
+    for (const liveTools of ['none', 'idempotent'] as const) {
+      const refused = await (
+        await keel.client.replay({ runs: [original.workflowId] }, { model: 'scripted/redelegate', liveTools })
+      ).report();
+      expect(refused.tools).toEqual({ record: 0, live: 0, notInRecord: 1 });
+      expect(await children(refused.runs[0].replay)).toBe(0);
+      const why =
+        liveTools === 'none'
+          ? 'this replay runs no tool live (--live-tools none)'
+          : 'this replay runs only idempotent tools live (--live-tools idempotent) and helper is not declared idempotent';
+      expect(results(await transcript(refused.runs[0].replay))).toEqual([
+        `Not in the record: run ${original.workflowId} made no call of helper with these arguments at turn 1 or before; ${why}. The tool did not run.`,
+      ]);
+    }
+    expect(effects).toEqual([]);
   });
 
   it('a running session replays through queries, up to its first answer', async () => {
