@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defineAgent } from '../../activities/agents/define-agent.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
+import { defineGrader } from '../../activities/graders.js';
 import { scriptedModel } from '../../activities/model/scripted.js';
 import type { Message, ToolResultMessage } from '../../common/messages.js';
 import { keelAt, keelCli } from './cli-child.js';
@@ -210,6 +211,80 @@ describe('counterfactual replay', () => {
     expect(byHand).toBe(1);
     expect(report.grading?.old).toMatchObject({ graded: 4, passed: 2 });
     expect(report.grading?.new).toMatchObject({ graded: 4, passed: byHand, passRate: byHand / 4 });
+    expect(effects).toEqual([]);
+  });
+
+  it('a batch with variants and repeats keeps its shape: pass@2 old and new, per variant, equal to a hand count', async () => {
+    const expected = ['done', 'changed', 'changed'];
+    const source = `replay-shaped-${randomUUID().slice(0, 8)}`;
+    const variants = [
+      { name: 'a', model: 'scripted/orig' },
+      { name: 'b', model: 'scripted/orig' },
+    ];
+    await (
+      await keel.client.startBatch(
+        expected.map((e, i) => task(i, e)),
+        { batchId: source, variants, repeat: 2 },
+      )
+    ).result();
+    effects.length = 0;
+    const replay = await keel.client.replay({ batch: source }, { model: 'scripted/changed' });
+    expect(replay.originals).toHaveLength(12);
+    const report = await replay.report();
+    // by hand: group each replay by its original's (task, variant); a group passes when any of its 2 attempts does
+    const answers = await Promise.all(
+      report.runs.map(async (r) => (await keel.client.getHandle(r.replay).result()).finalText),
+    );
+    const groups = new Map<string, boolean>();
+    replay.originals.forEach((id, i) => {
+      const [, v, t] = /-([ab])-(\d+)-r\d$/.exec(id)!;
+      const key = `${t}/${v}`;
+      groups.set(key, (groups.get(key) ?? false) || answers[i] === expected[Number(t)]);
+    });
+    const byHand = [...groups.values()].filter(Boolean).length;
+    expect(groups.size).toBe(6);
+    expect(byHand).toBe(4);
+    expect(report.grading?.old).toMatchObject({ graded: 12, passed: 4, passAtK: { k: 2, tasks: 6, passed: 2 } });
+    expect(report.grading?.new).toMatchObject({
+      graded: 12,
+      passed: answers.filter((a, i) => a === expected[Number(/-(\d+)-r\d$/.exec(replay.originals[i])![1])]).length,
+      passAtK: { k: 2, tasks: 6, passed: byHand, rate: Number((byHand / 6).toFixed(6)) },
+    });
+    expect(report.variants?.old?.map((v) => [v.name, v.grading?.passAtK.passed])).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
+    expect(report.variants?.new?.map((v) => [v.name, v.grading?.passAtK.passed])).toEqual([
+      ['a', 2],
+      ['b', 2],
+    ]);
+    expect(effects).toEqual([]);
+  });
+
+  it('a single run replayed with --grade grades its original with the same grader: graded old and new', async () => {
+    const id = originals[2];
+    const args = ['replay', id, '--model', 'scripted/changed', '--grade', 'includes', '--expected', 'done'];
+    const out = await keelAt(args, keel.address, keel.taskQueue);
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    const lines = out.stdout.trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('graded'))).toEqual([
+      'graded old: 1/1 passed (100.0%), pass@1 1/1',
+      'graded new: 0/1 passed (0.0%), pass@1 0/1',
+    ]);
+    // a grader this client does not have: old says why; given in `graders`, it grades the original here
+    const mine = defineGrader({
+      name: 'mine',
+      grade: ({ result }) => ({ score: 1, pass: result.finalText === 'done' }),
+    });
+    const grade = { grader: 'mine' };
+    const without = await (await keel.client.replay({ runs: [id] }, { grade })).report();
+    expect(without.grading?.old).toBeUndefined();
+    expect(without.oldNotGraded).toBe(
+      "grader mine is not a built-in: pass it in replay's graders option to grade the originals",
+    );
+    const withIt = await (await keel.client.replay({ runs: [id] }, { grade, graders: [mine] })).report();
+    expect(withIt.grading?.old).toMatchObject({ graded: 1, passed: 1, passAtK: { k: 1, tasks: 1, passed: 1 } });
     expect(effects).toEqual([]);
   });
 
