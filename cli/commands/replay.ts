@@ -41,7 +41,7 @@ export function register(program: Command): void {
     .option('-s, --system <prompt>', 'the system prompt to replay with; @file reads it from a file')
     .option(
       '--grade <grader>',
-      'grade every replay with this grader (exact, includes, regex, json-schema, tool-called, or one of the worker’s)',
+      'grade every replay, and its original (graded old), with this grader (exact, includes, regex, json-schema, tool-called; a worker’s own grades the replays only)',
     )
     .option('--expected <value>', 'what --grade compares with: text, or a JSON object or list')
     .option(
