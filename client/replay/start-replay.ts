@@ -95,7 +95,7 @@ export class ReplayHandle {
         )),
       );
     const runs = read.map((r) => r.report);
-    const replays = result.grading && shaped(this.plan.shape) ? await batchOutcomes(this.batch.workflow) : [];
+    const replays = shaped(this.plan.shape) ? await batchOutcomes(this.batch.workflow) : [];
     const graded = await replayGrading(
       this.plan,
       read.map((r) => r.original),
