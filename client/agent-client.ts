@@ -327,11 +327,18 @@ export class AgentClient {
    * `report()` on the returned handle waits for the batch and compares each replay with its original.
    */
   async replay(source: ReplaySource, opts: ReplayOptions = {}): Promise<ReplayHandle> {
-    const { ids, graded, grading } = await originalsOf(this.client, source);
+    const { ids, graded, shape, old } = await originalsOf(this.client, source);
     if (ids.length === 0) throw new InvalidAgentInputError(['replay: no recorded run to replay']);
     const tasks = await Promise.all(ids.map((id, i) => replayTask(this.client, id, opts, graded[i])));
     const batch = await this.startBatch(tasks, replayBatchOptions(opts, ids.length));
-    return new ReplayHandle(batch, ids, this.client, grading);
+    const regrade = opts.grade !== undefined;
+    return new ReplayHandle(batch, ids, this.client, {
+      shape,
+      tasks,
+      regrade,
+      ...(opts.graders ? { graders: opts.graders } : {}),
+      ...(old ? { old } : {}),
+    });
   }
 
   /** A handle on an existing batch. */

@@ -175,4 +175,11 @@ export const PATCH = {
    * instead of the error message. Checked only at such a switch, in a run that has `fallbackModels`.
    */
   fallbackModel: 'keel-0.9-fallback-model',
+  /**
+   * 0.11.0: in a counterfactual replay (input `replay`, docs/runs.md#counterfactual-replay) a call of a `direct`
+   * sub-agent is prepared by the `prepareToolCalls` activity like any call, so it is served from the record (no child
+   * run), answered "not in the record", or runs by `liveTools` (was: its child started at once, even under `none`).
+   * Checked only in a replaying run, at a call that would start its child directly (workflows/agent/replay-calls.ts).
+   */
+  replaySubAgents: 'keel-0.11-replay-sub-agents',
 } as const;

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { BATCH_WORKFLOW_TYPE } from '../../common/batch-definitions.js';
-import type { GradedTaskFields, GradingSummary } from '../../common/grading.js';
+import type { GradedTaskFields, GradingSummary, VariantSummary } from '../../common/grading.js';
 import { LIVE_TOOLS, type LiveTools } from '../../common/replay.js';
 import type { ReplayReport, ReplaySource } from '../../client/replay/start-replay.js';
 import type { RunReplayReport } from '../../client/replay/run-report.js';
@@ -41,7 +41,7 @@ export function register(program: Command): void {
     .option('-s, --system <prompt>', 'the system prompt to replay with; @file reads it from a file')
     .option(
       '--grade <grader>',
-      'grade every replay with this grader (exact, includes, regex, json-schema, tool-called, or one of the worker’s)',
+      'grade every replay, and its original (graded old), with this grader (exact, includes, regex, json-schema, tool-called; a worker’s own grades the replays only)',
     )
     .option('--expected <value>', 'what --grade compares with: text, or a JSON object or list')
     .option(
@@ -110,11 +110,18 @@ function runLine(r: RunReplayReport): string {
   );
 }
 
-function gradeLine(label: string, s: GradingSummary | undefined): string {
-  if (!s) return `${label}: not graded`;
+function gradeLine(label: string, s: GradingSummary | undefined, why?: string): string {
+  if (!s) return `${label}: not graded${why ? ` (${why})` : ''}`;
   const k = s.passAtK;
   const errors = s.errors > 0 ? `, ${s.errors} grading error(s)` : '';
   return `${label}: ${s.passed}/${s.graded} passed (${(s.passRate * 100).toFixed(1)}%), pass@${k.k} ${k.passed}/${k.tasks}${errors}`;
+}
+
+/** With variants: a graded line per variant, old then new. */
+function variantLines(r: ReplayReport): string[] {
+  const side = (label: string, list: VariantSummary[] | undefined) =>
+    (list ?? []).map((v) => gradeLine(`${label} ${v.name}`, v.grading));
+  return [...side('graded old', r.variants?.old), ...side('graded new', r.variants?.new)];
 }
 
 function render(cmd: Command, r: ReplayReport): string[] {
@@ -123,7 +130,9 @@ function render(cmd: Command, r: ReplayReport): string[] {
     `${r.sameAnswers}/${r.runs.length} same answers; tools ${r.tools.record} from the record, ${r.tools.live} live, ` +
       `${r.tools.notInRecord} not in the record; tokens ${r.old.tokens} → ${r.new.tokens}, cost ${money(r.old.cost)} → ${money(r.new.cost)}`,
   );
-  if (r.grading) lines.push(gradeLine('graded old', r.grading.old), gradeLine('graded new', r.grading.new));
+  if (r.grading)
+    lines.push(gradeLine('graded old', r.grading.old, r.oldNotGraded), gradeLine('graded new', r.grading.new));
+  lines.push(...variantLines(r));
   const first = r.runs.find((x) => x.divergedAtTurn !== undefined) ?? r.runs[0];
   if (first)
     lines.push(

@@ -21,6 +21,8 @@ export interface RecordedRun {
   finalText: string;
   turns: number;
   usage: Usage;
+  /** A closed run's typed output (docs/runs.md#typed-results), when it has one: what the json-schema grader reads. */
+  output?: unknown;
 }
 
 /** The run `handle` names (its chain's latest run). */
@@ -42,6 +44,7 @@ export async function closedRecord(
     finalText: closed.finalText,
     turns: closed.turns,
     usage: closed.usage,
+    ...(closed.output !== undefined ? { output: closed.output } : {}),
   };
 }
 

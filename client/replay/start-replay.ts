@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { AgentBatchResult } from '../../common/batch-definitions.js';
 import type { Budget } from '../../common/budget.js';
-import type { GradedTaskFields, GradingSummary } from '../../common/grading.js';
+import type { GraderDefinition } from '../../activities/graders.js';
+import type { BatchShape, GradedTaskFields, GradingSummary, VariantSummary } from '../../common/grading.js';
 import type { LiveTools } from '../../common/replay.js';
 import type { AgentRunInput } from '../../common/run.js';
 import type { AgentBatchHandle, StartBatchOptions } from '../batch-client.js';
@@ -16,7 +17,8 @@ import { batchInputOf, batchOutcomes } from '../batch-retry.js';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { forkInput, planFork } from '../fork/plan-fork.js';
 import { compareRuns, type RunReplayReport } from './run-report.js';
-import { closedRecord, readRecordedRun } from './recorded-run.js';
+import { closedRecord, readRecordedRun, type RecordedRun } from './recorded-run.js';
+import { replayGrading, shaped, type ReplayGradingPlan } from './replay-grading.js';
 
 /** What to replay: runs by workflow id, the runs of a batch, or the runs a visibility query finds. */
 export type ReplaySource = { runs: string[] } | { batch: string } | { query: string };
@@ -29,8 +31,13 @@ export interface ReplayOptions {
   system?: string;
   /** A call with no recorded match: `none` (default) answers "not in the record", `idempotent` runs idempotent tools, `all` runs it. */
   liveTools?: LiveTools;
-  /** Grade every replay so (default: a batch's tasks keep their own `expected` / `grader`). */
+  /**
+   * Grade every replay so (default: a batch's tasks keep their own `expected` / `grader`); the originals are then graded
+   * with the same grader on this client ("graded old"): a built-in, or one of `graders`.
+   */
   grade?: GradedTaskFields;
+  /** Graders (`defineGrader`) this client grades the originals with when `grade` names one that is not a built-in. */
+  graders?: GraderDefinition[];
   /** The replay batch's id (default `replay-<8 hex>`). */
   batchId?: string;
   concurrency?: number;
@@ -47,8 +54,15 @@ export interface ReplayReport {
   tools: { record: number; live: number; notInRecord: number };
   old: { tokens: number; cost: number };
   new: { tokens: number; cost: number };
-  /** The graders' summaries of the originals' batch (when it was graded) and of the replay. */
+  /**
+   * The graders' summaries, old and new: old is the originals' batch's own (when it was graded), or with `grade` the
+   * originals graded here with that grader; a batch with variants or repeats keeps its shape on both sides (pass@k).
+   */
   grading?: { old?: GradingSummary; new?: GradingSummary };
+  /** With variants: a line per variant, old and new. */
+  variants?: { old?: VariantSummary[]; new?: VariantSummary[] };
+  /** Why "graded old" is empty though the replay is graded (a grader this client does not have). */
+  oldNotGraded?: string;
 }
 
 /** A replay under way: its batch and the originals, task `i` replaying `originals[i]`. */
@@ -57,31 +71,38 @@ export class ReplayHandle {
     readonly batch: AgentBatchHandle,
     readonly originals: string[],
     private readonly client: Client,
-    private readonly oldGrading?: GradingSummary,
+    private readonly plan: ReplayGradingPlan,
   ) {}
 
-  /** Task `i`'s replay against its original `id`. */
-  private async compare(id: string, i: number): Promise<RunReplayReport> {
+  /** Task `i`'s replay against its original `id`, and the original as read. */
+  private async compare(id: string, i: number): Promise<{ report: RunReplayReport; original: RecordedRun }> {
     const [before, after] = await Promise.all([
       readRecordedRun(this.client.workflow.getHandle(id)),
       readRecordedRun(this.client.workflow.getHandle(`${this.batch.workflowId}-${i}`)),
     ]);
-    return compareRuns(before, after);
+    return { report: compareRuns(before, after), original: before };
   }
 
   /** Waits for every replay to finish, then compares each with its original. */
   async report(): Promise<ReplayReport> {
     const result: AgentBatchResult = await this.batch.result();
-    const runs: RunReplayReport[] = [];
+    const read: { report: RunReplayReport; original: RecordedRun }[] = [];
     // a few runs at a time: each read is three queries, which a worker answers by replaying the run
     for (let from = 0; from < this.originals.length; from += READ_AT_ONCE)
-      runs.push(
+      read.push(
         ...(await Promise.all(
           this.originals.slice(from, from + READ_AT_ONCE).map((id, k) => this.compare(id, from + k)),
         )),
       );
+    const runs = read.map((r) => r.report);
+    const replays = shaped(this.plan.shape) ? await batchOutcomes(this.batch.workflow) : [];
+    const graded = await replayGrading(
+      this.plan,
+      read.map((r) => r.original),
+      replays,
+      result,
+    );
     const sum = (f: (r: RunReplayReport) => number) => runs.reduce((n, r) => n + f(r), 0);
-    const grading = result.grading || this.oldGrading ? { old: this.oldGrading, new: result.grading } : undefined;
     return {
       batchId: this.batch.workflowId,
       runs,
@@ -93,7 +114,7 @@ export class ReplayHandle {
       },
       old: { tokens: sum((r) => r.old.tokens), cost: sum((r) => r.old.cost) },
       new: { tokens: sum((r) => r.new.tokens), cost: sum((r) => r.new.cost) },
-      ...(grading ? { grading: strip(grading) } : {}),
+      ...graded,
     };
   }
 }
@@ -101,25 +122,28 @@ export class ReplayHandle {
 /** Runs whose record and replay a report reads at once. */
 const READ_AT_ONCE = 8;
 
-const strip = (g: { old?: GradingSummary; new?: GradingSummary }) => ({
-  ...(g.old ? { old: g.old } : {}),
-  ...(g.new ? { new: g.new } : {}),
-});
-
-/** The originals of `source` in order, the grading fields of each (a batch's tasks'), and a batch's own grading. */
+/**
+ * The originals of `source` in order, the grading fields of each (a batch's tasks'), and a batch's shape (variants,
+ * repeats) and own summaries.
+ */
 export async function originalsOf(
   client: Client,
   source: ReplaySource,
-): Promise<{ ids: string[]; graded: (GradedTaskFields | undefined)[]; grading?: GradingSummary }> {
-  if ('runs' in source) return { ids: source.runs, graded: source.runs.map(() => undefined) };
+): Promise<{
+  ids: string[];
+  graded: (GradedTaskFields | undefined)[];
+  shape: BatchShape;
+  old?: { grading?: GradingSummary; variants?: VariantSummary[] };
+}> {
+  if ('runs' in source) return { ids: source.runs, graded: source.runs.map(() => undefined), shape: {} };
   if ('query' in source) {
     const ids: string[] = [];
     for await (const w of client.workflow.list({ query: source.query }))
       if (w.type === 'agentWorkflow') ids.push(w.workflowId);
-    return { ids: ids.reverse(), graded: ids.map(() => undefined) };
+    return { ids: ids.reverse(), graded: ids.map(() => undefined), shape: {} };
   }
   const handle = client.workflow.getHandle(source.batch);
-  const [outcomes, { tasks }, result] = await Promise.all([
+  const [outcomes, { input, tasks }, result] = await Promise.all([
     batchOutcomes(handle),
     batchInputOf(client, source.batch),
     handle.result() as Promise<AgentBatchResult>,
@@ -128,10 +152,18 @@ export async function originalsOf(
     t.expected !== undefined || t.grader !== undefined
       ? { ...(t.expected !== undefined ? { expected: t.expected } : {}), ...(t.grader ? { grader: t.grader } : {}) }
       : undefined;
+  const old = {
+    ...(result.grading ? { grading: result.grading } : {}),
+    ...(result.variants ? { variants: result.variants } : {}),
+  };
   return {
     ids: outcomes.map((r) => r.workflowId),
     graded: outcomes.map((r) => gradedOf(tasks[r.task ?? r.index] as AgentRunInput & GradedTaskFields)),
-    ...(result.grading ? { grading: result.grading } : {}),
+    shape: {
+      ...(input.variants?.length ? { variants: input.variants } : {}),
+      ...(input.repeat !== undefined ? { repeat: input.repeat } : {}),
+    },
+    ...(result.grading || result.variants ? { old } : {}),
   };
 }
 

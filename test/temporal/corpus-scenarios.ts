@@ -546,6 +546,46 @@ export const scenarios: Record<string, Scenario> = {
     const run = keel.client.client.workflow.getHandle(`${replay.batch.workflowId}-0`);
     return { 'counterfactual-replay': await recorded(run) };
   },
+  /**
+   * 0.11.0: a counterfactual replay of a run whose direct sub-agent call is served from the record
+   * (keel-0.11-replay-sub-agents): the call is prepared by the `prepareToolCalls` activity, which serves it; no child.
+   */
+  'replay-sub-agent': async () => {
+    const { defineAgent } = await import('../../activities/agents/define-agent.js');
+    const helper = defineAgent({
+      name: 'helper',
+      description: 'Helps with one task.',
+      systemPrompt: 'You help.',
+      tools: [],
+      model: 'scripted/replayChild',
+    });
+    const scripts: Record<string, Script> = {
+      replayParent: {
+        rules: [
+          { match: 'toolResult:', text: 'answered' },
+          { text: 'delegating', toolCalls: [{ id: 'h1', name: 'helper', arguments: { task: 'say hi' } }] },
+        ],
+      },
+      replayChild: { rules: [{ text: 'hi' }] },
+    };
+    const withAgents = await startKeel({ scripts, agents: [helper] });
+    try {
+      const original = await withAgents.start(
+        { model: 'scripted/replayParent', prompt: 'delegate', tools: ['helper'] },
+        id('replay-sub-agent-original'),
+      );
+      await original.result();
+      const replay = await withAgents.client.replay(
+        { runs: [original.workflowId] },
+        { batchId: id('replay-sub-agent') },
+      );
+      await replay.report();
+      const run = withAgents.client.client.workflow.getHandle(`${replay.batch.workflowId}-0`);
+      return { 'replay-sub-agent': await recorded(run) };
+    } finally {
+      await withAgents.stop();
+    }
+  },
   'model-failed': async (keel) => {
     const h = await keel.start({ model: 'scripted/broken', prompt: 'go' }, id('model-failed'));
     await h.workflow.result().catch(() => undefined);

@@ -21,6 +21,7 @@ import {
 import { preparationFailureText } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import type { ApprovalWait } from './approvals.js';
+import { preparedForReplay } from './replay-calls.js';
 import { dispatch, onToolQueue, type ToolPlacement } from './tool-placement.js';
 import { loopErrorOutcome } from './tool-tracking.js';
 
@@ -190,11 +191,17 @@ export async function execute(
 
 /**
  * A sub-agent call whose child starts without the preparation activity (0.8.0, RunTree.direct); the run's record of
- * the sub-agent is read first, so a run started before 0.8.0 (no `direct`) asks no patch here.
+ * the sub-agent is read first, so a run started before 0.8.0 (no `direct`) asks no patch here. A replaying run's call
+ * is prepared (0.11.0, replay-calls.ts).
  */
 function directSubAgentCall(h: ToolCallHost, call: ToolCall): boolean {
   const info = toolInfo(h.tools, call.name);
-  return info?.agent?.direct === true && h.tree.direct(call, info as ToolInfo & { agent: SubAgentRecord });
+  return info?.agent?.direct === true && startsDirectly(h, call, info as ToolInfo & { agent: SubAgentRecord });
+}
+
+/** A direct call starts its child at once, unless the run replays (0.11.0: prepared, to be served from the record). */
+function startsDirectly(h: ToolCallHost, call: ToolCall, info: ToolInfo & { agent: SubAgentRecord }): boolean {
+  return h.tree.direct(call, info) && !preparedForReplay(h.config);
 }
 
 /**
@@ -207,7 +214,8 @@ function isSubAgent(info: ToolInfo): info is ToolInfo & { agent: SubAgentRecord 
 
 /**
  * A sub-agent call of a sequential batch: prepared (validation, hooks, approval) in one activity, then its child run;
- * since 0.8.0 a direct call the workflow validates itself starts its child at once (RunTree.direct).
+ * since 0.8.0 a direct call the workflow validates itself starts its child at once (RunTree.direct), except in a
+ * replaying run (0.11.0: the preparation serves it from the record, replay-calls.ts).
  */
 async function prepareThenStartChild(
   h: ToolCallHost,
@@ -216,7 +224,7 @@ async function prepareThenStartChild(
   info: ToolInfo & { agent: SubAgentRecord },
   summaries: ToolSummaries,
 ): Promise<ToolOutcome | Suspend> {
-  if (h.tree.direct(call, info)) return h.tree.runSubAgent(h, call, info, call.arguments);
+  if (startsDirectly(h, call, info)) return h.tree.runSubAgent(h, call, info, call.arguments);
   const p = (await prepareKnown(h, [call], assistantIndex)).get(call.id);
   if (!p) return loopErrorOutcome(OPERATION_ABORTED);
   if (p.status === 'immediate') return p.outcome;

@@ -24,7 +24,7 @@ import {
 } from '../../common/grading.js';
 import type { RunStatus } from '../../common/run.js';
 import type { PackedOutcome } from './outcomes.js';
-import { STATUS_CODES } from './input.js';
+import { batchSummary, type BatchSummary } from './grading-summary.js';
 
 /** Reasons (each at most 200 characters) a batch keeps for its `results` query, across continue-as-new. */
 export const MAX_REASONS = 1000;
@@ -74,27 +74,6 @@ export function unpackGrades(packed: string): (SlotGrade | null)[] {
 }
 
 const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 199)}…` : text);
-
-/** What a variant's (or the whole batch's) summary counts, over its slots. */
-const TALLY_COUNTS = [
-  'runs',
-  'done',
-  'failed',
-  'tokens',
-  'cost',
-  'turns',
-  'graded',
-  'passed',
-  'errors',
-  'score',
-] as const;
-
-const zeroTally = () => ({
-  ...(Object.fromEntries(TALLY_COUNTS.map((key) => [key, 0])) as Record<(typeof TALLY_COUNTS)[number], number>),
-  /** Tasks graded at least once, and those that passed at least once (pass@k). */
-  tasks: new Set<number>(),
-  passedTasks: new Set<number>(),
-});
 
 /** The verdicts of one batch run and the grading it has pending. */
 export class BatchGrading {
@@ -238,96 +217,8 @@ export class BatchGrading {
    * The batch's summary over its slots (`outcomes` by slot): `grading` overall (when any slot is graded or pending),
    * one line per variant, and the tasks whose variants disagree (pass, or else status; first 100).
    */
-  summary(
-    outcomes: readonly (PackedOutcome | null)[],
-    total: number,
-  ): { grading?: GradingSummary; variants?: VariantSummary[]; disagreements?: number[] } {
-    const variants = this.shape.variants ?? [];
-    const k = Math.max(1, this.shape.repeat ?? 1);
-    const nv = Math.max(1, variants.length);
-    const acc = Array.from({ length: nv }, zeroTally);
-    // per task: per variant a verdict (1 pass / 2 fail) or status code, for disagreements
-    const verdicts = new Map<number, (string | undefined)[]>();
-    for (let s = 0; s < total; s++) {
-      const slot = slotOf(this.shape, s);
-      const a = acc[slot.variant ?? 0];
-      a.runs += 1;
-      const o = outcomes[s];
-      if (o) {
-        const status = STATUS_CODES[o[0]];
-        if (status === 'completed' || status === 'stopped') a.done += 1;
-        else a.failed += 1;
-        a.turns += o[1];
-        a.tokens += o[2];
-        a.cost += o[3];
-      }
-      const g = this.grades[s];
-      if (g?.[0] === 3) a.errors += 1;
-      else if (g) {
-        a.graded += 1;
-        a.score += g[1];
-        a.tasks.add(slot.task);
-        if (g[0] === 1) {
-          a.passed += 1;
-          a.passedTasks.add(slot.task);
-        }
-      }
-      if (variants.length > 1 && (o || g)) {
-        const v = verdicts.get(slot.task) ?? [];
-        // a task passes under a variant when any attempt passes (pass@k); ungraded: its status
-        const mark = g && g[0] !== 3 ? (g[0] === 1 ? 'pass' : 'fail') : o ? STATUS_CODES[o[0]] : undefined;
-        if (v[slot.variant!] !== 'pass') v[slot.variant!] = mark;
-        verdicts.set(slot.task, v);
-      }
-    }
-    const round = (n: number) => Math.round(n * 1e6) / 1e6;
-    const gradingOf = (a: (typeof acc)[number], graderCost: number, graderTokens: number): GradingSummary => ({
-      graded: a.graded,
-      passed: a.passed,
-      errors: a.errors,
-      passRate: a.graded ? round(a.passed / a.graded) : 0,
-      meanScore: a.graded ? round(a.score / a.graded) : 0,
-      passAtK: {
-        k,
-        tasks: a.tasks.size,
-        passed: a.passedTasks.size,
-        rate: a.tasks.size ? round(a.passedTasks.size / a.tasks.size) : 0,
-      },
-      costPerPass: a.passed ? round((a.cost + graderCost) / a.passed) : null,
-      graderTokens,
-      graderCost: round(graderCost),
-    });
+  summary(outcomes: readonly (PackedOutcome | null)[], total: number): BatchSummary {
     const anyGraded = this.grades.some(Boolean) || this.specs.size > 0 || this.pendingSlots.size > 0;
-    const all = zeroTally();
-    for (const a of acc) for (const key of TALLY_COUNTS) all[key] += a[key];
-    // pass@k overall counts (task, variant) pairs
-    acc.forEach((a, v) => {
-      for (const t of a.tasks) all.tasks.add(t * nv + v);
-      for (const t of a.passedTasks) all.passedTasks.add(t * nv + v);
-    });
-    const out: { grading?: GradingSummary; variants?: VariantSummary[]; disagreements?: number[] } = {};
-    if (anyGraded) out.grading = gradingOf(all, this.usage.cost, this.usage.tokens);
-    if (variants.length) {
-      out.variants = variants.map((v, i) => {
-        const a = acc[i];
-        return {
-          name: v.name,
-          runs: a.runs,
-          done: a.done,
-          failed: a.failed,
-          tokens: a.tokens,
-          cost: round(a.cost),
-          turns: a.turns,
-          ...(anyGraded ? { grading: gradingOf(a, this.usage.costBy[i] ?? 0, this.usage.tokensBy[i] ?? 0) } : {}),
-        };
-      });
-      const disagree: number[] = [];
-      for (const [t, v] of [...verdicts].sort((x, y) => x[0] - y[0])) {
-        if (disagree.length >= 100) break;
-        if (v.length === variants.length && v.every((m) => m !== undefined) && new Set(v).size > 1) disagree.push(t);
-      }
-      out.disagreements = disagree;
-    }
-    return out;
+    return batchSummary(this.shape, { grades: this.grades, usage: this.usage, anyGraded }, outcomes, total);
   }
 }
