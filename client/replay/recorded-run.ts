@@ -6,7 +6,7 @@
  */
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { lastAssistant, messageText, type Message, type Usage } from '../../common/messages.js';
-import { carriedResult } from '../../node-common/run-result.js';
+import { closedRunResult } from '../../node-common/run-result.js';
 import type { AgentRunResult } from '../../common/run.js';
 import { forkBaseQuery, stateQuery } from '../../workflows/definitions.js';
 import { readTranscript } from '../read-transcript.js';
@@ -35,7 +35,7 @@ export async function closedRecord(
   handle: WorkflowHandle,
   d: WorkflowExecutionDescription,
 ): Promise<RecordedRun | undefined> {
-  const closed = d.status.name === 'RUNNING' ? undefined : await closedResult(handle);
+  const closed = d.status.name === 'RUNNING' ? undefined : await closedRunResult(handle);
   if (!closed || closed.newMessagesOmitted) return undefined;
   return {
     workflowId: handle.workflowId,
@@ -62,13 +62,4 @@ async function queriedRecord(handle: WorkflowHandle): Promise<RecordedRun> {
     turns: state.turns,
     usage: state.usage,
   };
-}
-
-/** A closed run's result (a failed run's from its failure's details), or undefined when it has none. */
-async function closedResult(handle: WorkflowHandle): Promise<AgentRunResult | undefined> {
-  try {
-    return (await handle.result()) as AgentRunResult;
-  } catch (err) {
-    return carriedResult(err);
-  }
 }
