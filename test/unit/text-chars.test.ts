@@ -3,7 +3,7 @@
  * result from serialising a transcript of ≈ 100 MB to learn it is over the 1.5 MB cap.
  */
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../common/messages.js';
+import { emptyUsage, type Message } from '../../common/messages.js';
 import { textChars } from '../../workflows/agent/continue-as-new.js';
 
 const transcript: Message[] = [
@@ -19,14 +19,7 @@ const transcript: Message[] = [
     api: 'anthropic-messages',
     provider: 'anthropic',
     model: 'm',
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: emptyUsage(),
     stopReason: 'toolUse',
     timestamp: 3,
   },
