@@ -1,9 +1,11 @@
 /**
- * The reader of the fleet stream transport (docs/live-output.md#fleet-transport): blocks on the run's Redis stream
- * (`XREAD BLOCK`) for the model's deltas instead of polling Temporal, and reads the durable events from the workflow
- * (the `events` query) when a new model call starts — about one Temporal RPC per turn. While nothing comes (tools run,
- * the run waits or closed) it describes the run now and then, less and less often up to once a second, for its durable
- * events, its tools' updates and its end. Throws {@link StoreDownError} when the store fails; the transport
+ * The reader of the fleet stream transport (docs/live-output.md#fleet-transport): blocks on the run's Redis streams
+ * (`XREAD BLOCK`) for the model's deltas, the durable events, the tools' updates and the run's close the workflow and
+ * its activities relay there, instead of polling Temporal. It asks Temporal (counted by cause in
+ * {@link temporalAsks}) at its start (a `describe`, and an `events` read when the store holds nothing of the run yet),
+ * for events missing from the store, at its end only when no close was relayed, and now and then while the store is
+ * quiet (every 10 s; more often against workers before 0.11.0, which relay neither tool updates nor the close, and
+ * before 0.10.0, which relay no events). Throws {@link StoreDownError} when the store fails; the transport
  * (client/fleet-stream/transport.ts) then goes on from {@link StoreReader.offset} on the heartbeat path.
  */
 import type { WorkflowHandle } from '@temporalio/client';
@@ -44,6 +46,7 @@ interface Described {
   runId: string;
   /** `runId/historyLength`. */
   at: string;
+  historyLength: number;
   status: 'RUNNING' | 'CONTINUED_AS_NEW' | 'CLOSED';
   pending: Pending;
 }
@@ -77,6 +80,8 @@ const EVENTS_LAG_MS = 1000;
  * events are read anyway (a worker that does not append: its calls' text then comes with their tails).
  */
 const QUIET_CALL_DESCRIBES = 2;
+/** A history this long holds no completed workflow task (started, task scheduled, task started). */
+const FIRST_TASK_EVENTS = 3;
 /** Extra time a blocking read may take before the store counts as down. */
 const BLOCK_SLACK_MS = 1000;
 
@@ -109,6 +114,9 @@ export class StoreReader {
   private readonly details: HeartbeatDetailsDecoder;
   /** Whether the store was read once (the first read comes before the workflow is asked for anything but a describe). */
   private looked = false;
+  /** When the reader started, and whether the store gave it anything since. */
+  private readonly since = Date.now();
+  private storeSeen = false;
   /** The close the store relayed of this reader's run (its last run): every event up to `lastSeq` ends the stream. */
   private closed: { runId: string; lastSeq: number } | undefined;
   /** The latest update of each tool call the store relayed, not sent yet (its tool's start not sent yet). */
@@ -154,7 +162,11 @@ export class StoreReader {
       const got = await this.block(first && seen?.status === 'CLOSED');
       this.looked = true;
       if (got.batches.length === 0 && got.relayed.length === 0 && got.side.length === 0) {
-        if (first && seen) continue; // nothing relayed: the start's describe decides what to read
+        if (first && seen?.status === 'CLOSED') continue; // nothing relayed: read the closed run's events
+        if (this.waitsForStore()) {
+          seen = undefined; // a run just started: its first events are on their way to the store
+          continue;
+        }
         const soon = this.relay.describeSoon();
         this.idle = soon ? Math.min(this.idle * 2, IDLE_MAX_MS) : this.quietIdle();
         if (this.missing()) {
@@ -174,6 +186,7 @@ export class StoreReader {
     side,
     closes,
   }: StoreRead): AsyncGenerator<StreamEvent, Described | undefined> {
+    this.storeSeen = true;
     this.idle = this.relay.describeSoon() ? IDLE_MS : this.quietIdle();
     this.quietCalls = 0;
     if (batches.length > 0) this.lastBatchAt = Date.now();
@@ -191,6 +204,15 @@ export class StoreReader {
     yield* this.cursor.deltas();
     yield* this.relayedToolUpdates();
     return seen;
+  }
+
+  /**
+   * Whether to go on waiting for the store without asking Temporal: it gave nothing yet, for less than
+   * {@link RELAYING_IDLE_MS} (a run started a moment ago relays its first events once its first workflow task
+   * completed, which takes seconds on a loaded fleet; a worker that relays nothing is found out after that).
+   */
+  private waitsForStore(): boolean {
+    return !this.storeSeen && Date.now() - this.since < RELAYING_IDLE_MS;
   }
 
   /** The wait on a quiet store before a describe when the events come through it. */
@@ -261,6 +283,7 @@ export class StoreReader {
     if (seen.status === 'RUNNING' && this.relay.relaying && this.relay.gap(this.cursor.seq)) return 'gap';
     if (seen.status === 'RUNNING' && this.relay.relaying) return this.silentCall(seen) && 'call not in store';
     if (seen.status !== 'RUNNING') return 'run closed';
+    if (seen.historyLength <= FIRST_TASK_EVENTS) return false; // no workflow task completed: no event yet
     if (this.cursor.unplaced()) return 'call not placed';
     if (!seen.pending.model) return Date.now() - this.lastBatchAt >= EVENTS_LAG_MS && 'not relayed';
     return this.silentCall(seen) && 'call not in store';
@@ -352,7 +375,8 @@ export class StoreReader {
     }
     if (desc.status === 'CLOSED') this.closedSince ??= Date.now();
     const pending = desc.status === 'RUNNING' ? await pendingOf(desc.runId, desc.raw, this.details) : { tools: [] };
-    return { runId: desc.runId, at: `${desc.runId}/${desc.historyLength}`, status: desc.status, pending };
+    const { runId, historyLength, status } = desc;
+    return { runId, at: `${runId}/${historyLength}`, historyLength, status, pending };
   }
 
   /** The run closed and no worker answered the read for `closedReadTimeoutMs`: end without its last events. */
