@@ -114,8 +114,8 @@ export class StoreReader {
   private readonly details: HeartbeatDetailsDecoder;
   /** Whether the store was read once (the first read comes before the workflow is asked for anything but a describe). */
   private looked = false;
-  /** When the reader started, and whether the store gave it anything since. */
-  private readonly since = Date.now();
+  /** Since when the reader waits for the store (its start, or the last describe that showed no task completed). */
+  private since = Date.now();
   private storeSeen = false;
   /** The close the store relayed of this reader's run (its last run): every event up to `lastSeq` ends the stream. */
   private closed: { runId: string; lastSeq: number } | undefined;
@@ -209,7 +209,8 @@ export class StoreReader {
   /**
    * Whether to go on waiting for the store without asking Temporal: it gave nothing yet, for less than
    * {@link RELAYING_IDLE_MS} (a run started a moment ago relays its first events once its first workflow task
-   * completed, which takes seconds on a loaded fleet; a worker that relays nothing is found out after that).
+   * completed, which takes seconds on a loaded fleet: each describe that shows none completed yet waits as long
+   * again; a worker that relays nothing is found out after that).
    */
   private waitsForStore(): boolean {
     return !this.storeSeen && Date.now() - this.since < RELAYING_IDLE_MS;
@@ -374,6 +375,7 @@ export class StoreReader {
       return undefined;
     }
     if (desc.status === 'CLOSED') this.closedSince ??= Date.now();
+    if (desc.status === 'RUNNING' && desc.historyLength <= FIRST_TASK_EVENTS) this.since = Date.now();
     const pending = desc.status === 'RUNNING' ? await pendingOf(desc.runId, desc.raw, this.details) : { tools: [] };
     const { runId, historyLength, status } = desc;
     return { runId, at: `${runId}/${historyLength}`, historyLength, status, pending };
