@@ -16,7 +16,7 @@ import { createStartRun } from './start-run.js';
 import { NOT_VERIFYING } from './approvals/verify-approval.js';
 import type { ToolDefinition } from './tools/define-tool.js';
 import type { RunMcpTools } from './mcp/run-tools.js';
-import { createToolActivities } from './tools/tool-activities.js';
+import { createToolActivities, type ToolActivityDeps } from './tools/tool-activities.js';
 import { ReplayRecords } from './replay/replay-records.js';
 import { ToolLookup } from './tools/tool-lookup.js';
 import { agentTool, type AgentDefinition } from './agents/define-agent.js';
@@ -73,7 +73,7 @@ export interface KeelActivityDeps {
   mcp?: RunMcpTools;
   /** Provider limits shared by the namespace's runs (docs/provider-limits.md): model requests ask before they call. */
   providerLimits?: ProviderLimits;
-  /** The fleet stream transport's store (docs/live-output.md#fleet-transport): `callModel` appends its deltas there too. */
+  /** The fleet stream transport's store (docs/live-output.md#fleet-transport): `callModel` appends its deltas there too, the tool activities their updates. */
   fleet?: FleetStreamStore;
 }
 
@@ -101,6 +101,11 @@ function clientFor(deps: KeelActivityDeps, activity: string): () => Client {
   };
 }
 
+/** What the tool activities take of `deps` besides the tools, hooks and transcript. */
+function toolDeps(deps: KeelActivityDeps): Omit<ToolActivityDeps, 'tools' | 'hooks' | 'transcript'> {
+  return { homeQueue: deps.homeQueue, replay: replays(deps), ...(deps.fleet ? { fleet: deps.fleet } : {}) };
+}
+
 export function createActivities(deps: KeelActivityDeps) {
   const tools = ownTools(deps);
   const lookup = new ToolLookup(tools, deps.mcp, deps.recordedAgents);
@@ -111,6 +116,7 @@ export function createActivities(deps: KeelActivityDeps) {
     deps.providerLimits && Object.keys(deps.providerLimits).length > 0
       ? new ProviderLimitsGate(deps.providerLimits)
       : undefined;
+  const fleet = deps.fleet ? { fleet: deps.fleet } : {};
   return {
     startRun: createStartRun({
       tools,
@@ -132,10 +138,10 @@ export function createActivities(deps: KeelActivityDeps) {
       hooks,
       transcript,
       ...(limits ? { limits } : {}),
-      ...(deps.fleet ? { fleet: deps.fleet } : {}),
+      ...fleet,
     }),
     compact: createCompact({ models, transcript, ...(limits ? { limits } : {}) }),
-    ...createToolActivities({ tools: lookup, hooks, transcript, homeQueue: deps.homeQueue, replay: replays(deps) }),
+    ...createToolActivities({ tools: lookup, hooks, transcript, ...toolDeps(deps) }),
     /**
      * Activity `checkBatchStart`, at a batch's first start (since 0.6.2): on an encrypting worker, the line a batch
      * started without encryption fails with (its task list is in clear in history), else undefined. Runs again on

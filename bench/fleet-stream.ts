@@ -6,13 +6,16 @@
  * (bench/fleet-ticker.ts's model: every token stamped with the wall-clock ms it left the provider). Per transport:
  * Temporal frontend RPCs per second (the server's counters, bench/server-metrics.ts) and the readers' own RPCs per
  * turn (counted on their connection), server, worker and reader (this process) CPU per turn, and token → consumer
- * p50/p95/p99.
+ * p50/p95/p99. BENCH_CPU_PROF=<dir>: a CPU profile of the readers per transport (see `profiled`).
  */
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { Client } from '@temporalio/client';
 import { countingConnection } from './counting-connection.js';
 import { AgentClient } from '../client/agent-client.js';
 import { setFleetStream } from '../client/fleet-stream/registry.js';
+import { temporalAsks } from '../client/fleet-stream/store-reader.js';
 import { keelDataConverter } from '../node-common/payload-storage.js';
 import { RedisServer } from '../test/temporal/redis-server.js';
 import type { Bench } from './context.js';
@@ -41,6 +44,8 @@ export interface FleetFigures {
   readerCpuMsPerTurn: number;
   /** ms from a token leaving the provider to its event at the reader. */
   tokenMs: Percentiles;
+  /** Why the fleet readers asked Temporal (`describe:<cause>`, `read:<cause>`), per turn (fleet transport only). */
+  readerAsksPerTurn: Record<string, number>;
   /** Readers that fell back to the heartbeats (fleet transport only; 0 expected). */
   fallbacks: number;
 }
@@ -64,6 +69,26 @@ async function readerClient(b: Bench, queue: string, redis: string | undefined) 
   const client = new Client({ connection, dataConverter: keelDataConverter() });
   setFleetStream(client.workflow, redis ? { redis } : false);
   return { agent: new AgentClient(client, queue), calls };
+}
+
+/**
+ * With BENCH_CPU_PROF=<dir>: a V8 CPU profile of this process (the readers) while `name`'s runs are read, saved as
+ * `<dir>/fleet-readers-<name>.cpuprofile` (open it in Chrome's DevTools); the profiler's own cost is in the figures.
+ */
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(`${dir}/fleet-readers-${name}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  }
 }
 
 /** One run read by one reader: the token → consumer latencies it saw, and whether it fell back. */
@@ -95,7 +120,9 @@ async function measure(b: Bench, queue: string, redis: string | undefined, worke
     const c0 = await scrapeCounters(b.metricsUrl);
     const [s0, w0, cpu0, t0] = [procCpuMs(serverPid), await worker.cpuMs(), process.cpuUsage(), performance.now()];
     const latencies: number[] = [];
-    const fell = await Promise.all(Array.from({ length: RUNS }, () => readOne(agent, latencies)));
+    for (const k of Object.keys(temporalAsks)) delete temporalAsks[k];
+    const reads = () => Promise.all(Array.from({ length: RUNS }, () => readOne(agent, latencies)));
+    const fell = await profiled(redis ? 'redis' : 'heartbeat', reads);
     const [cpu, seconds] = [cpuMs(process.cpuUsage(cpu0)), (performance.now() - t0) / 1000];
     const [s1, w1] = [procCpuMs(serverPid), await worker.cpuMs()];
     await settle();
@@ -113,6 +140,7 @@ async function measure(b: Bench, queue: string, redis: string | undefined, worke
       workerCpuMsPerTurn: (w1 - w0) / turns,
       readerCpuMsPerTurn: cpu / turns,
       tokenMs: percentiles(latencies),
+      readerAsksPerTurn: Object.fromEntries(Object.entries(temporalAsks).map(([k, v]) => [k, v / turns])),
       fallbacks: fell.filter(Boolean).length,
     } satisfies FleetFigures;
   } finally {
@@ -140,6 +168,13 @@ export async function fleetStreamSection(b: Bench): Promise<FleetStreamResult> {
     line('heartbeat', heartbeat);
     const store = await measure(b, queues.store, redis.url, worker);
     line('redis', store);
+    const perTurn = (r: Record<string, number>) =>
+      Object.entries(r)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+        .join(', ');
+    b.log(`  redis reader RPCs/turn by method: ${perTurn(store.readerRpcsByMethodPerTurn)}`);
+    b.log(`  redis reader asks/turn by cause: ${perTurn(store.readerAsksPerTurn)}; fallbacks ${store.fallbacks}`);
     return { heartbeat, store };
   } finally {
     await worker.stop();

@@ -13,6 +13,15 @@ export interface RelayedCall {
   after: number;
 }
 
+/**
+ * How a run's execution ended, relayed after its last durable event (`lastSeq`): a reader that holds every event up to
+ * it ends there without asking Temporal whether the run closed. `continuedAsNew`: the next run of the chain goes on.
+ */
+export interface RelayedClose {
+  ended: 'completed' | 'failed' | 'cancelled' | 'continuedAsNew';
+  lastSeq: number;
+}
+
 /** The sink every Keel worker registers (a no-op without a fleet stream store). */
 export interface StreamRelaySinks extends Sinks {
   keelStream: {
@@ -20,5 +29,7 @@ export interface StreamRelaySinks extends Sinks {
     event(event: LoggedEvent): void;
     /** A model call about to be scheduled. */
     call(call: RelayedCall): void;
+    /** The run's execution ends (its last workflow task returns, throws, or continues as new). */
+    close(close: RelayedClose): void;
   };
 }

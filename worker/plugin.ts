@@ -274,7 +274,7 @@ export class KeelPlugin extends SimplePlugin {
             activityClient().workflow.getHandle(workflowId).query(mcpToolsQuery),
           )
         : undefined;
-    const fleetOption = role === 'tools' ? undefined : resolveFleetStream(opts.stream);
+    const fleetOption = resolveFleetStream(opts.stream); // a tools worker appends its tools' updates
     const fleet = fleetOption && new FleetStreamStore(fleetOption, () => self?.codecs ?? []);
     const all = createActivities({
       ...(fleet ? { fleet } : {}),

@@ -21,6 +21,8 @@ import { detailsWithApproval } from '../../common/updates.js';
 import { ErrorType } from '../../common/errors.js';
 import type { ReplayRef } from '../../common/replay.js';
 import type { ReplayRecords } from '../replay/replay-records.js';
+import type { FleetStreamStore } from '../../node-common/fleet-stream/store.js';
+import { ToolUpdateAppender } from './fleet-tool-updates.js';
 
 export interface ToolActivityDeps {
   /** The tools a run names: own, MCP, recorded sub-agents (tool-lookup.ts). */
@@ -31,6 +33,8 @@ export interface ToolActivityDeps {
   homeQueue?: () => string | undefined;
   /** The records a replaying run's calls are served from (activities/replay/); absent on a worker without a client. */
   replay?: ReplayRecords | undefined;
+  /** The fleet stream transport's store (docs/live-output.md#fleet-transport): tool updates are appended there too. */
+  fleet?: FleetStreamStore;
 }
 
 /**
@@ -176,25 +180,28 @@ function remember(deps: ToolActivityDeps, ref: ToolCallRef, s: PositionedScope, 
   deps.transcript.remember(ref.run, ref.assistantIndex + 1 + s.position, toolResultMessage(s.call, outcome));
 }
 
-/** Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details. */
+/**
+ * Runs `fn` while heartbeating, so cancellation reaches hooks and tools; tool progress goes out as heartbeat details
+ * (and to the fleet stream store, when the worker has one).
+ */
 async function heartbeating<T>(
   fn: (onProgress: (s: CallScope, partialResult: unknown) => void) => Promise<T>,
+  fleet?: FleetStreamStore,
 ): Promise<T> {
   let updates = 0;
+  const { isLocal, workflowExecution } = Context.current().info;
   // a local activity cannot heartbeat (docs/local-tools.md): its progress updates are dropped
-  if (Context.current().info.isLocal) return fn(() => undefined);
+  if (isLocal) return fn(() => undefined);
   const heartbeat = startHeartbeat(Context.current());
+  const { workflowId, runId } = workflowExecution ?? {};
+  const relayed = fleet && workflowId && runId ? new ToolUpdateAppender(fleet, workflowId, runId) : undefined;
   try {
     return await fn((s, partialResult) => {
       updates += 1;
-      heartbeat.update({
-        kind: 'tool',
-        toolCallId: s.call.id,
-        toolName: s.call.name,
-        args: s.call.arguments,
-        partialResult,
-        updates,
-      } satisfies ToolHeartbeat);
+      const { id: toolCallId, name: toolName, arguments: args } = s.call;
+      const t: ToolHeartbeat = { kind: 'tool', toolCallId, toolName, args, partialResult, updates };
+      heartbeat.update(t);
+      relayed?.update(t);
     });
   } finally {
     heartbeat.stop();
@@ -248,7 +255,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
           : executed;
         remember(deps, input, s, outcome);
         return outcome;
-      });
+      }, deps.fleet);
     },
 
     /**
@@ -280,7 +287,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
               };
         remember(deps, input, s, result.outcome);
         return result;
-      });
+      }, deps.fleet);
     },
   };
 }

@@ -33,6 +33,8 @@ export class StreamCursor {
   private sentIndex = -1;
   /** The `updates` count of each tool's last update sent. */
   private readonly toolUpdates = new Map<string, number>();
+  /** Tool calls whose start was sent (true) and then their end (false). */
+  private readonly tools = new Map<string, boolean>();
 
   constructor(from: number) {
     this.pos = new StreamPosition(from);
@@ -110,6 +112,8 @@ export class StreamCursor {
       if (start && index !== undefined) yield* this.pos.tail(start.message as AssistantMessage, index);
       if ((e.type === 'message_start' || e.type === 'message_end') && e.messageIndex !== undefined)
         this.sentIndex = Math.max(this.sentIndex, e.messageIndex);
+      if (e.type === 'tool_execution_start' || e.type === 'tool_execution_end')
+        this.tools.set(e.toolCallId, e.type === 'tool_execution_start');
       this.pos.durable(e.seq);
       this.forget();
       yield { ...e, offset: this.pos.at.value };
@@ -127,6 +131,11 @@ export class StreamCursor {
     for (const [key, c] of this.calls)
       if (c.messageIndex <= this.sentIndex && (c.base === undefined || c.base < this.pos.at.seq))
         this.calls.delete(key);
+  }
+
+  /** Whether tool call `toolCallId`'s start was sent and its end was not (true), both were (false), or neither. */
+  toolRunning(toolCallId: string): boolean | undefined {
+    return this.tools.get(toolCallId);
   }
 
   /** The running tools' latest updates not sent yet (only when every durable event before them was sent). */

@@ -23,6 +23,8 @@ export class RelayedEvents {
   private readonly calls = new Map<string, RelayedCallOf & { after: number }>();
   /** Whether the run's worker relays its events (the store showed one): the reader then does not ask for them. */
   relaying = false;
+  /** Whether it relays its run's close and its tools' updates too (0.11.0): the reader then does not ask for those. */
+  closes = false;
   /** Tools started and not ended, and whether the last event sent was the end of the agent loop (its run may close). */
   private toolsRunning = 0;
   private ended = false;
@@ -33,8 +35,12 @@ export class RelayedEvents {
     this.lastId = eventEntryId(seq);
   }
 
-  /** Keeps the entries read after the last event sent (`seq`). */
-  take(entries: RelayEntry[], seq: number): void {
+  /**
+   * Keeps the entries read after the last event sent (`seq`); `closes`: their worker relays its run's close and tool
+   * updates too (relay-entries.ts `relaysCloses`).
+   */
+  take(entries: RelayEntry[], seq: number, closes = false): void {
+    if (entries.length > 0) this.closes = closes;
     for (const e of entries) {
       this.lastRun = e.runId;
       this.relaying = true;
@@ -62,11 +68,14 @@ export class RelayedEvents {
   }
 
   /**
-   * Whether the reader needs a describe soon when the store is quiet: a tool runs (its updates come with them), the
-   * run may have closed (the agent loop ended), or the events do not come through the store.
+   * Why the reader needs a describe soon when the store is quiet (undefined: it does not): the events do not come
+   * through the store, or they do but a worker before 0.11.0 relays neither tool updates nor the run's close while a
+   * tool runs (its updates come with describes) or the agent loop ended (the run may have closed).
    */
-  describeSoon(): boolean {
-    return !this.relaying || this.toolsRunning > 0 || this.ended;
+  describeSoon(): 'not relayed' | 'tool running' | 'loop ended' | undefined {
+    if (!this.relaying) return 'not relayed';
+    if (this.closes) return undefined;
+    return this.toolsRunning > 0 ? 'tool running' : this.ended ? 'loop ended' : undefined;
   }
 
   /** The calls that follow event `seq` (those before it are forgotten). */

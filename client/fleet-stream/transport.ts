@@ -89,7 +89,8 @@ async function* fromHeartbeats(
 async function answers(redis: Redis): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<boolean>(
-    (resolve) => (timer = setTimeout(() => resolve(false), STORE_COMMAND_TIMEOUT_MS * 4)),
+    // after the I/O ready by then (a busy event loop that runs this late has not read the answer waiting yet)
+    (resolve) => (timer = setTimeout(() => setImmediate(() => resolve(false)), STORE_COMMAND_TIMEOUT_MS * 4)),
   );
   const ping = (async () => {
     if (redis.status === 'wait') await redis.connect();

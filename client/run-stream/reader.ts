@@ -126,7 +126,6 @@ export class RunStreamReader {
     const { describe } = this.opts;
     const tick = ++this.polls.started;
     const sent = Date.now();
-    (globalThis as any).__polls = ((globalThis as any).__polls ?? 0) + 1;
     let desc;
     try {
       desc = await (describe ? describe(() => describeRun(this.handle)) : describeRun(this.handle));

@@ -8,6 +8,8 @@
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { DeltaItem } from '../../common/stream.js';
+import type { ToolHeartbeat } from '../../common/events.js';
+import type { RelayedClose } from '../../common/stream-relay.js';
 
 // a CommonJS module: named imports fail under plain Node ESM (the CLI)
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -92,3 +94,45 @@ export async function openBatch(s: StoredBatch, codecs: readonly PayloadCodec[])
 
 /** The number of the last item of `b`. */
 export const batchEnd = (b: { first: number; count: number }): number => b.first + b.count - 1;
+
+/**
+ * The run's other entries beside its delta batches: a running tool's latest update (as its heartbeat carries it), and
+ * the close of a run's execution, appended after its last durable event was relayed (relay-entries.ts).
+ */
+export type SideEntry =
+  { kind: 'tool'; runId: string; fields: Map<string, string> } | ({ kind: 'close'; runId: string } & RelayedClose);
+
+/** A tool update's `XADD` fields, its heartbeat sealed through `codecs` when there are any. */
+export async function toolFields(runId: string, t: ToolHeartbeat, codecs: readonly PayloadCodec[]): Promise<string[]> {
+  return ['r', runId, 'k', 'tool', ...(await valueFields(t, codecs))];
+}
+
+/** A close's `XADD` fields. */
+export function closeFields(runId: string, c: RelayedClose): string[] {
+  return ['r', runId, 'k', 'close', 'x', c.ended, 's', String(c.lastSeq)];
+}
+
+/** An entry that is not a batch: a tool update or a close (undefined: neither). */
+export function parseSide(flat: string[]): SideEntry | undefined {
+  const fields = fieldMap(flat);
+  const runId = fields.get('r');
+  const kind = fields.get('k');
+  if (!runId || kind === undefined) return undefined;
+  if (kind === 'tool') return { kind, runId, fields };
+  const lastSeq = Number(fields.get('s'));
+  const ended = fields.get('x') as RelayedClose['ended'];
+  return kind === 'close' && Number.isInteger(lastSeq) ? { kind, runId, ended, lastSeq } : undefined;
+}
+
+/** A tool update's heartbeat, opened through `codecs` (undefined: it cannot be read here). */
+export async function openTool(
+  fields: Map<string, string>,
+  codecs: readonly PayloadCodec[],
+): Promise<ToolHeartbeat | undefined> {
+  try {
+    const t = (await openValue(fields, codecs)) as ToolHeartbeat | undefined;
+    return t?.kind === 'tool' ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -22,6 +22,14 @@ export type RelayEntry =
     }
   | ({ kind: 'call'; runId: string } & RelayedCall);
 
+/** The field a 0.11.0 worker's entries carry: it relays its runs' closes and tool updates too (entries.ts `SideEntry`). */
+const CLOSES: [string, string] = ['v', '2'];
+
+/** Whether an entry (as `XREAD` gives it) comes from a worker that relays its run's close and tool updates too. */
+export function relaysCloses(flat: string[]): boolean {
+  return fieldMap(flat).get(CLOSES[0]) === CLOSES[1];
+}
+
 /** The Redis key of workflow `workflowId`'s relayed events. */
 export function eventsKey(workflowId: string): string {
   return `keel:events:${workflowId}`;
@@ -32,14 +40,14 @@ export const eventEntryId = (seq: number): string => `${seq}-0`;
 
 /** An event's entry id and fields (sealed through `codecs` when there are any). */
 export async function eventEntry(runId: string, e: LoggedEvent, codecs: readonly PayloadCodec[]): Promise<string[]> {
-  const head = [eventEntryId(e.seq), 'r', runId, 's', String(e.seq)];
+  const head = [eventEntryId(e.seq), 'r', runId, 's', String(e.seq), ...CLOSES];
   if (JSON.stringify(e).length > RELAYED_EVENT_MAX_CHARS) return [...head, 'big', '1'];
   return [...head, ...(await valueFields(e, codecs))];
 }
 
 /** A model call's entry id and fields. */
 export function callEntry(runId: string, c: RelayedCall): string[] {
-  return [`${c.after}-${c.messageIndex + 1}`, 'r', runId, 'c', String(c.messageIndex), 's', String(c.after)];
+  return [`${c.after}-${c.messageIndex + 1}`, 'r', runId, 'c', String(c.messageIndex), 's', String(c.after), ...CLOSES];
 }
 
 /** An entry as `XREAD` gives it, opened through `codecs` (undefined: not one of ours). */

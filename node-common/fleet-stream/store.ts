@@ -5,10 +5,10 @@
  */
 import type { Redis } from 'ioredis';
 import type { PayloadCodec } from '@temporalio/common';
-import { batchEnd, batchFields, parseStored, streamKey, type DeltaBatch } from './entries.js';
+import { batchEnd, batchFields, closeFields, parseStored, streamKey, toolFields, type DeltaBatch } from './entries.js';
 import { redactedUrl, type FleetStreamOption } from './config.js';
-import type { LoggedEvent } from '../../common/events.js';
-import type { RelayedCall } from '../../common/stream-relay.js';
+import type { LoggedEvent, ToolHeartbeat } from '../../common/events.js';
+import type { RelayedCall, RelayedClose } from '../../common/stream-relay.js';
 import { callEntry, eventEntry, eventsKey } from './relay-entries.js';
 import { connectStore } from './connection.js';
 
@@ -71,13 +71,41 @@ export class FleetStreamStore {
   }
 
   /**
+   * Relays that run `runId`'s execution ends (`c`): an entry of the run's delta stream (entries.ts), appended after
+   * every event relayed before it; a repeated one (the last workflow task run again) is one more, which readers ignore.
+   */
+  relayClose(workflowId: string, runId: string, c: RelayedClose): Promise<void> {
+    return this.relay(workflowId, () => ['*', ...closeFields(runId, c)], false, streamKey(workflowId));
+  }
+
+  /** Appends a running tool's latest update `t` of run `runId` to workflow `workflowId`'s stream; never throws. */
+  async appendTool(workflowId: string, runId: string, t: ToolHeartbeat): Promise<void> {
+    const key = streamKey(workflowId);
+    try {
+      await this.connected;
+      const fields = await toolFields(runId, t, this.codecs());
+      const pipeline = this.redis.pipeline().xadd(key, 'MAXLEN', '~', String(this.maxLen), '*', ...fields);
+      const res = await pipeline.expire(key, this.ttlSeconds).exec();
+      if (res?.some(([err]) => err)) this.fail();
+      else this.down = false;
+    } catch {
+      this.fail();
+    }
+  }
+
+  /**
    * Appends a relayed durable event or model call (relay-entries.ts: `entry` is its id and fields) to workflow
    * `workflowId`'s events stream after every one relayed before it; never throws. Those relayed together (one workflow
    * activation's) go in one round trip. An entry already there (a workflow task run again) is left as it is. `fresh`: the
    * first event of a new chain of runs — what an earlier execution of the workflow id left there goes first.
    */
-  private relay(workflowId: string, entry: () => Promise<string[]> | string[], fresh = false): Promise<void> {
-    this.relayQueue.push({ key: eventsKey(workflowId), entry, fresh });
+  private relay(
+    workflowId: string,
+    entry: () => Promise<string[]> | string[],
+    fresh = false,
+    key = eventsKey(workflowId),
+  ): Promise<void> {
+    this.relayQueue.push({ key, entry, fresh });
     if (!this.nextRelay) {
       this.nextRelay = this.relaying.then(() => {
         this.nextRelay = undefined;
@@ -124,11 +152,12 @@ export class FleetStreamStore {
    */
   async lastNumber(workflowId: string, runId: string, messageIndex: number): Promise<number | undefined> {
     try {
+      // the last batch among the last entries (a tool update or a close may follow it)
       const last = await withTimeout(
-        this.connected.then(() => this.redis.xrevrange(streamKey(workflowId), '+', '-', 'COUNT', 1)),
+        this.connected.then(() => this.redis.xrevrange(streamKey(workflowId), '+', '-', 'COUNT', LOOKBACK)),
       );
       if (last === undefined) return undefined;
-      const batch = last[0] && parseStored(last[0][1]);
+      const batch = last.map(([, fields]) => parseStored(fields)).find((b) => b !== undefined);
       return batch && batch.runId === runId && batch.messageIndex === messageIndex ? batchEnd(batch) : 0;
     } catch {
       return undefined;
@@ -158,6 +187,9 @@ interface Relayed {
 
 /** Whether `err` is Redis refusing an entry id not above the stream's last: the entry was appended before. */
 const isDuplicate = (err: Error): boolean => /equal or smaller than the target stream top item/.test(err.message);
+
+/** The entries a retried attempt looks back through for the last batch. */
+const LOOKBACK = 16;
 
 /** The longest a retried attempt waits to learn where the store's numbering of its call ended. */
 const LOOKUP_TIMEOUT_MS = 1000;

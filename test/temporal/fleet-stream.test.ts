@@ -22,6 +22,7 @@ import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { gate, ONE_REPLY_EVENT_TYPES, startKeel, until, type Keel } from './harness.js';
 import { RedisServer } from './redis-server.js';
 import { blobTool, holdTool, progressTool } from './tool-fixtures.js';
+import { defineTool } from '../../activities/tools/define-tool.js';
 
 const STREAM_WORKER = fileURLToPath(new URL('./fixtures/stream-worker.ts', import.meta.url));
 const STREAM_REPLY = Array.from({ length: 50 }, (_, i) => `<${String(i).padStart(4, '0')}>`).join('');
@@ -134,6 +135,20 @@ describe('fleet stream transport (Redis)', () => {
   describe('one worker', () => {
     const { tool: progress, steps } = progressTool();
     const released = gate();
+    // a second progress tool of its own (the outage test opens the first one's gates)
+    const reported = [gate(), gate()];
+    const stepsTool = defineTool({
+      name: 'steps',
+      description: 'Reports two steps of progress.',
+      parameters: { type: 'object', properties: {} },
+      execute: async (_id, _args, _signal, onUpdate) => {
+        for (const [i, step] of reported.entries()) {
+          onUpdate({ content: [{ type: 'text', text: `step ${i + 1} of 2` }], details: {} });
+          await step.promise;
+        }
+        return { content: [{ type: 'text', text: 'steps done' }] };
+      },
+    });
     const turns: ScriptedReply[] = [];
     for (let n = 1; n < 8; n++)
       turns.push({
@@ -146,8 +161,14 @@ describe('fleet stream transport (Redis)', () => {
     let keel: Keel;
     beforeAll(async () => {
       keel = await startKeel({
-        tools: [blobTool, progress, holdTool(released)],
+        tools: [blobTool, progress, holdTool(released), stepsTool],
         scripts: {
+          stepped: {
+            replies: [
+              { text: 'before the steps '.repeat(5), chunkDelayMs: 10, toolCalls: [{ name: 'steps', arguments: {} }] },
+              { text: 'after the steps', chunkDelayMs: 10 },
+            ],
+          },
           long: { replies: turns },
           relayed: { replies: turns.slice(0, 5).concat(turns.at(-1)!) },
           outage: {
@@ -204,6 +225,38 @@ describe('fleet stream transport (Redis)', () => {
       expect(r.paths).toEqual(['store']);
       expect(transcript.filter((m) => m.role === 'assistant')).toHaveLength(6);
       expect(calls.QueryWorkflow ?? 0).toBeLessThanOrEqual(2);
+      await connection.close();
+    });
+
+    it('tool updates and the close come through the store too: a reader of a run with a tool call asks Temporal at most twice in all', async () => {
+      const { connection, calls } = await countingConnection(keel.address);
+      const client = new Client({ connection, dataConverter: keelClientDataConverter() });
+      setFleetStream(client.workflow, undefined); // $KEEL_STREAM_REDIS_URL
+      const h = await keel.start({ model: 'scripted/stepped', prompt: 'go', tools: ['steps'] });
+      const r: Read = { events: [], paths: [] };
+      const reading = read(new AgentClient(client, keel.taskQueue).getHandle(h.workflowId), 0, () => false, r);
+      const updates = () => r.events.filter((e) => e.type === 'tool_execution_update');
+      // each step is held until the reader showed it (the old reader described the run for them, and for its close)
+      for (const [i, step] of reported.entries()) {
+        await until(async () => updates().length === i + 1);
+        step.open();
+      }
+      await reading;
+      const transcript = await h.allMessages();
+      expectDeltasExact(r.events, transcript);
+      const ends = r.events.filter((e) => e.type === 'message_end').map((e) => (e as { message: Message }).message);
+      expect(ends).toEqual(transcript);
+      const texts = updates().map((e) => JSON.stringify((e as { partialResult: unknown }).partialResult));
+      expect(texts).toEqual([expect.stringContaining('step 1 of 2'), expect.stringContaining('step 2 of 2')]);
+      const types = r.events.map((e) => e.type).filter((t) => t.startsWith('tool_execution'));
+      expect(types).toEqual([
+        'tool_execution_start',
+        'tool_execution_update',
+        'tool_execution_update',
+        'tool_execution_end',
+      ]);
+      expect(r.paths).toEqual(['store']);
+      expect((calls.DescribeWorkflowExecution ?? 0) + (calls.QueryWorkflow ?? 0)).toBeLessThanOrEqual(2);
       await connection.close();
     });
 

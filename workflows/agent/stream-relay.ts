@@ -6,7 +6,7 @@
 import { proxySinks, workflowInfo } from '@temporalio/workflow';
 import type { LoggedEvent } from '../../common/events.js';
 import type { Message } from '../../common/messages.js';
-import type { StreamRelaySinks } from '../../common/stream-relay.js';
+import type { RelayedClose, StreamRelaySinks } from '../../common/stream-relay.js';
 
 const { keelStream } = proxySinks<StreamRelaySinks>();
 
@@ -26,4 +26,9 @@ export function relayEvent(event: LoggedEvent, transcript: readonly Message[]): 
 /** Relays that the model call of transcript index `messageIndex` is scheduled after durable event `after`. */
 export function relayModelCall(messageIndex: number, after: number): void {
   if (!replaying()) keelStream.call({ messageIndex, after });
+}
+
+/** Relays that the run's execution ends as `ended`, after durable event `lastSeq` (its last). */
+export function relayClose(ended: RelayedClose['ended'], lastSeq: number): void {
+  if (!replaying()) keelStream.close({ ended, lastSeq });
 }

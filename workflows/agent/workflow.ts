@@ -28,6 +28,8 @@ import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.
 import { localSetupActivities, setupActivities } from '../activities.js';
 import { PATCH } from '../patches.js';
 import { publishFailedEnd } from './visibility.js';
+import { relayClose } from './stream-relay.js';
+import type { RelayedClose } from '../../common/stream-relay.js';
 import { textChars, unboundedPayloads } from './continue-as-new.js';
 import { toUserMessages } from './incoming.js';
 import { hasQueued, nextStart } from './queues.js';
@@ -51,6 +53,9 @@ const MAX_RESULT_CHARS = 1_500_000;
 export async function agentWorkflow(input: AgentRunInput, carried?: SessionState): Promise<AgentRunResult> {
   const opened: { session?: AgentSession } = {};
   let r: AgentRunResult;
+  // the stream relay's close (no command): a reader holding every event up to it ends without asking Temporal
+  const close = (ended: RelayedClose['ended']) =>
+    relayClose(ended, opened.session?.events.seq ?? carried?.eventSeq ?? 0);
   try {
     r = await session(input, carried, opened);
   } catch (err) {
@@ -60,9 +65,11 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
       // a child of a batch tells it how it closed (not when it continues-as-new: the next run will)
       await reportToBatch(undefined, err, opened.session?.state);
     }
+    close(isContinueAsNew(err) ? 'continuedAsNew' : isCancellation(failure) ? 'cancelled' : 'failed');
     throw failure;
   }
   await reportToBatch(r, undefined, opened.session?.state);
+  close('completed');
   return r;
 }
 
