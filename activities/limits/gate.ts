@@ -93,8 +93,6 @@ export class AttemptLimits {
       input: Math.ceil(input),
       outputCap,
       holdMs: ctx.info.startToCloseTimeoutMs + 60_000,
-      spec: limitSpec(this.limit),
-      workflowId: wf.workflowId,
     };
     this.ask = ask;
     const started = performance.now();
@@ -142,13 +140,17 @@ export class AttemptLimits {
     }
   }
 
-  /** The attempt ended: its real usage (undefined when no provider call was made) replaces its reservation. */
+  /**
+   * The attempt ended: its real usage (undefined when no provider call was made) replaces its reservation, sent with
+   * the client's next batch. Not awaited: the attempt ends now (a settlement lost with its worker is reclaimed by its
+   * lease).
+   */
   async end(usage: Usage | undefined, made = usage !== undefined): Promise<void> {
     if (!this.ask) return;
     const ask = this.ask;
     this.ask = undefined;
     if (!this.granted) return this.client.abandon(ask, false);
-    await this.client.settle({
+    void this.client.settle({
       request: ask.request,
       attempt: ask.attempt,
       ...(made ? { usage: { input: usageInput(usage), output: usage?.output ?? 0 } } : {}),
