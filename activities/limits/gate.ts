@@ -14,7 +14,6 @@ import {
   INTERACTIVE_PRIORITY,
   limitFor,
   limiterWorkflowId,
-  limitSpec,
   type Priority,
   type ProviderLimit,
   type ProviderLimits,
@@ -41,7 +40,6 @@ export class ProviderLimitsGate {
     const ctx = Context.current();
     return new AttemptLimits(
       found.key,
-      found.limit,
       priority ?? INTERACTIVE_PRIORITY,
       this.clientFor(ctx, found.key, found.limit),
       (t) => this.warnOnce(ctx, t),
@@ -71,7 +69,6 @@ export class AttemptLimits {
 
   constructor(
     readonly key: string,
-    private readonly limit: ProviderLimit,
     private readonly priority: Priority,
     private readonly client: LimitsClient,
     private readonly warn: (text: string) => void,
