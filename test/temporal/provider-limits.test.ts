@@ -159,8 +159,8 @@ describe('provider limits', () => {
       console.log(
         `[limits] ${at.length} requests in ${seconds.toFixed(1)} s: ${(use * 100).toFixed(0)} % of the limit`,
       );
-      // the issue's bar: ≥ 85 % of the limit over the busy window
-      expect(use).toBeGreaterThanOrEqual(0.85);
+      // the issue's bar: ≥ 85 % of the limit over the busy window (soft: the figures below are still read and logged)
+      expect.soft(use).toBeGreaterThanOrEqual(0.85);
       // the asks went batched: about one Update per grant interval (0.2 s at this rate), whatever the number waiting —
       // the per-attempt asks of 0.9.0 made thousands at 101 requests, most of them aborted
       const history = await keel.worker.client.workflow
