@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LimitsClient } from '../activities/limits/client.js';
-import { limiterWorkflowId, limitSpec, type ProviderLimit } from '../common/limits/definition.js';
+import { limiterWorkflowId, type ProviderLimit } from '../common/limits/definition.js';
 import type { LimitAsk } from '../common/limits/ledger.js';
 import { createAgentWorker } from '../worker/create-worker.js';
 import type { Bench } from './context.js';
@@ -71,8 +71,6 @@ async function measure(b: Bench, taskQueue: string, perMinute: number): Promise<
       input: 1_000,
       outputCap: 100,
       holdMs: 60_000,
-      spec: limitSpec(limit),
-      workflowId: `bench-${i}`,
     };
     const t0 = performance.now();
     await client.ask(ask, { waiting: () => undefined });

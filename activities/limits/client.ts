@@ -20,10 +20,8 @@ export interface LimitWaiter {
   waiting(wait: string, inUse: number, conflict: string | undefined): void;
 }
 
-/** The grant an attempt receives. */
+/** The grant an attempt receives: the input tokens in use and any definition conflict. */
 export interface LimitGrant {
-  output: number;
-  waitedMs: number;
   inUse: number;
   conflict?: string;
 }
@@ -33,7 +31,13 @@ export const RESEND_MS = 15_000;
 /** How long the limiter may be unreachable before the waiting attempts fail (retryably). */
 export const REACH_PATIENCE_MS = 120_000;
 /** The pause before the next batch when something new came while one was in flight (gathers the tick's asks). */
-const GATHER_MS = 5;
+const GATHER_MS = 25;
+/**
+ * How long a settlement may wait for the next batch when nothing waits for room (the key has no concurrent-requests
+ * limit, no request waits in the line as of the last answer, none of this client's): it then rides with the next ask
+ * instead of an Update of its own. Its reservation stays counted meanwhile (the real usage replaces it on arrival).
+ */
+export const SETTLE_HOLD_MS = 500;
 
 interface Pending {
   ask: LimitAsk;
@@ -55,6 +59,8 @@ export class LimitsClient {
   private lastResend = Date.now();
   private failingSince?: number;
   private pause = 250;
+  /** Requests waiting in the limiter's line as of its last answer (others' included). */
+  private lineWaiting = 0;
 
   constructor(
     private readonly client: Client,
@@ -79,11 +85,16 @@ export class LimitsClient {
     return this.settle({ request: ask.request, attempt: ask.attempt, ...(keep ? { keep: true as const } : {}) });
   }
 
-  /** An attempt ended: sent with the next batch; resolves once sent (or given up: the limiter reclaims by lease). */
+  /**
+   * An attempt ended: sent with the next batch — at once when something waits for room, else within
+   * {@link SETTLE_HOLD_MS} (with the next ask if one comes first); resolves once sent (or given up: the limiter
+   * reclaims by lease).
+   */
   settle(settle: LimitSettle): Promise<void> {
     return new Promise((done) => {
       this.settles.push({ settle, done });
-      this.schedule(0);
+      const urgent = this.limit.concurrentRequests !== undefined || this.lineWaiting > 0 || this.waiting.size > 0;
+      this.schedule(urgent ? 0 : SETTLE_HOLD_MS);
     });
   }
 
@@ -98,6 +109,7 @@ export class LimitsClient {
       this.timer = undefined;
       void this.flush();
     }, ms);
+    this.timer.unref(); // a held settlement does not keep an ending process alive (its lease reclaims it)
   }
 
   private async flush(): Promise<void> {
@@ -115,6 +127,7 @@ export class LimitsClient {
         spec: limitSpec(this.limit),
         asks,
         settles: settles.map((s) => s.settle),
+        newOnly: true,
       });
       this.failingSince = undefined;
       this.pause = 250;
@@ -123,6 +136,7 @@ export class LimitsClient {
       retryInMs = answer.retryInMs;
     } catch (err) {
       this.failed(err as Error, fresh, settles);
+      this.lastResend = 0; // the lost answer may have held grants: the next batch asks for all waiting ones again
       this.pause = Math.min(this.pause * 2, 5_000);
     } finally {
       this.sending = false;
@@ -137,11 +151,12 @@ export class LimitsClient {
 
   /** Each waiting attempt gets its grant, or hears the wait. */
   private hand(answer: LimitBatchAnswer): void {
+    this.lineWaiting = answer.waiting ?? 0;
     for (const [request, p] of this.waiting) {
       const g = answer.granted[request];
       if (g && g.attempt === p.ask.attempt) {
         this.waiting.delete(request);
-        p.resolve({ output: g.output, waitedMs: g.waitedMs, inUse: answer.inUse, conflict: answer.conflict });
+        p.resolve({ inUse: answer.inUse, conflict: answer.conflict });
       } else p.waiter.waiting(answer.wait, answer.inUse, answer.conflict);
     }
   }

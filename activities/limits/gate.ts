@@ -14,7 +14,6 @@ import {
   INTERACTIVE_PRIORITY,
   limitFor,
   limiterWorkflowId,
-  limitSpec,
   type Priority,
   type ProviderLimit,
   type ProviderLimits,
@@ -41,7 +40,6 @@ export class ProviderLimitsGate {
     const ctx = Context.current();
     return new AttemptLimits(
       found.key,
-      found.limit,
       priority ?? INTERACTIVE_PRIORITY,
       this.clientFor(ctx, found.key, found.limit),
       (t) => this.warnOnce(ctx, t),
@@ -71,7 +69,6 @@ export class AttemptLimits {
 
   constructor(
     readonly key: string,
-    private readonly limit: ProviderLimit,
     private readonly priority: Priority,
     private readonly client: LimitsClient,
     private readonly warn: (text: string) => void,
@@ -93,8 +90,6 @@ export class AttemptLimits {
       input: Math.ceil(input),
       outputCap,
       holdMs: ctx.info.startToCloseTimeoutMs + 60_000,
-      spec: limitSpec(this.limit),
-      workflowId: wf.workflowId,
     };
     this.ask = ask;
     const started = performance.now();
@@ -142,13 +137,17 @@ export class AttemptLimits {
     }
   }
 
-  /** The attempt ended: its real usage (undefined when no provider call was made) replaces its reservation. */
+  /**
+   * The attempt ended: its real usage (undefined when no provider call was made) replaces its reservation, sent with
+   * the client's next batch. Not awaited: the attempt ends now (a settlement lost with its worker is reclaimed by its
+   * lease).
+   */
   async end(usage: Usage | undefined, made = usage !== undefined): Promise<void> {
     if (!this.ask) return;
     const ask = this.ask;
     this.ask = undefined;
     if (!this.granted) return this.client.abandon(ask, false);
-    await this.client.settle({
+    void this.client.settle({
       request: ask.request,
       attempt: ask.attempt,
       ...(made ? { usage: { input: usageInput(usage), output: usage?.output ?? 0 } } : {}),

@@ -53,10 +53,13 @@ export interface LimitAsk {
   outputCap: number;
   /** How long a grant may stay unsettled (the attempt's time left). */
   holdMs: number;
-  /** The asking worker's definition (`limitSpec`): a different one is reported in the answer. */
-  spec: string;
-  /** The workflow the request is for (`keel limits` lists it). */
-  workflowId: string;
+  /**
+   * The asking worker's definition (`limitSpec`): a different one is reported in the answer. A batch's asks leave it
+   * out (the batch carries it).
+   */
+  spec?: string;
+  /** The workflow the request is for (`keel limits` lists it); default: the request's own (its part before `/<runId>/<activityId>`). */
+  workflowId?: string;
 }
 
 export type LimitAnswer =
@@ -73,17 +76,26 @@ export interface LimitBatch {
   asks: LimitAsk[];
   /** Attempts that ended (applied before the asks). */
   settles: LimitSettle[];
+  /**
+   * Answer only what the client has not been handed yet (0.11.0 clients): the grants picked up by this batch and those
+   * of its asks, each as its attempt alone. Without it every grant of the client not settled yet is answered again,
+   * with its output and wait, which made most of the limiter's history.
+   */
+  newOnly?: true;
 }
 
 /** The answer to a batch: the client's grants not settled yet (by request), and the line's wait. */
 export interface LimitBatchAnswer {
-  granted: Record<string, { attempt: number; output: number; waitedMs: number }>;
+  /** By request: the granted attempt (and, to a batch without `newOnly`, its output reservation and wait). */
+  granted: Record<string, { attempt: number; output?: number; waitedMs?: number }>;
   /** The head of the line's wait (what a waiting run shows). */
   wait: string;
   /** When the client should ask again while it has waiting requests. */
   retryInMs: number;
   inUse: number;
   conflict?: string;
+  /** How many requests wait in the line (to a batch with `newOnly`, when any): the client then settles at once. */
+  waiting?: number;
 }
 
 /** An attempt's question: how its ask stands. */
@@ -186,6 +198,11 @@ export interface LimiterSnapshot {
   recentWaits: { priority: Priority; ms: number }[];
 }
 
+/** The workflow id of a request `<workflowId>/<runId>/<activityId>` (a workflow id may hold `/`, the others not). */
+export function requestWorkflowId(request: string): string {
+  return request.split('/').slice(0, -2).join('/') || request;
+}
+
 function grouped(n: number): string {
   return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
@@ -225,15 +242,29 @@ export class LimiterLedger {
     }
     for (const t of Object.values(this.st.waiting)) if (t.client === b.client) t.lease = now + TICKET_LEASE_MS;
     this.allocate(now);
+    const granted = this.handOut(b, now);
+    const head = this.headWait(now);
+    const conflict = b.spec === limitSpec(this.st.limit) ? {} : { conflict: this.conflictText(b.spec) };
+    const waiting = Object.keys(this.st.waiting).length;
+    const line = b.newOnly && waiting > 0 ? { waiting } : {};
+    return { granted, ...head, inUse: Math.ceil(this.st.used.input), ...conflict, ...line };
+  }
+
+  /**
+   * The grants a batch is answered with, each picked up now: every grant of its client not settled yet, or with
+   * `newOnly` those not handed to it before (picked up now) and those of its asks (a repeated batch gets them again).
+   */
+  private handOut(b: LimitBatch, now: number): LimitBatchAnswer['granted'] {
+    const asked = b.newOnly ? new Set(b.asks.map((a) => a.request)) : undefined;
     const granted: LimitBatchAnswer['granted'] = {};
     for (const [request, g] of Object.entries(this.st.inFlight)) {
       if (g.client !== b.client) continue;
+      const handed = g.picked;
       this.pickUp(g, g.holdMs ?? PICKUP_MS, now);
-      granted[request] = { attempt: g.attempt, output: g.output, waitedMs: g.grantedAt - g.since };
+      if (!asked) granted[request] = { attempt: g.attempt, output: g.output, waitedMs: g.grantedAt - g.since };
+      else if (!handed || asked.has(request)) granted[request] = { attempt: g.attempt };
     }
-    const head = this.headWait(now);
-    const conflict = b.spec === limitSpec(this.st.limit) ? {} : { conflict: this.conflictText(b.spec) };
-    return { granted, ...head, inUse: Math.ceil(this.st.used.input), ...conflict };
+    return granted;
   }
 
   /** A ticket taken for `ask`, or its ticket renewed (a granted earlier attempt was lost: it waits in its old place). */
@@ -288,7 +319,7 @@ export class LimiterLedger {
   /** An ask and its answer at once (the `keelLimitsAsk` Update). */
   reserve(a: LimitAsk, now: number): LimitAnswer {
     this.ask(a, now);
-    return this.answer(a, now);
+    return this.answer({ ...a, spec: a.spec ?? limitSpec(this.st.limit) }, now);
   }
 
   /** The answer to an attempt's ask (no change): granted, or the wait and when to ask again. */
@@ -407,7 +438,7 @@ export class LimiterLedger {
       outputCap: ask.outputCap,
       holdMs: ask.holdMs,
       lease: now + TICKET_LEASE_MS,
-      workflowId: ask.workflowId,
+      workflowId: ask.workflowId ?? requestWorkflowId(ask.request),
     };
   }
 

@@ -91,6 +91,8 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
   'pi-differential.test.ts': "conformance with Pi's loop",
   'plugin.test.ts': 'the worker plugin',
   'provider-limits.test.ts': 'provider limits shared by runs, against a mock API that enforces limits',
+  'provider-limits-fleet.test.ts':
+    'provider limits across sub-agents and a scheduled batch, against a limiting mock API',
   'provider-limits-kill.test.ts':
     'provider limits across killed workers and their metrics, against a mock API that enforces limits',
   'providers.test.ts': 'pi-ai providers against mock APIs',

@@ -8,30 +8,71 @@
  * run far over the limit at once, in a file that runs in about 45 seconds. (At 600 requests/min this loaded machine
  * starts the batches' tasks hardly faster than the limit lets them go: no line for the interactive run to overtake.)
  * Each worker's attempts ask through its limits client, one batched Update per tick (activities/limits/client.ts).
+ *
+ * The scale is set by the environment (defaults: the above): KEEL_LIMITS_BATCHES, KEEL_LIMITS_TASKS (per batch),
+ * KEEL_LIMITS_TURNS (task i takes 1 + i mod TURNS turns, each turn but the last calling a `step` tool),
+ * KEEL_LIMITS_RPM, KEEL_LIMITS_TPM (input tokens/min), KEEL_LIMITS_BURST and KEEL_LIMITS_MOCK_BURST (seconds of the
+ * limit the workers' and the mock's buckets hold). The issue's full scale (docs/provider-limits.md), not in the suite:
+ *   KEEL_LIMITS_BATCHES=3 KEEL_LIMITS_TASKS=200 KEEL_LIMITS_TURNS=5 KEEL_LIMITS_RPM=60 KEEL_LIMITS_TPM=100000 \
+ *     npx vitest run --project heavy test/temporal/provider-limits.test.ts -t 'share one key'
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { piAiProvider } from '../../activities/model/pi-ai.js';
+import { defineTool } from '../../activities/tools/define-tool.js';
 import { startBatch } from '../../cli/commands/batch.js';
 import { limiterWorkflowId, type ProviderLimit } from '../../common/limits/definition.js';
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
 import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { inputTokensOf, type MockLimitsOptions } from '../mock-providers/limits.js';
+import type { MockStep } from '../mock-providers/script.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { startKeel, until, type Keel } from './harness.js';
 
-const TASKS = Number(process.env.KEEL_LIMITS_TASKS ?? 50);
-const RPM = Number(process.env.KEEL_LIMITS_RPM ?? 300);
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const BATCHES = env('KEEL_LIMITS_BATCHES', 3);
+const TASKS = env('KEEL_LIMITS_TASKS', 50);
+const TURNS = env('KEEL_LIMITS_TURNS', 1);
+const RPM = env('KEEL_LIMITS_RPM', 300);
+/** The turns of a batch's task `i`: 1 to TURNS. */
+const turnsOf = (i: number) => 1 + (i % TURNS);
+/** Every model request of the batches and the interactive run. */
+const REQUESTS = BATCHES * Array.from({ length: TASKS }, (_, i) => turnsOf(i)).reduce((n, t) => n + t, 0) + 1;
+/** The test's time: twice the requests' time at the limit, at least two minutes. */
+const TIMEOUT_MS = Math.max(120_000, ((2 * REQUESTS) / RPM) * 60_000);
 // The workers' buckets hold 3 s of the limit, the mock API's 5 s (the APIs' hold 60 s). The limiter keeps 1 s of each
 // bucket for the way to the provider; the 2 s between the two are the margin docs/provider-limits.md advises for stalls:
 // a worker or the server stalled between a grant and the request's arrival bunches requests (at equal 2-second
 // buckets: 88–94 % of the limit used on a quiet machine, 69–75 % and once a 429 at a load average of 13 on 2 cores).
-const LIMIT: ProviderLimit = { requestsPerMinute: RPM, inputTokensPerMinute: 300_000, burstSeconds: 3 };
-const MOCK_LIMIT = { ...LIMIT, burstSeconds: 5 };
+const LIMIT: ProviderLimit = {
+  requestsPerMinute: RPM,
+  inputTokensPerMinute: env('KEEL_LIMITS_TPM', 300_000),
+  burstSeconds: env('KEEL_LIMITS_BURST', 3),
+};
+const MOCK_LIMIT = { ...LIMIT, burstSeconds: env('KEEL_LIMITS_MOCK_BURST', 5) };
 const MODEL = 'anthropic/claude-sonnet-4-5';
+
+/** The tool a task's turns but its last call. */
+const step = defineTool({
+  name: 'step',
+  description: 'Takes one step.',
+  parameters: { type: 'object', properties: {} },
+  execute: async () => ({ content: [{ type: 'text', text: 'stepped' }] }),
+});
+
+/** The mock's answer: a task asked for `turns N` calls `step` until N − 1 steps are done, then answers `done`. */
+function respond(body: { messages?: unknown }): MockStep {
+  const usage = { input: inputTokensOf(body), output: 5 };
+  const messages = JSON.stringify(body.messages ?? []);
+  const turns = Number(/turns (\d+)/.exec(messages)?.[1] ?? 1);
+  const steps = messages.split('"tool_result"').length - 1;
+  if (steps < turns - 1)
+    return { reply: { blocks: [{ type: 'toolCall', id: `toolu_${steps}`, name: 'step', arguments: {} }], usage } };
+  return { reply: { blocks: [{ type: 'text', text: 'done' }], usage } };
+}
 
 let running: { keel: Keel; mock: MockProviderServer } | undefined;
 afterEach(async () => {
@@ -44,18 +85,15 @@ async function setup(
   limit = LIMIT,
   mockLimit: MockLimitsOptions = MOCK_LIMIT,
 ): Promise<{ keel: Keel; mock: MockProviderServer; limiter: () => Promise<LimiterSnapshot> }> {
-  const mock = await startMockProvider('anthropic', {
-    limits: mockLimit,
-    respond: (body) => ({
-      reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: inputTokensOf(body), output: 5 } },
-    }),
-  });
+  const mock = await startMockProvider('anthropic', { limits: mockLimit, respond });
   const keel = await startKeel({
     models: {
       '*': piAiProvider({ baseUrls: { anthropic: mock.url }, apiKeys: { anthropic: 'test-key' }, env: {} }),
     },
+    tools: [step],
     providerLimits: { anthropic: limit },
-    workerOptions: { maxConcurrentActivityTaskExecutions: 200 },
+    // every task's attempt waits in the limiter's line, not in the task queue's backlog
+    workerOptions: { maxConcurrentActivityTaskExecutions: Math.max(200, BATCHES * TASKS + 10) },
   });
   running = { keel, mock };
   const handle = keel.worker.client.workflow.getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'));
@@ -80,63 +118,75 @@ function keelCli(keel: Keel, args: string[]): Promise<{ code: number | null; std
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 describe('provider limits', () => {
-  it('batches and an interactive run share one key: no 429, the limit used, the interactive run first', async () => {
-    const { keel, mock, limiter } = await setup();
-    const batches = await Promise.all(
-      [1, 2, 3].map((b) =>
-        startBatch(
-          keel.client,
-          keel.taskQueue,
-          Array.from({ length: TASKS }, (_, i) => ({ model: MODEL, prompt: `batch ${b} task ${i}: answer done` })),
-          { concurrency: TASKS, batchId: `limits-${b}-${randomUUID()}` },
+  it(
+    'batches and an interactive run share one key: no 429, the limit used, the interactive run first',
+    async () => {
+      const { keel, mock, limiter } = await setup();
+      const batches = await Promise.all(
+        Array.from({ length: BATCHES }, (_, b) =>
+          startBatch(
+            keel.client,
+            keel.taskQueue,
+            Array.from({ length: TASKS }, (_, i) => ({
+              model: MODEL,
+              prompt: `batch ${b + 1} task ${i}: turns ${turnsOf(i)}, answer done`,
+              ...(turnsOf(i) > 1 ? { tools: ['step'] } : {}),
+            })),
+            { concurrency: TASKS, batchId: `limits-${b + 1}-${randomUUID()}` },
+          ),
         ),
-      ),
-    );
-    // the interactive run starts once the batches' tasks wait in line
-    await until(
-      async () => (await limiter().catch(() => ({ waiting: [] }))).waiting.reduce((n, w) => n + w.count, 0) >= 5,
-      60_000,
-      'batch tasks waiting',
-    );
-    const interactive = await keel.start({ model: MODEL, prompt: 'interactive: answer done' });
-    expect((await interactive.result()).status).toBe('completed');
-    // the interactive run's wait, read while the limiter's last 200 grants' waits still hold it
-    const [interactiveWait] = (await limiter()).recentWaits.filter((w) => w.priority === 2).map((w) => w.ms);
-    for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: TASKS });
+      );
+      // the interactive run starts once the batches' tasks wait in line
+      await until(
+        async () => (await limiter().catch(() => ({ waiting: [] }))).waiting.reduce((n, w) => n + w.count, 0) >= 5,
+        60_000,
+        'batch tasks waiting',
+      );
+      const interactive = await keel.start({ model: MODEL, prompt: 'interactive: answer done' });
+      expect((await interactive.result()).status).toBe('completed');
+      // the interactive run's wait, read while the limiter's last 200 grants' waits still hold it
+      const [interactiveWait] = (await limiter()).recentWaits.filter((w) => w.priority === 2).map((w) => w.ms);
+      for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: TASKS });
 
-    // zero 429s: the limiter kept every run under the provider's limit
-    expect(mock.limits!.rejected).toBe(0);
-    expect(mock.limits!.accepted).toHaveLength(3 * TASKS + 1);
-    // the limit used over the busy window: what the workers' limit allowed (a full bucket, then 10 a second)
-    const at = mock.limits!.accepted.map((a) => a.at);
-    const seconds = (Math.max(...at) - Math.min(...at)) / 1000;
-    const allowed = (RPM / 60) * (LIMIT.burstSeconds! + seconds);
-    const use = at.length / allowed;
-    console.log(`[limits] ${at.length} requests in ${seconds.toFixed(1)} s: ${(use * 100).toFixed(0)} % of the limit`);
-    // the issue's bar: ≥ 85 % of the limit over the busy window
-    expect(use).toBeGreaterThanOrEqual(0.85);
-    // the asks went batched: about one Update per grant interval (0.2 s at this rate), whatever the number waiting —
-    // the per-attempt asks of 0.9.0 made thousands at 101 requests, most of them aborted
-    const history = await keel.worker.client.workflow
-      .getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'))
-      .fetchHistory();
-    const updates = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
-    console.log(`[limits] ${updates} Updates on the limiter for ${at.length} requests`);
-    expect(updates).toBeLessThan(2 * at.length);
-    // the interactive run (priority 2) waited less than the batch tasks (priority 4) did at the median
-    const batchWaits = (await limiter()).recentWaits.filter((w) => w.priority === 4).map((w) => w.ms);
-    console.log(`[limits] interactive wait ${interactiveWait} ms, batch median ${median(batchWaits)} ms`);
-    expect(interactiveWait).toBeLessThan(median(batchWaits));
-    // nothing left behind: no request in flight or waiting
-    await until(
-      async () => {
-        const s = await limiter();
-        return s.inUse.concurrent === 0 && s.waiting.length === 0;
-      },
-      10_000,
-      'limiter empty',
-    );
-  }, 120_000);
+      // zero 429s: the limiter kept every run under the provider's limit
+      expect(mock.limits!.rejected).toBe(0);
+      expect(mock.limits!.accepted).toHaveLength(REQUESTS);
+      // the limit used over the busy window: what the workers' limit allowed (a full bucket, then 10 a second)
+      const at = mock.limits!.accepted.map((a) => a.at);
+      const seconds = (Math.max(...at) - Math.min(...at)) / 1000;
+      const allowed = (RPM / 60) * (LIMIT.burstSeconds! + seconds);
+      const use = at.length / allowed;
+      console.log(
+        `[limits] ${at.length} requests in ${seconds.toFixed(1)} s: ${(use * 100).toFixed(0)} % of the limit`,
+      );
+      // the issue's bar: ≥ 85 % of the limit over the busy window (soft: the figures below are still read and logged)
+      expect.soft(use).toBeGreaterThanOrEqual(0.85);
+      // the asks went batched: about one Update per grant interval (0.2 s at this rate), whatever the number waiting —
+      // the per-attempt asks of 0.9.0 made thousands at 101 requests, most of them aborted
+      const history = await keel.worker.client.workflow
+        .getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'))
+        .fetchHistory();
+      const updates = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+      console.log(`[limits] ${updates} Updates on the limiter for ${at.length} requests`);
+      expect(updates).toBeLessThan(2 * at.length);
+      // the interactive run (priority 2) waited less than the batch tasks (priority 4) did at the median
+      const batchWaits = (await limiter()).recentWaits.filter((w) => w.priority === 4).map((w) => w.ms);
+      console.log(`[limits] interactive wait ${interactiveWait} ms, batch median ${median(batchWaits)} ms`);
+      expect(interactiveWait).toBeLessThan(median(batchWaits));
+      // nothing left behind: no request in flight or waiting
+      let last: LimiterSnapshot | undefined;
+      await until(
+        async () => {
+          const s = (last = await limiter());
+          return s.inUse.concurrent === 0 && s.waiting.length === 0;
+        },
+        10_000,
+        'limiter empty',
+      );
+      console.log(`[limits] ${mock.limits!.rejected} 429s; the limiter at the end: ${JSON.stringify(last!.inUse)}`);
+    },
+    TIMEOUT_MS,
+  );
 
   it('keel watch prints the wait line and keel limits lists the waiting run, each as a child process', async () => {
     // 100,000 input tokens a minute: a first run of about 97,000 fills the bucket, a second of 15,000 waits ~8 s

@@ -125,6 +125,29 @@ describe('provider limits ledger', () => {
     expect(batch('w1', [], [], TICKET_LEASE_MS + 30).granted).toEqual(settled.granted);
   });
 
+  it("a newOnly batch is answered with what its client was not handed yet, and a repeated ask's grant", () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 2 }, 0));
+    const bare = (request: string): LimitAsk => ({ ...ask(request, 2), spec: undefined, workflowId: undefined });
+    const batch = (asks: LimitAsk[], settles: LimitSettle[], now: number) =>
+      l.batch({ client: 'w1', spec: 'concurrent=2', asks, settles, newOnly: true }, now);
+    expect(batch([bare('wf/run/1'), bare('wf/run/2'), bare('a/b/run/3')], [], 0)).toEqual({
+      granted: { 'wf/run/1': { attempt: 1 }, 'wf/run/2': { attempt: 1 } },
+      wait: 'waiting for k concurrent requests: 2 of 2 in use',
+      retryInMs: 250,
+      inUse: 20,
+      waiting: 1,
+    });
+    // the waiting ticket's workflow is its request's (without runId and activityId)
+    expect(l.snapshot(0).waiting).toMatchObject([{ priority: 2, count: 1, workflowIds: ['a/b'] }]);
+    // handed grants are not repeated; a settlement frees room and the new grant is handed once
+    const settled = batch([], [{ request: 'wf/run/1', attempt: 1, usage: { input: 10, output: 5 } }], 1);
+    expect(settled.granted).toEqual({ 'a/b/run/3': { attempt: 1 } });
+    expect(settled.waiting).toBeUndefined();
+    expect(batch([], [], 2).granted).toEqual({});
+    // a client that lost an answer asks again: its grant is answered again
+    expect(batch([bare('a/b/run/3')], [], 3).granted).toEqual({ 'a/b/run/3': { attempt: 1 } });
+  });
+
   it('an attempt that gave up waiting (keep) leaves its ticket for its next attempt, in its place', () => {
     const l = new LimiterLedger(newLedger('k', { concurrentRequests: 1 }, 0));
     const batch = (asks: LimitAsk[], settles: LimitSettle[], now: number) =>
