@@ -36,6 +36,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.8.0': 'fa9866ed3edb85b251271d0a948124938b2bcb7521775a09fb3ed4de2000f6dc',
   '0.9.0': 'e74345342a4b579358f91305f091e90e60fae066ee7ec929964c8da39a287242',
   '0.10.0': '7a75b0afaa11607ca680385e933cab4efc21be7fab02fe591cbd3e2337832e23',
+  '0.11.0': '8b1a8886b1947db04aaa5d217b271ec12934c345e36196a7d98b4e88f93414a7',
 };
 
 describe('replay corpus manifest', () => {
