@@ -144,3 +144,6 @@ export interface VariantSummary {
   turns: number;
   grading?: GradingSummary;
 }
+
+/** One slot's verdict: code 1 pass, 2 fail, 3 grading error; score 0..1. */
+export type SlotGrade = [code: 1 | 2 | 3, score: number];

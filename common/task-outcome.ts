@@ -5,6 +5,12 @@
  */
 import type { AgentRunResult, RunStatus } from './run.js';
 
+/** A finished task's status as a batch packs it: its index here. */
+export const STATUS_CODES: RunStatus[] = ['completed', 'stopped', 'failed', 'cancelled'];
+
+/** One finished task: [status code (index in STATUS_CODES), turns, tokens, cost in dollars]. */
+export type PackedOutcome = [code: number, turns: number, tokens: number, cost: number];
+
 export interface TaskOutcome {
   status: RunStatus;
   turns: number;

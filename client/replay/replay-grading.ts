@@ -4,9 +4,9 @@
  * is graded here with that grader — a built-in, or one of `ReplayOptions.graders`. New: the replay batch's summary; for
  * a batch with variants or repeats, the replays' verdicts summed in the original's shape (replay `i` is the original's
  * slot `i`), so pass@k old and new count the same (task, variant) groups. Both sums are the batch's own
- * (workflows/batch/grading-summary.ts).
+ * (common/grading-summary.ts).
  */
-import { BUILTIN_GRADER_DEFINITIONS, type GraderDefinition } from '../../activities/graders.js';
+import { BUILTIN_GRADER_DEFINITIONS, type GraderDefinition } from '../../node-common/graders.js';
 import type { AgentBatchResult, BatchTaskResult } from '../../common/batch-definitions.js';
 import {
   graderOf,
@@ -16,10 +16,10 @@ import {
   type GradingSummary,
   type VariantSummary,
 } from '../../common/grading.js';
-import type { SlotGrade } from '../../workflows/batch/grading.js';
-import { batchSummary, type BatchSummary } from '../../workflows/batch/grading-summary.js';
-import type { PackedOutcome } from '../../workflows/batch/outcomes.js';
-import { STATUS_CODES } from '../../workflows/batch/input.js';
+import type { SlotGrade } from '../../common/grading.js';
+import { batchSummary, type BatchSummary } from '../../common/grading-summary.js';
+import { STATUS_CODES, type PackedOutcome } from '../../common/task-outcome.js';
+
 import type { RecordedRun } from './recorded-run.js';
 
 /** What the report's graded side needs besides the runs: the originals' shape and tasks, and how to grade old. */

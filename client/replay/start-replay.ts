@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { AgentBatchResult } from '../../common/batch-definitions.js';
 import type { Budget } from '../../common/budget.js';
-import type { GraderDefinition } from '../../activities/graders.js';
+import type { GraderDefinition } from '../../node-common/graders.js';
 import type { BatchShape, GradedTaskFields, GradingSummary, VariantSummary } from '../../common/grading.js';
 import type { LiveTools } from '../../common/replay.js';
 import type { AgentRunInput } from '../../common/run.js';

@@ -312,7 +312,9 @@ describe('keel CLI', () => {
     const id = /^batch (keel-batch-[0-9a-f]{16})/m.exec(seen)![1];
     child.kill('SIGTERM');
     const stopped = await collect(child);
-    expect(stopped.code, `signal ${stopped.signal}\nstdout: ${seen}${stopped.stdout}\nstderr: ${stopped.stderr}`).toBe(130);
+    expect(stopped.code, `signal ${stopped.signal}\nstdout: ${seen}${stopped.stdout}\nstderr: ${stopped.stderr}`).toBe(
+      130,
+    );
     const resume = `npx keel --address ${k.address} --task-queue ${k.taskQueue} batch --attach ${id} --out ${out}`;
     expect(seen + stopped.stdout).toContain(`Stopped following; the batch goes on. Resume with: ${resume}\n`);
     const attached = await keel(['batch', '--attach', id, '--out', out]);

@@ -24,13 +24,13 @@ import {
 } from '../../common/grading.js';
 import type { RunStatus } from '../../common/run.js';
 import type { PackedOutcome } from './outcomes.js';
-import { batchSummary, type BatchSummary } from './grading-summary.js';
+import { batchSummary, type BatchSummary } from '../../common/grading-summary.js';
 
 /** Reasons (each at most 200 characters) a batch keeps for its `results` query, across continue-as-new. */
 export const MAX_REASONS = 1000;
 
-/** One slot's verdict: code 1 pass, 2 fail, 3 grading error; score 0..1. */
-export type SlotGrade = [code: 1 | 2 | 3, score: number];
+import type { SlotGrade } from '../../common/grading.js';
+export type { SlotGrade };
 
 /** What a graded batch carries across continue-as-new. */
 export interface GradingCarried {

@@ -19,7 +19,8 @@ export const DEFAULT_AFTER_BYTES = 8 * 1024 * 1024;
 export const MAX_FAILURES_KEPT = 100;
 
 /** A compact outcome's status code is its index here. */
-export const STATUS_CODES: RunStatus[] = ['completed', 'stopped', 'failed', 'cancelled'];
+import { STATUS_CODES } from '../../common/task-outcome.js';
+export { STATUS_CODES };
 
 /** Throws `InvalidAgentBatchInput` (non-retryable) naming every bad field; returns when the input is well-formed. */
 export function assertBatchInput(input: AgentBatchInput): void {

@@ -10,8 +10,8 @@
  */
 import { STATUS_CODES } from './input.js';
 
-/** One finished task: [status code (index in STATUS_CODES), turns, tokens, cost in dollars]. */
-export type PackedOutcome = [code: number, turns: number, tokens: number, cost: number];
+import type { PackedOutcome } from '../../common/task-outcome.js';
+export type { PackedOutcome };
 
 const CONT = '0123456789abcdefghijklmnopqrstuv';
 const LAST = 'ABCDEFGHIJKLMNOPQRSTUVWXYZwxyz*+';

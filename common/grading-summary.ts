@@ -1,13 +1,11 @@
 /**
  * A graded batch's summary over its slots (README "Graded batches"): pass rate, pass@k, mean score and cost per pass,
- * overall and per variant, and the tasks whose variants disagree. Pure and sandbox-safe: the batch workflow sums its
+ * overall and per variant, and the tasks whose variants disagree. Pure and sandbox-safe (so in `common/`): the batch workflow sums its
  * own verdicts with it (workflows/batch/grading.ts), and a counterfactual replay of a batch with variants or repeats
  * sums the replay's verdicts in the original's shape (client/replay/replay-grading.ts), so pass@k old and new compare.
  */
-import { slotOf, type BatchShape, type GradingSummary, type VariantSummary } from '../../common/grading.js';
-import type { SlotGrade } from './grading.js';
-import type { PackedOutcome } from './outcomes.js';
-import { STATUS_CODES } from './input.js';
+import { slotOf, type BatchShape, type GradingSummary, type SlotGrade, type VariantSummary } from './grading.js';
+import { STATUS_CODES, type PackedOutcome } from './task-outcome.js';
 
 /** The verdicts a summary sums: by slot, the graders' usage (overall and by variant index), whether any is graded. */
 export interface SlotVerdicts {
