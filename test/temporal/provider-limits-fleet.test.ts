@@ -24,6 +24,7 @@ import { inputTokensOf } from '../mock-providers/limits.js';
 import type { MockStep } from '../mock-providers/script.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { chainHistories, historyText, startKeel, until, type Keel } from './harness.js';
+import { limiterDrained } from './limiter-drained.js';
 
 const MODEL = 'anthropic/claude-sonnet-4-5';
 const LIMIT: ProviderLimit = { requestsPerMinute: 300, inputTokensPerMinute: 600_000, burstSeconds: 2 };
@@ -127,21 +128,11 @@ describe('provider limits: sub-agents and a schedule', () => {
     const scheduledRequests = mock.requests.filter((r) => JSON.stringify(r.body?.messages).includes('scheduled '));
     expect(scheduledRequests).toHaveLength(fired.length * TASKS);
     // the limiter empty at the end, having granted every request once
-    let last: LimiterSnapshot | undefined;
-    await until(
-      async () => {
-        const s = (last = await limiter());
-        return s.inUse.concurrent === 0 && s.waiting.length === 0;
-      },
-      10_000,
-      'limiter empty',
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}: ${JSON.stringify(last)}`);
-    });
-    expect(last!.totals.granted).toBe(requests);
+    const last = await limiterDrained(limiter, 10_000);
+    expect(last.totals.granted).toBe(requests);
     // the limit bound: requests waited in the limiter's line for room
-    console.log(`[limits] ${requests} requests, ${last!.totals.waited} of them waited for room`);
-    expect(last!.totals.waited).toBeGreaterThan(0);
+    console.log(`[limits] ${requests} requests, ${last.totals.waited} of them waited for room`);
+    expect(last.totals.waited).toBeGreaterThan(0);
     // each sub-agent's and each scheduled task's request asked the limiter (a request is `<workflowId>/<runId>/…`)
     const asked = (await chainHistories(limiterHandle)).map(historyText).join('\n');
     for (const id of [...subAgents, ...scheduled]) expect(asked).toContain(`${id}/`);

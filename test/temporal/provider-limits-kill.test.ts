@@ -20,6 +20,7 @@ import { inputTokensOf } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { until } from './harness.js';
+import { limiterDrained } from './limiter-drained.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/limits-worker.ts', import.meta.url));
 const LIMIT: ProviderLimit = { requestsPerMinute: 600, inputTokensPerMinute: 600_000, burstSeconds: 2 };
@@ -87,17 +88,7 @@ describe('provider limits: workers killed', () => {
     expect(mock.limits!.rejected).toBe(0);
     expect(mock.limits!.accepted.length).toBeGreaterThanOrEqual(total);
     // nothing left behind: no request in flight (no reservation held) or waiting
-    let last: LimiterSnapshot | undefined;
-    await until(
-      async () => {
-        const s = (last = await limiter());
-        return s.inUse.concurrent === 0 && s.waiting.length === 0;
-      },
-      20_000,
-      'limiter empty',
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}: ${JSON.stringify(last)}`);
-    });
+    const last = await limiterDrained(limiter, 20_000);
   }, 180_000);
 });
 

@@ -31,6 +31,7 @@ import { inputTokensOf, type MockLimitsOptions } from '../mock-providers/limits.
 import type { MockStep } from '../mock-providers/script.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { startKeel, until, type Keel } from './harness.js';
+import { limiterDrained } from './limiter-drained.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const BATCHES = env('KEEL_LIMITS_BATCHES', 3);
@@ -174,16 +175,8 @@ describe('provider limits', () => {
       console.log(`[limits] interactive wait ${interactiveWait} ms, batch median ${median(batchWaits)} ms`);
       expect(interactiveWait).toBeLessThan(median(batchWaits));
       // nothing left behind: no request in flight or waiting
-      let last: LimiterSnapshot | undefined;
-      await until(
-        async () => {
-          const s = (last = await limiter());
-          return s.inUse.concurrent === 0 && s.waiting.length === 0;
-        },
-        10_000,
-        'limiter empty',
-      );
-      console.log(`[limits] ${mock.limits!.rejected} 429s; the limiter at the end: ${JSON.stringify(last!.inUse)}`);
+      const last = await limiterDrained(limiter, 10_000);
+      console.log(`[limits] ${mock.limits!.rejected} 429s; the limiter at the end: ${JSON.stringify(last.inUse)}`);
     },
     TIMEOUT_MS,
   );
