@@ -11,7 +11,7 @@ import { carriedResult } from '../node-common/run-result.js';
 import { graderOf, type BatchTask, type Grade, type GradeOutcome, type GraderUsage } from '../common/grading.js';
 import { emptyUsage } from '../common/messages.js';
 import type { AgentRunResult } from '../common/run.js';
-import { BUILTIN_GRADER_DEFINITIONS, show, type GraderDefinition } from '../node-common/graders.js';
+import { BUILTIN_GRADER_DEFINITIONS, judge, type GraderDefinition } from '../node-common/graders.js';
 
 export {
   BUILTIN_GRADER_DEFINITIONS,
@@ -67,7 +67,7 @@ export function createGradeBatchTask(deps: { graders?: GraderDefinition[]; clien
     const result = await childResult(deps.client(), input.workflowId);
     const beat = setInterval(() => heartbeat(), 5000);
     try {
-      const g = await grade({
+      return await judge(name, grade, {
         task: input.task,
         result,
         transcript: result.newMessages ?? [],
@@ -75,16 +75,6 @@ export function createGradeBatchTask(deps: { graders?: GraderDefinition[]; clien
         ...(input.variant !== undefined ? { variant: input.variant } : {}),
         repeat: input.repeat,
       });
-      if (!g || typeof g.pass !== 'boolean' || typeof g.score !== 'number' || !Number.isFinite(g.score))
-        return { error: `grader ${name} returned ${show(g)}: expected { score: number, pass: boolean, reason? }` };
-      return {
-        score: g.score,
-        pass: g.pass,
-        ...(typeof g.reason === 'string' ? { reason: g.reason } : {}),
-        ...(g.usage ? { usage: g.usage } : {}),
-      };
-    } catch (err) {
-      return { error: `grader ${name} threw: ${(err as Error)?.message ?? String(err)}` };
     } finally {
       clearInterval(beat);
     }

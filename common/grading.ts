@@ -147,3 +147,15 @@ export interface VariantSummary {
 
 /** One slot's verdict: code 1 pass, 2 fail, 3 grading error; score 0..1. */
 export type SlotGrade = [code: 1 | 2 | 3, score: number];
+
+/** Whether a finished run is graded: it completed, or stopped after a turn; any other counts as a fail. */
+export function gradable(o: { status: string; turns: number }): boolean {
+  return o.status === 'completed' || (o.status === 'stopped' && o.turns > 0);
+}
+
+/** A verdict as a slot keeps it: an error is code 3, else pass 1 / fail 2 with the score clamped to 0..1. */
+export function slotGrade(g: GradeOutcome | { pass: boolean; score: number; error?: string }): SlotGrade {
+  if ('error' in g && g.error !== undefined) return [3, 0];
+  const { pass, score } = g as Grade;
+  return [pass ? 1 : 2, Math.min(1, Math.max(0, Number(score) || 0))];
+}

@@ -5,7 +5,7 @@
  * counterfactual replay's grading of the originals on the client (client/replay/replay-grading.ts).
  */
 import { Ajv } from 'ajv';
-import type { BatchTask, Grade, GraderUsage } from '../common/grading.js';
+import type { BatchTask, Grade, GradeOutcome, GraderUsage } from '../common/grading.js';
 import { toolCallsOf, type Message } from '../common/messages.js';
 import type { AgentRunResult } from '../common/run.js';
 
@@ -112,3 +112,24 @@ export const BUILTIN_GRADER_DEFINITIONS: Record<string, GraderDefinition['grade'
       : verdict(true, `called ${texts(task.expected, 'tool-called').join(', ')}`);
   },
 };
+
+/**
+ * A grader's verdict on one run, checked: a verdict that is not `{ score: number, pass: boolean }` or a grader that
+ * throws gives a grading error (recorded, never a task failure). Must not throw. The `gradeBatchTask` activity and a
+ * replay's grading of its originals both judge so.
+ */
+export async function judge(name: string, grade: GraderDefinition['grade'], ctx: GraderContext): Promise<GradeOutcome> {
+  try {
+    const g = await grade(ctx);
+    if (!g || typeof g.pass !== 'boolean' || typeof g.score !== 'number' || !Number.isFinite(g.score))
+      return { error: `grader ${name} returned ${show(g)}: expected { score: number, pass: boolean, reason? }` };
+    return {
+      score: g.score,
+      pass: g.pass,
+      ...(typeof g.reason === 'string' ? { reason: g.reason } : {}),
+      ...(g.usage ? { usage: g.usage } : {}),
+    };
+  } catch (err) {
+    return { error: `grader ${name} threw: ${(err as Error)?.message ?? String(err)}` };
+  }
+}

@@ -6,17 +6,19 @@
  * slot `i`), so pass@k old and new count the same (task, variant) groups. Both sums are the batch's own
  * (common/grading-summary.ts).
  */
-import { BUILTIN_GRADER_DEFINITIONS, type GraderDefinition } from '../../node-common/graders.js';
+import { BUILTIN_GRADER_DEFINITIONS, judge, type GraderDefinition } from '../../node-common/graders.js';
 import type { AgentBatchResult, BatchTaskResult } from '../../common/batch-definitions.js';
 import {
+  gradable,
   graderOf,
+  slotGrade,
   slotOf,
   type BatchShape,
   type BatchTask,
   type GradingSummary,
+  type SlotGrade,
   type VariantSummary,
 } from '../../common/grading.js';
-import type { SlotGrade } from '../../common/grading.js';
 import { batchSummary, type BatchSummary } from '../../common/grading-summary.js';
 import { STATUS_CODES, type PackedOutcome } from '../../common/task-outcome.js';
 
@@ -71,9 +73,7 @@ const strip = <T>(old: T | undefined, fresh: T | undefined) => ({
 
 /** The replay's verdicts summed as the original batch's slots. */
 function newInShape(shape: BatchShape, replays: BatchTaskResult[], result: AgentBatchResult): BatchSummary {
-  const grades = replays.map((r): SlotGrade | null =>
-    r.grade ? (r.grade.error !== undefined ? [3, 0] : [r.grade.pass ? 1 : 2, r.grade.score]) : null,
-  );
+  const grades = replays.map((r): SlotGrade | null => (r.grade ? slotGrade(r.grade) : null));
   const outcomes = replays.map((r): PackedOutcome => [
     Math.max(0, STATUS_CODES.indexOf(r.status as never)),
     r.turns ?? 0,
@@ -109,7 +109,7 @@ async function gradeOriginals(
         summary: {},
         notGraded: `grader ${name} is not a built-in: pass it in replay's graders option to grade the originals`,
       };
-    grades.push(await gradeOne(grade, task, run, i, plan.shape));
+    grades.push(await gradeOne(name, grade, task, run, i, plan.shape));
   }
   const outcomes = originals.map((r): PackedOutcome => [
     Math.max(0, STATUS_CODES.indexOf(r.status as never)),
@@ -123,18 +123,19 @@ async function gradeOriginals(
   };
 }
 
-/** One original's verdict, as the batch's grading activity gives it (a run that did not run fails its grade). */
+/** One original's verdict, as the batch's grading gives it (a run that did not run fails its grade). */
 async function gradeOne(
+  name: string,
   grade: GraderDefinition['grade'],
   task: BatchTask,
   run: RecordedRun,
   slot: number,
   shape: BatchShape,
 ): Promise<SlotGrade> {
-  if (!(run.status === 'completed' || (run.status === 'stopped' && run.turns > 0))) return [2, 0];
+  if (!gradable(run)) return [2, 0];
   const s = slotOf(shape, slot);
-  try {
-    const g = await grade({
+  return slotGrade(
+    await judge(name, grade, {
       task,
       result: {
         status: run.status as 'completed',
@@ -148,9 +149,6 @@ async function gradeOne(
       workflowId: run.workflowId,
       ...(s.variant !== undefined ? { variant: shape.variants![s.variant].name } : {}),
       repeat: s.repeat,
-    });
-    return [g.pass ? 1 : 2, Math.min(1, Math.max(0, Number(g.score) || 0))];
-  } catch {
-    return [3, 0];
-  }
+    }),
+  );
 }

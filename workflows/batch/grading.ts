@@ -14,12 +14,15 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { KeelActivities } from '../../activities/index.js';
 import {
+  gradable,
   graderOf,
+  slotGrade,
   slotOf,
   type BatchShape,
   type BatchTask,
   type GradeOutcome,
   type GradingSummary,
+  type SlotGrade,
   type VariantSummary,
 } from '../../common/grading.js';
 import type { RunStatus } from '../../common/run.js';
@@ -29,7 +32,6 @@ import { batchSummary, type BatchSummary } from '../../common/grading-summary.js
 /** Reasons (each at most 200 characters) a batch keeps for its `results` query, across continue-as-new. */
 export const MAX_REASONS = 1000;
 
-import type { SlotGrade } from '../../common/grading.js';
 export type { SlotGrade };
 
 /** What a graded batch carries across continue-as-new. */
@@ -140,7 +142,7 @@ export class BatchGrading {
     const task = this.specs.get(s);
     if (!task) return;
     this.specs.delete(s);
-    if (!(o.status === 'completed' || (o.status === 'stopped' && o.turns > 0))) {
+    if (!gradable(o)) {
       this.set(s, [2, 0], `not graded: the run ${o.status === 'stopped' ? 'never started' : o.status}`);
       done();
       return;
@@ -179,8 +181,7 @@ export class BatchGrading {
     spent: (u: { tokens: number; cost: number; modelCalls: number }) => void,
   ): void {
     if (this.grades[s]) return;
-    if ('error' in g) this.set(s, [3, 0], g.error);
-    else this.set(s, [g.pass ? 1 : 2, Math.min(1, Math.max(0, Number(g.score) || 0))], g.reason);
+    this.set(s, slotGrade(g), 'error' in g ? g.error : g.reason);
     const u = { tokens: g.usage?.tokens ?? 0, cost: g.usage?.cost ?? 0, modelCalls: g.usage?.modelCalls ?? 0 };
     if (u.tokens || u.cost || u.modelCalls) {
       this.usage.tokens += u.tokens;
