@@ -71,15 +71,18 @@ const strip = <T>(old: T | undefined, fresh: T | undefined) => ({
   ...(fresh ? { new: fresh } : {}),
 });
 
+/** A run's outcome as a batch packs it (a status outside STATUS_CODES gets code 0). */
+const packed = (status: string, turns: number, tokens: number, cost: number): PackedOutcome => [
+  Math.max(0, STATUS_CODES.indexOf(status as never)),
+  turns,
+  tokens,
+  cost,
+];
+
 /** The replay's verdicts summed as the original batch's slots. */
 function newInShape(shape: BatchShape, replays: BatchTaskResult[], result: AgentBatchResult): BatchSummary {
   const grades = replays.map((r): SlotGrade | null => (r.grade ? slotGrade(r.grade) : null));
-  const outcomes = replays.map((r): PackedOutcome => [
-    Math.max(0, STATUS_CODES.indexOf(r.status as never)),
-    r.turns ?? 0,
-    r.tokens ?? 0,
-    r.cost ?? 0,
-  ]);
+  const outcomes = replays.map((r) => packed(r.status, r.turns ?? 0, r.tokens ?? 0, r.cost ?? 0));
   const usage = {
     tokens: result.grading?.graderTokens ?? 0,
     cost: result.grading?.graderCost ?? 0,
@@ -111,12 +114,7 @@ async function gradeOriginals(
       };
     grades.push(await gradeOne(name, grade, task, run, i, plan.shape));
   }
-  const outcomes = originals.map((r): PackedOutcome => [
-    Math.max(0, STATUS_CODES.indexOf(r.status as never)),
-    r.turns,
-    r.usage.totalTokens,
-    r.usage.cost.total,
-  ]);
+  const outcomes = originals.map((r) => packed(r.status, r.turns, r.usage.totalTokens, r.usage.cost.total));
   const usage = { tokens: 0, cost: 0, costBy: [], tokensBy: [] };
   return {
     summary: batchSummary(plan.shape, { grades, usage, anyGraded: grades.some(Boolean) }, outcomes, originals.length),
