@@ -182,4 +182,11 @@ export const PATCH = {
    * Checked only in a replaying run, at a call that would start its child directly (workflows/agent/replay-calls.ts).
    */
   replaySubAgents: 'keel-0.11-replay-sub-agents',
+  /**
+   * 0.11.0: the provider limiter (workflows/limits/limiter.ts) sets a timer for the earliest lapse of what it holds (a
+   * grant's deadline, a silent worker's lease, a ticket's lease) and reclaims it then, even when no ask comes (was: at
+   * the next ask or settlement only: a dead worker's slot stayed taken while the key was quiet). Checked once per
+   * limiter run, at its start.
+   */
+  limiterWakes: 'keel-0.11-limiter-wakes',
 } as const;

@@ -11,7 +11,13 @@ import { hostname } from 'node:os';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import { limitSpec, type ProviderLimit } from '../../common/limits/definition.js';
-import type { LimitAsk, LimitBatch, LimitBatchAnswer, LimitSettle } from '../../common/limits/ledger.js';
+import {
+  CLIENT_KEEPALIVE_MS,
+  type LimitAsk,
+  type LimitBatch,
+  type LimitBatchAnswer,
+  type LimitSettle,
+} from '../../common/limits/ledger.js';
 import { LIMITER_WORKFLOW_TYPE, LIMITS_BATCH_UPDATE, type LimiterInput } from '../../common/limits/protocol.js';
 
 /** What an attempt waiting for room hears: each answer while it waits, then its grant. */
@@ -53,6 +59,8 @@ export class LimitsClient {
   private readonly waiting = new Map<string, Pending>();
   private fresh: LimitAsk[] = [];
   private settles: { settle: LimitSettle; done(): void }[] = [];
+  /** Requests granted to an attempt and not settled yet: while any, a batch goes at least every keep-alive. */
+  private readonly held = new Set<string>();
   private sending = false;
   private timer?: ReturnType<typeof setTimeout>;
   private nextAt = 0;
@@ -91,6 +99,7 @@ export class LimitsClient {
    * reclaims by lease).
    */
   settle(settle: LimitSettle): Promise<void> {
+    this.held.delete(settle.request);
     return new Promise((done) => {
       this.settles.push({ settle, done });
       const urgent = this.limit.concurrentRequests !== undefined || this.lineWaiting > 0 || this.waiting.size > 0;
@@ -118,7 +127,7 @@ export class LimitsClient {
     const fresh = this.fresh.splice(0);
     const asks = resend ? [...this.waiting.values()].map((p) => p.ask) : fresh.filter((a) => this.isWaiting(a));
     const settles = this.settles.splice(0);
-    if (asks.length === 0 && settles.length === 0 && this.waiting.size === 0) return;
+    if (asks.length === 0 && settles.length === 0 && this.waiting.size === 0 && this.held.size === 0) return;
     this.sending = true;
     let retryInMs = this.pause;
     try {
@@ -143,6 +152,7 @@ export class LimitsClient {
     }
     if (this.fresh.length > 0 || this.settles.length > 0) this.schedule(GATHER_MS);
     else if (this.waiting.size > 0) this.schedule(retryInMs);
+    else if (this.held.size > 0) this.schedule(CLIENT_KEEPALIVE_MS); // the limiter's lease on this client's grants
   }
 
   private isWaiting(ask: LimitAsk): boolean {
@@ -156,6 +166,7 @@ export class LimitsClient {
       const g = answer.granted[request];
       if (g && g.attempt === p.ask.attempt) {
         this.waiting.delete(request);
+        this.held.add(request);
         p.resolve({ inUse: answer.inUse, conflict: answer.conflict });
       } else p.waiter.waiting(answer.wait, answer.inUse, answer.conflict);
     }

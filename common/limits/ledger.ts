@@ -16,7 +16,11 @@
  *   smaller request overtakes it).
  * - Leases: a ticket not asked about for {@link TICKET_LEASE_MS} is dropped (its run is gone); a grant not picked up
  *   by its ticket's next ask within {@link PICKUP_MS}, or not settled by its attempt's deadline, is reclaimed (its
- *   tokens stay counted), and at once when a newer attempt of its request asks.
+ *   tokens stay counted), and at once when a newer attempt of its request asks. A worker's limits client that sends
+ *   no batch for {@link CLIENT_LEASE_MS} is gone (its process died): the grants it picked up are reclaimed then — an
+ *   attempt that ended just before its worker died leaves a settlement that never comes, and its concurrent-request
+ *   slot must not wait for the attempt's deadline (a live client sends a batch every {@link CLIENT_KEEPALIVE_MS}
+ *   while it holds a grant).
  * - `retry-after` (a 429 or 529 a request met anyway): no grant until it passes, and the limits count at
  *   {@link SLOW_FACTOR} for a minute after.
  */
@@ -28,6 +32,10 @@ export const SHARE_EVERY = 5;
 export const PICKUP_MS = 20_000;
 /** A ticket whose request did not ask again for this long is dropped (its worker and run are gone). */
 export const TICKET_LEASE_MS = 60_000;
+/** A worker's limits client not heard from for this long is gone: the grants it picked up are reclaimed. */
+export const CLIENT_LEASE_MS = 45_000;
+/** While a limits client holds a grant it sends a batch (empty if need be) at least this often. */
+export const CLIENT_KEEPALIVE_MS = 10_000;
 /** After a `retry-after`, the limits count at this share of themselves for a minute. */
 export const SLOW_FACTOR = 0.8;
 const SLOW_MS = 60_000;
@@ -160,6 +168,8 @@ export interface LedgerState {
   pausedUntil?: number;
   slowUntil?: number;
   meanOutput?: number;
+  /** When each worker's limits client last sent a batch (its grants are reclaimed {@link CLIENT_LEASE_MS} after). */
+  clients?: Record<string, number>;
   /** Totals since the limiter started: what `keel limits` and the bench report. */
   totals: { granted: number; settledInput: number; settledOutput: number; waited: number; backoffs: number };
   /** The last {@link RECENT_WAITS} grants' waits (ms) by priority: `keel limits` shows their median. */
@@ -232,6 +242,7 @@ export class LimiterLedger {
    * attempt), the head of the line's wait and when to ask again. Asking again with the same batch is harmless.
    */
   batch(b: LimitBatch, now: number): LimitBatchAnswer {
+    (this.st.clients ??= {})[b.client] = now;
     this.advance(now);
     for (const s of b.settles) this.settle(s, now);
     for (const ask of b.asks) {
@@ -388,17 +399,44 @@ export class LimiterLedger {
     }
     st.at = Math.max(st.at, now);
     for (const [k, t] of Object.entries(st.waiting)) if (t.lease < now) delete st.waiting[k];
-    for (const [k, g] of Object.entries(st.inFlight)) if (g.expires < now) delete st.inFlight[k];
+    for (const [k, g] of Object.entries(st.inFlight)) if (this.lapsed(g, now)) delete st.inFlight[k];
+    for (const [c, seen] of Object.entries(st.clients ?? {})) if (seen + CLIENT_LEASE_MS < now) delete st.clients![c];
     if (st.pausedUntil !== undefined && st.pausedUntil <= now) delete st.pausedUntil;
     if (st.slowUntil !== undefined && st.slowUntil <= now) delete st.slowUntil;
     this.allocate(now);
   }
 
-  /** The current use and the line by priority (no change). */
+  /**
+   * A grant past its time: not settled by its deadline (or not picked up in time), or picked up by a client silent for
+   * {@link CLIENT_LEASE_MS} (a client the ledger has not seen since it carried the ledger over counts as live). A
+   * silent client's tickets keep their lease: the next attempt of their request keeps its place.
+   */
+  private lapsed(g: Grant, now: number): boolean {
+    if (g.expires < now) return true;
+    const seen = g.picked && g.client !== undefined ? this.st.clients?.[g.client] : undefined;
+    return seen !== undefined && seen + CLIENT_LEASE_MS < now;
+  }
+
+  /**
+   * The earliest time something held lapses — a ticket's lease, a grant's deadline, a silent client's lease on what it
+   * picked up — or undefined when nothing is held (the limiter wakes then: {@link advance} reclaims it).
+   */
+  nextLapse(): number | undefined {
+    let at = Infinity;
+    for (const t of Object.values(this.st.waiting)) at = Math.min(at, t.lease);
+    for (const g of Object.values(this.st.inFlight)) {
+      const seen = g.picked && g.client !== undefined ? this.st.clients?.[g.client] : undefined;
+      at = Math.min(at, g.expires, seen === undefined ? Infinity : seen + CLIENT_LEASE_MS);
+    }
+    return at === Infinity ? undefined : at;
+  }
+
+  /** The current use and the line by priority as of `now` (no change: what lapsed by then is left out). */
   snapshot(now: number): LimiterSnapshot {
     const st = this.st;
     const byPriority = new Map<Priority, LimiterSnapshot['waiting'][number]>();
-    for (const t of Object.values(st.waiting).sort((a, b) => a.seq - b.seq)) {
+    const live = Object.values(st.waiting).filter((t) => t.lease >= now);
+    for (const t of live.sort((a, b) => a.seq - b.seq)) {
       const line = byPriority.get(t.priority) ?? { priority: t.priority, count: 0, oldestMs: 0, workflowIds: [] };
       line.count += 1;
       line.oldestMs = Math.max(line.oldestMs, now - t.since);
@@ -413,7 +451,7 @@ export class LimiterLedger {
         requests: Math.ceil(st.used.requests),
         input: Math.ceil(st.used.input),
         output: Math.ceil(st.used.output),
-        concurrent: Object.keys(st.inFlight).length,
+        concurrent: Object.values(st.inFlight).filter((g) => !this.lapsed(g, now)).length,
       },
       waiting: [...byPriority.values()].sort((a, b) => a.priority - b.priority),
       ...(st.pausedUntil !== undefined && st.pausedUntil > now ? { pausedForMs: st.pausedUntil - now } : {}),

@@ -2,8 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { limitFor, limitSpec, parseLimitSpecs, type Priority } from '../../common/limits/definition.js';
 import {
+  CLIENT_LEASE_MS,
   LimiterLedger,
   newLedger,
+  PICKUP_MS,
   SHARE_EVERY,
   TICKET_LEASE_MS,
   type LimitAsk,
@@ -172,5 +174,30 @@ describe('provider limits ledger', () => {
     l.settle({ request: 'a', attempt: 1, usage: { input: 1, output: 1 } }, 4);
     expect(batch('w1', [], 5).granted).toEqual({});
     expect(batch('w2', [], 6).granted).toMatchObject({ b: { attempt: 2 } });
+  });
+
+  it("a silent client's grants are reclaimed after its lease (its worker died after its attempts ended)", () => {
+    const l = new LimiterLedger(newLedger('k', { concurrentRequests: 2 }, 0));
+    const batch = (client: string, asks: LimitAsk[], now: number) =>
+      l.batch({ client, spec: 'concurrent=2', asks, settles: [] }, now);
+    expect(l.nextLapse()).toBeUndefined(); // nothing held: the limiter sets no timer
+    expect(Object.keys(batch('w1', [ask('a', 2)], 0).granted)).toEqual(['a']);
+    expect(l.nextLapse()).toBe(CLIENT_LEASE_MS); // w1's lease on a (its deadline is 600 s)
+    expect(Object.keys(batch('w2', [ask('b', 2), ask('c', 2)], 0).granted)).toEqual(['b']);
+    // w1 keeps sending (a keep-alive): its grant holds past the lease; w2 went silent (killed) and c waits behind b
+    batch('w1', [], CLIENT_LEASE_MS);
+    // the query leaves out b, lapsed with w2 by now, and changes nothing
+    expect(l.snapshot(CLIENT_LEASE_MS + 1).inUse.concurrent).toBe(1);
+    expect(Object.keys(l.st.inFlight).sort()).toEqual(['a', 'b']);
+    // the next batch reclaims b: c (its ticket keeps its place for its next attempt) gets b's slot, d waits
+    expect(batch('w3', [ask('d', 2)], CLIENT_LEASE_MS + 1).granted).toEqual({});
+    expect(Object.keys(l.st.inFlight).sort()).toEqual(['a', 'c']);
+    expect(l.st.clients).toEqual({ w1: CLIENT_LEASE_MS, w3: CLIENT_LEASE_MS + 1 });
+    // the limiter's next wake: c's grant, made for a ticket, must be picked up within PICKUP_MS
+    expect(l.nextLapse()).toBe(CLIENT_LEASE_MS + 1 + PICKUP_MS);
+    // c's next attempt asks through w3 and takes the slot kept for it
+    expect(batch('w3', [{ ...ask('c', 2), attempt: 2 }], CLIENT_LEASE_MS + 2).granted).toMatchObject({
+      c: { attempt: 2 },
+    });
   });
 });

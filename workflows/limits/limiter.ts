@@ -3,7 +3,8 @@
  * `keel-limits:<taskQueue>:<key>`, started by the first model request that asks for room (Update-with-start) or by a
  * worker's definition. Its ledger (common/limits/ledger.ts) answers each ask at once — granted, or the wait text, the
  * place in line and when to ask again — and takes settlements, `retry-after` back-offs and definitions. It issues no command
- * but continue-as-new (when its history is full, carrying the ledger) and sets its current details (the Web UI).
+ * but a timer for the earliest lapse of what it holds (to reclaim a dead worker's grant while no ask comes) and
+ * continue-as-new (when its history is full, carrying the ledger), and sets its current details (the Web UI).
  * Auto-upgrading: it moves to the current build at each continue-as-new, so it never holds an old build alive.
  */
 import {
@@ -13,6 +14,7 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  patched,
   setCurrentDetails,
   setHandler,
   setWorkflowOptions,
@@ -41,6 +43,7 @@ import {
   type LimiterInput,
 } from '../../common/limits/protocol.js';
 import { workflowNow } from '../clock.js';
+import { PATCH } from '../patches.js';
 import { renderLimiterDetails } from './details.js';
 
 export const limitsAskUpdate = defineUpdate<LimitAnswer, [LimitAsk]>(LIMITS_ASK_UPDATE);
@@ -101,14 +104,30 @@ export async function providerLimiterWorkflow(input: LimiterInput): Promise<void
     description: 'Current use, the requests in flight and the waiting line by priority.',
   });
   show();
-  await condition(
-    () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= LIMITER_EVENTS_PER_RUN,
-  );
+  const full = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= LIMITER_EVENTS_PER_RUN;
+  if (patched(PATCH.limiterWakes)) await reclaimLapses(ledger, full, show);
+  else await condition(full);
   await condition(allHandlersFinished);
   ledger.advance(workflowNow());
   await continueAsNew<typeof providerLimiterWorkflow>({ ledger: ledger.st });
 }
 setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, providerLimiterWorkflow);
+
+/**
+ * Until `done`: a timer for the earliest lapse of what the ledger holds, then the ledger reclaims it (and grants what
+ * fits) — a dead worker's grant frees its slot on time even when no ask or settlement comes to advance the ledger.
+ */
+async function reclaimLapses(ledger: LimiterLedger, done: () => boolean, show: () => void): Promise<void> {
+  const holds = () => Object.keys(ledger.st.waiting).length > 0 || Object.keys(ledger.st.inFlight).length > 0;
+  while (!done()) {
+    const at = ledger.nextLapse();
+    if (at === undefined) await condition(() => done() || holds());
+    else if (!(await condition(done, Math.max(at - workflowNow(), 0) + 1))) {
+      ledger.advance(workflowNow());
+      show();
+    }
+  }
+}
 
 /** A definition: the same one is fine; another is refused unless it replaces the held one. */
 function define(ledger: LimiterLedger, d: DefineLimits): DefineAnswer {
