@@ -113,7 +113,7 @@ export class AttemptLimits {
         await this.client.abandon(ask, true);
         this.ask = undefined;
         throw ApplicationFailure.create({
-          message: `This model request waited for the ${this.key} limits until its attempt's time was nearly up (${run.told ?? `waiting for ${this.key}`}); the next attempt waits on in its place`,
+          message: `This model request waited for the ${this.key} limits until its attempt's time was nearly up (${run.latest ?? `waiting for ${this.key}`}); the next attempt waits on in its place`,
           type: ErrorType.ProviderLimitWait,
           nextRetryDelay: '1s',
         });
@@ -165,15 +165,31 @@ export class AttemptLimits {
   }
 }
 
-/** What a waiting attempt's run shows (its `keelProviderWait` signal): said when it changes, cleared at the end. */
+/**
+ * How often at most a waiting attempt tells its run a changed wait line (the first one goes at once). The line's
+ * figures change with nearly every answer of the limiter: told each time, 500 waiting runs took some 80 signals and
+ * workflow tasks a second from a 2-core machine busy with the calls themselves.
+ */
+export const RETELL_MS = 30_000;
+
+/**
+ * What a waiting attempt's run shows (its `keelProviderWait` signal): said when it starts waiting, then its latest
+ * line at most every {@link RETELL_MS} while it changes, cleared at the end.
+ */
 class RunWaitText {
-  told?: string;
+  /** The latest line heard (told or not). */
+  latest?: string;
+  private told?: string;
+  private toldAt = 0;
   private said: Promise<unknown> = Promise.resolve();
   constructor(private readonly ctx: Context) {}
 
   say(text: string): void {
+    this.latest = text;
     if (text === this.told) return;
+    if (this.told !== undefined && performance.now() - this.toldAt < RETELL_MS) return;
     this.told = text;
+    this.toldAt = performance.now();
     this.said = this.said.then(() => tellRun(this.ctx, text));
   }
 

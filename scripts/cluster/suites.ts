@@ -95,6 +95,7 @@ export const DEV_SERVER_SUITES: Record<string, string> = {
     'provider limits across sub-agents and a scheduled batch, against a limiting mock API',
   'provider-limits-kill.test.ts':
     'provider limits across killed workers and their metrics, against a mock API that enforces limits',
+  'provider-limits-lease.test.ts': "a worker's lease on its provider-limit grants and the limiter's reclaim timer",
   'providers.test.ts': 'pi-ai providers against mock APIs',
   'run-api.test.ts': 'the client API',
   'run-workspaces.test.ts': 'workspaces on the worker',

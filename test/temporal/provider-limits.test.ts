@@ -25,7 +25,7 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import { startBatch } from '../../cli/commands/batch.js';
 import { limiterWorkflowId, type ProviderLimit } from '../../common/limits/definition.js';
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
-import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
+import { LIMITS_STATE_QUERY, PROVIDER_WAIT_SIGNAL } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { inputTokensOf, type MockLimitsOptions } from '../mock-providers/limits.js';
 import type { MockStep } from '../mock-providers/script.js';
@@ -200,5 +200,12 @@ describe('provider limits', () => {
     expect(watched.code).toBe(0);
     expect(watched.stdout).toMatch(/\nwaiting for anthropic tokens\/min: \d{2},\d{3} of 100,000 in use\n/);
     expect((await second.result()).status).toBe('completed');
+    // its wait line changed with nearly every answer of the limiter; the run was told it once (RETELL_MS: 30 s) and
+    // told when the wait ended — two signals, not one per change
+    const history = await keel.client.client.workflow.getHandle(second.workflowId).fetchHistory();
+    const told = history
+      .events!.map((e) => e.workflowExecutionSignaledEventAttributes)
+      .filter((a) => a?.signalName === PROVIDER_WAIT_SIGNAL);
+    expect(told).toHaveLength(2);
   }, 120_000);
 });
