@@ -22,6 +22,7 @@ import {
 } from '@temporalio/workflow';
 import { limitSpec } from '../../common/limits/definition.js';
 import {
+  CLIENT_LEASE_MS,
   LimiterLedger,
   newLedger,
   type LimitAnswer,
@@ -122,7 +123,9 @@ async function reclaimLapses(ledger: LimiterLedger, done: () => boolean, show: (
   while (!done()) {
     const at = ledger.nextLapse();
     if (at === undefined) await condition(() => done() || holds());
-    else if (!(await condition(done, Math.max(at - workflowNow(), 0) + 1))) {
+    // at most a client lease ahead: a lapse that comes earlier than the one timed (a grant made meanwhile) waits
+    // for this wake-up at worst
+    else if (!(await condition(done, Math.min(Math.max(at - workflowNow(), 0), CLIENT_LEASE_MS) + 1))) {
       ledger.advance(workflowNow());
       show();
     }
