@@ -407,14 +407,20 @@ export class LimiterLedger {
   }
 
   /**
-   * A grant past its time: not settled by its deadline (or not picked up in time), or picked up by a client silent for
-   * {@link CLIENT_LEASE_MS} (a client the ledger has not seen since it carried the ledger over counts as live). A
-   * silent client's tickets keep their lease: the next attempt of their request keeps its place.
+   * A grant past its time: not settled by its deadline (or not picked up in time), or past its client's lease.
    */
   private lapsed(g: Grant, now: number): boolean {
-    if (g.expires < now) return true;
+    return Math.min(g.expires, this.leaseEnd(g)) < now;
+  }
+
+  /**
+   * When the lease of the client that picked `g` up ends ({@link CLIENT_LEASE_MS} after its last batch), else never
+   * (not picked up yet, or a client the ledger has not seen since it carried the ledger over: counted as live). A
+   * silent client's tickets keep their own lease: the next attempt of their request keeps its place.
+   */
+  private leaseEnd(g: Grant): number {
     const seen = g.picked && g.client !== undefined ? this.st.clients?.[g.client] : undefined;
-    return seen !== undefined && seen + CLIENT_LEASE_MS < now;
+    return seen === undefined ? Infinity : seen + CLIENT_LEASE_MS;
   }
 
   /**
@@ -424,19 +430,15 @@ export class LimiterLedger {
   nextLapse(): number | undefined {
     let at = Infinity;
     for (const t of Object.values(this.st.waiting)) at = Math.min(at, t.lease);
-    for (const g of Object.values(this.st.inFlight)) {
-      const seen = g.picked && g.client !== undefined ? this.st.clients?.[g.client] : undefined;
-      at = Math.min(at, g.expires, seen === undefined ? Infinity : seen + CLIENT_LEASE_MS);
-    }
+    for (const g of Object.values(this.st.inFlight)) at = Math.min(at, g.expires, this.leaseEnd(g));
     return at === Infinity ? undefined : at;
   }
 
-  /** The current use and the line by priority as of `now` (no change: what lapsed by then is left out). */
+  /** The current use and the line by priority (no change). */
   snapshot(now: number): LimiterSnapshot {
     const st = this.st;
     const byPriority = new Map<Priority, LimiterSnapshot['waiting'][number]>();
-    const live = Object.values(st.waiting).filter((t) => t.lease >= now);
-    for (const t of live.sort((a, b) => a.seq - b.seq)) {
+    for (const t of Object.values(st.waiting).sort((a, b) => a.seq - b.seq)) {
       const line = byPriority.get(t.priority) ?? { priority: t.priority, count: 0, oldestMs: 0, workflowIds: [] };
       line.count += 1;
       line.oldestMs = Math.max(line.oldestMs, now - t.since);
@@ -451,7 +453,7 @@ export class LimiterLedger {
         requests: Math.ceil(st.used.requests),
         input: Math.ceil(st.used.input),
         output: Math.ceil(st.used.output),
-        concurrent: Object.values(st.inFlight).filter((g) => !this.lapsed(g, now)).length,
+        concurrent: Object.keys(st.inFlight).length,
       },
       waiting: [...byPriority.values()].sort((a, b) => a.priority - b.priority),
       ...(st.pausedUntil !== undefined && st.pausedUntil > now ? { pausedForMs: st.pausedUntil - now } : {}),
