@@ -17,14 +17,12 @@ import { defineAgent } from '../../activities/agents/define-agent.js';
 import { piAiProvider } from '../../activities/model/pi-ai.js';
 import { startBatch } from '../../cli/batch/start.js';
 import { limiterWorkflowId, type ProviderLimit } from '../../common/limits/definition.js';
-import type { LimiterSnapshot } from '../../common/limits/ledger.js';
-import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { inputTokensOf } from '../mock-providers/limits.js';
 import type { MockStep } from '../mock-providers/script.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { chainHistories, historyText, startKeel, until, type Keel } from './harness.js';
-import { limiterDrained } from './limiter-drained.js';
+import { limiterDrained, limiterState } from './limiter-drained.js';
 
 const MODEL = 'anthropic/claude-sonnet-4-5';
 const LIMIT: ProviderLimit = { requestsPerMinute: 300, inputTokensPerMinute: 600_000, burstSeconds: 2 };
@@ -72,8 +70,7 @@ describe('provider limits: sub-agents and a schedule', () => {
       workerOptions: { maxConcurrentActivityTaskExecutions: 200 },
     });
     running = { keel, mock };
-    const limiterHandle = keel.worker.client.workflow.getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'));
-    const limiter = () => limiterHandle.query<LimiterSnapshot>(LIMITS_STATE_QUERY);
+    const limiter = limiterState(keel.worker.client, keel.taskQueue);
 
     const batchId = `limits-fleet-${randomUUID()}`;
     const batch = await startBatch(
@@ -134,7 +131,11 @@ describe('provider limits: sub-agents and a schedule', () => {
     console.log(`[limits] ${requests} requests, ${last.totals.waited} of them waited for room`);
     expect(last.totals.waited).toBeGreaterThan(0);
     // each sub-agent's and each scheduled task's request asked the limiter (a request is `<workflowId>/<runId>/…`)
-    const asked = (await chainHistories(limiterHandle)).map(historyText).join('\n');
+    const asked = (
+      await chainHistories(keel.worker.client.workflow.getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic')))
+    )
+      .map(historyText)
+      .join('\n');
     for (const id of [...subAgents, ...scheduled]) expect(asked).toContain(`${id}/`);
   }, 120_000);
 });

@@ -17,16 +17,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { startBatch } from '../../cli/batch/start.js';
-import { limiterWorkflowId, limitSpec, type ProviderLimit } from '../../common/limits/definition.js';
-import { CLIENT_LEASE_MS, type LimiterSnapshot } from '../../common/limits/ledger.js';
-import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
+import { limitSpec, type ProviderLimit } from '../../common/limits/definition.js';
+import { CLIENT_LEASE_MS } from '../../common/limits/ledger.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { freePort } from '../free-port.js';
 import { inputTokensOf } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { until } from './harness.js';
-import { limiterDrained } from './limiter-drained.js';
+import { limiterDrained, limiterState } from './limiter-drained.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/limits-worker.ts', import.meta.url));
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -71,10 +70,7 @@ describe('provider limits: workers killed', () => {
       });
       const pair = (): Promise<ChildProcess[]> => Promise.all([spawnWorker(WORKER, env()), spawnWorker(WORKER, env())]);
       const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
-      const limiter = () =>
-        client.client.workflow
-          .getHandle(limiterWorkflowId(taskQueue, 'anthropic'))
-          .query<LimiterSnapshot>(LIMITS_STATE_QUERY);
+      const limiter = limiterState(client.client, taskQueue);
 
       let workers = await pair();
       const batches = await Promise.all(

@@ -8,14 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
-import { limiterWorkflowId, limitSpec } from '../../common/limits/definition.js';
-import { CLIENT_LEASE_MS, type LimiterSnapshot } from '../../common/limits/ledger.js';
-import { LIMITS_STATE_QUERY } from '../../common/limits/protocol.js';
+import { limitSpec } from '../../common/limits/definition.js';
+import { CLIENT_LEASE_MS } from '../../common/limits/ledger.js';
 import { inputTokensOf } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
 import { until } from './harness.js';
-import { limiterDrained } from './limiter-drained.js';
+import { limiterDrained, limiterState } from './limiter-drained.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/limits-worker.ts', import.meta.url));
 const MODEL = 'anthropic/claude-sonnet-4-5';
@@ -48,10 +47,7 @@ async function setUp() {
     KEEL_PROVIDER_LIMITS: `anthropic:${limitSpec({ concurrentRequests: 1 })}`,
   };
   const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
-  const limiter = () =>
-    client.client.workflow
-      .getHandle(limiterWorkflowId(taskQueue, 'anthropic'))
-      .query<LimiterSnapshot>(LIMITS_STATE_QUERY);
+  const limiter = limiterState(client.client, taskQueue);
   return { mock, env, client, limiter };
 }
 

@@ -25,13 +25,13 @@ import { defineTool } from '../../activities/tools/define-tool.js';
 import { startBatch } from '../../cli/commands/batch.js';
 import { limiterWorkflowId, type ProviderLimit } from '../../common/limits/definition.js';
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
-import { LIMITS_STATE_QUERY, PROVIDER_WAIT_SIGNAL } from '../../common/limits/protocol.js';
+import { PROVIDER_WAIT_SIGNAL } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { inputTokensOf, type MockLimitsOptions } from '../mock-providers/limits.js';
 import type { MockStep } from '../mock-providers/script.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { startKeel, until, type Keel } from './harness.js';
-import { limiterDrained } from './limiter-drained.js';
+import { limiterDrained, limiterState } from './limiter-drained.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const BATCHES = env('KEEL_LIMITS_BATCHES', 3);
@@ -97,8 +97,7 @@ async function setup(
     workerOptions: { maxConcurrentActivityTaskExecutions: Math.max(200, BATCHES * TASKS + 10) },
   });
   running = { keel, mock };
-  const handle = keel.worker.client.workflow.getHandle(limiterWorkflowId(keel.taskQueue, 'anthropic'));
-  return { keel, mock, limiter: () => handle.query<LimiterSnapshot>(LIMITS_STATE_QUERY) };
+  return { keel, mock, limiter: limiterState(keel.worker.client, keel.taskQueue) };
 }
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
