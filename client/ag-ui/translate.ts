@@ -6,8 +6,9 @@
  * `metadata.keel.offset`, the Keel stream offset it came from: a client resumes after the last one it applied.
  *
  * A resumed connection re-opens (…_START with the same id) a block the client already holds before appending to it:
- * AG-UI clients reuse a message or tool call whose id they know. A retried model attempt (`attempt_reset`) and a
- * replacing delta send a MESSAGES_SNAPSHOT of the transcript up to the streamed message (plus its blocks as they now
+ * AG-UI clients reuse a message or tool call whose id they know. A retried model attempt (`attempt_reset`), a
+ * replacing delta that does not extend the block, and a replacing delta for a block the connection has not seen (the
+ * client may hold part of it) send a MESSAGES_SNAPSHOT of the transcript up to the streamed message (plus its blocks as they now
  * are), so the client's text is always a prefix of the final one, and at the end exactly it.
  */
 import { EventType, type BaseEvent, type Message as AgUiMessage } from '@ag-ui/core';
@@ -78,12 +79,16 @@ export class AgUiTranslator {
     this.current = e.messageIndex;
     const blocks = this.blocks.get(e.messageIndex) ?? [];
     this.blocks.set(e.messageIndex, blocks);
+    const seen = blocks[e.block] !== undefined;
     const before = blocks[e.block]?.text ?? '';
     blocks[e.block] = { kind: e.kind, text: e.replace ? e.delta : before + e.delta };
     if (e.kind === 'toolCall') return this.toolStart(e.messageIndex, e.toolCallId, e.toolName);
     const id = blockId(e.messageIndex, e.block);
     const out = this.openBlock(id, e.kind);
-    if (e.replace && !e.delta.startsWith(before)) return [...out, await this.snapshot(e.messageIndex, true)];
+    // a replacing delta for a block this connection has not seen (the reader could not tell what the client holds:
+    // a resumed connection whose call ended while it was away) or one that does not extend it: the client's copy is
+    // replaced by a snapshot, never appended to
+    if (e.replace && (!seen || !e.delta.startsWith(before))) return [...out, await this.snapshot(e.messageIndex, true)];
     const delta = e.replace ? e.delta.slice(before.length) : e.delta;
     if (!delta) return out;
     const type = e.kind === 'text' ? EventType.TEXT_MESSAGE_CONTENT : EventType.REASONING_MESSAGE_CONTENT;
