@@ -368,12 +368,14 @@ export class KeelPlugin extends SimplePlugin {
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
     if (this.approvalsNotice) process.stderr.write(this.approvalsNotice);
     const limits: { refusal?: Error } = {};
-    void this.checkLimits(worker).then((refusal) => (limits.refusal = refusal));
+    const stopped = new AbortController();
+    void this.checkLimits(worker, stopped.signal).then((refusal) => (limits.refusal = refusal));
     this.fleet?.open();
     try {
       await this.runWorkers(worker, next);
       if (limits.refusal) throw limits.refusal;
     } finally {
+      stopped.abort();
       this.fleet?.close();
       await this.mcp?.source.close();
     }
@@ -381,12 +383,14 @@ export class KeelPlugin extends SimplePlugin {
 
   /**
    * The worker's provider limits defined with the namespace's limiters while it starts (worker/provider-limits.ts):
-   * refused, the worker shuts down and `run()` rejects with the refusal (resolves with it; undefined when defined).
+   * refused, the worker shuts down and `run()` rejects with the refusal (resolves with it; undefined when defined). A
+   * limiter that cannot answer yet is asked again while the worker runs (`stopped` ends that): it never stops the worker.
    */
-  private checkLimits(worker: Worker): Promise<Error | undefined> {
+  private checkLimits(worker: Worker, stopped: AbortSignal): Promise<Error | undefined> {
     const options = this.home?.options;
     if (!this.providerLimits || this.role === 'tools' || !options) return Promise.resolve(undefined);
-    return defineProviderLimits(options, this.providerLimits).then(
+    const warn = (message: string) => process.stderr.write(`${message}\n`);
+    return defineProviderLimits(options, this.providerLimits, { signal: stopped, warn }).then(
       () => undefined,
       (err: unknown) => {
         if (worker.getState() === 'RUNNING') worker.shutdown();

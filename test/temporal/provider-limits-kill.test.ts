@@ -14,17 +14,20 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { AgentClient } from '../../client/agent-client.js';
 import { startBatch } from '../../cli/batch/start.js';
-import { limitSpec, type ProviderLimit } from '../../common/limits/definition.js';
+import { piAiProvider } from '../../activities/model/pi-ai.js';
+import { limiterWorkflowId, limitSpec, type ProviderLimit } from '../../common/limits/definition.js';
 import { CLIENT_LEASE_MS } from '../../common/limits/ledger.js';
+import { LIMITER_WORKFLOW_TYPE, LIMITS_DEFINE_UPDATE } from '../../common/limits/protocol.js';
+import { createAgentWorker } from '../../worker/create-worker.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { freePort } from '../free-port.js';
 import { inputTokensOf } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
-import { until } from './harness.js';
+import { quietRuntime, until } from './harness.js';
 import { limiterDrained, limiterState } from './limiter-drained.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/limits-worker.ts', import.meta.url));
@@ -106,6 +109,84 @@ describe('provider limits: workers killed', () => {
     },
     TIMEOUT_MS,
   );
+});
+
+describe('provider limits: a worker starting while its limiter cannot answer', () => {
+  it('keeps running and asks again; its limits are defined once the limiter answers (was: the worker stopped)', async () => {
+    // what CI met at issue 36's full scale: the workers killed, the limiter's workflow task timed out on the dead one,
+    // and each new worker's definition was refused ("Workflow Task in failed state"), which stopped it: no worker left
+    const limit = { requestsPerMinute: 600 };
+    mock = await startMockProvider('anthropic', {
+      limits: limit,
+      respond: () => ({ reply: { blocks: [{ type: 'text', text: 'done' }], usage: { input: 10, output: 5 } } }),
+    });
+    const taskQueue = `limits-unanswered-${randomUUID()}`;
+    const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
+    const limiterId = limiterWorkflowId(taskQueue, 'anthropic');
+    // a limiter whose every workflow task fails (a ledger it cannot read): an Update to it is refused meanwhile
+    const broken = await client.client.workflow.start(LIMITER_WORKFLOW_TYPE, {
+      workflowId: limiterId,
+      taskQueue,
+      args: [{ ledger: null }],
+    });
+    quietRuntime();
+    const worker = await createAgentWorker({
+      address: inject('temporalAddress'),
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      models: {
+        '*': piAiProvider({ baseUrls: { anthropic: mock.url }, apiKeys: { anthropic: 'test-key' }, env: {} }),
+      },
+      providerLimits: { anthropic: limit },
+    });
+    const WARNING = '[keel] the anthropic provider limiter cannot answer yet (';
+    const warned: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      warned.push(String(chunk));
+      return write(chunk);
+    });
+    let ended: string | undefined;
+    const running = worker.run().then(
+      () => (ended = 'stopped'),
+      (err: Error) => (ended = `failed: ${err.message}`),
+    );
+    try {
+      await worker.ready();
+      await until(
+        async () => (await broken.fetchHistory()).events!.some((e) => e.workflowTaskFailedEventAttributes),
+        30_000,
+        "the limiter's workflow task failed",
+      );
+      // the worker's definition met the failing limiter: said once on stderr, asked again (1 s, 2 s, 4 s … later)
+      await until(() => warned.some((w) => w.startsWith(WARNING)), 30_000, 'the warning');
+      expect(ended).toBeUndefined();
+      await broken.terminate('broken on purpose');
+      // the next ask starts a new limiter and defines the worker's limits in it
+      await until(
+        async () =>
+          (
+            await client.client.workflow
+              .getHandle(limiterId)
+              .fetchHistory()
+              .catch(() => ({ events: [] }))
+          ).events!.some(
+            (e) =>
+              e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === LIMITS_DEFINE_UPDATE,
+          ),
+        60_000,
+        'the limits defined in a new limiter',
+      );
+      const run = await client.start({ model: 'anthropic/claude-sonnet-4-5', prompt: 'answer done' });
+      expect((await run.result()).status).toBe('completed');
+      expect(ended).toBeUndefined();
+    } finally {
+      vi.restoreAllMocks();
+      await worker.shutdown();
+      await running;
+      await client.close();
+    }
+  }, 120_000);
 });
 
 describe('provider limits: metrics', () => {
