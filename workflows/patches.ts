@@ -189,4 +189,12 @@ export const PATCH = {
    * limiter run, at its start.
    */
   limiterWakes: 'keel-0.11-limiter-wakes',
+  /**
+   * 0.11.1: Temporal's suggestion to continue-as-new is deferred while this run's history is below
+   * `continueAsNewAfterBytes` (and under 10,000 events) and the transcript it would carry is larger than what the run's
+   * history grew by: continuing then writes more (the carried transcript, to the payload store) than it sheds (was: every
+   * suggestion followed; a 2,000-turn run with 50 KB tool results continued 26 times, carrying 1.3 GB in all). Checked
+   * only at such a suggestion (workflows/agent/continue-as-new.ts).
+   */
+  largeCarryDefers: 'keel-0.11.1-large-carry-defers',
 } as const;

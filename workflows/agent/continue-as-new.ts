@@ -36,6 +36,29 @@ export function textChars(messages: readonly Message[]): number {
   return n;
 }
 
+/** Events below which a suggestion may be deferred (Temporal's hard limit is 51,200). */
+const DEFER_MAX_EVENTS = 10_000;
+
+/**
+ * Temporal suggests continue-as-new at a history size (4 MB by default) that suits small state. A run whose carried
+ * transcript is larger than what its own history grew by would write more by continuing (the transcript, to the payload
+ * store, and read back by the next run) than it sheds: it continues at `continueAsNewAfterBytes` instead, so a run of
+ * large tool results continues every 8 MB of history, not every 4, carrying its transcript half as often.
+ */
+function suggestionCostsMore(
+  st: SessionState,
+  info: { continueAsNewSuggested: boolean; historySize: number; historyLength: number },
+  historyAtStart: number,
+  limit: number,
+): boolean {
+  return (
+    info.continueAsNewSuggested &&
+    info.historySize < limit &&
+    info.historyLength < DEFER_MAX_EVENTS &&
+    textChars(st.transcript) > info.historySize - historyAtStart
+  );
+}
+
 export type HistoryDecision = { kind: 'ok' } | { kind: 'continueAsNew' } | { kind: 'full'; message: string };
 
 /**
@@ -57,6 +80,7 @@ export function historyDecision(
   let due = info.continueAsNewSuggested || info.historySize >= limit;
   if (due && !info.continueAsNewSuggested && info.historySize - historyAtStart < limit && patched(PATCH.historyGrowth))
     due = false;
+  if (due && suggestionCostsMore(st, info, historyAtStart, limit) && patched(PATCH.largeCarryDefers)) due = false;
   if (!due || (info.historySize < retryAt && info.historySize < max)) return { kind: 'ok' };
   // a transcript whose text alone passes the cap is not serialised to measure it (≈ 100 MB: a second of the task)
   const carried = textChars(st.transcript) > MAX_CARRIED_CHARS ? undefined : JSON.stringify(st).length;
