@@ -5,7 +5,8 @@
  * once the batches' tasks wait; both worker processes SIGKILLed twice on the way (after a quarter and after half of
  * the requests), new ones taking over. Every task completes, no run sees a 429, the key's token use is ≥ 85 % of its
  * limit over the busy minutes, the interactive run's first request waits less than the batch tasks' median, and the
- * limiter ends with nothing in flight or waiting.
+ * limiter ends with nothing in flight or waiting. The runs keep Keel's defaults (a 30 s heartbeat timeout: a killed
+ * worker's attempts are retried within 30 s), as a fleet's would.
  *
  * 1,801 requests at the limit take about 31 minutes, longer than `npm test` may (issue 34): this file is the `fleet`
  * project, which `.ci/run` runs beside `npm test` and the cluster phase on a dev server of its own
@@ -100,7 +101,6 @@ describe('provider limits at the full scale of issue 36', () => {
               model: MODEL,
               prompt: `batch ${b + 1} task ${i}: turns ${turnsOf(i)}, answer done. ${PADDING}`,
               ...(turnsOf(i) > 1 ? { tools: ['step'] } : {}),
-              heartbeatTimeout: '2s',
             })),
             { concurrency: TASKS, batchId: `limits-full-${b + 1}-${randomUUID()}` },
           ),
