@@ -37,6 +37,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.9.0': 'e74345342a4b579358f91305f091e90e60fae066ee7ec929964c8da39a287242',
   '0.10.0': '7a75b0afaa11607ca680385e933cab4efc21be7fab02fe591cbd3e2337832e23',
   '0.11.0': '8b1a8886b1947db04aaa5d217b271ec12934c345e36196a7d98b4e88f93414a7',
+  '0.11.1': 'e60c403487de025e31660fa139de2669c34f0132b277817922fc92c2040f4c36',
 };
 
 describe('replay corpus manifest', () => {
