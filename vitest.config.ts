@@ -66,8 +66,8 @@ export default defineConfig({
         },
       },
       {
-        // issue 36's full scale (about 31 minutes at the provider's limit, mostly waiting): not part of `npm test`;
-        // `.ci/run` runs it beside `npm test` and the cluster phase, on a dev server of its own (`npm run test:fleet`)
+        // issue 36's full scale (about 31 minutes at the provider's limit): not part of `npm test` nor `.ci/run`; run
+        // by hand on a machine to itself (`npm run test:fleet`; docs/development.md#test-run says why)
         extends: true,
         test: {
           name: 'fleet',

@@ -9,8 +9,8 @@
  * worker's attempts are retried within 30 s), as a fleet's would.
  *
  * 1,801 requests at the limit take about 31 minutes, longer than `npm test` may (issue 34): this file is the `fleet`
- * project, which `.ci/run` runs beside `npm test` and the cluster phase on a dev server of its own
- * (`npm run test:fleet`; docs/development.md#test-run). Each request carries about 1,650 input tokens, so the token
+ * project, run by hand on a machine to itself (`npm run test:fleet`; beside the suites it cannot keep the limit busy:
+ * docs/development.md#test-run). Each request carries about 1,650 input tokens, so the token
  * limit binds (60 of them a minute would be 99,000 to 106,000 tokens).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -22,9 +22,8 @@ import { startBatch } from '../../cli/batch/start.js';
 import { limitSpec, type ProviderLimit } from '../../common/limits/definition.js';
 import { CLIENT_LEASE_MS } from '../../common/limits/ledger.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
-import { inputTokensOf } from '../mock-providers/limits.js';
-import type { MockStep } from '../mock-providers/script.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
+import { turnsReply } from '../mock-providers/turns.js';
 import { killAllWorkers, killWorker, spawnWorker } from '../temporal/child-worker.js';
 import { until } from '../temporal/harness.js';
 import { limiterDrained, limiterState } from '../temporal/limiter-drained.js';
@@ -51,20 +50,6 @@ const MODEL = 'anthropic/claude-sonnet-4-5';
 /** Twice the requests' time at the token limit. */
 const TIMEOUT_MS = 2 * ((REQUESTS * 1_700) / LIMIT.inputTokensPerMinute!) * 60_000;
 
-/** The mock's answer: a task asked for `turns N` calls `step` until N − 1 steps are done, then answers `done`. */
-function respond(body: { messages?: unknown }): MockStep {
-  const usage = { input: inputTokensOf(body), output: 5 };
-  const messages = JSON.stringify(body.messages ?? []);
-  const turns = Number(/turns (\d+)/.exec(messages)?.[1] ?? 1);
-  const steps = messages.split('"tool_result"').length - 1;
-  if (steps < turns - 1)
-    return {
-      reply: { blocks: [{ type: 'toolCall', id: `toolu_${steps}`, name: 'step', arguments: {} }], usage },
-      delayMs: 30, // each call takes a while: a kill finds calls in flight as well as waiting ones
-    };
-  return { reply: { blocks: [{ type: 'text', text: 'done' }], usage }, delayMs: 30 };
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 let mock: MockProviderServer | undefined;
@@ -78,7 +63,10 @@ describe('provider limits at the full scale of issue 36', () => {
   it(
     'three batches of 200 one- to five-turn tasks, an interactive run, workers killed twice: no 429, ≥ 85 % of the tokens, the interactive run first, nothing left',
     async () => {
-      mock = await startMockProvider('anthropic', { limits: MOCK_LIMIT, respond });
+      mock = await startMockProvider('anthropic', {
+        limits: MOCK_LIMIT,
+        respond: (body) => turnsReply(body, 30), // each call takes a while: a kill finds calls in flight
+      });
       const taskQueue = `limits-full-${randomUUID()}`;
       const env = {
         KEEL_TASK_QUEUE: taskQueue,

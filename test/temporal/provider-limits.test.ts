@@ -21,15 +21,14 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { piAiProvider } from '../../activities/model/pi-ai.js';
-import { defineTool } from '../../activities/tools/define-tool.js';
 import { startBatch } from '../../cli/commands/batch.js';
 import { limiterWorkflowId, type ProviderLimit } from '../../common/limits/definition.js';
 import type { LimiterSnapshot } from '../../common/limits/ledger.js';
 import { PROVIDER_WAIT_SIGNAL } from '../../common/limits/protocol.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
-import { inputTokensOf, type MockLimitsOptions } from '../mock-providers/limits.js';
-import type { MockStep } from '../mock-providers/script.js';
+import type { MockLimitsOptions } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
+import { stepTool, turnsReply } from '../mock-providers/turns.js';
 import { startKeel, until, type Keel } from './harness.js';
 import { limiterDrained, limiterState } from './limiter-drained.js';
 
@@ -56,25 +55,6 @@ const LIMIT: ProviderLimit = {
 const MOCK_LIMIT = { ...LIMIT, burstSeconds: env('KEEL_LIMITS_MOCK_BURST', 5) };
 const MODEL = 'anthropic/claude-sonnet-4-5';
 
-/** The tool a task's turns but its last call. */
-const step = defineTool({
-  name: 'step',
-  description: 'Takes one step.',
-  parameters: { type: 'object', properties: {} },
-  execute: async () => ({ content: [{ type: 'text', text: 'stepped' }] }),
-});
-
-/** The mock's answer: a task asked for `turns N` calls `step` until N − 1 steps are done, then answers `done`. */
-function respond(body: { messages?: unknown }): MockStep {
-  const usage = { input: inputTokensOf(body), output: 5 };
-  const messages = JSON.stringify(body.messages ?? []);
-  const turns = Number(/turns (\d+)/.exec(messages)?.[1] ?? 1);
-  const steps = messages.split('"tool_result"').length - 1;
-  if (steps < turns - 1)
-    return { reply: { blocks: [{ type: 'toolCall', id: `toolu_${steps}`, name: 'step', arguments: {} }], usage } };
-  return { reply: { blocks: [{ type: 'text', text: 'done' }], usage } };
-}
-
 let running: { keel: Keel; mock: MockProviderServer } | undefined;
 afterEach(async () => {
   await running?.keel.stop();
@@ -86,12 +66,12 @@ async function setup(
   limit = LIMIT,
   mockLimit: MockLimitsOptions = MOCK_LIMIT,
 ): Promise<{ keel: Keel; mock: MockProviderServer; limiter: () => Promise<LimiterSnapshot> }> {
-  const mock = await startMockProvider('anthropic', { limits: mockLimit, respond });
+  const mock = await startMockProvider('anthropic', { limits: mockLimit, respond: (body) => turnsReply(body) });
   const keel = await startKeel({
     models: {
       '*': piAiProvider({ baseUrls: { anthropic: mock.url }, apiKeys: { anthropic: 'test-key' }, env: {} }),
     },
-    tools: [step],
+    tools: [stepTool],
     providerLimits: { anthropic: limit },
     // every task's attempt waits in the limiter's line, not in the task queue's backlog
     workerOptions: { maxConcurrentActivityTaskExecutions: Math.max(200, BATCHES * TASKS + 10) },

@@ -7,24 +7,17 @@
 import { describe, expect, it } from 'vitest';
 import type { BaseEvent } from '@ag-ui/core';
 import { AgUiTranslator } from '../../client/ag-ui/translate.js';
-import type { Message } from '../../common/messages.js';
+import { emptyUsage, type Message } from '../../common/messages.js';
 import { StreamOffset, type StreamEvent } from '../../common/stream.js';
 
-const zero = {
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
+const zero = emptyUsage();
 const transcript: Message[] = [{ role: 'user', content: 'go', timestamp: 0 }];
 const strip = (events: BaseEvent[]) => events.map(({ metadata: _m, ...e }) => e);
 
 describe('a resumed AG-UI connection', () => {
   it('a replacing delta for a block it has not seen: a snapshot with the whole text, no appended content', async () => {
     const from = StreamOffset.delta(3, 5)!.value; // the client applied 5 delta items of the call after event 3
-    const tr = new AgUiTranslator(async (n) => transcript.slice(0, n), zero as never, from);
+    const tr = new AgUiTranslator(async (n) => transcript.slice(0, n), zero, from);
     const tail = {
       type: 'message_update',
       messageIndex: 1,
@@ -47,7 +40,7 @@ describe('a resumed AG-UI connection', () => {
   });
 
   it('a replacing delta that extends what the connection sent: only the rest, appended', async () => {
-    const tr = new AgUiTranslator(async (n) => transcript.slice(0, n), zero as never, 0);
+    const tr = new AgUiTranslator(async (n) => transcript.slice(0, n), zero, 0);
     const update = (delta: string, replace?: true) =>
       ({
         type: 'message_update',
