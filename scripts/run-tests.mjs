@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 
 mkdirSync('.keel', { recursive: true });
 for (const f of readdirSync('.keel', { withFileTypes: true }).filter((d) => d.isFile()))
-  if (/^test-(results|errors)(-.*)?\.json$/.test(f.name) && !/-(cluster|fleet)\.json$/.test(f.name))
+  if (/^test-(results|errors)(-.*)?\.json$/.test(f.name) && f.name !== 'test-results-cluster.json')
     rmSync(`.keel/${f.name}`, { force: true });
 
 const vitest = (projects, output) => [

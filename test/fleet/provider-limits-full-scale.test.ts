@@ -13,7 +13,6 @@
  * docs/development.md#test-run). Each request carries about 1,650 input tokens, so the token
  * limit binds (60 of them a minute would be 99,000 to 106,000 tokens).
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
@@ -24,13 +23,16 @@ import { CLIENT_LEASE_MS } from '../../common/limits/ledger.js';
 import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
 import { turnsReply } from '../mock-providers/turns.js';
-import { killAllWorkers, killWorker, spawnWorker } from '../temporal/child-worker.js';
+import { killAllWorkers, replaceWorkers, workerPair } from '../temporal/child-worker.js';
 import { until } from '../temporal/harness.js';
 import { limiterDrained, limiterState } from '../temporal/limiter-drained.js';
 
 const WORKER = fileURLToPath(new URL('../temporal/fixtures/limits-worker.ts', import.meta.url));
 const BATCHES = 3;
-/** Tasks per batch: 200 (`KEEL_FLEET_TASKS` scales it down for a quick local check). */
+/**
+ * Tasks per batch: 200. `KEEL_FLEET_TASKS` scales it down to check the rest quickly; the ≥ 85 % bar needs the full
+ * scale (at 10 a batch each kill's 30 s heartbeat timeout weighs on a 2.5-minute window: 59 % measured).
+ */
 const TASKS = Number(process.env.KEEL_FLEET_TASKS ?? 200);
 const TURNS = 5;
 const turnsOf = (i: number) => 1 + (i % TURNS);
@@ -75,7 +77,7 @@ describe('provider limits at the full scale of issue 36', () => {
         // every task's attempt waits in the limiter's line, not in the task queue's backlog
         KEEL_MAX_ACTIVITIES: String(BATCHES * TASKS + 10),
       };
-      const pair = (): Promise<ChildProcess[]> => Promise.all([spawnWorker(WORKER, env), spawnWorker(WORKER, env)]);
+      const pair = () => workerPair(WORKER, env);
       const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
       const limiter = limiterState(client.client, taskQueue);
 
@@ -109,9 +111,7 @@ describe('provider limits at the full scale of issue 36', () => {
       for (const reached of [Math.floor(REQUESTS / 4), Math.floor(REQUESTS / 2)]) {
         await until(() => mock!.limits!.accepted.length >= reached, TIMEOUT_MS / 2, `${reached} requests accepted`);
         batchWaits.push(...(await limiter()).recentWaits.filter((w) => w.priority === 4).map((w) => w.ms));
-        const next = await pair();
-        await Promise.all(workers.map(killWorker));
-        workers = next;
+        workers = await replaceWorkers(workers, pair);
       }
       for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: TASKS });
       batchWaits.push(...(await limiter()).recentWaits.filter((w) => w.priority === 4).map((w) => w.ms));

@@ -27,6 +27,21 @@ export function spawnWorker(fixture: string, env: Record<string, string>, cwd?: 
   });
 }
 
+/** Two workers of `fixture` with `env`, started side by side (see spawnWorker). */
+export function workerPair(fixture: string, env: Record<string, string>): Promise<ChildProcess[]> {
+  return Promise.all([spawnWorker(fixture, env), spawnWorker(fixture, env)]);
+}
+
+/** Starts the next workers (`start`) before it SIGKILLs `old`, so the runs never lack one; returns the new ones. */
+export async function replaceWorkers(
+  old: ChildProcess[],
+  start: () => Promise<ChildProcess[]>,
+): Promise<ChildProcess[]> {
+  const next = await start();
+  await Promise.all(old.map(killWorker));
+  return next;
+}
+
 /** SIGKILL: no shutdown, no completion sent; what a crashed or OOM-killed worker looks like to Temporal. */
 export function killWorker(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {

@@ -11,7 +11,6 @@
  *   KEEL_LIMITS_KILL_TASKS=200 KEEL_LIMITS_KILL_RPM=60 KEEL_LIMITS_KILL_TPM=100000 \
  *     npx vitest run --project temporal test/temporal/provider-limits-kill.test.ts -t 'kill -9'
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, inject, it, vi } from 'vitest';
@@ -26,7 +25,7 @@ import type { AgentBatchResult } from '../../workflows/batch/definitions.js';
 import { freePort } from '../free-port.js';
 import { inputTokensOf } from '../mock-providers/limits.js';
 import { startMockProvider, type MockProviderServer } from '../mock-providers/server.js';
-import { killAllWorkers, killWorker, spawnWorker } from './child-worker.js';
+import { killAllWorkers, replaceWorkers, spawnWorker, workerPair } from './child-worker.js';
 import { quietRuntime, until } from './harness.js';
 import { limiterDrained, limiterState } from './limiter-drained.js';
 
@@ -71,7 +70,7 @@ describe('provider limits: workers killed', () => {
         KEEL_MOCK_URL: mock!.url,
         KEEL_PROVIDER_LIMITS: `anthropic:${limitSpec(LIMIT)}`,
       });
-      const pair = (): Promise<ChildProcess[]> => Promise.all([spawnWorker(WORKER, env()), spawnWorker(WORKER, env())]);
+      const pair = () => workerPair(WORKER, env());
       const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
       const limiter = limiterState(client.client, taskQueue);
 
@@ -94,9 +93,7 @@ describe('provider limits: workers killed', () => {
       for (const reached of [Math.floor(total / 4), Math.floor(total / 2)]) {
         const within = Math.max(60_000, ((2 * reached) / LIMIT.requestsPerMinute!) * 60_000);
         await until(() => mock!.limits!.accepted.length >= reached, within, `${reached} requests accepted`);
-        const next = await pair();
-        await Promise.all(workers.map(killWorker));
-        workers = next;
+        workers = await replaceWorkers(workers, pair);
       }
       for (const batch of batches) expect((await batch.result()) as AgentBatchResult).toMatchObject({ done: TASKS });
       // no 429: the limits held across the kills (grants of killed attempts stay counted until their tokens drain)
