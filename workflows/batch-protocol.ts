@@ -24,6 +24,11 @@ export interface BatchMembership {
    * batch started it after deciding to continue-as-new, workflows/batch/window.ts).
    */
   reportBySignal?: true;
+  /**
+   * From 0.12.0 (`keel-0.12-lean-batch-tasks`): the task starts lean — its input checked in a local activity, the
+   * visibility and sliding-window patches implied (no markers; workflows/agent/features.ts).
+   */
+  leanStart?: true;
 }
 
 /**
@@ -49,6 +54,7 @@ export function batchMembership(): BatchMembership | undefined {
         index: m.index as number,
         ...(m.treeBudget === true ? { treeBudget: true } : {}),
         ...(m.reportBySignal === true ? { reportBySignal: true } : {}),
+        ...(m.leanStart === true ? { leanStart: true } : {}),
       }
     : undefined;
 }

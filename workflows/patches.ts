@@ -197,4 +197,20 @@ export const PATCH = {
    * only at such a suggestion (workflows/agent/continue-as-new.ts).
    */
   largeCarryDefers: 'keel-0.11.1-large-carry-defers',
+  /**
+   * 0.12.0: a sub-agent's child starts lean (workflows/tree/sub-agent.ts): its memo says `leanStart`, its Keel search
+   * attributes are set in its start, and the child checks its input in a local activity (a marker instead of six
+   * activity and workflow-task events), skips the start upsert and records no `coarseTurnUpserts` or `startAttributes`
+   * marker (both implied). The child's path is decided by this memo field, set by the parent under this patch, as 0.8.0's
+   * `rootBudgeted` is. Implies `subAgentCalls` (and through it `subAgents`, `subAgentModelOptions`, `subAgentToolBound`):
+   * a parent that has it records none of their markers. Asked at the run's first sub-agent call.
+   */
+  leanSubAgentStart: 'keel-0.12-lean-sub-agent-start',
+  /**
+   * 0.12.0: a sliding-window batch starts its tasks lean (workflows/batch/window.ts): its memo `keelBatch` says
+   * `leanStart`, and the child checks its input in a local activity and records no `coarseTurnUpserts`,
+   * `startAttributes` or `slidingWindowBatch` marker (all three implied), as a lean sub-agent does
+   * (`leanSubAgentStart`). Asked when the batch run starts its first task.
+   */
+  leanBatchTasks: 'keel-0.12-lean-batch-tasks',
 } as const;

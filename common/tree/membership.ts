@@ -34,6 +34,12 @@ export interface TreeMembership {
    * signal to the root). Absent (a memo set before 0.8.0): taken as true, every request reserves from the root.
    */
   rootBudgeted?: boolean;
+  /**
+   * 0.12.0 (set by a parent under `keel-0.12-lean-sub-agent-start`): the child starts lean — its input checked in a local
+   * activity, its Keel search attributes set in its start, no markers of the patches the parent's implies. Absent (a
+   * memo set before 0.12.0, or by a parent replaying an older history): the child starts as before.
+   */
+  leanStart?: boolean;
 }
 
 /** The memo key holding a sub-agent's `TreeMembership`. */
@@ -52,7 +58,8 @@ export function asTreeMembership(value: unknown): TreeMembership | undefined {
     (m.budgetedAncestors === undefined ||
       (Array.isArray(m.budgetedAncestors) && m.budgetedAncestors.every((a) => typeof a === 'string'))) &&
     (m.tools === undefined || (Array.isArray(m.tools) && m.tools.every((a) => typeof a === 'string'))) &&
-    (m.rootBudgeted === undefined || typeof m.rootBudgeted === 'boolean')
+    (m.rootBudgeted === undefined || typeof m.rootBudgeted === 'boolean') &&
+    (m.leanStart === undefined || typeof m.leanStart === 'boolean')
     ? (m as TreeMembership)
     : undefined;
 }

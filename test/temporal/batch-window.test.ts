@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
+import protoModule from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import type { Usage } from '../../common/messages.js';
@@ -17,9 +18,24 @@ import {
   type BatchProgress,
 } from '../../workflows/batch/definitions.js';
 import { taskFinishedSignal } from '../../workflows/batch-protocol.js';
+import { stateQuery } from '../../workflows/definitions.js';
 import type { WindowCarried } from '../../workflows/batch/window.js';
 import { startBatchWorkflow } from '../../client/batch-client.js';
 import { chainHistories, gate, startKeel, workflowTaskFailures, type Keel } from './harness.js';
+
+/** The patch ids of a history's markers, in order. */
+const patchIds = (events: HistoryEvent[]): string[] =>
+  events.flatMap((e) => {
+    const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
+  });
+/** The activity type of a local activity's marker, else undefined. */
+const localActivityType = (e: HistoryEvent): string | undefined => {
+  const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+  return data ? (JSON.parse(Buffer.from(data).toString()) as { activity_type: string }).activity_type : undefined;
+};
+const activityType = (e: HistoryEvent): string | undefined =>
+  e.activityTaskScheduledEventAttributes?.activityType?.name ?? undefined;
 
 const usage = (totalTokens: number, cost: number): Partial<Usage> => ({
   input: totalTokens,
@@ -59,6 +75,7 @@ const script = {
     { match: 'toolResult:hold', text: 'done', usage: usage(10, 0.001) },
     { match: 'toolResult:pad', text: 'padded', usage: usage(10, 0.001) },
     { match: 'pad please', toolCalls: [{ name: 'pad', arguments: {} }], usage: usage(5, 0.0005) },
+    { match: 'say hi', text: 'hi', usage: usage(2, 0.0002) },
     { match: 'break', text: 'no', stopReason: 'error' as const, errorMessage: 'scripted failure', usage: usage(3, 0) },
     ...Array.from({ length: 30 }, (_, k) => ({
       match: `task ${k} `,
@@ -68,6 +85,7 @@ const script = {
   ],
 };
 
+const { EventType } = protoModule.temporal.api.enums.v1;
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 type HistoryEvent = NonNullable<History['events']>[number];
 
@@ -315,6 +333,38 @@ describe('sliding-window batch', () => {
     expect(reconciled.length).toBeGreaterThan(0);
   }, 120_000);
 
+  it('a task starts lean (0.12.0): its input check a local activity, one model call, no patch marker', async () => {
+    const handle = await startBatchWorkflow(
+      keel.client.client,
+      keel.taskQueue,
+      [{ model: 'scripted/window', prompt: 'say hi' }],
+      { batchId: `batch-window-lean-${randomUUID()}` },
+    );
+    expect(await handle.result()).toMatchObject({ total: 1, done: 1, tokens: 2 });
+    const child = keel.client.client.workflow.getHandle(`${handle.workflowId}-0`);
+    const names = ((await child.fetchHistory()).events ?? []).map((e) => {
+      const type = String(EventType[e.eventType ?? 0]).replace('EVENT_TYPE_', '');
+      const what = activityType(e) ?? localActivityType(e) ?? patchIds([e])[0];
+      return what ? `${type} ${what}` : type;
+    });
+    const task = ['WORKFLOW_TASK_SCHEDULED', 'WORKFLOW_TASK_STARTED', 'WORKFLOW_TASK_COMPLETED'];
+    // 14 events (0.11: 21 — an input-check activity and its workflow task, the coarse-turn patch marker and its upsert)
+    expect(names).toEqual([
+      'WORKFLOW_EXECUTION_STARTED',
+      ...task,
+      'MARKER_RECORDED startRun',
+      'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', // running: a batch's task has no search attributes from its start
+      'ACTIVITY_TASK_SCHEDULED callModel',
+      'ACTIVITY_TASK_STARTED',
+      'ACTIVITY_TASK_COMPLETED',
+      ...task,
+      'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES',
+      'WORKFLOW_EXECUTION_COMPLETED',
+    ]);
+    // the closed task's state is read by replaying its history (the local activity first in its first task)
+    expect((await child.query(stateQuery)).status).toBe('completed');
+  });
+
   it('a child asked to report, then continuing-as-new, keeps its batch memo and reports from its last run', async () => {
     const handle = await startBatchWorkflow(
       keel.client.client,
@@ -336,7 +386,19 @@ describe('sliding-window batch', () => {
     const child = keel.client.client.workflow.getHandle(`${handle.workflowId}-0`);
     const d = await child.describe();
     expect(d.runId).not.toBe(d.raw.workflowExecutionInfo?.firstRunId);
-    expect(d.memo).toEqual({ keelBatch: { workflowId: handle.workflowId, index: 0 } });
+    // 0.12.0: the batch started its task lean (keel-0.12-lean-batch-tasks)
+    expect(d.memo).toEqual({ keelBatch: { workflowId: handle.workflowId, index: 0, leanStart: true } });
+    const batchPatches = (await chainHistories(handle)).flatMap((h) => patchIds(h.events!));
+    expect(batchPatches).toContain('keel-0.12-lean-batch-tasks');
+    // a lean task: its input checked in a local activity (the first command of its first run), and none of the markers
+    // its memo implies — visibility (0.3.0, 0.4.0) and the sliding window's report (0.4.0) — in any of its runs
+    const childRuns = await chainHistories(child);
+    const firstCommand = childRuns[0].events!.find((e) => Number(e.eventId) > 4)!;
+    expect(localActivityType(firstCommand)).toBe('startRun');
+    expect(childRuns.flatMap((h) => h.events!.map(activityType))).not.toContain('startRun');
+    expect(childRuns.flatMap((h) => patchIds(h.events!))).not.toEqual(
+      expect.arrayContaining([expect.stringMatching(/coarse-turn|start-attributes|sliding-window/)]),
+    );
     const reports = (await chainHistories(handle)).flatMap((h) =>
       h.events!.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'keelBatchTaskFinished'),
     );

@@ -105,6 +105,7 @@ describe('sub-agents: a run’s tools bound its tree', () => {
       path: ['helper › h1'],
       tools: ['helper'],
       rootBudgeted: false,
+      leanStart: true,
     });
   });
 

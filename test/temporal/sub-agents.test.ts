@@ -141,9 +141,13 @@ async function eventNames(k: Keel, workflowId: string): Promise<string[]> {
     const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
     const patch = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
     const upsert = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    const local = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
     const what =
       activity ??
       (patch ? (JSON.parse(Buffer.from(patch).toString()) as { id: string }).id : undefined) ??
+      (local
+        ? `local ${(JSON.parse(Buffer.from(local).toString()) as { activity_type: string }).activity_type}`
+        : undefined) ??
       (upsert?.TemporalChangeVersion ? 'TemporalChangeVersion' : upsert ? 'Keel' : undefined);
     return what ? `${type} ${what}` : type;
   });
@@ -204,6 +208,7 @@ describe('sub-agents', () => {
         path: [`researcher › ${c}`],
         tools: ['researcher'], // the root run's tools bound the tree
         rootBudgeted: false, // 0.8.0: the root has no budget, so the child's requests reserve from no one
+        leanStart: true, // 0.12.0: its start check a local activity, its search attributes set by the parent
       });
       expect(await d.staticSummary()).toBe(`sub-agent researcher: ${topic}`);
       expect(await d.staticDetails()).toContain(`**sub-agent** researcher · tool call ${c} of ${id}`);
@@ -270,11 +275,12 @@ describe('sub-agents', () => {
       `MARKER_RECORDED ${id}`,
       'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES TemporalChangeVersion',
     ];
-    // the parent: the call's workflow task starts the child (its one patch marker, once per run), the child's start
-    // and its completion each wake the workflow; the turn's end (its own patch marker) schedules the next model call
+    // the parent: the call's workflow task starts the child (its one patch marker, once per run: 0.12.0's lean start,
+    // which implies 0.8.0's), the child's start and its completion each wake the workflow; the turn's end (its own patch
+    // marker) schedules the next model call
     expect(callEvents(await eventNames(keel, id))).toEqual([
       ...task,
-      ...patchMarker('keel-0.8-sub-agent-calls'),
+      ...patchMarker('keel-0.12-lean-sub-agent-start'),
       'START_CHILD_WORKFLOW_EXECUTION_INITIATED',
       'CHILD_WORKFLOW_EXECUTION_STARTED',
       ...task,
@@ -283,23 +289,28 @@ describe('sub-agents', () => {
       ...patchMarker('keel-0.3-coarse-turn-upserts'),
       'ACTIVITY_TASK_SCHEDULED callModel',
     ]);
-    // the child: its start check, one model call, its end; no Update or signal to the root (no budget anywhere)
+    // the child (started lean, 0.12.0): its start check as a local activity in its first workflow task, one model call,
+    // its end; no start upsert (its parent set the attributes in its start), no patch marker, no Update or signal to the
+    // root (no budget anywhere)
+    const child = keel.client.getHandle(`${id}-o1`);
     expect(await eventNames(keel, `${id}-o1`)).toEqual([
       'WORKFLOW_EXECUTION_STARTED',
       ...task,
-      'ACTIVITY_TASK_SCHEDULED startRun',
-      'ACTIVITY_TASK_STARTED',
-      'ACTIVITY_TASK_COMPLETED',
-      ...task,
-      'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES Keel',
+      'MARKER_RECORDED local startRun',
       'ACTIVITY_TASK_SCHEDULED callModel',
       'ACTIVITY_TASK_STARTED',
       'ACTIVITY_TASK_COMPLETED',
       ...task,
-      ...patchMarker('keel-0.3-coarse-turn-upserts'),
       'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES Keel',
       'WORKFLOW_EXECUTION_COMPLETED',
     ]);
+    const [first] = (await child.workflow.fetchHistory()).events ?? [];
+    const fields = first.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields ?? {};
+    expect(Object.keys(fields).sort()).toEqual(['KeelCostUsd', 'KeelModel', 'KeelStatus', 'KeelTurns']);
+    expect(Buffer.from(fields.KeelStatus.data!).toString()).toBe('"running"');
+    expect((await child.workflow.describe()).searchAttributes.KeelStatus).toEqual(['completed']);
+    // a query replays the closed child from its history (the local activity before the rest of its first task)
+    expect((await child.state()).status).toBe('completed');
     expect(await workflowTaskFailures(h)).toEqual([]);
   });
 
@@ -413,6 +424,7 @@ describe('sub-agents', () => {
       path: ['delegator › d1', 'researcher › r1'],
       tools: ['delegator', 'researcher'],
       rootBudgeted: false, // carried down from its parent's memo
+      leanStart: true, // the grandchild's parent started it lean too
     });
     expect(strip(await h.allMessages())[2]).toEqual(
       result('d1', 'delegator', 'delegated', { childWorkflowId: `${h.workflowId}-d1` }),
@@ -439,6 +451,7 @@ describe('sub-agents', () => {
       path: ['looper › l1'],
       tools: ['looper', 'blob'],
       rootBudgeted: false,
+      leanStart: true, // carried across the child's continue-as-new with the rest of the memo
     });
   });
 
@@ -466,6 +479,7 @@ describe('sub-agents', () => {
       path: ['counter › t1'],
       tools: ['counter'],
       rootBudgeted: false, // a batch without a budget keeps no ledger
+      leanStart: true,
     });
   });
 

@@ -38,6 +38,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.10.0': '7a75b0afaa11607ca680385e933cab4efc21be7fab02fe591cbd3e2337832e23',
   '0.11.0': '8b1a8886b1947db04aaa5d217b271ec12934c345e36196a7d98b4e88f93414a7',
   '0.11.1': 'e60c403487de025e31660fa139de2669c34f0132b277817922fc92c2040f4c36',
+  '0.12.0': '0ec47d9a0bd635be68c41f5c798218fa42cc8aa4b946d2639b455f10120cecec',
 };
 
 describe('replay corpus manifest', () => {

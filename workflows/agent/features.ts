@@ -19,6 +19,12 @@ export interface RunFeatures {
   readonly reservesFrom?: string;
   /** A tree's root or a batch hears about the run's calls awaiting approval (`keelTreeApprovals`). */
   readonly reportsApprovals: boolean;
+  /**
+   * Memo `keelTree` or `keelBatch` with `leanStart` (0.12.0): a sub-agent or a batch's task started lean — its input
+   * checked in a local activity, the 0.3.0 and 0.4.0 visibility patches (and a batch task's 0.4.0 sliding-window patch)
+   * implied, no marker; a sub-agent's parent sets its search attributes in its start.
+   */
+  readonly leanStart: boolean;
 }
 
 /** The features of the run now starting (in the workflow, at the session's start: reads `workflowInfo().memo`). */
@@ -36,5 +42,6 @@ export function runFeatures(): RunFeatures {
     ...(batch ? { batch } : {}),
     ...(reservesFrom !== undefined ? { reservesFrom } : {}),
     reportsApprovals: tree !== undefined || batch !== undefined,
+    leanStart: tree?.leanStart === true || batch?.leanStart === true,
   });
 }

@@ -45,7 +45,8 @@ export async function reportToBatch(
   state: BatchReportState | undefined,
 ): Promise<void> {
   const m = batchMembership();
-  if (!m || !state?.reportToBatch || !patched(PATCH.slidingWindowBatch)) return;
+  // a task started lean (0.12.0) has the sliding-window report without asking its patch
+  if (!m || !state?.reportToBatch || !(m.leanStart === true || patched(PATCH.slidingWindowBatch))) return;
   const o = closingRunOutcome(result, err);
   const r = o.result;
   const usage = r?.usage ?? state?.usage;

@@ -181,13 +181,13 @@ export class AgentSession implements ToolBatchHost {
   /** At every status change: the details, and the search attributes that changed (each upsert is a history event). */
   publish(): void {
     setCurrentDetails(this.details());
-    this.published = publishAttributes(this.state, this.published);
+    this.published = publishAttributes(this.state, this.published, this.features.leanStart);
     this.desk.reportToRoot(); // a sub-agent whose pending approvals changed tells its root
   }
 
   /** At every turn end: the details, and the search attributes every `TURN_UPSERT_STRIDE` turns (visibility.ts). */
   publishTurnEnd(): void {
-    if (turnEndUpsertDue(this.state, this.published)) this.publish();
+    if (turnEndUpsertDue(this.state, this.published, this.features.leanStart)) this.publish();
     else this.publishDetails();
   }
 

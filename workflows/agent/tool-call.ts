@@ -11,6 +11,7 @@ import { carriedCall } from '../../common/transcript-tail.js';
 import type { ApprovalRecord } from '../../common/updates.js';
 import type { PreparedCall, RunRef, SubAgentRecord, ToolCallRef, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import type { RunTree } from '../tree/context.js';
+import { subAgentCallsSince08 } from '../tree/sub-agent.js';
 import {
   localPreparationOptions,
   localToolActivities,
@@ -206,10 +207,11 @@ function startsDirectly(h: ToolCallHost, call: ToolCall, info: ToolInfo & { agen
 
 /**
  * A call of a sub-agent (README "Sub-agents"): a child run instead of a tool activity (from 0.6.0). A run that has the
- * 0.8.0 sub-agent calls (`PATCH.subAgentCalls`, which implies `subAgents`) records no `subAgents` marker.
+ * 0.8.0 sub-agent calls (`PATCH.subAgentCalls`, which implies `subAgents`; itself implied by 0.12.0's
+ * `leanSubAgentStart`) records no `subAgents` marker.
  */
 function isSubAgent(info: ToolInfo): info is ToolInfo & { agent: SubAgentRecord } {
-  return info.agent !== undefined && (patched(PATCH.subAgentCalls) || patched(PATCH.subAgents));
+  return info.agent !== undefined && (subAgentCallsSince08() || patched(PATCH.subAgents));
 }
 
 /**

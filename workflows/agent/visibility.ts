@@ -25,23 +25,25 @@ export const TURN_UPSERT_STRIDE = 10;
 
 /**
  * At a turn end: whether the search attributes are due (`AgentSession.publishTurnEnd`), else the details alone are
- * republished. Due every `TURN_UPSERT_STRIDE` turns and at a status change.
+ * republished. Due every `TURN_UPSERT_STRIDE` turns and at a status change. `lean`: a sub-agent started lean (0.12.0,
+ * `RunFeatures.leanStart`), which has the 0.3.0 rule without asking its patch.
  */
-export function turnEndUpsertDue(st: VisibleState, published: Published | undefined): boolean {
+export function turnEndUpsertDue(st: VisibleState, published: Published | undefined, lean: boolean): boolean {
   const statusUnchanged = published?.status === st.status && published.model === st.config.model;
   return !(
     st.searchAttributes &&
     statusUnchanged &&
     st.turns % TURN_UPSERT_STRIDE !== 0 &&
-    patched(PATCH.coarseTurnUpserts)
+    (lean || patched(PATCH.coarseTurnUpserts))
   );
 }
 
 /**
  * At every status change (and, before 0.3.0, every turn end; `AgentSession.publish`): upserts the search attributes
- * that changed since `last` (each upsert is a history event). Returns what is published now.
+ * that changed since `last` (each upsert is a history event). Returns what is published now. `lean`: a sub-agent
+ * started lean (0.12.0), whose parent set them in its start: the 0.4.0 rule without asking its patch.
  */
-export function publishAttributes(st: VisibleState, last: Published | undefined): Published | undefined {
+export function publishAttributes(st: VisibleState, last: Published | undefined, lean: boolean): Published | undefined {
   if (!st.searchAttributes) return last;
   const now = {
     status: st.status,
@@ -50,7 +52,7 @@ export function publishAttributes(st: VisibleState, last: Published | undefined)
     cost: Math.round(st.usage.cost.total * 1e6) / 1e6,
   };
   // set at start (AgentClient) or carried by continue-as-new: upserting them again is a no-op
-  if (!last && alreadyHeld(now) && patched(PATCH.startAttributes)) return now;
+  if (!last && alreadyHeld(now) && (lean || patched(PATCH.startAttributes))) return now;
   if (
     last &&
     last.status === now.status &&
@@ -81,10 +83,11 @@ function alreadyHeld(now: { status: string; model: string; turns: number; cost: 
 
 /**
  * Call when the run fails without having published its end (bad input found by the worker, a bug in workflow code):
- * a KeelStatus still saying `running` or `waiting` (set at start by `AgentClient`) is corrected to `failed`.
+ * a KeelStatus still saying `running` or `waiting` (set at start by `AgentClient`, or by a lean sub-agent's parent:
+ * `lean`, which implies the patch) is corrected to `failed`.
  */
-export function publishFailedEnd(): void {
+export function publishFailedEnd(lean: boolean): void {
   const status = workflowInfo().typedSearchAttributes.get(KEEL_STATUS);
-  if ((status === 'running' || status === 'waiting') && patched(PATCH.startAttributes))
+  if ((status === 'running' || status === 'waiting') && (lean || patched(PATCH.startAttributes)))
     upsertSearchAttributes([{ key: KEEL_STATUS, value: 'failed' }]);
 }

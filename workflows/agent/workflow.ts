@@ -28,6 +28,7 @@ import type { AgentRunInput, AgentRunResult, RunStatus } from '../../common/run.
 import { localSetupActivities, setupActivities } from '../activities.js';
 import { PATCH } from '../patches.js';
 import { publishFailedEnd } from './visibility.js';
+import { runFeatures } from './features.js';
 import { relayClose } from './stream-relay.js';
 import type { RelayedClose } from '../../common/stream-relay.js';
 import { textChars, unboundedPayloads } from './continue-as-new.js';
@@ -61,7 +62,7 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
   } catch (err) {
     const failure = asRunFailure(err);
     if (!isContinueAsNew(err)) {
-      if (!isCancellation(failure)) publishFailedEnd();
+      if (!isCancellation(failure)) publishFailedEnd(opened.session?.features.leanStart ?? runFeatures().leanStart);
       // a child of a batch tells it how it closed (not when it continues-as-new: the next run will)
       await reportToBatch(undefined, err, opened.session?.state);
     }
@@ -243,8 +244,9 @@ function initialState(input: AgentRunInput): SessionState {
 }
 
 /**
- * Validates the input (an activity: ajv and the worker's tool and model registries) before any model call. Undefined:
- * a session with neither prompt nor messages, which waits for its first message (update-with-start, README).
+ * Validates the input (an activity: ajv and the worker's tool and model registries; a local activity in a sub-agent
+ * started lean, 0.12.0) before any model call. Undefined: a session with neither prompt nor messages, which waits for
+ * its first message (update-with-start, README).
  */
 async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart | undefined> {
   const st = s.state;
@@ -253,7 +255,10 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
   const check =
     deep !== undefined && patched(PATCH.deepInputRefused)
       ? { errors: [nestedTooDeep(deep)], tools: [], searchAttributes: false }
-      : await setupActivities.startRun.executeWithOptions({ summary: 'check run input' }, [{ input }]);
+      : await (s.features.leanStart ? localSetupActivities : setupActivities).startRun.executeWithOptions(
+          { summary: 'check run input' },
+          [{ input }],
+        );
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
   if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(st.transcript, input)) {

@@ -265,6 +265,8 @@ class WindowBatch {
   private readonly perTask: number;
   /** Grading, variants and repeats (`PATCH.batchGrading`), decided once per run when first needed. */
   private shaped: boolean | undefined;
+  /** Tasks start lean (0.12.0; `leanTasks`), once asked. */
+  private lean: boolean | undefined;
   private grading: BatchGrading | undefined;
   private readonly carriedGrading: GradingCarried | undefined;
   /** The last task read (a task runs in several slots). */
@@ -307,6 +309,15 @@ class WindowBatch {
         );
     }
     return this.shaped;
+  }
+
+  /**
+   * Whether this run starts its tasks lean (`PATCH.leanBatchTasks`, 0.12.0: memo `leanStart`, the child's input check a
+   * local activity, no visibility or sliding-window marker in the child): asked at the first task this run starts.
+   */
+  private leanTasks(): boolean {
+    this.lean ??= patched(PATCH.leanBatchTasks);
+    return this.lean;
   }
 
   /** Whether tasks run in variant or repeat slots: more than one per task, or one variant (whose fields still apply). */
@@ -428,6 +439,7 @@ class WindowBatch {
       index: i,
       ...this.budget.membership(),
       ...(this.cutAt !== undefined ? { reportBySignal: true } : {}),
+      ...(this.leanTasks() ? { leanStart: true } : {}),
     };
     let task = given;
     // a graded task's expected and grader stay with the batch; a variant's fields replace the task's

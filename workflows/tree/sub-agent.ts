@@ -28,6 +28,7 @@ import {
   subAgentTooDeep,
 } from '../../common/tree/sub-agents.js';
 import { TREE_MEMO_KEY, type TreeMembership } from '../../common/tree/membership.js';
+import { startSearchAttributes } from '../../common/search-attributes.js';
 import { plainlyValid } from '../../common/tree/plain-arguments.js';
 import type { SubAgentRecord, ToolInfo, ToolOutcome } from '../../common/wire.js';
 import { localSetupActivities, subAgentActivities } from '../activities.js';
@@ -107,8 +108,21 @@ export function directCall(call: ToolCall, agent: SubAgentRecord): boolean {
     agent.direct === true &&
     call.argumentsError === undefined &&
     plainlyValid(agent.parameters, call.arguments) &&
-    patched(PATCH.subAgentCalls)
+    subAgentCallsSince08()
   );
+}
+
+/**
+ * Whether this run starts its children lean (0.12.0, `PATCH.leanSubAgentStart`): the memo's `leanStart` and the child's
+ * search attributes in its start (workflows/agent/features.ts says what the child then skips).
+ */
+export function leanChildren(): boolean {
+  return patched(PATCH.leanSubAgentStart);
+}
+
+/** The 0.8.0 sub-agent calls (`PATCH.subAgentCalls`), implied by 0.12.0's lean start: a run that has it asks neither. */
+export function subAgentCallsSince08(): boolean {
+  return leanChildren() || patched(PATCH.subAgentCalls);
 }
 
 /** What a sub-agent's child is started with since 0.6.3: inherited model options, its tools within the tree's bound. */
@@ -125,7 +139,7 @@ export interface ChildStart {
  * else this run's own `tools` (README "Sub-agents").
  */
 export function childStart(config: RunConfig, agent: SubAgentRecord): ChildStart {
-  const since08 = patched(PATCH.subAgentCalls);
+  const since08 = subAgentCallsSince08();
   const modelOptions =
     since08 || patched(PATCH.subAgentModelOptions)
       ? inheritedModelOptions(config.modelOptions, agent.modelOptions)
@@ -182,20 +196,26 @@ function clipLine(text: string, max: number): string {
 
 /**
  * Runs a sub-agent call (its arguments validated): refused past the depth limit, else a child run whose result becomes
- * the call's. Never throws: every failure, cancellation included, is the call's error result.
+ * the call's. `searchAttributes`: the namespace has Keel's (this run's `startRun` said so), so a lean child's start
+ * sets them. Never throws: every failure, cancellation included, is the call's error result.
  */
 export async function runSubAgent(
   h: SubAgentHost,
   call: ToolCall,
   info: ToolInfo & { agent: SubAgentRecord },
   args: unknown,
+  searchAttributes: boolean,
 ): Promise<ToolOutcome> {
   const agent = info.agent;
   const depth = childMembership(call, false).depth;
   if (depth > agent.maxDepth) return loopErrorOutcome(subAgentTooDeep(call.name, depth, agent.maxDepth));
   const start = childStart(h.config, agent);
-  const withRootBudget = patched(PATCH.subAgentCalls);
-  const membership = childMembership(call, h.config.budget !== undefined, start.bounded?.bound, withRootBudget);
+  const lean = leanChildren();
+  const withRootBudget = lean || patched(PATCH.subAgentCalls);
+  const membership = {
+    ...childMembership(call, h.config.budget !== undefined, start.bounded?.bound, withRootBudget),
+    ...(lean ? { leanStart: true } : {}),
+  };
   const id = subAgentChildId(call);
   const input = childInput(h.config, agent, args, start);
   const task = typeof input.prompt === 'string' ? input.prompt : '';
@@ -210,6 +230,7 @@ export async function runSubAgent(
         args: [input],
         taskQueue: workflowInfo().taskQueue,
         memo: { [TREE_MEMO_KEY]: membership },
+        ...(lean && searchAttributes ? { typedSearchAttributes: startSearchAttributes(input.model) } : {}),
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
         staticSummary: clipLine(`sub-agent ${call.name}: ${task}`, MAX_SUMMARY),
