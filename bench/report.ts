@@ -485,12 +485,15 @@ export function markdown(r: any): string {
       fmtSummary(sa.subAgentMsPerTurn),
     );
     row('12 subagents', 'ms a sub-agent call adds over a tool call (paired)', fmtSummary(sa.addedMsPerCall));
-    row('12 subagents', 'sub-agent ÷ tool, per turn', fmtSummary(sa.ratio));
+    // issue 35 item 5: a sub-agent call at most 1.5× a tool call per turn, at most 30 events (parent and child)
+    row('12 subagents', 'sub-agent ÷ tool, per turn', fmtSummary(sa.ratio), '≤ 1.5', check(sa.ratio.median <= 1.5));
     const e = sa.eventsPerTurn;
     row(
       '12 subagents',
       'history events per turn: tool call · sub-agent call (parent) · parent + child',
       `${fmt(e.tool, 1)} · ${fmt(e.subAgentParent, 1)} · ${fmt(e.subAgentWithChild, 1)}`,
+      'parent + child ≤ 30',
+      check(e.subAgentWithChild <= 30),
     );
   }
   const st = r.stream as StreamResult | undefined;
