@@ -81,7 +81,11 @@ export interface AgentWorkerOptions extends ConnectionSettings {
    * at start (kept on disk while its inputs are unchanged: worker/bundle-cache.ts).
    */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Passed to the Temporal worker; 0 makes every workflow task replay from history (determinism checks). */
+  /**
+   * Passed to the Temporal worker; 0 makes every workflow task replay from history (determinism checks only: a local
+   * activity in flight is dropped and its workflow task times out, 10 s, then runs again — a placed tool's call and a
+   * lean sub-agent's or batch task's input check; docs/local-tools.md#limits).
+   */
   maxCachedWorkflows?: number;
   identity?: string;
   /**

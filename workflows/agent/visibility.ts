@@ -25,8 +25,8 @@ export const TURN_UPSERT_STRIDE = 10;
 
 /**
  * At a turn end: whether the search attributes are due (`AgentSession.publishTurnEnd`), else the details alone are
- * republished. Due every `TURN_UPSERT_STRIDE` turns and at a status change. `lean`: a sub-agent started lean (0.12.0,
- * `RunFeatures.leanStart`), which has the 0.3.0 rule without asking its patch.
+ * republished. Due every `TURN_UPSERT_STRIDE` turns and at a status change. `lean`: a sub-agent or batch task started lean
+ * (0.12.0, `RunFeatures.leanStart`), which has the 0.3.0 rule without asking its patch.
  */
 export function turnEndUpsertDue(st: VisibleState, published: Published | undefined, lean: boolean): boolean {
   const statusUnchanged = published?.status === st.status && published.model === st.config.model;
@@ -40,8 +40,8 @@ export function turnEndUpsertDue(st: VisibleState, published: Published | undefi
 
 /**
  * At every status change (and, before 0.3.0, every turn end; `AgentSession.publish`): upserts the search attributes
- * that changed since `last` (each upsert is a history event). Returns what is published now. `lean`: a sub-agent
- * started lean (0.12.0), whose parent set them in its start: the 0.4.0 rule without asking its patch.
+ * that changed since `last` (each upsert is a history event). Returns what is published now. `lean`: a sub-agent or
+ * batch task started lean (0.12.0): the 0.4.0 rule without asking its patch (a sub-agent's parent set them in its start).
  */
 export function publishAttributes(st: VisibleState, last: Published | undefined, lean: boolean): Published | undefined {
   if (!st.searchAttributes) return last;
