@@ -388,3 +388,25 @@ export async function refusal(p: Promise<unknown>): Promise<string> {
     throw new Error(`expected the Update to be refused, got ${err === undefined ? 'an acknowledgement' : String(err)}`);
   return err.message;
 }
+
+type FetchedEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+/**
+ * A history event as the tests name it: its type without `EVENT_TYPE_`, then what it is about — an activity's type, a
+ * patch marker's id, a local activity's type (`local <type>`), `TemporalChangeVersion` or `Keel` for an upsert.
+ */
+export function eventName(e: FetchedEvent): string {
+  const type = String(temporal.api.enums.v1.EventType[e.eventType ?? 0]).replace('EVENT_TYPE_', '');
+  const details = e.markerRecordedEventAttributes?.details;
+  const patch = details?.['patch-data']?.payloads?.[0]?.data;
+  const local = details?.data?.payloads?.[0]?.data;
+  const upsert = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+  const what =
+    e.activityTaskScheduledEventAttributes?.activityType?.name ??
+    (patch ? (JSON.parse(Buffer.from(patch).toString()) as { id: string }).id : undefined) ??
+    (local
+      ? `local ${(JSON.parse(Buffer.from(local).toString()) as { activity_type: string }).activity_type}`
+      : undefined) ??
+    (upsert?.TemporalChangeVersion ? 'TemporalChangeVersion' : upsert ? 'Keel' : undefined);
+  return what ? `${type} ${what}` : type;
+}

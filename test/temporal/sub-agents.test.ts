@@ -12,7 +12,7 @@ import { defineAgent, TASK_INPUT_SCHEMA, type AgentDefinition } from '../../acti
 import { RunSubAgents } from '../../activities/agents/run-agents.js';
 import { defineTool } from '../../activities/tools/define-tool.js';
 import { subAgentsQuery } from '../../workflows/definitions.js';
-import { allEvents, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
+import { allEvents, eventName, startKeel, strip, until, workflowTaskFailures, type Keel } from './harness.js';
 import { call, reply, result, user } from './loop-fixtures.js';
 import { keelCli } from './cli-child.js';
 
@@ -135,22 +135,7 @@ const agents = [researcher, counter, broken, slow, delegator, looper];
  * `UPSERT_WORKFLOW_SEARCH_ATTRIBUTES TemporalChangeVersion`): activities and patch markers named, upserts by key.
  */
 async function eventNames(k: Keel, workflowId: string): Promise<string[]> {
-  const events = (await k.client.getHandle(workflowId).workflow.fetchHistory()).events ?? [];
-  return events.map((e) => {
-    const type = String(EventType[e.eventType ?? 0]).replace('EVENT_TYPE_', '');
-    const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
-    const patch = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
-    const upsert = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
-    const local = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-    const what =
-      activity ??
-      (patch ? (JSON.parse(Buffer.from(patch).toString()) as { id: string }).id : undefined) ??
-      (local
-        ? `local ${(JSON.parse(Buffer.from(local).toString()) as { activity_type: string }).activity_type}`
-        : undefined) ??
-      (upsert?.TemporalChangeVersion ? 'TemporalChangeVersion' : upsert ? 'Keel' : undefined);
-    return what ? `${type} ${what}` : type;
-  });
+  return ((await k.client.getHandle(workflowId).workflow.fetchHistory()).events ?? []).map(eventName);
 }
 
 /** The events of the call a turn's `callModel` asked for: after that activity's completion, up to the next one's scheduling. */

@@ -62,7 +62,7 @@ export async function agentWorkflow(input: AgentRunInput, carried?: SessionState
   } catch (err) {
     const failure = asRunFailure(err);
     if (!isContinueAsNew(err)) {
-      if (!isCancellation(failure)) publishFailedEnd(opened.session?.features.leanStart ?? runFeatures().leanStart);
+      if (!isCancellation(failure)) publishFailedEnd(runFeatures().leanStart); // the memo: no command
       // a child of a batch tells it how it closed (not when it continues-as-new: the next run will)
       await reportToBatch(undefined, err, opened.session?.state);
     }

@@ -211,9 +211,8 @@ export async function runSubAgent(
   if (depth > agent.maxDepth) return loopErrorOutcome(subAgentTooDeep(call.name, depth, agent.maxDepth));
   const start = childStart(h.config, agent);
   const lean = leanChildren();
-  const withRootBudget = lean || patched(PATCH.subAgentCalls);
   const membership = {
-    ...childMembership(call, h.config.budget !== undefined, start.bounded?.bound, withRootBudget),
+    ...childMembership(call, h.config.budget !== undefined, start.bounded?.bound, subAgentCallsSince08()),
     ...(lean ? { leanStart: true } : {}),
   };
   const id = subAgentChildId(call);
