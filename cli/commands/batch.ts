@@ -31,6 +31,7 @@ import { attachOrRefuse, priorBatch } from '../batch/existing.js';
 import { firstFailure, progressPrinter } from '../batch/progress.js';
 import { registerBatchRetryCommands } from './batch-retry.js';
 import { OrderedWriter } from '../batch/results.js';
+import { stopFollowingOn } from '../run/stop-following.js';
 import { batchProgress, startBatch } from '../batch/start.js';
 import { batchIdFor, MAX_TASKS, parseTasks } from '../batch/tasks.js';
 import { DEFAULT_MODEL } from './run.js';
@@ -297,13 +298,18 @@ async function followBatch(client: AgentClient, g: GlobalOptions, cmd: Command, 
     else sink.write(`${id}\n${url}\n`);
     return EXIT.ok;
   }
-  const first = await batchProgress(handle);
-  if (!g.json) {
-    const size = first?.total ?? f.tasks.length;
-    const concurrency = first?.concurrency ?? o.concurrency;
-    sink.write(`batch ${id}${size ? ` · ${size} tasks` : ''} · concurrency ${concurrency}\nTemporal UI: ${url}\n`);
+  const stop = stopFollowingOn(['SIGINT', 'SIGTERM']); // before the header: a signal sent on seeing it is caught
+  try {
+    const first = await batchProgress(handle);
+    if (!g.json) {
+      const size = first?.total ?? f.tasks.length;
+      const concurrency = first?.concurrency ?? o.concurrency;
+      sink.write(`batch ${id}${size ? ` · ${size} tasks` : ''} · concurrency ${concurrency}\nTemporal UI: ${url}\n`);
+    }
+    return await pollBatch(client, g, cmd, f, { id, url, sink, first, stopped: stop.signal });
+  } finally {
+    stop.dispose();
   }
-  return pollBatch(client, g, cmd, f, { id, url, sink, first });
 }
 
 /** Where a followed batch's status goes, and what was known of it when following began. */
@@ -312,6 +318,8 @@ interface Following {
   url: string;
   sink: Sink;
   first?: BatchProgress;
+  /** Aborted when Ctrl-C / SIGTERM stops following. */
+  stopped: AbortSignal;
 }
 
 /** Polls the batch until it closes (results written in order as they come), or until Ctrl-C stops following. */
@@ -327,10 +335,6 @@ async function pollBatch(
   const fd = o.out ? openSync(o.out, 'w') : 1;
   const writer = new OrderedWriter(client, (line) => writeSync(fd, `${line}\n`), o.messages);
   const bar = progressPrinter(g.json ? { ...sink, tty: false, write: () => undefined } : sink);
-  let stop = false;
-  const onSignal = () => (stop = true);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   let last: BatchProgress | undefined;
   try {
     for (;;) {
@@ -342,7 +346,7 @@ async function pollBatch(
         await writer.pump(handle, p.total);
       }
       if (d.status.name !== 'RUNNING') break;
-      if (stop) {
+      if (at.stopped.aborted) {
         if (sink.tty) sink.write('\n');
         sink.write(`Stopped following; the batch goes on. Resume with: ${resumeCommand(cmd, id, o)}\n`);
         return 130;
@@ -351,8 +355,6 @@ async function pollBatch(
     }
     return await finishBatch(client, g, f, at, { writer, bar, last });
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     if (o.out) closeSync(fd);
   }
 }

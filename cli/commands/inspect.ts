@@ -28,6 +28,7 @@ import {
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
 import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from '../run/tool-queue.js';
 import { watchProviderWait } from '../run/provider-wait.js';
+import { stopFollowingOn } from '../run/stop-following.js';
 import { terminalSafe } from '../terminal-text.js';
 import { forkLine, forkMemoOf } from '../../common/fork.js';
 
@@ -214,12 +215,10 @@ async function watchRun(id: string, o: { tail?: boolean }, cmd: Command) {
     const url = uiLink(g, id);
     const sink = stdoutSink();
     const r = new RunRenderer(g.json ? { ...sink, write: () => undefined } : sink);
+    const abort = stopFollowingOn(['SIGINT']); // before the header: a Ctrl-C sent on seeing it is caught
     if (!g.json) r.header(id, url, temporalStatus(d));
     let after = 0;
     if (o.tail) after = (await handle.events({ after: 0, limit: 1 }).catch(() => undefined))?.lastSeq ?? 0;
-    const abort = new AbortController();
-    const onSigint = () => abort.abort();
-    process.once('SIGINT', onSigint);
     // sub-agents' runs nested under their calls (children.ts)
     const children = g.json ? undefined : new ChildFollower((c) => client.getHandle(c).workflow, sink, abort.signal);
     // a running run's tool call that no worker can take: said once, at its first tool call seen
@@ -248,7 +247,7 @@ async function watchRun(id: string, o: { tail?: boolean }, cmd: Command) {
       return exitCodeOf(out.status);
     } finally {
       stopWait?.();
-      process.off('SIGINT', onSigint);
+      abort.dispose();
     }
   });
 }

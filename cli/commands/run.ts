@@ -20,6 +20,7 @@ import {
 } from '../context.js';
 import { followRun } from '../run/follow.js';
 import { toolQueueWatch } from '../run/tool-queue.js';
+import { stopFollowingOn } from '../run/stop-following.js';
 import { exitCodeOf, closedRunOutcome, tryState, type Outcome } from '../outcome.js';
 import { throughOutage } from '../../client/reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';
@@ -221,10 +222,8 @@ async function followStarted(
 ): Promise<number> {
   const sink = stdoutSink();
   const r = new RunRenderer(sink);
+  const abort = stopFollowingOn(['SIGINT']); // before the header: a Ctrl-C sent on seeing it is caught
   r.header(workflowId, url, `${input.model}${input.tools?.length ? ` · tools ${input.tools.join(',')}` : ''}`);
-  const abort = new AbortController();
-  const onSigint = () => abort.abort();
-  process.once('SIGINT', onSigint);
   try {
     const end = await followRun(handle.workflow, r, {
       stopWhenWaiting: input.mode === 'session',
@@ -255,7 +254,7 @@ async function followStarted(
       });
     return abort.signal.aborted ? 130 : EXIT.ok;
   } finally {
-    process.off('SIGINT', onSigint);
+    abort.dispose();
   }
 }
 

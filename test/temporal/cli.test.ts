@@ -307,11 +307,13 @@ describe('keel CLI', () => {
     ];
     const child = spawnKeel(args);
     let seen = '';
-    child.stdout!.on('data', (d: Buffer) => (seen += d.toString()));
-    await vi.waitFor(() => expect(seen).toContain('Temporal UI:'), { timeout: 30_000, interval: 50 });
-    const id = /^batch (keel-batch-[0-9a-f]{16})/m.exec(seen)![1];
-    child.kill('SIGTERM');
+    // the signal goes the instant the header arrives (as a supervising script's would): the CLI must already catch it
+    child.stdout!.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes('Temporal UI:') && child.signalCode === null && !child.killed) child.kill('SIGTERM');
+    });
     const stopped = await collect(child);
+    const id = /^batch (keel-batch-[0-9a-f]{16})/m.exec(seen)![1];
     expect(stopped.code, `signal ${stopped.signal}\nstdout: ${seen}${stopped.stdout}\nstderr: ${stopped.stderr}`).toBe(
       130,
     );
