@@ -26,6 +26,7 @@ import type { RunSubAgents } from './agents/run-agents.js';
 import { TranscriptCache, type TranscriptSource } from './transcript.js';
 import { ProviderLimitsGate } from './limits/gate.js';
 import type { ProviderLimits } from '../common/limits/definition.js';
+import type { BatchStartCheck } from '../common/wire.js';
 import type { FleetStreamStore } from '../node-common/fleet-stream/store.js';
 
 export interface KeelActivityDeps {
@@ -50,6 +51,12 @@ export interface KeelActivityDeps {
   homeQueue?: () => string | undefined;
   /** Tools run on other workers (role `model`): startRun reports none for local activities. */
   toolsElsewhere?: boolean;
+  /**
+   * The worker caches no workflow (`maxCachedWorkflows: 0`), so a local activity in flight is dropped at each eviction and
+   * its workflow task times out (docs/local-tools.md#limits): `startRun` and `checkBatchStart` say so, and the run or
+   * batch then starts no local activity (no placed tool, no lean child).
+   */
+  noLocalActivities?: () => boolean;
   /**
    * On an encrypting worker: the line that fails a run whose start input reached Temporal unencrypted (worker/
    * sealed-start.ts), else undefined. Checked by `startRun` before anything else.
@@ -125,6 +132,7 @@ export function createActivities(deps: KeelActivityDeps) {
       largePayloads: deps.largePayloads === true,
       homeQueue: deps.homeQueue,
       toolsElsewhere: deps.toolsElsewhere === true,
+      ...(deps.noLocalActivities ? { noLocalActivities: deps.noLocalActivities } : {}),
       unsealedStart: deps.unsealedStart,
       verifiedApprovals: deps.approvals?.verified === true,
       mcp: deps.mcp,
@@ -145,10 +153,12 @@ export function createActivities(deps: KeelActivityDeps) {
     /**
      * Activity `checkBatchStart`, at a batch's first start (since 0.6.2): on an encrypting worker, the line a batch
      * started without encryption fails with (its task list is in clear in history), else undefined. Runs again on
-     * retry; reads the batch's first history event.
+     * retry; reads the batch's first history event. From 0.12.0, on a worker that caches no workflow and would start the
+     * batch's tasks fine: `{ noLocalActivities: true }` (the batch then starts them without a local activity).
      */
-    async checkBatchStart(): Promise<string | undefined> {
-      return (await deps.unsealedStart?.()) ? UNSEALED_BATCH_START : undefined;
+    async checkBatchStart(): Promise<BatchStartCheck> {
+      if (await deps.unsealedStart?.()) return UNSEALED_BATCH_START;
+      return deps.noLocalActivities?.() ? { noLocalActivities: true } : undefined;
     },
     /**
      * Activity `workerHome` (on the run's task queue): the home queue of the worker that runs it. A run whose home

@@ -26,6 +26,8 @@ export interface StartRunDeps {
    * would run in this worker's process.
    */
   toolsElsewhere?: boolean;
+  /** The worker caches no workflow (`maxCachedWorkflows: 0`): no local activity, a placed tool's or a lean child's. */
+  noLocalActivities?: () => boolean;
   /** An encrypting worker's check of the run's raw start (worker/sealed-start.ts): a line when it was not sealed. */
   unsealedStart?: () => Promise<string | undefined>;
   /** The worker verifies approvals (README "Who may approve"): the run then accepts only signed decisions. */
@@ -78,6 +80,7 @@ export function createStartRun(deps: StartRunDeps) {
         `approvalTimeout: must be a duration such as "24h", "30m" or a number of milliseconds, got ${JSON.stringify(input.approvalTimeout)}`,
       );
     }
+    const noLocal = deps.noLocalActivities?.() === true;
     let contextWindow: number | undefined;
     if (typeof input.model === 'string' && /^[^/\s]+\/\S+$/.test(input.model)) {
       const { provider, prefix, checkId } = providerFor(deps.models, input.model);
@@ -98,7 +101,9 @@ export function createStartRun(deps: StartRunDeps) {
           executionMode: t.executionMode ?? 'parallel',
           idempotent: t.idempotent === true,
           ...(t.workerLocal === true ? { workerLocal: true } : {}),
-          ...(t.localActivity === true && t.idempotent === true && !deps.toolsElsewhere ? { localActivity: true } : {}),
+          ...(t.localActivity === true && t.idempotent === true && !deps.toolsElsewhere && !noLocal
+            ? { localActivity: true }
+            : {}),
           ...(t.timeout !== undefined ? { timeout: t.timeout as number | string } : {}),
           ...(t.retry ? { retry: t.retry as StartRunResult['tools'][number]['retry'] } : {}),
           ...(record ? { mcp: record } : {}),
@@ -120,6 +125,7 @@ export function createStartRun(deps: StartRunDeps) {
       ...(otherTools.length > 0 ? { otherTools } : {}),
       // a worker with role `all`: the run's tool calls may go to its own task queue (eager dispatch, no second queue)
       ...(deps.toolsElsewhere ? {} : { toolsOnRunQueue: true }),
+      ...(noLocal ? { noLocalActivities: true } : {}),
       searchAttributes: errors.length === 0 && (await deps.searchAttributesReady()),
     };
   };

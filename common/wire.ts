@@ -118,6 +118,13 @@ export interface McpToolRecord {
   openWorld?: boolean;
 }
 
+/**
+ * `checkBatchStart`'s answer: the line a batch started unencrypted on an encrypting worker fails with; from 0.12.0
+ * `{ noLocalActivities: true }` on a worker that caches no workflow (the batch then starts its tasks without a local
+ * activity: not lean); else undefined. A history recorded before 0.12.0 holds only a line or nothing.
+ */
+export type BatchStartCheck = string | { noLocalActivities: true } | undefined;
+
 export interface StartRunInput {
   input: AgentRunInput;
 }
@@ -140,6 +147,12 @@ export interface StartRunResult {
    * task, instead of on `<taskQueue>-tools` (workflows/agent/tool-placement.ts).
    */
   toolsOnRunQueue?: boolean;
+  /**
+   * The worker caches no workflow (`maxCachedWorkflows: 0`, from 0.12.0), so a local activity in flight would be dropped
+   * at each eviction (docs/local-tools.md#limits): the run starts none — its children not lean, no tool placed as one
+   * (`tools[].localActivity` is then never set).
+   */
+  noLocalActivities?: boolean;
   /** The worker verifies approvals (README "Who may approve"): the run accepts only signed decisions. */
   verifiedApprovals?: boolean;
   /**

@@ -245,6 +245,8 @@ export class KeelPlugin extends SimplePlugin {
   private storage?: ExternalStorage;
   /** The worker's converter seals payloads (Keel's EncryptionCodec): runs must start sealed. */
   private encrypting = false;
+  /** `maxCachedWorkflows: 0`: the worker runs no local activity (core drops one in flight at each eviction). */
+  private cachesNothing = false;
   /** The worker's payload codecs (the caller's, then Keel's), once configured. */
   private codecs: PayloadCodec[] = [];
   private readonly encryption?: EncryptionOption;
@@ -301,6 +303,7 @@ export class KeelPlugin extends SimplePlugin {
       graders: opts.graders,
       client: activityClient,
       toolsElsewhere: role === 'model',
+      noLocalActivities: () => self?.cachesNothing === true,
       unsealedStart: async () => (self?.encrypting ? unsealedStartOfCurrentRun(self.storage) : undefined),
       ...(opts.providerLimits ? { providerLimits: opts.providerLimits } : {}),
     });
@@ -458,6 +461,7 @@ export class KeelPlugin extends SimplePlugin {
     };
     this.storage = result.dataConverter?.externalStorage;
     this.encrypting = encrypts(result.dataConverter);
+    this.cachesNothing = result.maxCachedWorkflows === 0;
     this.codecs = result.dataConverter?.payloadCodecs ?? [];
     const identity = options.identity ?? `${process.pid}@${hostname()}`;
     this.home = { queue: homeQueueName(options.taskQueue, identity), options: { ...result, identity } };

@@ -20,7 +20,7 @@ import {
   type AgentBatchResult,
   type BatchProgress,
 } from '../../workflows/batch/definitions.js';
-import { startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
+import { eventName, startKeel, until, workflowTaskFailures, type Keel } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -420,6 +420,20 @@ describe('agentBatchWorkflow with `keel batch`', () => {
         for await (const w of cold.client.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
           runs.push(w.runId);
         expect(runs.length).toBe(summary.continuedAsNew + 1);
+        // a worker that caches no workflow would drop a local activity in flight (its task then times out, 10 s):
+        // its batch starts every task not lean, each checking its input in an activity (0.12.0)
+        const checks: string[] = [];
+        for (const runId of runs) {
+          const events = (await cold.client.client.workflow.getHandle(handle.workflowId, runId).fetchHistory()).events!;
+          checks.push(...events.map(eventName).filter((n) => n.includes('checkBatchStart')));
+        }
+        expect(checks).toEqual(['ACTIVITY_TASK_SCHEDULED checkBatchStart']); // asked once; its answer carried on
+        for (const i of [0, 3, 23]) {
+          const child = cold.client.client.workflow.getHandle(`${handle.workflowId}-${i}`);
+          expect((await child.describe()).memo?.keelBatch).not.toHaveProperty('leanStart');
+          const names = (await child.fetchHistory()).events!.map(eventName);
+          expect(names.filter((n) => /startRun|TIMED_OUT/.test(n))).toEqual(['ACTIVITY_TASK_SCHEDULED startRun']);
+        }
         for (const runId of runs) {
           const history = await cold.client.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
           await Worker.runReplayHistory(

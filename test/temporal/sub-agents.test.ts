@@ -375,6 +375,24 @@ describe('sub-agents', () => {
     expect(strip(await h.allMessages())[2]).toEqual(result('n1', 'nobody', 'Tool nobody not found', {}, true));
   });
 
+  it('a worker that caches no workflow starts its sub-agents not lean: their input check an activity, none timed out', async () => {
+    // maxCachedWorkflows 0 drops a local activity in flight at each eviction (its workflow task then times out, 10 s)
+    const cold = await startKeel({ scripts, agents, maxCachedWorkflows: 0 });
+    try {
+      const h = await cold.start({ model: 'scripted/parent', prompt: 'fan out', tools: ['researcher'] });
+      expect((await h.result()).status).toBe('completed');
+      for (const c of ['c1', 'c2', 'c3']) {
+        const id = `${h.workflowId}-${c}`;
+        expect((await cold.client.getHandle(id).workflow.describe()).memo?.keelTree).not.toHaveProperty('leanStart');
+        const names = await eventNames(cold, id);
+        expect(names.filter((n) => /startRun|TIMED_OUT/.test(n))).toEqual(['ACTIVITY_TASK_SCHEDULED startRun']);
+      }
+      expect(await workflowTaskFailures(h)).toEqual([]);
+    } finally {
+      await cold.stop();
+    }
+  });
+
   it('a grandchild is in the same tree; past the depth limit a call gets a clear error result', async () => {
     const deep = await startKeel({ scripts, agents, maxAgentDepth: 1 });
     try {

@@ -39,6 +39,24 @@ describe('local placement: opt-in', () => {
     ]);
   });
 
+  it('a worker that caches no workflow runs no local activity: startRun places no tool locally and says so', async () => {
+    const tools = new Map(
+      builtinTools({ cwd: '/tmp', localReadTools: true }).map((t) => [t.name, t] as [string, ToolDefinition]),
+    );
+    const startRun = createStartRun({
+      tools,
+      models: {},
+      searchAttributesReady: async () => false,
+      noLocalActivities: () => true,
+    });
+    const r = await startRun({ input: { model: 'x', prompt: 'p', tools: ['read', 'ls'] } });
+    expect(r.tools.map((t) => [t.name, t.localActivity])).toEqual([
+      ['read', undefined],
+      ['ls', undefined],
+    ]);
+    expect(r.noLocalActivities).toBe(true);
+  });
+
   it('recognises the refusal off the home, as a local activity delivers it or wrapped', () => {
     const refusal = ApplicationFailure.nonRetryable('refused', ErrorType.NotHome);
     expect(isNotHome(refusal)).toBe(true);

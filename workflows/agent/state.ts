@@ -105,6 +105,8 @@ export interface SessionState {
    * again when a worker with role `model` refused one there (workflows/agent/tool-placement.ts).
    */
   toolsOnRunQueue?: boolean;
+  /** The worker that ran `startRun` caches no workflow (0.12.0): the run starts its sub-agents not lean (no local activity). */
+  noLocalActivities?: boolean;
   /** Set by the `budgetStop` signal (a batch whose budget is spent): the text the run stops with. */
   budgetStop?: string;
   /** A sub-agent: the pending calls it last reported to its tree's root (tree-approvals.ts). */

@@ -268,6 +268,7 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
     if (check.verifiedApprovals) st.verifiedApprovals = true;
     if (check.otherTools) st.otherTools = check.otherTools;
     if (check.toolsOnRunQueue) st.toolsOnRunQueue = true;
+    if (check.noLocalActivities) st.noLocalActivities = true;
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
@@ -291,6 +292,7 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
   if (check.verifiedApprovals) st.verifiedApprovals = true;
   if (check.otherTools) st.otherTools = check.otherTools;
   if (check.toolsOnRunQueue) st.toolsOnRunQueue = true;
+  if (check.noLocalActivities) st.noLocalActivities = true;
   if (check.contextWindow) st.contextWindow = check.contextWindow;
   if (check.largePayloads) st.largePayloads = true;
   return prompts.length > 0 ? { prompts } : { continue: true };

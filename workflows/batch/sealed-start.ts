@@ -10,16 +10,17 @@ import { PATCH } from '../patches.js';
 /**
  * A batch's first run on an encrypting worker fails at once when the batch was started without encryption (its task
  * list is in clear text in history), as `startRun` fails such a run: the `checkBatchStart` activity, before any task
- * starts. Asked once per batch, after every patch of its first workflow task (docs/versioning.md).
+ * starts. Asked once per batch, after every patch of its first workflow task (docs/versioning.md). Returns whether the
+ * worker runs no local activity (it caches no workflow, 0.12.0: `BatchStartCheck`), so the tasks start not lean.
  */
-export async function refuseUnsealedStart(): Promise<void> {
-  if (!patched(PATCH.sealedBatchStart)) return;
-  const unsealed = await batchActivities.checkBatchStart.executeWithOptions({ summary: 'check batch start' }, []);
-  if (unsealed)
-    throw ApplicationFailure.create({
-      type: ErrorType.InvalidAgentBatchInput,
-      message: `Invalid AgentBatchInput: ${unsealed}`,
-      nonRetryable: true,
-      details: [[unsealed]],
-    });
+export async function refuseUnsealedStart(): Promise<{ noLocalActivities?: true }> {
+  if (!patched(PATCH.sealedBatchStart)) return {};
+  const check = await batchActivities.checkBatchStart.executeWithOptions({ summary: 'check batch start' }, []);
+  if (typeof check !== 'string') return check?.noLocalActivities === true ? { noLocalActivities: true } : {};
+  throw ApplicationFailure.create({
+    type: ErrorType.InvalidAgentBatchInput,
+    message: `Invalid AgentBatchInput: ${check}`,
+    nonRetryable: true,
+    details: [[check]],
+  });
 }

@@ -122,6 +122,8 @@ export interface WindowCarried
   verdicts?: GradingCarried;
   /** Its tasks' (and their sub-agents') calls awaiting approval (from 0.6.0, workflows/tree/approvals.ts). */
   treeApprovals?: TreeApprovalsState;
+  /** The batch's worker caches no workflow (its start check, 0.12.0): tasks start not lean (no local activity). */
+  noLocalActivities?: true;
 }
 
 /** The state this run starts from: the previous run's (converted when a 0.3.0 run carried it), or a fresh one. */
@@ -208,7 +210,7 @@ export async function runWindowBatch(
   registerTreeBudget(() => batch.ledger());
   // after the handlers and the constructor's patched() calls: an activity, so every later patch is asked in a later
   // workflow task (a local activity here broke the replay of a closed budgeted batch, the withdrawn 0.6.1)
-  if (carried === undefined) await refuseUnsealedStart();
+  if (carried === undefined) batch.startCheck(await refuseUnsealedStart());
   return batch.run();
 }
 
@@ -318,6 +320,11 @@ class WindowBatch {
   private leanTasks(): boolean {
     this.lean ??= patched(PATCH.leanBatchTasks);
     return this.lean;
+  }
+
+  /** The start check's answer (first run only; carried on): a worker that caches no workflow starts no lean task. */
+  startCheck(check: { noLocalActivities?: true }): void {
+    if (check.noLocalActivities) this.st.noLocalActivities = true;
   }
 
   /** Whether tasks run in variant or repeat slots: more than one per task, or one variant (whose fields still apply). */
@@ -439,7 +446,7 @@ class WindowBatch {
       index: i,
       ...this.budget.membership(),
       ...(this.cutAt !== undefined ? { reportBySignal: true } : {}),
-      ...(this.leanTasks() ? { leanStart: true } : {}),
+      ...(this.leanTasks() && !this.st.noLocalActivities ? { leanStart: true } : {}),
     };
     let task = given;
     // a graded task's expected and grader stay with the batch; a variant's fields replace the task's

@@ -67,7 +67,10 @@ export class RunTree {
     info: ToolInfo & { agent: SubAgentRecord },
     args: unknown,
   ): Promise<ToolOutcome> {
-    return runSubAgent(h, call, info, args, this.st.searchAttributes === true);
+    return runSubAgent(h, call, info, args, {
+      searchAttributes: this.st.searchAttributes === true,
+      local: this.st.noLocalActivities !== true,
+    });
   }
 
   /** Whether a sub-agent call starts its child without the preparation activity (0.8.0; workflows/tree/sub-agent.ts). */

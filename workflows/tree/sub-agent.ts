@@ -196,21 +196,23 @@ function clipLine(text: string, max: number): string {
 
 /**
  * Runs a sub-agent call (its arguments validated): refused past the depth limit, else a child run whose result becomes
- * the call's. `searchAttributes`: the namespace has Keel's (this run's `startRun` said so), so a lean child's start
- * sets them. Never throws: every failure, cancellation included, is the call's error result.
+ * the call's. What this run's `startRun` said of its worker: `searchAttributes`, the namespace has Keel's, so a lean
+ * child's start sets them; `local`, it runs local activities (it caches workflows), so children may start lean. Never throws: every failure, cancellation included, is the call's error result.
  */
 export async function runSubAgent(
   h: SubAgentHost,
   call: ToolCall,
   info: ToolInfo & { agent: SubAgentRecord },
   args: unknown,
-  searchAttributes: boolean,
+  worker: { searchAttributes: boolean; local: boolean },
 ): Promise<ToolOutcome> {
   const agent = info.agent;
   const depth = childMembership(call, false).depth;
   if (depth > agent.maxDepth) return loopErrorOutcome(subAgentTooDeep(call.name, depth, agent.maxDepth));
   const start = childStart(h.config, agent);
-  const lean = leanChildren();
+  // the lean marker is asked either way (it implies the 0.8.0 calls); a worker that caches no workflow runs no local
+  // activity, so its children start as before 0.12.0 (0.12.0)
+  const lean = leanChildren() && worker.local;
   const membership = {
     ...childMembership(call, h.config.budget !== undefined, start.bounded?.bound, subAgentCallsSince08()),
     ...(lean ? { leanStart: true } : {}),
@@ -229,7 +231,7 @@ export async function runSubAgent(
         args: [input],
         taskQueue: workflowInfo().taskQueue,
         memo: { [TREE_MEMO_KEY]: membership },
-        ...(lean && searchAttributes ? { typedSearchAttributes: startSearchAttributes(input.model) } : {}),
+        ...(lean && worker.searchAttributes ? { typedSearchAttributes: startSearchAttributes(input.model) } : {}),
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
         staticSummary: clipLine(`sub-agent ${call.name}: ${task}`, MAX_SUMMARY),
