@@ -113,15 +113,3 @@ export function mcpLine(servers: string[]): string {
 export function toolNames(tools: { name: string }[]): string {
   return tools.map((t) => t.name).join(', ') || '(none)';
 }
-
-/**
- * Resolves at the first SIGINT/SIGTERM. Holds a timer meanwhile: the dev server is a child of the native bridge and
- * keeps nothing alive in Node's event loop, so without it `keel dev --no-worker` would end at once.
- */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  const keepAlive = setInterval(() => {}, 2 ** 30);
-  return new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  }).finally(() => clearInterval(keepAlive));
-}

@@ -31,7 +31,7 @@ import { attachOrRefuse, priorBatch } from '../batch/existing.js';
 import { firstFailure, progressPrinter } from '../batch/progress.js';
 import { registerBatchRetryCommands } from './batch-retry.js';
 import { OrderedWriter } from '../batch/results.js';
-import { stopFollowingOn } from '../run/stop-following.js';
+import { stopFollowingOn } from '../signals.js';
 import { batchProgress, startBatch } from '../batch/start.js';
 import { batchIdFor, MAX_TASKS, parseTasks } from '../batch/tasks.js';
 import { DEFAULT_MODEL } from './run.js';

@@ -13,15 +13,8 @@ import type { DevServer, ServerLogLevel } from '../../dev.js';
 import { ResourceInUseError } from '../../client/resource-holder.js';
 import { act, CliError, EXIT, globals, intOption, usageError, shellWord, type GlobalOptions } from '../context.js';
 import { recordDevServer } from '../dev-registry.js';
-import {
-  mcpLine,
-  mcpServerLines,
-  quietRuntime,
-  startWorker,
-  toolNames,
-  untilSignal,
-  type StartedWorker,
-} from '../start-worker.js';
+import { mcpLine, mcpServerLines, quietRuntime, startWorker, toolNames, type StartedWorker } from '../start-worker.js';
+import { untilSignal } from '../signals.js';
 import { workerOptions, type WorkerFlags } from '../worker-flags.js';
 
 type DevFlags = WorkerFlags & {
@@ -87,8 +80,9 @@ async function runDev(o: DevFlags, cmd: Command): Promise<void> {
     if (o.worker) ({ worker, running } = await startDevWorker(o, g, server.address, encryption));
     if (encryption) process.stderr.write(`${DEV_CODEC_NOTICE}\n`);
     // with --encrypt, a keel command in another shell finds the key file in this server's record (dev-registry.ts)
+    const signalled = untilSignal(); // before the ready text: a signal sent on seeing it is caught
     process.stdout.write(readyText(o, g, { address: server.address, ui, port, dbFilename, encryption }));
-    const signal = await untilSignal();
+    const signal = await signalled;
     process.stderr.write(`[keel] ${signal}: stopping\n`);
   } finally {
     forget();

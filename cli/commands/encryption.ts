@@ -26,6 +26,7 @@ import {
   type CodecServerOptions,
 } from '../../client/codec-server.js';
 import { act, CliError, EXIT, intOption, usageError, shellWord } from '../context.js';
+import { untilSignal } from '../signals.js';
 
 /** The Web UI origins `keel codec-server` allows when given no --origin: `keel dev`'s UI. */
 export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'];
@@ -102,15 +103,6 @@ function codecToken(file: string | undefined): { token: string; shell: string } 
   }
   const env = process.env[CODEC_TOKEN_ENV];
   return env ? { token: env, shell: `$${CODEC_TOKEN_ENV}` } : undefined;
-}
-
-/** Resolves at the first SIGINT/SIGTERM (a timer keeps the process alive meanwhile). */
-function untilSignal(): Promise<NodeJS.Signals> {
-  const keepAlive = setInterval(() => {}, 2 ** 30);
-  return new Promise<NodeJS.Signals>((done) => {
-    process.once('SIGINT', () => done('SIGINT'));
-    process.once('SIGTERM', () => done('SIGTERM'));
-  }).finally(() => clearInterval(keepAlive));
 }
 
 /** The `temporal` CLI flags that decode through the codec server at `url` (`tokenShell`: the token as a shell word). */
@@ -262,13 +254,14 @@ async function runCodecServer(o: CodecServerFlags, cmd: Command) {
       throw new CliError(EXIT.usage, `${host}:${port} is in use: choose another with --listen <host:port>`);
     throw err;
   }
+  const signalled = untilSignal(); // before the start line: a signal sent on seeing it is caught
   process.stdout.write(
     `Keel codec server at ${server.url} · keys ${source} (primary ${ring.primary}, ${ring.keys.size} key${ring.keys.size === 1 ? '' : 's'}) · ` +
       `${token ? 'bearer token required' : o.insecureNoAuth ? `NO AUTHENTICATION (--insecure-no-auth: any process on this machine can decode; development only)` : 'bearer JWT required'}${o.decodeOnly ? ' · decode only' : ''} · Ctrl-C to stop\n` +
       `Web UI origins: ${origins.join(', ')}; point the UI at it: temporal server start-dev --ui-codec-endpoint ${server.url}\n` +
       `Temporal CLI: add ${temporalCodecFlags(server.url, token?.shell)} to temporal workflow show / describe / query\n`,
   );
-  const signal = await untilSignal();
+  const signal = await signalled;
   process.stderr.write(`[keel] ${signal}: stopping\n`);
   await server.close();
 }

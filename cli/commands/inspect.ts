@@ -28,7 +28,7 @@ import {
 import { BATCH_WORKFLOW_TYPE, printBatchStatus } from './batch.js';
 import { awaitsToolActivity, toolQueueWatch, warnIfNoToolWorker } from '../run/tool-queue.js';
 import { watchProviderWait } from '../run/provider-wait.js';
-import { stopFollowingOn } from '../run/stop-following.js';
+import { stopFollowingOn } from '../signals.js';
 import { terminalSafe } from '../terminal-text.js';
 import { forkLine, forkMemoOf } from '../../common/fork.js';
 

@@ -20,7 +20,7 @@ import {
 } from '../context.js';
 import { followRun } from '../run/follow.js';
 import { toolQueueWatch } from '../run/tool-queue.js';
-import { stopFollowingOn } from '../run/stop-following.js';
+import { stopFollowingOn } from '../signals.js';
 import { exitCodeOf, closedRunOutcome, tryState, type Outcome } from '../outcome.js';
 import { throughOutage } from '../../client/reconnect.js';
 import { RunRenderer, stdoutSink, summaryFromResult } from '../render.js';

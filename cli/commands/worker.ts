@@ -5,7 +5,8 @@
 import type { Command } from 'commander';
 import { approvalsFromFlags } from '../../worker/approvals/flags.js';
 import { act, globals, intOption, type GlobalOptions } from '../context.js';
-import { loadApprovedTools, mcpLine, quietRuntime, startWorker, toolNames, untilSignal } from '../start-worker.js';
+import { loadApprovedTools, mcpLine, quietRuntime, startWorker, toolNames } from '../start-worker.js';
+import { untilSignal } from '../signals.js';
 import { roleOption, workerOptions, type WorkerFlags } from '../worker-flags.js';
 
 type WorkerCommandFlags = WorkerFlags & { metricsPort?: number; metricsHost: string };
@@ -49,14 +50,13 @@ async function runWorker(o: WorkerCommandFlags, cmd: Command): Promise<void> {
   const { worker, tools, agents, mcpServers } = await startWorker(g, o, g.settings, loaded);
   const running = worker.run();
   const { describeTools } = await import('../../worker/load-modules.js');
+  const described = await describeTools(o);
+  const signalled = untilSignal(); // before the start line: a signal sent on seeing it is caught
   process.stdout.write(
-    `[keel] worker ${queuesText(o, g)} at ${g.address}, ${await describeTools(o)}, tools ${toolNames(tools)}${agents.length ? `, sub-agents ${agents.map((a) => a.name).join(', ')}` : ''}${mcpLine(mcpServers)}` +
+    `[keel] worker ${queuesText(o, g)} at ${g.address}, ${described}, tools ${toolNames(tools)}${agents.length ? `, sub-agents ${agents.map((a) => a.name).join(', ')}` : ''}${mcpLine(mcpServers)}` +
       `${o.metricsPort ? `, metrics http://${o.metricsHost}:${o.metricsPort}/metrics` : ''}\n`,
   );
-  const stopped = await Promise.race([
-    untilSignal().then(() => 'signal' as const),
-    running.then(() => 'ended' as const),
-  ]);
+  const stopped = await Promise.race([signalled.then(() => 'signal' as const), running.then(() => 'ended' as const)]);
   if (stopped === 'signal') await worker.shutdown();
   await running;
 }
