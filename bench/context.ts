@@ -64,7 +64,7 @@ export interface Bench {
     /** Payload encryption of some Keel queues (bench/codec.ts), MCP servers, the fleet stream transport. */
     extra?: Pick<
       WorkerProcessConfig,
-      'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers' | 'streamRedis'
+      'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers' | 'streamRedis' | 'floorQueues'
     >,
   ): WorkerProcess;
   keelBundlePath: string;

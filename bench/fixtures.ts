@@ -16,6 +16,8 @@ export const QUEUE = {
   keelMem: 'bench-keel-mem',
   /** The bench-only workflows (engine floor, naive full-transcript loop). */
   bench: 'bench-floor',
+  /** The engine floor served by the main worker process and a second one (section 3's "2 workers" of the floor). */
+  bench2: 'bench-floor-2',
   /** The bench-only workflows in the memory-measurement worker process for the engine floor. */
   benchMem: 'bench-floor-mem',
 } as const;

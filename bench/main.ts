@@ -170,7 +170,7 @@ function spawnWorker(
   exposeGc = false,
   extra: Pick<
     WorkerProcessConfig,
-    'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers' | 'streamRedis'
+    'encryptedQueues' | 'encryptionKeys' | 'mcpQueues' | 'mcpServers' | 'streamRedis' | 'floorQueues'
   > = {},
 ): WorkerProcess {
   const w = WorkerProcess.spawn(
@@ -180,7 +180,8 @@ function spawnWorker(
       keelBundlePath,
       keelQueues,
       identity: `bench-${name}`,
-      ...(benchQueue ? { benchBundlePath, benchQueue } : {}),
+      ...(benchQueue || extra.floorQueues ? { benchBundlePath } : {}),
+      ...(benchQueue ? { benchQueue } : {}),
       ...extra,
     },
     { exposeGc },
@@ -188,7 +189,7 @@ function spawnWorker(
   workers.push(w);
   return w;
 }
-const main = spawnWorker('main', [QUEUE.keel1, QUEUE.keel2], QUEUE.bench);
+const main = spawnWorker('main', [QUEUE.keel1, QUEUE.keel2], QUEUE.bench, false, { floorQueues: [QUEUE.bench2] });
 log(`worker process main pid ${await main.ready}`);
 
 const bench: Bench = {

@@ -237,7 +237,19 @@ export function markdown(r: any): string {
       '2 workers: messages queries per turn (messages they returned per turn)',
       `${fmtSummary(t.twoWorkers.messagesQueriesPerTurn)} (${fmtSummary(t.twoWorkers.messagesReadPerTurn)})`,
     );
-    row('3 throughput', '2 workers ÷ 1 worker (turns/s)', fmtSummary(t.twoOverOne));
+    row(
+      '3 throughput',
+      '2 workers ÷ 1 worker (turns/s)',
+      fmtSummary(t.twoOverOne),
+      '≥ 1.0',
+      check(t.twoOverOne.median >= 1),
+    );
+    if (t.floorTwoWorkers && t.floorTwoOverOne)
+      row(
+        '3 throughput',
+        'engine floor, 2 workers ÷ 1 worker (turns/s; the same two processes): what a second process gives on this machine; 2 workers: CPU ms/turn (workers, server)',
+        `${fmtSummary(t.floorTwoOverOne)}; ${fmtSummary(t.floorTwoWorkers.workerCpuMsPerTurn)}, ${fmtSummary(t.floorTwoWorkers.serverCpuMsPerTurn)}`,
+      );
     if (t.floorOneWorker) {
       row(
         '3 throughput',

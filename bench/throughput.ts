@@ -16,7 +16,7 @@ export async function throughputSection(b: Bench) {
   log(
     `throughput: ${THROUGHPUT_RUNS} concurrent ${THROUGHPUT_TURNS}-turn runs, 1 worker process vs 2, warm-up then up to ${ROUNDS} rounds within the time budget`,
   );
-  const second = spawnWorker('second', [QUEUE.keel2], undefined);
+  const second = spawnWorker('second', [QUEUE.keel2], undefined, false, { floorQueues: [QUEUE.bench2] });
   log(`worker process second pid ${await second.ready}`);
   const serverPid = childPid('temporal');
   if (!ONLY.has('overhead')) await batch(keel1, 20);
@@ -24,6 +24,8 @@ export async function throughputSection(b: Bench) {
   const one: Batch[] = [];
   const two: Batch[] = [];
   const floor: Batch[] = [];
+  /** The engine floor on the same two worker processes: what a second process gives on this machine without Keel. */
+  const floorTwo: Batch[] = [];
   const turns = THROUGHPUT_RUNS * THROUGHPUT_TURNS;
   for (let r = 0; r < ROUNDS; r++) {
     const roundStart = performance.now();
@@ -55,12 +57,18 @@ export async function throughputSection(b: Bench) {
     if (BUDGET_MS - (performance.now() - started) > a.wallMs * 1.1 + 20_000) {
       w0 = await main.cpuMs();
       s0 = procCpuMs(serverPid);
-      const f = await floorBatch(client, THROUGHPUT_RUNS);
+      const f = await floorBatch(client, THROUGHPUT_RUNS, QUEUE.bench);
       f.workerCpuMsPerTurn = ((await main.cpuMs()) - w0) / turns;
       f.serverCpuMsPerTurn = (procCpuMs(serverPid) - s0) / turns;
       floor.push(f);
+      w0 = (await main.cpuMs()) + (await second.cpuMs());
+      s0 = procCpuMs(serverPid);
+      const f2 = await floorBatch(client, THROUGHPUT_RUNS, QUEUE.bench2);
+      f2.workerCpuMsPerTurn = ((await main.cpuMs()) + (await second.cpuMs()) - w0) / turns;
+      f2.serverCpuMsPerTurn = (procCpuMs(serverPid) - s0) / turns;
+      floorTwo.push(f2);
       log(
-        `  round ${r + 1}: engine floor, 1 worker ${fmt(f.turnsPerSecond)} turns/s (p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms)`,
+        `  round ${r + 1}: engine floor, 1 worker ${fmt(f.turnsPerSecond)} turns/s (p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms); 2 workers ${fmt(f2.turnsPerSecond)} turns/s`,
       );
     }
     const roundMs = performance.now() - roundStart;
@@ -90,6 +98,13 @@ export async function throughputSection(b: Bench) {
     oneWorker: pick(one),
     twoWorkers: pick(two),
     floorOneWorker: floor.length ? pick(floor) : null,
+    floorTwoWorkers: floorTwo.length ? pick(floorTwo) : null,
+    floorTwoOverOne: floorTwo.length
+      ? pairedRatio(
+          floorTwo.map((x) => x.turnsPerSecond),
+          floor.map((x) => x.turnsPerSecond),
+        )
+      : null,
     twoOverOne: pairedRatio(
       two.map((x) => x.turnsPerSecond),
       one.map((x) => x.turnsPerSecond),
@@ -109,13 +124,13 @@ interface Batch {
   serverCpuMsPerTurn?: number;
 }
 
-async function floorBatch(client: Client, runs: number): Promise<Batch> {
+async function floorBatch(client: Client, runs: number, taskQueue: string): Promise<Batch> {
   const t0 = performance.now();
   const latencies = await Promise.all(
     Array.from({ length: runs }, async () => {
       const t = performance.now();
       const handle = await client.workflow.start('floorWorkflow', {
-        taskQueue: QUEUE.bench,
+        taskQueue,
         workflowId: `bench-floor-tp-${randomUUID()}`,
         args: [THROUGHPUT_TURNS, {}],
       });

@@ -24,6 +24,8 @@ export interface WorkerProcessConfig {
   keelQueues: string[];
   benchBundlePath?: string;
   benchQueue?: string;
+  /** More task queues of the bench-only workflows (the engine floor on two worker processes, bench/throughput.ts). */
+  floorQueues?: string[];
   identity: string;
   /** Keel queues whose worker encrypts payloads with `encryptionKeys` (a key file's JSON; bench/codec.ts). */
   encryptedQueues?: string[];
@@ -144,6 +146,23 @@ try {
         defaultHeartbeatThrottleInterval: '1s',
       }),
     );
+  }
+  if (config.floorQueues?.length && config.benchBundlePath) {
+    const connection = await NativeConnection.connect({ address: config.address });
+    for (const taskQueue of config.floorQueues ?? [])
+      others.push(
+        await Worker.create({
+          connection,
+          taskQueue,
+          activities: createBenchActivities({
+            client: new Client({ connection: await Connection.connect({ address: config.address }) }),
+          }),
+          workflowBundle: { codePath: config.benchBundlePath },
+          identity: `${config.identity}@${taskQueue}`,
+          maxHeartbeatThrottleInterval: '1s',
+          defaultHeartbeatThrottleInterval: '1s',
+        }),
+      );
   }
 } catch (err) {
   send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
