@@ -10,7 +10,7 @@
  *   schedules, waits or touches the session. The caller decides what to do with the result (docs/errors.md has every text).
  * - The text of a failure is the activity's own: the `ApplicationFailure` message a tool or provider threw, or
  *   Temporal's text for a timeout; a cancellation is `Operation aborted`.
- * - Deterministic: the only side effect is the `patched(LOST_ATTEMPT_USAGE_PATCH)` check of {@link modelCallFailure},
+ * - Deterministic: the only side effect is the `since(LOST_ATTEMPT_USAGE_PATCH)` check of {@link modelCallFailure},
  *   made exactly when the failure is a timeout (as before this module existed), so the command sequence is unchanged.
  */
 import { TimeoutType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
@@ -19,7 +19,6 @@ import {
   ApplicationFailure,
   ChildWorkflowFailure,
   isCancellation,
-  patched,
   TerminatedFailure,
   TimeoutFailure,
 } from '@temporalio/workflow';
@@ -35,6 +34,7 @@ import { usageProblem } from '../common/message-checks.js';
 import type { Usage } from '../common/messages.js';
 import type { AgentRunResult, RunStatus } from '../common/run.js';
 import { bareOutcome, clipError as clip, outcomeOfResult, type TaskOutcome } from '../common/task-outcome.js';
+import { since } from './since.js';
 
 /** Guards counting the lost last attempt's streamed usage (its heartbeat's `partial.usage`) in the run's usage. */
 export const LOST_ATTEMPT_USAGE_PATCH = 'keel-lost-attempt-usage';
@@ -183,7 +183,7 @@ function reportedUsage(err: unknown, heartbeat: boolean): Usage | undefined {
   if (heartbeat && cause instanceof TimeoutFailure) {
     const details = cause.lastHeartbeatDetails as { failedUsage?: Usage } | undefined;
     // 0.1.0 counted only `failedUsage`; the streamed usage of the lost last attempt is counted from this patch on
-    return patched(LOST_ATTEMPT_USAGE_PATCH) ? heartbeatUsage(details) : details?.failedUsage;
+    return since(LOST_ATTEMPT_USAGE_PATCH) ? heartbeatUsage(details) : details?.failedUsage;
   }
   return undefined;
 }

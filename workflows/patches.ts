@@ -213,4 +213,15 @@ export const PATCH = {
    * (`leanSubAgentStart`). Asked when the batch run starts its first task.
    */
   leanBatchTasks: 'keel-0.12-lean-batch-tasks',
+  /**
+   * 0.13.0: every id above (and `LOST_ATTEMPT_USAGE_PATCH`), in one marker. Asked at the start of every run of
+   * `agentWorkflow` (but a sub-agent or batch task started lean, which asks it at its first patch point, if any),
+   * `agentBatchWorkflow` and `providerLimiterWorkflow`; a run that has it takes every earlier id's new path without
+   * recording their markers (workflows/since.ts). Each first `patched()` of a run costs two history events, the marker
+   * and the SDK's `TemporalChangeVersion` upsert (a visibility write): a plain tool run recorded four or five.
+   */
+  impliesEarlier: 'keel-0.13-implies-earlier',
 } as const;
+
+/** A patch id of the table. */
+export type PatchId = (typeof PATCH)[keyof typeof PATCH];

@@ -132,8 +132,20 @@ describe('metrics', () => {
     const client = await AgentClient.connect({ address: inject('temporalAddress'), taskQueue });
     try {
       const h = await client.start({ model: 'scripted/m', prompt: 'run it', tools: ['bash'] });
-      let pending: { toolCallId: string; argsDigest: string } | undefined;
-      await until(async () => (pending = (await h.state()).pendingApprovals[0]) !== undefined, 60_000, 'pending', 250);
+      // waited for in the history (the approval's timer started: its workflow task completed), not by polling the
+      // state() query: on a worker that caches nothing, queries coming in while that task runs once made the count
+      // 2 where 1 was expected in CI (a workflow's metrics are emitted outside replay only)
+      await until(
+        async () =>
+          ((await h.workflow.fetchHistory()).events ?? []).some((e) =>
+            Buffer.from(e.userMetadata?.summary?.data ?? [])
+              .toString()
+              .includes('approval timeout'),
+          ),
+        60_000,
+        'the approval timer',
+      );
+      const pending = (await h.state()).pendingApprovals[0];
       let text = '';
       await until(
         async () => sample((text = await scrape()), 'keel_approvals_requested', { tool: 'bash' }) === 1,
@@ -141,7 +153,7 @@ describe('metrics', () => {
         'keel_approvals_requested on /metrics',
       );
       expect(sample(text, 'keel_approvals_decided')).toBeUndefined();
-      await h.approve({ toolCallId: pending!.toolCallId, argsDigest: pending!.argsDigest, approver: 'alice' });
+      await h.approve({ toolCallId: pending.toolCallId, argsDigest: pending.argsDigest, approver: 'alice' });
       expect((await h.result()).status).toBe('completed');
       await until(
         async () =>

@@ -39,6 +39,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.11.0': '8b1a8886b1947db04aaa5d217b271ec12934c345e36196a7d98b4e88f93414a7',
   '0.11.1': 'e60c403487de025e31660fa139de2669c34f0132b277817922fc92c2040f4c36',
   '0.12.0': '0ec47d9a0bd635be68c41f5c798218fa42cc8aa4b946d2639b455f10120cecec',
+  '0.13.0': '703dbb7187b921104d379a3eba803bad461d913ad9cc19f8ec3702522d5efe57',
 };
 
 describe('replay corpus manifest', () => {

@@ -4,7 +4,7 @@
  * Everything here changes the command sequence only for runs with a `budget` (or stopped by a batch's), behind
  * `patched('keel-budget')`: a 0.1.0 run has neither, so its history replays unchanged.
  */
-import { patched } from '@temporalio/workflow';
+
 import {
   BUDGET_WARNING_FRACTION,
   budgetExceededText,
@@ -29,6 +29,7 @@ import {
   type TreeBudgetLine,
 } from '../../common/tree/budget.js';
 import type { RunTree } from '../tree/context.js';
+import { since } from '../since.js';
 
 /** How the budget reports `budget_warning` / `budget_exceeded` (the session's `emit`). */
 export type Emit = (event: AgentEvent) => void;
@@ -55,7 +56,7 @@ export class RunBudget {
   stopBeforeModelCall(): boolean {
     const st = this.st;
     const budget = this.limits();
-    const external = st.budgetStop !== undefined && patched(BUDGET_PATCH) ? st.budgetStop : undefined;
+    const external = st.budgetStop !== undefined && since(BUDGET_PATCH) ? st.budgetStop : undefined;
     // the root of a tree whose runs reserved from it: what they settled and reserve counts too
     const ledger = budget && st.treeLedger ? this.ledger() : undefined;
     const line = ledger ? ledger.reached() : budget ? budgetReached(budget, this.spent()) : undefined;
@@ -151,7 +152,7 @@ export class RunBudget {
   /** The run's limits, when it has a budget and this code path is patched in. */
   private limits(): Budget | undefined {
     const budget = this.st.config.budget;
-    return budget && patched(BUDGET_PATCH) ? budget : undefined;
+    return budget && since(BUDGET_PATCH) ? budget : undefined;
   }
 
   private spent(): Spent {

@@ -4,7 +4,7 @@
  * context (`ModelError.ContextOverflow`) — the `compact` activity summarises the older messages and the workflow
  * appends the compaction entry to the transcript. Its command changes are behind `patched('keel-compaction')`.
  */
-import { patched } from '@temporalio/workflow';
+
 import {
   DEFAULT_KEEP_RECENT_TOKENS,
   DEFAULT_RESERVE_TOKENS,
@@ -18,6 +18,7 @@ import { compactionFailure } from '../failure-outcomes.js';
 import { workflowNow } from '../clock.js';
 import type { ModelContext } from './model-context.js';
 import type { RunConfig, SessionState } from './state.js';
+import { since } from '../since.js';
 
 /** The patch id guarding compaction (the `compact` activity, the appended entry, the compact-and-retry after an overflow). */
 export const COMPACTION_PATCH = 'keel-compaction';
@@ -62,7 +63,7 @@ export function compactionDue(
   const tokens = estimateContext(transcript, config.systemPrompt ?? '');
   if (reason === 'threshold' && tokens <= cfg.window - cfg.reserve) return undefined;
   const plan = planCompaction(transcript, cfg.keep, tokens);
-  if (!plan || !patched(COMPACTION_PATCH)) return undefined;
+  if (!plan || !since(COMPACTION_PATCH)) return undefined;
   return { reason, plan, tokens };
 }
 

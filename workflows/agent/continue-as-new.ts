@@ -1,7 +1,8 @@
-import { patched, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import { PATCH } from '../patches.js';
 import type { Message } from '../../common/messages.js';
 import type { SessionState } from './state.js';
+import { since } from '../since.js';
 
 /** A continue-as-new input must fit one payload (2 MB server limit), with room to spare. */
 const MAX_CARRIED_CHARS = 1_500_000;
@@ -17,7 +18,7 @@ export const LARGE_PAYLOADS_PATCH = 'keel-large-payloads';
  * of any size: they go to external storage and history holds a reference. Behind `patched('keel-large-payloads')`.
  */
 export function unboundedPayloads(largePayloads: boolean | undefined): boolean {
-  return largePayloads === true && patched(LARGE_PAYLOADS_PATCH);
+  return largePayloads === true && since(LARGE_PAYLOADS_PATCH);
 }
 
 /**
@@ -78,9 +79,9 @@ export function historyDecision(
   const max = st.config.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
   // what counts is growth in this run: a carried transcript larger than the limit must not continue after every turn
   let due = info.continueAsNewSuggested || info.historySize >= limit;
-  if (due && !info.continueAsNewSuggested && info.historySize - historyAtStart < limit && patched(PATCH.historyGrowth))
+  if (due && !info.continueAsNewSuggested && info.historySize - historyAtStart < limit && since(PATCH.historyGrowth))
     due = false;
-  if (due && suggestionCostsMore(st, info, historyAtStart, limit) && patched(PATCH.largeCarryDefers)) due = false;
+  if (due && suggestionCostsMore(st, info, historyAtStart, limit) && since(PATCH.largeCarryDefers)) due = false;
   if (!due || (info.historySize < retryAt && info.historySize < max)) return { kind: 'ok' };
   // a transcript whose text alone passes the cap is not serialised to measure it (≈ 100 MB: a second of the task)
   const carried = textChars(st.transcript) > MAX_CARRIED_CHARS ? undefined : JSON.stringify(st).length;

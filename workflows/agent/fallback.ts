@@ -5,12 +5,13 @@
  * refusal) is sent again to the next model, which also takes the run's later requests until {@link FALLBACK_HOLD_MS}
  * of workflow time passed since the switch; then the run tries `model` again. Deterministic: workflow time only.
  */
-import { patched } from '@temporalio/workflow';
+
 import type { Usage } from '../../common/messages.js';
 import { providerOutage } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import type { ModelContext } from './model-context.js';
 import type { RunConfig, SessionState } from './state.js';
+import { since } from '../since.js';
 
 /** How long a run stays on a fallback model before its requests go to its `model` again: 10 minutes. */
 export const FALLBACK_HOLD_MS = 10 * 60_000;
@@ -43,7 +44,7 @@ export function switchAfter(ctx: ModelContext, model: string, err: unknown, now:
   const at = st.fallback?.index ?? 0;
   const next = chain[at + 1];
   const outage = next !== undefined ? providerOutage(err) : undefined;
-  if (!outage || !patched(PATCH.fallbackModel)) return undefined;
+  if (!outage || !since(PATCH.fallbackModel)) return undefined;
   const turn = st.turns + 1;
   const last = `turn ${turn}: ${model} → ${next} (${outage.type}: ${outage.text.slice(0, 200)})`;
   st.fallback = {

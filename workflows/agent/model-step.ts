@@ -1,5 +1,5 @@
 /** Pi's "stream one assistant response", on Temporal: the `callModel` activity, with failures turned into messages. */
-import { patched } from '@temporalio/workflow';
+
 import { malformedModelOutput } from '../../common/errors.js';
 import { modelCallFailure } from '../failure-outcomes.js';
 import { assistantMessageProblem, hasStringArguments, usageProblem } from '../../common/message-checks.js';
@@ -13,6 +13,7 @@ import { PATCH } from '../patches.js';
 import { activeModel, countModelUsage, switchAfter } from './fallback.js';
 import type { ModelContext } from './model-context.js';
 import { relayModelCall } from './stream-relay.js';
+import { since } from '../since.js';
 
 /** The assistant message of a model step, with the activity summaries of its tool calls (for the tool batch). */
 export interface ModelStep {
@@ -128,11 +129,11 @@ function spentBeforeSwitch(ctx: ModelContext, err: unknown, model: string): Call
 function replied(ctx: ModelContext, result: CallModelResult, model: string): Called {
   // a tool call whose arguments are a JSON string is kept and answered by its validation, as Pi does (was: the
   // whole message refused as malformed)
-  const stringArguments = hasStringArguments(result.message) && patched(PATCH.stringToolArguments);
+  const stringArguments = hasStringArguments(result.message) && since(PATCH.stringToolArguments);
   const problem =
     assistantMessageProblem(result.message, { stringArguments }) ??
     (result.failedAttemptsUsage ? usageProblem(result.failedAttemptsUsage) : undefined);
-  if (problem && patched(PATCH.malformedModelOutput))
+  if (problem && since(PATCH.malformedModelOutput))
     return { message: errorMessage(model, malformedModelOutput(problem), emptyUsage(), false) };
   ctx.budget.spend(result.message.usage, result.failedAttemptsUsage);
   countModelUsage(ctx.state, model, result.message.usage, result.failedAttemptsUsage);

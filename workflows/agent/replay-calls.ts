@@ -4,9 +4,10 @@
  * it "not in the record", or lets it run by `liveTools` (activities/replay/replay-records.ts). Outside a replay, a
  * direct sub-agent call starts its child without that activity (0.8.0).
  */
-import { patched } from '@temporalio/workflow';
+
 import type { RunConfig } from './state.js';
 import { PATCH } from '../patches.js';
+import { since } from '../since.js';
 
 /**
  * Whether a sub-agent call that would start its child directly must be prepared first, because the run replays a
@@ -14,5 +15,5 @@ import { PATCH } from '../patches.js';
  * direct path it recorded).
  */
 export function preparedForReplay(config: Pick<RunConfig, 'replay'>): boolean {
-  return config.replay !== undefined && patched(PATCH.replaySubAgents);
+  return config.replay !== undefined && since(PATCH.replaySubAgents);
 }

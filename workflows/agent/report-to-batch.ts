@@ -6,13 +6,12 @@
  * request is carried across the child's own continues-as-new. Any other child's outcome reaches the batch as its
  * completion event, so most children send nothing. A run without that memo (a plain run, or a child of a 0.3.0 batch)
  * has no such handler and calls no `patched`. The signal is a new command of `agentWorkflow`, behind
- * `patched(PATCH.slidingWindowBatch)`.
+ * `since(PATCH.slidingWindowBatch)`.
  */
 import {
   CancellationScope,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -21,6 +20,7 @@ import { batchMembership, reportBySignalSignal, taskFinishedSignal, type BatchTa
 import { closingRunOutcome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import type { SessionState } from './state.js';
+import { since } from '../since.js';
 
 /** What the report to a batch reads of the carried state: whether it was asked for, and the usage and turns. */
 export type BatchReportState = Pick<SessionState, 'reportToBatch' | 'usage' | 'turns' | 'modelCalls'>;
@@ -46,7 +46,7 @@ export async function reportToBatch(
 ): Promise<void> {
   const m = batchMembership();
   // a task started lean (0.12.0) has the sliding-window report without asking its patch
-  if (!m || !state?.reportToBatch || !(m.leanStart === true || patched(PATCH.slidingWindowBatch))) return;
+  if (!m || !state?.reportToBatch || !(m.leanStart === true || since(PATCH.slidingWindowBatch))) return;
   const o = closingRunOutcome(result, err);
   const r = o.result;
   const usage = r?.usage ?? state?.usage;

@@ -9,7 +9,6 @@ import {
   CancellationScope,
   condition,
   allHandlersFinished,
-  patched,
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -57,6 +56,7 @@ import { runFeatures, type RunFeatures } from './features.js';
 import type { AbortKind, RunConfig, RunningTool, SessionState, StoredPendingApproval } from './state.js';
 import { priorityField } from '../limits/run-wait.js';
 import type { Priority } from '../../common/limits/definition.js';
+import { since } from '../since.js';
 
 /**
  * One agent session in this run of `agentWorkflow`: the carried `state` and the live parts around it. The loop
@@ -355,8 +355,8 @@ export class AgentSession implements ToolBatchHost {
   }
 
   private decide(decision: ApprovalVerdict, input: ApprovalDecisionInput): ApprovalRecord | Promise<ApprovalRecord> {
-    if (!patched(PATCH.decideAfterTaskJobs)) return this.decideNow(decision, input);
-    if (this.state.verifiedApprovals && patched(PATCH.verifiedApprovals)) return this.decideVerified(decision, input);
+    if (!since(PATCH.decideAfterTaskJobs)) return this.decideNow(decision, input);
+    if (this.state.verifiedApprovals && since(PATCH.verifiedApprovals)) return this.decideVerified(decision, input);
     // A cancel or interrupt that came in the same workflow task after this Update (the validator could not see it)
     // would abort the call once approved: the answer would be `approved` for a call that never runs. The decision
     // waits until every job of the task is applied (the handler's promise runs after them), then looks.

@@ -5,7 +5,7 @@
  * continue-as-new and resumed. Failures never escape: each becomes an `isError` result. A call's activities are in
  * tool-call.ts, where they run in tool-placement.ts, their tracking in tool-tracking.ts.
  */
-import { patched, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import { duplicateToolCallId, lengthTruncated, OPERATION_ABORTED } from '../../common/errors.js';
 import {
   toolCallsOf,
@@ -31,6 +31,7 @@ import {
   type ToolSummaries,
 } from './tool-call.js';
 import { loopErrorOutcome } from './tool-tracking.js';
+import { since } from '../since.js';
 
 /** What a tool batch needs of the session: `AgentSession` implements it (workflows/agent/session.ts), and the loop passes it. */
 export interface ToolBatchHost extends ToolCallHost {
@@ -63,7 +64,7 @@ export function runToolBatch(
   const all = toolCallsOf(assistant);
   if (assistant.stopReason === 'length') return Promise.resolve(truncatedBatch(h, all));
   const repeated = repeatedIds(all);
-  const refuse = repeated.size > 0 && (resume ? patched(PATCH.resumedRepeatedIds) : patched(PATCH.duplicateCallIds));
+  const refuse = repeated.size > 0 && (resume ? since(PATCH.resumedRepeatedIds) : since(PATCH.duplicateCallIds));
   const calls = refuse ? all.filter((_, i) => !repeated.has(i)) : all;
   const sequential =
     h.config.toolExecution === 'sequential' ||

@@ -3,7 +3,7 @@
  * activity, source order), a sequential call prepared and executed in one activity, an execution; and the approval
  * hand-off between preparation and execution. Where each activity runs is tool-placement.ts's job.
  */
-import { patched } from '@temporalio/workflow';
+
 import { OPERATION_ABORTED, toolNotEnabled, toolNotFound } from '../../common/errors.js';
 import type { ToolCall } from '../../common/messages.js';
 import type { ReplayRef } from '../../common/replay.js';
@@ -25,6 +25,7 @@ import type { ApprovalWait } from './approvals.js';
 import { preparedForReplay } from './replay-calls.js';
 import { dispatch, onToolQueue, type ToolPlacement } from './tool-placement.js';
 import { loopErrorOutcome } from './tool-tracking.js';
+import { since } from '../since.js';
 
 /** What a call's activities need of the session, besides placing them: tools, transcript position, approvals. */
 export interface ToolCallHost extends ToolPlacement {
@@ -88,7 +89,7 @@ export async function prepareKnown(
     ...replayField(h, assistantIndex, known),
   };
   const summary = preparationSummary(h, known);
-  const local = known.every((c) => toolInfo(h.tools, c.name)?.localActivity) && patched(PATCH.localTools);
+  const local = known.every((c) => toolInfo(h.tools, c.name)?.localActivity) && since(PATCH.localTools);
   try {
     const list = await h.runCancellable(() =>
       local
@@ -211,7 +212,7 @@ function startsDirectly(h: ToolCallHost, call: ToolCall, info: ToolInfo & { agen
  * `leanSubAgentStart`) records no `subAgents` marker.
  */
 function isSubAgent(info: ToolInfo): info is ToolInfo & { agent: SubAgentRecord } {
-  return info.agent !== undefined && (subAgentCallsSince08() || patched(PATCH.subAgents));
+  return info.agent !== undefined && (subAgentCallsSince08() || since(PATCH.subAgents));
 }
 
 /**

@@ -4,7 +4,7 @@
  * is lost; any other on the run's tool queue, or in a run an `all` worker started on the run's own task queue (0.8.0).
  */
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
-import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, workflowInfo } from '@temporalio/workflow';
 import { homeWorkerLost, OPERATION_ABORTED, toolInterrupted } from '../../common/errors.js';
 import type { AgentEvent } from '../../common/events.js';
 import type { ToolCall } from '../../common/messages.js';
@@ -15,6 +15,7 @@ import { isNotHome } from '../failure-outcomes.js';
 import { PATCH } from '../patches.js';
 import type { AbortKind, SessionState } from './state.js';
 import { HOME_LOST, loopErrorOutcome, REFUSED_HERE, track, trackThen, type ToolTracking } from './tool-tracking.js';
+import { since } from '../since.js';
 
 /**
  * The run's home for worker-local tools. `homeQueue` and `rehomed` are carried state (`SessionState`); `notHome` and
@@ -102,7 +103,7 @@ export function dispatch<T, R>(
   local: LocalRun<T>,
   after: (result: T | ToolOutcome) => R | PromiseLike<R>,
 ): Promise<R> {
-  if (info?.localActivity && patched(PATCH.localTools))
+  if (info?.localActivity && since(PATCH.localTools))
     return dispatchLocalFirst(p, call, info, summary, run, local).then(after);
   return dispatchActivity(p, call, info, summary, run, after);
 }
@@ -136,7 +137,7 @@ function dispatchActivity<T, R>(
   if (toolQueue.taskQueue !== undefined && !info?.workerLocal && onRunQueue(p.home))
     return dispatchOnRunQueue(p, call, info, summary, run, after);
   const options = { ...toolActivityOptions(p.config, info, summary), ...toolQueue };
-  if (!info?.workerLocal || !patched(PATCH.workerAffinity))
+  if (!info?.workerLocal || !since(PATCH.workerAffinity))
     return trackThen(p, call, info?.idempotent, () => run(options), after);
   return dispatchHome(p, call, info, options, run).then(after);
 }
@@ -149,7 +150,7 @@ function dispatchActivity<T, R>(
  * `floor + tool activity on another task queue`).
  */
 function onRunQueue(home: ToolHome): boolean {
-  return home.toolsOnRunQueue === true && patched(PATCH.toolsOnRunQueue);
+  return home.toolsOnRunQueue === true && since(PATCH.toolsOnRunQueue);
 }
 
 /**
@@ -220,7 +221,7 @@ async function runLocal<T>(
   local: LocalRun<T>,
 ): Promise<T | ToolOutcome | typeof NOT_HOME> {
   let home: { home?: string } = {};
-  if (info.workerLocal && patched(PATCH.workerAffinity)) {
+  if (info.workerLocal && since(PATCH.workerAffinity)) {
     const queue = p.home.homeQueue;
     if (queue === undefined || queue === p.home.notHome) return NOT_HOME;
     if (queue) home = { home: queue };
@@ -287,5 +288,5 @@ async function rehome(p: ToolPlacement, call: ToolCall, lost: string): Promise<v
  * (common/task-queues.ts), polled by `tools` and `all` workers; in runs recorded before 0.4.2, the run's task queue.
  */
 export function onToolQueue(): { taskQueue?: string } {
-  return patched(PATCH.toolQueue) ? { taskQueue: toolTaskQueue(workflowInfo().taskQueue) } : {};
+  return since(PATCH.toolQueue) ? { taskQueue: toolTaskQueue(workflowInfo().taskQueue) } : {};
 }

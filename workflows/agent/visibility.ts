@@ -1,8 +1,9 @@
 /** What the Temporal UI shows of a run (docs/architecture.md#visibility): current details, and search attributes when the namespace has them. */
-import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { KEEL_COST_USD, KEEL_MODEL, KEEL_STATUS, KEEL_TURNS } from '../../common/search-attributes.js';
 import { PATCH } from '../patches.js';
 import type { SessionState } from './state.js';
+import { since } from '../since.js';
 
 /** What the search attributes show of the carried state. */
 export type VisibleState = Pick<SessionState, 'status' | 'turns' | 'usage' | 'searchAttributes'> & {
@@ -34,7 +35,7 @@ export function turnEndUpsertDue(st: VisibleState, published: Published | undefi
     st.searchAttributes &&
     statusUnchanged &&
     st.turns % TURN_UPSERT_STRIDE !== 0 &&
-    (lean || patched(PATCH.coarseTurnUpserts))
+    (lean || since(PATCH.coarseTurnUpserts))
   );
 }
 
@@ -52,7 +53,7 @@ export function publishAttributes(st: VisibleState, last: Published | undefined,
     cost: Math.round(st.usage.cost.total * 1e6) / 1e6,
   };
   // set at start (AgentClient) or carried by continue-as-new: upserting them again is a no-op
-  if (!last && alreadyHeld(now) && (lean || patched(PATCH.startAttributes))) return now;
+  if (!last && alreadyHeld(now) && (lean || since(PATCH.startAttributes))) return now;
   if (
     last &&
     last.status === now.status &&
@@ -88,6 +89,6 @@ function alreadyHeld(now: { status: string; model: string; turns: number; cost: 
  */
 export function publishFailedEnd(lean: boolean): void {
   const status = workflowInfo().typedSearchAttributes.get(KEEL_STATUS);
-  if ((status === 'running' || status === 'waiting') && (lean || patched(PATCH.startAttributes)))
+  if ((status === 'running' || status === 'waiting') && (lean || since(PATCH.startAttributes)))
     upsertSearchAttributes([{ key: KEEL_STATUS, value: 'failed' }]);
 }

@@ -9,7 +9,6 @@ import {
   condition,
   makeContinueAsNewFunc,
   isCancellation,
-  patched,
   setWorkflowOptions,
   TemporalFailure,
   workflowInfo,
@@ -47,6 +46,7 @@ import { registerApprovalDesk } from '../tree/approvals.js';
 import { treeMemo } from '../tree/sub-agent.js';
 import { registerProviderWait } from '../limits/run-wait.js';
 import { registerTreeBudget } from '../tree/budget.js';
+import { askImpliedPatches, since } from '../since.js';
 
 /** A result payload must stay well under Temporal's 2 MB limit; larger transcripts are read with the `messages` query. */
 const MAX_RESULT_CHARS = 1_500_000;
@@ -85,6 +85,8 @@ async function session(
 ): Promise<AgentRunResult> {
   refuseForeignState(carried);
   const s = new AgentSession(carried ?? initialState(input));
+  // 0.13.0: one marker for every earlier patch, first (a child started lean asks it only where it asks a patch)
+  if (!s.features.leanStart) askImpliedPatches();
   opened.session = s;
   let temporalCancelled = false;
   CancellationScope.current().cancelRequested.catch(() => {
@@ -137,9 +139,9 @@ async function session(
     }
     // the session is idle
     if (s.cancelRequested) return cancelled(s, temporalCancelled);
-    if (workflowInfo().targetWorkerDeploymentVersionChanged && patched(PATCH.upgradeOnIdle))
+    if (workflowInfo().targetWorkerDeploymentVersionChanged && since(PATCH.upgradeOnIdle))
       return continueWith(s, input, undefined, true);
-    if (hasQueued(st) && patched(PATCH.answerQueued)) {
+    if (hasQueued(st) && since(PATCH.answerQueued)) {
       s.abort = undefined;
       start = nextStart(st); // a waiting session with queued messages answers them
       continue;
@@ -163,7 +165,7 @@ async function session(
       if (!temporalCancelled) throw err;
     }
     if (s.cancelRequested) return cancelled(s, temporalCancelled);
-    if (patched(PATCH.answerQueued)) {
+    if (since(PATCH.answerQueued)) {
       if (!arrived) return closeRun(s, endStatus(st.lastRunFailed)); // idle timeout
       continue; // queued messages are answered first, then `end` finishes
     }
@@ -176,7 +178,7 @@ async function session(
 /** The state is Keel's own, carried by continue-as-new: a first run given one (a raw start) is refused. */
 function refuseForeignState(carried: unknown): void {
   const raw = carried !== undefined && workflowInfo().continuedFromExecutionRunId === undefined;
-  if (carried !== undefined && (!isSessionState(carried) || (raw && patched(PATCH.carriedStateOnlyByContinue)))) {
+  if (carried !== undefined && (!isSessionState(carried) || (raw && since(PATCH.carriedStateOnlyByContinue)))) {
     throw ApplicationFailure.create({
       type: ErrorType.InvalidAgentInput,
       message: UNEXPECTED_SECOND_ARGUMENT,
@@ -220,7 +222,7 @@ function isContinueAsNew(err: unknown): boolean {
 
 /** How an idle session ends (`end`, idle timeout): Failed when its last agent run ended in a model error. */
 function endStatus(lastRunFailed: boolean | undefined): RunStatus {
-  return lastRunFailed && patched(PATCH.sessionFailed) ? 'failed' : 'completed';
+  return lastRunFailed && since(PATCH.sessionFailed) ? 'failed' : 'completed';
 }
 
 function initialState(input: AgentRunInput): SessionState {
@@ -253,7 +255,7 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
   // an input nested thousands deep (a raw start) could not even be sent to the check: refused here, no activity
   const deep = tooDeep(input);
   const check =
-    deep !== undefined && patched(PATCH.deepInputRefused)
+    deep !== undefined && since(PATCH.deepInputRefused)
       ? { errors: [nestedTooDeep(deep)], tools: [], searchAttributes: false }
       : await (s.features.leanStart ? localSetupActivities : setupActivities).startRun.executeWithOptions(
           { summary: 'check run input' },
@@ -359,7 +361,7 @@ async function cancelled(s: AgentSession, temporalCancelled: boolean): Promise<n
     const target = { workflowId: info.workflowId, runId: info.runId };
     const summary = `cancel: ${s.cancelReason ?? 'cancelled'}`;
     // a local activity: its result is a marker of this task, so no activity completion can race the cancellation
-    if (patched(PATCH.cancelFromLocalActivity))
+    if (since(PATCH.cancelFromLocalActivity))
       await localSetupActivities.requestCancel.executeWithOptions({ summary }, [target]);
     else await setupActivities.requestCancel.executeWithOptions({ summary }, [target]);
   }
@@ -408,9 +410,9 @@ async function beforeClose(): Promise<void> {
 /**
  * A session started with neither `prompt` nor `messages` waits for its first message instead of failing (so a service
  * can create a conversation with update-with-start: its `followUp` is the first message). Behind
- * `patched(PATCH.sessionAwaitsFirstMessage)`: 0.1.0 failed such a run with `InvalidAgentInput`.
+ * `since(PATCH.sessionAwaitsFirstMessage)`: 0.1.0 failed such a run with `InvalidAgentInput`.
  */
 function awaitsFirstMessage(transcript: readonly Message[], input: AgentRunInput): boolean {
   const empty = input.prompt === undefined && transcript.length === 0 && (input.mode ?? 'task') === 'session';
-  return (empty && patched(PATCH.sessionAwaitsFirstMessage)) || forkedSessionWaits(transcript, input);
+  return (empty && since(PATCH.sessionAwaitsFirstMessage)) || forkedSessionWaits(transcript, input);
 }

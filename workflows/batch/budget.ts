@@ -14,7 +14,7 @@
  * overshoot by what each was allowed when it started. Everything that changes commands (the signals, the tasks'
  * inputs, the stop point) is behind `patched('keel-batch-budget')`: a 0.1.0 batch never had a budget applied.
  */
-import { getExternalWorkflowHandle, isCancellation, patched } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, isCancellation } from '@temporalio/workflow';
 import {
   budgetExceededText,
   budgetLines,
@@ -30,6 +30,7 @@ import type { AgentRunInput } from '../../common/run.js';
 import { budgetStopSignal } from '../definitions.js';
 import { PATCH } from '../patches.js';
 import { emptyLedger, TreeLedger, type TreeLedgerState } from '../../common/tree/budget.js';
+import { since } from '../since.js';
 
 export const BATCH_BUDGET_PATCH = 'keel-batch-budget';
 
@@ -56,8 +57,8 @@ export class BatchBudget {
     private readonly st: BatchBudgetCarried,
     fresh = false,
   ) {
-    this.budget = budget && patched(BATCH_BUDGET_PATCH) ? budget : undefined;
-    if (this.budget && !st.ledger && fresh && patched(PATCH.treeBudget)) st.ledger = emptyLedger();
+    this.budget = budget && since(BATCH_BUDGET_PATCH) ? budget : undefined;
+    if (this.budget && !st.ledger && fresh && since(PATCH.treeBudget)) st.ledger = emptyLedger();
     this.ledger =
       this.budget && st.ledger
         ? new TreeLedger(this.budget, st.ledger, () => ({ tokens: 0, costUsd: 0, modelCalls: 0 }), 'batch budget')

@@ -1,5 +1,5 @@
 /**
- * A graded batch's verdicts (from 0.5.0, `patched(PATCH.batchGrading)`, README "Graded batches"): each finished slot
+ * A graded batch's verdicts (from 0.5.0, `since(PATCH.batchGrading)`, README "Graded batches"): each finished slot
  * of a task that carries a grader is judged by the `gradeBatchTask` activity (a completed run, or a stopped one that
  * ran), recorded once per slot — the activity may run again after a worker is lost, the workflow records its one
  * completion — and summed into pass rate, pass@k, mean score and cost per pass, overall and per variant. A run that
@@ -28,6 +28,7 @@ import {
 import type { RunStatus } from '../../common/run.js';
 import type { PackedOutcome } from './outcomes.js';
 import { batchSummary, type BatchSummary } from '../../common/grading-summary.js';
+import { since } from '../since.js';
 
 /** Reasons (each at most 200 characters) a batch keeps for its `results` query, across continue-as-new. */
 export const MAX_REASONS = 1000;

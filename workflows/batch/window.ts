@@ -1,5 +1,5 @@
 /**
- * The sliding-window batch (from 0.4.0, `patched(PATCH.slidingWindowBatch)`): at most `concurrency` child
+ * The sliding-window batch (from 0.4.0, `since(PATCH.slidingWindowBatch)`): at most `concurrency` child
  * `agentWorkflow`s `<batchId>-<index>` run at once, started with `ParentClosePolicy.ABANDON` and the memo
  * `keelBatch: { workflowId, index }`. A child's outcome reaches the run that started it as its completion event; before
  * that run continues-as-new it asks the children it started and that are still running (`keelBatchReportBySignal`,
@@ -29,7 +29,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
-  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -103,6 +102,7 @@ import { childRunOutcome } from '../failure-outcomes.js';
 import { batchActivities } from '../activities.js';
 import { registerApprovalDesk, treePending } from '../tree/approvals.js';
 import type { TreeApprovalsState } from '../../common/tree/approvals.js';
+import { since } from '../since.js';
 
 /** Seconds without a report after which the batch reconciles its window (input `reconcileAfterSeconds`). */
 const DEFAULT_RECONCILE_AFTER_SECONDS = 300;
@@ -302,7 +302,7 @@ class WindowBatch {
    */
   private gradingOn(): boolean {
     if (this.shaped === undefined) {
-      this.shaped = this.carriedGrading !== undefined || patched(PATCH.batchGrading);
+      this.shaped = this.carriedGrading !== undefined || since(PATCH.batchGrading);
       if (this.shaped)
         this.grading = new BatchGrading(
           { variants: this.input.variants, repeat: this.input.repeat },
@@ -318,7 +318,7 @@ class WindowBatch {
    * local activity, no visibility or sliding-window marker in the child): asked at the first task this run starts.
    */
   private leanTasks(): boolean {
-    this.lean ??= patched(PATCH.leanBatchTasks);
+    this.lean ??= since(PATCH.leanBatchTasks);
     return this.lean;
   }
 
@@ -513,7 +513,7 @@ class WindowBatch {
   private cut(): void {
     this.cutting = true;
     const after = this.input.continueAsNewAfterTasks;
-    if ((after !== undefined && this.startedHere >= after) || !patched(PATCH.batchFullWindow)) return;
+    if ((after !== undefined && this.startedHere >= after) || !since(PATCH.batchFullWindow)) return;
     this.cutAt = this.st.next;
     void this.handOver()
       .then(() => void (this.closing = true))

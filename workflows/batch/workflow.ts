@@ -11,12 +11,13 @@
  * `agentBatchPageWorkflow` (workflows/batch/page-holder.ts). `agentBatchWorkflow({ taskPage })` still holds a page, for holders
  * started by 0.3.0 clients.
  */
-import { patched } from '@temporalio/workflow';
+
 import type { AgentBatchInput, AgentBatchResult, BatchPageHolderInput } from './definitions.js';
 import { runDrainingBatch, type BatchCarried } from './drain.js';
 import { holdPage } from './page-holder.js';
 import { runWindowBatch, type WindowCarried } from './window.js';
 import { PATCH } from '../patches.js';
+import { since } from '../since.js';
 
 export type { BatchCarried, WindowCarried };
 
@@ -26,8 +27,8 @@ export async function agentBatchWorkflow(
   carried?: WindowCarried | BatchCarried,
 ): Promise<AgentBatchResult | { released: boolean }> {
   if (input && typeof input === 'object' && 'taskPage' in input) return holdPage(input);
-  // checked once per run, first: a 0.3.0 history replays its own loop unchanged
-  if (patched(PATCH.slidingWindowBatch)) return runWindowBatch(input as AgentBatchInput, carried);
+  // checked once per run, first: a 0.3.0 history replays its own loop unchanged (since() asks 0.13.0's marker first)
+  if (since(PATCH.slidingWindowBatch)) return runWindowBatch(input as AgentBatchInput, carried);
   return runDrainingBatch(input as AgentBatchInput, carried as BatchCarried | undefined);
 }
 

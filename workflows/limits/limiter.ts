@@ -14,7 +14,6 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
-  patched,
   setCurrentDetails,
   setHandler,
   setWorkflowOptions,
@@ -46,6 +45,7 @@ import {
 import { workflowNow } from '../clock.js';
 import { PATCH } from '../patches.js';
 import { renderLimiterDetails } from './details.js';
+import { since } from '../since.js';
 
 export const limitsAskUpdate = defineUpdate<LimitAnswer, [LimitAsk]>(LIMITS_ASK_UPDATE);
 export const limitsBatchUpdate = defineUpdate<LimitBatchAnswer, [LimitBatch]>(LIMITS_BATCH_UPDATE);
@@ -106,7 +106,7 @@ export async function providerLimiterWorkflow(input: LimiterInput): Promise<void
   });
   show();
   const full = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= LIMITER_EVENTS_PER_RUN;
-  if (patched(PATCH.limiterWakes)) await reclaimLapses(ledger, full, show);
+  if (since(PATCH.limiterWakes)) await reclaimLapses(ledger, full, show);
   else await condition(full);
   await condition(allHandlersFinished);
   ledger.advance(workflowNow());

@@ -4,27 +4,20 @@
  * In a sub-agent (memo `keelTree`), or a batch's task (memo `keelBatch`: the batch is its root, its path `task <i>`):
  * whenever its list of calls awaiting approval changes (a call starts waiting, is decided, times out or is aborted),
  * `reportToRoot` signals `keelTreeApprovals` to the root with the whole list and the records of the calls decided
- * since — a new command, behind `patched(PATCH.treeApprovals)`; a run without either memo, or whose list never
+ * since — a new command, behind `since(PATCH.treeApprovals)`; a run without either memo, or whose list never
  * changes, sends nothing. What it last sent is carried across its continue-as-new.
  *
  * In every run (a root is any run a sub-agent names): the signal's handler keeps the newest list per sub-agent and
  * their decisions (carried across continue-as-new), which `state().pendingApprovals` / `state().approvals` and the
  * current details list with the sub-agent's `workflowId` and `path`. Keeping them is no command. From 0.6.3 (behind
- * `patched(PATCH.treeMembers)`) a desk lists a report only from a member of its tree: the first report of each run
+ * `since(PATCH.treeMembers)`) a desk lists a report only from a member of its tree: the first report of each run
  * runs the `checkTreeMember` local activity (the run's first execution must exist and its memo name this desk as its
  * root or batch); a report from anyone else — a fake pending call signalled by an outsider — is ignored and logged. The decision itself
  * is made by the sub-agent only: the client routes a decision sent through the root there (`approvalRoute`), and the
  * root's validator refuses one sent to it directly with where to send it. A batch keeps its tasks' (and their
  * sub-agents') lists the same way and shows them in its `progress` query (`pendingApprovals`).
  */
-import {
-  CancellationScope,
-  getExternalWorkflowHandle,
-  log,
-  patched,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   approvalInSubAgent,
   pathText,
@@ -45,6 +38,7 @@ import { PATCH } from '../patches.js';
 import type { StoredApprovalRecord, StoredPendingApproval } from '../agent/state.js';
 import { batchMembership } from '../batch-protocol.js';
 import { treeMembership } from './membership.js';
+import { since } from '../since.js';
 
 /** Decisions of sub-agents' calls the root keeps (the latest). */
 const MAX_DECIDED = 200;
@@ -66,7 +60,7 @@ export function reportToRoot(
   const calls = pending.map((p) => `${p.toolCallId}#${p.assistantIndex}`);
   const before = reported?.calls ?? [];
   if (calls.length === before.length && calls.every((c, i) => c === before[i])) return reported;
-  if (!patched(PATCH.treeApprovals)) return reported;
+  if (!since(PATCH.treeApprovals)) return reported;
   const decided = before
     .filter((c) => !calls.includes(c))
     .flatMap((c) => {
@@ -117,7 +111,7 @@ export function registerApprovalDesk(desk: TreeDeskState, changed: () => void, l
     treeApprovalsSignal,
     (report: unknown) => {
       if (!isReport(report)) return; // a malformed signal (not from Keel) changes nothing
-      if (!patched(PATCH.treeMembers)) return void (receive(desk, report) && changed());
+      if (!since(PATCH.treeMembers)) return void (receive(desk, report) && changed());
       const key = `${report.workflowId}#${report.runKey}`;
       const t = (desk.treeApprovals ??= { runs: [], decided: [] });
       if (t.members?.includes(key)) return void (receive(desk, report) && changed());

@@ -4,13 +4,13 @@
  * `agentBatchWorkflow` (its tasks' root). Registering handlers issues no command; an Update or a signal received is
  * an event of the root's history, so only runs that have children reserving from them see any.
  *
- * Since 0.6.3 (`patched(PATCH.treeBudgetWaits)`, asked only when the 0.6.0 rule refuses a reservation while the
+ * Since 0.6.3 (`since(PATCH.treeBudgetWaits)`, asked only when the 0.6.0 rule refuses a reservation while the
  * settled spend is below every limit): such a reservation — kept out only by other reservations in flight — is
  * answered `wait` instead (nothing recorded), and the reserving activity asks again after a pause, heartbeating, until
  * it is granted or the settled spend reaches a limit. Each answer is at once: a waiting Update held open by the root
  * would count against the server's limit of Updates in flight per workflow (10 by default).
  */
-import { defineSignal, defineUpdate, patched, setHandler } from '@temporalio/workflow';
+import { defineSignal, defineUpdate, setHandler } from '@temporalio/workflow';
 import {
   asClaim,
   RESERVE_BUDGET_UPDATE,
@@ -20,6 +20,7 @@ import {
   type TreeLedger,
 } from '../../common/tree/budget.js';
 import { PATCH } from '../patches.js';
+import { since } from '../since.js';
 
 export const reserveBudgetUpdate = defineUpdate<ReserveAnswer, [BudgetClaim]>(RESERVE_BUDGET_UPDATE);
 export const settleBudgetSignal = defineSignal<[BudgetClaim]>(SETTLE_BUDGET_SIGNAL);
@@ -46,6 +47,6 @@ export function registerTreeBudget(ledger: () => TreeLedger): void {
 /** The 0.6.0 rule; since 0.6.3 a refusal while only reservations fill the budget says `wait`. */
 function reserve(ledger: TreeLedger, claim: BudgetClaim): ReserveAnswer {
   const answer = ledger.reserve(claim);
-  if (answer.granted || !ledger.onlyReserved() || !patched(PATCH.treeBudgetWaits)) return answer;
+  if (answer.granted || !ledger.onlyReserved() || !since(PATCH.treeBudgetWaits)) return answer;
   return { ...answer, wait: true };
 }

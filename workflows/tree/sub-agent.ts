@@ -10,7 +10,6 @@ import {
   ChildWorkflowCancellationType,
   isCancellation,
   ParentClosePolicy,
-  patched,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -39,6 +38,7 @@ import { batchMembership } from '../batch-protocol.js';
 import type { RunConfig } from '../agent/state.js';
 import { loopErrorOutcome, type ToolTracking } from '../agent/tool-tracking.js';
 import { treeMembership } from './membership.js';
+import { since } from '../since.js';
 
 /** What a sub-agent call needs of the session: its config and the running-tools tracking. */
 export interface SubAgentHost extends ToolTracking {
@@ -117,12 +117,12 @@ export function directCall(call: ToolCall, agent: SubAgentRecord): boolean {
  * search attributes in its start (workflows/agent/features.ts says what the child then skips).
  */
 export function leanChildren(): boolean {
-  return patched(PATCH.leanSubAgentStart);
+  return since(PATCH.leanSubAgentStart);
 }
 
 /** The 0.8.0 sub-agent calls (`PATCH.subAgentCalls`), implied by 0.12.0's lean start: a run that has it asks neither. */
 export function subAgentCallsSince08(): boolean {
-  return leanChildren() || patched(PATCH.subAgentCalls);
+  return leanChildren() || since(PATCH.subAgentCalls);
 }
 
 /** What a sub-agent's child is started with since 0.6.3: inherited model options, its tools within the tree's bound. */
@@ -141,11 +141,11 @@ export interface ChildStart {
 export function childStart(config: RunConfig, agent: SubAgentRecord): ChildStart {
   const since08 = subAgentCallsSince08();
   const modelOptions =
-    since08 || patched(PATCH.subAgentModelOptions)
+    since08 || since(PATCH.subAgentModelOptions)
       ? inheritedModelOptions(config.modelOptions, agent.modelOptions)
       : undefined;
   const bounded =
-    since08 || patched(PATCH.subAgentToolBound)
+    since08 || since(PATCH.subAgentToolBound)
       ? boundedTools(agent.tools, treeMembership()?.tools ?? config.tools ?? [], agent.ownTools === true)
       : undefined;
   return { ...(modelOptions ? { modelOptions } : {}), ...(bounded ? { bounded } : {}) };
