@@ -5,7 +5,8 @@
  * for executions that reach the point on a worker with the change, and false when replaying a history recorded
  * before it, so runs in flight across a deploy replay the path they took. The replay corpus of every release
  * (test/fixtures/histories/<version>/) proves it in CI. An id may be moved to `deprecatePatch` once no open run can
- * predate it, and deleted one release after that (docs/versioning.md).
+ * predate it, and deleted one release after that (docs/versioning.md). Since 0.13.0 the ids before `impliesEarlier` are
+ * asked through `since(id)` (workflows/since.ts): a run that has that one marker records none of theirs.
  */
 export const PATCH = {
   /** 0.2.0: a `cancel` signal asks Temporal to cancel the run from a local activity (no failed workflow task). */
