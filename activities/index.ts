@@ -132,7 +132,7 @@ export function createActivities(deps: KeelActivityDeps) {
       largePayloads: deps.largePayloads === true,
       homeQueue: deps.homeQueue,
       toolsElsewhere: deps.toolsElsewhere === true,
-      ...(deps.noLocalActivities ? { noLocalActivities: deps.noLocalActivities } : {}),
+      noLocalActivities: deps.noLocalActivities,
       unsealedStart: deps.unsealedStart,
       verifiedApprovals: deps.approvals?.verified === true,
       mcp: deps.mcp,

@@ -117,52 +117,28 @@ try {
       }),
     );
   }
-  if (config.benchQueue && config.benchBundlePath) {
+  if (config.benchBundlePath && (config.benchQueue || config.floorQueues?.length)) {
     const connection = await NativeConnection.connect({ address: config.address });
-    others.push(
-      await Worker.create({
+    /** A worker of the bench-only workflows (or, without `bundle`, of their activities only) on `taskQueue`. */
+    const benchWorker = async (taskQueue: string, bundle?: string) =>
+      Worker.create({
         connection,
-        taskQueue: config.benchQueue,
+        taskQueue,
         activities: createBenchActivities({
           client: new Client({ connection: await Connection.connect({ address: config.address }) }),
         }),
-        workflowBundle: { codePath: config.benchBundlePath },
-        identity: `${config.identity}@${config.benchQueue}`,
+        ...(bundle ? { workflowBundle: { codePath: bundle } } : {}),
+        identity: `${config.identity}@${taskQueue}`,
         // as createAgentWorker
         maxHeartbeatThrottleInterval: '1s',
         defaultHeartbeatThrottleInterval: '1s',
-      }),
-    );
-    // the floor variant whose tool activity goes to another task queue, as Keel's go to `<taskQueue>-tools`
-    others.push(
-      await Worker.create({
-        connection,
-        taskQueue: `${config.benchQueue}-tools`,
-        activities: createBenchActivities({
-          client: new Client({ connection: await Connection.connect({ address: config.address }) }),
-        }),
-        identity: `${config.identity}@${config.benchQueue}-tools`,
-        maxHeartbeatThrottleInterval: '1s',
-        defaultHeartbeatThrottleInterval: '1s',
-      }),
-    );
-  }
-  if (config.floorQueues?.length && config.benchBundlePath) {
-    const connection = await NativeConnection.connect({ address: config.address });
-    for (const taskQueue of config.floorQueues ?? [])
-      others.push(
-        await Worker.create({
-          connection,
-          taskQueue,
-          activities: createBenchActivities({
-            client: new Client({ connection: await Connection.connect({ address: config.address }) }),
-          }),
-          workflowBundle: { codePath: config.benchBundlePath },
-          identity: `${config.identity}@${taskQueue}`,
-          maxHeartbeatThrottleInterval: '1s',
-          defaultHeartbeatThrottleInterval: '1s',
-        }),
-      );
+      });
+    if (config.benchQueue) {
+      others.push(await benchWorker(config.benchQueue, config.benchBundlePath));
+      // the floor variant whose tool activity goes to another task queue, as Keel's go to `<taskQueue>-tools`
+      others.push(await benchWorker(`${config.benchQueue}-tools`));
+    }
+    for (const taskQueue of config.floorQueues ?? []) others.push(await benchWorker(taskQueue, config.benchBundlePath));
   }
 } catch (err) {
   send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });

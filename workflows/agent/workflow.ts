@@ -35,6 +35,7 @@ import { toUserMessages } from './incoming.js';
 import { hasQueued, nextStart } from './queues.js';
 import { AgentSession } from './session.js';
 import type { LoopPosition, SessionState } from './state.js';
+import type { StartRunResult } from '../../common/wire.js';
 import { nestedTooDeep, tooDeep } from '../../common/nesting.js';
 import { runAgentLoop, type RunStart } from './turn-loop.js';
 import { forkedSessionWaits } from './fork-start.js';
@@ -264,13 +265,7 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
   const errors = [...check.errors];
   const prompts = errors.length === 0 && input.prompt !== undefined ? toUserMessages(input.prompt) : [];
   if (errors.length === 0 && prompts.length === 0 && awaitsFirstMessage(st.transcript, input)) {
-    st.tools = check.tools;
-    st.searchAttributes = check.searchAttributes;
-    if (check.homeQueue) st.homeQueue = check.homeQueue;
-    if (check.verifiedApprovals) st.verifiedApprovals = true;
-    if (check.otherTools) st.otherTools = check.otherTools;
-    if (check.toolsOnRunQueue) st.toolsOnRunQueue = true;
-    if (check.noLocalActivities) st.noLocalActivities = true;
+    adoptWorkerFacts(st, check);
     return undefined;
   }
   if (errors.length === 0 && prompts.length === 0) {
@@ -288,6 +283,14 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
       details: [errors],
     });
   }
+  adoptWorkerFacts(st, check);
+  if (check.contextWindow) st.contextWindow = check.contextWindow;
+  if (check.largePayloads) st.largePayloads = true;
+  return prompts.length > 0 ? { prompts } : { continue: true };
+}
+
+/** What `startRun` said of its worker, kept in the run's state (a session waiting for its first message too). */
+function adoptWorkerFacts(st: SessionState, check: StartRunResult): void {
   st.tools = check.tools;
   st.searchAttributes = check.searchAttributes;
   if (check.homeQueue) st.homeQueue = check.homeQueue;
@@ -295,9 +298,6 @@ async function firstRun(s: AgentSession, input: AgentRunInput): Promise<RunStart
   if (check.otherTools) st.otherTools = check.otherTools;
   if (check.toolsOnRunQueue) st.toolsOnRunQueue = true;
   if (check.noLocalActivities) st.noLocalActivities = true;
-  if (check.contextWindow) st.contextWindow = check.contextWindow;
-  if (check.largePayloads) st.largePayloads = true;
-  return prompts.length > 0 ? { prompts } : { continue: true };
 }
 
 function result(s: AgentSession, status: RunStatus): AgentRunResult {

@@ -14,10 +14,10 @@ import { since } from '../since.js';
  * starts. Asked once per batch, after every patch of its first workflow task (docs/versioning.md). Returns whether the
  * worker runs no local activity (it caches no workflow, 0.12.0: `BatchStartCheck`), so the tasks start not lean.
  */
-export async function refuseUnsealedStart(): Promise<{ noLocalActivities?: true }> {
-  if (!since(PATCH.sealedBatchStart)) return {};
+export async function refuseUnsealedStart(): Promise<boolean> {
+  if (!since(PATCH.sealedBatchStart)) return false;
   const check = await batchActivities.checkBatchStart.executeWithOptions({ summary: 'check batch start' }, []);
-  if (typeof check !== 'string') return check?.noLocalActivities === true ? { noLocalActivities: true } : {};
+  if (typeof check !== 'string') return check?.noLocalActivities === true;
   throw ApplicationFailure.create({
     type: ErrorType.InvalidAgentBatchInput,
     message: `Invalid AgentBatchInput: ${check}`,

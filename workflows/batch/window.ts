@@ -210,7 +210,7 @@ export async function runWindowBatch(
   registerTreeBudget(() => batch.ledger());
   // after the handlers and the constructor's patched() calls: an activity, so every later patch is asked in a later
   // workflow task (a local activity here broke the replay of a closed budgeted batch, the withdrawn 0.6.1)
-  if (carried === undefined) batch.startCheck(await refuseUnsealedStart());
+  if (carried === undefined && (await refuseUnsealedStart())) batch.runNoLocalActivities();
   return batch.run();
 }
 
@@ -322,9 +322,9 @@ class WindowBatch {
     return this.lean;
   }
 
-  /** The start check's answer (first run only; carried on): a worker that caches no workflow starts no lean task. */
-  startCheck(check: { noLocalActivities?: true }): void {
-    if (check.noLocalActivities) this.st.noLocalActivities = true;
+  /** The batch's worker caches no workflow (its start check, first run only; carried on): no task starts lean. */
+  runNoLocalActivities(): void {
+    this.st.noLocalActivities = true;
   }
 
   /** Whether tasks run in variant or repeat slots: more than one per task, or one variant (whose fields still apply). */
