@@ -538,6 +538,14 @@ export function markdown(r: any): string {
       'CPU ms per turn (worker + consumer), streaming and read · streaming unread · whole message',
       `${fmt(st.cpuMsPerTurn.streaming, 1)} · ${fmt(st.cpuMsPerTurn.unread, 1)} · ${fmt(st.cpuMsPerTurn.whole, 1)}`,
     );
+    const perWhole = st.cpuMsPerTurn.streaming / st.cpuMsPerTurn.whole;
+    row(
+      '10 stream',
+      'CPU per turn, streaming and read by one consumer ÷ whole message (issue 35)',
+      fmt(perWhole, 2),
+      '≤ 2',
+      check(perWhole <= 2),
+    );
   }
   if (r.firstrun) rows.push(...firstRunRows(r.firstrun as FirstRunResult));
   const cap = r.capacity as CapacityResult | undefined;

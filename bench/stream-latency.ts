@@ -5,10 +5,12 @@
  * 10) and stamps each as it leaves; a `handle.stream()` consumer in the same process stamps each token when its event
  * arrives (a delta, or the message's `message_end` for the last ones a heartbeat did not carry before the call
  * completed). Beside it, the same provider consumed directly (its `onPartial`). BENCH_STREAM_RUNS runs (default 4) of
- * 300 tokens: ≥ 1,000 tokens. Then the cost: history bytes per turn and CPU per turn (this process: worker and
- * consumer) of runs whose provider streams and is read by a consumer, against runs whose provider streams with nobody
- * reading (what the deltas cost the worker) and runs whose provider returns the whole message at once (no deltas, no
- * consumer).
+ * 300 tokens: ≥ 1,000 tokens. Then the cost, once those runs warmed the worker and the reader up, in BENCH_STREAM_COST_RUNS
+ * rounds (default 6) of one run of each kind: history bytes per turn and CPU per turn (median over the rounds; this process: worker and consumer, the
+ * bench's own history fetch left out) of runs whose provider streams and is read by a consumer, against runs whose
+ * provider streams with nobody reading (what the deltas cost the worker) and runs whose provider returns the whole
+ * message at once (no deltas, no consumer). Until 2026-12-07 (0.13.0) the first measured runs were the process's first and the
+ * history fetch was inside the timed spans: the streamed-and-read figure carried the warm-up (803 ms against 279).
  *
  * The profile (one more run, not counted in the figures above): a probe describes the run every 5 ms beside the consumer and stamps when each token's
  * delta item first shows in the server's heartbeat details, which splits the latency into token → heartbeat held by
@@ -24,7 +26,7 @@ import type { ModelProvider } from '../activities/model/provider.js';
 import { emptyUsage, type AssistantMessage } from '../common/messages.js';
 import type { Bench } from './context.js';
 import { fetchChain, eventBytes } from './history.js';
-import { percentile } from './stats.js';
+import { percentile, summarize } from './stats.js';
 import { StreamOffset } from '../common/stream.js';
 
 export interface Percentiles {
@@ -54,6 +56,9 @@ export interface StreamResult {
 
 const TICK_MS = Number(process.env.BENCH_STREAM_TICK_MS ?? 10);
 const RUNS = Math.max(1, Number(process.env.BENCH_STREAM_RUNS ?? 4));
+/** Rounds of the cost runs (one of each kind a round); their CPU is the median over rounds (one run in eight took 5× the others). */
+const COST_ROUNDS = Math.max(1, Number(process.env.BENCH_STREAM_COST_RUNS ?? 6));
+const medianOf = (xs: number[]) => summarize(xs).median;
 const TOKENS = 300;
 
 /** Stamps of tokens as they leave the provider, by run (model id) and token number. */
@@ -133,14 +138,9 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
     const streamMs: number[] = [];
     let viaMessageEnd = 0;
     let profile: StreamResult['profile'] | undefined;
-    let streamTurns = 0;
-    let historyStreaming = 0;
-    const cpu0 = process.cpuUsage();
-    let cpuStreaming = cpu0;
-    // the last run (not counted in the figures nor the CPU) is the profile's: its probe describes every 5 ms
+    // the last run (not counted in the figures) is the profile's: its probe describes every 5 ms
     for (let r = 0; r <= RUNS; r++) {
       const profiling = r === RUNS;
-      if (profiling) cpuStreaming = process.cpuUsage(cpu0);
       const id = `stream-${r}-${randomUUID()}`;
       const h = await client.start({ model: `tick/${id}`, prompt: 'go' });
       const seen = new Set<number>();
@@ -180,11 +180,6 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
         };
         break;
       }
-      streamTurns += 1;
-      historyStreaming += (await fetchChain(bench.client, h.workflowId)).events.reduce(
-        (n, ev) => n + eventBytes(ev),
-        0,
-      );
     }
     bench.log(`stream: ${streamMs.length} tokens through handle.stream()`);
 
@@ -204,37 +199,41 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
       );
     }
 
-    // the cost of streaming itself, nobody reading: the provider's snapshots, the activity's delta log and heartbeats
-    const cpu2 = process.cpuUsage();
-    for (let r = 0; r < RUNS; r++) {
-      const h = await client.start({ model: `tick/unread-${r}-${randomUUID()}`, prompt: 'go' });
-      await h.result();
-      await fetchChain(bench.client, h.workflowId);
+    // The cost, after the runs above warmed the worker and the reader up: COST_ROUNDS rounds, each one run of every kind
+    // side by side (streaming and read by a consumer; streaming, nobody reading: what the deltas cost the worker; the
+    // whole message at once), each timed alone; the histories are fetched for their bytes outside the timed spans.
+    const cpu: Record<'streaming' | 'unread' | 'whole', number[]> = { streaming: [], unread: [], whole: [] };
+    const history = { streaming: 0, whole: 0 };
+    const kinds = [
+      ['streaming', 'tick', true],
+      ['unread', 'tick', false],
+      ['whole', 'whole', false],
+    ] as const;
+    for (let r = 0; r < COST_ROUNDS; r++) {
+      for (const [kind, provider, read] of kinds) {
+        const c0 = process.cpuUsage();
+        const h = await client.start({
+          model: `${provider}/${`${kind}-${r}`.padEnd(12, '-')}-${randomUUID()}`,
+          prompt: 'go',
+        });
+        if (read) {
+          const events = h.stream()[Symbol.asyncIterator]();
+          while (!(await events.next()).done);
+        } else await h.result();
+        const used = process.cpuUsage(c0);
+        cpu[kind].push((used.user + used.system) / 1000);
+        if (kind === 'unread') continue;
+        history[kind] += (await fetchChain(bench.client, h.workflowId)).events.reduce((n, ev) => n + eventBytes(ev), 0);
+      }
     }
-    const cpuUnread = process.cpuUsage(cpu2);
-
-    // cost without streaming: the whole message at once, nobody reading
-    let historyWhole = 0;
-    const cpu1 = process.cpuUsage();
-    for (let r = 0; r < RUNS; r++) {
-      const h = await client.start({ model: `whole/${`whole-${r}`.padEnd(8, '-')}-${randomUUID()}`, prompt: 'go' });
-      await h.result();
-      historyWhole += (await fetchChain(bench.client, h.workflowId)).events.reduce((n, ev) => n + eventBytes(ev), 0);
-    }
-    const cpuWhole = process.cpuUsage(cpu1);
-    const ms = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
     return {
       tokens: streamMs.length,
       streamMs: percentiles(streamMs),
       directMs: percentiles(directMs),
       viaMessageEnd,
       profile: profile!,
-      historyBytesPerTurn: { streaming: historyStreaming / streamTurns, whole: historyWhole / RUNS },
-      cpuMsPerTurn: {
-        streaming: ms(cpuStreaming) / streamTurns,
-        unread: ms(cpuUnread) / RUNS,
-        whole: ms(cpuWhole) / RUNS,
-      },
+      historyBytesPerTurn: { streaming: history.streaming / COST_ROUNDS, whole: history.whole / COST_ROUNDS },
+      cpuMsPerTurn: { streaming: medianOf(cpu.streaming), unread: medianOf(cpu.unread), whole: medianOf(cpu.whole) },
     };
   } finally {
     await client.close();
