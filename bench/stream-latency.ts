@@ -9,7 +9,7 @@
  * rounds (default 6) of one run of each kind: history bytes per turn and CPU per turn (median over the rounds; this process: worker and consumer, the
  * bench's own history fetch left out) of runs whose provider streams and is read by a consumer, against runs whose
  * provider streams with nobody reading (what the deltas cost the worker) and runs whose provider returns the whole
- * message at once (no deltas, no consumer). Until 2026-12-07 (0.13.0) the first measured runs were the process's first and the
+ * message at once (no deltas, no consumer). Before 0.13.1 the first measured runs were the process's first and the
  * history fetch was inside the timed spans: the streamed-and-read figure carried the warm-up (803 ms against 279).
  *
  * The profile (one more run, not counted in the figures above): a probe describes the run every 5 ms beside the consumer and stamps when each token's

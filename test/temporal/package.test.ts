@@ -131,6 +131,30 @@ await running;
     );
     expect(JSON.parse(status.stdout)).toMatchObject({ workflowId: `${taskQueue}-run`, status: 'completed' });
     expect(readFileSync(join(installed, 'package.json'), 'utf8')).toContain('"bin"');
+
+    // a TypeScript --tools-module through the installed bin: tsx loads it (registered after the compiled CLI loaded);
+    // the enum is syntax Node's own type stripping refuses, so only tsx can load this file
+    writeFileSync(
+      join(app, 'tools.ts'),
+      `import { defineTool } from 'keel';
+enum Says { Back = 'Shouts the text back.' }
+const parameters = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } as const;
+export const tools = [
+  defineTool({
+    name: 'shout',
+    description: Says.Back,
+    parameters,
+    execute: async (_id: string, args: { text: string }) => ({ content: [{ type: 'text' as const, text: args.text }] }),
+  }),
+];
+`,
+    );
+    const listed = await run(
+      join(app, 'node_modules', '.bin', 'keel'),
+      ['tools', '--no-builtin', '--tools-module', 'tools.ts'],
+      { cwd: app, timeout: 60_000 },
+    );
+    expect(listed.stdout).toBe('shout  worker  at most once  Shouts the text back.\n');
   }, 600_000);
 });
 
