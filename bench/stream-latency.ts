@@ -5,17 +5,18 @@
  * 10) and stamps each as it leaves; a `handle.stream()` consumer in the same process stamps each token when its event
  * arrives (a delta, or the message's `message_end` for the last ones a heartbeat did not carry before the call
  * completed). Beside it, the same provider consumed directly (its `onPartial`). BENCH_STREAM_RUNS runs (default 4) of
- * 300 tokens: ≥ 1,000 tokens. Then the cost, once those runs warmed the worker and the reader up, in BENCH_STREAM_COST_RUNS
- * rounds (default 6) of one run of each kind: history bytes per turn and CPU per turn (median over the rounds; this process: worker and consumer, the
- * bench's own history fetch left out) of runs whose provider streams and is read by a consumer, against runs whose
- * provider streams with nobody reading (what the deltas cost the worker) and runs whose provider returns the whole
- * message at once (no deltas, no consumer). Before 0.13.1 the first measured runs were the process's first and the
- * history fetch was inside the timed spans: the streamed-and-read figure carried the warm-up (803 ms against 279).
+ * 300 tokens: ≥ 1,000 tokens. Then the cost, once those runs warmed the worker and the reader up, in
+ * BENCH_STREAM_COST_RUNS rounds (default 6) of one run of each kind: history bytes per turn and CPU per turn (the median
+ * over the rounds; this process: worker and consumer, the bench's own history fetch left out) of runs whose provider
+ * streams and is read by a consumer, against runs whose provider streams with nobody reading (what the deltas cost the
+ * worker) and runs whose provider returns the whole message at once (no deltas, no consumer). Before 0.13.1 the first
+ * measured runs were the process's first and the history fetch was inside the timed spans: the streamed-and-read
+ * figure carried the warm-up (803 ms against 279).
  *
- * The profile (one more run, not counted in the figures above): a probe describes the run every 5 ms beside the consumer and stamps when each token's
- * delta item first shows in the server's heartbeat details, which splits the latency into token → heartbeat held by
- * the server (the activity's spacing, the SDK's throttle, the RPC) and server → consumer (the reader's poll wait and its
- * `describe`), and times the `describe` round trip itself.
+ * The profile (one more run, not counted in the figures above): a probe describes the run every 5 ms beside the
+ * consumer and stamps when each token's delta item first shows in the server's heartbeat details, which splits the
+ * latency into token → heartbeat held by the server (the activity's spacing, the SDK's throttle, the RPC) and server →
+ * consumer (the reader's poll wait and its `describe`), and times the `describe` round trip itself.
  */
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -56,7 +57,7 @@ export interface StreamResult {
 
 const TICK_MS = Number(process.env.BENCH_STREAM_TICK_MS ?? 10);
 const RUNS = Math.max(1, Number(process.env.BENCH_STREAM_RUNS ?? 4));
-/** Rounds of the cost runs (one of each kind a round); their CPU is the median over rounds (one run in eight took 5× the others). */
+/** Rounds of the cost runs (one of each kind a round): their CPU is the median (one run in eight took 5× the others). */
 const COST_ROUNDS = Math.max(1, Number(process.env.BENCH_STREAM_COST_RUNS ?? 6));
 const medianOf = (xs: number[]) => summarize(xs).median;
 const TOKENS = 300;
@@ -199,9 +200,7 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
       );
     }
 
-    // The cost, after the runs above warmed the worker and the reader up: COST_ROUNDS rounds, each one run of every kind
-    // side by side (streaming and read by a consumer; streaming, nobody reading: what the deltas cost the worker; the
-    // whole message at once), each timed alone; the histories are fetched for their bytes outside the timed spans.
+    // the cost (see the top): each run timed alone, its history fetched for its bytes outside the timed span
     const cpu: Record<'streaming' | 'unread' | 'whole', number[]> = { streaming: [], unread: [], whole: [] };
     const history = { streaming: 0, whole: 0 };
     const kinds = [
@@ -216,10 +215,8 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
           model: `${provider}/${`${kind}-${r}`.padEnd(12, '-')}-${randomUUID()}`,
           prompt: 'go',
         });
-        if (read) {
-          const events = h.stream()[Symbol.asyncIterator]();
-          while (!(await events.next()).done);
-        } else await h.result();
+        if (read) for await (const e of h.stream()) void e;
+        else await h.result();
         const used = process.cpuUsage(c0);
         cpu[kind].push((used.user + used.system) / 1000);
         if (kind === 'unread') continue;

@@ -31,11 +31,11 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-// tsx loads TypeScript: the sources in a checkout, and `--tools-module` and `scripted/` paths that name .ts files. Its
-// loader hooks run for every module loaded after `register()`, node_modules included (about half a second of CPU for
-// the ≈ 500 modules of a command, more for a worker's ≈ 2,000), so what needs no hook loads before it: the compiled CLI
-// of the installed package, and the packages the command will load anyway (loaded once: the sources get the same
-// instances). Which packages is only a matter of speed: one left out loads through tsx as before.
+// tsx loads TypeScript: the sources in a checkout, and `--tools-module` and `scripted/` paths that name .ts files.
+// Its loader hooks run for every module loaded after `register()`, node_modules included (about half a second of CPU
+// for the ≈ 500 modules of a command, more for a worker's ≈ 2,000), so what needs no hook loads before it: the
+// compiled CLI of the installed package, and the packages the command will load anyway (loaded once: the sources get
+// the same instances). Which packages is only a matter of speed: one left out loads through tsx as before.
 const entry = checkout ? new URL('../cli/main.ts', import.meta.url) : new URL('../dist/cli/main.js', import.meta.url);
 const compiled = checkout ? undefined : await import(entry.href);
 const help = process.argv.some((a) => a === '--help' || a === '-h');
