@@ -80,12 +80,14 @@ function ticker(whole: boolean): ModelProvider {
         stopReason: 'stop',
         timestamp: Date.now(),
       };
-      const block = message.content[0] as { text: string };
+      const block = message.content[0] as { type: 'text'; text: string };
       for (let i = 0; i < TOKENS && !signal.aborted; i++) {
         await new Promise((r) => setTimeout(r, TICK_MS));
-        block.text += `t${i} `;
+        const token = `t${i} `;
+        block.text += token;
         stamps[i] = performance.now();
-        if (!whole) onPartial(structuredClone(message));
+        // a snapshot as Keel's providers pass one (pi-ai.ts, scripted.ts): a shallow copy, and what grew
+        if (!whole) onPartial({ ...message, content: [{ ...block }] }, { block: 0, text: token });
       }
       return message;
     },
@@ -101,8 +103,8 @@ const percentiles = (xs: number[]): Percentiles => {
 };
 
 /**
- * Describes `h`'s run every 5 ms until `stop`, stamping when each delta item number first shows in the pending
- * `callModel`'s heartbeat (the stamp: the describe's midpoint) and timing each describe.
+ * Describes `h`'s run every 5 ms until `stop`, stamping when each token first shows in the pending `callModel`'s
+ * heartbeat (the stamp: the describe's midpoint) and timing each describe.
  */
 async function probe(h: AgentRunHandle, stop: () => boolean): Promise<{ seen: number[]; describeMs: number[] }> {
   const seen: number[] = [];
@@ -115,8 +117,8 @@ async function probe(h: AgentRunHandle, stop: () => boolean): Promise<{ seen: nu
     for (const a of d?.raw.pendingActivities ?? []) {
       const payload = a.heartbeatDetails?.payloads?.[0];
       if (!payload) continue;
-      const end = (defaultPayloadConverter.fromPayload(payload) as ModelHeartbeat | undefined)?.deltas?.end ?? 0;
-      for (let n = 1; n <= end; n++) seen[n] ??= (t0 + t1) / 2;
+      const items = (defaultPayloadConverter.fromPayload(payload) as ModelHeartbeat | undefined)?.deltas?.items ?? [];
+      for (const item of items) if (item.t === 'delta') for (const i of tokensIn(item.d)) seen[i] ??= (t0 + t1) / 2;
     }
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -170,13 +172,12 @@ export async function streamSection(bench: Bench): Promise<StreamResult> {
       }
       done = true;
       if (probing) {
-        // token i is delta item i + 1 (the call's first and only block grows by one token per snapshot)
         const { seen: onServer, describeMs } = await probing;
         const stamps = sent.get(id)!;
-        const ok = stamps.flatMap((t, i) => (onServer[i + 1] !== undefined && arrived[i] !== undefined ? [i] : []));
+        const ok = stamps.flatMap((t, i) => (onServer[i] !== undefined && arrived[i] !== undefined ? [i] : []));
         profile = {
-          toServerMs: percentiles(ok.map((i) => onServer[i + 1] - stamps[i])),
-          serverToConsumerMs: percentiles(ok.map((i) => arrived[i] - onServer[i + 1])),
+          toServerMs: percentiles(ok.map((i) => onServer[i] - stamps[i])),
+          serverToConsumerMs: percentiles(ok.map((i) => arrived[i] - onServer[i])),
           describeMs: percentiles(describeMs),
         };
         break;

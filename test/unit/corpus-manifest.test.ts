@@ -41,6 +41,7 @@ const RELEASED_SUMS: Record<string, string> = {
   '0.12.0': '0ec47d9a0bd635be68c41f5c798218fa42cc8aa4b946d2639b455f10120cecec',
   '0.13.0': '703dbb7187b921104d379a3eba803bad461d913ad9cc19f8ec3702522d5efe57',
   '0.13.1': '2f5bd7740b9c66b35643e2b21beca840500a668c000c36b5083fec7b670a87c9',
+  '0.13.2': 'b9eb5112229674704310e0b0df8f5c8186cdd1ed459aa6532dd02a512232a764',
 };
 
 describe('replay corpus manifest', () => {

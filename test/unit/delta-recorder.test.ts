@@ -1,10 +1,12 @@
 /**
  * common/stream.ts `DeltaRecorder` (issue 33 item 1): with the provider's `grew` hint a delta costs O(delta), so a
  * 1 MiB tool call streamed in 64-character pieces is recorded in linear time; the items are the same with and without
- * the hint; an arguments object is serialised once, not once per snapshot; the window stays 16,384 characters.
+ * the hint; an arguments object is serialised once, not once per snapshot; the window stays 16,384 characters; deltas
+ * no heartbeat took yet join one item (issue 35 item 7: a window of a 300-token reply was 300 items, re-sent and
+ * decoded at every heartbeat).
  */
 import { describe, expect, it } from 'vitest';
-import { DeltaRecorder, STREAM_WINDOW_CHARS, type DeltaItem } from '../../common/stream.js';
+import { DeltaRecorder, MAX_ITEM_CHARS, STREAM_WINDOW_CHARS, type DeltaItem } from '../../common/stream.js';
 import { PartialMirror } from '../../activities/model/pi-ai-messages.js';
 import { emptyUsage, type AssistantMessage } from '../../common/messages.js';
 
@@ -34,10 +36,18 @@ describe('DeltaRecorder', () => {
     }
     const ms = performance.now() - started;
     expect(rec.streamedChars).toBe(1024 * 1024);
-    expect(rec.next).toBe(16_384);
+    // no heartbeat took an item in between: 16 deltas of 64 characters joined in each item of 1,024
+    expect(rec.next).toBe(1024);
     const window = rec.detail();
     expect(deltas(window.items)).toBe('y'.repeat(STREAM_WINDOW_CHARS));
-    expect(window.items[0]).toEqual({ t: 'delta', b: 0, k: 'toolCall', d: piece, id: 'c1', name: 'write' });
+    expect(window.items[0]).toEqual({
+      t: 'delta',
+      b: 0,
+      k: 'toolCall',
+      d: 'y'.repeat(MAX_ITEM_CHARS),
+      id: 'c1',
+      name: 'write',
+    });
     // 0.6.2 compared the whole text at every delta: seconds for this; now ~0.1 s even on a loaded machine
     expect(ms).toBeLessThan(2000);
   });
@@ -68,12 +78,27 @@ describe('DeltaRecorder', () => {
         undefined,
       ],
     ];
-    const run = (hinted: boolean) => {
+    // a heartbeat after each snapshot (`detail()`): each delta is an item of its own
+    const run = (hinted: boolean, heartbeats = true) => {
       const rec = new DeltaRecorder(3, 10, 2);
-      for (const [m, grew] of snapshots) rec.snapshot(m, hinted ? grew : undefined);
+      for (const [m, grew] of snapshots) {
+        rec.snapshot(m, hinted ? grew : undefined);
+        if (heartbeats) rec.detail();
+      }
       return rec.detail();
     };
     expect(run(true)).toEqual(run(false));
+    expect(run(true, false)).toEqual(run(false, false));
+    expect(run(true, false)).toEqual({
+      messageIndex: 3,
+      end: 14,
+      items: [
+        { t: 'reset', attempt: 2 },
+        { t: 'delta', b: 0, k: 'thinking', d: 'hmm' },
+        { t: 'delta', b: 1, k: 'text', d: 'Hi!' },
+        { t: 'delta', b: 1, k: 'text', d: 'Ho', r: true },
+      ],
+    });
     expect(run(true)).toEqual({
       messageIndex: 3,
       end: 16,
@@ -86,6 +111,38 @@ describe('DeltaRecorder', () => {
         { t: 'delta', b: 1, k: 'text', d: 'Ho', r: true },
       ],
     });
+  });
+
+  it('joins a delta to the item before it until a heartbeat or a fleet append takes that item, which then never changes', () => {
+    const rec = new DeltaRecorder(0, 5, 1);
+    const text = (t: string) => message([{ type: 'text', text: t }]);
+    rec.snapshot(text('a'), { block: 0, text: 'a' });
+    rec.snapshot(text('ab'), { block: 0, text: 'b' });
+    const first = rec.detail();
+    expect(first).toEqual({ messageIndex: 0, end: 6, items: [{ t: 'delta', b: 0, k: 'text', d: 'ab' }] });
+    rec.snapshot(text('abc'), { block: 0, text: 'c' });
+    rec.snapshot(text('abcd'), { block: 0, text: 'd' });
+    expect(rec.itemsAfter(6)).toEqual({ first: 7, items: [{ t: 'delta', b: 0, k: 'text', d: 'cd' }] });
+    rec.snapshot(text('abcde'), { block: 0, text: 'e' });
+    // another block starts an item of its own; so does a delta past MAX_ITEM_CHARS
+    rec.snapshot(message([{ type: 'text', text: 'abcde' }, call('{')]), { block: 1, text: '{' });
+    const long = '{' + 'x'.repeat(MAX_ITEM_CHARS);
+    rec.snapshot(message([{ type: 'text', text: 'abcde' }, call(long)]), {
+      block: 1,
+      text: 'x'.repeat(MAX_ITEM_CHARS),
+    });
+    expect(rec.detail()).toEqual({
+      messageIndex: 0,
+      end: 10,
+      items: [
+        { t: 'delta', b: 0, k: 'text', d: 'ab' },
+        { t: 'delta', b: 0, k: 'text', d: 'cd' },
+        { t: 'delta', b: 0, k: 'text', d: 'e' },
+        { t: 'delta', b: 1, k: 'toolCall', d: '{', id: 'c1', name: 'write' },
+        { t: 'delta', b: 1, k: 'toolCall', d: 'x'.repeat(MAX_ITEM_CHARS), id: 'c1', name: 'write' },
+      ],
+    });
+    expect(first.items).toEqual([{ t: 'delta', b: 0, k: 'text', d: 'ab' }]);
   });
 
   it('serialises an arguments object once, not at every snapshot', () => {
