@@ -229,7 +229,7 @@ export class DeltaRecorder {
   private push(item: DeltaItem): void {
     this.chars += item.t === 'delta' ? item.d.length : 0;
     const last = this.items.length > this.head ? this.items[this.items.length - 1]! : undefined;
-    if (this.end > this.published && item.t === 'delta' && !item.r && extends_(last, item))
+    if (this.end > this.published && item.t === 'delta' && !item.r && canJoin(last, item))
       this.items[this.items.length - 1] = { ...last, d: last.d + item.d };
     else {
       this.items.push(item);
@@ -274,7 +274,7 @@ export class DeltaRecorder {
 export const MAX_ITEM_CHARS = 1024;
 
 /** Whether `item` may join `last`: the same block, growing at its end, within {@link MAX_ITEM_CHARS}. */
-function extends_(
+function canJoin(
   last: DeltaItem | undefined,
   item: Extract<DeltaItem, { t: 'delta' }>,
 ): last is Extract<DeltaItem, { t: 'delta' }> {
